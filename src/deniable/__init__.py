@@ -1,0 +1,55 @@
+"""deniable: local differential privacy by randomized response.
+
+>>> import deniable as dn
+>>> m = dn.BinaryRR(prob=0.75)
+>>> round(m.epsilon, 6)
+1.098612
+"""
+
+from deniable.audit import AuditResult, audit
+from deniable.consistency import project_simplex
+from deniable.debias import debias_binary, debias_categorical
+from deniable.estimate import Estimate, SupportCounts
+from deniable.mechanisms import (
+    BLH,
+    GRR,
+    OLH,
+    OUE,
+    SUE,
+    BinaryRR,
+    FrequencyOracle,
+    HadamardResponse,
+    SubsetSelection,
+)
+from deniable.plan import MechanismChoice, best_mechanism, sample_size
+from deniable.privacy import PrivacyBudget, compose
+from deniable.simulate import simulate
+from deniable.wire import from_config
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BinaryRR",
+    "GRR",
+    "SUE",
+    "OUE",
+    "BLH",
+    "OLH",
+    "HadamardResponse",
+    "SubsetSelection",
+    "FrequencyOracle",
+    "Estimate",
+    "SupportCounts",
+    "AuditResult",
+    "MechanismChoice",
+    "PrivacyBudget",
+    "audit",
+    "best_mechanism",
+    "compose",
+    "debias_binary",
+    "debias_categorical",
+    "from_config",
+    "project_simplex",
+    "sample_size",
+    "simulate",
+]

@@ -1,0 +1,99 @@
+"""Consistency post-processing of frequency estimates (Wang et al., NDSS 2020).
+
+All functions take the unbiased estimate ``f`` (length k) and return a new
+array. They cost no privacy (post-processing) but trade bias for variance, so
+they are applied only when asked for (:meth:`deniable.Estimate.consistent`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+__all__ = ["clip", "normalize", "norm_mul", "norm_sub", "project_simplex", "base_cut", "apply"]
+
+Array = NDArray[np.float64]
+
+
+def clip(f: Array) -> Array:
+    """Base-Pos: negative estimates become 0 (no renormalisation)."""
+    return np.maximum(np.asarray(f, dtype=float), 0.0)
+
+
+def normalize(f: Array) -> Array:
+    """Norm: add the same ``delta`` to every entry so that they sum to 1."""
+    f = np.asarray(f, dtype=float)
+    return f + (1.0 - f.sum()) / f.size
+
+
+def norm_mul(f: Array) -> Array:
+    """Norm-Mul: clip negatives, then scale to sum 1 (uniform if nothing is left)."""
+    g = clip(f)
+    total = g.sum()
+    return g / total if total > 0 else np.full(g.size, 1.0 / g.size)
+
+
+def project_simplex(f: Array) -> Array:
+    """Euclidean projection onto the probability simplex (sort-based, O(k log k)).
+
+    Returns ``max(f + delta, 0)`` with the unique ``delta`` making the sum 1;
+    this is exactly Norm-Sub and the constrained least-squares solution.
+    """
+    f = np.asarray(f, dtype=float)
+    u = np.sort(f)[::-1]
+    cumulative = np.cumsum(u) - 1.0
+    ranks = np.arange(1, f.size + 1)
+    rho = np.nonzero(u - cumulative / ranks > 0)[0][-1]
+    theta = cumulative[rho] / (rho + 1)
+    return np.maximum(f - theta, 0.0)
+
+
+def norm_sub(f: Array) -> Array:
+    """Norm-Sub: find ``delta`` with ``sum(max(f + delta, 0)) = 1``, iteratively.
+
+    The iteration of the NDSS 2020 reference code: repeatedly spread the
+    missing (or excess) mass equally over the positive entries and clip.
+    It converges to the simplex projection in at most k rounds.
+    """
+    g = np.asarray(f, dtype=float).copy()
+    for _ in range(g.size + 1):
+        positive = g > 0
+        if not positive.any():
+            return np.full(g.size, 1.0 / g.size)
+        g[~positive] = 0.0
+        excess = (g.sum() - 1.0) / positive.sum()
+        if abs(excess) < 1e-15:
+            break
+        g[positive] -= excess
+    return np.maximum(g, 0.0)
+
+
+def base_cut(f: Array, std_errors: Array | None, alpha: float = 0.05) -> Array:
+    """Base-Cut: zero estimates below ``Phi^-1(1 - alpha/k) * SE`` (Bonferroni over k)."""
+    if std_errors is None:
+        raise ValueError("base-cut needs the unbiased estimate's standard errors")
+    f = np.asarray(f, dtype=float)
+    threshold = stats.norm.isf(alpha / f.size) * np.asarray(std_errors)
+    return np.where(f >= threshold, f, 0.0)
+
+
+_METHODS = {
+    "clip": lambda f, se: clip(f),
+    "normalize": lambda f, se: normalize(f),
+    "norm-mul": lambda f, se: norm_mul(f),
+    "norm-sub": lambda f, se: norm_sub(f),
+    "project": lambda f, se: project_simplex(f),
+    "base-cut": base_cut,
+}
+
+
+def apply(method: str, f: Array, std_errors: Array | None = None) -> Array:
+    """Apply a post-processing method by name (see module docstring)."""
+    try:
+        fn = _METHODS[method]
+    except KeyError:
+        raise ValueError(
+            f"consistency method must be one of {sorted(_METHODS)}; got {method!r}"
+        ) from None
+    return np.asarray(fn(f, std_errors), dtype=float)

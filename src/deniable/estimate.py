@@ -1,0 +1,222 @@
+"""Result types: ``Estimate`` (category frequencies) and the mergeable ``SupportCounts``.
+
+For a pure frequency oracle (MECHANISMS.md section 0.2) each report supports
+a set of categories, with ``P[v in S(y) | x = v] = p*`` and
+``P[v in S(y) | x != v] = q*``. From the support counts ``C_v`` of ``n``
+reports:
+
+* observed share      ``lambda_v = C_v / n``
+* unbiased estimate   ``f_v = (lambda_v - q*) / (p* - q*)``
+* variance (A)        ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``
+
+The variance is for the fixed population of ``n`` respondents; standard
+errors plug in ``clip(f_v, 0, 1)`` (the clamped plug-in of google/rappor).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+__all__ = ["SupportCounts", "Estimate", "pure_variance", "CIMethod"]
+
+CIMethod = Literal["normal", "wilson", "clopper-pearson"]
+
+
+def pure_variance(
+    n: int | float,
+    p_star: NDArray[np.float64] | float,
+    q_star: NDArray[np.float64] | float,
+    frequencies: NDArray[np.float64] | float,
+) -> NDArray[np.float64]:
+    """Formula (A): per-category variance of the unbiased estimate for ``n`` reports."""
+    p = np.asarray(p_star, dtype=float)
+    q = np.asarray(q_star, dtype=float)
+    f = np.asarray(frequencies, dtype=float)
+    gap = p - q
+    return np.asarray((q * (1 - q) / gap**2 + f * (1 - p - q) / gap) / n, dtype=float)
+
+
+@dataclass(frozen=True, eq=False)
+class SupportCounts:
+    """Mergeable sufficient statistic of a frequency oracle: support counts and n.
+
+    ``a + b`` merges two partial aggregates of the same mechanism (associative,
+    commutative; ``mechanism.aggregate([])`` is the identity). ``fingerprint``
+    identifies the mechanism configuration so that aggregates of different
+    mechanisms are never mixed.
+    """
+
+    fingerprint: str
+    counts: NDArray[np.int64]
+    n: int
+
+    def __add__(self, other: object) -> SupportCounts:
+        if isinstance(other, int) and other == 0:  # lets sum() start from 0
+            return self
+        if not isinstance(other, SupportCounts):
+            return NotImplemented
+        if other.fingerprint != self.fingerprint:
+            raise ValueError(
+                "cannot merge aggregates of different mechanisms "
+                f"({self.fingerprint} vs {other.fingerprint})"
+            )
+        return SupportCounts(self.fingerprint, self.counts + other.counts, self.n + other.n)
+
+    __radd__ = __add__
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, SupportCounts)
+            and other.fingerprint == self.fingerprint
+            and other.n == self.n
+            and np.array_equal(other.counts, self.counts)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fingerprint": self.fingerprint, "n": self.n, "counts": self.counts.tolist()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SupportCounts:
+        counts = np.asarray(data["counts"], dtype=np.int64)
+        return cls(str(data["fingerprint"]), counts, int(data["n"]))
+
+
+@dataclass(frozen=True, eq=False)
+class Estimate:
+    """Debiased category frequencies with standard errors and confidence intervals.
+
+    Attributes
+    ----------
+    domain: the categories, in order; every array below is aligned with it.
+    frequencies: estimated share of respondents holding each category (may be
+        < 0 or > 1 unless post-processed; see :meth:`consistent`).
+    std_errors: standard errors from formula (A), ``None`` after a
+        non-linear post-processing step.
+    n: number of reports.
+    observed: raw (biased) share of reports supporting each category.
+    """
+
+    mechanism: str
+    epsilon: float
+    domain: tuple[Any, ...]
+    frequencies: NDArray[np.float64]
+    std_errors: NDArray[np.float64] | None
+    n: int
+    observed: NDArray[np.float64]
+    support_counts: NDArray[np.int64]
+    p_star: NDArray[np.float64]
+    q_star: NDArray[np.float64]
+    post_processing: str = "none"
+    truth: NDArray[np.float64] | None = field(default=None, repr=False)
+
+    @property
+    def counts(self) -> NDArray[np.float64]:
+        """Estimated number of respondents per category: ``frequencies * n``."""
+        return self.frequencies * self.n
+
+    def ci(
+        self, level: float = 0.95, method: CIMethod = "normal"
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Per-category ``(low, high)`` confidence interval at ``level``.
+
+        * ``"normal"``: ``f ± z·SE`` (Wald, formula (A) with the clamped plug-in).
+        * ``"wilson"`` / ``"clopper-pearson"``: an interval for the support
+          rate ``C_v / n`` mapped through the affine debias
+          ``(lambda - q*) / (p* - q*)`` and clipped to [0, 1]; conservative for
+          a fixed population (MECHANISMS.md 6.2), recommended for small n or
+          frequencies near 0.
+
+        Intervals are per category; for simultaneous coverage over k
+        categories pass ``level = 1 - alpha / k`` (Bonferroni).
+        """
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        if self.n == 0:
+            raise ValueError("no reports: a confidence interval needs n >= 1")
+        if method == "normal":
+            if self.std_errors is None:
+                raise ValueError(
+                    f"this estimate is post-processed ({self.post_processing}); formula "
+                    "standard errors do not apply. Take intervals from the unbiased "
+                    "estimate, or use ci(..., method='wilson') there."
+                )
+            z = stats.norm.isf((1 - level) / 2)
+            return self.frequencies - z * self.std_errors, self.frequencies + z * self.std_errors
+        alpha = 1 - level
+        c, n = self.support_counts, self.n
+        if method == "clopper-pearson":
+            lo = np.where(c > 0, stats.beta.ppf(alpha / 2, c, n - c + 1), 0.0)
+            hi = np.where(c < n, stats.beta.isf(alpha / 2, c + 1, n - c), 1.0)
+        elif method == "wilson":
+            z = stats.norm.isf(alpha / 2)
+            lam = c / n
+            centre = (lam + z * z / (2 * n)) / (1 + z * z / n)
+            half = z * np.sqrt(lam * (1 - lam) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+            lo, hi = centre - half, centre + half
+        else:
+            raise ValueError(
+                f"method must be 'normal', 'wilson' or 'clopper-pearson'; got {method!r}"
+            )
+        gap = self.p_star - self.q_star
+        low = np.clip((lo - self.q_star) / gap, 0.0, 1.0)
+        high = np.clip((hi - self.q_star) / gap, 0.0, 1.0)
+        return low, high
+
+    def consistent(self, method: str = "norm-sub") -> Estimate:
+        """A new Estimate on (or towards) the probability simplex.
+
+        Methods (Wang et al., NDSS 2020): ``"clip"`` (negatives to 0),
+        ``"normalize"`` (shift all entries equally so they sum to 1),
+        ``"norm-mul"``, ``"norm-sub"`` (the default; equal to ``"project"``,
+        the Euclidean projection onto the simplex), ``"base-cut"`` (zero the
+        estimates below their Bonferroni-corrected significance threshold).
+        Post-processing costs no privacy but is biased, so the result carries
+        no formula standard errors.
+        """
+        from deniable import consistency
+
+        freqs = consistency.apply(method, self.frequencies, self.std_errors)
+        label = method if self.post_processing == "none" else f"{self.post_processing}+{method}"
+        return replace(self, frequencies=freqs, std_errors=None, post_processing=label)
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per category (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - exercised without pandas
+            raise ImportError("to_frame() needs pandas: pip install 'deniable[stats]'") from exc
+        data: dict[str, Any] = {
+            "category": list(self.domain),
+            "estimate": self.frequencies,
+        }
+        if self.std_errors is not None:
+            low, high = self.ci(0.95)
+            data.update(std_error=self.std_errors, ci_low=low, ci_high=high)
+        data["observed"] = self.observed
+        return pd.DataFrame(data).set_index("category")
+
+    def __repr__(self) -> str:
+        head = (
+            f"Estimate({self.mechanism}, epsilon={self.epsilon:.6g}, n={self.n}"
+            + (f", {self.post_processing}" if self.post_processing != "none" else "")
+            + ")"
+        )
+        rows = []
+        shown = min(len(self.domain), 20)
+        if self.std_errors is not None:
+            low, high = self.ci(0.95) if self.n else (self.frequencies, self.frequencies)
+        for i in range(shown):
+            row = f"  {self.domain[i]!s:>12}  {self.frequencies[i]: .4f}"
+            if self.std_errors is not None:
+                row += f"  ±{self.std_errors[i]:.4f}  [{low[i]: .4f}, {high[i]: .4f}]"
+            rows.append(row)
+        if len(self.domain) > shown:
+            rows.append(f"  ... {len(self.domain) - shown} more")
+        return "\n".join([head, *rows])

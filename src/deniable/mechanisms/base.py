@@ -1,0 +1,255 @@
+"""The shape every frequency oracle shares: privatize, aggregate, estimate.
+
+A subclass supplies the device-side sampler for category positions, the
+support counts of a batch of (validated) reports, the support probabilities
+``p*`` and ``q*`` (exact rationals), and its wire parameters. Everything else,
+the estimator, its variance, confidence intervals, merging and configs, lives
+here once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable import randomness
+from deniable.estimate import Estimate, SupportCounts, pure_variance
+from deniable.mechanisms.domain import Domain
+from deniable.randomness import Source
+
+__all__ = ["FrequencyOracle", "MECHANISMS", "register"]
+
+MECHANISMS: dict[str, Any] = {}
+
+
+def register(cls: Any) -> Any:
+    """Class decorator: make a mechanism known to ``from_config`` by its wire id."""
+    MECHANISMS[cls.wire_id] = cls
+    return cls
+
+
+class FrequencyOracle(ABC):
+    """A randomizer over a categorical domain and its unbiased frequency estimator.
+
+    Subclasses set ``wire_id`` (stable mechanism id on the wire, never reused)
+    and ``report_kind`` (how a report looks in numpy).
+    """
+
+    wire_id: ClassVar[str]
+    report_kind: ClassVar[str]
+
+    domain_obj: Domain
+
+    # ---------------------------------------------------------------- abstract
+    @property
+    @abstractmethod
+    def epsilon(self) -> float:
+        """Pure LDP parameter realised by the integer probabilities (rounded up)."""
+
+    @abstractmethod
+    def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:
+        """Exact ``(p*, q*)`` per category (lists of length k)."""
+
+    @abstractmethod
+    def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[Any]:
+        """Reports for the category positions ``idx``."""
+
+    @abstractmethod
+    def _validate(self, reports: Any) -> NDArray[Any]:
+        """Reports as a numpy array of the mechanism's kind; ValueError if malformed."""
+
+    @abstractmethod
+    def _support_counts(self, reports: NDArray[Any]) -> NDArray[np.int64]:
+        """``C_v`` for validated reports."""
+
+    @abstractmethod
+    def _supports(self, reports: NDArray[Any], position: int) -> NDArray[np.bool_]:
+        """Whether each validated report supports the category at ``position``."""
+
+    @abstractmethod
+    def _params(self) -> dict[str, Any]:
+        """Exact wire parameters (integers), enough to rebuild the mechanism."""
+
+    @classmethod
+    @abstractmethod
+    def _from_params(cls, domain: Any, params: dict[str, Any]) -> FrequencyOracle:
+        """Inverse of ``_params``."""
+
+    def _report_to_json(self, report: Any) -> Any:
+        item = report.item() if isinstance(report, np.generic) else report
+        return item
+
+    def _reports_from_json(self, items: Sequence[Any]) -> NDArray[Any]:
+        return self._validate(list(items))
+
+    # ------------------------------------------------------------------ domain
+    @property
+    def domain(self) -> tuple[Any, ...]:
+        """The categories, in order; estimates are aligned with it."""
+        return self.domain_obj.values
+
+    @property
+    def k(self) -> int:
+        return self.domain_obj.k
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    # ------------------------------------------------------------- privatize
+    def privatize(self, value: Any, rng: randomness.RNGLike = None) -> Any:
+        """Randomize one respondent's value (secure randomness unless ``rng`` given)."""
+        position = self.domain_obj.encode_one(value)
+        source = randomness.resolve(rng)
+        return self._sample_one(position, source)
+
+    def _sample_one(self, position: int, source: Source) -> Any:
+        return self._sample(np.array([position], dtype=np.int64), source)[0]
+
+    def privatize_many(self, values: Any, rng: randomness.RNGLike = None) -> NDArray[Any]:
+        """Randomize many values at once; one report (row) per value.
+
+        ``rng=None`` uses the OS CSPRNG; a seed or numpy Generator is for
+        simulation only (its output is predictable, hence not private).
+        """
+        idx = self.domain_obj.encode(values)
+        return self._sample(idx, randomness.resolve(rng))
+
+    # ------------------------------------------------------------- aggregate
+    @property
+    def fingerprint(self) -> str:
+        """Short hash of the configuration; aggregates carry it to prevent mixing."""
+        text = json.dumps(self.to_config(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def validate(self, reports: Any) -> NDArray[Any]:
+        """Check that reports fit this mechanism; ValueError naming what is wrong."""
+        return self._validate(reports)
+
+    def aggregate(self, reports: Any) -> SupportCounts:
+        """Mergeable sufficient statistic (support counts and n) of a batch of reports."""
+        checked = self._validate(reports)
+        counts = self._support_counts(checked).astype(np.int64, copy=False)
+        return SupportCounts(self.fingerprint, counts, int(len(checked)))
+
+    def supports(self, reports: Any, value: Any) -> NDArray[np.bool_]:
+        """Whether each report supports ``value`` (``value in S(y)``)."""
+        return self._supports(self._validate(reports), self.domain_obj.encode_one(value))
+
+    # -------------------------------------------------------------- estimate
+    def _pq(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        p, q = self.support_probabilities()
+        return np.array([float(x) for x in p]), np.array([float(x) for x in q])
+
+    def estimate(self, reports: Any) -> Estimate:
+        """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`)."""
+        return self.estimate_from(self.aggregate(reports))
+
+    def estimate_from(self, stat: SupportCounts) -> Estimate:
+        """Unbiased frequency estimate from a (merged) aggregate."""
+        if not isinstance(stat, SupportCounts):
+            raise TypeError(f"estimate_from needs a SupportCounts aggregate; got {type(stat)}")
+        if stat.fingerprint != self.fingerprint:
+            raise ValueError(
+                f"aggregate was made by another mechanism configuration "
+                f"({stat.fingerprint}, this is {self.fingerprint})"
+            )
+        p, q = self._pq()
+        n = stat.n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = stat.counts / n if n else np.full(self.k, np.nan)
+            freqs = (observed - q) / (p - q)
+            se = np.sqrt(pure_variance(n, p, q, np.clip(freqs, 0, 1))) if n else observed
+        return Estimate(
+            mechanism=self.name,
+            epsilon=self.epsilon,
+            domain=self.domain,
+            frequencies=freqs,
+            std_errors=se,
+            n=n,
+            observed=observed,
+            support_counts=stat.counts,
+            p_star=p,
+            q_star=q,
+        )
+
+    def variance(self, n: int, frequencies: Any = None) -> NDArray[np.float64]:
+        """Formula (A): per-category variance of the estimate for ``n`` reports.
+
+        ``frequencies=None`` evaluates it at ``f -> 0`` (``Var*/n``, the
+        planning convention of MECHANISMS.md section 1.0).
+        """
+        if n <= 0:
+            raise ValueError(f"n must be positive; got {n}")
+        p, q = self._pq()
+        f = np.zeros(self.k) if frequencies is None else np.asarray(frequencies, dtype=float)
+        if f.shape != (self.k,):
+            raise ValueError(f"frequencies must have length k={self.k}; got shape {f.shape}")
+        return pure_variance(n, p, q, f)
+
+    # ------------------------------------------------------------ exact view
+    def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
+        """``(outputs, P)`` with ``P[x, j] = P(report = outputs[j] | value = domain[x])``.
+
+        Enumerates the whole output space, so it is offered only where that
+        space is small; used to check privacy exactly.
+        """
+        raise NotImplementedError(f"{self.name} does not enumerate its outputs")
+
+    def simulate_support_counts(
+        self, true_counts: NDArray[np.int64], rng: np.random.Generator
+    ) -> NDArray[np.int64] | None:
+        """Support counts of a simulated survey drawn without making reports.
+
+        Returns None where no exact joint draw is implemented.
+        """
+        return None
+
+    # ------------------------------------------------------------------ wire
+    def to_config(self) -> dict[str, Any]:
+        """Versioned JSON-ready configuration (what a device needs to randomize)."""
+        return {
+            "format": "deniable.mechanism",
+            "version": 1,
+            "mechanism": self.wire_id,
+            "domain": self.domain_obj.to_json(),
+            "epsilon": self.epsilon,
+            "params": self._params(),
+        }
+
+    def report_to_json(self, report: Any) -> Any:
+        """One report as a JSON value."""
+        return self._report_to_json(report)
+
+    def reports_to_json(self, reports: Any) -> list[Any]:
+        checked = self._validate(reports)
+        return [self._report_to_json(r) for r in checked]
+
+    def reports_from_json(self, items: Sequence[Any]) -> NDArray[Any]:
+        """Parse and validate JSON reports (ValueError naming the first bad one)."""
+        if not isinstance(items, (list, tuple)):
+            raise ValueError(f"reports must be a JSON array; got {type(items).__name__}")
+        return self._reports_from_json(items)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.wire_id, self.domain_obj, json.dumps(self._params(), sort_keys=True))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FrequencyOracle) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        dom = self.k if self.domain_obj.is_range else list(self.domain)
+        if isinstance(dom, list) and len(dom) > 6:
+            dom = [*dom[:6], "..."]
+        return f"{self.name}({dom!r}, epsilon={self.epsilon:.6g})"
+

@@ -1,0 +1,214 @@
+"""Unary encoding: symmetric (SUE, basic one-time RAPPOR) and optimized (OUE).
+
+The value is one-hot encoded into ``k`` bits; the 1-bit is reported as 1 with
+probability ``p`` and every 0-bit as 1 with probability ``q``, independently.
+``epsilon = ln(p (1 - q) / ((1 - p) q))`` (two bits differ between inputs).
+
+* SUE: ``p = e^(eps/2) / (e^(eps/2) + 1)``, ``q = 1 - p``; ``Var* = e^(eps/2)/(e^(eps/2)-1)^2``.
+* OUE: ``p = 1/2``, ``q = 1 / (e^eps + 1)``; ``Var* = 4 e^eps / (e^eps - 1)^2``.
+
+Support: ``S(y) = {v : y_v = 1}``, so ``p* = p``, ``q* = q``. Reports are bit
+packed (``numpy.packbits`` order: category ``i`` is bit ``7 - i % 8`` of byte
+``i // 8``), ``ceil(k / 8)`` bytes per report. Probabilities are dyadic
+(``c / 2**32``) and sampled 64 bits at a time by bit-sliced exact comparison.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable import privacy, randomness
+from deniable.mechanisms.base import FrequencyOracle, register
+from deniable.mechanisms.domain import Domain
+from deniable.randomness import Source
+
+__all__ = ["SUE", "OUE", "UnaryEncoding"]
+
+_BITS = 32
+_ONE = 1 << _BITS
+_CHUNK_BITS = 1 << 24  # bits unpacked at a time when counting
+
+
+def _lane(position: NDArray[np.int64] | int) -> Any:
+    """Bit number inside its little-endian 64-bit word of category ``position``."""
+    within = np.asarray(position) % 64
+    return (within // 8) * 8 + 7 - within % 8
+
+
+class UnaryEncoding(FrequencyOracle):
+    """Shared machinery of SUE and OUE: bit-packed one-hot reports."""
+
+    report_kind = "bits"
+
+    def _setup(self, domain: Domain, p_num: int, q_num: int) -> None:
+        if not 0 < q_num < p_num < _ONE:
+            raise ValueError(f"unary encoding needs 0 < q < p < 1; got {p_num}/2^32, {q_num}/2^32")
+        self.domain_obj = domain
+        self._p, self._q = p_num, q_num
+        self._epsilon = privacy.ln_up(
+            Fraction(p_num * (_ONE - q_num), (_ONE - p_num) * q_num)
+        )
+        self.report_bytes = (domain.k + 7) // 8
+        self._words = (domain.k + 63) // 64
+        tail = np.zeros(self._words, dtype="<u8")
+        for i in range(domain.k):
+            tail[i // 64] |= np.uint64(1) << np.uint64(_lane(i))
+        self._valid_lanes = tail
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def p(self) -> Fraction:
+        return Fraction(self._p, _ONE)
+
+    @property
+    def q(self) -> Fraction:
+        return Fraction(self._q, _ONE)
+
+    def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:
+        return [self.p] * self.k, [self.q] * self.k
+
+    # -------------------------------------------------------------- sampling
+    def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[np.uint8]:
+        n = idx.size
+        words = randomness.bernoulli_words(self._q, _BITS, n * self._words, source)
+        words = words.reshape(n, self._words)
+        words &= self._valid_lanes
+        truth = randomness.bernoulli(self._p, _ONE, n, source).astype(np.uint64)
+        rows = np.arange(n)
+        col = idx // 64
+        lane = _lane(idx).astype(np.uint64)
+        cleared = words[rows, col] & ~(np.uint64(1) << lane)
+        words[rows, col] = cleared | (truth << lane)
+        return words.astype("<u8", copy=False).view(np.uint8)[:, : self.report_bytes]
+
+    # --------------------------------------------------------------- reports
+    def unpack(self, reports: Any) -> NDArray[np.uint8]:
+        """Reports as an ``(n, k)`` array of 0/1."""
+        packed = self._validate(reports)
+        return np.unpackbits(packed, axis=1, count=self.k)
+
+    def _validate(self, reports: Any) -> NDArray[np.uint8]:
+        arr = np.asarray(reports)
+        name = self.name
+        if arr.size == 0:
+            return np.zeros((0, self.report_bytes), dtype=np.uint8)
+        if arr.ndim != 2:
+            raise ValueError(
+                f"{name} reports must be a 2-D array (one row per report); got shape {arr.shape}"
+            )
+        if arr.dtype == np.uint8 and arr.shape[1] == self.report_bytes and arr.shape[1] != self.k:
+            spare = self.report_bytes * 8 - self.k
+            if spare and np.any(arr[:, -1] & np.uint8((1 << spare) - 1)):
+                row = int(np.flatnonzero(arr[:, -1] & np.uint8((1 << spare) - 1))[0])
+                raise ValueError(
+                    f"{name} report {row} sets padding bits beyond the k={self.k} categories"
+                )
+            return np.ascontiguousarray(arr)
+        if arr.shape[1] == self.k and arr.dtype.kind in "biu":
+            if arr.dtype.kind != "b" and (arr.min() < 0 or arr.max() > 1):
+                raise ValueError(f"{name} unpacked reports must hold only 0 and 1")
+            return np.packbits(arr.astype(bool), axis=1)
+        raise ValueError(
+            f"{name} reports must be {self.report_bytes} packed bytes (uint8) or {self.k} bits per "
+            f"row; got shape {arr.shape} and dtype {arr.dtype}"
+        )
+
+    def _support_counts(self, packed: NDArray[np.uint8]) -> NDArray[np.int64]:
+        counts = np.zeros(self.k, dtype=np.int64)
+        step = max(1, _CHUNK_BITS // max(self.k, 1))
+        for start in range(0, packed.shape[0], step):
+            bits = np.unpackbits(packed[start : start + step], axis=1, count=self.k)
+            counts += np.count_nonzero(bits, axis=0)
+        return counts
+
+    def _supports(self, packed: NDArray[np.uint8], position: int) -> NDArray[np.bool_]:
+        return ((packed[:, position // 8] >> np.uint8(7 - position % 8)) & 1).astype(bool)
+
+    def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
+        if self.k > 12:
+            raise NotImplementedError("transition_matrix enumerates 2**k outputs; k <= 12 only")
+        outputs = [tuple(bits) for bits in itertools.product((0, 1), repeat=self.k)]
+        y = np.array(outputs, dtype=float)
+        p, q = float(self.p), float(self.q)
+        matrix = np.empty((self.k, len(outputs)))
+        for x in range(self.k):
+            prob_one = np.full(self.k, q)
+            prob_one[x] = p
+            matrix[x] = np.prod(np.where(y == 1, prob_one, 1 - prob_one), axis=1)
+        return outputs, matrix
+
+    def simulate_support_counts(
+        self, true_counts: NDArray[np.int64], rng: np.random.Generator
+    ) -> NDArray[np.int64]:
+        n = int(true_counts.sum())
+        return rng.binomial(true_counts, float(self.p)) + rng.binomial(
+            n - true_counts, float(self.q)
+        )
+
+    # ------------------------------------------------------------------ wire
+    def _params(self) -> dict[str, Any]:
+        return {"bits": _BITS, "p_numerator": self._p, "q_numerator": self._q}
+
+    @classmethod
+    def _from_params(cls, domain: Any, params: dict[str, Any]) -> UnaryEncoding:
+        if int(params.get("bits", _BITS)) != _BITS:
+            raise ValueError(f"{cls.__name__} params: bits must be {_BITS}; got {params['bits']!r}")
+        self = cls.__new__(cls)
+        self._setup(Domain(domain, cls.__name__), int(params["p_numerator"]), int(params["q_numerator"]))
+        return self
+
+    def _report_to_json(self, report: Any) -> str:
+        return bytes(np.asarray(report, dtype=np.uint8)).hex()
+
+    def _reports_from_json(self, items: Any) -> NDArray[np.uint8]:
+        out = np.zeros((len(items), self.report_bytes), dtype=np.uint8)
+        for i, item in enumerate(items):
+            if not isinstance(item, str) or len(item) != 2 * self.report_bytes:
+                raise ValueError(
+                    f"{self.name} report {i} must be a hex string of {2 * self.report_bytes} "
+                    f"characters ({self.k} bits); got {item!r:.60}"
+                )
+            try:
+                out[i] = np.frombuffer(bytes.fromhex(item), dtype=np.uint8)
+            except ValueError:
+                raise ValueError(f"{self.name} report {i} is not valid hex: {item!r:.60}") from None
+        return self._validate(out)
+
+
+@register
+class SUE(UnaryEncoding):
+    """Symmetric unary encoding (basic one-time RAPPOR): each bit kept w.p. e^(eps/2)/(e^(eps/2)+1)."""
+
+    wire_id = "sue"
+
+    def __init__(self, categories: Any, *, epsilon: float) -> None:
+        eps = privacy.check_epsilon(epsilon, owner="SUE")
+        a, b = privacy.exp_ratio(eps / 2, 1)
+        p_num = (a * _ONE) // (a + b)
+        while privacy.ln_up(Fraction(p_num * p_num, (_ONE - p_num) ** 2)) > eps:
+            p_num -= 1
+        self._setup(Domain(categories, "SUE"), p_num, _ONE - p_num)
+
+
+@register
+class OUE(UnaryEncoding):
+    """Optimized unary encoding: the 1-bit kept w.p. 1/2, each 0-bit set w.p. 1/(e^eps + 1)."""
+
+    wire_id = "oue"
+
+    def __init__(self, categories: Any, *, epsilon: float) -> None:
+        eps = privacy.check_epsilon(epsilon, owner="OUE")
+        a, b = privacy.exp_ratio(eps, 1)
+        q_num = -((-b * _ONE) // (a + b))  # ceil: more noise, never more epsilon
+        half = _ONE // 2
+        while privacy.ln_up(Fraction(half * (_ONE - q_num), half * q_num)) > eps:
+            q_num += 1
+        self._setup(Domain(categories, "OUE"), half, q_num)

@@ -1,0 +1,210 @@
+"""Privacy parameters: epsilon <-> probability conversions, composition, budgets.
+
+Every mechanism samples with *integer* probabilities (ratios of integers),
+and its ``epsilon`` is computed from those integers, rounded up to the next
+float, so the claim is never optimistic. When a mechanism is built from an
+``epsilon``, the integers are chosen so that the realised privacy loss is as
+close as possible to, and never above, the requested value.
+
+Natural logarithms throughout: ``e = exp(epsilon)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+__all__ = [
+    "ln_up",
+    "exp_ratio",
+    "check_epsilon",
+    "check_probability",
+    "binary_prob",
+    "binary_epsilon",
+    "grr_prob",
+    "grr_epsilon",
+    "compose",
+    "PrivacyBudget",
+]
+
+_PREC = 60
+
+
+def _decimal(x: Fraction) -> Decimal:
+    return Decimal(x.numerator) / Decimal(x.denominator)
+
+
+def ln_up(x: Fraction | int) -> float:
+    """The smallest float that is ``>= ln(x)`` for a positive rational ``x``."""
+    x = Fraction(x)
+    if x <= 0:
+        raise ValueError(f"ln_up needs a positive number; got {x}")
+    if x == 1:
+        return 0.0
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        exact = _decimal(x).ln()
+        value = float(exact)
+        if Decimal(value) < exact:
+            value = math.nextafter(value, math.inf)
+    return value
+
+
+def check_epsilon(epsilon: object, name: str = "epsilon", owner: str = "") -> float:
+    """Validate a privacy parameter: a finite, positive real number."""
+    where = f" for {owner}" if owner else ""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
+        try:
+            import numpy as np
+
+            if isinstance(epsilon, (np.floating, np.integer)) and not isinstance(epsilon, np.bool_):
+                epsilon = float(epsilon)
+            else:
+                raise TypeError
+        except TypeError:
+            raise TypeError(
+                f"{name} must be a positive finite number{where}; got {epsilon!r}"
+            ) from None
+    value = float(epsilon)  # type: ignore[arg-type]
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number{where}; got {epsilon!r}")
+    return value
+
+
+def check_probability(
+    prob: object, name: str, low: Fraction, high: Fraction, owner: str = ""
+) -> Fraction:
+    """Validate ``prob`` in the open interval (low, high) and return it exactly."""
+    where = f" for {owner}" if owner else ""
+    if isinstance(prob, bool) or not isinstance(prob, (int, float, Fraction)):
+        try:
+            import numpy as np
+
+            if isinstance(prob, np.floating):
+                prob = float(prob)
+            else:
+                raise TypeError
+        except TypeError:
+            raise TypeError(f"{name} must be a number{where}; got {prob!r}") from None
+    if isinstance(prob, float) and not math.isfinite(prob):
+        raise ValueError(
+            f"{name} must be in ({float(low):g}, {float(high):g}){where}; got {prob!r}"
+        )
+    exact = Fraction(prob)  # type: ignore[arg-type]
+    if not low < exact < high:
+        raise ValueError(
+            f"{name} must be in ({float(low):g}, {float(high):g}){where}; got {prob!r}"
+        )
+    return exact
+
+
+def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, int]:
+    """Integers ``(a, b)`` with ``a / b <= exp(epsilon)``, as close as fits.
+
+    They are scaled so that ``a + others * b`` (the denominator of a
+    randomized-response draw) stays within ``2**word_bits`` (64 bits are used
+    instead when 32 would leave ``b`` too coarse). The realised privacy loss
+    ``ln(a / b)`` never exceeds ``epsilon``.
+    """
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        growth = Decimal(epsilon).exp()
+        for bits in (word_bits, 63):
+            b = int(Decimal(1 << bits) / (growth + others))
+            if b >= 1 << 16 or bits == 63:
+                break
+        if b < 1:
+            raise ValueError(
+                f"epsilon={epsilon} is too large to realise with 63-bit integer probabilities"
+            )
+        a = int(growth * b)
+    while ln_up(Fraction(a, b)) > epsilon:
+        a -= 1
+    return a, b
+
+
+def integer_probabilities(probs: list[Fraction], limit: int = 1 << 63) -> tuple[list[int], int]:
+    """Numerators and a common denominator ``D <= limit`` for exact probabilities.
+
+    Exact when the probabilities' least common denominator fits (every float
+    and every small rational does); raises otherwise, so that a mechanism never
+    silently samples with probabilities other than the ones it reports.
+    """
+    denominator = math.lcm(*(p.denominator for p in probs))
+    if denominator > limit:
+        raise ValueError(
+            f"probabilities {[str(p) for p in probs]} need a denominator of {denominator}, "
+            f"above the sampler's limit 2**{limit.bit_length() - 1}; pass simpler values"
+        )
+    return [int(p * denominator) for p in probs], denominator
+
+
+def binary_prob(epsilon: float) -> Fraction:
+    """Binary RR truth probability for ``epsilon``: ``p = e/(1+e)`` (realised exactly)."""
+    a, b = exp_ratio(check_epsilon(epsilon), 1)
+    return Fraction(a, a + b)
+
+
+def binary_epsilon(prob: Fraction | float) -> float:
+    """``ln(p / (1 - p))``, rounded up."""
+    p = Fraction(prob)
+    return ln_up(p / (1 - p))
+
+
+def grr_prob(epsilon: float, k: int) -> Fraction:
+    """k-ary RR truth probability ``p = e/(e + k - 1)`` (realised exactly)."""
+    a, b = exp_ratio(check_epsilon(epsilon), k - 1)
+    return Fraction(a, a + (k - 1) * b)
+
+
+def grr_epsilon(prob: Fraction | float, k: int) -> float:
+    """``ln(p (k - 1) / (1 - p))``, rounded up."""
+    p = Fraction(prob)
+    return ln_up(p * (k - 1) / (1 - p))
+
+
+def compose(epsilons: Iterable[float]) -> float:
+    """Basic sequential composition: the epsilons add up."""
+    return math.fsum(check_epsilon(e) for e in epsilons)
+
+
+@dataclass
+class PrivacyBudget:
+    """A total epsilon that a set of questions or releases may not exceed.
+
+    >>> budget = PrivacyBudget(2.0)
+    >>> budget.spend(1.0, "q1")
+    >>> budget.remaining
+    1.0
+    """
+
+    total: float
+    spent: list[tuple[str, float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.total = check_epsilon(self.total, "total budget")
+
+    @property
+    def used(self) -> float:
+        return math.fsum(e for _, e in self.spent)
+
+    @property
+    def remaining(self) -> float:
+        return self.total - self.used
+
+    def spend(self, epsilon: float, label: str = "") -> None:
+        """Record a spend; refuse (ValueError) one that would exceed the total."""
+        epsilon = check_epsilon(epsilon)
+        after = self.used + epsilon
+        # tolerate float noise from summing rounded-up epsilons
+        if after > self.total * (1 + 1e-12):
+            spent = ", ".join(f"{name or '?'}={e:.6g}" for name, e in self.spent)
+            raise ValueError(
+                f"privacy budget exceeded: spending epsilon={epsilon:.6g} for "
+                f"{label or 'this release'} brings the total to {after:.6g}, above the budget "
+                f"{self.total:.6g} (already spent: {spent or 'nothing'})"
+            )
+        self.spent.append((label, epsilon))

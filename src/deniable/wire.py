@@ -1,0 +1,85 @@
+"""Versioned JSON for mechanism configurations and reports.
+
+A configuration is what a device needs to randomize: the mechanism id, its
+domain and its exact integer parameters (so a browser or another language
+samples with exactly the same probabilities), plus the realised epsilon::
+
+    {"format": "deniable.mechanism", "version": 1, "mechanism": "grr",
+     "domain": ["A", "B", "C", "D"], "epsilon": 2.1972245773362196,
+     "params": {"truth_numerator": 9, "other_numerator": 1}}
+
+Rules (append-only, as for Google's ``dp_event``): a mechanism id or a field
+never changes meaning; new mechanisms and fields get new names; version 1
+readers reject what they do not understand.
+
+Reports travel as JSON arrays, one element per report: BinaryRR ``true`` /
+``false``; GRR the category value; SUE/OUE a hex string of the packed bits;
+BLH/OLH ``{"seed": int, "value": int}``; Hadamard response an int; subset
+selection the sorted list of category positions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from deniable.mechanisms.base import MECHANISMS
+
+__all__ = ["from_config", "to_json", "from_json", "CONFIG_FORMAT", "CONFIG_VERSION"]
+
+CONFIG_FORMAT = "deniable.mechanism"
+CONFIG_VERSION = 1
+
+
+def from_config(config: dict[str, Any] | str) -> Any:
+    """Rebuild a mechanism from ``m.to_config()`` (a dict or its JSON text).
+
+    Raises ValueError naming the field when the config is malformed, of an
+    unknown version or mechanism, or claims an epsilon its parameters do not
+    give.
+    """
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"mechanism config is not valid JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"mechanism config must be a JSON object; got {type(config).__name__}")
+    if config.get("format") != CONFIG_FORMAT:
+        raise ValueError(f"config field 'format' must be {CONFIG_FORMAT!r}; got {config.get('format')!r}")
+    if config.get("version") != CONFIG_VERSION:
+        raise ValueError(
+            f"config field 'version' must be {CONFIG_VERSION} (this reader's version); "
+            f"got {config.get('version')!r}"
+        )
+    name = config.get("mechanism")
+    if name not in MECHANISMS:
+        raise ValueError(f"config field 'mechanism' must be one of {sorted(MECHANISMS)}; got {name!r}")
+    params = config.get("params")
+    if not isinstance(params, dict):
+        raise ValueError("config field 'params' must be an object")
+    try:
+        mechanism = MECHANISMS[name]._from_params(config.get("domain"), params)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"config 'params' for {name} are malformed: {exc!r}") from None
+    claimed = config.get("epsilon")
+    if claimed is not None:
+        if not isinstance(claimed, (int, float)) or not math.isclose(
+            float(claimed), mechanism.epsilon, rel_tol=1e-12, abs_tol=0.0
+        ):
+            raise ValueError(
+                f"config field 'epsilon' says {claimed!r} but the parameters give "
+                f"{mechanism.epsilon!r}"
+            )
+    return mechanism
+
+
+def to_json(mechanism: Any) -> str:
+    """The configuration as canonical JSON text."""
+    return json.dumps(mechanism.to_config(), sort_keys=True)
+
+
+def from_json(text: str) -> Any:
+    """Inverse of :func:`to_json`."""
+    return from_config(text)
