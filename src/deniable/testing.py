@@ -1,0 +1,407 @@
+"""Calibrated statistical checks for testing randomized code.
+
+Every check takes the false-failure probability ``alpha`` it may spend (the
+probability that a *correct* sampler fails it) and returns a
+:class:`CheckResult` with the statistic, the critical value, ``alpha``,
+``passed`` and a message that says what was compared, so a failing test
+prints enough to reproduce it. Divide ``alpha`` yourself when one test makes
+several assertions (Bonferroni: ``alpha / m`` each, see :func:`bonferroni`).
+
+* :func:`chi_square_gof` -- counts of a discrete sampler against its pmf
+  (bins merged until each expects at least 5, the textbook precondition).
+* :func:`ks_gof` -- continuous samples against a cdf, critical value from the
+  exact finite-n Kolmogorov distribution ``scipy.stats.kstwo(n).isf(alpha)``.
+* :func:`wilson_interval`, :func:`clopper_pearson` -- two-sided intervals for
+  a binomial rate; :func:`proportion_check` tests a rate against its claim.
+* :func:`coverage_band` / :func:`coverage_check` -- the accepted number of
+  hits of ``R`` confidence intervals at nominal ``level`` (a two-sided
+  binomial test; for ``R = 2000``, 95%, ``alpha = 1e-6`` it is 1849..1944).
+* :func:`mean_check` -- a sample mean against its known expectation.
+* :func:`variance_ratio_check` -- a sample variance against its formula.
+* :func:`independence_2x2` -- two binary variables are independent.
+
+A sampler that is wrong by a fixed amount fails these checks with
+probability tending to 1 as the sample grows; tests pair each check with a
+deliberately wrong sampler (a power check) to show the sample is large
+enough.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from deniable.audit import clopper_pearson as _one_sided_clopper_pearson
+
+__all__ = [
+    "CheckResult",
+    "Interval",
+    "bonferroni",
+    "chi_square_gof",
+    "ks_gof",
+    "wilson_interval",
+    "clopper_pearson",
+    "proportion_check",
+    "coverage_band",
+    "coverage_check",
+    "mean_check",
+    "variance_ratio_check",
+    "independence_2x2",
+    "z_for",
+]
+
+MIN_EXPECTED = 5.0
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of one calibrated check.
+
+    ``passed`` is False with probability at most ``alpha`` when the null
+    hypothesis (the sampler is correct) holds. ``str(result)`` and
+    ``message`` describe the comparison; ``details`` holds extra numbers.
+    """
+
+    name: str
+    statistic: float
+    critical_value: float
+    alpha: float
+    passed: bool
+    message: str
+    details: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __str__(self) -> str:
+        return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.message}"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A two-sided interval ``[low, high]`` (arrays when the inputs were arrays)."""
+
+    low: Any
+    high: Any
+    level: float
+
+    def __iter__(self) -> Any:
+        return iter((self.low, self.high))
+
+    def contains(self, value: ArrayLike) -> Any:
+        v = np.asarray(value)
+        return (self.low <= v) & (v <= self.high)
+
+
+def _check_alpha(alpha: float) -> float:
+    if not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+    return float(alpha)
+
+
+def bonferroni(alpha: float, comparisons: int) -> float:
+    """``alpha / comparisons``: the per-assertion level for a family of assertions."""
+    if comparisons < 1:
+        raise ValueError(f"comparisons must be >= 1; got {comparisons!r}")
+    return _check_alpha(alpha) / comparisons
+
+
+def z_for(alpha: float, two_sided: bool = True) -> float:
+    """The standard normal quantile a two-sided (or one-sided) test at ``alpha`` uses."""
+    a = _check_alpha(alpha)
+    return float(stats.norm.isf(a / 2 if two_sided else a))
+
+
+# ------------------------------------------------------------------ chi-square
+def _merge_bins(expected: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Group labels so that every group expects at least MIN_EXPECTED counts.
+
+    Bins are visited in increasing order of expectation (so tiny bins are
+    pooled with each other, not with a large one) and accumulated until a
+    group reaches the threshold; a short remainder joins the last group.
+    """
+    order = np.argsort(expected, kind="stable")
+    labels = np.empty(expected.size, dtype=np.int64)
+    group, total = 0, 0.0
+    for i in order:
+        labels[i] = group
+        total += expected[i]
+        if total >= MIN_EXPECTED:
+            group, total = group + 1, 0.0
+    if total > 0 and group > 0:  # remainder below the threshold: fold into the last full group
+        labels[labels == group] = group - 1
+    return labels
+
+
+def chi_square_gof(
+    observed: ArrayLike, expected_probs: ArrayLike, alpha: float, *, label: str = ""
+) -> CheckResult:
+    """Pearson chi-square goodness of fit of ``observed`` counts to ``expected_probs``.
+
+    Bins with expected count below 5 are merged (smallest first) before the
+    test; ``df = groups - 1``; reject when the statistic exceeds
+    ``chi2.isf(alpha, df)``. A count in a bin of probability 0 fails at once.
+    Raises ValueError when the sample is too small for two groups of 5.
+    """
+    a = _check_alpha(alpha)
+    obs = np.asarray(observed, dtype=float).ravel()
+    probs = np.asarray(expected_probs, dtype=float).ravel()
+    if obs.shape != probs.shape:
+        raise ValueError(f"observed has {obs.size} bins but expected_probs has {probs.size}")
+    if (probs < 0).any() or not math.isclose(probs.sum(), 1.0, abs_tol=1e-9):
+        raise ValueError(f"expected_probs must be non-negative and sum to 1; sum is {probs.sum()!r}")
+    if (obs < 0).any():
+        raise ValueError("observed counts must be non-negative")
+    n = obs.sum()
+    where = f" [{label}]" if label else ""
+    impossible = (probs == 0) & (obs > 0)
+    if impossible.any():
+        bins = np.flatnonzero(impossible)[:5].tolist()
+        return CheckResult(
+            "chi-square", math.inf, 0.0, a, False,
+            f"{int(obs[impossible].sum())} counts in bins of probability 0 (bins {bins}){where}",
+        )
+    expected = probs * n
+    labels = _merge_bins(expected)
+    groups = int(labels.max()) + 1 if labels.size else 0
+    if groups < 2:
+        raise ValueError(
+            f"chi-square test needs at least two groups expecting >= {MIN_EXPECTED:g} counts; "
+            f"n={n:g} is too small{where}"
+        )
+    obs_g = np.bincount(labels, weights=obs, minlength=groups)
+    exp_g = np.bincount(labels, weights=expected, minlength=groups)
+    statistic = float(((obs_g - exp_g) ** 2 / exp_g).sum())
+    df = groups - 1
+    critical = float(stats.chi2.isf(a, df))
+    worst = int(np.argmax(np.abs(obs_g - exp_g) / np.sqrt(exp_g)))
+    message = (
+        f"chi2={statistic:.4g} vs critical {critical:.4g} (df={df}, alpha={a:g}, n={n:g}); "
+        f"worst group {worst}: observed {obs_g[worst]:g}, expected {exp_g[worst]:.4g}{where}"
+    )
+    return CheckResult(
+        "chi-square", statistic, critical, a, statistic <= critical, message,
+        {"df": df, "n": n, "p_value": float(stats.chi2.sf(statistic, df))},
+    )
+
+
+# ------------------------------------------------------------------------- KS
+def ks_gof(
+    samples: ArrayLike, cdf: Callable[[NDArray[np.float64]], Any], alpha: float, *, label: str = ""
+) -> CheckResult:
+    """One-sample Kolmogorov-Smirnov test of ``samples`` against a continuous ``cdf``.
+
+    ``D = sup |F_n - F|``; critical value ``scipy.stats.kstwo(n).isf(alpha)``
+    (exact for continuous F; conservative for a discrete one). For n = 5000
+    and alpha = 1e-6 the critical value is 0.03805.
+    """
+    a = _check_alpha(alpha)
+    x = np.sort(np.asarray(samples, dtype=float).ravel())
+    n = x.size
+    if n == 0:
+        raise ValueError("ks_gof needs at least one sample")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("ks_gof samples must be finite")
+    f = np.asarray(cdf(x), dtype=float)
+    ranks = np.arange(1, n + 1)
+    d_plus = float(np.max(ranks / n - f))
+    d_minus = float(np.max(f - (ranks - 1) / n))
+    statistic = max(d_plus, d_minus)
+    critical = float(stats.kstwo(n).isf(a))
+    where = f" [{label}]" if label else ""
+    at = x[int(np.argmax(np.maximum(ranks / n - f, f - (ranks - 1) / n)))]
+    message = (
+        f"KS D={statistic:.4g} vs critical {critical:.4g} (n={n}, alpha={a:g}); "
+        f"largest gap at x={at:.6g}{where}"
+    )
+    return CheckResult("ks", statistic, critical, a, statistic <= critical, message, {"n": n})
+
+
+# ---------------------------------------------------------------- proportions
+def wilson_interval(successes: ArrayLike, trials: ArrayLike, alpha: float) -> Interval:
+    """Two-sided Wilson score interval at level ``1 - alpha`` (vectorised)."""
+    a = _check_alpha(alpha)
+    c = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    if np.any(n <= 0) or np.any(c < 0) or np.any(c > n):
+        raise ValueError("wilson_interval needs 0 <= successes <= trials and trials > 0")
+    z = stats.norm.isf(a / 2)
+    lam = c / n
+    centre = (lam + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(lam * (1 - lam) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    low, high = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    if low.ndim == 0:
+        return Interval(float(low), float(high), 1 - a)
+    return Interval(low, high, 1 - a)
+
+
+def clopper_pearson(successes: int, trials: int, alpha: float) -> Interval:
+    """Two-sided exact (Clopper-Pearson) interval at level ``1 - alpha``.
+
+    Each tail gets ``alpha / 2``; the bounds are those of
+    :func:`deniable.audit.clopper_pearson`.
+    """
+    a = _check_alpha(alpha)
+    if trials <= 0 or not 0 <= successes <= trials:
+        raise ValueError("clopper_pearson needs 0 <= successes <= trials and trials > 0")
+    low, high = _one_sided_clopper_pearson(int(successes), int(trials), a / 2)
+    return Interval(low, high, 1 - a)
+
+
+def proportion_check(
+    successes: int, trials: int, p: float, alpha: float, *, label: str = ""
+) -> CheckResult:
+    """Is ``successes`` out of ``trials`` consistent with rate ``p``? (Wilson interval)
+
+    The statistic is the observed rate; it passes when ``p`` lies in the
+    two-sided ``1 - alpha`` Wilson interval. ``critical_value`` holds the
+    distance from the rate to the nearer interval end.
+    """
+    a = _check_alpha(alpha)
+    low, high = wilson_interval(successes, trials, a)
+    rate = successes / trials
+    ok = bool(low <= p <= high)
+    where = f" [{label}]" if label else ""
+    message = (
+        f"rate {rate:.6g} ({successes}/{trials}); claimed {p:.6g}; "
+        f"Wilson {1 - a:.10g} interval [{low:.6g}, {high:.6g}]{where}"
+    )
+    return CheckResult("wilson", rate, (high - low) / 2, a, ok, message, {"low": low, "high": high})
+
+
+# ------------------------------------------------------------------- coverage
+def coverage_band(replicates: int, level: float, alpha: float) -> tuple[int, int]:
+    """Accepted range ``[low, high]`` of hits among ``replicates`` intervals of nominal ``level``.
+
+    Two-sided binomial test: ``P(X < low) <= alpha/2`` and
+    ``P(X > high) <= alpha/2`` for ``X ~ Binomial(replicates, level)``. For
+    2000 replicates, level 0.95, alpha 1e-6: ``(1849, 1944)``.
+    """
+    a = _check_alpha(alpha)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level!r}")
+    if replicates < 1:
+        raise ValueError(f"replicates must be >= 1; got {replicates!r}")
+    low = int(stats.binom.ppf(a / 2, replicates, level))
+    high = int(stats.binom.isf(a / 2, replicates, level))
+    return low, high
+
+
+def coverage_check(
+    hits: int, replicates: int, level: float, alpha: float, *, label: str = ""
+) -> CheckResult:
+    """Does ``hits`` out of ``replicates`` fit intervals of nominal coverage ``level``?"""
+    low, high = coverage_band(replicates, level, alpha)
+    where = f" [{label}]" if label else ""
+    message = (
+        f"{hits}/{replicates} intervals covered the truth ({hits / replicates:.4f}); "
+        f"accepted {low}..{high} for nominal {level:g} at alpha={alpha:g}{where}"
+    )
+    return CheckResult(
+        "coverage", float(hits), float(low), float(alpha), low <= hits <= high, message,
+        {"low": low, "high": high},
+    )
+
+
+# -------------------------------------------------------------- mean/variance
+def mean_check(
+    samples: ArrayLike, expected: ArrayLike, alpha: float, *, sd: ArrayLike | None = None, label: str = ""
+) -> CheckResult:
+    """Do the column means of ``samples`` (shape ``(R,)`` or ``(R, k)``) equal ``expected``?
+
+    Each of the ``k`` columns passes when ``|mean - expected| <= z sd / sqrt(R)``
+    with ``z`` for ``alpha / k`` two-sided (Bonferroni over the columns).
+    ``sd`` is the known standard deviation of one sample (the sample SD when
+    None; with R in the thousands the t correction is negligible at these z).
+    """
+    a = _check_alpha(alpha)
+    x = np.asarray(samples, dtype=float)
+    x2 = x.reshape(x.shape[0], -1)
+    r, k = x2.shape
+    if r < 2:
+        raise ValueError("mean_check needs at least 2 samples")
+    spread = x2.std(axis=0, ddof=1) if sd is None else np.broadcast_to(np.asarray(sd, float), (k,))
+    target = np.broadcast_to(np.asarray(expected, dtype=float).ravel(), (k,))
+    z = z_for(a / k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.abs(x2.mean(axis=0) - target) / (spread / math.sqrt(r))
+    scores = np.where(spread == 0, np.where(x2.mean(axis=0) == target, 0.0, np.inf), scores)
+    worst = int(np.argmax(scores))
+    statistic = float(scores[worst])
+    where = f" [{label}]" if label else ""
+    message = (
+        f"max |mean - expected| / (sd/sqrt(R)) = {statistic:.4g} vs z={z:.4g} "
+        f"(R={r}, k={k}, alpha={a:g}); column {worst}: mean {x2.mean(axis=0)[worst]:.6g}, "
+        f"expected {target[worst]:.6g}, sd {spread[worst]:.4g}{where}"
+    )
+    return CheckResult("mean", statistic, z, a, statistic <= z, message, {"scores": scores})
+
+
+def variance_ratio_check(
+    samples: ArrayLike, expected_variance: ArrayLike, alpha: float, *, label: str = ""
+) -> CheckResult:
+    """Do the column variances of ``samples`` match ``expected_variance``?
+
+    For (approximately) normal samples ``(R-1) s^2 / sigma^2 ~ chi2(R-1)``;
+    each of the ``k`` columns passes when the ratio ``s^2 / sigma^2`` lies in
+    the two-sided ``1 - alpha/k`` band of ``chi2(R-1) / (R-1)``. The estimators
+    tested here are sums of many independent reports, so the normal shape
+    holds well; their excess kurtosis is O(1/n).
+    """
+    a = _check_alpha(alpha)
+    x = np.asarray(samples, dtype=float)
+    x2 = x.reshape(x.shape[0], -1)
+    r, k = x2.shape
+    if r < 3:
+        raise ValueError("variance_ratio_check needs at least 3 samples")
+    target = np.broadcast_to(np.asarray(expected_variance, dtype=float).ravel(), (k,))
+    ratio = x2.var(axis=0, ddof=1) / target
+    df = r - 1
+    low = float(stats.chi2.ppf(a / (2 * k), df) / df)
+    high = float(stats.chi2.isf(a / (2 * k), df) / df)
+    worst = int(np.argmax(np.abs(np.log(ratio))))
+    ok = bool(np.all((low <= ratio) & (ratio <= high)))
+    where = f" [{label}]" if label else ""
+    message = (
+        f"variance ratios in [{ratio.min():.4g}, {ratio.max():.4g}]; accepted [{low:.4g}, {high:.4g}] "
+        f"(R={r}, k={k}, alpha={a:g}); column {worst}: ratio {ratio[worst]:.4g}{where}"
+    )
+    return CheckResult(
+        "variance-ratio", float(ratio[worst]), high if ratio[worst] > 1 else low, a, ok, message,
+        {"ratios": ratio, "low": low, "high": high},
+    )
+
+
+# --------------------------------------------------------------- independence
+def independence_2x2(a: ArrayLike, b: ArrayLike, alpha: float, *, label: str = "") -> CheckResult:
+    """Chi-square test (1 df) that two binary sample vectors are independent.
+
+    Expected cell counts come from the observed margins; every cell must
+    expect at least 5.
+    """
+    al = _check_alpha(alpha)
+    x = np.asarray(a).astype(bool).ravel()
+    y = np.asarray(b).astype(bool).ravel()
+    if x.shape != y.shape:
+        raise ValueError("independence_2x2 needs two vectors of the same length")
+    n = x.size
+    table = np.array(
+        [[np.sum(~x & ~y), np.sum(~x & y)], [np.sum(x & ~y), np.sum(x & y)]], dtype=float
+    )
+    expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / n
+    if (expected < MIN_EXPECTED).any():
+        raise ValueError(f"independence_2x2: a cell expects fewer than 5 counts (n={n})")
+    statistic = float(((table - expected) ** 2 / expected).sum())
+    critical = float(stats.chi2.isf(al, 1))
+    where = f" [{label}]" if label else ""
+    message = (
+        f"chi2={statistic:.4g} vs critical {critical:.4g} (df=1, alpha={al:g}, n={n}); "
+        f"table {table.astype(int).tolist()}{where}"
+    )
+    return CheckResult("independence", statistic, critical, al, statistic <= critical, message)

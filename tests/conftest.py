@@ -1,0 +1,54 @@
+"""Shared fixtures: one reproducible random stream per test.
+
+Every statistical test draws from the ``rng`` fixture, a numpy Generator
+seeded from ``SeedSequence([hash of the test id], TEST_SEED)``. ``TEST_SEED``
+comes from the environment variable ``DENIABLE_TEST_SEED`` (default below),
+so CI is deterministic and a rerun under another seed is one variable away::
+
+    DENIABLE_TEST_SEED=12345 pytest tests/stat
+
+A failing test that used the fixture prints its seed in the report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+DEFAULT_TEST_SEED = 20_261_122
+TEST_SEED = int(os.environ.get("DENIABLE_TEST_SEED", DEFAULT_TEST_SEED))
+
+_seed_key = pytest.StashKey[str]()
+
+
+def node_entropy(nodeid: str) -> int:
+    """A stable 64-bit integer from a test id (Python's hash() is salted per process)."""
+    return int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:8], "little")
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> Iterator[np.random.Generator]:
+    """A Generator seeded from the test id and ``DENIABLE_TEST_SEED``."""
+    entropy = node_entropy(request.node.nodeid)
+    request.node.stash[_seed_key] = (
+        f"rng = default_rng(SeedSequence([{entropy}, {TEST_SEED}])); "
+        f"rerun with DENIABLE_TEST_SEED={TEST_SEED}"
+    )
+    yield np.random.default_rng(np.random.SeedSequence([entropy, TEST_SEED]))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    report = yield
+    seed = item.stash.get(_seed_key, None)
+    if seed is not None and report.failed:
+        report.sections.append(("deniable test seed", seed))
+    return report
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"deniable: DENIABLE_TEST_SEED={TEST_SEED}"

@@ -1,0 +1,116 @@
+"""The calibrated helpers of ``deniable.testing`` pass correct samplers and reject wrong ones.
+
+Each check runs at alpha = 1e-6 on a correct sample (false failure < 1e-6 per
+assertion) and at the same alpha on a deliberately wrong one (power check).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from deniable import testing
+
+pytestmark = pytest.mark.stat
+
+ALPHA = 1e-6
+
+
+def test_chi_square_gof_accepts_and_rejects(rng: np.random.Generator) -> None:
+    """alpha 1e-6; power: a pmf off by 20% in one heavy bin."""
+    probs = np.array([0.4, 0.3, 0.2, 0.05, 0.03, 0.01, 0.005, 0.005])
+    good = rng.multinomial(20_000, probs)
+    res = testing.chi_square_gof(good, probs, ALPHA)
+    assert res.passed, res.message
+    skewed = probs.copy()
+    skewed[1] *= 1.2
+    skewed /= skewed.sum()
+    bad = testing.chi_square_gof(rng.multinomial(20_000, skewed), probs, ALPHA)
+    assert not bad.passed, bad.message
+    assert bad.critical_value == pytest.approx(stats.chi2.isf(ALPHA, bad.details["df"]))
+
+
+def test_chi_square_merges_small_bins() -> None:
+    """Deterministic: bins expecting < 5 are pooled; too small a sample refuses to run."""
+    probs = np.full(1000, 1 / 1000)
+    res = testing.chi_square_gof(np.full(1000, 10), probs, ALPHA)  # n = 10000, 10 per bin
+    assert res.details["df"] == 999 and res.statistic == 0
+    res = testing.chi_square_gof(np.full(1000, 1), probs, ALPHA)  # n = 1000: 5 bins per group
+    assert res.details["df"] == 199
+    with pytest.raises(ValueError, match="too small"):
+        testing.chi_square_gof([3, 2], [0.5, 0.5], ALPHA)
+    impossible = testing.chi_square_gof([50, 50, 1], [0.5, 0.5, 0.0], ALPHA)
+    assert not impossible.passed and "probability 0" in impossible.message
+    with pytest.raises(ValueError, match="sum to 1"):
+        testing.chi_square_gof([1, 2], [0.5, 0.6], ALPHA)
+
+
+def test_ks_gof_accepts_and_rejects(rng: np.random.Generator) -> None:
+    """alpha 1e-6; power: an exponential with a 20% larger scale."""
+    assert testing.ks_gof(rng.exponential(1.0, 5000), stats.expon.cdf, ALPHA).passed
+    bad = testing.ks_gof(rng.exponential(1.2, 5000), stats.expon.cdf, ALPHA)
+    assert not bad.passed, bad.message
+    assert bad.critical_value == pytest.approx(0.03805161788799083)
+
+
+def test_proportion_check_and_intervals(rng: np.random.Generator) -> None:
+    """alpha 1e-6 for the Wilson check; power: a rate 20% off."""
+    n = 50_000
+    hits = int(rng.binomial(n, 0.3))
+    assert testing.proportion_check(hits, n, 0.3, ALPHA).passed
+    assert not testing.proportion_check(int(rng.binomial(n, 0.36)), n, 0.3, ALPHA).passed
+    # The interval helpers agree with scipy's implementations.
+    ci = stats.binomtest(30, 100).proportion_ci(0.95, method="wilson")
+    w = testing.wilson_interval(30, 100, 0.05)
+    assert (w.low, w.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    ci = stats.binomtest(30, 100).proportion_ci(0.95, method="exact")
+    cp = testing.clopper_pearson(30, 100, 0.05)
+    assert (cp.low, cp.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert testing.clopper_pearson(0, 10, 0.05).low == 0.0
+    assert testing.clopper_pearson(10, 10, 0.05).high == 1.0
+
+
+def test_coverage_band_matches_style_numbers() -> None:
+    """Deterministic: the band quoted in the test guide, and its exact tail masses."""
+    low, high = testing.coverage_band(2000, 0.95, ALPHA)
+    assert (low, high) == (1849, 1944)
+    assert stats.binom.cdf(low - 1, 2000, 0.95) <= ALPHA / 2
+    assert stats.binom.sf(high, 2000, 0.95) <= ALPHA / 2
+    # Power: a 90%-coverage method lands inside the band with probability < 1e-4.
+    assert stats.binom.cdf(high, 2000, 0.90) - stats.binom.cdf(low - 1, 2000, 0.90) < 1e-4
+    assert not testing.coverage_check(1800, 2000, 0.95, ALPHA).passed
+    assert testing.coverage_check(1900, 2000, 0.95, ALPHA).passed
+
+
+def test_mean_and_variance_checks(rng: np.random.Generator) -> None:
+    """alpha 1e-6 each; power: a mean shifted by 0.2 sd and a variance 20% too large."""
+    x = rng.normal(0.0, 1.0, size=(2000, 4))
+    assert testing.mean_check(x, 0.0, ALPHA).passed
+    assert testing.mean_check(x, 0.0, ALPHA, sd=1.0).passed
+    assert not testing.mean_check(x + 0.2, 0.0, ALPHA, sd=1.0).passed
+    assert testing.variance_ratio_check(x, 1.0, ALPHA).passed
+    assert not testing.variance_ratio_check(x * np.sqrt(1.2), 1.0, ALPHA).passed
+
+
+def test_independence_2x2(rng: np.random.Generator) -> None:
+    """alpha 1e-6; power: the second bit copies the first 20% of the time."""
+    a = rng.random(50_000) < 0.3
+    b = rng.random(50_000) < 0.3
+    assert testing.independence_2x2(a, b, ALPHA).passed
+    copy = rng.random(50_000) < 0.2
+    assert not testing.independence_2x2(a, np.where(copy, a, b), ALPHA).passed
+
+
+def test_duplicated_samples_are_rejected(rng: np.random.Generator) -> None:
+    """alpha 1e-6; 200x-duplicated uniforms (an RNG reused 200 times) fail the KS test."""
+    x = np.repeat(rng.random(25), 200)
+    assert not testing.ks_gof(x, lambda u: u, ALPHA).passed
+
+
+def test_bad_alpha_rejected() -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        testing.chi_square_gof([10, 10], [0.5, 0.5], 0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        testing.coverage_band(100, 0.95, 1.5)
+    assert testing.bonferroni(1e-6, 10) == pytest.approx(1e-7)
