@@ -141,3 +141,7 @@ class GRR(FrequencyOracle):
 
     def _report_to_json(self, report: Any) -> Any:
         return report.item() if isinstance(report, np.generic) else report
+
+    def reports_to_json(self, reports: Any) -> list[Any]:
+        """The reported categories themselves (validation yields positions; map them back)."""
+        return list(self.domain_obj.decode(self._validate(reports)).tolist())
