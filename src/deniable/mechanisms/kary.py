@@ -145,3 +145,7 @@ class GRR(FrequencyOracle):
     def reports_to_json(self, reports: Any) -> list[Any]:
         """The reported categories themselves (validation yields positions; map them back)."""
         return list(self.domain_obj.decode(self._validate(reports)).tolist())
+
+    def _reports_from_json(self, items: Any) -> NDArray[Any]:
+        # reports in the form privatize_many gives (category values), not positions
+        return self.domain_obj.decode(self._validate(list(items)))
