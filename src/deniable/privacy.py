@@ -114,7 +114,8 @@ def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, in
         growth = Decimal(epsilon).exp()
         for bits in (word_bits, 63):
             b = int(Decimal(1 << bits) / (growth + others))
-            if b >= 1 << 16 or bits == 63:
+            # 64-bit words when 32 leave b too coarse, or too coarse to tell a from b
+            if (b >= 1 << 16 and int(growth * b) > b) or bits == 63:
                 break
         if b < 1:
             raise ValueError(
@@ -123,6 +124,10 @@ def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, in
         a = int(growth * b)
     while ln_up(Fraction(a, b)) > epsilon:
         a -= 1
+    if a <= b:
+        raise ValueError(
+            f"epsilon={epsilon} is too small to realise with 63-bit integer probabilities"
+        )
     return a, b
 
 

@@ -61,7 +61,8 @@ class Domain:
             )
         self.k = len(self.values)
         self.is_bool = self.values == (False, True) and all(type(v) is bool for v in self.values)
-        self._index = {v: i for i, v in enumerate(self.values)}
+        # keyed like the duplicate check: True and 1 are different categories
+        self._index = {(type(v) is bool, v): i for i, v in enumerate(self.values)}
         self._str_sorted: NDArray[np.str_] | None = None
         self._str_order: NDArray[np.int64] | None = None
         if all(isinstance(v, str) for v in self.values):
@@ -92,10 +93,10 @@ class Domain:
         if self.is_bool and type(value) is not bool:
             raise self._not_in(value)
         try:
-            i = self._index.get(value)  # type: ignore[call-overload]
+            i = self._index.get((type(value) is bool, value))
         except TypeError:
             raise self._not_in(value) from None
-        if i is None or (type(value) is bool) != (type(self.values[i]) is bool):
+        if i is None:
             raise self._not_in(value)
         return i
 
@@ -125,7 +126,10 @@ class Domain:
                 raise self._not_in(str(arr[~ok][0]))
             assert self._str_order is not None
             return self._str_order[pos]
-        return np.fromiter((self.encode_one(v) for v in arr.tolist()), np.int64, arr.size)
+        # mixed-type domains: look up the caller's own objects, since np.asarray
+        # coerces a mixed list (1 and "1", True and 1) to one dtype
+        items = arr.tolist() if isinstance(values, np.ndarray) else list(values)
+        return np.fromiter((self.encode_one(v) for v in items), np.int64, arr.size)
 
     # ------------------------------------------------------------------ decode
     def decode(self, indices: NDArray[np.integer]) -> NDArray[Any]:
