@@ -1,0 +1,532 @@
+// deniable.js -- randomize answers on the respondent's device (local differential privacy).
+//
+// A dependency-free ES module. Given a mechanism configuration as produced by
+// the Python library (`m.to_config()`), `fromConfig(cfg).privatize(value)`
+// returns one report in exactly the JSON form `m.reports_from_json` accepts:
+//
+//   binary-rr  true / false
+//   grr        the category value itself
+//   sue, oue   lowercase hex of the packed bits (category i is bit 7 - i % 8 of byte i // 8)
+//   blh, olh   {"seed": int, "value": int}
+//   hadamard   int below K
+//   subset     the omega category positions, sorted ascending
+//
+// Exactness. Every probability is a ratio of the integers in cfg.params and is
+// realised by drawing an integer uniformly below the denominator D by
+// rejection sampling (32-bit words when D <= 2^32, 64-bit BigInt words
+// otherwise; a word at or above the largest multiple of D is redrawn) and
+// comparing it with the numerator. Dyadic probabilities c / 2^32 are
+// `u32 < c`. No floating-point number is ever compared with randomness, and
+// Math.random is never used: random bytes come from crypto.getRandomValues
+// (or from an injected function, for tests).
+//
+// Timing. Loops run a number of times fixed by the configuration (never by the
+// respondent's value); the value only selects thresholds and positions.
+//
+// Large integers. JSON numbers above 2^53 lose precision in JSON.parse, so
+// parse configs with `parseJSON` (it keeps such integers as BigInt) and
+// serialize reports with `stringify` (it writes BigInt as a JSON integer).
+
+export const CONFIG_FORMAT = 'deniable.mechanism';
+export const CONFIG_VERSION = 1;
+export const MECHANISMS = ['binary-rr', 'grr', 'sue', 'oue', 'blh', 'olh', 'hadamard', 'subset'];
+
+const TWO32 = 2 ** 32;
+const TWO32N = 1n << 32n;
+const TWO64N = 1n << 64n;
+const MAX_GETRANDOM = 65536; // crypto.getRandomValues limit per call, in bytes
+
+/** Error for a malformed configuration or value; `.field` names the offending field. */
+export class DeniableError extends Error {
+  constructor(field, message) {
+    super(`${field}: ${message}`);
+    this.name = 'DeniableError';
+    this.field = field;
+  }
+}
+
+// ------------------------------------------------------------------ randomness
+
+/** `n` bytes from the platform CSPRNG (crypto.getRandomValues, in 64 KiB calls). */
+export function secureRandomBytes(n) {
+  const c = globalThis.crypto;
+  if (!c || typeof c.getRandomValues !== 'function') {
+    throw new Error('crypto.getRandomValues is not available; refusing to randomize without a CSPRNG');
+  }
+  const out = new Uint8Array(n);
+  for (let off = 0; off < n; off += MAX_GETRANDOM) {
+    c.getRandomValues(out.subarray(off, Math.min(n, off + MAX_GETRANDOM)));
+  }
+  return out;
+}
+
+/**
+ * A short-lived supply of random words for one call of privatize / privatizeMany.
+ * Bytes are fetched in chunks and whatever is left is dropped with the pool, so
+ * no random state outlives the call.
+ */
+class WordPool {
+  constructor(randomBytes, chunkBytes) {
+    this.randomBytes = randomBytes;
+    this.chunk = Math.max(64, chunkBytes - (chunkBytes % 4));
+    this.buf = new Uint8Array(0);
+    this.pos = 0;
+  }
+
+  /** One uniform 32-bit word as a Number in [0, 2^32). */
+  u32() {
+    if (this.pos + 4 > this.buf.length) {
+      const bytes = this.randomBytes(this.chunk);
+      if (!(bytes instanceof Uint8Array) || bytes.length !== this.chunk) {
+        throw new Error(`randomBytes(${this.chunk}) must return a Uint8Array of that length`);
+      }
+      this.buf = bytes;
+      this.pos = 0;
+    }
+    const b = this.buf;
+    const i = this.pos;
+    this.pos += 4;
+    return (b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)) >>> 0;
+  }
+
+  /** One uniform 64-bit word as a BigInt in [0, 2^64). */
+  u64() {
+    const lo = this.u32();
+    const hi = this.u32();
+    return (BigInt(hi) << 32n) | BigInt(lo);
+  }
+}
+
+/**
+ * An integer uniform in [0, bound) (bound a BigInt, 1 <= bound <= 2^64), as a BigInt.
+ * Rejection sampling exactly as deniable.randomness.uniform_below does.
+ */
+function uniformBelow(pool, bound) {
+  if (bound === 1n) return 0n;
+  if (bound <= TWO32N) {
+    const d = Number(bound);
+    const limit = Math.floor(TWO32 / d) * d;
+    let u = pool.u32();
+    while (u >= limit) u = pool.u32();
+    return BigInt(u % d);
+  }
+  const limit = (TWO64N / bound) * bound;
+  let u = pool.u64();
+  while (u >= limit) u = pool.u64();
+  return u % bound;
+}
+
+/** Like uniformBelow for a Number bound <= 2^32, returning a Number. */
+function uniformBelowSmall(pool, bound) {
+  const limit = Math.floor(TWO32 / bound) * bound;
+  let u = pool.u32();
+  while (u >= limit) u = pool.u32();
+  return u % bound;
+}
+
+/** popcount(x) mod 2 of a BigInt below 2^width; loops `width` times whatever x is. */
+function parity(x, width) {
+  let p = 0n;
+  for (let j = 0n; j < width; j++) p ^= (x >> j) & 1n;
+  return p;
+}
+
+function bitLength(n) {
+  // bit length of a non-negative BigInt
+  return n === 0n ? 0 : n.toString(2).length;
+}
+
+// ------------------------------------------------------------------ JSON
+
+/**
+ * JSON.parse that keeps integers outside the safe range (|n| > 2^53 - 1) exact, as BigInt.
+ * Everything else is what JSON.parse returns.
+ */
+export function parseJSON(text) {
+  let i = 0;
+  const s = String(text);
+  const fail = (what) => {
+    throw new SyntaxError(`invalid JSON at position ${i}: ${what}`);
+  };
+  const ws = () => {
+    while (i < s.length && (s[i] === ' ' || s[i] === '\n' || s[i] === '\r' || s[i] === '\t')) i++;
+  };
+  const numberRe = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+  const value = () => {
+    ws();
+    const c = s[i];
+    if (c === '{') {
+      i++;
+      const obj = {};
+      ws();
+      if (s[i] === '}') { i++; return obj; }
+      for (;;) {
+        ws();
+        if (s[i] !== '"') fail('expected a string key');
+        const key = string();
+        ws();
+        if (s[i] !== ':') fail("expected ':'");
+        i++;
+        obj[key] = value();
+        ws();
+        if (s[i] === ',') { i++; continue; }
+        if (s[i] === '}') { i++; return obj; }
+        fail("expected ',' or '}'");
+      }
+    }
+    if (c === '[') {
+      i++;
+      const arr = [];
+      ws();
+      if (s[i] === ']') { i++; return arr; }
+      for (;;) {
+        arr.push(value());
+        ws();
+        if (s[i] === ',') { i++; continue; }
+        if (s[i] === ']') { i++; return arr; }
+        fail("expected ',' or ']'");
+      }
+    }
+    if (c === '"') return string();
+    for (const [word, v] of [['true', true], ['false', false], ['null', null]]) {
+      if (s.startsWith(word, i)) { i += word.length; return v; }
+    }
+    numberRe.lastIndex = i;
+    const m = numberRe.exec(s);
+    if (!m) fail('unexpected character');
+    i += m[0].length;
+    const n = Number(m[0]);
+    if (m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(n)) return BigInt(m[0]);
+    return n;
+  };
+  const string = () => {
+    const start = i;
+    i++;
+    while (i < s.length && s[i] !== '"') i += s[i] === '\\' ? 2 : 1;
+    if (i >= s.length) fail('unterminated string');
+    i++;
+    return JSON.parse(s.slice(start, i));
+  };
+  const out = value();
+  ws();
+  if (i !== s.length) fail('trailing characters');
+  return out;
+}
+
+/** JSON.stringify (compact) that writes BigInt values as JSON integers. */
+export function stringify(value) {
+  if (typeof value === 'bigint') return value.toString();
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    return `[${value.map((v) => (v === undefined ? 'null' : stringify(v))).join(',')}]`;
+  }
+  const parts = [];
+  for (const [k, v] of Object.entries(value)) {
+    if (v !== undefined && typeof v !== 'function') parts.push(`${JSON.stringify(k)}:${stringify(v)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+// ------------------------------------------------------------------ config checks
+
+function integerParam(params, name, limits = {}) {
+  if (!(name in params)) throw new DeniableError(`params.${name}`, 'is missing');
+  return exactInteger(params[name], `params.${name}`, limits);
+}
+
+function exactInteger(raw, field, { min = 0n, max = null } = {}) {
+  let v;
+  if (typeof raw === 'bigint') v = raw;
+  else if (typeof raw === 'number' && Number.isSafeInteger(raw)) v = BigInt(raw);
+  else if (typeof raw === 'number' && Number.isInteger(raw)) {
+    throw new DeniableError(field, `${raw} is above 2^53 and lost precision; parse the config with parseJSON`);
+  } else throw new DeniableError(field, `must be an integer; got ${JSON.stringify(raw)}`);
+  if (v < min || (max !== null && v > max)) {
+    throw new DeniableError(field, `must be in ${min}..${max === null ? 'inf' : max}; got ${v}`);
+  }
+  return v;
+}
+
+function parseDomain(domain) {
+  if (typeof domain === 'number' || typeof domain === 'bigint') {
+    const k = Number(domain);
+    if (!Number.isSafeInteger(k) || k < 2) throw new DeniableError('domain', `must be an int k >= 2 or a list; got ${domain}`);
+    return { k, values: null };
+  }
+  if (!Array.isArray(domain) || domain.length < 2) {
+    throw new DeniableError('domain', `must be an int k >= 2 or a list of at least 2 categories; got ${JSON.stringify(domain)}`);
+  }
+  domain.forEach((v, i) => {
+    if (!['string', 'number', 'boolean'].includes(typeof v)) {
+      throw new DeniableError(`domain[${i}]`, `must be a string, number or boolean; got ${JSON.stringify(v)}`);
+    }
+  });
+  return { k: domain.length, values: domain.slice() };
+}
+
+/** ln of a ratio of positive BigInts, as a float (for display and the consistency check only). */
+function lnRatio(num, den) {
+  // scale both to < 2^1000 safely: their float conversions are exact to 2^-53 relative
+  return Math.log(Number(num)) - Math.log(Number(den));
+}
+
+// ------------------------------------------------------------------ mechanisms
+
+const BUILDERS = {
+  'binary-rr'(params, dom) {
+    if (dom.k !== 2) throw new DeniableError('domain', 'binary-rr needs the domain [false, true]');
+    const d = integerParam(params, 'denominator', { min: 2n });
+    const ys = params.yes_numerators;
+    if (!Array.isArray(ys) || ys.length !== 2) {
+      throw new DeniableError('params.yes_numerators', `must be [P(yes|false) numerator, P(yes|true) numerator]; got ${stringify(ys)}`);
+    }
+    const yf = exactInteger(ys[0], 'params.yes_numerators[0]');
+    const yt = exactInteger(ys[1], 'params.yes_numerators[1]');
+    if (!(0n < yf && yf < yt && yt < d)) {
+      throw new DeniableError('params', `binary-rr needs 0 < yes_numerators[0] < yes_numerators[1] < denominator; got ${stringify(params)}`);
+    }
+    const thresholds = [yf, yt];
+    const epsilon = Math.max(lnRatio(yt, yf), lnRatio(d - yf, d - yt));
+    return {
+      epsilon,
+      words: 2,
+      sample(pool, x) {
+        return uniformBelow(pool, d) < thresholds[x];
+      },
+    };
+  },
+
+  grr(params, dom) {
+    const a = integerParam(params, 'truth_numerator', { min: 1n });
+    const b = integerParam(params, 'other_numerator', { min: 1n });
+    if (!(b < a)) throw new DeniableError('params', `grr needs 0 < other_numerator < truth_numerator; got ${stringify(params)}`);
+    const d = a + BigInt(dom.k - 1) * b;
+    if (d > TWO64N) throw new DeniableError('params', 'grr denominator exceeds 2^64');
+    return {
+      epsilon: lnRatio(a, b),
+      words: 2,
+      sample(pool, x) {
+        const pos = kRR(pool, BigInt(x), a, b, d);
+        return dom.values === null ? Number(pos) : dom.values[Number(pos)];
+      },
+    };
+  },
+
+  sue: unary,
+  oue: unary,
+  blh: localHashing,
+  olh: localHashing,
+
+  hadamard(params, dom) {
+    const kk = integerParam(params, 'K', { min: 2n });
+    const expected = 1n << BigInt(bitLength(BigInt(dom.k)));
+    if (kk !== expected) throw new DeniableError('params.K', `must be ${expected} for k=${dom.k}; got ${kk}`);
+    const a = integerParam(params, 'inside_numerator', { min: 1n });
+    const b = integerParam(params, 'outside_numerator', { min: 1n });
+    if (!(b < a)) throw new DeniableError('params', `hadamard needs 0 < outside_numerator < inside_numerator; got ${stringify(params)}`);
+    const d = a + b;
+    const width = BigInt(bitLength(kk) - 1);
+    return {
+      epsilon: lnRatio(a, b),
+      words: 4,
+      sample(pool, x) {
+        const row = BigInt(x) + 1n;
+        const inside = uniformBelow(pool, d) < a ? 1n : 0n;
+        let y = uniformBelow(pool, kk);
+        // y must have even parity with row when inside, odd otherwise; a wrong y is moved
+        // into the right half by flipping the lowest set bit of row (2-to-1 onto the half)
+        const wrong = parity(row & y, width) === inside ? 1n : 0n;
+        const lowest = row & -row;
+        y ^= lowest * wrong;
+        return Number(y);
+      },
+    };
+  },
+
+  subset(params, dom) {
+    const k = dom.k;
+    const omegaBig = integerParam(params, 'omega', { min: 1n, max: BigInt(k - 1) });
+    const w = Number(omegaBig);
+    const inW = integerParam(params, 'inside_weight', { min: 1n });
+    const outW = integerParam(params, 'outside_weight', { min: 1n });
+    const total = inW + outW;
+    if (total > TWO64N) throw new DeniableError('params', 'subset weights exceed 2^64');
+    const population = k - 1;
+    return {
+      epsilon: lnRatio(inW * BigInt(k - w), outW * BigInt(w)),
+      words: 2 * w + 4,
+      sample(pool, x) {
+        const include = uniformBelow(pool, total) < inW;
+        // a uniform w-subset of the k - 1 other positions (Floyd's algorithm)
+        const picks = new Array(w);
+        for (let col = 0; col < w; col++) {
+          const j = population - w + col;
+          const t = uniformBelowSmall(pool, j + 1);
+          let seen = false;
+          for (let c = 0; c < col; c++) seen = seen || picks[c] === t;
+          picks[col] = seen ? j : t;
+        }
+        // map positions of the others onto [k] \ {x}; then, w.p. p, put x in a uniform slot
+        const slot = uniformBelowSmall(pool, w);
+        for (let c = 0; c < w; c++) {
+          const other = picks[c] + (picks[c] >= x ? 1 : 0);
+          picks[c] = include && c === slot ? x : other;
+        }
+        return picks.sort((u, v) => u - v);
+      },
+    };
+  },
+};
+
+/** k-ary randomized response on positions: x w.p. a/d, else other position (r - a) // b. */
+function kRR(pool, x, a, b, d) {
+  const r = uniformBelow(pool, d);
+  const keep = r < a;
+  const o = (keep ? 0n : r - a) / b;
+  const other = o + (o >= x ? 1n : 0n);
+  return keep ? x : other;
+}
+
+function unary(params, dom, name) {
+  const bits = params.bits === undefined ? 32 : params.bits;
+  if (bits !== 32) throw new DeniableError('params.bits', `must be 32; got ${stringify(bits)}`);
+  const p = Number(integerParam(params, 'p_numerator', { min: 1n, max: TWO32N - 1n }));
+  const q = Number(integerParam(params, 'q_numerator', { min: 1n, max: TWO32N - 1n }));
+  if (!(q < p)) throw new DeniableError('params', `${name} needs 0 < q_numerator < p_numerator < 2^32; got ${stringify(params)}`);
+  const k = dom.k;
+  const nbytes = (k + 7) >> 3;
+  const P = BigInt(p);
+  const Q = BigInt(q);
+  return {
+    epsilon: lnRatio(P * (TWO32N - Q), (TWO32N - P) * Q),
+    words: k,
+    sample(pool, x) {
+      const bytes = new Uint8Array(nbytes);
+      for (let i = 0; i < k; i++) {
+        const truth = +(i === x);
+        const threshold = q + truth * (p - q);
+        const bit = +(pool.u32() < threshold);
+        bytes[i >> 3] |= bit << (7 - (i & 7));
+      }
+      let hex = '';
+      for (let i = 0; i < nbytes; i++) hex += bytes[i].toString(16).padStart(2, '0');
+      return hex;
+    },
+  };
+}
+
+function localHashing(params, dom, name) {
+  const g = integerParam(params, 'g', { min: 2n });
+  if (g & (g - 1n)) throw new DeniableError('params.g', `must be a power of two >= 2; got ${g}`);
+  if (name === 'blh' && g !== 2n) throw new DeniableError('params.g', `must be 2 for blh; got ${g}`);
+  if (params.hash !== undefined && params.hash !== 'toeplitz-gf2') {
+    throw new DeniableError('params.hash', `must be "toeplitz-gf2"; got ${stringify(params.hash)}`);
+  }
+  const a = integerParam(params, 'truth_numerator', { min: 1n });
+  const b = integerParam(params, 'other_numerator', { min: 1n });
+  if (!(b < a)) throw new DeniableError('params', `${name} needs 0 < other_numerator < truth_numerator; got ${stringify(params)}`);
+  const m = bitLength(g) - 1;
+  const hashBits = Math.max(1, bitLength(BigInt(dom.k - 1)));
+  const seedBits = hashBits + 2 * m - 1;
+  if (seedBits > 64) throw new DeniableError('params.g', `k=${dom.k} with g=${g} needs a ${seedBits}-bit seed (at most 64)`);
+  const d = a + (g - 1n) * b;
+  if (d > TWO64N) throw new DeniableError('params', `${name} denominator exceeds 2^64`);
+  const seedBound = 1n << BigInt(seedBits);
+  const rowMask = (1n << BigInt(hashBits)) - 1n;
+  const offsetShift = BigInt(hashBits + m - 1);
+  const width = BigInt(hashBits);
+  return {
+    epsilon: lnRatio(a, b),
+    words: 6,
+    sample(pool, x) {
+      const seed = uniformBelow(pool, seedBound);
+      const xb = BigInt(x);
+      // H(x) = T x XOR offset over GF(2); row j of the Toeplitz matrix is seed bits j..j+L-1
+      let h = (seed >> offsetShift) & (g - 1n);
+      for (let j = 0; j < m; j++) {
+        const row = (seed >> BigInt(j)) & rowMask;
+        h ^= parity(row & xb, width) << BigInt(j);
+      }
+      const value = kRR(pool, h, a, b, d);
+      return { seed: seedBits <= 53 ? Number(seed) : seed, value: Number(value) };
+    },
+  };
+}
+
+// ------------------------------------------------------------------ public API
+
+/**
+ * A mechanism from its configuration (an object, or JSON text parsed with parseJSON).
+ *
+ * options.randomBytes: (n) => Uint8Array of n uniform bytes (default: crypto.getRandomValues).
+ * Returns {mechanism, domain, k, epsilon, config, privatize(value), privatizeMany(values)}.
+ */
+export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
+  const config = typeof cfg === 'string' ? parseJSON(cfg) : cfg;
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new DeniableError('config', 'must be a JSON object');
+  }
+  if (config.format !== CONFIG_FORMAT) {
+    throw new DeniableError('format', `must be ${JSON.stringify(CONFIG_FORMAT)}; got ${stringify(config.format)}`);
+  }
+  if (config.version !== CONFIG_VERSION) {
+    throw new DeniableError('version', `must be ${CONFIG_VERSION} (this reader's version); got ${stringify(config.version)}`);
+  }
+  const name = config.mechanism;
+  if (!Object.prototype.hasOwnProperty.call(BUILDERS, name)) {
+    throw new DeniableError('mechanism', `must be one of ${MECHANISMS.join(', ')}; got ${stringify(name)}`);
+  }
+  const params = config.params;
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    throw new DeniableError('params', 'must be an object');
+  }
+  const dom = parseDomain(config.domain);
+  if (name === 'binary-rr' && (dom.values === null || dom.values[0] !== false || dom.values[1] !== true)) {
+    throw new DeniableError('domain', `binary-rr needs the domain [false, true]; got ${stringify(config.domain)}`);
+  }
+  const impl = BUILDERS[name](params, dom, name);
+  const claimed = config.epsilon;
+  if (claimed !== undefined && claimed !== null) {
+    if (typeof claimed !== 'number' || Math.abs(claimed - impl.epsilon) > 1e-9 * Math.max(1, impl.epsilon)) {
+      throw new DeniableError('epsilon', `says ${stringify(claimed)} but the parameters give ${impl.epsilon}`);
+    }
+  }
+  const domain = dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
+  const position = (value) => {
+    const i = domain.findIndex((v) => v === value);
+    if (i < 0) {
+      throw new DeniableError('value', `${stringify(value)} is not in the domain ${stringify(domain.length > 12 ? [...domain.slice(0, 12), '...'] : domain)}`);
+    }
+    return i;
+  };
+  const chunkFor = (count) => Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) * count + 64);
+  return Object.freeze({
+    mechanism: name,
+    domain: Object.freeze(domain.slice()),
+    k: dom.k,
+    epsilon: impl.epsilon,
+    config,
+    /** One report for `value` (a category of the domain), as JSON-ready data. */
+    privatize(value) {
+      const x = position(value);
+      return impl.sample(new WordPool(randomBytes, chunkFor(1)), x);
+    },
+    /** Reports for many values (one random pool for the batch: faster, same distribution). */
+    privatizeMany(values) {
+      const xs = Array.from(values, position);
+      const pool = new WordPool(randomBytes, chunkFor(xs.length));
+      return xs.map((x) => impl.sample(pool, x));
+    },
+  });
+}
+
+/** A random idempotency key (UUID v4 text) from crypto.randomUUID or, failing that, getRandomValues. */
+export function idempotencyKey(randomBytes = secureRandomBytes) {
+  const c = globalThis.crypto;
+  if (randomBytes === secureRandomBytes && c && typeof c.randomUUID === 'function') return c.randomUUID();
+  const b = randomBytes(16);
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (v) => v.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
