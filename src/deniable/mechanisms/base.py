@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -27,6 +28,9 @@ from deniable.randomness import Source
 __all__ = ["FrequencyOracle", "MECHANISMS", "register"]
 
 MECHANISMS: dict[str, Any] = {}
+
+_PARALLEL_FROM = 1 << 16  # secure batches at least this large are split over threads
+_THREADS = 2
 
 
 def register(cls: Any) -> Any:
@@ -120,7 +124,14 @@ class FrequencyOracle(ABC):
         simulation only (its output is predictable, hence not private).
         """
         idx = self.domain_obj.encode(values)
-        return self._sample(idx, randomness.resolve(rng))
+        source = randomness.resolve(rng)
+        if source.secure and idx.size >= _PARALLEL_FROM:
+            # the OS CSPRNG and numpy release the GIL: use both cores
+            halves = np.array_split(idx, _THREADS)
+            with ThreadPoolExecutor(_THREADS) as pool:
+                parts = list(pool.map(lambda part: self._sample(part, source), halves))
+            return np.concatenate(parts)
+        return self._sample(idx, source)
 
     # ------------------------------------------------------------- aggregate
     @property
