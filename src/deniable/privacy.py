@@ -77,7 +77,10 @@ def check_epsilon(epsilon: object, name: str = "epsilon", owner: str = "") -> fl
 def check_probability(
     prob: object, name: str, low: Fraction, high: Fraction, owner: str = ""
 ) -> Fraction:
-    """Validate ``prob`` in the open interval (low, high) and return it exactly."""
+    """Validate ``prob`` in the open interval (low, high) and return it exactly.
+
+    Floats are taken as the decimal they print as: ``0.3`` means ``3/10``.
+    """
     where = f" for {owner}" if owner else ""
     if isinstance(prob, bool) or not isinstance(prob, (int, float, Fraction)):
         try:
@@ -93,7 +96,9 @@ def check_probability(
         raise ValueError(
             f"{name} must be in ({float(low):g}, {float(high):g}){where}; got {prob!r}"
         )
-    exact = Fraction(prob)  # type: ignore[arg-type]
+    # a float is read as the decimal it prints as (0.3 is 3/10, not the binary
+    # double nearest to it), so products of probabilities keep small denominators
+    exact = Fraction(repr(prob)) if isinstance(prob, float) else Fraction(prob)  # type: ignore[arg-type]
     if not low < exact < high:
         raise ValueError(
             f"{name} must be in ({float(low):g}, {float(high):g}){where}; got {prob!r}"
