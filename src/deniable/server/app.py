@@ -1,0 +1,444 @@
+"""The collection service: a FastAPI app over :class:`deniable.server.storage.Storage`.
+
+Devices fetch a survey (every question's exact mechanism configuration),
+randomize on their side, and post only the privatized reports. The server
+validates every report against its question's mechanism before storing
+anything, keeps each question's mergeable aggregate up to date in the same
+transaction, and answers ``GET /surveys/{id}/results`` from the aggregates.
+
+Errors are JSON ``{"detail": {"field": <JSON path>, "message": <what was
+expected and what came>}}`` with a 4xx status. See the generated OpenAPI
+document at ``/openapi.json`` (browsable at ``/docs``).
+
+The app never logs report payloads or tokens; the runner's access log omits
+query strings and client addresses (:mod:`deniable.server.runner`).
+"""
+
+from __future__ import annotations
+
+import csv
+import hmac
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from deniable.server.storage import MAX_BATCH, Storage, StorageError
+from deniable.server.surveys import Survey, SurveyError
+
+__all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV"]
+
+STATIC_DIR = Path(__file__).parent / "static"
+MAX_BODY_BYTES = 16 * 1024 * 1024
+ADMIN_TOKEN_ENV = "DENIABLE_ADMIN_TOKEN"
+
+
+# --------------------------------------------------------------------- models
+IdempotencyKey = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{8,128}$")]
+
+
+class ResponseIn(BaseModel):
+    """One respondent's privatized reports, one per question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    idempotency_key: IdempotencyKey = Field(
+        description="8-128 characters [A-Za-z0-9_-], chosen by the device; a retry reuses it"
+    )
+    invite_token: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
+        default=None, description="single-use invite (required by invite-only surveys)"
+    )
+    reports: dict[str, Any] = Field(
+        description="{question id: report JSON}, every question exactly once; the report "
+        "format is the question's mechanism's (m.reports_to_json)"
+    )
+
+
+class BatchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    responses: list[ResponseIn] = Field(max_length=MAX_BATCH)
+
+
+class Accepted(BaseModel):
+    status: Literal["accepted"]
+    response_id: str
+    idempotency_key: str
+
+
+class BatchAccepted(BaseModel):
+    accepted: int = Field(description="responses stored by this request")
+    duplicates: int = Field(description="responses whose key was already stored with this body")
+
+
+class ErrorDetail(BaseModel):
+    field: str = Field(description="JSON path of the offending field")
+    message: str
+
+
+class ErrorOut(BaseModel):
+    detail: ErrorDetail
+
+
+class QuestionOut(BaseModel):
+    id: str
+    text: str
+    type: Literal["yes-no", "categorical"]
+    categories: list[Any]
+    mechanism: dict[str, Any] = Field(description="the exact mechanism config (m.to_config())")
+
+
+class SurveyOut(BaseModel):
+    id: str
+    title: str
+    status: Literal["open", "closed"]
+    budget: float
+    epsilon_total: float = Field(description="sum of the questions' epsilons (per respondent)")
+    invite_only: bool
+    questions: list[QuestionOut]
+
+
+class QuestionResult(BaseModel):
+    id: str
+    text: str
+    type: str
+    mechanism: str = Field(description="mechanism class name")
+    epsilon: float
+    n: int
+    categories: list[Any]
+    estimate: list[float | None] = Field(description="unbiased frequency per category")
+    std_error: list[float | None]
+    ci_low: list[float | None] = Field(description="95% normal interval, per category")
+    ci_high: list[float | None]
+    observed: list[float | None] = Field(description="raw share of reports supporting each category")
+    consistent: list[float | None] = Field(description="Norm-Sub projection onto the simplex")
+
+
+class ResultsOut(BaseModel):
+    id: str
+    title: str
+    n_responses: int
+    level: float
+    questions: list[QuestionResult]
+
+
+class InvitesIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    count: StrictInt = Field(ge=1, le=MAX_BATCH)
+
+
+class InvitesOut(BaseModel):
+    tokens: list[str]
+
+
+class StatusOut(BaseModel):
+    id: str
+    status: Literal["open", "closed"]
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (401, 403, 404, 409, 413, 422)
+}
+
+
+# ----------------------------------------------------------------- helpers
+def _error(status: int, field: str, message: str) -> JSONResponse:
+    return JSONResponse({"detail": {"field": field, "message": message}}, status_code=status)
+
+
+def _json_path(loc: Iterable[Any]) -> str:
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    path = ""
+    for p in parts:
+        path += f"[{p}]" if isinstance(p, int) else (f".{p}" if path else str(p))
+    return path or "body"
+
+
+class BodyLimit:
+    """Refuse request bodies above ``max_bytes`` with 413 (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        message = f"request body exceeds the limit of {self.max_bytes} bytes"
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = -1
+                if declared > self.max_bytes:
+                    await _error(413, "body", message)(scope, receive, send)
+                    return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            msg = await receive()
+            if msg["type"] == "http.request":
+                received += len(msg.get("body", b""))
+                if received > self.max_bytes:
+                    raise HTTPException(413, {"field": "body", "message": message})
+            return msg
+
+        await self.app(scope, limited, send)
+
+
+_bearer = HTTPBearer(auto_error=False, description="the admin token given at start-up")
+
+
+def require_admin(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """401 unless ``Authorization: Bearer <token>`` matches the admin token (constant time)."""
+    token: str | None = request.app.state.admin_token
+    challenge = {"WWW-Authenticate": "Bearer"}
+    if token is None:
+        raise HTTPException(
+            401, {"field": "Authorization", "message": "the admin API is disabled: start the "
+                  f"server with an admin token (or set {ADMIN_TOKEN_ENV})"}, challenge,
+        )
+    given = "" if credentials is None else credentials.credentials
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        raise HTTPException(
+            401, {"field": "Authorization", "message": "needs 'Bearer <admin token>' with the "
+                  "server's admin token"}, challenge,
+        )
+
+
+_ADMIN = Depends(require_admin)
+
+
+def _page(name: str) -> Response:
+    path = STATIC_DIR / name
+    if not path.is_file():
+        return _error(404, "path", f"the page {name} is not installed with this server")
+    return FileResponse(path, media_type="text/html")
+
+
+# ---------------------------------------------------------------------- app
+def create_app(
+    storage: Storage | str,
+    surveys: Iterable[str | Path | dict[str, Any] | Survey] = (),
+    *,
+    admin_token: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """The collection service over ``storage`` (a Storage or a database URL).
+
+    ``surveys`` (files, dicts or Survey objects) are stored at start-up;
+    one already stored must be identical. The admin endpoints need
+    ``Authorization: Bearer <admin_token>`` (default: environment variable
+    ``DENIABLE_ADMIN_TOKEN``); without a token they answer 401.
+    """
+    store = storage if isinstance(storage, Storage) else Storage(storage)
+    for source in surveys:
+        store.add_survey(source)
+    token = admin_token if admin_token is not None else os.environ.get(ADMIN_TOKEN_ENV) or None
+
+    app = FastAPI(
+        title="deniable collection service",
+        version="1",
+        summary="Surveys out, privatized (locally differentially private) reports in, "
+        "estimates with error bars.",
+    )
+    app.state.storage = store
+    app.state.admin_token = token
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+
+    # ----------------------------------------------------------- errors
+    @app.exception_handler(StorageError)
+    async def _storage_error(_request: Request, exc: StorageError) -> JSONResponse:
+        return _error(exc.status, exc.field, exc.message)
+
+    @app.exception_handler(SurveyError)
+    async def _survey_error(_request: Request, exc: SurveyError) -> JSONResponse:
+        return _error(422, exc.field, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        err = exc.errors()[0]
+        field = _json_path(err.get("loc", ()))
+        if err.get("type") == "json_invalid":
+            ctx = err.get("ctx") or {}
+            return _error(422, "body", f"is not valid JSON: {ctx.get('error', err.get('msg'))}")
+        message = str(err.get("msg", "invalid"))
+        if err.get("type") != "missing":
+            message += f"; got {err.get('input')!r:.100}"
+        return _error(422, field, message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc.detail, dict):
+            return JSONResponse({"detail": exc.detail}, exc.status_code, headers=exc.headers)
+        return JSONResponse(
+            {"detail": {"field": "path", "message": str(exc.detail)}}, exc.status_code,
+            headers=exc.headers,
+        )
+
+
+    # ------------------------------------------------------------ public
+    @app.get("/surveys/{survey_id}", response_model=SurveyOut, responses=_ERRORS, tags=["devices"])
+    def get_survey(survey_id: str) -> dict[str, Any]:
+        """The survey as devices need it: each question's exact mechanism configuration."""
+        return store.public(survey_id)
+
+    @app.post(
+        "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
+        responses=_ERRORS, tags=["devices"],
+    )
+    def post_response(survey_id: str, body: ResponseIn) -> dict[str, Any]:
+        """Store one respondent's privatized reports (idempotent by ``idempotency_key``).
+
+        A retry with the same key and body gets the identical answer; the same
+        key with another body is refused (409).
+        """
+        result = store.submit(survey_id, [body.model_dump()])
+        return {
+            "status": "accepted",
+            "response_id": result.response_id,
+            "idempotency_key": body.idempotency_key,
+        }
+
+    @app.post(
+        "/surveys/{survey_id}/responses/batch", status_code=201, response_model=BatchAccepted,
+        responses=_ERRORS, tags=["devices"],
+    )
+    def post_batch(survey_id: str, body: BatchIn) -> dict[str, Any]:
+        """Store up to 10,000 responses at once; all are validated before any is stored."""
+        result = store.submit(
+            survey_id, [r.model_dump() for r in body.responses], lambda i: f"responses[{i}]."
+        )
+        return {"accepted": result.accepted, "duplicates": result.duplicates}
+
+    @app.get(
+        "/surveys/{survey_id}/results", response_model=ResultsOut, responses=_ERRORS,
+        tags=["analysts"],
+    )
+    def get_results(survey_id: str) -> dict[str, Any]:
+        """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version."""
+        return store.estimates(survey_id)
+
+    # ------------------------------------------------------------- admin
+    @app.post(
+        "/admin/surveys", status_code=201, response_model=SurveyOut, responses=_ERRORS,
+        dependencies=[_ADMIN], tags=["admin"],
+    )
+    def create_survey(definition: dict[str, Any]) -> dict[str, Any]:
+        """Store a survey definition (JSON form of the YAML file); refused over budget."""
+        survey = store.add_survey(definition)
+        return store.public(survey.id)
+
+    @app.post(
+        "/admin/surveys/{survey_id}/close", response_model=StatusOut, responses=_ERRORS,
+        dependencies=[_ADMIN], tags=["admin"],
+    )
+    def close_survey(survey_id: str) -> dict[str, Any]:
+        """Accept no new responses (retries of stored ones are still answered)."""
+        store.close_survey(survey_id)
+        return {"id": survey_id, "status": "closed"}
+
+    @app.post(
+        "/admin/surveys/{survey_id}/invites", response_model=InvitesOut, responses=_ERRORS,
+        dependencies=[_ADMIN], tags=["admin"],
+    )
+    def create_invites(survey_id: str, body: InvitesIn) -> dict[str, Any]:
+        """New single-use invite tokens for an invite-only survey (shown once, stored hashed)."""
+        return {"tokens": store.create_invites(survey_id, body.count)}
+
+    @app.get(
+        "/admin/surveys/{survey_id}/export", responses=_ERRORS, dependencies=[_ADMIN],
+        tags=["admin"],
+        response_class=Response,
+    )
+    def export(
+        survey_id: str, format: Annotated[Literal["csv", "parquet"], Query()] = "csv"
+    ) -> Response:
+        """Every stored response: ``response_id`` and one column per question holding the
+        report as JSON text (Parquet also carries the survey definition in its metadata)."""
+        survey = store.survey(survey_id)
+        qids = [q.id for q in survey.questions]
+        if format == "csv":
+            return StreamingResponse(
+                _csv_chunks(store, survey_id, qids), media_type="text/csv",
+                headers={"Content-Disposition": f'attachment; filename="{survey_id}.csv"'},
+            )
+        return Response(
+            _parquet_bytes(store, survey, qids), media_type="application/vnd.apache.parquet",
+            headers={"Content-Disposition": f'attachment; filename="{survey_id}.parquet"'},
+        )
+
+    # ------------------------------------------------------------- pages
+    @app.get("/s/{survey_id}", include_in_schema=False)
+    def survey_page(survey_id: str) -> Response:
+        store.survey(survey_id)
+        return _page("survey.html")
+
+    @app.get("/s/{survey_id}/results", include_in_schema=False)
+    def results_page(survey_id: str) -> Response:
+        store.survey(survey_id)
+        return _page("results.html")
+
+    if STATIC_DIR.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    return app
+
+
+def _export_rows(store: Storage, survey_id: str, qids: list[str]) -> Iterator[list[list[Any]]]:
+    """Chunks of ``[response_id, report JSON per question]`` rows."""
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    for chunk in store.iter_responses(survey_id):
+        rows = []
+        for rid, text in chunk:
+            reports = json.loads(text)
+            rows.append([rid, *(dumps(reports[q]) for q in qids)])
+        yield rows
+
+
+def _csv_chunks(store: Storage, survey_id: str, qids: list[str]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["response_id", *qids])
+    for rows in _export_rows(store, survey_id, qids):
+        writer.writerows(rows)
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _parquet_bytes(store: Storage, survey: Survey, qids: list[str]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema(
+        [("response_id", pa.int64()), *((q, pa.string()) for q in qids)],
+        metadata={"deniable.survey": survey.canonical()},
+    )
+    sink = io.BytesIO()
+    with pq.ParquetWriter(sink, schema) as writer:
+        for rows in _export_rows(store, survey.id, qids):
+            columns = list(zip(*rows, strict=True))
+            writer.write_table(pa.Table.from_arrays([pa.array(c) for c in columns], schema=schema))
+    return sink.getvalue()

@@ -1,0 +1,376 @@
+"""Survey definitions: questions, their mechanisms, and the privacy budget check.
+
+A survey is written in YAML or JSON (see ``examples/honor-code.yaml``)::
+
+    id: honor-code
+    title: Honor code survey
+    budget: 1.1
+    questions:
+      - id: violated
+        text: Have you broken the honor code this term?
+        type: yes-no
+        mechanism: forced-response
+        p_truth: 0.5
+        p_yes: 0.5
+
+Each question's mechanism is built once, when the definition is loaded, and
+the survey keeps its exact configuration (``m.to_config()``): devices
+randomize with it, and results are decoded with it, so the two always agree.
+
+Budget (basic sequential composition): a respondent answers every question
+once, so the survey's privacy loss per respondent is the sum of the
+questions' epsilons (each the epsilon realised by the mechanism's integer
+probabilities, rounded up). A survey whose sum exceeds ``budget`` is refused.
+
+Mechanisms and their parameters:
+
+=================  =============  ==========================================
+``mechanism``      question type  parameters
+=================  =============  ==========================================
+forced-response    yes-no         ``p_truth``, ``p_yes`` (two-coin design)
+binary-rr          yes-no         ``prob`` or ``epsilon`` (Warner)
+grr                any            ``epsilon`` or ``prob``
+sue, oue, blh      any            ``epsilon``
+olh                any            ``epsilon``, optional ``g``
+hadamard           any            ``epsilon``
+subset             any            ``epsilon``, optional ``omega``
+auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
+=================  =============  ==========================================
+
+A yes-no question has the categories ``[false, true]``; ``auto`` there is
+Warner's design, which for two categories is GRR.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deniable.mechanisms import (
+    BLH,
+    GRR,
+    OLH,
+    OUE,
+    SUE,
+    BinaryRR,
+    FrequencyOracle,
+    HadamardResponse,
+    SubsetSelection,
+)
+from deniable.plan import best_mechanism
+from deniable.privacy import PrivacyBudget
+from deniable.wire import from_config
+
+__all__ = ["SurveyError", "Question", "Survey", "load_survey", "load_surveys", "ID_PATTERN"]
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+"""Survey and question ids: 1..64 characters, letters, digits, ``_ . -``."""
+
+QUESTION_TYPES = ("yes-no", "categorical")
+YES_NO = (False, True)
+
+
+class SurveyError(ValueError):
+    """A survey definition that cannot be accepted; ``field`` is the JSON path of the problem."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question: its text, categories and the mechanism devices randomize with."""
+
+    id: str
+    text: str
+    type: str
+    mechanism: FrequencyOracle
+
+    @property
+    def categories(self) -> list[Any]:
+        return list(self.mechanism.domain)
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.mechanism.epsilon)
+
+    def to_json(self) -> dict[str, Any]:
+        """The question as devices see it: the mechanism as its exact config."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "type": self.type,
+            "categories": self.categories,
+            "mechanism": self.mechanism.to_config(),
+        }
+
+
+@dataclass(frozen=True)
+class Survey:
+    """A loaded survey: every mechanism built, the budget checked."""
+
+    id: str
+    title: str
+    budget: float
+    questions: tuple[Question, ...]
+    invite_only: bool = False
+
+    @property
+    def epsilon_total(self) -> float:
+        """Privacy loss per respondent: the sum of the questions' epsilons."""
+        return math.fsum(q.epsilon for q in self.questions)
+
+    def question(self, question_id: str) -> Question:
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        raise KeyError(question_id)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored (canonical) form: mechanisms as exact configs.
+
+        ``load_survey(s.to_json())`` rebuilds an equal survey with the same
+        configurations, without re-running ``auto``.
+        """
+        return {
+            "id": self.id,
+            "title": self.title,
+            "budget": self.budget,
+            "invite_only": self.invite_only,
+            "questions": [q.to_json() for q in self.questions],
+        }
+
+    def canonical(self) -> str:
+        """``to_json`` as canonical text (identical definitions compare equal)."""
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+
+# ------------------------------------------------------------------ loading
+def _require(data: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...]) -> Any:
+    if key not in data:
+        raise SurveyError(f"{where}{key}", "is required")
+    value = data[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and bool not in _as_tuple(kind):
+        raise SurveyError(
+            f"{where}{key}", f"must be {_kind_name(kind)}; got {type(value).__name__} {value!r:.60}"
+        )
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {str: "a string", int: "a number", float: "a number", bool: "true or false",
+             list: "a list", dict: "an object"}
+    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in _as_tuple(kind)))
+
+
+def _check_id(value: str, field: str) -> str:
+    if not ID_PATTERN.match(value):
+        raise SurveyError(
+            field, f"must be 1-64 characters of letters, digits, '_', '.', '-' "
+            f"(starting with a letter or digit); got {value!r:.80}"
+        )
+    return value
+
+
+_NUMBER = (int, float)
+
+# mechanism name -> (allowed parameters, builder(categories, params))
+_Builder = Callable[[list[Any], dict[str, Any]], FrequencyOracle]
+
+
+def _eps_only(cls: Any) -> _Builder:
+    return lambda cats, p: cls(cats, epsilon=p["epsilon"])
+
+
+_MECHANISMS: dict[str, tuple[frozenset[str], frozenset[str], _Builder]] = {
+    # name: (required params, optional params, builder)
+    "forced-response": (
+        frozenset({"p_truth", "p_yes"}), frozenset(),
+        lambda cats, p: BinaryRR.forced_response(p_truth=p["p_truth"], p_yes=p["p_yes"]),
+    ),
+    "binary-rr": (frozenset(), frozenset({"prob", "epsilon"}), lambda cats, p: BinaryRR(**p)),
+    "grr": (frozenset(), frozenset({"prob", "epsilon"}), lambda cats, p: GRR(cats, **p)),
+    "sue": (frozenset({"epsilon"}), frozenset(), _eps_only(SUE)),
+    "oue": (frozenset({"epsilon"}), frozenset(), _eps_only(OUE)),
+    "blh": (frozenset({"epsilon"}), frozenset(), _eps_only(BLH)),
+    "olh": (frozenset({"epsilon"}), frozenset({"g"}), lambda cats, p: OLH(cats, **p)),
+    "hadamard": (frozenset({"epsilon"}), frozenset(), _eps_only(HadamardResponse)),
+    "subset": (frozenset({"epsilon"}), frozenset({"omega"}), lambda cats, p: SubsetSelection(cats, **p)),
+    "auto": (frozenset({"epsilon"}), frozenset(), lambda cats, p: _auto(cats, p["epsilon"])),
+}
+_BINARY_ONLY = ("forced-response", "binary-rr")
+_QUESTION_KEYS = frozenset({"id", "text", "type", "categories", "mechanism"})
+
+
+def _auto(categories: list[Any], epsilon: float) -> FrequencyOracle:
+    """``best_mechanism(k, epsilon)``, rebuilt on the question's own categories."""
+    if list(categories) == list(YES_NO):
+        return BinaryRR(epsilon=epsilon)
+    chosen = best_mechanism(len(categories), epsilon).mechanism
+    config = chosen.to_config()
+    config["domain"] = list(categories)
+    mechanism: FrequencyOracle = from_config(config)
+    return mechanism
+
+
+def _load_question(data: Any, where: str) -> Question:
+    if not isinstance(data, dict):
+        raise SurveyError(where.rstrip("."), f"must be an object; got {type(data).__name__}")
+    qid = _check_id(_require(data, "id", where, str), f"{where}id")
+    text = _require(data, "text", where, str)
+    qtype = _require(data, "type", where, str)
+    if qtype not in QUESTION_TYPES:
+        raise SurveyError(f"{where}type", f"must be one of {list(QUESTION_TYPES)}; got {qtype!r}")
+    if isinstance(data.get("mechanism"), dict):
+        # an exact mechanism configuration (the stored form of a survey)
+        extra = sorted(set(data) - _QUESTION_KEYS)
+        if extra:
+            raise SurveyError(f"{where}{extra[0]}", "is not a field of a question with a mechanism config")
+        try:
+            mechanism: FrequencyOracle = from_config(data["mechanism"])
+        except (ValueError, TypeError) as exc:
+            raise SurveyError(f"{where}mechanism", str(exc)) from None
+        expected = list(YES_NO) if qtype == "yes-no" else data.get("categories")
+        if expected is not None and list(mechanism.domain) != list(expected):
+            raise SurveyError(
+                f"{where}mechanism.domain", f"must be the question's categories {expected!r:.200}"
+            )
+        return Question(qid, text, qtype, mechanism)
+
+    if qtype == "yes-no":
+        if "categories" in data and data["categories"] not in (None, list(YES_NO)):
+            raise SurveyError(
+                f"{where}categories", "a yes-no question has the categories [false, true]; "
+                "use type: categorical for other answers"
+            )
+        categories: list[Any] = list(YES_NO)
+    else:
+        categories = _require(data, "categories", where, list)
+        if len(categories) < 2:
+            raise SurveyError(f"{where}categories", f"needs at least 2 categories; got {categories!r}")
+        for i, c in enumerate(categories):
+            if isinstance(c, bool) or not isinstance(c, (str, int)):
+                raise SurveyError(
+                    f"{where}categories[{i}]", f"must be a string or an integer; got {c!r:.60}"
+                )
+        if len({type(c) for c in categories}) != 1:
+            raise SurveyError(
+                f"{where}categories", f"must be all strings or all integers; got {categories!r:.200}"
+            )
+        if len(set(categories)) != len(categories):
+            raise SurveyError(f"{where}categories", f"has duplicates: {categories!r:.200}")
+
+    name = _require(data, "mechanism", where, str)
+    if name not in _MECHANISMS:
+        raise SurveyError(f"{where}mechanism", f"must be one of {sorted(_MECHANISMS)}; got {name!r}")
+    if name in _BINARY_ONLY and qtype != "yes-no":
+        raise SurveyError(f"{where}mechanism", f"{name} needs a yes-no question; this one is {qtype}")
+    required, optional, build = _MECHANISMS[name]
+    params = {key: value for key, value in data.items() if key not in _QUESTION_KEYS}
+    for key in sorted(params):
+        if key not in required | optional:
+            allowed = sorted(required | optional)
+            raise SurveyError(
+                f"{where}{key}", f"is not a parameter of mechanism {name} (allowed: {allowed})"
+            )
+        value = params[key]
+        if isinstance(value, bool) or not isinstance(value, _NUMBER):
+            raise SurveyError(f"{where}{key}", f"must be a number; got {value!r:.60}")
+    for key in sorted(required - set(params)):
+        raise SurveyError(f"{where}{key}", f"is required by mechanism {name}")
+    try:
+        mechanism = build(categories, params)
+    except (ValueError, TypeError) as exc:
+        raise SurveyError(f"{where}mechanism", f"{name}: {exc}") from None
+    return Question(qid, text, qtype, mechanism)
+
+
+def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
+    """Build a survey from a YAML/JSON file, a dict, or return a Survey unchanged.
+
+    Raises :class:`SurveyError` (a ValueError) naming the offending field,
+    including when the questions' epsilons add up to more than ``budget``.
+    """
+    if isinstance(source, Survey):
+        return source
+    if isinstance(source, (str, Path)):
+        data = _read_file(Path(source))
+    else:
+        data = dict(source)
+    if not isinstance(data, dict):
+        raise SurveyError("$", f"a survey must be an object; got {type(data).__name__}")
+    known = {"id", "title", "budget", "questions", "invite_only", "description"}
+    extra = sorted(set(data) - known)
+    if extra:
+        raise SurveyError(extra[0], f"is not a survey field (allowed: {sorted(known)})")
+    sid = _check_id(_require(data, "id", "", str), "id")
+    title = _require(data, "title", "", str)
+    budget_value = _require(data, "budget", "", _NUMBER)
+    invite_only = data.get("invite_only", False)
+    if not isinstance(invite_only, bool):
+        raise SurveyError("invite_only", f"must be true or false; got {invite_only!r:.60}")
+    try:
+        budget = PrivacyBudget(budget_value)
+    except (ValueError, TypeError) as exc:
+        raise SurveyError("budget", str(exc)) from None
+    raw_questions = _require(data, "questions", "", list)
+    if not raw_questions:
+        raise SurveyError("questions", "needs at least one question")
+    questions: list[Question] = []
+    for i, raw in enumerate(raw_questions):
+        question = _load_question(raw, f"questions[{i}].")
+        if any(q.id == question.id for q in questions):
+            raise SurveyError(f"questions[{i}].id", f"duplicate question id {question.id!r}")
+        questions.append(question)
+    for q in questions:
+        try:
+            budget.spend(q.epsilon, f"question {q.id!r}")
+        except ValueError:
+            parts = " + ".join(f"{p.epsilon:.6g} ({p.id})" for p in questions)
+            raise SurveyError(
+                "budget",
+                f"the questions' epsilons add up to {parts} = "
+                f"{math.fsum(p.epsilon for p in questions):.6g}, above the budget "
+                f"{budget.total:.6g}; raise the budget or lower the epsilons",
+            ) from None
+    return Survey(sid, title, float(budget.total), tuple(questions), invite_only)
+
+
+def load_surveys(sources: Iterable[str | Path | Mapping[str, Any] | Survey]) -> list[Survey]:
+    """Load several surveys; ids must be distinct."""
+    out: list[Survey] = []
+    for source in sources:
+        survey = load_survey(source)
+        if any(s.id == survey.id for s in out):
+            raise SurveyError("id", f"two surveys share the id {survey.id!r}")
+        out.append(survey)
+    return out
+
+
+def _read_file(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SurveyError("$", f"cannot read survey file {str(path)!r}: {exc.strerror}") from None
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SurveyError("$", f"{path.name} is not valid JSON: {exc}") from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SurveyError("$", f"{path.name} is not valid YAML: {exc}") from None
