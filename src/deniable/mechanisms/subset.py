@@ -122,6 +122,8 @@ class SubsetSelection(FrequencyOracle):
             arr = reports["subset"]
         else:
             arr = np.asarray(reports if len(reports) else np.zeros((0, self.omega), dtype=np.int64))
+            if arr.dtype.names == ("subset",):  # a list of single reports from privatize()
+                arr = arr["subset"]
         if arr.ndim != 2 or arr.shape[1] != self.omega or (arr.size and arr.dtype.kind not in "iu"):
             raise ValueError(
                 f"SubsetSelection reports must each be {self.omega} sorted category positions; "
