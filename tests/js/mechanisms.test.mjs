@@ -1,0 +1,146 @@
+// Calibrated statistical tests: deniable.js draws reports with the exact output distribution
+// of the Python mechanism it was configured from.
+//
+// Alpha: this file spends 1e-6 in all (the probability that a correct sampler fails any of
+// its calibrated tests), split evenly (Bonferroni) over fixtures.n_tests tests; the per-test
+// critical values come from scipy (tests/js/fixtures/make_fixtures.py, which also merges the
+// chi-square bins to >= 5 expected counts). Every test has a power check: the same test on a
+// config with one probability 20% off must fail (the generator asserts power >= 1 - 1e-9).
+//
+// Sources: the "seeded" runs use a reproducible AES-CTR byte stream (DENIABLE_TEST_SEED), the
+// "crypto" runs the default crypto.getRandomValues path that browsers use.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fromConfig, stringify } from '../../src/deniable/server/static/deniable.js';
+import { loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
+
+const fixtures = loadFixtures();
+const SOURCES = ['seeded', 'crypto'];
+
+function mechanism(config, source, label) {
+  return fromConfig(config, source === 'seeded' ? { randomBytes: seededBytes(label) } : {});
+}
+
+/** Pearson chi-square of the reports against the fixture's merged groups. */
+function chiSquare(reports, c) {
+  const index = new Map(c.outputs.map((key, i) => [key, i]));
+  const observed = new Float64Array(c.group_probs.length);
+  for (const r of reports) {
+    const i = index.get(stringify(r));
+    if (i === undefined) return { statistic: Infinity, detail: `impossible report ${stringify(r)}` };
+    observed[c.groups[i]] += 1;
+  }
+  let statistic = 0;
+  let worst = { score: -1 };
+  c.group_probs.forEach((p, g) => {
+    const expected = p * reports.length;
+    const term = (observed[g] - expected) ** 2 / expected;
+    statistic += term;
+    if (term > worst.score) worst = { score: term, g, observed: observed[g], expected };
+  });
+  const detail = `worst group ${worst.g}: observed ${worst.observed}, expected ${worst.expected.toFixed(1)}`;
+  return { statistic, detail };
+}
+
+function draw(config, c, source, label) {
+  return mechanism(config, source, label).privatizeMany(new Array(Number(c.n)).fill(c.value));
+}
+
+test('fixture accounting: the calibrated tests below are the n_tests alpha is split over', () => {
+  const planned = 2 * fixtures.chi_square.length + 2 * fixtures.bits.length + fixtures.bits.length;
+  assert.equal(planned, fixtures.n_tests);
+  assert.ok(Math.abs(fixtures.alpha_per_test * fixtures.n_tests - 1e-6) < 1e-15);
+});
+
+for (const c of fixtures.chi_square) {
+  for (const source of SOURCES) {
+    test(`chi-square ${c.name} (${source}, n=${c.n}, df=${c.df})`, () => {
+      const { statistic, detail } = chiSquare(draw(c.config, c, source, c.name), c);
+      assert.ok(
+        statistic <= c.critical,
+        `chi2=${statistic.toFixed(2)} > critical ${c.critical.toFixed(2)} at alpha=${fixtures.alpha_per_test}; ` +
+          `${detail}; seed ${TEST_SEED}`,
+      );
+    });
+  }
+  test(`power: chi-square ${c.name} rejects ${c.wrong_param}`, () => {
+    const { statistic } = chiSquare(draw(c.wrong_config, c, 'seeded', `${c.name}:wrong`), c);
+    assert.ok(statistic > c.critical, `wrong config passed: chi2=${statistic} <= ${c.critical}`);
+  });
+}
+
+/** Per-bit counts and the 2x2 tables of the fixture's pairs, from hex reports. */
+function bitCounts(reports, k, pairs) {
+  const ones = new Float64Array(k);
+  const cells = pairs.map(() => new Float64Array(4));
+  for (const hex of reports) {
+    const bit = (i) => (parseInt(hex.substr(2 * (i >> 3), 2), 16) >> (7 - (i & 7))) & 1;
+    for (let i = 0; i < k; i++) ones[i] += bit(i);
+    pairs.forEach((pair, j) => {
+      cells[j][2 * bit(pair.bits[0]) + bit(pair.bits[1])] += 1;
+    });
+    const spare = hex.length * 4 - k;
+    assert.equal(parseInt(hex.slice(-2), 16) & ((1 << spare) - 1), 0, `padding bits set in ${hex}`);
+  }
+  return { ones, cells };
+}
+
+/** Bits whose claimed rate lies outside the two-sided Wilson interval at z. */
+function wilsonMisses(ones, n, rates, z) {
+  const misses = [];
+  rates.forEach((rate, i) => {
+    const lam = ones[i] / n;
+    const centre = (lam + (z * z) / (2 * n)) / (1 + (z * z) / n);
+    const half = (z * Math.sqrt((lam * (1 - lam)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n);
+    if (rate < centre - half || rate > centre + half) {
+      misses.push(`bit ${i}: rate ${lam.toFixed(5)} vs claimed ${rate.toFixed(5)} (+-${half.toFixed(5)})`);
+    }
+  });
+  return misses;
+}
+
+for (const c of fixtures.bits) {
+  const n = Number(c.n);
+  const k = c.rates.length;
+  for (const source of SOURCES) {
+    test(`per-bit rates ${c.name} (${source}, n=${n}, k=${k}, Wilson, Bonferroni over bits)`, () => {
+      const reports = mechanism(c.config, source, c.name).privatizeMany(new Array(n).fill(c.value));
+      assert.ok(reports.every((r) => typeof r === 'string' && /^[0-9a-f]+$/.test(r) && r.length === 2 * Math.ceil(k / 8)));
+      const { ones } = bitCounts(reports, k, []);
+      const misses = wilsonMisses(ones, n, c.rates, c.z_critical);
+      assert.deepEqual(misses, [], `seed ${TEST_SEED}`);
+    });
+  }
+  test(`pairwise independence ${c.name}: joint 2x2 tables of bit pairs (seeded)`, () => {
+    const reports = mechanism(c.config, 'seeded', `${c.name}:pairs`).privatizeMany(new Array(n).fill(c.value));
+    const { cells } = bitCounts(reports, k, c.pairs);
+    c.pairs.forEach((pair, j) => {
+      let statistic = 0;
+      pair.probs.forEach((p, cell) => {
+        statistic += (cells[j][cell] - p * n) ** 2 / (p * n);
+      });
+      assert.ok(statistic <= c.pair_critical, `bits ${pair.bits}: chi2=${statistic} > ${c.pair_critical}; cells ${cells[j]}`);
+    });
+  });
+  test(`power: per-bit rates ${c.name} reject q 20% off`, () => {
+    const reports = mechanism(c.wrong_config, 'seeded', `${c.name}:wrong`).privatizeMany(new Array(n).fill(c.value));
+    const { ones } = bitCounts(reports, k, []);
+    assert.ok(wilsonMisses(ones, n, c.rates, c.z_critical).length > 0, 'wrong config passed every bit');
+  });
+  test(`power: pair test ${c.name} rejects dependent bits (bit j copied from bit i)`, () => {
+    const reports = mechanism(c.config, 'seeded', `${c.name}:dependent`).privatizeMany(new Array(n).fill(c.value));
+    const [i, j] = c.pairs[0].bits;
+    const copied = reports.map((hex) => {
+      const bytes = hex.match(/../g).map((b) => parseInt(b, 16));
+      const bit = (bytes[i >> 3] >> (7 - (i & 7))) & 1;
+      bytes[j >> 3] = (bytes[j >> 3] & ~(1 << (7 - (j & 7)))) | (bit << (7 - (j & 7)));
+      return bytes.map((b) => b.toString(16).padStart(2, '0')).join('');
+    });
+    const { cells } = bitCounts(copied, k, [c.pairs[0]]);
+    let statistic = 0;
+    c.pairs[0].probs.forEach((p, cell) => {
+      statistic += (cells[0][cell] - p * n) ** 2 / (p * n);
+    });
+    assert.ok(statistic > c.pair_critical);
+  });
+}

@@ -1,0 +1,96 @@
+"""The browser client's sampler (deniable.js) under node, checked from the Python side.
+
+* the node test suite (``node --test tests/js/``: calibrated chi-square and
+  per-bit tests, alpha = 1e-6 in all, and deterministic unit tests) passes;
+* the checked-in fixture it uses is what the generator builds now;
+* reports made by deniable.js are accepted by ``m.reports_from_json`` and
+  estimate the truth: each estimate lies within ``z * sqrt(m.variance(n, f))``
+  of the true frequency, ``z`` two-sided for alpha = 1e-6 split (Bonferroni)
+  over every category of every mechanism; the same band rejects a wrong truth
+  (power check).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+from node_env import ROOT, node, run_node
+
+import deniable as dn
+from deniable.testing import bonferroni, z_for
+
+pytestmark = pytest.mark.browser
+
+HERE = ROOT / "tests" / "js"
+ALPHA = 1e-6
+N = 2000
+
+MECHANISMS: list[tuple[str, Any, list[float]]] = [
+    ("forced-response", dn.BinaryRR.forced_response(0.5, 0.5), [0.7, 0.3]),
+    ("warner-2^63", dn.BinaryRR(prob=Fraction(5 * 2**60 + 3, 2**63)), [0.25, 0.75]),
+    ("grr", dn.GRR(["WhatsApp", "Signal", "Telegram", "Other"], epsilon=1.5), [0.5, 0.3, 0.15, 0.05]),
+    ("sue", dn.SUE(5, epsilon=2.0), [0.4, 0.3, 0.1, 0.1, 0.1]),
+    ("oue", dn.OUE(["a", "b", "c", "d", "e", "f", "g", "h", "i"], epsilon=1.5), [0.3, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05]),
+    ("blh", dn.BLH(6, epsilon=2.0), [0.5, 0.2, 0.1, 0.1, 0.05, 0.05]),
+    ("olh", dn.OLH(12, epsilon=2.5), [0.4, 0.2] + [0.04] * 10),
+    ("hadamard", dn.HadamardResponse(7, epsilon=2.0), [0.4, 0.3, 0.1, 0.1, 0.05, 0.05, 0.0]),
+    ("subset", dn.SubsetSelection(10, epsilon=1.0), [0.35, 0.25] + [0.05] * 8),
+]
+Z = z_for(bonferroni(ALPHA, sum(m.k for _, m, _ in MECHANISMS)))
+
+
+def _values(m: Any, truth: list[float]) -> list[Any]:
+    """N answers with exactly round(f * N) of each category (a fixed population)."""
+    counts = np.round(np.asarray(truth) * N).astype(int)
+    counts[0] += N - counts.sum()
+    return [v for v, c in zip(m.domain, counts, strict=True) for _ in range(c)]
+
+
+def test_fixture_is_current() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "fixtures" / "make_fixtures.py"), "--check"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_node_suite_passes() -> None:
+    """``node --test tests/js/``: alpha 1e-6 for its calibrated tests (see mechanisms.test.mjs)."""
+    proc = subprocess.run(
+        [node(), "--test", "tests/js/"], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    failed = [line for line in proc.stdout.splitlines() if line.startswith("not ok")]
+    assert proc.returncode == 0, "\n".join(failed) + "\n" + proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert "# fail 0" in proc.stdout
+
+
+@pytest.mark.parametrize(("name", "m", "truth"), MECHANISMS, ids=[c[0] for c in MECHANISMS])
+def test_js_reports_decode_in_python(name: str, m: Any, truth: list[float]) -> None:
+    """JS reports pass ``reports_from_json`` and estimate the truth (alpha 1e-6 over all cases)."""
+    values = _values(m, truth)
+    reports = run_node(HERE / "privatize_cli.mjs", {"config": m.to_config(), "values": values, "seed": name})
+    assert len(reports) == N
+    parsed = m.reports_from_json(reports)
+    assert m.reports_to_json(parsed) == reports  # the canonical wire form, byte for byte
+    est = m.estimate(parsed)
+    actual = np.bincount(m.domain_obj.encode(values), minlength=m.k) / N
+    band = Z * np.sqrt(m.variance(N, actual))
+    error = np.abs(est.frequencies - actual)
+    assert (error <= band).all(), f"{name}: |estimate - truth| {error.round(4)} > band {band.round(4)}"
+    # power: the same band rejects a wrong truth (the frequencies rotated by one category)
+    assert (np.abs(est.frequencies - np.roll(actual, 1)) > band).any()
+
+
+def test_wide_seeds_survive_the_wire() -> None:
+    """55-bit OLH seeds (above 2^53) reach Python exactly (JSON integers, not rounded floats)."""
+    m = dn.OLH(2**16, epsilon=8.0, g=2**20)
+    assert m.seed_bits == 55
+    reports = run_node(HERE / "privatize_cli.mjs", {"config": m.to_config(), "values": [0, 65535] * 50, "seed": "wide"})
+    parsed = m.reports_from_json(reports)
+    assert int(parsed["seed"].max()) >= 2**53  # P(all 100 seeds < 2^53) = 2^-200
+    assert [int(s) for s in parsed["seed"]] == [r["seed"] for r in reports]
