@@ -13,7 +13,8 @@ with ``trials = 10^5`` (DP-Auditorium's shape; Arcolezi & Gambs 2023).
 
 Default events for frequency oracles: whether the report supports ``x`` and
 whether it supports ``x'`` (four cells). For every pure oracle these cells
-carry the mechanism's full privacy loss between ``x`` and ``x'``.
+carry the mechanism's full privacy loss between ``x`` and ``x'``. A mechanism
+with another structure supplies ``audit_events(reports, x, x')`` (RAPPOR does).
 """
 
 from __future__ import annotations
@@ -106,7 +107,10 @@ def audit(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     pairs = list(pairs) if pairs is not None else default_pairs(mechanism)
-    event_fn = events or _support_events
+    if events is None:
+        custom = getattr(mechanism, "audit_events", None)
+        events = (lambda m, r, a, b: custom(r, a, b)) if custom else _support_events
+    event_fn = events
     comparisons = 2 * len(pairs) * n_events
     level = alpha / comparisons
     best = -math.inf

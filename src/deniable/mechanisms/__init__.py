@@ -6,6 +6,7 @@ from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.hadamard import HadamardResponse
 from deniable.mechanisms.hashing import BLH, OLH
 from deniable.mechanisms.kary import GRR
+from deniable.mechanisms.rappor import RAPPOR, RapporClient
 from deniable.mechanisms.subset import SubsetSelection
 from deniable.mechanisms.unary import OUE, SUE
 
@@ -21,4 +22,6 @@ __all__ = [
     "OLH",
     "HadamardResponse",
     "SubsetSelection",
+    "RAPPOR",
+    "RapporClient",
 ]

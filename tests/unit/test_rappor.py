@@ -1,0 +1,114 @@
+"""RAPPOR: Google's numbers, exact privacy, memoization, unbiased regression decode."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import deniable as dn
+from deniable.mechanisms.rappor import RAPPOR
+
+
+def test_google_default_parameters() -> None:
+    """f=0.5, p=0.5, q=0.75, h=2: q*=0.6875, p*=0.5625, eps_1=1.074, eps_inf=ln 81."""
+    m = RAPPOR(list("abcd"), f=0.5, p=0.5, q=0.75, num_hashes=2)
+    assert (m.q_star, m.p_star) == (0.6875, 0.5625)
+    assert m.epsilon == pytest.approx(1.0743, abs=1e-4)
+    assert m.epsilon_infinity == pytest.approx(math.log(81), rel=1e-12)
+    assert m.epsilon_infinity >= math.log(81)
+
+
+@pytest.mark.parametrize("cohorts,hashes", [(4, 2), (8, 1), (2, 3)])
+def test_transition_matrix_privacy_is_exact(cohorts: int, hashes: int) -> None:
+    m = RAPPOR(list("abcdef"), f=0.25, p=0.25, q=0.75, num_bits=8, num_hashes=hashes, num_cohorts=cohorts)
+    _, matrix = m.transition_matrix()
+    np.testing.assert_allclose(matrix.sum(axis=1), 1.0, rtol=1e-12)
+    worst = np.log(matrix.max(axis=0) / matrix.min(axis=0)).max()
+    assert worst <= m.epsilon * (1 + 1e-12)
+    disjoint = any(
+        bin(int(m.bloom[c, i])).count("1") == hashes
+        and bin(int(m.bloom[c, j])).count("1") == hashes
+        and not m.bloom[c, i] & m.bloom[c, j]
+        for c in range(cohorts) for i in range(6) for j in range(6)
+    )
+    if disjoint:  # the bound is attained
+        assert worst == pytest.approx(m.epsilon, rel=1e-9)
+
+
+def test_epsilon_sets_the_lifetime_guarantee() -> None:
+    m = RAPPOR(list("abc"), epsilon=4.0)
+    assert 4.0 - 1e-6 < m.epsilon_infinity <= 4.0
+    assert m.epsilon < m.epsilon_infinity
+
+
+def test_memoized_client_repeats_its_permanent_response() -> None:
+    """With an identity IRR (p=0, q=1) a client's reports of one value are identical."""
+    m = RAPPOR(list("abc"), f=0.5, p=0.0, q=1.0, num_bits=32, num_cohorts=4)
+    client = m.client(secret=b"s" * 32, cohort=1)
+    reports = {int(client.privatize("b")["bits"]) for _ in range(20)}
+    assert len(reports) == 1
+    other = m.client(secret=b"t" * 32, cohort=1)
+    fresh = {int(other.privatize("b")["bits"]) for _ in range(1)}
+    assert client.privatize("b")["cohort"] == 1 and fresh  # a different secret is another PRR draw
+
+
+def test_regression_decode_is_unbiased_with_honest_standard_errors() -> None:
+    """R=200 surveys of n=20,000.
+
+    Unbiasedness: |mean - f| <= z sd/sqrt(R) and variance: (R-1)s^2/SE^2 in the
+    chi-square band, each at alpha = 1e-6 / (2 k) (Bonferroni over k categories
+    and the two checks), so a correct decoder fails < 1e-6. Power: reading
+    the raw bit rates without the p*/q* debias is off by many standard errors.
+    """
+    m = RAPPOR(list("abcdef"), f=0.5, num_cohorts=16)
+    truth = np.array([0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
+    n, reps, k = 20_000, 200, 6
+    values = m.domain_obj.decode(np.repeat(np.arange(k), (truth * n).astype(int)))
+    alpha = 1e-6 / (2 * k)
+    z = stats.norm.isf(alpha / 2)
+    estimates = np.array([m.estimate(m.privatize_many(values, rng=r)).frequencies for r in range(reps)])
+    se = np.sqrt(m.variance(n, truth))
+    assert np.all(np.abs(estimates.mean(axis=0) - truth) <= z * se / np.sqrt(reps))
+    ratio = (reps - 1) * estimates.var(axis=0, ddof=1) / se**2
+    assert np.all(ratio >= stats.chi2.ppf(alpha / 2, reps - 1))
+    assert np.all(ratio <= stats.chi2.isf(alpha / 2, reps - 1))
+    undebiased = estimates.mean(axis=0) * (m.q_star - m.p_star)  # power: a missing debias
+    assert np.any(np.abs(undebiased - truth) > z * se / np.sqrt(reps))
+
+
+def test_audit_passes_and_catches_a_weaker_randomizer() -> None:
+    """Audit at alpha=1e-6; a client that secretly uses f=0.3 while claiming f=0.5 is caught."""
+    claimed = RAPPOR(list("abcdefgh"), f=0.5)
+    assert dn.audit(claimed, trials=100_000, rng=11).passed
+
+    class Leaky(RAPPOR):
+        @property
+        def epsilon(self) -> float:
+            return claimed.epsilon
+
+    leaky = Leaky(list("abcdefgh"), f=0.3)
+    assert leaky.epsilon == claimed.epsilon
+    result = dn.audit(leaky, trials=100_000, rng=12)
+    assert not result.passed, str(result)
+
+
+def test_config_round_trip_and_validation() -> None:
+    m = RAPPOR(["x", "y", "z"], f=0.5, num_bits=16, num_cohorts=8)
+    assert dn.from_config(m.to_config()) == m
+    reports = m.privatize_many(["x", "y", "z", "x"], rng=1)
+    assert m.aggregate(m.reports_from_json(m.reports_to_json(reports))) == m.aggregate(reports)
+    with pytest.raises(ValueError, match="cohort"):
+        m.reports_from_json([{"cohort": 8, "bits": 1}])
+    with pytest.raises(ValueError, match="bits"):
+        m.reports_from_json([{"cohort": 0, "bits": 1 << 16}])
+    with pytest.raises(ValueError, match="must be"):
+        m.reports_from_json(["nope"])
+    with pytest.raises(ValueError, match="num_bits"):
+        RAPPOR(["x", "y"], f=0.5, num_bits=65)
+    with pytest.raises(ValueError, match="q must exceed p"):
+        RAPPOR(["x", "y"], f=0.5, p=0.75, q=0.5)
+    with pytest.raises(TypeError, match="exactly one"):
+        RAPPOR(["x", "y"])
