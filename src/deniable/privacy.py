@@ -68,7 +68,7 @@ def check_epsilon(epsilon: object, name: str = "epsilon", owner: str = "") -> fl
             raise TypeError(
                 f"{name} must be a positive finite number{where}; got {epsilon!r}"
             ) from None
-    value = float(epsilon)  # type: ignore[arg-type]
+    value = float(epsilon)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive finite number{where}; got {epsilon!r}")
     return value
@@ -98,7 +98,7 @@ def check_probability(
         )
     # a float is read as the decimal it prints as (0.3 is 3/10, not the binary
     # double nearest to it), so products of probabilities keep small denominators
-    exact = Fraction(repr(prob)) if isinstance(prob, float) else Fraction(prob)  # type: ignore[arg-type]
+    exact = Fraction(repr(float(prob))) if isinstance(prob, float) else Fraction(prob)  # type: ignore[arg-type]
     if not low < exact < high:
         raise ValueError(
             f"{name} must be in ({float(low):g}, {float(high):g}){where}; got {prob!r}"
@@ -114,6 +114,10 @@ def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, in
     instead when 32 would leave ``b`` too coarse). The realised privacy loss
     ``ln(a / b)`` never exceeds ``epsilon``.
     """
+    if epsilon >= 64 * math.log(2):
+        raise ValueError(
+            f"epsilon={epsilon} is too large to realise with 63-bit integer probabilities"
+        )
     with localcontext() as ctx:
         ctx.prec = _PREC
         growth = Decimal(epsilon).exp()

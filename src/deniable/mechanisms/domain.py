@@ -102,7 +102,10 @@ class Domain:
 
     def encode(self, values: Sequence[Any] | NDArray[Any]) -> NDArray[np.int64]:
         """Positions of many values (vectorized for int ranges, bools and strings)."""
-        arr = np.asarray(values)
+        try:
+            arr = np.asarray(values)
+        except ValueError:  # ragged nesting
+            raise ValueError(f"values for {self.owner} must be a 1-D sequence of categories") from None
         if arr.ndim != 1:
             if arr.ndim == 0:
                 raise ValueError(f"values for {self.owner} must be a 1-D sequence; got a scalar")

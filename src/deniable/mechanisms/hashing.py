@@ -116,6 +116,13 @@ class LocalHashing(FrequencyOracle):
                     f"{self.name} reports need the fields 'seed' and 'value' in a 1-D array; "
                     f"got {reports.dtype} with shape {reports.shape}"
                 )
+            for name in ("seed", "value"):
+                column = reports[name]
+                if column.dtype.kind not in "iu" or (column.dtype.kind == "i" and (column < 0).any()):
+                    raise ValueError(
+                        f"{self.name} reports: field '{name}' must hold non-negative integers; "
+                        f"got dtype {column.dtype}"
+                    )
             arr = reports.astype(REPORT_DTYPE, copy=False)
         else:
             arr = self._parse(reports)

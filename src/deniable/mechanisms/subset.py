@@ -72,11 +72,11 @@ class SubsetSelection(FrequencyOracle):
         eps = privacy.check_epsilon(epsilon, owner="SubsetSelection")
         domain = Domain(categories, "SubsetSelection")
         k = domain.k
+        a, b = privacy.exp_ratio(eps, k)  # first: refuses an epsilon too large to realise
         if omega is None:
             omega = max(1, min(k - 1, round(k / (math.exp(eps) + 1))))
         elif isinstance(omega, bool) or not isinstance(omega, int) or not 1 <= omega <= k - 1:
             raise ValueError(f"omega must be an int in 1..{k - 1} for SubsetSelection; got {omega!r}")
-        a, b = privacy.exp_ratio(eps, k)
         self._setup(domain, omega, omega * a, (k - omega) * b)
 
     def _setup(self, domain: Domain, omega: int, inside: int, outside: int) -> None:
@@ -178,7 +178,7 @@ class SubsetSelection(FrequencyOracle):
 
     def _reports_from_json(self, items: Any) -> NDArray[np.int64]:
         for i, item in enumerate(items):
-            if not isinstance(item, list) or not all(type(v) is int for v in item):
+            if not isinstance(item, list) or len(item) != self.omega or not all(type(v) is int for v in item):
                 raise ValueError(
                     f"SubsetSelection report {i} must be a list of {self.omega} integers; got {item!r:.60}"
                 )
