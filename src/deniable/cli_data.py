@@ -1,0 +1,271 @@
+"""Streaming CSV / Parquet columns for ``deniable privatize`` and ``deniable estimate``.
+
+Files are read in chunks (pandas ``read_csv(chunksize=...)``, pyarrow
+``iter_batches``), so 10^7 rows never sit in memory at once. The privatized
+column is stored as text: a report whose JSON form is a string (a GRR
+category, the hex of a unary-encoding bit vector) as that string, any other
+report as its compact JSON (``true``, ``5``, ``{"seed":1,"value":0}``,
+``[0,3]``), exactly the wire forms of :mod:`deniable.wire`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable.cli_common import CLIError
+from deniable.estimate import SupportCounts
+
+__all__ = [
+    "ColumnReader",
+    "ColumnWriter",
+    "config_path",
+    "discover_categories",
+    "parse_binary",
+    "check_categories",
+    "reports_to_text",
+    "reports_from_text",
+    "aggregate_file",
+]
+
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no")
+
+
+def file_kind(path: Path) -> str:
+    """``"csv"`` or ``"parquet"`` from the file name."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise CLIError(f"{str(path)!r}: expected a .csv or .parquet file")
+
+
+def config_path(data: Path) -> Path:
+    """Where the mechanism config of a privatized file lives: ``<file>.deniable.json``."""
+    return data.with_name(data.name + ".deniable.json")
+
+
+@dataclass
+class Chunk:
+    """One block of rows: the column as text, the block itself, and its first row number."""
+
+    values: NDArray[np.str_]
+    block: Any  # pandas DataFrame (CSV) or pyarrow Table (Parquet)
+    first_row: int  # 1-based data row number of the block's first row
+    is_csv: bool
+
+
+class ColumnReader:
+    """Iterate a CSV or Parquet file in chunks, exposing one column as strings.
+
+    ``progress_total`` / ``position()`` measure progress in ``progress_unit``
+    (bytes for CSV, rows for Parquet). Every column is read as text for CSV, so the other
+    columns are written back verbatim.
+    """
+
+    def __init__(self, path: Path, column: str, chunk_size: int) -> None:
+        if chunk_size < 1:
+            raise CLIError(f"--chunk-size must be positive; got {chunk_size}")
+        self.path, self.column, self.chunk_size = path, column, chunk_size
+        self.kind = file_kind(path)
+        if not path.is_file():
+            raise CLIError(f"no such file: {path}")
+        self._handle: Any = None
+        self._read = 0
+        if self.kind == "csv":
+            import pandas as pd
+
+            header = pd.read_csv(path, nrows=0, dtype=str).columns
+            self._check_column(list(header))
+            self.progress_total = os.path.getsize(path)
+            self.progress_unit = "bytes"
+        else:
+            import pyarrow.parquet as pq
+
+            self._parquet = pq.ParquetFile(path)
+            self._check_column(self._parquet.schema_arrow.names)
+            self.progress_total = self._parquet.metadata.num_rows
+            self.progress_unit = "rows"
+
+    def _check_column(self, names: list[str]) -> None:
+        if self.column not in names:
+            raise CLIError(
+                f"column {self.column!r} not found in {self.path}; columns are {names}"
+            )
+
+    def position(self) -> int:
+        if self.kind == "csv":
+            return self._handle.tell() if self._handle and not self._handle.closed else self.progress_total
+        return self._read
+
+    def __iter__(self) -> Iterator[Chunk]:
+        row = 1
+        self._read = 0
+        if self.kind == "csv":
+            import pandas as pd
+
+            with open(self.path, "rb") as self._handle:
+                reader = pd.read_csv(
+                    self._handle, dtype=str, keep_default_na=False, chunksize=self.chunk_size
+                )
+                for frame in reader:
+                    values = np.asarray(frame[self.column].to_numpy(), dtype=str)
+                    yield Chunk(values, frame, row, True)
+                    row += len(frame)
+        else:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            for batch in self._parquet.iter_batches(batch_size=self.chunk_size):
+                table = pa.Table.from_batches([batch])
+                col = pc.fill_null(pc.cast(table.column(self.column), pa.string()), "")
+                values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=str)
+                self._read += table.num_rows
+                yield Chunk(values, table, row, False)
+                row += table.num_rows
+
+
+class ColumnWriter:
+    """Write chunks with one column replaced by report text, in the input's format."""
+
+    def __init__(self, path: Path, kind: str, column: str) -> None:
+        if file_kind(path) != kind:
+            raise CLIError(f"output {str(path)!r} must be a .{kind} file like the input")
+        self.path, self.kind, self.column = path, kind, column
+        self._writer: Any = None
+        self._first = True
+
+    def write(self, chunk: Chunk, text: list[str] | NDArray[np.str_]) -> None:
+        if self.kind == "csv":
+            frame = chunk.block
+            frame[self.column] = text
+            frame.to_csv(self.path, mode="w" if self._first else "a", header=self._first,
+                         index=False)
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = chunk.block
+            idx = table.schema.get_field_index(self.column)
+            table = table.set_column(idx, self.column, pa.array(np.asarray(text, dtype=object),
+                                                                pa.string()))
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(self.path, table.schema)
+            self._writer.write_table(table)
+        self._first = False
+
+    def close(self) -> None:
+        if self.kind == "csv" and self._first:  # empty input: still write the header
+            return
+        if self._writer is not None:
+            self._writer.close()
+
+
+# ---------------------------------------------------------------- values in
+def _row_error(chunk: Chunk, i: int, column: str, what: str) -> CLIError:
+    row = chunk.first_row + i
+    line = f" (line {row + 1} of the file)" if chunk.is_csv else ""
+    return CLIError(f"row {row}{line}: {what} in column {column!r}")
+
+
+def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]:
+    """The distinct values of the column, by one streaming pass.
+
+    Sorted numerically when every value is a number, else alphabetically.
+    Empty values are rejected (a missing answer is not a category).
+    """
+    seen: set[str] = set()
+    for chunk in reader:
+        empty = np.flatnonzero(chunk.values == "")
+        if empty.size:
+            raise _row_error(chunk, int(empty[0]), reader.column,
+                             "empty value (drop missing answers first)")
+        seen.update(np.unique(chunk.values).tolist())
+        if on_chunk is not None:
+            on_chunk()
+    try:
+        return sorted(seen, key=float)
+    except ValueError:
+        return sorted(seen)
+
+
+def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
+    """Yes/no values (true/false, 1/0, yes/no, any case) as booleans."""
+    low = np.char.lower(np.char.strip(chunk.values))
+    yes, no = np.isin(low, _TRUE), np.isin(low, _FALSE)
+    bad = np.flatnonzero(~(yes | no))
+    if bad.size:
+        raise _row_error(chunk, int(bad[0]), column,
+                         f"value {str(chunk.values[bad[0]])!r} is not a yes/no answer "
+                         "(expected true/false, 1/0 or yes/no)")
+    return yes
+
+
+def check_categories(chunk: Chunk, column: str, categories: NDArray[np.str_]) -> None:
+    """Fail on the first value that is not one of ``categories``, naming its row."""
+    bad = np.flatnonzero(~np.isin(chunk.values, categories))
+    if bad.size:
+        shown = ", ".join(categories[:12].tolist()) + (", ..." if categories.size > 12 else "")
+        raise _row_error(chunk, int(bad[0]), column,
+                         f"value {str(chunk.values[bad[0]])!r} is not one of the categories "
+                         f"[{shown}]")
+
+
+# --------------------------------------------------------------- reports text
+def _plain(mechanism: Any) -> bool:
+    """Whether every report's JSON form is a string (stored as-is, not JSON-quoted)."""
+    if mechanism.report_kind == "bits":
+        return True
+    return mechanism.report_kind == "category" and all(isinstance(v, str) for v in mechanism.domain)
+
+
+def reports_to_text(mechanism: Any, reports: Any) -> list[str] | NDArray[np.str_]:
+    """Reports as the column text (see the module docstring)."""
+    if _plain(mechanism) and isinstance(reports, np.ndarray) and reports.dtype.kind == "U":
+        return reports
+    items = mechanism.reports_to_json(reports)
+    if _plain(mechanism):
+        return items
+    return [json.dumps(x, separators=(",", ":")) for x in items]
+
+
+def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
+    """Parse and validate a chunk of report text; the error names the first bad row."""
+    values = chunk.values
+    if _plain(mechanism):
+        items: list[Any] = values.tolist()
+    else:
+        items = []
+        for i, text in enumerate(values.tolist()):
+            try:
+                items.append(json.loads(text))
+            except json.JSONDecodeError:
+                raise _row_error(chunk, i, column, f"{text!r} is not a report (invalid JSON)") from None
+    try:
+        return mechanism.reports_from_json(items)
+    except ValueError:
+        for i, item in enumerate(items):  # error path only: find the row
+            try:
+                mechanism.reports_from_json([item])
+            except ValueError as exc:
+                raise _row_error(chunk, i, column, f"report {values[i]!r} rejected: {exc}") from None
+        raise
+
+
+def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> SupportCounts:
+    """Support counts of every report in the column, merged chunk by chunk with ``+``."""
+    total = mechanism.aggregate([])
+    for chunk in reader:
+        total = total + mechanism.aggregate(reports_from_text(mechanism, chunk, reader.column))
+        if on_chunk is not None:
+            on_chunk()
+    return total

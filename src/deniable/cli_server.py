@@ -1,0 +1,250 @@
+"""``deniable demo``, ``deniable serve`` and ``deniable estimate --db`` (need ``deniable[server]``)."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+import deniable as dn
+from deniable.cli_common import CLIError, err, handle_errors, out, print_json, progress, save_axes
+from deniable.estimate import Estimate, SupportCounts
+
+__all__ = ["HONOR_CODE_SURVEY", "register", "estimate_db", "run_demo"]
+
+HONOR_CODE_SURVEY: dict[str, Any] = {
+    "id": "honor-code",
+    "title": "Honor code survey",
+    "budget": 1.1,
+    "questions": [
+        {
+            "id": "violated",
+            "text": "Have you broken the honor code this term?",
+            "type": "yes-no",
+            "mechanism": "forced-response",
+            "p_truth": 0.5,
+            "p_yes": 0.5,
+        }
+    ],
+}
+"""The honor-code survey of the demo (the same as ``examples/honor-code.yaml``):
+one yes/no question, two-coin forced response, epsilon = ln 3 within a budget of 1.1."""
+
+
+def _server_extra() -> None:
+    try:
+        import deniable.server.runner  # noqa: F401
+    except ImportError as exc:
+        raise CLIError(
+            f"this command needs the server extra: pip install 'deniable[server]' ({exc})"
+        ) from None
+
+
+def _safe_url(db_url: str) -> str:
+    """A database URL with any password masked (for printing)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(db_url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - unparsable URLs are reported by Storage itself
+        return re.sub(r"://[^@/]*@", "://***@", db_url)
+
+
+def _rebuild(mechanism: Any, question: dict[str, Any], truth: list[float] | None) -> Estimate:
+    """An Estimate from a results entry (observed shares x n are the exact support counts)."""
+    n = int(question["n"])
+    counts = np.rint(np.asarray(question["observed"], dtype=float) * n).astype(np.int64)
+    est = mechanism.estimate_from(SupportCounts(mechanism.fingerprint, counts, n))
+    if not np.allclose(est.frequencies, question["estimate"], rtol=0, atol=1e-9):
+        raise CLIError("the server's estimate differs from the local recomputation")
+    return replace(est, truth=None if truth is None else np.asarray(truth))
+
+
+# ---------------------------------------------------------------------- demo
+def run_demo(
+    n: int, truth: float, out_png: Path, seed: int | None, batch_size: int
+) -> dict[str, Any]:
+    """The whole journey on this machine: server, respondents over HTTP, estimate, plot."""
+    _server_extra()
+    from deniable.client import Client, ClientError
+    from deniable.plot import bar_estimate
+    from deniable.server.runner import BackgroundServer
+
+    if n < 2:
+        raise CLIError(f"--n must be >= 2; got {n}")
+    if not 0 <= truth <= 1:
+        raise CLIError(f"--truth must be a share in [0, 1]; got {truth!r}")
+    if out_png.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise CLIError(f"--out must end in .png, .svg or .pdf; got {str(out_png)!r}")
+    if not 1 <= batch_size <= 10_000:
+        raise CLIError(f"--batch-size must be in 1..10000; got {batch_size}")
+    if seed is not None:
+        err.print(
+            "[bold yellow]warning:[/] --seed makes the respondents' randomization predictable "
+            "(not private); use it only for reproducible simulations"
+        )
+    # who violated: exactly round(truth * n) students, in random order
+    violators = int(round(truth * n))
+    population = np.zeros(n, dtype=bool)
+    population[:violators] = True
+    np.random.default_rng(seed).shuffle(population)
+    true_share = violators / n
+    survey_id = HONOR_CODE_SURVEY["id"]
+    out.print(
+        f"[bold]deniable demo[/]: {HONOR_CODE_SURVEY['title']}, {n:,} simulated students, "
+        f"{true_share:.1%} truly violated"
+    )
+    rng = np.random.default_rng(seed) if seed is not None else None
+    with BackgroundServer([HONOR_CODE_SURVEY]) as server, Client(server.url) as client:
+        out.print(f"collection server on {server.url} (temporary SQLite database)")
+        try:
+            question = client.survey(survey_id)["questions"][0]
+            mechanism = dn.from_config(question["mechanism"])
+            out.print(f"question: {question['text']!r} -- {mechanism!r}")
+            started = time.perf_counter()
+            with progress() as bar:
+                task = bar.add_task("respondents", total=n)
+                for start in range(0, n, batch_size):
+                    answers = [{"violated": bool(v)} for v in population[start:start + batch_size]]
+                    client.respond_many(survey_id, answers, batch_size=batch_size, rng=rng)
+                    bar.update(task, advance=len(answers))
+            elapsed = time.perf_counter() - started
+            results = client.results(survey_id)
+        except ClientError as exc:
+            raise CLIError(f"the server refused a request: {exc}") from None
+    q = results["questions"][0]
+    est = _rebuild(mechanism, q, [1 - true_share, true_share])
+    low, high = est.ci(0.95)
+    f, se = float(est.frequencies[1]), float(est.std_errors[1])  # type: ignore[index]
+    ax = bar_estimate(est, title=f"Honor-code survey over HTTP: n = {est.n:,}, "
+                                 f"\u03b5 = {est.epsilon:.4g}")
+    save_axes(ax, out_png)
+    out.print(f"posted {results['n_responses']:,} privatized responses in {elapsed:.1f} s "
+              f"({results['n_responses'] / elapsed:,.0f} per second)")
+    out.print(f"'yes' reports:       {est.observed[1]:.4f}  (randomized; half the answers are coin flips)")
+    out.print(f"estimated violators: {f:.4f}  SE {se:.4f}  95% CI {low[1]:.4f} .. {high[1]:.4f}")
+    out.print(f"true violators:      {true_share:.4f}  "
+              f"(inside the CI: {'yes' if low[1] <= true_share <= high[1] else 'no'}; "
+              f"error = {(f - true_share) / se:+.2f} SE)")
+    out.print(f"plot -> {out_png}")
+    return {"n": est.n, "estimate": f, "std_error": se, "ci_low": float(low[1]),
+            "ci_high": float(high[1]), "truth": true_share, "seconds": elapsed}
+
+
+def demo_cmd(
+    n: Annotated[int, typer.Option("--n", help="Simulated respondents.")] = 50_000,
+    truth: Annotated[float, typer.Option(help="True share of violators.")] = 0.2,
+    out_png: Annotated[Path, typer.Option("--out", help="Where to write the plot.")] =
+        Path("deniable-demo.png"),
+    seed: Annotated[
+        int | None,
+        typer.Option(help="Seed the respondents' randomization (reproducible, NOT private)."),
+    ] = None,
+    batch_size: Annotated[int, typer.Option(help="Responses per HTTP batch.")] = 2_500,
+) -> None:
+    """The whole journey in under a minute: server, 50,000 respondents over HTTP, estimate, plot.
+
+    Starts the collection server on a free loopback port with a temporary
+    SQLite file, loads the honor-code survey (forced response, epsilon = ln 3),
+    lets 50,000 simulated students (20% violators) answer through the Python
+    client, each answer randomized on the "device" before it is posted, then
+    prints the debiased estimate next to the truth and writes a bar chart.
+
+    Example: deniable demo --out deniable-demo.png
+    """
+    run_demo(n, truth, out_png, seed, batch_size)
+
+
+# --------------------------------------------------------------------- serve
+def serve_cmd(
+    surveys: Annotated[list[Path], typer.Argument(help="Survey definition files (YAML or JSON).")],
+    db: Annotated[str, typer.Option(help="Database URL (SQLite file or PostgreSQL).")] =
+        "sqlite:///deniable.db",
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8000,
+    admin_token: Annotated[
+        str | None,
+        typer.Option(envvar="DENIABLE_ADMIN_TOKEN", show_default=False,
+                     help="Bearer token of the admin endpoints (prefer the environment "
+                          "variable: command lines are visible to other users)."),
+    ] = None,
+) -> None:
+    """Run the collection server until Ctrl-C.
+
+    Example: DENIABLE_ADMIN_TOKEN=... deniable serve examples/honor-code.yaml --db sqlite:///deniable.db
+    """
+    _server_extra()
+    from deniable.server.runner import run
+    from deniable.server.surveys import load_surveys
+
+    for path in surveys:
+        if not path.is_file():
+            raise CLIError(f"no such survey file: {path}")
+    loaded = load_surveys(surveys)  # fail here, with the field named, before binding a port
+    err.print(
+        f"deniable: {len(loaded)} survey(s) "
+        f"({', '.join(s.id for s in loaded)}), database {_safe_url(db)}, admin endpoints "
+        f"{'enabled' if admin_token else 'disabled (no token)'}"
+    )
+    run(loaded, db_url=db, host=host, port=port, admin_token=admin_token)
+
+
+# ------------------------------------------------------------- estimate --db
+def estimate_db(
+    db_url: str, survey_id: str, *, consistent: str | None, level: float, plot: Path | None,
+    as_json: bool,
+) -> None:
+    """``deniable estimate --db URL --survey ID``: results from a server's database."""
+    _server_extra()
+    from sqlalchemy.engine import make_url
+
+    from deniable.cli import show_estimate
+    from deniable.server.storage import Storage, StorageError
+
+    url = make_url(db_url)
+    if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).is_file():
+        raise CLIError(f"no such database file: {url.database}")
+    storage = Storage(db_url)
+    try:
+        results = storage.estimates(survey_id, level=level)
+        survey = storage.survey(survey_id)
+        aggregates = storage.aggregates(survey_id)
+    except StorageError as exc:
+        raise CLIError(f"{exc.field}: {exc.message}") from None
+    finally:
+        storage.close()
+    if as_json:
+        if consistent:
+            for q in results["questions"]:
+                est = survey.question(q["id"]).mechanism.estimate_from(aggregates[q["id"]])
+                q[f"consistent_{consistent}"] = (
+                    est.consistent(consistent).frequencies.tolist() if est.n else None
+                )
+        print_json(results)
+        return
+    out.print(f"[bold]{results['title']}[/] ({survey_id}): {results['n_responses']:,} responses")
+    questions = survey.questions
+    for i, q in enumerate(questions):
+        est = q.mechanism.estimate_from(aggregates[q.id])
+        if est.n == 0:
+            out.print(f"{q.id}: no reports yet")
+            continue
+        target = None
+        if plot is not None:
+            target = plot if len(questions) == 1 else plot.with_name(f"{plot.stem}-{q.id}{plot.suffix}")
+        show_estimate(est, consistent=consistent, level=level, plot=target, as_json=False,
+                      title=f"{q.id}: {q.text}")
+        if i + 1 < len(questions):
+            out.print()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``demo`` and ``serve`` to the main app (``demo`` first in --help)."""
+    app.command("demo")(handle_errors(demo_cmd))
+    app.command("serve")(handle_errors(serve_cmd))
+

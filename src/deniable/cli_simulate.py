@@ -1,0 +1,299 @@
+"""``deniable simulate ...``: the textbook experiments, reproduced in seconds.
+
+Sweeps are plain functions returning Estimates or records, so they can be
+used from Python and drawn with :mod:`deniable.plot`. All randomness here is
+the seeded simulation path (``dn.simulate``), never a respondent's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from numpy.typing import NDArray
+from rich.table import Table
+
+import deniable as dn
+from deniable import plan as planning
+from deniable.cli_common import (
+    CLIError,
+    estimate_records,
+    estimate_table,
+    handle_errors,
+    out,
+    parse_epsilon,
+    print_json,
+    save_axes,
+)
+from deniable.estimate import Estimate
+
+__all__ = ["simulate_app", "convergence_sweep", "mse_sweep", "decades", "truth_vector"]
+
+simulate_app = typer.Typer(
+    help="Simulated surveys: the honor-code survey, estimate vs n, privacy vs utility, "
+    "MSE vs theory.",
+    no_args_is_help=True,
+)
+
+SeedOpt = Annotated[int, typer.Option(help="Seed of the simulation (reproducible).")]
+PlotOpt = Annotated[Path | None, typer.Option(help="Write the figure (.png/.svg/.pdf).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+PTruthOpt = Annotated[float, typer.Option(help="Forced response: P(answer truthfully).")]
+PYesOpt = Annotated[float, typer.Option(help="Forced response: P(forced 'yes').")]
+
+
+# -------------------------------------------------------------------- sweeps
+def decades(n_min: int, n_max: int, per_decade: int = 2) -> list[int]:
+    """Sample sizes from ``n_min`` to ``n_max``, ``per_decade`` log-spaced steps per decade."""
+    if n_min < 1 or n_max < n_min:
+        raise CLIError(f"need 1 <= --n-min <= --n-max; got {n_min} and {n_max}")
+    if per_decade < 1:
+        raise CLIError(f"--per-decade must be >= 1; got {per_decade}")
+    steps = max(1, round(math.log10(n_max / n_min) * per_decade))
+    return sorted({int(round(x)) for x in np.geomspace(n_min, n_max, steps + 1)})
+
+
+def convergence_sweep(
+    mechanism: Any, true_frequencies: Any, sizes: Sequence[int], rng: np.random.Generator
+) -> list[Estimate]:
+    """One simulated survey per sample size (independent draws, one shared generator)."""
+    return [dn.simulate(mechanism, true_frequencies, int(n), rng) for n in sizes]
+
+
+def mse_sweep(
+    mechanisms: Sequence[Any],
+    true_frequencies: Any,
+    n: int,
+    reps: int,
+    rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    """Simulated MSE per category against formula (A), one record per mechanism.
+
+    ``mse`` averages ``(f_hat_v - f_v)^2`` over the ``k`` categories and
+    ``reps`` independent surveys; ``variance`` averages
+    ``mechanism.variance(n, f)`` over the categories. For an unbiased
+    estimator they agree up to Monte Carlo error (``ratio`` near 1).
+    """
+    if reps < 1:
+        raise CLIError(f"--reps must be >= 1; got {reps}")
+    records = []
+    for m in mechanisms:
+        errors = []
+        truth: NDArray[np.float64] | None = None
+        for _ in range(reps):
+            est = dn.simulate(m, true_frequencies, n, rng)
+            truth = est.truth
+            errors.append(est.frequencies - est.truth)
+        assert truth is not None
+        mse = float(np.mean(np.square(errors)))
+        variance = float(np.mean(m.variance(n, truth)))
+        records.append(
+            {"mechanism": m.name, "k": m.k, "epsilon": m.epsilon, "n": n, "reps": reps,
+             "mse": mse, "variance": variance, "ratio": mse / variance}
+        )
+    return records
+
+
+def truth_vector(k: int, distribution: str) -> NDArray[np.float64]:
+    """A true distribution over ``k`` categories: ``uniform`` or ``zipf`` (exponent 1.1)."""
+    if distribution == "uniform":
+        return np.full(k, 1.0 / k)
+    if distribution == "zipf":
+        w = 1.0 / np.arange(1, k + 1) ** 1.1
+        return w / w.sum()
+    raise CLIError(f"--distribution must be 'uniform' or 'zipf'; got {distribution!r}")
+
+
+def _share(truth: float) -> list[float]:
+    if not 0 <= truth <= 1:
+        raise CLIError(f"--truth must be a share in [0, 1]; got {truth!r}")
+    return [1.0 - truth, truth]
+
+
+def _floats(text: str, option: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise CLIError(f"{option} must be comma-separated numbers; got {text!r}") from None
+
+
+# ------------------------------------------------------------------ commands
+@simulate_app.command("survey")
+@handle_errors
+def survey_cmd(
+    n: Annotated[int, typer.Option("--n", help="Respondents.")] = 50_000,
+    truth: Annotated[float, typer.Option(help="True share of 'yes'.")] = 0.2,
+    p_truth: PTruthOpt = 0.5,
+    p_yes: PYesOpt = 0.5,
+    seed: SeedOpt = 2026,
+    plot: PlotOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The honor-code survey: n students, forced response, estimate vs truth.
+
+    Example: deniable simulate survey --n 50000 --truth 0.2 --plot survey.png
+    """
+    m = dn.BinaryRR.forced_response(p_truth, p_yes)
+    est = dn.simulate(m, _share(truth), n, np.random.default_rng(seed))
+    if plot is not None:
+        from deniable.plot import bar_estimate
+
+        save_axes(bar_estimate(est, title=f"Honor-code survey (simulated), n = {n:,}"), plot)
+    if as_json:
+        print_json({"mechanism": m.name, "epsilon": m.epsilon, "n": n, "seed": seed,
+                    "categories": estimate_records(est)})
+        return
+    out.print(estimate_table(est, title=f"Honor-code survey (simulated): {m!r}, n = {n:,}"))
+    low, high = est.ci(0.95)
+    out.print(
+        f"violators: estimate {est.frequencies[1]:.4f} (95% CI {low[1]:.4f} .. {high[1]:.4f}), "
+        f"truth {est.truth[1]:.4f}"  # type: ignore[index]
+    )
+
+
+@simulate_app.command("convergence")
+@handle_errors
+def convergence_cmd(
+    truth: Annotated[float, typer.Option(help="True share of 'yes'.")] = 0.2,
+    p_truth: PTruthOpt = 0.5,
+    p_yes: PYesOpt = 0.5,
+    n_min: Annotated[int, typer.Option(help="Smallest sample size.")] = 100,
+    n_max: Annotated[int, typer.Option(help="Largest sample size.")] = 10_000_000,
+    per_decade: Annotated[int, typer.Option(help="Sample sizes per decade.")] = 2,
+    seed: SeedOpt = 2026,
+    plot: PlotOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Sample-size sweep: the estimate of a yes/no share converging to the truth.
+
+    Example: deniable simulate convergence --truth 0.2 --plot convergence.png
+    """
+    m = dn.BinaryRR.forced_response(p_truth, p_yes)
+    sweep = convergence_sweep(m, _share(truth), decades(n_min, n_max, per_decade),
+                              np.random.default_rng(seed))
+    rows = []
+    for est in sweep:
+        low, high = est.ci(0.95)
+        rows.append({"n": est.n, "estimate": float(est.frequencies[1]),
+                     "std_error": float(est.std_errors[1]),  # type: ignore[index]
+                     "ci_low": float(low[1]), "ci_high": float(high[1]),
+                     "truth": float(est.truth[1])})  # type: ignore[index]
+    if plot is not None:
+        from deniable.plot import convergence
+
+        save_axes(convergence(sweep), plot)
+    if as_json:
+        print_json({"mechanism": m.name, "epsilon": m.epsilon, "seed": seed, "rows": rows})
+        return
+    table = Table(title=f"Estimate vs n: {m!r}, truth {truth:g}", title_justify="left")
+    for header in ("n", "estimate", "SE", "95% CI", "|error|", "error / SE"):
+        table.add_column(header, justify="right")
+    for r in rows:
+        table.add_row(f"{r['n']:,}", f"{r['estimate']:.5f}", f"{r['std_error']:.5f}",
+                      f"{r['ci_low']:.5f} .. {r['ci_high']:.5f}",
+                      f"{abs(r['estimate'] - r['truth']):.5f}",
+                      f"{(r['estimate'] - r['truth']) / r['std_error']:+.2f}")
+    out.print(table)
+
+
+@simulate_app.command("gamma")
+@handle_errors
+def gamma_cmd(
+    truth: Annotated[float, typer.Option(help="True share of 'yes'.")] = 0.2,
+    n: Annotated[int, typer.Option("--n", help="Respondents per survey.")] = 10_000,
+    gammas: Annotated[str, typer.Option(help="Comma-separated gammas in (0, 0.5).")] =
+        "0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45",
+    reps: Annotated[int, typer.Option(help="Simulated surveys per gamma.")] = 1000,
+    seed: SeedOpt = 2026,
+    plot: PlotOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Privacy-utility sweep of Warner's design: BinaryRR(gamma=...), prob = 1/2 + gamma.
+
+    Small gamma: strong privacy (epsilon near 0), large error; gamma near 1/2:
+    little privacy, small error.
+
+    Example: deniable simulate gamma --truth 0.2 --n 10000 --plot gamma.png
+    """
+    values = _floats(gammas, "--gammas")
+    mechanisms = [dn.BinaryRR(gamma=g) for g in values]
+    records = mse_sweep(mechanisms, _share(truth), n, reps, np.random.default_rng(seed))
+    for g, r in zip(values, records, strict=True):
+        r["gamma"] = g
+        r["mechanism"] = "BinaryRR (Warner)"
+    if plot is not None:
+        from deniable.plot import mse_vs_epsilon
+
+        save_axes(mse_vs_epsilon(records, title=f"Warner's design: MSE vs \u03b5 (n = {n:,})"),
+                  plot)
+    if as_json:
+        print_json({"truth": truth, "seed": seed, "rows": records})
+        return
+    table = Table(title=f"Privacy vs utility, truth {truth:g}, n = {n:,}, {reps} surveys each",
+                  title_justify="left")
+    for header in ("gamma", "P(truth)", "epsilon", "theory SE", "simulated RMSE", "MSE / Var"):
+        table.add_column(header, justify="right")
+    for r in records:
+        table.add_row(f"{r['gamma']:g}", f"{0.5 + r['gamma']:g}", f"{r['epsilon']:.4f}",
+                      f"{math.sqrt(r['variance']):.5f}", f"{math.sqrt(r['mse']):.5f}",
+                      f"{r['ratio']:.3f}")
+    out.print(table)
+
+
+@simulate_app.command("mse")
+@handle_errors
+def mse_cmd(
+    mechanisms: Annotated[
+        str, typer.Option("--mechanisms", "-m", help="Comma-separated wire ids, or 'all'.")
+    ] = "all",
+    k: Annotated[int, typer.Option("--k", help="Number of categories.")] = 16,
+    epsilons: Annotated[str, typer.Option(help="Comma-separated epsilons.")] = "0.5,1,2,4",
+    n: Annotated[int, typer.Option("--n", help="Respondents per survey.")] = 10_000,
+    reps: Annotated[int, typer.Option(help="Simulated surveys per cell.")] = 100,
+    distribution: Annotated[str, typer.Option(help="True distribution: zipf or uniform.")] = "zipf",
+    seed: SeedOpt = 2026,
+    plot: PlotOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Simulated MSE of each mechanism against its theoretical variance, for several epsilons.
+
+    Example: deniable simulate mse --mechanisms grr,oue,olh --k 16 --epsilons 0.5,1,2,4 --plot mse.png
+    """
+    if k < 2:
+        raise CLIError(f"--k must be >= 2; got {k}")
+    eps_values = [parse_epsilon(e) for e in _floats(epsilons, "--epsilons")]
+    wanted = None if mechanisms == "all" else [s.strip().lower() for s in mechanisms.split(",")]
+    built = []
+    for eps in eps_values:
+        pool = {m.wire_id: m for m in planning.candidates(k, eps).values()}
+        if wanted is None:
+            built += list(pool.values())
+            continue
+        for w in wanted:
+            if w not in pool:
+                raise CLIError(f"--mechanisms: {w!r} is not one of {', '.join(pool)} for k={k}")
+            built.append(pool[w])
+    truth = truth_vector(k, distribution)
+    records = mse_sweep(built, truth, n, reps, np.random.default_rng(seed))
+    records.sort(key=lambda r: (r["mechanism"], r["epsilon"]))
+    if plot is not None:
+        from deniable.plot import mse_vs_epsilon
+
+        save_axes(mse_vs_epsilon(records, title=f"MSE vs \u03b5, k = {k}, n = {n:,} ({distribution})"),
+                  plot)
+    if as_json:
+        print_json({"k": k, "n": n, "reps": reps, "distribution": distribution, "seed": seed,
+                    "rows": records})
+        return
+    table = Table(title=f"MSE vs theory: k = {k}, n = {n:,}, {distribution} truth, {reps} surveys "
+                  "per cell", title_justify="left")
+    for header in ("mechanism", "epsilon", "theory Var", "simulated MSE", "MSE / Var"):
+        table.add_column(header, justify="left" if header == "mechanism" else "right")
+    for r in records:
+        table.add_row(r["mechanism"], f"{r['epsilon']:.4g}", f"{r['variance']:.4e}",
+                      f"{r['mse']:.4e}", f"{r['ratio']:.3f}")
+    out.print(table)

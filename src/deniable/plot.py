@@ -1,0 +1,262 @@
+"""Publication-ready plots of estimates and simulation sweeps (needs ``deniable[plot]``).
+
+Every function takes its data and an optional matplotlib ``ax`` and returns
+the Axes it drew on. Without ``ax`` a new :class:`matplotlib.figure.Figure`
+is made directly (no pyplot, so no global backend state; saving renders with
+Agg)::
+
+    ax = deniable.plot.bar_estimate(est)
+    ax.figure.savefig("estimate.png")
+
+* :func:`bar_estimate` -- one bar per category with confidence-interval
+  whiskers, and the truth when known.
+* :func:`convergence` -- estimate and CI band against the number of
+  respondents (log x axis), for a list of Estimates of the same question.
+* :func:`mse_vs_epsilon` -- simulated mean squared error against epsilon,
+  one colour per mechanism, with the theoretical variance as a line (log-log).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+try:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, NullLocator, PercentFormatter
+except ImportError as exc:  # pragma: no cover - exercised without matplotlib
+    raise ImportError("deniable.plot needs matplotlib: pip install 'deniable[plot]'") from exc
+
+from deniable.estimate import Estimate
+
+__all__ = ["bar_estimate", "convergence", "mse_vs_epsilon", "new_axes"]
+
+_BAR = "#4C72B0"
+_TRUTH = "#C44E52"
+_MAX_LABELLED = 40  # beyond this many categories the x tick labels are thinned
+_MARKERS = "osD^vPX*<>"
+_ANNOTATED = 12  # up to this many categories each bar carries its value
+
+
+def new_axes(width: float = 6.4, height: float = 4.0) -> Axes:
+    """A fresh Axes on its own Figure (constrained layout, so labels never clip)."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig.add_subplot()
+
+
+def _label(value: Any) -> str:
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    return str(value)
+
+
+def _epsilon_text(epsilon: float) -> str:
+    return f"\u03b5 = {epsilon:.3g}"
+
+
+def bar_estimate(
+    est: Estimate,
+    ax: Axes | None = None,
+    truth: Any = None,
+    *,
+    level: float = 0.95,
+    title: str | None = None,
+) -> Axes:
+    """Bar chart of an Estimate with ``level`` CI whiskers and the truth overlaid.
+
+    ``truth`` (aligned with ``est.domain``) defaults to ``est.truth`` (set by
+    :func:`deniable.simulate`). A post-processed estimate has no formula
+    standard errors and is drawn without whiskers. The y axis is the share
+    of respondents, in percent.
+    """
+    if ax is None:
+        ax = new_axes(max(6.4, min(12.0, 1.0 + 0.55 * len(est.domain))), 4.2)
+    k = len(est.domain)
+    x = np.arange(k)
+    freqs = np.asarray(est.frequencies, dtype=float)
+    ax.bar(x, freqs, width=0.7, color=_BAR, alpha=0.85, label="estimate", zorder=2)
+    whiskers = est.std_errors is not None and est.n > 0
+    if whiskers:
+        low, high = est.ci(level)
+        ax.errorbar(
+            x,
+            freqs,
+            yerr=np.vstack([freqs - low, high - freqs]),
+            fmt="none",
+            ecolor="black",
+            elinewidth=1.2,
+            capsize=4 if k <= _MAX_LABELLED else 0,
+            label=f"{level:.0%} CI",
+            zorder=3,
+        )
+    if truth is None:
+        truth = est.truth
+    if truth is not None:
+        t = np.asarray(truth, dtype=float)
+        if t.shape != (k,):
+            raise ValueError(f"truth must have one value per category ({k}); got shape {t.shape}")
+        ax.scatter(
+            x, t, marker="_", s=900 if k <= 12 else 200, linewidths=2.5,
+            color=_TRUTH, label="truth", zorder=4,
+        )
+    if k <= _ANNOTATED:  # the value above each bar (and above its whisker and truth mark)
+        top = np.nanmax(np.vstack([freqs, high if whiskers else freqs,
+                                   t if truth is not None else freqs]), axis=0)
+        span = max(float(np.nanmax(top)), 0.0) - min(float(np.nanmin(freqs)), 0.0)
+        for i in range(k):
+            ax.annotate(f"{freqs[i]:.1%}", (x[i], max(top[i], 0.0)), xytext=(0, 4),
+                        textcoords="offset points", ha="center", va="bottom", fontsize="small")
+        ax.set_ylim(top=max(float(np.nanmax(top)), 0.0) + 0.12 * (span or 1.0))
+    ax.axhline(0.0, color="0.3", linewidth=0.8, zorder=1)
+    if k <= _MAX_LABELLED:
+        labels = [_label(v) for v in est.domain]
+        ax.set_xticks(x, labels)
+        if k > 6 or max(len(s) for s in labels) > 10:
+            ax.tick_params(axis="x", labelrotation=35)
+            for text in ax.get_xticklabels():
+                text.set_horizontalalignment("right")
+    ax.set_xlim(-0.6, k - 0.4)
+    ax.set_xlabel("category")
+    ax.set_ylabel("share of respondents")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.grid(axis="y", alpha=0.3, zorder=0)
+    ax.set_title(
+        title
+        if title is not None
+        else f"{est.mechanism}, {_epsilon_text(est.epsilon)}, n = {est.n:,}"
+        + ("" if est.post_processing == "none" else f" ({est.post_processing})")
+    )
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: ("estimate", "CI", "truth").index(
+        "CI" if labels[i].endswith("CI") else labels[i]))
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="best", frameon=False)
+    return ax
+
+
+def _category_position(est: Estimate, category: Any) -> int:
+    if category is None:
+        return len(est.domain) - 1 if len(est.domain) == 2 else 0
+    try:
+        return est.domain.index(category)
+    except ValueError:
+        raise ValueError(f"category {category!r} is not in the domain {list(est.domain)!r}") from None
+
+
+def convergence(
+    sweep: Sequence[Estimate],
+    ax: Axes | None = None,
+    *,
+    category: Any = None,
+    level: float = 0.95,
+    title: str | None = None,
+) -> Axes:
+    """Estimate of one category with its ``level`` CI band against n (log x axis).
+
+    ``sweep`` is a sequence of Estimates of the same question at growing n
+    (e.g. from :func:`deniable.simulate`); ``category`` defaults to ``True``
+    for a yes/no question and to the first category otherwise. The truth is
+    drawn where the Estimates carry it.
+    """
+    ests = sorted(sweep, key=lambda e: e.n)
+    if not ests:
+        raise ValueError("convergence needs at least one Estimate")
+    if ax is None:
+        ax = new_axes()
+    pos = _category_position(ests[0], category)
+    n = np.array([e.n for e in ests], dtype=float)
+    f = np.array([e.frequencies[pos] for e in ests])
+    bounds = [e.ci(level) for e in ests]
+    low = np.array([b[0][pos] for b in bounds])
+    high = np.array([b[1][pos] for b in bounds])
+    ax.fill_between(n, low, high, color=_BAR, alpha=0.25, linewidth=0, label=f"{level:.0%} CI")
+    ax.plot(n, f, "o-", color=_BAR, markersize=4, label="estimate")
+    truths = [e.truth[pos] for e in ests if e.truth is not None]
+    if truths:
+        if np.allclose(truths, truths[0], atol=1e-12):
+            ax.axhline(truths[0], color=_TRUTH, linestyle="--", linewidth=1.5, label="truth")
+        else:
+            ax.plot(n, truths, "--", color=_TRUTH, linewidth=1.5, label="truth")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.set_xlabel("respondents n")
+    ax.set_ylabel(f"estimated share: {_label(ests[0].domain[pos])}")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.grid(alpha=0.3, which="major")
+    ax.set_title(
+        title if title is not None
+        else f"{ests[0].mechanism}, {_epsilon_text(ests[0].epsilon)}: estimate vs n"
+    )
+    ax.legend(loc="best", frameon=False)
+    return ax
+
+
+def _records(sweep: Any) -> list[Mapping[str, Any]]:
+    if hasattr(sweep, "to_dict") and hasattr(sweep, "columns"):  # a pandas DataFrame
+        return list(sweep.to_dict("records"))
+    if isinstance(sweep, Iterable):
+        return [dict(r) if not isinstance(r, Mapping) else r for r in sweep]
+    raise TypeError(f"sweep must be a DataFrame or a list of records; got {type(sweep).__name__}")
+
+
+def mse_vs_epsilon(sweep: Any, ax: Axes | None = None, *, title: str | None = None) -> Axes:
+    """Simulated MSE (markers) and theoretical variance (lines) against epsilon, log-log.
+
+    ``sweep`` is a list of records (dicts) or a DataFrame with the columns
+    ``mechanism``, ``epsilon``, ``mse`` (simulated mean squared error per
+    category) and optionally ``variance`` (formula (A) at the truth, averaged
+    over categories) and ``n``.
+    """
+    rows = _records(sweep)
+    if not rows:
+        raise ValueError("mse_vs_epsilon needs at least one record")
+    for i, row in enumerate(rows):
+        missing = {"mechanism", "epsilon", "mse"} - set(row)
+        if missing:
+            raise ValueError(f"sweep record {i} lacks {sorted(missing)}; got keys {sorted(row)}")
+    if ax is None:
+        ax = new_axes(8.0 if len({str(r['mechanism']) for r in rows}) > 1 else 6.4, 4.2)
+    names = list(dict.fromkeys(str(r["mechanism"]) for r in rows))
+    has_theory = False
+    for i, name in enumerate(names):
+        color, marker = f"C{i % 10}", _MARKERS[i % len(_MARKERS)]
+        mine = sorted((r for r in rows if str(r["mechanism"]) == name), key=lambda r: r["epsilon"])
+        eps = np.array([float(r["epsilon"]) for r in mine])
+        ax.plot(eps, [float(r["mse"]) for r in mine], marker, color=color, markersize=5,
+                label=name, alpha=0.9)
+        if all(r.get("variance") is not None for r in mine):
+            has_theory = True
+            ax.plot(eps, [float(r["variance"]) for r in mine], "-", color=color, linewidth=1.3,
+                    alpha=0.7)
+    if has_theory:
+        ax.plot([], [], "-", color="0.4", label="theory (formula A)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    # plain tick labels at the simulated epsilons (log axes would print 6x10^-1)
+    ticks = sorted({float(r["epsilon"]) for r in rows})
+    if len(ticks) > 8:
+        ticks = ticks[:: -(-len(ticks) // 8)]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:.2g}")
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("\u03b5 (privacy loss)")
+    ax.set_ylabel("mean squared error per category")
+    ax.grid(alpha=0.3, which="major")
+    ax.grid(alpha=0.1, which="minor", axis="y")
+    sizes = {r.get("n") for r in rows}
+    if title is None:
+        title = "Privacy-utility trade-off"
+        if len(sizes) == 1 and None not in sizes:
+            title += f" (n = {int(next(iter(sizes))):,})"
+    ax.set_title(title)
+    if len(names) > 1:  # outside, right: the lines fill the whole plot area
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small",
+                  title="simulated (markers)" if has_theory else None, title_fontsize="small")
+    else:
+        ax.legend(loc="best", frameon=False, fontsize="small")
+    return ax
