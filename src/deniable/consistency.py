@@ -7,6 +7,8 @@ they are applied only when asked for (:meth:`deniable.Estimate.consistent`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
@@ -78,7 +80,7 @@ def base_cut(f: Array, std_errors: Array | None, alpha: float = 0.05) -> Array:
     return np.where(f >= threshold, f, 0.0)
 
 
-_METHODS = {
+_METHODS: dict[str, Callable[[Array, Array | None], Array]] = {
     "clip": lambda f, se: clip(f),
     "normalize": lambda f, se: normalize(f),
     "norm-mul": lambda f, se: norm_mul(f),
@@ -96,4 +98,4 @@ def apply(method: str, f: Array, std_errors: Array | None = None) -> Array:
         raise ValueError(
             f"consistency method must be one of {sorted(_METHODS)}; got {method!r}"
         ) from None
-    return np.asarray(fn(f, std_errors), dtype=float)
+    return np.asarray(fn(f, std_errors), dtype=np.float64)

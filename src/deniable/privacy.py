@@ -98,7 +98,7 @@ def check_probability(
         )
     # a float is read as the decimal it prints as (0.3 is 3/10, not the binary
     # double nearest to it), so products of probabilities keep small denominators
-    exact = Fraction(repr(float(prob))) if isinstance(prob, float) else Fraction(prob)  # type: ignore[arg-type]
+    exact = Fraction(repr(float(prob))) if isinstance(prob, float) else Fraction(prob)
     if not low < exact < high:
         raise ValueError(
             f"{name} must be in ({float(low):g}, {float(high):g}){where}; got {prob!r}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -104,7 +104,7 @@ def resolve(rng: object) -> Source:
     raise TypeError(f"rng must be None, an int seed or a numpy Generator; got {rng!r}")
 
 
-def _words(source: Source, count: int, dtype: type[np.unsignedinteger]) -> NDArray:
+def _words(source: Source, count: int, dtype: type[np.unsignedinteger[Any]]) -> NDArray[Any]:
     size = np.dtype(dtype).itemsize
     return np.frombuffer(source.random_bytes(count * size), dtype=dtype).copy()
 
@@ -146,7 +146,7 @@ def scalar_below(bound: int, source: Source) -> int:
 
 
 def _settle(
-    expansion: list[int], start: int, steps: int, result: NDArray, mask: NDArray, source: Source
+    expansion: list[int], start: int, steps: int, result: NDArray[Any], mask: NDArray[Any], source: Source
 ) -> None:
     """Advance the bit-sliced comparison ``U < c`` by ``steps`` bits, in place.
 

@@ -30,12 +30,12 @@ __all__ = ["aggregate", "estimate"]
 
 
 def _numpy_part(mechanism: Any, block: Any) -> SupportCounts:
-    return mechanism.aggregate(block)  # type: ignore[no-any-return]
+    return mechanism.aggregate(block)
 
 
 def _json_part(mechanism: Any, items: Any, text: bool) -> SupportCounts:
     reports = [json.loads(v) for v in items] if text else list(items)
-    return mechanism.aggregate(mechanism.reports_from_json(reports))  # type: ignore[no-any-return]
+    return mechanism.aggregate(mechanism.reports_from_json(reports))
 
 
 def _merge(parts: list[SupportCounts], identity: SupportCounts) -> SupportCounts:
@@ -49,35 +49,34 @@ def aggregate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Support
     ``"processes"``, or a ``distributed.Client``); by default Dask's current
     scheduler is used.
     """
-    import dask
     import dask.array as da
     import dask.bag as db
+    from dask.base import compute
+    from dask.delayed import delayed
 
     identity = mechanism.aggregate([])
     if isinstance(reports, da.Array):
         if reports.ndim > 1 and any(len(c) > 1 for c in reports.chunks[1:]):
             raise ValueError("chunk the report array along its first axis only")
         blocks = reports.to_delayed().ravel().tolist()
-        parts = [dask.delayed(_numpy_part)(mechanism, b) for b in blocks]
+        parts = [delayed(_numpy_part)(mechanism, b) for b in blocks]
     elif isinstance(reports, db.Bag):
-        parts = [dask.delayed(_json_part)(mechanism, p, False) for p in reports.to_delayed()]
+        parts = [delayed(_json_part)(mechanism, p, False) for p in reports.to_delayed()]
     else:
-        try:
-            import dask.dataframe as dd
-        except ImportError:  # pragma: no cover - dask[dataframe] ships with the extra
-            dd = None
-        if dd is None or not isinstance(reports, dd.Series):
+        import dask.dataframe as dd
+
+        if not isinstance(reports, dd.Series):
             raise TypeError(
                 "reports must be a dask Array, a dask Bag or a dask dataframe Series; "
                 f"got {type(reports).__name__}"
             )
-        parts = [dask.delayed(_json_part)(mechanism, p, True) for p in reports.to_delayed()]
-    total = dask.delayed(_merge)(parts, identity)
+        parts = [delayed(_json_part)(mechanism, p, True) for p in reports.to_delayed()]
+    total = delayed(_merge)(parts, identity)
     kwargs = {} if scheduler is None else {"scheduler": scheduler}
-    (result,) = dask.compute(total, **kwargs)
-    return result  # type: ignore[no-any-return]
+    (result,) = compute(total, **kwargs)
+    return result
 
 
 def estimate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Estimate:
     """Unbiased estimate from a Dask collection of reports."""
-    return mechanism.estimate_from(aggregate(mechanism, reports, scheduler=scheduler))  # type: ignore[no-any-return]
+    return mechanism.estimate_from(aggregate(mechanism, reports, scheduler=scheduler))

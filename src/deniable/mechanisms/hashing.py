@@ -147,7 +147,7 @@ class LocalHashing(FrequencyOracle):
         for i, item in enumerate(items):
             if isinstance(item, dict):
                 seed, value = item.get("seed"), item.get("value")
-            elif isinstance(item, (tuple, list, np.void)) and len(item) == 2:
+            elif isinstance(item, (tuple, list, np.void)) and len(item) == 2:  # type: ignore[arg-type]
                 seed, value = item[0], item[1]
             else:
                 raise ValueError(
