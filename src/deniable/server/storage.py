@@ -13,12 +13,18 @@ Tables
 ``invites``     single-use invite tokens (only their SHA-256 is stored).
 
 Every write is one transaction: a request is either stored entirely or not at
-all. SQLite runs in WAL mode with ``synchronous=FULL`` (a commit is on disk
-before the server acknowledges it, so neither a killed server nor a power cut
-loses an acknowledged report) and takes the write lock at ``BEGIN IMMEDIATE``,
-so concurrent writers (threads or processes) serialize instead of losing
-aggregate updates. PostgreSQL locks the aggregate rows (``SELECT ... FOR
-UPDATE``, always in question-id order, so writers cannot deadlock).
+all, and the server answers 2xx only after the commit returned.
+
+SQLite runs in WAL mode and takes the write lock at ``BEGIN IMMEDIATE``, so
+concurrent writers (threads or processes) serialize instead of losing
+aggregate updates. Durability is ``PRAGMA synchronous``: the default
+``NORMAL`` writes every commit to the WAL file before it returns, so a killed
+(even ``kill -9``) server loses no acknowledged report; only a power cut or
+kernel crash can lose the last commits. ``sqlite_synchronous="FULL"`` also
+survives those, at the price of one fsync per commit (a few hundred commits/s
+on a typical virtual disk instead of thousands). PostgreSQL commits durably
+(its own fsync and group commit) and locks the aggregate rows (``SELECT ...
+FOR UPDATE``, always in question-id order, so writers cannot deadlock).
 """
 
 from __future__ import annotations
@@ -111,6 +117,33 @@ invites_table = Table(
     Column("used_by", String(128), nullable=True),
 )
 
+
+# statements built once (per-request construction costs more than executing them)
+_s, _r, _a, _i = surveys_table.c, responses_table.c, aggregates_table.c, invites_table.c
+_SELECT_STATUS = select(_s.status).where(_s.id == bindparam("sid"))
+_SELECT_DEFINITION = select(_s.definition).where(_s.id == bindparam("sid"))
+_SELECT_EXISTING = select(_r.idempotency_key, _r.id, _r.body_hash).where(
+    _r.survey_id == bindparam("sid"), _r.idempotency_key.in_(bindparam("keys", expanding=True))
+)
+_SELECT_AGGREGATES = (
+    select(_a.question_id, _a.stat)
+    .where(_a.survey_id == bindparam("sid"))
+    .order_by(_a.question_id)  # one lock order for every writer
+)
+_LOCK_AGGREGATES = _SELECT_AGGREGATES.with_for_update()  # (SQLite: BEGIN IMMEDIATE locks)
+_UPDATE_AGGREGATE = (
+    update(aggregates_table)
+    .where(_a.survey_id == bindparam("sid"), _a.question_id == bindparam("qid"))
+    .values(stat=bindparam("new_stat"))
+)
+_SELECT_INVITES = (
+    select(_i.token_hash, _i.used_by)
+    .where(_i.survey_id == bindparam("sid"), _i.token_hash.in_(bindparam("hashes", expanding=True)))
+    .with_for_update()
+)
+_UPDATE_INVITE = (
+    update(invites_table).where(_i.token_hash == bindparam("h")).values(used_by=bindparam("k"))
+)
 
 # --------------------------------------------------------------------- errors
 class StorageError(Exception):
@@ -283,12 +316,12 @@ class Storage:
     >>> storage = Storage("sqlite:///deniable.db")            # doctest: +SKIP
     >>> storage.estimates("honor-code")["questions"][0]["estimate"]  # doctest: +SKIP
 
-    ``sqlite_synchronous`` is SQLite's ``PRAGMA synchronous`` (``"FULL"``: a
-    commit survives a power cut; ``"NORMAL"`` in WAL mode survives a killed
-    process but may lose the last commits on power loss).
+    ``sqlite_synchronous`` is SQLite's ``PRAGMA synchronous`` (``"NORMAL"``,
+    the default, in WAL mode: a commit survives a killed process but the last
+    commits may be lost on power loss; ``"FULL"``: a commit survives a power cut).
     """
 
-    def __init__(self, db_url: str, *, sqlite_synchronous: str = "FULL") -> None:
+    def __init__(self, db_url: str, *, sqlite_synchronous: str = "NORMAL") -> None:
         if sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(
                 f"sqlite_synchronous must be FULL, NORMAL or EXTRA; got {sqlite_synchronous!r}"
@@ -325,7 +358,7 @@ class Storage:
             try:
                 with self._write() as conn:
                     stored = conn.execute(
-                        select(surveys_table.c.definition).where(surveys_table.c.id == survey.id)
+                        _SELECT_DEFINITION, {"sid": survey.id}
                     ).scalar_one_or_none()
                     if stored is None:
                         conn.execute(
@@ -364,9 +397,7 @@ class Storage:
         if cached is not None:
             return cached
         with self._read() as conn:
-            stored = conn.execute(
-                select(surveys_table.c.definition).where(surveys_table.c.id == survey_id)
-            ).scalar_one_or_none()
+            stored = conn.execute(_SELECT_DEFINITION, {"sid": survey_id}).scalar_one_or_none()
         if stored is None:
             raise NotFound("id", f"no survey with id {survey_id!r:.80}")
         survey = load_survey(json.loads(stored))
@@ -382,9 +413,7 @@ class Storage:
             return self._status(conn, survey_id)
 
     def _status(self, conn: Connection, survey_id: str) -> str:
-        status = conn.execute(
-            select(surveys_table.c.status).where(surveys_table.c.id == survey_id)
-        ).scalar_one_or_none()
+        status = conn.execute(_SELECT_STATUS, {"sid": survey_id}).scalar_one_or_none()
         if status is None:
             raise NotFound("id", f"no survey with id {survey_id!r:.80}")
         return str(status)
@@ -457,13 +486,10 @@ class Storage:
 
     def _existing(self, conn: Connection, survey_id: str, keys: list[str]) -> dict[str, tuple[int, str]]:
         found: dict[str, tuple[int, str]] = {}
-        r = responses_table.c
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), _IN_CHUNK):
             rows = conn.execute(
-                select(r.idempotency_key, r.id, r.body_hash).where(
-                    r.survey_id == survey_id, r.idempotency_key.in_(unique[start : start + _IN_CHUNK])
-                )
+                _SELECT_EXISTING, {"sid": survey_id, "keys": unique[start : start + _IN_CHUNK]}
             )
             for key, rid, body_hash in rows:
                 found[key] = (int(rid), body_hash)
@@ -521,7 +547,6 @@ class Storage:
         self, conn: Connection, survey_id: str, p: _Prepared, new: list[int],
         where: Callable[[int], str],
     ) -> None:
-        inv = invites_table.c
         owner: dict[str, int] = {}
         for i in new:
             token = p.tokens[i]
@@ -539,9 +564,7 @@ class Storage:
         state: dict[str, str | None] = {}
         for start in range(0, len(hashes), _IN_CHUNK):
             rows = conn.execute(
-                select(inv.token_hash, inv.used_by)
-                .where(inv.survey_id == survey_id, inv.token_hash.in_(hashes[start : start + _IN_CHUNK]))
-                .with_for_update()
+                _SELECT_INVITES, {"sid": survey_id, "hashes": hashes[start : start + _IN_CHUNK]}
             )
             state.update({h: used for h, used in rows})
         for token, i in owner.items():
@@ -549,42 +572,30 @@ class Storage:
                 raise Forbidden(f"{where(i)}invite_token", f"is not an invite of survey {survey_id!r}")
             if state[token] is not None:
                 raise Forbidden(f"{where(i)}invite_token", "was already used; each invite is single-use")
-        conn.execute(
-            update(invites_table)
-            .where(inv.token_hash == bindparam("h"))
-            .values(used_by=bindparam("k")),
-            [{"h": p.tokens[i], "k": p.keys[i]} for i in new],
-        )
+        conn.execute(_UPDATE_INVITE, [{"h": p.tokens[i], "k": p.keys[i]} for i in new])
 
     def _merge_aggregates(
         self, conn: Connection, survey: Survey, p: _Prepared, new: list[int]
     ) -> None:
-        agg = aggregates_table.c
         everything = len(new) == len(p.keys)
         index = np.asarray(new, dtype=np.int64)
-        for q in sorted(survey.questions, key=lambda q: q.id):  # one lock order for all writers
-            reports = p.reports[q.id] if everything else p.reports[q.id][index]
-            stored = conn.execute(
-                select(agg.stat)
-                .where(agg.survey_id == survey.id, agg.question_id == q.id)
-                .with_for_update()
-            ).scalar_one()
-            merged = SupportCounts.from_json(json.loads(stored)) + q.mechanism.aggregate(reports)
-            conn.execute(
-                update(aggregates_table)
-                .where(agg.survey_id == survey.id, agg.question_id == q.id)
-                .values(stat=json.dumps(merged.to_json()))
-            )
+        stored = conn.execute(
+            _LOCK_AGGREGATES, {"sid": survey.id}
+        ).all()
+        updates = []
+        for qid, stat in stored:
+            m = survey.question(qid).mechanism
+            reports = p.reports[qid] if everything else p.reports[qid][index]
+            merged = SupportCounts.from_json(json.loads(stat)) + m.aggregate(reports)
+            updates.append({"sid": survey.id, "qid": qid, "new_stat": json.dumps(merged.to_json())})
+        conn.execute(_UPDATE_AGGREGATE, updates)
 
     # --------------------------------------------------------------- results
     def aggregates(self, survey_id: str) -> dict[str, SupportCounts]:
         """The stored aggregate of every question."""
         self.survey(survey_id)
-        agg = aggregates_table.c
         with self._read() as conn:
-            rows = conn.execute(
-                select(agg.question_id, agg.stat).where(agg.survey_id == survey_id)
-            ).all()
+            rows = conn.execute(_SELECT_AGGREGATES, {"sid": survey_id}).all()
         return {qid: SupportCounts.from_json(json.loads(stat)) for qid, stat in rows}
 
     def estimates(self, survey_id: str, level: float = 0.95) -> dict[str, Any]:

@@ -1,0 +1,206 @@
+"""The respondent's side of the collection service: fetch a survey, privatize, post.
+
+>>> client = Client("http://127.0.0.1:8000")                         # doctest: +SKIP
+>>> client.respond("honor-code", {"violated": False})                # doctest: +SKIP
+{'status': 'accepted', 'response_id': '17', 'idempotency_key': '...'}
+
+Each answer is randomized on this machine with the question's mechanism, as
+configured by the server (``GET /surveys/{id}``), using the operating
+system's CSPRNG; only the privatized reports are sent. The true answers stay
+inside :func:`privatize_answers` / :func:`privatize_answers_many`: the posting
+code receives reports, never answers. A post is retried on connection errors
+and 5xx answers with the *same* idempotency key, so a retry can never store a
+response twice.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from deniable import randomness
+from deniable.wire import from_config
+
+__all__ = ["Client", "ClientError", "privatize_answers", "privatize_answers_many", "new_key"]
+
+MAX_BATCH = 10_000
+
+
+class ClientError(Exception):
+    """The server refused a request (4xx); ``field`` and ``message`` come from its answer."""
+
+    def __init__(self, status: int, field: str, message: str) -> None:
+        super().__init__(f"HTTP {status}: {field}: {message}")
+        self.status = status
+        self.field = field
+        self.message = message
+
+
+def new_key() -> str:
+    """A fresh idempotency key: 32 URL-safe characters from the OS CSPRNG."""
+    return secrets.token_urlsafe(24)
+
+
+def _mechanisms(survey: Mapping[str, Any]) -> dict[str, Any]:
+    return {q["id"]: from_config(q["mechanism"]) for q in survey["questions"]}
+
+
+def _check_questions(survey: Mapping[str, Any], answers: Mapping[str, Any], where: str) -> None:
+    expected = [q["id"] for q in survey["questions"]]
+    if not isinstance(answers, Mapping):
+        raise TypeError(f"{where} must be a dict {{question id: answer}}; got {type(answers).__name__}")
+    missing = [q for q in expected if q not in answers]
+    extra = sorted(set(answers) - set(expected))
+    if missing or extra:
+        raise ValueError(
+            f"{where} must answer exactly the questions {expected} of survey "
+            f"{survey['id']!r}; missing {missing}, unknown {extra}"
+        )
+
+
+def privatize_answers(
+    survey: Mapping[str, Any], answers: Mapping[str, Any], rng: randomness.RNGLike = None
+) -> dict[str, Any]:
+    """``{question id: report JSON}`` for one respondent (secure randomness by default)."""
+    _check_questions(survey, answers, "answers")
+    mechanisms = _mechanisms(survey)
+    return {
+        qid: m.report_to_json(m.privatize(answers[qid], rng=rng)) for qid, m in mechanisms.items()
+    }
+
+
+def privatize_answers_many(
+    survey: Mapping[str, Any], answers_list: Sequence[Mapping[str, Any]],
+    rng: randomness.RNGLike = None,
+) -> list[dict[str, Any]]:
+    """Reports for many respondents, vectorized per question (``privatize_many``)."""
+    for i, answers in enumerate(answers_list):
+        _check_questions(survey, answers, f"answers_list[{i}]")
+    source = randomness.resolve(rng)  # one stream for every question
+    columns = {
+        qid: m.reports_to_json(m.privatize_many([a[qid] for a in answers_list], rng=source))
+        for qid, m in _mechanisms(survey).items()
+    }
+    return [{qid: col[i] for qid, col in columns.items()} for i in range(len(answers_list))]
+
+
+class Client:
+    """A device's HTTP client for the collection service (httpx, keep-alive).
+
+    ``retries`` is the number of retries after the first attempt, with
+    exponential back-off starting at ``backoff`` seconds.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float = 10.0,
+        retries: int = 3,
+        *,
+        backoff: float = 0.05,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0; got {retries}")
+        self.retries = retries
+        self.backoff = backoff
+        self._http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
+        self._surveys: dict[str, dict[str, Any]] = {}
+
+    # ------------------------------------------------------------ plumbing
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _request(self, method: str, path: str, json: Any = None) -> Any:
+        """Send with retries on connection errors and 5xx; the body (and key) never change."""
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                response = self._http.request(method, path, json=json)
+            except httpx.TransportError:
+                if last:
+                    raise
+            else:
+                if response.status_code < 500:
+                    break
+                if last:
+                    response.raise_for_status()
+            time.sleep(self.backoff * 2**attempt)
+        if response.status_code >= 400:
+            try:
+                detail = response.json()["detail"]
+                field, message = str(detail["field"]), str(detail["message"])
+            except (ValueError, KeyError, TypeError):
+                field, message = "", response.text[:200]
+            raise ClientError(response.status_code, field, message)
+        return response.json()
+
+    # ------------------------------------------------------------- surveys
+    def survey(self, survey_id: str) -> dict[str, Any]:
+        """The survey definition (questions and exact mechanism configs); cached."""
+        if survey_id not in self._surveys:
+            self._surveys[survey_id] = self._request("GET", f"/surveys/{survey_id}")
+        return self._surveys[survey_id]
+
+    def results(self, survey_id: str) -> dict[str, Any]:
+        """``GET /surveys/{id}/results``."""
+        result: dict[str, Any] = self._request("GET", f"/surveys/{survey_id}/results")
+        return result
+
+    # ------------------------------------------------------------ respond
+    def respond(
+        self, survey_id: str, answers: dict[str, Any], *, invite_token: str | None = None
+    ) -> dict[str, Any]:
+        """Privatize one respondent's answers locally and post the reports.
+
+        Returns the server's answer ``{"status": "accepted", "response_id", "idempotency_key"}``.
+        """
+        reports = privatize_answers(self.survey(survey_id), answers)
+        body: dict[str, Any] = {"idempotency_key": new_key(), "reports": reports}
+        if invite_token is not None:
+            body["invite_token"] = invite_token
+        result: dict[str, Any] = self._request("POST", f"/surveys/{survey_id}/responses", body)
+        return result
+
+    def respond_many(
+        self,
+        survey_id: str,
+        answers_list: list[dict[str, Any]],
+        *,
+        batch_size: int = 1000,
+        rng: randomness.RNGLike = None,
+    ) -> dict[str, int]:
+        """Privatize many respondents' answers (vectorized) and post them in batches.
+
+        ``rng=None`` uses the OS CSPRNG; a seed is for simulations only.
+        Returns ``{"accepted": n new, "duplicates": n already stored}`` summed over batches.
+        """
+        if not 1 <= batch_size <= MAX_BATCH:
+            raise ValueError(f"batch_size must be in 1..{MAX_BATCH}; got {batch_size}")
+        reports = privatize_answers_many(self.survey(survey_id), answers_list, rng=rng)
+        totals = {"accepted": 0, "duplicates": 0}
+        for start in range(0, len(reports), batch_size):
+            body = {
+                "responses": [
+                    {"idempotency_key": new_key(), "reports": r}
+                    for r in reports[start : start + batch_size]
+                ]
+            }
+            result = self._request("POST", f"/surveys/{survey_id}/responses/batch", body)
+            totals["accepted"] += int(result["accepted"])
+            totals["duplicates"] += int(result["duplicates"])
+        return totals
