@@ -227,6 +227,15 @@ class LocalHashing(FrequencyOracle):
     def _report_to_json(self, report: Any) -> dict[str, int]:
         return {"seed": int(report["seed"]), "value": int(report["value"])}
 
+    def _reports_from_json(self, items: Any) -> NDArray[np.void]:
+        # on the wire a report is exactly {"seed": int, "value": int}
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or item.keys() != {"seed", "value"}:
+                raise ValueError(
+                    f"{self.name} report {i} must be {{'seed': int, 'value': int}}; got {item!r:.60}"
+                )
+        return self._validate(list(items))
+
 
 @register
 class BLH(LocalHashing):
