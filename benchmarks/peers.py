@@ -319,20 +319,21 @@ def opendp_sue(k: int, epsilon: float) -> Peer:
     )
 
 
-def opendp_laplace(low: float, high: float, epsilon: float) -> Callable[[NDArray[np.float64]], float]:
+def opendp_laplace(low: float, high: float, epsilon: float) -> Peer:
     """Local Laplace mean: ``make_laplace`` (scale ``(high - low) / epsilon``) once per
-    clamped value, then the plain mean of the noisy values."""
+    clamped value; the estimate is the plain mean of the noisy values (length-1 array)."""
     dp = _opendp()
     meas = dp.m.make_laplace(
         dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
         scale=(high - low) / epsilon,
     )
-
-    def mean(values: NDArray[np.float64]) -> float:
-        clipped = np.clip(values, low, high).tolist()
-        return float(np.mean([meas(v) for v in clipped]))
-
-    return mean
+    return Peer(
+        "opendp", "Laplace",
+        lambda values: [meas(v) for v in np.clip(values, low, high).tolist()],
+        lambda reports: np.array([np.mean(reports)]),
+        True, None, None, OPENDP_RNG,
+        "make_laplace on each clamped value, one call per value; mean of the outputs",
+    )
 
 
 # ---------------------------------------------------------------- registry

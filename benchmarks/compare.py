@@ -1,0 +1,550 @@
+"""deniable side by side with the LDP libraries users would otherwise pick.
+
+Two questions, answered in one run on one machine:
+
+* **Is it fast?** For each workload (privatize 10^6 values drawn from a Zipf
+  law over k categories, eps = 1, then estimate the frequencies from those
+  reports) deniable and every installed peer run in the same process,
+  alternating, ``--runs`` times; the table gives the median reports per
+  second and the ratio deniable / peer. deniable uses its secure default
+  (``rng=None``, the OS CSPRNG); the peers draw from numpy's or Python's
+  Mersenne Twister (OpenDP from a CSPRNG). A peer whose run would take more
+  than ``--max-seconds`` runs on fewer reports and its rate is extrapolated
+  linearly (marked ``*``).
+* **Is it right?** For n = 10^5 respondents, k in {16, 128}, eps in
+  {0.5, 1, 2, 4}, each library's estimate is repeated (20 times unless the
+  time budget says fewer) and its mean squared error, summed over the
+  categories, is put next to its own theory: the sum over categories of
+  formula (A) with the library's ``p*`` and ``q*``. For an unbiased estimator
+  with those variances, ``SSE_r * nu / T`` is close to chi-square with ``nu``
+  degrees of freedom (``T`` the theory, ``nu = T^2 / sum_v Var_v^2``, the
+  Satterthwaite match of the first two moments), so the sum over the ``R``
+  repetitions is chi-square with ``R nu``; a cell whose two-sided p-value is
+  below ``--alpha`` (default 1e-4, so a correct table of ~150 cells raises a
+  false flag with probability < 2%) is flagged as off its own theory.
+
+    python benchmarks/compare.py                 # full run (tens of minutes)
+    python benchmarks/compare.py --quick         # smoke run, seconds
+    python benchmarks/compare.py --json out.json --plot benchmarks/compare.png
+
+Peers are imported lazily; a missing one is skipped and named in the output.
+Install them in a separate environment: ``pip install -r benchmarks/requirements.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.metadata
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import peers  # noqa: E402  (the adapters beside this script)
+
+import deniable as dn  # noqa: E402
+from deniable.estimate import pure_variance  # noqa: E402
+from deniable.simulate import population_counts  # noqa: E402
+
+MECHANISMS: dict[str, Callable[..., Any]] = {
+    "GRR": dn.GRR,
+    "OUE": dn.OUE,
+    "SUE": dn.SUE,
+    "OLH": dn.OLH,
+    "HR": dn.HadamardResponse,
+}
+NUMERIC = ("Laplace", "Duchi", "Piecewise")
+MEMORY_BYTES = 2 * 1024**3  # a peer's reports may use at most this much memory
+
+
+def zipf(k: int, s: float = 1.1) -> NDArray[np.float64]:
+    """Zipf frequencies ``f_v ∝ (v + 1)^-s`` over ``0..k-1``."""
+    w = np.arange(1, k + 1, dtype=float) ** -s
+    return w / w.sum()
+
+
+def population(k: int, n: int, rng: np.random.Generator) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """A shuffled population of ``n`` values with Zipf shares (exact counts) and its truth."""
+    counts = population_counts(zipf(k), n, k)
+    return rng.permutation(np.repeat(np.arange(k), counts)), counts / n
+
+
+# ------------------------------------------------------------------ speed
+@dataclass
+class Entrant:
+    """Something to time: a library's privatize and (optionally) estimate."""
+
+    library: str
+    privatize: Callable[[Any], Any]
+    estimate: Callable[[Any], Any] | None
+    capped: bool = True  # may run on fewer reports than the workload
+    bytes_per_report: int = 100
+    note: str = ""
+
+
+@dataclass
+class Timing:
+    library: str
+    n: int
+    privatize_rate: float
+    estimate_rate: float | None
+    extrapolated: bool
+    note: str = ""
+
+
+@dataclass
+class Workload:
+    name: str
+    values: Any
+    entrants: list[Entrant]
+    results: list[Timing] = field(default_factory=list)
+
+
+def _seconds(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def _size(entrant: Entrant, values: Any, max_seconds: float, pilot: int) -> int:
+    """Reports this entrant runs on: all of them unless that would exceed the budget."""
+    total = len(values)
+    if not entrant.capped:
+        return total
+    sample = values[: min(pilot, total)]
+    t_priv, reports = _seconds(lambda: entrant.privatize(sample))
+    t_est = _seconds(lambda: entrant.estimate(reports))[0] if entrant.estimate else 0.0
+    per_report = (t_priv + t_est) / len(sample)
+    n = min(total, int(max_seconds / per_report), MEMORY_BYTES // entrant.bytes_per_report)
+    if n >= 0.9 * total:
+        return total
+    digits = 10 ** max(0, len(str(max(n, 1))) - 2)  # two significant digits
+    return max(len(sample), n // digits * digits)
+
+
+def run_workload(work: Workload, runs: int, max_seconds: float, pilot: int) -> None:
+    """Time every entrant ``runs`` times, alternating the order each run; keep medians."""
+    sizes = [_size(e, work.values, max_seconds, pilot) for e in work.entrants]
+    priv: list[list[float]] = [[] for _ in work.entrants]
+    est: list[list[float]] = [[] for _ in work.entrants]
+    for r in range(runs):
+        order = list(range(len(work.entrants)))
+        order = order[r % len(order) :] + order[: r % len(order)]
+        for i in order:
+            entrant, values = work.entrants[i], work.values[: sizes[i]]
+            t, reports = _seconds(lambda: entrant.privatize(values))
+            priv[i].append(t)
+            if entrant.estimate is not None:
+                est[i].append(_seconds(lambda: entrant.estimate(reports))[0])
+            del reports
+    total = len(work.values)
+    for i, entrant in enumerate(work.entrants):
+        n = sizes[i]
+        work.results.append(
+            Timing(
+                entrant.library,
+                n,
+                n / statistics.median(priv[i]),
+                n / statistics.median(est[i]) if est[i] else None,
+                n < total,
+                entrant.note,
+            )
+        )
+
+
+def deniable_entrant(mechanism: str, k: int, epsilon: float) -> Entrant:
+    m = MECHANISMS[mechanism](k, epsilon=epsilon)
+    return Entrant(
+        "deniable", m.privatize_many, m.estimate, capped=False,
+        note=f"{m!r}.privatize_many(values) (rng=None: OS CSPRNG); .estimate(reports)",
+    )
+
+
+def deniable_numeric(name: str, low: float, high: float, epsilon: float) -> Entrant | str:
+    """deniable's numeric mechanism ``name`` if this checkout has it, else why not."""
+    cls = getattr(dn, name, None)
+    if cls is None:
+        return f"dn.{name} does not exist in this version"
+    try:
+        m = cls(low, high, epsilon=epsilon)
+        probe = m.estimate(m.privatize_many(np.linspace(low, high, 10)))
+        _ = probe.mean
+    except Exception as exc:  # a mechanism still being written may not fit yet
+        return f"dn.{name} is not usable here ({type(exc).__name__}: {exc})"
+    return Entrant(
+        "deniable", m.privatize_many, lambda reports: m.estimate(reports).mean, capped=False,
+        note=f"dn.{name}({low}, {high}, epsilon={epsilon}).privatize_many; .estimate().mean",
+    )
+
+
+def speed_workloads(n: int, epsilon: float, ks: tuple[int, ...], skipped: list[str]) -> list[Workload]:
+    rng = np.random.default_rng(2026)
+    out: list[Workload] = []
+    for k in ks:
+        values, _ = population(k, n, rng)
+        for mech in MECHANISMS:
+            entrants = [deniable_entrant(mech, k, epsilon)]
+            for peer in peers.peers_for(mech, k, epsilon):
+                entrants.append(
+                    Entrant(peer.library, peer.privatize, peer.estimate,
+                            bytes_per_report=peer.bytes_per_report, note=peer.note)
+                )
+            out.append(Workload(f"{mech} k={k}", values, entrants))
+        # one report per call: the single-report API of each library, privatize only
+        grr = dn.GRR(k, epsilon=epsilon)
+        single = [
+            Entrant("deniable", lambda v, m=grr: [m.privatize(x) for x in v.tolist()], None,
+                    note="GRR.privatize(value) once per value (secrets.randbelow)")
+        ]
+        for peer in peers.peers_for("GRR", k, epsilon):
+            single.append(Entrant(peer.library, peer.privatize, None, note=peer.note))
+        out.append(Workload(f"GRR k={k}, one call per report", values, single))
+    # numeric mean estimation
+    values01 = rng.beta(2.0, 5.0, n)
+    numeric = {name: deniable_numeric(name, 0.0, 1.0, epsilon) for name in NUMERIC}
+    for name, entrant in numeric.items():
+        if isinstance(entrant, str):
+            skipped.append(entrant)
+            continue
+        entrants = [entrant]
+        if name == "Laplace" and "opendp" not in peers.missing_libraries():
+            p = peers.opendp_laplace(0.0, 1.0, epsilon)
+            entrants.append(Entrant(p.library, p.privatize, p.estimate, note=p.note))
+        out.append(Workload(f"mean, {name}, values in [0, 1]", values01, entrants))
+    return out
+
+
+# --------------------------------------------------------------- accuracy
+@dataclass
+class Cell:
+    """One (row, k, eps) cell of the accuracy table; MSE and theory at n = ``n_report``."""
+
+    row: str
+    k: int
+    epsilon: float
+    n: int
+    reps: int
+    mse: float
+    theory: float | None
+    p_value: float | None
+    flagged: bool
+    note: str = ""
+
+
+def chi2_p(sse: list[float], variances: NDArray[np.float64]) -> float:
+    """Two-sided p-value of ``sum_r SSE_r`` against its chi-square approximation.
+
+    ``T = sum(variances)`` is the expected SSE and ``nu = T^2 / sum(variances^2)``
+    the Satterthwaite degrees of freedom of one repetition.
+    """
+    total = float(np.sum(variances))
+    nu = total**2 / float(np.sum(np.square(variances)))
+    statistic = float(np.sum(sse)) * nu / total
+    dof = nu * len(sse)
+    return float(min(1.0, 2 * min(stats.chi2.cdf(statistic, dof), stats.chi2.sf(statistic, dof))))
+
+
+def _plan(per_report: float, n: int, reps: int, budget: float, min_n: int) -> tuple[int, int]:
+    """(n, reps) fitting ``budget`` seconds: fewer reps first (>= 3), then fewer reports."""
+    if reps * n * per_report <= budget:
+        return n, reps
+    fewer = int(budget / (n * per_report))
+    if fewer >= 3:
+        return n, fewer
+    fit = int(budget / (3 * per_report))
+    return max(min_n, fit // 1000 * 1000 if fit >= 10_000 else fit // 100 * 100), 3
+
+
+def accuracy(
+    ks: tuple[int, ...], epsilons: tuple[float, ...], n: int, reps: int, budget: float,
+    alpha: float, min_n: int,
+) -> list[Cell]:
+    rng = np.random.default_rng(7)
+    cells: list[Cell] = []
+    for k in ks:
+        for eps in epsilons:
+            values, truth = population(k, n, rng)
+            for mech, cls in MECHANISMS.items():
+                m = cls(k, epsilon=eps)
+                var = m.variance(n, truth)
+                raw, sub = [], []
+                for _ in range(reps):
+                    est = m.estimate(m.privatize_many(values))
+                    raw.append(float(np.sum((est.frequencies - truth) ** 2)))
+                    sub.append(float(np.sum((est.consistent("norm-sub").frequencies - truth) ** 2)))
+                p = chi2_p(raw, var)
+                cells.append(Cell(f"deniable {mech}", k, eps, n, reps, float(np.mean(raw)),
+                                  float(var.sum()), p, p < alpha))
+                cells.append(Cell(f"deniable {mech} + Norm-Sub", k, eps, n, reps,
+                                  float(np.mean(sub)), None, None, False))
+                for peer in peers.peers_for(mech, k, eps):
+                    cells.extend(_peer_cells(peer, k, eps, n, reps, budget, alpha, min_n))
+            print(f"  accuracy k={k} eps={eps:g} done", file=sys.stderr, flush=True)
+    return cells
+
+
+def _peer_cells(
+    peer: peers.Peer, k: int, eps: float, n: int, reps: int, budget: float, alpha: float,
+    min_n: int,
+) -> list[Cell]:
+    rng = np.random.default_rng(11)
+    pilot_values, _ = population(k, min(min_n, n), rng)
+    start = time.perf_counter()
+    reports = peer.privatize(pilot_values)
+    peer.estimate(reports)
+    if peer.linear is not None:
+        peer.linear(reports)
+    per_report = (time.perf_counter() - start) / len(pilot_values)
+    n_used, reps_used = _plan(per_report, n, reps, budget, min_n)
+    values, truth = population(k, n_used, rng)
+    shipped, linear = [], []
+    for _ in range(reps_used):
+        reports = peer.privatize(values)
+        shipped.append(float(np.sum((peer.estimate(reports) - truth) ** 2)))
+        if peer.linear is not None:
+            linear.append(float(np.sum((peer.linear(reports) - truth) ** 2)))
+    scale = n_used / n  # MSE of these estimators is proportional to 1/n
+    theory = peer.theory_mse(n_used, truth)
+    var = (
+        None if peer.theory_p is None
+        else pure_variance(n_used, peer.theory_p, peer.theory_q, truth)
+    )
+    label = f"{peer.library} {peer.mechanism}"
+    smaller = f"n={n_used}, scaled by n/{n}" if n_used < n else ""
+    out = []
+    if peer.unbiased:
+        p = chi2_p(shipped, var) if var is not None else None
+        out.append(Cell(label, k, eps, n_used, reps_used, float(np.mean(shipped)) * scale,
+                        None if theory is None else theory * scale, p,
+                        p is not None and p < alpha, smaller))
+    else:
+        out.append(Cell(f"{label} (as shipped: Norm-Mul)", k, eps, n_used, reps_used,
+                        float(np.mean(shipped)) * scale, None, None, False, smaller))
+        if linear and var is not None and theory is not None:
+            p = chi2_p(linear, var)
+            out.append(Cell(f"{label} (its reports, linear estimate)", k, eps, n_used, reps_used,
+                            float(np.mean(linear)) * scale, theory * scale, p, p < alpha, smaller))
+    return out
+
+
+# ----------------------------------------------------------------- report
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = {}
+    for dist in ("deniable", "numpy", "scipy", *peers.LIBRARIES):
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "versions": versions,
+    }
+
+
+def _rate(x: float | None) -> str:
+    if x is None:
+        return "-"
+    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if x >= div:
+            return f"{x / div:.3g}{unit}"
+    return f"{x:.3g}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None else f"{a / b:,.3g}x"
+
+
+def speed_table(works: list[Workload]) -> str:
+    lines = [
+        "| workload | library | reports | privatize (reports/s) | deniable / it | "
+        "estimate (reports/s) | deniable / it |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for w in works:
+        base = w.results[0]
+        for t in w.results:
+            star = "*" if t.extrapolated else ""
+            same = t is base
+            lines.append(
+                f"| {w.name} | {t.library} | {t.n:,}{star} | {_rate(t.privatize_rate)} | "
+                f"{'' if same else _ratio(base.privatize_rate, t.privatize_rate)} | "
+                f"{_rate(t.estimate_rate)} | "
+                f"{'' if same else _ratio(base.estimate_rate, t.estimate_rate)} |"
+            )
+    return "\n".join(lines)
+
+
+def accuracy_tables(cells: list[Cell], epsilons: tuple[float, ...]) -> str:
+    out = []
+    for k in sorted({c.k for c in cells}):
+        rows: dict[str, dict[float, Cell]] = {}
+        for c in cells:
+            if c.k == k:
+                rows.setdefault(c.row, {})[c.epsilon] = c
+        head = "| estimate | " + " | ".join(f"eps={e:g}: MSE / theory" for e in epsilons) + " |"
+        lines = [f"**k = {k}**", "", head, "|---|" + "---:|" * len(epsilons)]
+        for row, by_eps in rows.items():
+            parts = []
+            for e in epsilons:
+                c = by_eps.get(e)
+                if c is None:
+                    parts.append("")
+                    continue
+                text = f"{c.mse:.3g}" + (f" / {c.theory:.3g}" if c.theory is not None else "")
+                if c.flagged:
+                    text += " **FLAG**"
+                if c.n < 100_000 or c.reps < 20:
+                    text += f" <sub>(n={c.n:,}, {c.reps} reps)</sub>"
+                parts.append(text)
+            lines.append(f"| {row} | " + " | ".join(parts) + " |")
+        out.append("\n".join(lines))
+    flags = [c for c in cells if c.flagged]
+    if flags:
+        out.append("Flagged (MSE off the library's own theory, two-sided chi-square p < alpha):\n\n"
+                   + "\n".join(f"* {c.row}, k={c.k}, eps={c.epsilon:g}: MSE/theory = "
+                               f"{c.mse / c.theory:.3f}, p = {c.p_value:.2g}" for c in flags
+                               if c.theory))
+    else:
+        out.append("No cell is off its own theory at the chosen alpha.")
+    return "\n\n".join(out)
+
+
+def plot(works: list[Workload], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars: list[tuple[str, str, str, float]] = []  # workload, peer, phase, ratio
+    for w in works:
+        base = w.results[0]
+        for t in w.results[1:]:
+            bars.append((w.name, t.library, "privatize", base.privatize_rate / t.privatize_rate))
+            if base.estimate_rate and t.estimate_rate:
+                bars.append((w.name, t.library, "estimate", base.estimate_rate / t.estimate_rate))
+    libs = sorted({b[1] for b in bars})
+    colours = dict(zip(libs, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
+    fig, ax = plt.subplots(figsize=(10, 0.32 * len(bars) + 1.5))
+    labels = []
+    for y, (name, lib, phase, ratio) in enumerate(bars):
+        ax.barh(y, ratio, color=colours[lib], hatch="" if phase == "privatize" else "//",
+                edgecolor="white")
+        ax.text(ratio * 1.05, y, f"{ratio:,.3g}x", va="center", fontsize=7)
+        labels.append(f"{name} — {phase}")
+    ax.set_yticks(range(len(bars)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1, color="black", lw=0.8)
+    ax.axvline(10, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("throughput ratio deniable / peer (reports per second, log scale; "
+                  "dashed: 10x; hatched: estimate)")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[lib]) for lib in libs]
+    ax.legend(handles, libs, loc="lower right", fontsize=8)
+    ax.set_title("deniable vs peer LDP libraries, same process, median of runs")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one run")
+    parser.add_argument("--n", type=int, default=1_000_000, help="reports per speed workload")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per entrant (median)")
+    parser.add_argument("--max-seconds", type=float, default=180.0,
+                        help="a peer run longer than this is measured on fewer reports")
+    parser.add_argument("--accuracy-n", type=int, default=100_000)
+    parser.add_argument("--reps", type=int, default=20, help="repetitions per accuracy cell")
+    parser.add_argument("--accuracy-budget", type=float, default=60.0,
+                        help="seconds per peer accuracy cell (fewer reps, then fewer reports)")
+    parser.add_argument("--alpha", type=float, default=1e-4, help="flag level of the MSE test")
+    parser.add_argument("--skip-accuracy", action="store_true")
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--json", type=Path, help="write all results here")
+    parser.add_argument("--plot", type=Path, help="write the throughput-ratio plot here (PNG)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.runs, args.max_seconds = 5_000, 1, 0.2
+        args.accuracy_n, args.reps, args.accuracy_budget = 2_000, 3, 0.3
+    ks_speed, eps_speed = (16, 1024), 1.0
+    ks_acc, eps_acc = ((16,), (1.0,)) if args.quick else ((16, 128), (0.5, 1.0, 2.0, 4.0))
+    np.random.seed(1)  # the peers draw from numpy's and Python's global generators
+    random.seed(1)
+
+    info = machine()
+    missing = peers.missing_libraries()
+    skipped = [f"{name} (not installed: {why})" for name, why in missing.items()]
+    print(f"# deniable vs peers ({'quick smoke run' if args.quick else 'full run'})\n")
+    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, "
+          f"{info['platform']}")
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
+    print("skipped peers: " + ("; ".join(skipped) if skipped else "none"))
+    print("command: python benchmarks/compare.py " + " ".join(sys.argv[1:] if argv is None else argv))
+    print()
+
+    works: list[Workload] = []
+    if not args.skip_speed:
+        works = speed_workloads(args.n, eps_speed, ks_speed, skipped)
+        for w in works:
+            print(f"  timing {w.name} ...", file=sys.stderr, flush=True)
+            run_workload(w, args.runs, args.max_seconds, 100 if args.quick else 1000)
+        print(f"## Throughput: n = {args.n:,} values, eps = {eps_speed:g}, median of "
+              f"{args.runs} alternating run(s)\n")
+        print(speed_table(works))
+        print(f"\n`*` measured on fewer reports (a full run would exceed {args.max_seconds:g} s "
+              "or 2 GiB of reports) and extrapolated linearly.\n")
+        if any(s.startswith("dn.") for s in skipped):
+            print("numeric: " + "; ".join(s for s in skipped if s.startswith("dn.")) + "\n")
+        if args.plot:
+            plot(works, args.plot)
+            print(f"plot: {args.plot}\n")
+    cells: list[Cell] = []
+    if not args.skip_accuracy:
+        cells = accuracy(ks_acc, eps_acc, args.accuracy_n, args.reps, args.accuracy_budget,
+                         args.alpha, 100 if args.quick else 1_000)
+        print(f"## Accuracy: n = {args.accuracy_n:,}, Zipf(1.1) population, {args.reps} "
+              "repetitions; MSE = mean over repetitions of sum_v (f_v - truth_v)^2; theory = "
+              "sum_v of formula (A) with the library's own p*, q*\n")
+        print(accuracy_tables(cells, eps_acc))
+        print()
+    if args.json:
+        args.json.write_text(json.dumps({
+            "machine": info,
+            "skipped": skipped,
+            "args": {k: str(v) for k, v in vars(args).items()},
+            "speed": [{"workload": w.name, "results": [asdict(t) for t in w.results]}
+                      for w in works],
+            "accuracy": [asdict(c) for c in cells],
+        }, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
