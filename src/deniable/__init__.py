@@ -9,7 +9,7 @@
 from deniable.audit import AuditResult, audit
 from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
-from deniable.estimate import Estimate, SupportCounts
+from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable.mechanisms import (
     BLH,
     GRR,
@@ -18,11 +18,19 @@ from deniable.mechanisms import (
     RAPPOR,
     SUE,
     BinaryRR,
+    Duchi,
     FrequencyOracle,
+    Gaussian,
     HadamardResponse,
+    Hybrid,
+    Laplace,
+    MeanStat,
+    NumericMechanism,
+    Piecewise,
+    SquareWave,
     SubsetSelection,
 )
-from deniable.plan import MechanismChoice, best_mechanism, sample_size
+from deniable.plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable.privacy import PrivacyBudget, compose
 from deniable.simulate import simulate
 from deniable.wire import from_config
@@ -40,6 +48,17 @@ __all__ = [
     "SubsetSelection",
     "RAPPOR",
     "FrequencyOracle",
+    "Laplace",
+    "Gaussian",
+    "Duchi",
+    "Piecewise",
+    "Hybrid",
+    "SquareWave",
+    "NumericMechanism",
+    "MeanEstimate",
+    "MeanStat",
+    "HistogramEstimate",
+    "best_numeric_mechanism",
     "Estimate",
     "SupportCounts",
     "AuditResult",

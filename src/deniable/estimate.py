@@ -220,3 +220,113 @@ class Estimate:
         if len(self.domain) > shown:
             rows.append(f"  ... {len(self.domain) - shown} more")
         return "\n".join([head, *rows])
+
+
+# --------------------------------------------------------------------- numeric
+__all__ += ["MeanEstimate", "HistogramEstimate"]
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramEstimate:
+    """An estimated distribution of the respondents' (clamped) values on a grid.
+
+    ``probabilities[i]`` is the estimated share of respondents whose value
+    lies in ``[edges[i], edges[i+1])`` (original units; sums to 1).
+    ``method`` names the reconstruction (``"ems"``, ``"em"``); ``iterations``
+    and ``converged`` describe its run.
+    """
+
+    edges: NDArray[np.float64]
+    probabilities: NDArray[np.float64]
+    method: str
+    iterations: int
+    converged: bool
+
+    @property
+    def centers(self) -> NDArray[np.float64]:
+        return (self.edges[:-1] + self.edges[1:]) / 2
+
+    @property
+    def mean(self) -> float:
+        """Mean of the histogram (values spread uniformly within each bin)."""
+        return float(np.dot(self.centers, self.probabilities))
+
+    def cdf(self, x: Any) -> NDArray[np.float64]:
+        """``P(value <= x)``, linear within bins."""
+        cumulative = np.concatenate([[0.0], np.cumsum(self.probabilities)])
+        return np.interp(np.asarray(x, dtype=float), self.edges, cumulative)
+
+    def quantile(self, q: Any) -> NDArray[np.float64]:
+        """Inverse of :meth:`cdf` (linear within bins)."""
+        qs = np.asarray(q, dtype=float)
+        if np.any((qs < 0) | (qs > 1)):
+            raise ValueError(f"quantile levels must be in [0, 1]; got {q!r}")
+        cumulative = np.concatenate([[0.0], np.cumsum(self.probabilities)])
+        return np.interp(qs, cumulative, self.edges)
+
+    def __repr__(self) -> str:
+        return (
+            f"HistogramEstimate({len(self.probabilities)} bins on [{self.edges[0]:.6g}, "
+            f"{self.edges[-1]:.6g}], {self.method}, {self.iterations} iterations)"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class MeanEstimate:
+    """Debiased mean of numeric answers, with standard errors and intervals.
+
+    Attributes
+    ----------
+    mean: estimated mean of the respondents' values after clamping to
+        ``[low, high]`` (clamping is part of every numeric mechanism).
+    std_error: from the mechanism's variance formula for the fixed
+        population of ``n`` respondents (the formula's dependence on the
+        unknown values is plugged in from the reports' first two moments;
+        see the mechanism's ``estimate_from``).
+    sample_std_error: ``s / sqrt(n)`` from the spread of the debiased
+        reports; it also counts the spread of the true values, so it is the
+        right error for the mean of the population the respondents were
+        sampled from (and conservative for the respondents themselves).
+    n: number of reports.
+    histogram: an estimate of the whole distribution where the mechanism
+        supports one (:class:`HistogramEstimate`), else None.
+    """
+
+    mechanism: str
+    epsilon: float
+    mean: float
+    std_error: float
+    sample_std_error: float
+    n: int
+    low: float
+    high: float
+    delta: float | None = None
+    histogram: HistogramEstimate | None = None
+
+    def ci(self, level: float = 0.95, method: Literal["formula", "sample"] = "formula") -> tuple[float, float]:
+        """Normal ``(low, high)`` interval ``mean ± z · SE`` at ``level``.
+
+        ``method="formula"`` uses :attr:`std_error`, ``"sample"`` uses
+        :attr:`sample_std_error`.
+        """
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        if method == "formula":
+            se = self.std_error
+        elif method == "sample":
+            se = self.sample_std_error
+        else:
+            raise ValueError(f"method must be 'formula' or 'sample'; got {method!r}")
+        z = float(stats.norm.isf((1 - level) / 2))
+        return self.mean - z * se, self.mean + z * se
+
+    def __repr__(self) -> str:
+        low, high = self.ci(0.95)
+        extra = f", {self.histogram!r}" if self.histogram is not None else ""
+        privacy = f"epsilon={self.epsilon:.6g}" + (
+            f", delta={self.delta:.3g}" if self.delta is not None else ""
+        )
+        return (
+            f"MeanEstimate({self.mechanism}, {privacy}, n={self.n}: mean {self.mean:.6g} "
+            f"± {self.std_error:.3g}, 95% CI [{low:.6g}, {high:.6g}]{extra})"
+        )

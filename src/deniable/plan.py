@@ -141,3 +141,32 @@ def sample_size(
             per_user += f * (1 - f)
         worst = max(worst, per_user)
     return math.ceil(z * z * worst / margin**2 - 1e-9)
+
+
+# --------------------------------------------------------------------- numeric
+__all__ += ["best_numeric_mechanism", "numeric_candidates"]
+
+
+def numeric_candidates(epsilon: float, low: float, high: float) -> dict[str, Any]:
+    """Every mean-estimating numeric mechanism, built for ``[low, high]`` at ``epsilon``."""
+    from deniable.mechanisms.numeric import Duchi, Hybrid, Laplace, Piecewise
+
+    return {
+        cls.__name__: cls(low, high, epsilon=epsilon) for cls in (Laplace, Duchi, Piecewise, Hybrid)
+    }
+
+
+def best_numeric_mechanism(epsilon: float, low: float, high: float) -> MechanismChoice:
+    """The numeric mechanism with the lowest worst-case variance of the mean at ``epsilon``.
+
+    ``variances`` maps each candidate (Laplace, Duchi, Piecewise, Hybrid) to
+    its worst-case per-respondent variance over ``[low, high]`` (original
+    units squared; divide by n for the mean); ``bits`` to the size of one
+    report's index. Hybrid wins or ties at every epsilon (MECHANISMS.md 1.11).
+    """
+    eps = check_epsilon(epsilon)
+    built = numeric_candidates(eps, low, high)
+    variances = {name: float(m.variance(1)) for name, m in built.items()}
+    bits = {name: int(m.report_bits) for name, m in built.items()}
+    name = min(built, key=lambda n: (variances[n], bits[n]))
+    return MechanismChoice(built[name], name, variances, bits)

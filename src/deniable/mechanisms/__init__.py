@@ -6,6 +6,16 @@ from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.hadamard import HadamardResponse
 from deniable.mechanisms.hashing import BLH, OLH
 from deniable.mechanisms.kary import GRR
+from deniable.mechanisms.numeric import (
+    Duchi,
+    Gaussian,
+    Hybrid,
+    Laplace,
+    MeanStat,
+    NumericMechanism,
+    Piecewise,
+    SquareWave,
+)
 from deniable.mechanisms.rappor import RAPPOR, RapporClient
 from deniable.mechanisms.subset import SubsetSelection
 from deniable.mechanisms.unary import OUE, SUE
@@ -24,4 +34,12 @@ __all__ = [
     "SubsetSelection",
     "RAPPOR",
     "RapporClient",
+    "NumericMechanism",
+    "MeanStat",
+    "Laplace",
+    "Gaussian",
+    "Duchi",
+    "Piecewise",
+    "Hybrid",
+    "SquareWave",
 ]
