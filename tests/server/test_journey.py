@@ -1,0 +1,87 @@
+"""The whole journey over real HTTP: survey out, privatized reports in, estimates back.
+
+20,000 simulated respondents (a fixed population drawn from the seeded
+``rng``) answer the messaging survey through ``Client.respond_many``; the
+server stores the reports and its results must cover the population's true
+shares.
+
+Calibration: each estimate's error is compared with its reported standard
+error (formula (A), the fixed-population variance). With 10 categories
+checked at once, the bound ``z = Phi^-1(1 - alpha / 20)`` with ``alpha = 1e-6``
+(Bonferroni) makes a correct implementation fail with probability below
+1e-6 per backend (normal approximation, n = 20,000). Power: decoding the same
+stored counts with a wrong mechanism parameter must break the bound.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import deniable as dn
+from deniable.client import Client
+from deniable.server.runner import BackgroundServer
+
+ALPHA = 1e-6
+N = 20_000
+APP_SHARES = [0.30, 0.20, 0.12, 0.10, 0.10, 0.08, 0.06, 0.04]
+ENCRYPTED_SHARE = 0.3
+
+
+def _max_z(estimate: Any, std_error: Any, truth: Any) -> float:
+    return float(np.max(np.abs(np.asarray(estimate) - truth) / np.asarray(std_error)))
+
+
+def test_journey_results_cover_the_truth(
+    db_url: str, examples: Path, rng: np.random.Generator
+) -> None:
+    with BackgroundServer([examples / "messaging.yaml"], db_url=db_url) as server:
+        client = Client(server.url)
+        survey = client.survey("messaging")
+        categories = survey["questions"][0]["categories"]
+        apps = rng.choice(len(categories), N, p=APP_SHARES)
+        encrypted = rng.random(N) < ENCRYPTED_SHARE
+        answers = [{"app": categories[a], "encrypted": bool(e)} for a, e in zip(apps, encrypted)]
+        assert client.respond_many("messaging", answers, batch_size=2500, rng=rng) == {
+            "accepted": N, "duplicates": 0,
+        }
+        results = client.results("messaging")
+        stored = server.storage.aggregates("messaging")
+        assert server.storage.count_responses("messaging") == N
+
+    truth = {
+        "app": np.bincount(apps, minlength=len(categories)) / N,
+        "encrypted": np.array([1 - encrypted.mean(), encrypted.mean()]),
+    }
+    z = stats.norm.isf(ALPHA / (2 * 10))
+    assert results["n_responses"] == N
+    for q in results["questions"]:
+        assert q["n"] == N
+        estimate, se = np.array(q["estimate"]), np.array(q["std_error"])
+        assert _max_z(estimate, se, truth[q["id"]]) < z, (q["id"], estimate, truth[q["id"]])
+        low, high = np.array(q["ci_low"]), np.array(q["ci_high"])
+        np.testing.assert_allclose(high - low, 2 * stats.norm.isf(0.025) * se, rtol=1e-9)
+        consistent = np.array(q["consistent"])
+        assert consistent.min() >= 0 and consistent.sum() == pytest.approx(1.0)
+        assert sum(q["observed"]) > 0
+
+    # power: the same stored counts decoded with a wrong parameter break the bound
+    wrong_binary = dn.BinaryRR(prob=0.85)
+    wrong_subset = dn.SubsetSelection(categories, epsilon=1.5, omega=2)
+    for qid, wrong in (("encrypted", wrong_binary), ("app", wrong_subset)):
+        counts = stored[qid]
+        est = wrong.estimate_from(dn.SupportCounts(wrong.fingerprint, counts.counts, counts.n))
+        assert _max_z(est.frequencies, est.std_errors, truth[qid]) > z, qid
+
+
+def test_one_respondent_through_the_secure_path(sqlite_url: str, examples: Path) -> None:
+    """``respond`` privatizes with the OS CSPRNG and the server counts the report."""
+    with BackgroundServer([examples / "honor-code.yaml"], db_url=sqlite_url) as server:
+        with Client(server.url) as client:
+            answer = client.respond("honor-code", {"violated": False})
+            assert answer["status"] == "accepted" and answer["response_id"]
+            assert client.results("honor-code")["questions"][0]["n"] == 1
