@@ -27,6 +27,7 @@ from deniable.cli_common import (
     CLIError,
     MECHANISM_NAMES,
     build_mechanism,
+    check_mechanism_name,
     err,
     estimate_records,
     estimate_table,
@@ -86,8 +87,9 @@ def plan_cmd(
 
     Columns: Var* (n times the variance of one category's estimate as its
     share goes to 0), the standard error at --n respondents, report size in
-    bits, server decode cost, and respondents needed for a --margin CI
-    half-width at --level (worst case over the share).
+    bits and server decode cost; then the recommended (lowest Var*) mechanism
+    and the respondents it needs for a --margin CI half-width at --level
+    (worst case over the share).
 
     Example: deniable plan --k 1024 --epsilon 1 --margin 0.01
     """
@@ -107,7 +109,6 @@ def plan_cmd(
                 "std_error": math.sqrt(var / n),
                 "report_bits": planning.report_bits(m),
                 "decode_cost": planning.decode_cost(m),
-                "respondents_for_margin": dn.sample_size(m, margin, level),
                 "epsilon": m.epsilon,
             }
         )
@@ -120,8 +121,7 @@ def plan_cmd(
         )
         return
     table = Table(title=f"Frequency oracles for k = {k}, epsilon = {epsilon:g}", title_justify="left")
-    for header in ("mechanism", "Var*", f"SE at n={n:,}", "report bits", "decode cost",
-                   f"n for ±{margin:g}"):
+    for header in ("mechanism", "Var*", f"SE at n={n:,}", "report bits", "decode cost"):
         table.add_column(header, justify="left" if header in ("mechanism", "decode cost") else "right")
     for r in rows:
         best = r["mechanism"] == choice.name
@@ -131,7 +131,6 @@ def plan_cmd(
             f"{r['std_error']:.4g}",
             f"{r['report_bits']:,}",
             r["decode_cost"],
-            f"{r['respondents_for_margin']:,}",
             style="bold green" if best else None,
         )
     out.print(table)
@@ -220,10 +219,11 @@ def privatize_cmd(
     Example: deniable privatize data.csv --column answer --mechanism grr --epsilon 1 -o private.csv
     """
     parse_epsilon(epsilon)
+    binary = check_mechanism_name(mechanism) == "binary-rr"
     if output.resolve() == data.resolve():
         raise CLIError("--output must differ from the input file")
     reader = cli_data.ColumnReader(data, column, chunk_size)
-    binary = mechanism.lower() == "binary-rr"
+    writer = cli_data.ColumnWriter(output, reader.kind, column)
     if binary and categories is not None:
         raise CLIError("--categories does not apply to binary-rr (its categories are no/yes)")
     if seed is not None:
@@ -247,10 +247,14 @@ def privatize_cmd(
                 listed = cli_data.discover_categories(
                     reader, on_chunk=lambda: bar.update(task, completed=reader.position())
                 )
+        if len(listed) < 2:
+            raise CLIError(
+                f"column {column!r} needs at least 2 categories; got {listed!r} "
+                "(list every possible answer with --categories)"
+            )
         m = build_mechanism(mechanism, listed, epsilon)
         cats = np.asarray(listed, dtype=str)
     rng = np.random.default_rng(seed) if seed is not None else None
-    writer = cli_data.ColumnWriter(output, reader.kind, column)
     rows = 0
     with progress(unit=reader.progress_unit) as bar:
         task = bar.add_task("privatizing", total=reader.progress_total)

@@ -27,11 +27,13 @@ from rich.table import Table
 
 import deniable as dn
 from deniable.estimate import Estimate
+from deniable.mechanisms import MECHANISMS
 
 __all__ = [
     "CLIError",
     "MECHANISM_NAMES",
     "build_mechanism",
+    "check_mechanism_name",
     "handle_errors",
     "out",
     "err",
@@ -101,17 +103,22 @@ def build_mechanism(name: str, categories: int | Sequence[Any], epsilon: float) 
     ``binary-rr`` is Warner's design on the yes/no domain (``categories`` is
     ignored); every other name takes the categories (or ``k``).
     """
+    key = check_mechanism_name(name)
     eps = parse_epsilon(epsilon)
-    key = name.lower()
     if key == "binary-rr":
         return dn.BinaryRR(epsilon=eps)
     if key == "auto":
         k = categories if isinstance(categories, int) else len(categories)
         key = dn.best_mechanism(k, eps).mechanism.wire_id
-    mechanisms = dn.mechanisms.MECHANISMS
-    if key not in mechanisms or key == "binary-rr":
+    return MECHANISMS[key](categories, epsilon=eps)
+
+
+def check_mechanism_name(name: str) -> str:
+    """The frequency-oracle wire id for ``--mechanism`` (case-insensitive), or a CLIError."""
+    key = name.lower()
+    if key not in MECHANISM_NAMES:
         raise CLIError(f"--mechanism must be one of {', '.join(MECHANISM_NAMES)}; got {name!r}")
-    return mechanisms[key](categories, epsilon=eps)
+    return key
 
 
 # -------------------------------------------------------------------- output

@@ -221,7 +221,7 @@ def check_categories(chunk: Chunk, column: str, categories: NDArray[np.str_]) ->
 
 
 # --------------------------------------------------------------- reports text
-def _plain(mechanism: Any) -> bool:
+def plain_reports(mechanism: Any) -> bool:
     """Whether every report's JSON form is a string (stored as-is, not JSON-quoted)."""
     if mechanism.report_kind == "bits":
         return True
@@ -230,10 +230,10 @@ def _plain(mechanism: Any) -> bool:
 
 def reports_to_text(mechanism: Any, reports: Any) -> list[str] | NDArray[np.str_]:
     """Reports as the column text (see the module docstring)."""
-    if _plain(mechanism) and isinstance(reports, np.ndarray) and reports.dtype.kind == "U":
+    if plain_reports(mechanism) and isinstance(reports, np.ndarray) and reports.dtype.kind == "U":
         return reports
     items = mechanism.reports_to_json(reports)
-    if _plain(mechanism):
+    if plain_reports(mechanism):
         return items
     return [json.dumps(x, separators=(",", ":")) for x in items]
 
@@ -241,7 +241,7 @@ def reports_to_text(mechanism: Any, reports: Any) -> list[str] | NDArray[np.str_
 def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
     """Parse and validate a chunk of report text; the error names the first bad row."""
     values = chunk.values
-    if _plain(mechanism):
+    if plain_reports(mechanism):
         items: list[Any] = values.tolist()
     else:
         items = []

@@ -1,0 +1,266 @@
+"""``deniable plan``, ``audit`` and ``simulate``: outputs, calibrated numbers, error paths.
+
+Statistical assertions (seeded simulations, alpha per test stated below) are
+calibrated for a false-failure probability below 1e-6 and each has a power
+check that a wrong answer fails.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import deniable as dn
+from deniable import plan as planning
+from deniable.mechanisms import GRR
+
+ALPHA = 1e-6
+
+
+# ---------------------------------------------------------------------- plan
+def test_plan_json_matches_the_planning_api(cli) -> None:
+    result = cli("plan", "--k", 1024, "--epsilon", 1, "--margin", 0.01, "--n", 100000, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    choice = dn.best_mechanism(1024, 1.0)
+    assert data["recommended"] == choice.name
+    assert data["respondents_needed"] == dn.sample_size(choice.mechanism, 0.01, 0.95)
+    built = planning.candidates(1024, 1.0)
+    assert {r["mechanism"] for r in data["mechanisms"]} == set(built)
+    for row in data["mechanisms"]:
+        m = built[row["mechanism"]]
+        assert row["var_star"] == pytest.approx(float(m.variance(1)[0]), rel=1e-12)
+        assert row["std_error"] == pytest.approx(math.sqrt(row["var_star"] / 100000), rel=1e-12)
+        assert row["report_bits"] == planning.report_bits(m)
+        assert row["decode_cost"] == planning.decode_cost(m)
+    # sorted best first
+    assert [r["var_star"] for r in data["mechanisms"]] == sorted(
+        r["var_star"] for r in data["mechanisms"]
+    )
+
+
+def test_plan_table_names_the_recommendation(cli) -> None:
+    result = cli("plan", "--k", 8, "--epsilon", 2)
+    assert result.exit_code == 0, result.output
+    best = dn.best_mechanism(8, 2.0)
+    assert f"Recommended: {best.name}" in result.stdout
+    for name in planning.candidates(8, 2.0):
+        assert name in result.stdout
+    needed = dn.sample_size(best.mechanism, 0.01, 0.95)
+    assert f"{needed:,}" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--k", 1, "--epsilon", 1], "--k must be >= 2; got 1"),
+        (["--k", 4, "--epsilon", 0], "--epsilon must be a positive finite number; got 0.0"),
+        (["--k", 4, "--epsilon", -2], "--epsilon must be a positive finite number"),
+        (["--k", 4, "--epsilon", "nan"], "--epsilon must be a positive finite number; got nan"),
+        (["--k", 4, "--epsilon", 1, "--margin", 2], "margin must be in (0, 1); got 2.0"),
+        (["--k", 4, "--epsilon", 1, "--level", 1], "level must be in (0, 1); got 1.0"),
+        (["--k", 4, "--epsilon", 1, "--n", 0], "--n must be positive; got 0"),
+    ],
+)
+def test_plan_errors_are_one_line(cli, args: list, message: str) -> None:
+    result = cli("plan", *args)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.strip().startswith("error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_debug_shows_the_traceback(cli) -> None:
+    result = cli("--debug", "plan", "--k", 4, "--epsilon", 1, "--margin", 2)
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ValueError)
+    assert "margin must be in (0, 1)" in str(result.exception)
+
+
+def test_every_command_has_help_with_an_example(cli) -> None:
+    top = cli("--help")
+    assert top.exit_code == 0
+    commands = ["demo", "serve", "plan", "audit", "privatize", "estimate", "simulate"]
+    for name in commands:
+        assert name in top.stdout
+    for args in (*([c] for c in commands if c != "simulate"),
+                 ["simulate", "survey"], ["simulate", "convergence"], ["simulate", "gamma"],
+                 ["simulate", "mse"]):
+        result = cli(*args, "--help")
+        assert result.exit_code == 0, args
+        assert "Example" in result.stdout, args
+
+
+# --------------------------------------------------------------------- audit
+def test_audit_passes_a_correct_mechanism(cli) -> None:
+    """Secure path, 10^5 trials: PASS (false failure <= alpha = 1e-6 by construction).
+
+    Power: the measured lower bound is close to the claim (> 0.8 for eps = 1;
+    with 10^5 trials it sits near 0.94, sd about 0.01), so an audit that
+    measured nothing would fail this test.
+    """
+    result = cli("audit", "--mechanism", "oue", "--k", 8, "--epsilon", 1, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["mechanism"] == "OUE" and data["k"] == 8 and data["passed"] is True
+    assert 0.8 < data["epsilon_lower"] <= data["epsilon_claimed"]
+    table = cli("audit", "--mechanism", "binary-rr", "--epsilon", 1, "--trials", 20000)
+    assert table.exit_code == 0 and "PASS" in table.stdout
+
+
+def test_audit_fails_a_mechanism_that_understates_epsilon(cli, monkeypatch) -> None:
+    """A GRR that claims 80% of its real epsilon is caught: FAIL and exit code 1."""
+
+    class Understated(GRR):
+        @property
+        def epsilon(self) -> float:
+            return 0.8 * super().epsilon
+
+    monkeypatch.setattr(
+        "deniable.cli.build_mechanism", lambda name, k, eps: Understated(k, epsilon=eps)
+    )
+    result = cli("audit", "--mechanism", "grr", "--k", 4, "--epsilon", 1, "--seed", 1)
+    assert result.exit_code == 1
+    assert "FAIL" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mechanism", "nope", "--k", 4, "--epsilon", 1], "--mechanism must be one of"),
+        (["--mechanism", "grr", "--k", 1, "--epsilon", 1], "k must be >= 2"),
+        (["--mechanism", "grr", "--k", 4, "--epsilon", 1, "--trials", 10], "trials must be"),
+        (["--mechanism", "grr", "--k", 4, "--epsilon", "inf"], "--epsilon must be a positive"),
+    ],
+)
+def test_audit_errors(cli, args: list, message: str) -> None:
+    result = cli("audit", *args)
+    assert result.exit_code == 1
+    assert message in result.stderr and result.stderr.startswith("error: ")
+
+
+# ------------------------------------------------------------------ simulate
+def test_simulate_survey_estimate_is_near_the_truth(cli, tmp_path: Path) -> None:
+    """|estimate - truth| < z(alpha/2) SE with alpha = 1e-6 (z = 4.89).
+
+    Power: the raw share of 'yes' reports (about 0.35 for truth 0.2) is
+    38 SE away, so an estimator that forgot to debias fails.
+    """
+    png = tmp_path / "survey.png"
+    result = cli("simulate", "survey", "--n", 50000, "--truth", 0.2, "--plot", png, "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["categories"]
+    yes = rows[1]
+    assert yes["category"] is True and yes["truth"] == 0.2
+    z = stats.norm.isf(ALPHA / 2)
+    assert abs(yes["estimate"] - yes["truth"]) < z * yes["std_error"]
+    assert abs(yes["observed"] - yes["truth"]) > z * yes["std_error"]  # power
+    assert png.stat().st_size > 10_000
+    text = cli("simulate", "survey", "--n", 1000)
+    assert "violators: estimate" in text.stdout
+
+
+def test_simulate_convergence_rows_and_band(cli, tmp_path: Path) -> None:
+    """Every n from 10^2 to 10^7: |error| < z SE, Bonferroni over 6 rows (alpha = 1e-6).
+
+    Power: at n = 10^7 a truth off by 0.01 is about 37 SE away.
+    """
+    png = tmp_path / "convergence.png"
+    result = cli("simulate", "convergence", "--per-decade", 1, "--plot", png, "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    assert [r["n"] for r in rows] == [10**e for e in range(2, 8)]
+    z = stats.norm.isf(ALPHA / 2 / len(rows))
+    for r in rows:
+        assert abs(r["estimate"] - r["truth"]) < z * r["std_error"], r
+        assert r["ci_low"] < r["estimate"] < r["ci_high"]
+    last = rows[-1]
+    assert abs(last["estimate"] - (last["truth"] + 0.01)) > z * last["std_error"]  # power
+    assert png.stat().st_size > 10_000
+
+
+def _ratio_band(reps: int, alpha: float) -> tuple[float, float]:
+    """Acceptance band of MSE / Var for ``reps`` normal errors: chi2(reps) / reps."""
+    return stats.chi2.ppf(alpha / 2, reps) / reps, stats.chi2.isf(alpha / 2, reps) / reps
+
+
+def test_simulate_gamma_mse_matches_theory(cli, tmp_path: Path) -> None:
+    """Simulated MSE / formula (A) variance in its chi-square band (alpha = 1e-6 over 5 cells).
+
+    For Warner's design both categories carry the same error, so the MSE of
+    ``reps`` surveys is Var * chi2(reps) / reps (normal approximation at n = 10^4).
+    Power: against the neighbouring gamma's variance the ratio leaves the band.
+    """
+    reps = 1000
+    png = tmp_path / "gamma.png"
+    result = cli("simulate", "gamma", "--gammas", "0.05,0.15,0.25,0.35,0.45", "--reps", reps,
+                 "--plot", png, "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    assert [r["gamma"] for r in rows] == [0.05, 0.15, 0.25, 0.35, 0.45]
+    lo, hi = _ratio_band(reps, ALPHA / len(rows))
+    for r in rows:
+        assert lo < r["mse"] / r["variance"] < hi, r
+        assert r["epsilon"] == pytest.approx(math.log((0.5 + r["gamma"]) / (0.5 - r["gamma"])))
+    for a, b in zip(rows, rows[1:]):  # power: the wrong gamma's variance is rejected
+        assert not lo < a["mse"] / b["variance"] < hi
+    assert png.stat().st_size > 10_000
+
+
+def test_simulate_mse_matches_theory_for_each_mechanism(cli, tmp_path: Path) -> None:
+    """MSE / Var within the band of the worst category (union bound over k categories).
+
+    ``ratio = sum_v Var_v X_v / sum_v Var_v`` lies between the smallest and
+    largest per-category ``X_v ~ chi2(reps) / reps``, so each cell spends
+    alpha / (k * cells). Power: a variance off by a factor 2 leaves the band.
+    """
+    reps, k = 200, 4
+    png = tmp_path / "mse.png"
+    result = cli("simulate", "mse", "--mechanisms", "grr,oue,olh", "--k", k,
+                 "--epsilons", "1,3", "--n", 5000, "--reps", reps, "--plot", png, "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    assert {(r["mechanism"], round(r["epsilon"], 6)) for r in rows} == {
+        (m, e) for m in ("GRR", "OUE", "OLH") for e in (1.0, 3.0)
+    }
+    lo, hi = _ratio_band(reps, ALPHA / (k * len(rows)))
+    for r in rows:
+        assert lo < r["ratio"] < hi, r
+        assert not lo < r["mse"] / (2 * r["variance"]) < hi  # power
+    assert png.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["survey", "--truth", 1.5], "--truth must be a share in [0, 1]; got 1.5"),
+        (["survey", "--p-truth", 1.5], "p_truth"),
+        (["survey", "--plot", "out.txt"], "must end in .png, .svg or .pdf"),
+        (["convergence", "--n-min", 1000, "--n-max", 10], "need 1 <= --n-min <= --n-max"),
+        (["gamma", "--gammas", "0.6"], "gamma"),
+        (["gamma", "--gammas", "a,b"], "--gammas must be comma-separated numbers"),
+        (["mse", "--mechanisms", "grr,nope"], "--mechanisms: 'nope' is not one of"),
+        (["mse", "--epsilons", "0"], "--epsilon must be a positive finite number"),
+        (["mse", "--distribution", "normal"], "--distribution must be 'uniform' or 'zipf'"),
+        (["mse", "--k", 1], "--k must be >= 2"),
+    ],
+)
+def test_simulate_errors(cli, tmp_path: Path, monkeypatch, args: list, message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = cli("simulate", *args)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: ") and message in result.stderr
+
+
+def test_simulate_tables_render(cli) -> None:
+    assert "error / SE" in cli("simulate", "convergence", "--n-max", 10000).stdout
+    assert "MSE / Var" in cli("simulate", "gamma", "--reps", 20).stdout
+    mse = cli("simulate", "mse", "--k", 4, "--epsilons", "1", "--reps", 5, "--n", 1000)
+    assert mse.exit_code == 0 and "SubsetSelection" in mse.stdout
+    np.testing.assert_equal(mse.stderr, "")

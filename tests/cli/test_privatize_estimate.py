@@ -1,0 +1,240 @@
+"""``deniable privatize`` -> ``deniable estimate`` on CSV and Parquet files.
+
+Round trips use the secure default randomness, so the estimates are checked
+with calibrated bands: the largest |estimate - truth| / SE over the k
+categories must stay below z(alpha / 2k) with alpha = 1e-6 (the truth is
+the file's own shares, and formula (A) is the variance for that fixed
+population). Each band has a power check: the raw (not debiased) report
+shares, what an estimator that forgot to debias would return, are rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from scipy import stats
+
+import deniable as dn
+from deniable import cli_data
+
+ALPHA = 1e-6
+SHARES = [0.1, 0.2, 0.3, 0.4]
+
+
+def _check_band(rows: list[dict], truth: np.ndarray) -> None:
+    est = np.array([r["estimate"] for r in rows])
+    se = np.array([r["std_error"] for r in rows])
+    z = stats.norm.isf(ALPHA / (2 * len(rows)))
+    worst = np.max(np.abs(est - truth) / se)
+    assert worst < z, f"max |est - truth| / SE = {worst:.2f} >= {z:.2f}"
+    observed = np.array([r["observed"] for r in rows])
+    assert np.max(np.abs(observed - truth) / se) > z  # power: an estimator that forgot to debias
+
+
+def _shares(answers: np.ndarray, categories: list[str]) -> np.ndarray:
+    return np.array([np.mean(answers == c) for c in categories])
+
+
+@pytest.mark.slow
+def test_csv_round_trip_one_million_rows(cli, tmp_path: Path, rng, write_answers) -> None:
+    data, private = tmp_path / "data.csv", tmp_path / "private.csv"
+    answers = write_answers(data, 1_000_000, SHARES, rng)
+    result = cli("privatize", data, "--column", "answer", "--mechanism", "grr", "--epsilon", 1,
+                 "--categories", "A,B,C,D", "-o", private)
+    assert result.exit_code == 0, result.output
+    assert "privatized 1,000,000 rows" in result.stdout
+    assert "NOT private" not in result.stderr
+    config = json.loads(cli_data.config_path(private).read_text())
+    assert dn.from_config(config) == dn.GRR(["A", "B", "C", "D"], epsilon=1.0)
+    # the other columns are kept verbatim, the answer column holds reports
+    before = pd.read_csv(data, dtype=str, keep_default_na=False)
+    after = pd.read_csv(private, dtype=str, keep_default_na=False)
+    assert list(after.columns) == ["id", "answer", "score"]
+    pd.testing.assert_frame_equal(before[["id", "score"]], after[["id", "score"]])
+    assert set(after["answer"]) == {"A", "B", "C", "D"}
+    assert (after["answer"] != before["answer"]).mean() > 0.3  # randomized (p = e/(e+3) = 0.475)
+    est = cli("estimate", private, "--column", "answer", "--json")
+    assert est.exit_code == 0, est.output
+    out = json.loads(est.stdout)
+    assert out["n"] == 1_000_000 and out["mechanism"] == "GRR"
+    assert [r["category"] for r in out["categories"]] == ["A", "B", "C", "D"]
+    _check_band(out["categories"], _shares(answers, ["A", "B", "C", "D"]))
+    # the streamed, chunk-merged aggregate equals one in-memory aggregate exactly
+    m = dn.from_config(config)
+    direct = m.estimate(after["answer"].to_numpy(dtype=str))
+    np.testing.assert_array_equal([r["estimate"] for r in out["categories"]], direct.frequencies)
+
+
+@pytest.mark.slow
+def test_parquet_round_trip_with_structured_reports(cli, tmp_path: Path, rng, write_answers) -> None:
+    data, private = tmp_path / "data.parquet", tmp_path / "private.parquet"
+    answers = write_answers(data, 300_000, SHARES, rng)
+    result = cli("privatize", data, "-c", "answer", "-m", "olh", "-e", 2, "-o", private,
+                 "--chunk-size", 100_000)
+    assert result.exit_code == 0, result.output
+    assert "categories read from the data" in result.stderr
+    table = pq.read_table(private)
+    assert table.column_names == ["id", "answer", "score"]
+    assert table.column("id").to_pylist()[:5] == [0, 1, 2, 3, 4]
+    first = json.loads(table.column("answer")[0].as_py())
+    assert set(first) == {"seed", "value"}
+    png = tmp_path / "estimate.png"
+    est = cli("estimate", private, "-c", "answer", "--json", "--plot", png,
+              "--consistent", "norm-sub")
+    assert est.exit_code == 0, est.output
+    out = json.loads(est.stdout)
+    assert out["mechanism"] == "OLH" and out["n"] == 300_000
+    _check_band(out["categories"], _shares(answers, ["A", "B", "C", "D"]))
+    consistent = np.array([r["consistent"] for r in out["categories"]])
+    assert consistent.min() >= 0 and consistent.sum() == pytest.approx(1.0)
+    assert png.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("mechanism", ["sue", "oue", "blh", "hadamard", "subset", "auto"])
+def test_every_report_form_round_trips(cli, tmp_path: Path, rng, write_answers,
+                                       mechanism: str) -> None:
+    """Seeded privatize writes exactly ``privatize_many`` with the same generator, chunk by chunk."""
+    data, private = tmp_path / "data.csv", tmp_path / "private.csv"
+    answers = write_answers(data, 5_000, SHARES, rng)
+    result = cli("privatize", data, "-c", "answer", "-m", mechanism, "-e", 1.5,
+                 "--categories", "A,B,C,D", "-o", private, "--seed", 7, "--chunk-size", 1_000)
+    assert result.exit_code == 0, result.output
+    assert "NOT private" in result.stderr
+    m = dn.from_config(cli_data.config_path(private).read_text())
+    gen = np.random.default_rng(7)
+    expected = np.concatenate(
+        [m.privatize_many(answers[i:i + 1000], rng=gen) for i in range(0, 5000, 1000)]
+    )
+    written = pd.read_csv(private, dtype=str, keep_default_na=False)["answer"].tolist()
+    items = written if cli_data.plain_reports(m) else [json.loads(t) for t in written]
+    assert m.reports_to_json(m.reports_from_json(items)) == m.reports_to_json(expected)
+    chunked = cli("estimate", private, "-c", "answer", "--json", "--chunk-size", 999)
+    whole = cli("estimate", private, "-c", "answer", "--json")
+    assert json.loads(chunked.stdout) == json.loads(whole.stdout)
+    freqs = [r["estimate"] for r in json.loads(whole.stdout)["categories"]]
+    np.testing.assert_allclose(freqs, m.estimate(expected).frequencies, rtol=0, atol=1e-12)
+
+
+def test_binary_column(cli, tmp_path: Path, rng) -> None:
+    n = 200_000
+    truth = rng.random(n) < 0.3
+    data, private = tmp_path / "yes.csv", tmp_path / "yes-private.csv"
+    spelled = np.where(truth, rng.choice(["true", "Yes", "1"], n), rng.choice(["FALSE", "no", "0"], n))
+    pd.DataFrame({"q": spelled}).to_csv(data, index=False)
+    result = cli("privatize", data, "-c", "q", "-m", "binary-rr", "-e", 1, "-o", private)
+    assert result.exit_code == 0, result.output
+    assert set(pd.read_csv(private, dtype=str)["q"]) == {"true", "false"}
+    est = cli("estimate", private, "-c", "q", "--json")
+    rows = json.loads(est.stdout)["categories"]
+    assert [r["category"] for r in rows] == [False, True]
+    _check_band(rows, np.array([1 - truth.mean(), truth.mean()]))
+
+
+def test_discovered_categories_sort_numerically(cli, tmp_path: Path) -> None:
+    data, private = tmp_path / "n.csv", tmp_path / "p.csv"
+    pd.DataFrame({"a": ["10", "9", "2", "9"] * 50}).to_csv(data, index=False)
+    result = cli("privatize", data, "-c", "a", "-m", "grr", "-e", 1, "-o", private)
+    assert result.exit_code == 0, result.output
+    assert dn.from_config(cli_data.config_path(private).read_text()).domain == ("2", "9", "10")
+
+
+def test_estimate_table_and_plot(cli, tmp_path: Path, rng, write_answers) -> None:
+    data, private = tmp_path / "d.csv", tmp_path / "p.csv"
+    write_answers(data, 20_000, SHARES, rng)
+    assert cli("privatize", data, "-c", "answer", "-e", 1, "--categories", "A,B,C,D",
+               "-o", private).exit_code == 0
+    png = tmp_path / "bars.png"
+    result = cli("estimate", private, "-c", "answer", "--consistent", "norm-sub", "--plot", png)
+    assert result.exit_code == 0, result.output
+    for header in ("category", "estimate", "SE", "95% CI low", "CI high", "observed", "norm-sub"):
+        assert header in result.stdout
+    assert f"plot -> {png}" in result.stdout.replace("\n", "")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------------- errors
+def _error(result, *fragments: str) -> None:
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1, result.stderr
+    line = result.stderr[result.stderr.index("error: "):].replace("\n", "")
+    for fragment in fragments:
+        assert fragment in line, line
+
+
+@pytest.fixture
+def small_csv(tmp_path: Path, rng, write_answers) -> Path:
+    path = tmp_path / "small.csv"
+    write_answers(path, 50, SHARES, rng)
+    return path
+
+
+def test_privatize_errors(cli, tmp_path: Path, small_csv: Path) -> None:
+    out = tmp_path / "o.csv"
+    base = ["-e", 1, "-o", out]
+    _error(cli("privatize", tmp_path / "missing.csv", "-c", "answer", *base),
+           "no such file", "missing.csv")
+    _error(cli("privatize", small_csv, "-c", "nope", *base),
+           "column 'nope' not found", "['id', 'answer', 'score']")
+    _error(cli("privatize", small_csv, "-c", "answer", "-e", 0, "-o", out),
+           "--epsilon must be a positive finite number; got 0.0")
+    _error(cli("privatize", small_csv, "-c", "answer", "-e", "nan", "-o", out), "got nan")
+    _error(cli("privatize", small_csv, "-c", "answer", "-m", "laplace", *base),
+           "--mechanism must be one of")
+    _error(cli("privatize", small_csv, "-c", "answer", "-m", "binary-rr", "--categories", "A,B",
+               *base), "--categories does not apply to binary-rr")
+    _error(cli("privatize", small_csv, "-c", "answer", "-m", "binary-rr", *base),
+           "row 1 (line 2 of the file)", "is not a yes/no answer")
+    _error(cli("privatize", small_csv, "-c", "answer", "-e", 1, "-o", small_csv),
+           "--output must differ from the input")
+    _error(cli("privatize", small_csv, "-c", "answer", "-e", 1, "-o", tmp_path / "o.json"),
+           "o.json': expected a .csv or .parquet file")
+    _error(cli("privatize", small_csv, "-c", "answer", "-e", 1, "-o", tmp_path / "o.parquet"),
+           "must be a .csv file like the input")
+    assert not (tmp_path / "o.parquet").exists() and not out.exists()
+    _error(cli("privatize", tmp_path / "data.txt", "-c", "answer", *base),
+           "expected a .csv or .parquet file")
+
+
+def test_value_outside_the_categories_names_its_row(cli, tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    values = ["A", "B"] * 600
+    values[1033] = "Z"
+    pd.DataFrame({"x": range(1200), "answer": values}).to_csv(data, index=False)
+    result = cli("privatize", data, "-c", "answer", "-e", 1, "--categories", "A,B",
+                 "-o", tmp_path / "o.csv", "--chunk-size", 500)
+    _error(result, "row 1034 (line 1035 of the file)", "value 'Z' is not one of the categories [A, B]")
+    values[1033] = ""
+    pd.DataFrame({"answer": values}).to_csv(data, index=False)
+    _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv"),
+           "row 1034", "empty value")
+    pd.DataFrame({"answer": ["A"] * 10}).to_csv(data, index=False)
+    _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv"),
+           "at least 2 categories")
+
+
+def test_estimate_errors(cli, tmp_path: Path, small_csv: Path) -> None:
+    _error(cli("estimate", small_csv, "-c", "answer"), "small.csv.deniable.json not found")
+    _error(cli("estimate"), "give a privatized file and its --column")
+    _error(cli("estimate", small_csv, "-c", "answer", "--db", "sqlite:///x.db", "--survey", "s"),
+           "not both")
+    _error(cli("estimate", "--db", "sqlite:///x.db"), "--db and --survey go together")
+    private = tmp_path / "p.csv"
+    assert cli("privatize", small_csv, "-c", "answer", "-m", "oue", "-e", 1,
+               "--categories", "A,B,C,D", "-o", private).exit_code == 0
+    _error(cli("estimate", private, "-c", "answer", "--level", 1.5), "--level must be in (0, 1)")
+    _error(cli("estimate", private, "-c", "answer", "--consistent", "magic"), "magic")
+    frame = pd.read_csv(private, dtype=str)
+    frame.loc[41, "answer"] = "zz"
+    frame.to_csv(private, index=False)
+    _error(cli("estimate", private, "-c", "answer"), "row 42 (line 43 of the file)", "'zz'")
+    bad_config = tmp_path / "bad.json"
+    bad_config.write_text('{"format": "deniable.mechanism", "version": 9}')
+    _error(cli("estimate", private, "-c", "answer", "--config", bad_config), "'version' must be 1")
