@@ -90,6 +90,7 @@ __all__ = [
     "SquareWave",
     "EPSILON_STAR",
     "analytic_gaussian_sigma",
+    "gaussian_epsilon",
     "two_level_gaussian_mean",
     "em_reconstruct",
 ]
@@ -138,6 +139,16 @@ def _as_floats(values: Any, what: str, owner: str) -> NDArray[np.float64]:
 
 def _is_number(v: object) -> bool:
     return not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, float, np.integer, np.floating))
+
+
+def _clamped(values: Any, low: float, high: float, owner: str) -> NDArray[np.float64]:
+    """Finite input values (ValueError naming the first that is not) clamped to the range."""
+    x = _as_floats(values, "values", owner)
+    finite = np.isfinite(x)
+    if not finite.all():
+        i, v = _first_bad(x, finite)
+        raise ValueError(f"values for {owner} must be finite numbers; got {v!r} at index {i}")
+    return np.clip(x, low, high)
 
 
 def _first_bad(arr: NDArray[np.float64], ok: NDArray[np.bool_]) -> tuple[int, float]:
@@ -282,12 +293,7 @@ class NumericMechanism(ABC):
         return None
 
     def _to_unit(self, values: Any) -> NDArray[np.float64]:
-        x = _as_floats(values, "values", self.name)
-        finite = np.isfinite(x)
-        if not finite.all():
-            i, v = _first_bad(x, finite)
-            raise ValueError(f"values for {self.name} must be finite numbers; got {v!r} at index {i}")
-        t = np.clip(x, self.low, self.high)
+        t = _clamped(values, self.low, self.high, self.name)
         t -= self._mid
         t *= 1.0 / self._half
         np.clip(t, -1.0, 1.0, out=t)
@@ -507,21 +513,21 @@ class _Lattice:
 
     @property
     def probabilities(self) -> NDArray[np.float64]:
-        return np.array([w / TWO64 for w in self.weights])
+        return _probabilities(self.weights)
 
     def sample(self, n: int, source: Source, lazy: bool) -> NDArray[np.int64]:
         return self.table.sample(n, source, lazy) - self.K
 
     def pmf(self, position: int) -> NDArray[np.float64]:
         """``P(y = j)`` for ``j`` in ``[N - K, K]`` (outputs of ``clamp(i + Z)``), input ``i``."""
-        p = self.probabilities
-        n_out = 2 * self.K - self.steps + 1
-        out = np.zeros(n_out)
         lo_y, hi_y = self.steps - self.K, self.K
-        z = np.arange(-self.K, self.K + 1)
-        y = np.clip(position + z, lo_y, hi_y)
-        np.add.at(out, y - lo_y, p)
-        return out
+        y = np.clip(position + np.arange(-self.K, self.K + 1), lo_y, hi_y)
+        return np.bincount(y - lo_y, weights=self.probabilities, minlength=hi_y - lo_y + 1)
+
+
+@lru_cache(maxsize=8)
+def _probabilities(weights: tuple[int, ...]) -> NDArray[np.float64]:
+    return np.array([w / TWO64 for w in weights])
 
 
 def _finish(weights: list[int], K: int) -> tuple[AliasTable, float]:
@@ -639,20 +645,49 @@ def _gaussian_lattice(unit_sigma: float, epsilon: float, delta: float) -> _Latti
         N = max(1, round(per_sigma / sigma))
         s_steps = sigma * N
         K = N + math.ceil(_GAUSS_TAIL * s_steps)
-        extra = math.ceil(10 * s_steps)
-        z = np.arange(-K - extra, K + extra + 1, dtype=np.float64)
-        dens = np.exp(-0.5 * (z / s_steps) ** 2)
-        dens /= dens.sum()
-        p = dens[extra:-extra].copy()
-        p[0] += dens[:extra].sum()
-        p[-1] += dens[-extra:].sum()
-        weights = integer_weights(p, K)
+        weights = _gaussian_weights(s_steps, K)
         realised = _approx_delta(weights, N, epsilon)
         if realised <= delta:
             table, var = _finish(weights, K)
             return _Lattice(N, K, tuple(weights), table, epsilon, realised, var)
         sigma *= 1.002
-    raise ValueError(f"could not realise (epsilon={epsilon}, delta={delta}) on the Gaussian lattice")
+    raise ValueError(
+        f"could not realise (epsilon={epsilon}, delta={delta}) on the Gaussian lattice; its "
+        "64-bit weights reach about 9 sigma, which supports epsilon up to about 20"
+    )
+
+
+def _gaussian_weights(s_steps: float, K: int) -> list[int]:
+    """Discrete Gaussian (sd ``s_steps``) on ``[-K, K]``, tails lumped at the ends, as integers."""
+    extra = math.ceil(10 * s_steps)
+    z = np.arange(-K - extra, K + extra + 1, dtype=np.float64)
+    dens = np.exp(-0.5 * (z / s_steps) ** 2)
+    dens /= dens.sum()
+    p = dens[extra:-extra].copy()
+    p[0] += dens[:extra].sum()
+    p[-1] += dens[-extra:].sum()
+    return integer_weights(p, K)
+
+
+_NOISE_STEPS = 256  # lattice steps per standard deviation of the composition example
+
+
+@lru_cache(maxsize=1)
+def _unit_gaussian_noise() -> tuple[AliasTable, int, float]:
+    """Discrete Gaussian with sd ``_NOISE_STEPS`` lattice steps: ``(table, K, variance)``."""
+    K = math.ceil(_GAUSS_TAIL * _NOISE_STEPS)
+    table, var = _finish(_gaussian_weights(_NOISE_STEPS, K), K)
+    return table, K, var
+
+
+def gaussian_epsilon(unit_sigma: float, delta: float) -> float:
+    """Analytic-Gaussian epsilon of noise ``unit_sigma`` (in units of the sensitivity) at ``delta``.
+
+    ``math.inf`` when even epsilon = 700 leaves more than ``delta``.
+    """
+    if _gauss_delta(700.0, unit_sigma) > delta:
+        return math.inf
+    return float(optimize.brentq(lambda e: _gauss_delta(e, unit_sigma) - delta, 1e-12, 700.0, xtol=1e-13))
 
 
 class _LatticeMechanism(NumericMechanism):
@@ -785,8 +820,9 @@ class Gaussian(_LatticeMechanism):
         d = _check_delta(delta, cls.__name__)
         if s <= 0:
             raise ValueError(f"sigma must be positive for Gaussian; got {sigma!r}")
-        unit = s / (hi - lo)
-        eps = optimize.brentq(lambda e: _gauss_delta(e, unit) - d, 1e-9, 700.0, xtol=1e-13)
+        eps = gaussian_epsilon(s / (hi - lo), d)
+        if not math.isfinite(eps):
+            raise ValueError(f"sigma={sigma!r} is too small to give any epsilon at delta={delta!r}")
         return cls(lo, hi, epsilon=eps, delta=d)
 
     @property
@@ -1315,36 +1351,52 @@ def two_level_gaussian_mean(
 ) -> MeanEstimate:
     """The seed's two-level construction: Gaussian noise added twice, then the mean.
 
-    Level 1 (the device) reports ``y1 = x + N1`` through
-    ``Gaussian.from_sigma(low, high, sigma=sigma1, delta=delta)`` (values
-    clamped to the range; discrete-lattice noise, exact integer sampling).
-    Level 2 (e.g. a relay, before anything is stored) adds independent
-    lattice Gaussian noise of standard deviation ``sigma2``:
-    ``y2 = y1 + N2``. Both noises have mean 0, so ``mean(y2)`` is unbiased
-    for the mean of the clamped values, with variance
-    ``(sigma1^2 + sigma2^2 + rounding) / n`` for the fixed population.
-    Privacy: ``y2`` is post-processing of ``y1``, so it keeps level 1's
-    ``(epsilon, delta)`` (reported on the estimate); with continuous noise it
-    would be the Gaussian mechanism with ``sqrt(sigma1^2 + sigma2^2)``.
+    Level 1 (the device) clamps ``x`` to ``[low, high]``, randomly rounds it
+    to a lattice of step ``c1 = sigma1 / 256`` and adds discrete Gaussian
+    noise of standard deviation ``sigma1`` (exact integer sampling):
+    ``y1 = c1 (round(x / c1) + Z1)``. Level 2 (e.g. a relay, before anything
+    is stored) adds independent noise of standard deviation ``sigma2`` the
+    same way: ``y2 = y1 + c2 Z2``. Both noises and the rounding have mean 0,
+    so ``mean(y2)`` is unbiased for the mean of the clamped values, with
+    fixed-population variance ``(sigma1^2 + sigma2^2 + rounding) / n``.
+
+    Composing noise: ``y2`` alone is (for continuous noise) the Gaussian
+    mechanism with ``sigma = sqrt(sigma1^2 + sigma2^2)``; the estimate's
+    ``epsilon`` is that analytic-Gaussian epsilon at ``delta`` for
+    sensitivity ``high - low`` (``inf`` when the noise is too small to give
+    any). With small ``sigma`` this is an accuracy demonstration, not a
+    privacy guarantee; use :class:`Gaussian` to calibrate noise to epsilon.
 
     With ``10**6`` values from N(42, 10), ``sigma1 = sigma2 = 1`` and the range
     ``[-60, 140]``, the mean is within 0.05 of 42.
     """
-    first = Gaussian.from_sigma(low, high, sigma=sigma1, delta=delta)
-    second = Gaussian.from_sigma(low, high, sigma=sigma2, delta=delta)
+    owner = "two_level_gaussian_mean"
+    lo, hi = check_range(low, high, owner)
+    d = _check_delta(delta, owner)
+    sigmas = [_check_bound(s, name, owner) for name, s in (("sigma1", sigma1), ("sigma2", sigma2))]
+    if min(sigmas) <= 0:
+        raise ValueError(f"sigma1 and sigma2 must be positive for {owner}; got {sigmas}")
+    x = _clamped(values, lo, hi, owner)
+    n = x.size
+    if n < 2:
+        raise ValueError(f"{owner} needs at least 2 values; got {n}")
     source = randomness.resolve(rng)
-    reports = first.privatize_many(values, rng=source) + second.sample_noise(len(values), rng=source)
-    est = first.estimate(reports)
-    n = est.n
-    extra = second.sigma**2 / n
+    table, K, unit_var = _unit_gaussian_noise()
+    c1, c2 = (s / _NOISE_STEPS for s in sigmas)
+    position = x / c1
+    frac = position - np.floor(position)
+    y1 = c1 * (randomized_round(position, source) + (table.sample(n, source) - K))
+    y2 = y1 + c2 * (table.sample(n, source) - K)
+    per_user = (c1 * c1 + c2 * c2) * unit_var + c1 * c1 * float(np.mean(frac * (1 - frac)))
+    total = math.hypot(*sigmas)
     return MeanEstimate(
         mechanism="two-level Gaussian",
-        epsilon=first.epsilon,
-        delta=first.delta,
-        mean=est.mean,
-        std_error=math.sqrt(first.variance(n, est.mean) + extra),
-        sample_std_error=est.sample_std_error,
+        epsilon=gaussian_epsilon(total / (hi - lo), d),
+        delta=d,
+        mean=float(y2.mean()),
+        std_error=math.sqrt(per_user / n),
+        sample_std_error=float(y2.std(ddof=1)) / math.sqrt(n),
         n=n,
-        low=first.low,
-        high=first.high,
+        low=lo,
+        high=hi,
     )

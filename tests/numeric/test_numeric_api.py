@@ -1,0 +1,209 @@
+"""Numeric mechanisms: API shape, validation, wire format and aggregates."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import deniable as dn
+from deniable.mechanisms.numeric import MeanStat
+from numeric_cases import ALL, HIGH, LOW, PURE
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_shape_of_a_numeric_mechanism(name: str) -> None:
+    m = ALL[name](1.0)
+    assert (m.low, m.high) == (LOW, HIGH)
+    assert 0 < m.epsilon <= 1.0
+    r = m.privatize(12.5)
+    assert isinstance(r, float) and math.isfinite(r)
+    rs = m.privatize_many([LOW, 0.0, HIGH, 1e9, -1e9], rng=1)
+    assert rs.dtype == np.float64 and rs.shape == (5,)
+    lo, hi = m.report_range
+    assert ((rs >= lo) & (rs <= hi)).all()
+    np.testing.assert_array_equal(rs, m.privatize_many([LOW, 0.0, HIGH, 1e9, -1e9], rng=1))
+    est = m.estimate(m.privatize_many(np.full(1000, 30.0), rng=2))
+    assert isinstance(est, dn.MeanEstimate) and est.n == 1000
+    assert est.ci(0.95)[0] < est.mean < est.ci(0.95)[1]
+    assert est.ci(0.99)[1] - est.ci(0.99)[0] > est.ci(0.9)[1] - est.ci(0.9)[0]
+    assert "MeanEstimate" in repr(est) and m.name in repr(m)
+    assert m.variance(100) >= m.variance(100, 30.0) > 0
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_config_round_trip_and_tampering(name: str) -> None:
+    m = ALL[name](0.8)
+    cfg = json.loads(json.dumps(m.to_config()))
+    again = dn.from_config(cfg)
+    assert again == m and again.fingerprint == m.fingerprint and hash(again) == hash(m)
+    assert type(again) is type(m) and again.epsilon == m.epsilon
+    cfg["epsilon"] = m.epsilon * 0.9
+    with pytest.raises(ValueError, match="epsilon"):
+        dn.from_config(cfg)
+    cfg = m.to_config()
+    cfg["domain"] = [5, 5]
+    with pytest.raises(ValueError, match="low must be < high"):
+        dn.from_config(cfg)
+
+
+def test_from_config_rejects_malformed_params() -> None:
+    cfg = dn.Duchi(0, 1, epsilon=1).to_config()
+    cfg["params"]["beta_numerator"] = 0
+    with pytest.raises(ValueError, match="beta_numerator"):
+        dn.from_config(cfg)
+    cfg = dn.Laplace(0, 1, epsilon=1).to_config()
+    cfg["params"]["requested_epsilon"] = "one"
+    with pytest.raises(ValueError, match="requested_epsilon"):
+        dn.from_config(cfg)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "error", "match"),
+    [
+        (1.0, 1.0, ValueError, "low must be < high"),
+        (2.0, 1.0, ValueError, "low must be < high"),
+        (float("nan"), 1.0, ValueError, "low must be a finite"),
+        (0.0, float("inf"), ValueError, "high must be a finite"),
+        (-1e308, 1e308, ValueError, "high - low must be finite"),
+        ("0", 1.0, TypeError, "low must be a finite"),
+        (True, 2.0, TypeError, "low must be a finite"),
+        (0.0, None, TypeError, "high must be a finite"),
+    ],
+)
+@pytest.mark.parametrize("name", list(ALL))
+def test_bad_ranges_are_rejected(name, low, high, error, match) -> None:
+    kwargs = {"delta": 1e-5} if name == "Gaussian" else {}
+    cls = getattr(dn, name)
+    with pytest.raises(error, match=match):
+        cls(low, high, epsilon=1.0, **kwargs)
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_bad_values_are_rejected(name: str) -> None:
+    m = ALL[name](1.0)
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        with pytest.raises(ValueError, match=rf"finite numbers; got {bad!r} at index 1"):
+            m.privatize_many([1.0, bad, 2.0])
+        with pytest.raises(ValueError, match="finite"):
+            m.privatize(bad)
+    with pytest.raises(ValueError, match="real numbers; got 'x'"):
+        m.privatize_many([1.0, "x"])
+    with pytest.raises(TypeError, match="real number"):
+        m.privatize("3")
+    with pytest.raises(TypeError, match="real number"):
+        m.privatize(True)
+    with pytest.raises(ValueError, match="1-D"):
+        m.privatize_many([[1.0, 2.0]])
+
+
+def test_bad_privacy_parameters_are_rejected() -> None:
+    for bad in (0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="epsilon"):
+            dn.Laplace(0, 1, epsilon=bad)
+        with pytest.raises(ValueError, match="epsilon"):
+            dn.Piecewise(0, 1, epsilon=bad)
+    for bad in (0.0, 1.0, -1e-5, float("nan")):
+        with pytest.raises(ValueError, match="delta must be in"):
+            dn.Gaussian(0, 1, epsilon=1.0, delta=bad)
+    with pytest.raises(TypeError, match="epsilon"):
+        dn.Duchi(0, 1, epsilon="1")
+    with pytest.raises(TypeError):
+        dn.Duchi(0, 1, 1.0)  # epsilon is keyword-only
+    with pytest.raises(ValueError, match="bins must be a divisor of 1024"):
+        dn.SquareWave(0, 1, epsilon=1.0, bins=100)
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_reports_json_round_trip_and_validation(name: str) -> None:
+    m = ALL[name](1.0)
+    rs = m.privatize_many(np.linspace(LOW, HIGH, 50), rng=3)
+    items = json.loads(json.dumps(m.reports_to_json(rs)))
+    np.testing.assert_array_equal(m.reports_from_json(items), rs)
+    lo, hi = m.report_range
+    for bad, match in [
+        ([1.0, "2"], "report '2' at index 1 is not a number"),
+        ([True], "report True at index 0 is not a number"),
+        ([None], "not a number"),
+        ([float("nan")], "not a possible"),
+        ([hi + (hi - lo)], "not a possible"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            m.reports_from_json(bad)
+    with pytest.raises(ValueError, match="JSON array"):
+        m.reports_from_json({"a": 1})
+    with pytest.raises(ValueError, match="not a possible"):
+        m.aggregate(np.array([lo - (hi - lo)]))
+
+
+def test_square_wave_rejects_reports_off_its_cells() -> None:
+    m = dn.SquareWave(0, 1, epsilon=1.0)
+    good = m.privatize_many([0.5], rng=1)
+    with pytest.raises(ValueError, match="not a SquareWave output cell"):
+        m.aggregate(good + 1e-4)
+
+
+@pytest.mark.parametrize("name", ["Laplace", "SquareWave", "Hybrid"])
+def test_aggregates_merge_and_serialize(name: str) -> None:
+    m = ALL[name](1.0)
+    rs = m.privatize_many(np.linspace(LOW, HIGH, 3000), rng=4)
+    a, b, c = m.aggregate(rs[:1000]), m.aggregate(rs[1000:2500]), m.aggregate(rs[2500:])
+    whole = m.aggregate(rs)
+    for merged in ((a + b) + c, a + (b + c), c + b + a, sum([a, b, c])):
+        assert merged.n == whole.n
+        assert merged.total == pytest.approx(whole.total, rel=1e-12, abs=1e-9)
+        assert merged.total_sq == pytest.approx(whole.total_sq, rel=1e-12)
+        if whole.counts is not None:
+            np.testing.assert_array_equal(merged.counts, whole.counts)
+    assert a + m.aggregate([]) == a
+    assert MeanStat.from_json(json.loads(json.dumps(whole.to_json()))) == whole
+    est = m.estimate_from(a + b + c)
+    assert est.mean == pytest.approx(m.estimate(rs).mean, rel=1e-12, abs=1e-9)
+    other = ALL[name](2.0)
+    with pytest.raises(ValueError, match="different mechanisms"):
+        a + other.aggregate(other.privatize_many([1.0, 2.0], rng=1))
+    with pytest.raises(ValueError, match="another mechanism configuration"):
+        other.estimate_from(a)
+    with pytest.raises(TypeError, match="MeanStat"):
+        m.estimate_from(dn.GRR(3, epsilon=1).aggregate([0, 1]))
+    with pytest.raises(ValueError, match="at least 2 reports"):
+        m.estimate(rs[:1])
+    with pytest.raises(ValueError, match="inconsistent"):
+        MeanStat.from_json({**whole.to_json(), "total_sq": -1.0})
+
+
+def test_square_wave_estimate_carries_a_histogram() -> None:
+    m = dn.SquareWave(0, 10, epsilon=2.0, bins=16)
+    est = m.estimate(m.privatize_many(np.full(20_000, 2.5), rng=5))
+    h = est.histogram
+    assert isinstance(h, dn.HistogramEstimate) and h.probabilities.shape == (16,)
+    assert h.probabilities.sum() == pytest.approx(1.0)
+    assert h.edges[0] == 0 and h.edges[-1] == 10
+    assert float(h.quantile(0.5)[()]) == pytest.approx(2.5, abs=1.0)
+    assert m.distribution(m.privatize_many([1.0, 2.0], rng=1), bins=4, method="em").method == "em"
+    with pytest.raises(ValueError, match="'ems' or 'em'"):
+        m.distribution(m.privatize_many([1.0, 2.0], rng=1), method="mle")
+
+
+def test_gaussian_from_sigma_and_repr() -> None:
+    g = dn.Gaussian.from_sigma(0, 100, sigma=30.0, delta=1e-6)
+    assert g.sigma == pytest.approx(30.0, rel=0.01)
+    assert g.delta <= 1e-6 and "sigma=" in repr(g)
+    assert g.to_config()["delta"] == g.delta
+    with pytest.raises(ValueError, match="sigma must be positive"):
+        dn.Gaussian.from_sigma(0, 1, sigma=-1.0, delta=1e-6)
+    with pytest.raises(ValueError, match="too small to give any epsilon"):
+        dn.Gaussian.from_sigma(0, 100, sigma=0.01, delta=1e-6)
+    with pytest.raises(ValueError, match="supports epsilon up to about 20"):
+        dn.Gaussian(0, 1, epsilon=60.0, delta=1e-6)
+
+
+def test_secure_default_and_single_path_agree_in_kind() -> None:
+    for name in PURE:
+        m = PURE[name](1.0)
+        secure = m.privatize_many(np.linspace(LOW, HIGH, 100))
+        assert secure.dtype == np.float64
+        m.validate(secure)
+        m.validate([m.privatize(v) for v in (LOW, 0.0, HIGH)])

@@ -1,0 +1,137 @@
+"""Layer A for the numeric mechanisms: exact checks on the sampled distributions.
+
+``report_distribution(value)`` is the exact law of one report, computed from
+the same integers the sampler uses (lattice weights, window counts,
+thresholds). The sampler is tied to it by the KS tests in
+``test_numeric_stat.py``; here we check, without randomness, that it
+
+* is a probability distribution;
+* has probability ratio at most ``e^epsilon`` between any two inputs on a
+  grid (endpoints, interior, outside the range), and that this ratio is
+  attained (the claim is tight, not merely safe);
+* is unbiased: its (debiased) mean is the clamped value;
+* has exactly the variance that ``variance(1, value)`` reports;
+* for Gaussian, has hockey-stick divergence at most ``delta``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import deniable as dn
+from numeric_cases import ALL, HIGH, LOW, PURE, VALUES, clamp
+
+EPSILONS = [0.3, 1.0, 3.0]
+GRID = sorted({*VALUES, *np.linspace(LOW, HIGH, 17).tolist()})
+
+
+def laws(m, values):
+    """Rows of exact report probabilities on one shared, sorted support."""
+    supports = [m.report_distribution(v) for v in values]
+    support = supports[0][0]
+    for s, _ in supports:
+        np.testing.assert_array_equal(s, support)  # one output space for every input
+    return support, np.array([p for _, p in supports])
+
+
+@pytest.mark.parametrize("eps", EPSILONS)
+@pytest.mark.parametrize("name", list(PURE))
+def test_probability_ratio_is_at_most_e_epsilon_and_attained(name: str, eps: float) -> None:
+    m = PURE[name](eps)
+    assert m.epsilon <= eps
+    assert m.epsilon >= eps * (1 - 1e-5)  # the integers lose almost nothing
+    _, rows = laws(m, GRID)
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-12)
+    top, bottom = rows.max(axis=0), rows.min(axis=0)
+    reachable = top > 0
+    assert (bottom[reachable] > 0).all(), "an output one input can give and another cannot"
+    worst = float(np.max(np.log(top[reachable] / bottom[reachable])))
+    assert worst <= m.epsilon + 1e-12, f"{name}: ln ratio {worst} > epsilon {m.epsilon}"
+    assert worst >= m.epsilon - 1e-6, f"{name}: ln ratio {worst} far below epsilon {m.epsilon}"
+
+
+def test_ratio_check_catches_a_weaker_mechanism() -> None:
+    """Power of the exact check: laws of epsilon=1.2 do not fit a claim of 1.0."""
+    for name in PURE:
+        strong = PURE[name](1.2)
+        _, rows = laws(strong, [LOW, HIGH])
+        assert float(np.max(np.log(rows.max(axis=0) / rows.min(axis=0)))) > 1.0 + 0.15
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_gaussian_delta_bounds_the_exact_hockey_stick(eps: float) -> None:
+    m = dn.Gaussian(LOW, HIGH, epsilon=eps, delta=1e-5)
+    assert m.delta <= 1e-5
+    _, rows = laws(m, [LOW, HIGH, 30.0])
+    growth = math.exp(eps)
+    worst = max(
+        float(np.maximum(rows[a] - growth * rows[b], 0).sum()) for a in range(3) for b in range(3)
+    )
+    assert worst <= m.delta
+    assert worst >= 0.5 * m.delta  # the reported delta is not slack
+    # Power: the same noise does not give a smaller epsilon at this delta.
+    tighter = float(np.maximum(rows[0] - math.exp(0.8 * eps) * rows[1], 0).sum())
+    assert tighter > m.delta
+
+
+def test_analytic_gaussian_calibration() -> None:
+    """Balle & Wang: delta(sigma) hits the target; classical sigma is larger for eps < 1."""
+    from deniable.mechanisms.numeric import _gauss_delta, analytic_gaussian_sigma
+
+    for eps, delta in [(0.5, 1e-5), (1.0, 1e-6), (4.0, 1e-3)]:
+        s = analytic_gaussian_sigma(eps, delta)
+        assert _gauss_delta(eps, s) == pytest.approx(delta, rel=1e-6)
+        assert _gauss_delta(eps, s * 0.99) > delta
+    classical = math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5
+    assert analytic_gaussian_sigma(0.5, 1e-5) < classical
+    assert analytic_gaussian_sigma(1.0, 1e-5, sensitivity=10.0) == pytest.approx(
+        10 * analytic_gaussian_sigma(1.0, 1e-5)
+    )
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_reports_are_unbiased_and_variance_matches_the_law(name: str) -> None:
+    m = ALL[name](1.0)
+    support, rows = laws(m, GRID)
+    half = (HIGH - LOW) / 2
+    mid = (HIGH + LOW) / 2
+    yt = (support - mid) / half
+    debiased = (yt - m._b0) / m._b1
+    means = rows @ debiased
+    expected = (np.array([clamp(v) for v in GRID]) - mid) / half
+    np.testing.assert_allclose(means, expected, atol=2e-7)
+    variances = rows @ debiased**2 - means**2
+    formula = np.array([m.variance(1, v) for v in GRID]) / half**2
+    np.testing.assert_allclose(variances, formula, rtol=1e-7)
+    assert m.variance(1) >= formula.max() * half**2 * (1 - 1e-9)  # worst case covers all
+    assert m.variance(10, 3.0) == pytest.approx(m.variance(1, 3.0) / 10)
+
+
+def test_worst_case_variances_match_the_literature_table() -> None:
+    """MECHANISMS.md 1.11, per user in [-1, 1] units (range [0, 1] has half-width 1/2)."""
+    table = {
+        0.5: {"Laplace": 32, "Duchi": 16.7, "Piecewise": 21.2, "Hybrid": 16.7},
+        1.0: {"Laplace": 8, "Duchi": 4.68, "Piecewise": 5.22, "Hybrid": 4.29},
+        2.0: {"Laplace": 2, "Duchi": 1.72, "Piecewise": 1.23, "Hybrid": 1.04},
+        4.0: {"Laplace": 0.5, "Duchi": 1.08, "Piecewise": 0.24, "Hybrid": 0.22},
+        6.0: {"Laplace": 0.22, "Duchi": 1.01, "Piecewise": 0.074, "Hybrid": 0.070},
+    }
+    for eps, row in table.items():
+        choice = dn.best_numeric_mechanism(eps, 0.0, 1.0)
+        for name, value in row.items():
+            assert 4 * choice.variances[name] == pytest.approx(value, rel=0.025), (eps, name)
+        assert choice.name == ("Duchi" if eps <= dn.mechanisms.numeric.EPSILON_STAR else "Hybrid")
+        assert choice.variances[choice.name] == min(choice.variances.values())
+
+
+def test_hybrid_threshold_and_constant_variance() -> None:
+    from deniable.mechanisms.numeric import EPSILON_STAR
+
+    assert EPSILON_STAR == pytest.approx(0.6094, abs=5e-5)
+    m = dn.Hybrid(0, 1, epsilon=2.0)
+    v = [m.variance(1, x) for x in np.linspace(0, 1, 11)]
+    assert max(v) / min(v) < 1 + 2e-3  # the t^2 terms cancel above eps*
+    assert dn.Hybrid(0, 1, epsilon=0.5).alpha == 0
