@@ -59,6 +59,14 @@ def _epsilon_text(epsilon: float) -> str:
     return f"\u03b5 = {epsilon:.3g}"
 
 
+def _percent_axis(ax: Axes) -> None:
+    """Shares as percentages, with as few decimals as the visible range allows."""
+    low, high = ax.get_ylim()
+    span = high - low
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0 if span >= 0.1 else
+                                                  1 if span >= 0.01 else 2))
+
+
 def bar_estimate(
     est: Estimate,
     ax: Axes | None = None,
@@ -89,7 +97,8 @@ def bar_estimate(
             yerr=np.vstack([freqs - low, high - freqs]),
             fmt="none",
             ecolor="black",
-            elinewidth=1.2,
+            elinewidth=1.2 if k <= _MAX_LABELLED else 0.6,
+            alpha=1.0 if k <= _MAX_LABELLED else 0.5,
             capsize=4 if k <= _MAX_LABELLED else 0,
             label=f"{level:.0%} CI",
             zorder=3,
@@ -101,7 +110,8 @@ def bar_estimate(
         if t.shape != (k,):
             raise ValueError(f"truth must have one value per category ({k}); got shape {t.shape}")
         ax.scatter(
-            x, t, marker="_", s=900 if k <= 12 else 200, linewidths=2.5,
+            x, t, marker="_", s=900 if k <= 12 else 200 if k <= _MAX_LABELLED else 25,
+            linewidths=2.5 if k <= _MAX_LABELLED else 1.5,
             color=_TRUTH, label="truth", zorder=4,
         )
     if k <= _ANNOTATED:  # the value above each bar (and above its whisker and truth mark)
@@ -123,7 +133,7 @@ def bar_estimate(
     ax.set_xlim(-0.6, k - 0.4)
     ax.set_xlabel("category")
     ax.set_ylabel("share of respondents")
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    _percent_axis(ax)
     ax.grid(axis="y", alpha=0.3, zorder=0)
     ax.set_title(
         title
@@ -185,7 +195,7 @@ def convergence(
     ax.xaxis.set_major_locator(LogLocator(base=10))
     ax.set_xlabel("respondents n")
     ax.set_ylabel(f"estimated share: {_label(ests[0].domain[pos])}")
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    _percent_axis(ax)
     ax.grid(alpha=0.3, which="major")
     ax.set_title(
         title if title is not None
