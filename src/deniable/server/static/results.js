@@ -1,0 +1,204 @@
+// The results page: fetch /surveys/{id}/results and draw each question's estimates as an
+// accessible SVG bar chart with 95% confidence-interval whiskers.
+import { parseJSON } from './deniable.js';
+
+const $ = (id) => document.getElementById(id);
+const SVG = 'http://www.w3.org/2000/svg';
+const match = window.location.pathname.match(/\/s\/([^/]+)\/results\/?$/);
+const surveyId = match ? decodeURIComponent(match[1]) : null;
+
+const pct = (x, digits = 1) => `${(100 * x).toFixed(digits)}%`;
+
+function el(name, attrs = {}, text) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function categoryLabel(q, c) {
+  if (q.type === 'yes-no') return c === true ? 'Yes' : c === false ? 'No' : String(c);
+  return String(c);
+}
+
+/** A "nice" step (1, 2 or 5 times a power of ten) for about `count` ticks over `span`. */
+function niceStep(span, count) {
+  const raw = span / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
+}
+
+/** Category positions in display order: "Yes" before "No", otherwise the survey's order. */
+function order(q) {
+  const positions = q.categories.map((_, i) => i);
+  return q.type === 'yes-no' ? positions.reverse() : positions;
+}
+
+function chart(q, index, level) {
+  const rows = order(q).map((i) => ({
+    label: categoryLabel(q, q.categories[i]),
+    est: q.estimate[i],
+    low: q.ci_low[i],
+    high: q.ci_high[i],
+    se: q.std_error[i],
+  }));
+  const values = rows.flatMap((r) => [r.est, r.low, r.high]).filter((v) => Number.isFinite(v));
+  let lo = Math.min(0, ...values);
+  let hi = Math.max(0.1, ...values);
+  const step = niceStep(hi - lo, 5);
+  lo = Math.floor(lo / step - 1e-9) * step;
+  hi = Math.ceil(hi / step - 1e-9) * step;
+
+  const width = 680;
+  const labelW = 150;
+  const valueW = 120;
+  const rowH = 30;
+  const top = 8;
+  const axisH = 26;
+  const plotW = width - labelW - valueW;
+  const height = top + rows.length * rowH + axisH;
+  const x = (v) => labelW + ((v - lo) / (hi - lo)) * plotW;
+
+  const titleId = `chart-title-${index}`;
+  const descId = `chart-desc-${index}`;
+  const svg = el('svg', {
+    class: 'chart', viewBox: `0 0 ${width} ${height}`, role: 'img',
+    'aria-labelledby': `${titleId} ${descId}`,
+  });
+  svg.append(el('title', { id: titleId }, `Estimated share of respondents per answer: ${q.text}`));
+  svg.append(el('desc', { id: descId }, rows.map((r) => (Number.isFinite(r.est)
+    ? `${r.label}: ${pct(r.est)} (${level} interval ${pct(r.low)} to ${pct(r.high)})`
+    : `${r.label}: no estimate`)).join('; ')));
+
+  const bottom = top + rows.length * rowH;
+  for (let t = lo; t <= hi + step / 2; t += step) {
+    const tx = x(t);
+    const g = el('g', { class: 'tick' });
+    g.append(el('line', { class: Math.abs(t) < step / 2 ? 'zero' : 'grid', x1: tx, x2: tx, y1: top - 4, y2: bottom }));
+    g.append(el('text', { x: tx, y: bottom + 16, 'text-anchor': 'middle' }, pct(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
+    svg.append(g);
+  }
+
+  rows.forEach((r, i) => {
+    const cy = top + i * rowH + rowH / 2;
+    const g = el('g', { class: 'row' });
+    const name = r.label.length > 22 ? `${r.label.slice(0, 21)}…` : r.label;
+    g.append(el('text', { x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
+    if (Number.isFinite(r.est)) {
+      const x0 = x(0);
+      const x1 = x(r.est);
+      g.append(el('rect', {
+        class: r.est < 0 ? 'bar negative' : 'bar', x: Math.min(x0, x1), y: cy - 9,
+        width: Math.max(1, Math.abs(x1 - x0)), height: 18, rx: 2,
+      }));
+      if (Number.isFinite(r.low) && Number.isFinite(r.high)) {
+        const a = x(r.low);
+        const b = x(r.high);
+        g.append(el('line', { class: 'whisker', x1: a, x2: b, y1: cy, y2: cy }));
+        g.append(el('line', { class: 'whisker', x1: a, x2: a, y1: cy - 6, y2: cy + 6 }));
+        g.append(el('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
+      }
+      const half = Number.isFinite(r.se) ? ` ± ${(100 * (r.high - r.low) / 2).toFixed(1)}` : '';
+      g.append(el('text', { class: 'value', x: labelW + plotW + 10, y: cy + 4 }, `${pct(r.est)}${half}`));
+    } else {
+      g.append(el('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'no estimate yet'));
+    }
+    svg.append(g);
+  });
+  return svg;
+}
+
+function table(q, level) {
+  const t = document.createElement('table');
+  t.className = 'numbers';
+  const head = ['Answer', 'Estimate', 'Std. error', `${level} interval`, 'Adjusted (sums to 100%)', 'Raw report share'];
+  t.innerHTML = `<thead><tr>${head.map((h) => `<th scope="col">${h}</th>`).join('')}</tr></thead>`;
+  const body = document.createElement('tbody');
+  order(q).forEach((i) => {
+    const tr = document.createElement('tr');
+    const cells = [
+      categoryLabel(q, q.categories[i]),
+      Number.isFinite(q.estimate[i]) ? pct(q.estimate[i]) : '–',
+      Number.isFinite(q.std_error[i]) ? pct(q.std_error[i]) : '–',
+      Number.isFinite(q.ci_low[i]) ? `${pct(q.ci_low[i])} to ${pct(q.ci_high[i])}` : '–',
+      Number.isFinite(q.consistent?.[i]) ? pct(q.consistent[i]) : '–',
+      Number.isFinite(q.observed?.[i]) ? pct(q.observed[i]) : '–',
+    ];
+    cells.forEach((text, j) => {
+      const cell = document.createElement(j === 0 ? 'th' : 'td');
+      if (j === 0) cell.scope = 'row';
+      cell.textContent = text;
+      tr.append(cell);
+    });
+    body.append(tr);
+  });
+  t.append(body);
+  return t;
+}
+
+function render(results) {
+  document.title = `Results: ${results.title}`;
+  $('title').textContent = results.title;
+  const n = results.n_responses;
+  const level = `${Number(((results.level ?? 0.95) * 100).toPrecision(3))}%`;
+  $('level').textContent = level;
+  $('summary').textContent = `${n} response${n === 1 ? '' : 's'} · updated ${new Date().toLocaleTimeString()}`;
+  const container = $('questions');
+  container.replaceChildren();
+  results.questions.forEach((q, i) => {
+    const section = document.createElement('section');
+    section.className = 'card question-result';
+    section.dataset.question = q.id;
+    const h = document.createElement('h2');
+    h.textContent = q.text;
+    const meta = document.createElement('p');
+    meta.className = 'meta';
+    meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`;
+    section.append(h, meta);
+    if (q.n === 0) {
+      const p = document.createElement('p');
+      p.className = 'empty';
+      p.textContent = 'No responses yet.';
+      section.append(p);
+    } else {
+      section.append(chart(q, i, level));
+      const details = document.createElement('details');
+      const summary = document.createElement('summary');
+      summary.textContent = 'Show the numbers';
+      details.append(summary, table(q, level));
+      section.append(details);
+    }
+    container.append(section);
+  });
+}
+
+async function load() {
+  const button = $('refresh');
+  button.disabled = true;
+  document.body.dataset.state = 'loading';
+  try {
+    if (!surveyId) throw new Error('this page needs an address of the form /s/<survey id>/results');
+    const response = await fetch(`/surveys/${encodeURIComponent(surveyId)}/results`, { headers: { Accept: 'application/json' } });
+    const text = await response.text();
+    let payload = null;
+    try { payload = parseJSON(text); } catch { payload = null; }
+    if (!response.ok) {
+      const d = payload && payload.detail;
+      throw new Error(d && d.message ? d.message : `the server answered ${response.status}`);
+    }
+    $('status').className = 'status';
+    $('status').textContent = '';
+    render(payload);
+    document.body.dataset.state = 'loaded';
+  } catch (err) {
+    $('status').className = 'status error';
+    $('status').textContent = `Results could not be loaded: ${err.message}`;
+    if ($('title').textContent.startsWith('Loading')) $('title').textContent = 'Results unavailable';
+    document.body.dataset.state = 'error';
+  } finally {
+    button.disabled = false;
+  }
+}
+
+$('refresh').addEventListener('click', load);
+load();

@@ -1,0 +1,133 @@
+// Drive the survey and results pages in a real headless Chromium (playwright-core, system
+// browser). Reads a plan as JSON on stdin, writes what happened as JSON on stdout.
+//
+// plan = {
+//   chromium: "/usr/bin/chromium", base_url: "http://127.0.0.1:PORT",
+//   visits: [{path: "/s/ID?invite=T", answers: [option index per question] | null,
+//             fast: bool, try_empty_submit: bool, screenshot: name, fail_first_post: bool}],
+//   (a "fast" visit answers with DOM clicks and, on a ?kiosk=1 page, reuses the page)
+//   results_path: "/s/ID/results", screenshot_dir: "/tmp/...",
+// }
+// Every request the pages make is recorded (method, url, post body); console errors and
+// uncaught page errors are reported.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+let text = '';
+process.stdin.setEncoding('utf8');
+for await (const chunk of process.stdin) text += chunk;
+const plan = JSON.parse(text);
+
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'deniable-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: plan.chromium,
+  headless: true,
+  args: ARGS,
+  viewport: { width: 900, height: 900 },
+});
+const out = { requests: [], problems: [], visits: [], screenshots: {}, results: null };
+
+function watch(page) {
+  page.setDefaultTimeout(20000);
+  page.on('console', (m) => { if (m.type() === 'error') out.problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => out.problems.push(`pageerror: ${e.message}`));
+  return page;
+}
+
+async function visit(page, v, index) {
+  const started = Date.now();
+  let failNext = Boolean(v.fail_first_post);
+  if (failNext) {
+    await page.route('**/responses', async (route) => {
+      if (failNext) {
+        failNext = false;
+        await route.abort('connectionreset');
+      } else {
+        await route.continue();
+      }
+    });
+  }
+  // a fast visit reuses a page left ready by the previous one (kiosk mode: "Next respondent")
+  const url = plan.base_url + v.path;
+  const reuse = v.fast && page.url() === url && (await page.getAttribute('body', 'data-state')) === 'ready';
+  if (!reuse) {
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="ready"], .status.error, .status.info');
+  }
+  const record = { index, reused: reuse, ready_ms: Date.now() - started };
+  if (v.answers) {
+    if (v.try_empty_submit) {
+      const before = out.requests.length;
+      await page.click('#submit');
+      record.empty_submit_status = await page.textContent('#status');
+      record.empty_submit_missing = await page.locator('fieldset.missing').count();
+      record.empty_submit_requests = out.requests.length - before;
+    }
+    if (v.fast) {
+      // one round trip: DOM clicks on the radio buttons and the submit button (the page's own
+      // event handlers run as for a user); the other visits use playwright's real input
+      await page.evaluate((answers) => {
+        answers.forEach((option, q) => document.getElementById(`q${q}-o${option}`).click());
+        document.getElementById('submit').click();
+      }, v.answers);
+    } else {
+      for (const [q, option] of v.answers.entries()) await page.check(`#q${q}-o${option}`);
+      if (v.screenshot) {
+        out.screenshots[v.screenshot] = path.join(plan.screenshot_dir, `${v.screenshot}.png`);
+        await page.screenshot({ path: out.screenshots[v.screenshot], fullPage: true });
+      }
+      await page.click('#submit');
+    }
+    await page.waitForSelector('body[data-state="submitted"], #retry:not([hidden])');
+  }
+  record.state = await page.getAttribute('body', 'data-state');
+  record.status = (await page.textContent('#status')).trim();
+  record.privacy = (await page.textContent('#privacy-epsilon')).trim();
+  record.submit_disabled = await page.isDisabled('#submit');
+  record.ms = Date.now() - started;
+  if (v.fail_first_post) await page.unroute('**/responses');
+  if (v.fast && record.state === 'submitted' && (await page.isVisible('#next'))) {
+    await page.click('#next');
+    await page.waitForSelector('body[data-state="ready"]');
+  }
+  return record;
+}
+
+try {
+  context.on('request', (r) => out.requests.push({ method: r.method(), url: r.url(), body: r.postData() }));
+  context.on('requestfailed', (r) => out.requests.push({ method: r.method(), url: r.url(), failed: r.failure()?.errorText }));
+  const page = watch(context.pages()[0] ?? (await context.newPage()));
+  for (const [i, v] of plan.visits.entries()) out.visits.push(await visit(page, v, i));
+
+  if (plan.results_path) {
+    await page.goto(plan.base_url + plan.results_path);
+    await page.waitForSelector('body[data-state="loaded"]');
+    await page.click('#refresh');
+    await page.waitForSelector('body[data-state="loaded"]');
+    out.results = await page.$$eval('section.question-result', (sections) => sections.map((s) => ({
+      id: s.dataset.question,
+      heading: s.querySelector('h2').textContent,
+      meta: s.querySelector('.meta').textContent,
+      bars: s.querySelectorAll('svg rect.bar').length,
+      whiskers: s.querySelectorAll('svg line.whisker').length,
+      svg_role: s.querySelector('svg')?.getAttribute('role'),
+      svg_title: s.querySelector('svg title')?.textContent,
+      svg_desc: s.querySelector('svg desc')?.textContent,
+      rows: [...s.querySelectorAll('table.numbers tbody tr')].map((tr) => tr.textContent),
+    })));
+    out.results_summary = await page.textContent('#summary');
+    out.screenshots.results = path.join(plan.screenshot_dir, 'results.png');
+    await page.screenshot({ path: out.screenshots.results, fullPage: true });
+  }
+} finally {
+  await context.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+}
+process.stdout.write(JSON.stringify(out));

@@ -1,0 +1,236 @@
+"""End to end in a real headless Chromium: the survey page randomizes in the browser.
+
+The real server (``BackgroundServer``, SQLite file in a temporary directory)
+serves the pages; ``drive.mjs`` (playwright-core with the system Chromium)
+answers the survey 300 times with a known truth, and records every request
+the page makes. Checks:
+
+* each POST body holds only ``idempotency_key`` (unique, contract pattern) and
+  ``reports`` (one valid mechanism report per question; no answer label);
+* the server stored exactly those reports (admin CSV export);
+* the results endpoint estimates the truth: ``|estimate - truth| <= z sd`` with
+  ``sd = sqrt(m.variance(n, truth))`` and ``z`` two-sided for alpha = 1e-6
+  split (Bonferroni) over every category; the same band rejects the truth with
+  the yes/no answers or categories shifted by one (power check, e.g. a page
+  that mislabels its radio buttons);
+* the results page draws one bar and one whisker per category, with the line
+  "n respondents, epsilon = ..."; a screenshot is written for inspection;
+* validation (no request without every answer), a dropped connection retried
+  with the identical body, invitation-only surveys.
+
+Skips when node, playwright-core or Chromium are missing, unless
+DENIABLE_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
+from node_env import chromium, playwright_core, run_node  # noqa: E402
+
+import deniable as dn  # noqa: E402
+from deniable.testing import bonferroni, z_for  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
+
+httpx = pytest.importorskip("httpx")
+runner = pytest.importorskip("deniable.server.runner")
+
+DRIVER = Path(__file__).with_name("drive.mjs")
+ALPHA = 1e-6
+N = 300
+TOKEN = "browser-test-admin-token"
+APPS = ["WhatsApp", "Signal", "Telegram", "Other"]
+STUDY = ["Humanities", "Sciences", "Engineering", "Medicine", "Law"]
+
+SURVEY = {
+    "id": "browser-e2e",
+    "title": "Campus life survey",
+    "budget": 6.0,
+    "questions": [
+        {"id": "cheated", "text": "Have you broken the honor code this term?", "type": "yes-no",
+         "mechanism": "forced-response", "p_truth": 0.75, "p_yes": 0.5},
+        {"id": "app", "text": "Which messaging app do you use most?", "type": "categorical",
+         "categories": APPS, "mechanism": "oue", "epsilon": 2.0},
+        {"id": "study", "text": "What do you study?", "type": "categorical",
+         "categories": STUDY, "mechanism": "subset", "epsilon": 2.0, "omega": 2},
+    ],
+}
+# the known truth: counts per category (in domain order: yes-no is [false, true])
+TRUTH = {"cheated": [210, 90], "app": [150, 90, 60, 0], "study": [120, 90, 45, 30, 15]}
+INVITE_SURVEY = {
+    "id": "invite-only", "title": "Invitation-only check", "budget": 1.2, "invite_only": True,
+    "questions": [{"id": "ok", "text": "Is this working?", "type": "yes-no",
+                   "mechanism": "forced-response", "p_truth": 0.5, "p_yes": 0.5}],
+}
+
+
+@pytest.fixture(scope="module")
+def tools() -> dict[str, str]:
+    playwright_core()
+    return {"chromium": chromium()}
+
+
+@pytest.fixture(scope="module")
+def run(tools: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Start the server, let Chromium answer the survey N times, fetch results and the export."""
+    tmp = tmp_path_factory.mktemp("browser")
+    rng = np.random.default_rng(20261122)
+    per_question = [rng.permutation(np.repeat(np.arange(len(c)), c)) for c in TRUTH.values()]
+    answers = np.stack(per_question, axis=1).tolist()  # N x questions, category positions
+    visits: list[dict[str, Any]] = [
+        {"path": f"/s/{SURVEY['id']}", "answers": a} for a in answers[:10]
+    ] + [  # the rest answer on one page in kiosk mode ("Next respondent" clears the form)
+        {"path": f"/s/{SURVEY['id']}?kiosk=1", "answers": a, "fast": True} for a in answers[10:]
+    ]
+    visits[0].update(try_empty_submit=True, screenshot="survey")
+    visits[1]["fail_first_post"] = True
+    with runner.BackgroundServer(
+        [SURVEY], db_url=f"sqlite:///{tmp / 'responses.db'}", admin_token=TOKEN
+    ) as server:
+        admin = {"Authorization": f"Bearer {TOKEN}"}
+        created = httpx.post(f"{server.url}/admin/surveys", json=INVITE_SURVEY, headers=admin)
+        assert created.status_code == 201, created.text
+        invites = httpx.post(
+            f"{server.url}/admin/surveys/invite-only/invites", json={"count": 1}, headers=admin
+        ).json()["tokens"]
+        visits += [
+            {"path": "/s/invite-only", "answers": None},
+            {"path": f"/s/invite-only?invite={invites[0]}", "answers": [1]},
+        ]
+        plan = {
+            "chromium": tools["chromium"], "base_url": server.url, "visits": visits,
+            "results_path": f"/s/{SURVEY['id']}/results", "screenshot_dir": str(tmp),
+        }
+        out = run_node(DRIVER, plan, timeout=240)
+        public = httpx.get(f"{server.url}/surveys/{SURVEY['id']}").json()
+        results = httpx.get(f"{server.url}/surveys/{SURVEY['id']}/results").json()
+        export = httpx.get(
+            f"{server.url}/admin/surveys/{SURVEY['id']}/export?format=csv", headers=admin
+        )
+        assert export.status_code == 200, export.text
+    mechanisms = {q["id"]: dn.from_config(q["mechanism"]) for q in public["questions"]}
+    return {"out": out, "results": results, "export": export.text, "mechanisms": mechanisms}
+
+
+def _posts(out: dict[str, Any], survey_id: str) -> list[dict[str, Any]]:
+    return [r for r in out["requests"]
+            if r["method"] == "POST" and r["url"].endswith(f"/surveys/{survey_id}/responses")]
+
+
+def test_pages_have_no_errors_and_every_submission_succeeds(run: dict[str, Any]) -> None:
+    out = run["out"]
+    # the only console error: the connection the test dropped on purpose (visit 1)
+    assert out["problems"] == ["console: Failed to load resource: net::ERR_CONNECTION_RESET"]
+    survey_visits = out["visits"][:N]
+    assert [v["state"] for v in survey_visits] == ["submitted"] * N
+    assert all("Thank you" in v["status"] for v in survey_visits)
+    # the privacy explanation names the survey's total epsilon: ln 7 + 2 + 2
+    total = sum(m.epsilon for m in run["mechanisms"].values())
+    assert f"ε = {total:.2f}" in survey_visits[0]["privacy"]
+    seconds = sum(v["ms"] for v in survey_visits) / 1000
+    print(f"{N} browser submissions in {seconds:.1f} s")
+
+
+def test_a_submission_needs_every_answer(run: dict[str, Any]) -> None:
+    first = run["out"]["visits"][0]
+    assert first["empty_submit_requests"] == 0
+    assert first["empty_submit_missing"] == 3
+    assert "answer every question" in first["empty_submit_status"]
+
+
+def test_only_randomized_reports_leave_the_browser(run: dict[str, Any]) -> None:
+    posts = [p for p in _posts(run["out"], SURVEY["id"]) if "failed" not in p]
+    assert len(posts) == N + 1  # one retry after the dropped connection, below
+    keys = set()
+    labels = [*APPS, *STUDY, "Yes", "No", "yes", "no"]
+    for post in posts:
+        body = json.loads(post["body"])
+        assert set(body) == {"idempotency_key", "reports"}
+        assert re.fullmatch(r"[A-Za-z0-9_-]{8,128}", body["idempotency_key"])
+        keys.add(body["idempotency_key"])
+        assert set(body["reports"]) == set(TRUTH)
+        for qid, report in body["reports"].items():
+            run["mechanisms"][qid].reports_from_json([report])  # raises if not a valid report
+        assert not any(label in post["body"] for label in labels), post["body"]
+    assert len(keys) == N
+
+
+def test_a_dropped_connection_is_retried_with_the_identical_body(run: dict[str, Any]) -> None:
+    requests = run["out"]["requests"]
+    posts = [r for r in requests if r["method"] == "POST" and "/surveys/browser-e2e/" in r["url"]]
+    # visit 1: the first POST was aborted, the page resent the same key and reports
+    failed = [i for i, r in enumerate(requests) if r.get("failed") and "/responses" in r["url"]]
+    assert len(failed) == 1
+    attempt = requests[failed[0] - 1]
+    retry = next(r for r in requests[failed[0] + 1:] if r["method"] == "POST")
+    assert attempt["body"] == retry["body"]
+    assert sum(1 for p in posts if p.get("body") == retry["body"]) == 2  # sent twice, stored once
+    assert run["results"]["n_responses"] == N
+
+
+def test_the_server_stored_exactly_the_reports_the_browser_sent(run: dict[str, Any]) -> None:
+    rows = list(csv.DictReader(io.StringIO(run["export"])))
+    assert len(rows) == N
+    stored = sorted(json.dumps({q: json.loads(r[q]) for q in TRUTH}, sort_keys=True) for r in rows)
+    by_key = {}  # a retried request carries the same key and body: stored once
+    for post in _posts(run["out"], SURVEY["id"]):
+        if post.get("body"):
+            body = json.loads(post["body"])
+            by_key[body["idempotency_key"]] = json.dumps(body["reports"], sort_keys=True)
+    assert stored == sorted(by_key.values())
+
+
+def test_results_estimate_the_truth(run: dict[str, Any]) -> None:
+    """|estimate - truth| <= z sd for every category; alpha 1e-6 (Bonferroni over categories)."""
+    results = {q["id"]: q for q in run["results"]["questions"]}
+    z = z_for(bonferroni(ALPHA, sum(len(c) for c in TRUTH.values())))
+    wrong_rejected = []
+    for qid, counts in TRUTH.items():
+        m = run["mechanisms"][qid]
+        truth = np.asarray(counts) / N
+        q = results[qid]
+        assert q["n"] == N
+        estimate = np.asarray(q["estimate"], dtype=float)
+        band = z * np.sqrt(m.variance(N, truth))
+        assert (np.abs(estimate - truth) <= band).all(), (qid, estimate.round(3), truth, band)
+        # power: the answers shifted by one category (a mislabelled page) are rejected
+        wrong_rejected.append(bool((np.abs(estimate - np.roll(truth, 1)) > band).any()))
+    assert all(wrong_rejected), wrong_rejected
+
+
+def test_results_page_shows_charts(run: dict[str, Any]) -> None:
+    out = run["out"]
+    assert out["results_summary"].startswith(f"{N} responses")
+    shown = {r["id"]: r for r in out["results"]}
+    for q in SURVEY["questions"]:
+        r = shown[q["id"]]
+        k = len(TRUTH[q["id"]])
+        m = run["mechanisms"][q["id"]]
+        assert r["heading"] == q["text"]
+        assert r["meta"].startswith(f"{N} respondents, ε = {m.epsilon:.2f}")
+        assert r["bars"] == k and r["whiskers"] == 3 * k  # a bar, a whisker and two caps
+        assert r["svg_role"] == "img" and q["text"] in r["svg_title"]
+        assert r["svg_desc"].count("95% interval") == k
+        assert len(r["rows"]) == k
+    screenshot = Path(out["screenshots"]["results"])
+    assert screenshot.stat().st_size > 10_000
+    print(f"results screenshot: {screenshot}")
+
+
+def test_invitation_only_survey(run: dict[str, Any]) -> None:
+    blocked, invited = run["out"]["visits"][N:]
+    assert blocked["submit_disabled"] and "invitation" in blocked["status"]
+    assert invited["state"] == "submitted"
+    body = json.loads(_posts(run["out"], "invite-only")[0]["body"])
+    assert set(body) == {"idempotency_key", "invite_token", "reports"}
