@@ -56,7 +56,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -347,7 +347,7 @@ class NumericMechanism(ABC):
         return self.validate(list(items))
 
     # ---------------------------------------------------------- aggregate
-    @property
+    @cached_property
     def fingerprint(self) -> str:
         """Short hash of the configuration; aggregates carry it to prevent mixing."""
         text = json.dumps(self.to_config(), sort_keys=True, separators=(",", ":"))
@@ -365,6 +365,7 @@ class NumericMechanism(ABC):
         )
 
     # ----------------------------------------------------------- estimate
+    @cached_property
     def _coefficients(self) -> tuple[float, float, float]:
         """``(v0, v1, v2)`` with unit variance ``v0 + v1 t + v2 t^2`` through t = -1, 0, 1."""
         vm, v0, vp = self._unit_variance(np.array([-1.0, 0.0, 1.0]))
@@ -398,7 +399,7 @@ class NumericMechanism(ABC):
         m2 = stat.total_sq / n
         t_bar = (m1 - self._b0) / self._b1
         t2_hat = (m2 - 2 * self._b0 * m1 + self._b0**2) / self._b1**2  # mean of t_hat^2
-        v0, v1, v2 = self._coefficients()
+        v0, v1, v2 = self._coefficients
         tc = min(1.0, max(-1.0, t_bar))
         mean_t2 = tc * tc
         if v2 > 0:
@@ -1094,14 +1095,15 @@ class SquareWave(_WindowMechanism):
     It is built for the *distribution*: :meth:`distribution` reconstructs a
     histogram by EM or EMS (EM with binomial smoothing); ``estimate``
     returns the mean (by inverting the affine report mean, unbiased) with a
-    ``bins``-bin EMS histogram attached.
+    ``bins``-bin EMS histogram attached (``bins=None``: no histogram, for
+    a quick mean).
     """
 
     wire_id = "square-wave"
     INPUT_CELLS = 1024
     BITS = 32
 
-    def __init__(self, low: float, high: float, *, epsilon: float, bins: int = 1024) -> None:
+    def __init__(self, low: float, high: float, *, epsilon: float, bins: int | None = 1024) -> None:
         super().__init__(low, high)
         eps = privacy.check_epsilon(epsilon, owner="SquareWave")
         R = self.INPUT_CELLS
@@ -1114,8 +1116,10 @@ class SquareWave(_WindowMechanism):
         self.bins = self._check_bins(bins)
         self._finish()
 
-    def _check_bins(self, bins: object) -> int:
+    def _check_bins(self, bins: object, allow_none: bool = True) -> int | None:
         R = self.INPUT_CELLS
+        if bins is None and allow_none:
+            return None
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1 or R % int(bins):
             raise ValueError(f"bins must be a divisor of {R} for SquareWave; got {bins!r}")
         return int(bins)
@@ -1146,7 +1150,7 @@ class SquareWave(_WindowMechanism):
         return np.bincount(cell.astype(np.int64), minlength=w.G)
 
     def _histogram(self, stat: MeanStat) -> HistogramEstimate | None:
-        return self.distribution(stat, bins=self.bins)
+        return None if self.bins is None else self.distribution(stat, bins=self.bins)
 
     def distribution(
         self, data: Any, bins: int | None = None, *, method: str = "ems",
@@ -1163,7 +1167,10 @@ class SquareWave(_WindowMechanism):
         stat = data if isinstance(data, MeanStat) else self.aggregate(data)
         if stat.counts is None or stat.fingerprint != self.fingerprint:
             raise ValueError("distribution needs an aggregate made by this SquareWave")
-        d = self.bins if bins is None else self._check_bins(bins)
+        if bins is None:
+            bins = self.bins if self.bins is not None else self.INPUT_CELLS
+        d = int(bins)
+        self._check_bins(d, allow_none=False)
         w = self._win
         theta, iterations, converged = em_reconstruct(
             stat.counts, window=w.L, input_cells=w.G - w.L, bins=d,
