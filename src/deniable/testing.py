@@ -294,14 +294,25 @@ def coverage_band(replicates: int, level: float, alpha: float) -> tuple[int, int
 
 
 def coverage_check(
-    hits: int, replicates: int, level: float, alpha: float, *, label: str = ""
+    hits: int, replicates: int, level: float, alpha: float, *, conservative: bool = False,
+    label: str = "",
 ) -> CheckResult:
-    """Does ``hits`` out of ``replicates`` fit intervals of nominal coverage ``level``?"""
-    low, high = coverage_band(replicates, level, alpha)
+    """Does ``hits`` out of ``replicates`` fit intervals of nominal coverage ``level``?
+
+    Two-sided by default (an exact-level method must neither under- nor
+    over-cover). ``conservative=True`` tests only for under-coverage, spending
+    all of ``alpha`` on the low side; use it for methods that are conservative
+    by construction (Clopper-Pearson, intervals clipped to [0, 1]).
+    """
+    if conservative:
+        low, high = coverage_band(replicates, level, min(2 * alpha, 0.999))[0], replicates
+    else:
+        low, high = coverage_band(replicates, level, alpha)
     where = f" [{label}]" if label else ""
     message = (
         f"{hits}/{replicates} intervals covered the truth ({hits / replicates:.4f}); "
-        f"accepted {low}..{high} for nominal {level:g} at alpha={alpha:g}{where}"
+        f"accepted {low}..{high} for nominal {level:g} at alpha={alpha:g}"
+        f"{' (one-sided)' if conservative else ''}{where}"
     )
     return CheckResult(
         "coverage", float(hits), float(low), float(alpha), low <= hits <= high, message,
