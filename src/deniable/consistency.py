@@ -52,23 +52,15 @@ def project_simplex(f: Array) -> Array:
 
 
 def norm_sub(f: Array) -> Array:
-    """Norm-Sub: find ``delta`` with ``sum(max(f + delta, 0)) = 1``, iteratively.
+    """Norm-Sub: ``max(f + delta, 0)`` with the ``delta`` making the sum 1.
 
-    The iteration of the NDSS 2020 reference code: repeatedly spread the
-    missing (or excess) mass equally over the positive entries and clip.
-    It converges to the simplex projection in at most k rounds.
+    This is exactly the Euclidean projection onto the simplex, so it is
+    computed by :func:`project_simplex`. (The NDSS 2020 reference iteration,
+    which only shifts the currently positive entries, misses entries that
+    ``delta > 0`` should lift above 0: it maps ``[0.5, 0]`` to ``[1, 0]``
+    instead of ``[0.75, 0.25]``.)
     """
-    g = np.asarray(f, dtype=float).copy()
-    for _ in range(g.size + 1):
-        positive = g > 0
-        if not positive.any():
-            return np.full(g.size, 1.0 / g.size)
-        g[~positive] = 0.0
-        excess = (g.sum() - 1.0) / positive.sum()
-        if abs(excess) < 1e-15:
-            break
-        g[positive] -= excess
-    return np.maximum(g, 0.0)
+    return project_simplex(f)
 
 
 def base_cut(f: Array, std_errors: Array | None, alpha: float = 0.05) -> Array:
