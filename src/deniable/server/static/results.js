@@ -46,12 +46,14 @@ function chart(q, index, level) {
   let lo = Math.min(0, ...values);
   let hi = Math.max(0.1, ...values);
   const step = niceStep(hi - lo, 5);
-  lo = Math.floor(lo / step - 1e-9) * step;
+  lo = Math.floor(lo / step + 1e-9) * step;
   hi = Math.ceil(hi / step - 1e-9) * step;
 
-  const width = 680;
-  const labelW = 150;
-  const valueW = 120;
+  // drawn at the container's pixel width (text stays legible on phones), 340..680 px
+  const width = Math.round(Math.max(340, Math.min(680, $('questions').clientWidth - 42 || 680)));
+  const narrow = width < 520;
+  const labelW = narrow ? 96 : 150;
+  const valueW = narrow ? 92 : 120;
   const rowH = 30;
   const top = 8;
   const axisH = 26;
@@ -82,7 +84,8 @@ function chart(q, index, level) {
   rows.forEach((r, i) => {
     const cy = top + i * rowH + rowH / 2;
     const g = el('g', { class: 'row' });
-    const name = r.label.length > 22 ? `${r.label.slice(0, 21)}…` : r.label;
+    const room = narrow ? 13 : 22;
+    const name = r.label.length > room ? `${r.label.slice(0, room - 1)}…` : r.label;
     g.append(el('text', { x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
     if (Number.isFinite(r.est)) {
       const x0 = x(0);
@@ -98,7 +101,7 @@ function chart(q, index, level) {
         g.append(el('line', { class: 'whisker', x1: a, x2: a, y1: cy - 6, y2: cy + 6 }));
         g.append(el('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
       }
-      const half = Number.isFinite(r.se) ? ` ± ${(100 * (r.high - r.low) / 2).toFixed(1)}` : '';
+      const half = Number.isFinite(r.low) && Number.isFinite(r.high) ? ` ±${(100 * (r.high - r.low) / 2).toFixed(1)}` : '';
       g.append(el('text', { class: 'value', x: labelW + plotW + 10, y: cy + 4 }, `${pct(r.est)}${half}`));
     } else {
       g.append(el('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'no estimate yet'));
@@ -136,7 +139,10 @@ function table(q, level) {
   return t;
 }
 
+let shown = null; // the results on screen, redrawn when the window width changes
+
 function render(results) {
+  shown = results;
   document.title = `Results: ${results.title}`;
   $('title').textContent = results.title;
   const n = results.n_responses;
@@ -165,7 +171,10 @@ function render(results) {
       const details = document.createElement('details');
       const summary = document.createElement('summary');
       summary.textContent = 'Show the numbers';
-      details.append(summary, table(q, level));
+      const scroller = document.createElement('div');
+      scroller.className = 'scroll';
+      scroller.append(table(q, level));
+      details.append(summary, scroller);
       section.append(details);
     }
     container.append(section);
@@ -201,4 +210,13 @@ async function load() {
 }
 
 $('refresh').addEventListener('click', load);
+let lastWidth = window.innerWidth;
+window.addEventListener('resize', () => {
+  if (shown && window.innerWidth !== lastWidth) {
+    lastWidth = window.innerWidth;
+    const open = [...document.querySelectorAll('section.question-result details')].map((d) => d.open);
+    render(shown);
+    document.querySelectorAll('section.question-result details').forEach((d, i) => { d.open = Boolean(open[i]); });
+  }
+});
 load();

@@ -111,7 +111,7 @@ async function send() {
       payload = null;
     }
     if (response.ok) {
-      done(payload);
+      done();
       return;
     }
     lastError = explainError(response, payload);
@@ -121,13 +121,12 @@ async function send() {
   $('retry').hidden = false;
 }
 
-function done(payload) {
+function done() {
   $('survey-form').querySelectorAll('input, button').forEach((el) => {
     el.disabled = true;
   });
   $('retry').hidden = true;
-  status('success', `<strong>Thank you!</strong> Your randomized answers were recorded.` +
-    (payload && payload.response_id ? ` <small>Receipt: <code>${escapeHtml(payload.response_id)}</code></small>` : ''));
+  status('success', '<strong>Thank you!</strong> Your randomized answers were recorded.');
   $('sent-body').textContent = pending.body;
   $('sent').hidden = false;
   document.body.dataset.state = 'submitted';
