@@ -7,9 +7,11 @@ Tables
 ``responses``   one row per response: the idempotency key, a hash of the
                 canonical body, and the reports as compact canonical JSON
                 (``{"<question id>": <report>, ...}``). No IP address, no timestamp.
-``aggregates``  one row per question: the :class:`deniable.SupportCounts` of every
-                stored report, as JSON. Updated in the same transaction as the
-                reports it counts, so results read k counts, never the reports.
+``aggregates``  per question, the :class:`deniable.SupportCounts` of every stored
+                report, as JSON (on PostgreSQL split over 16 shard rows that a
+                writer picks at random, merged with ``+`` on reading). Updated in
+                the same transaction as the reports it counts, so results read
+                k counts per shard, never the reports.
 ``invites``     single-use invite tokens (only their SHA-256 is stored).
 
 Every write is one transaction: a request is either stored entirely or not at
@@ -33,8 +35,9 @@ import hashlib
 import json
 import math
 import secrets
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +84,7 @@ MAX_BATCH = 10_000
 """Most responses accepted in one batch request."""
 
 _IN_CHUNK = 900  # keys per IN (...) query
+AGGREGATE_SHARDS = 16
 
 metadata = MetaData()
 _ID = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER keys only
@@ -107,6 +111,7 @@ aggregates_table = Table(
     metadata,
     Column("survey_id", String(64), primary_key=True),
     Column("question_id", String(64), primary_key=True),
+    Column("shard", Integer, primary_key=True),
     Column("stat", Text, nullable=False),
 )
 invites_table = Table(
@@ -125,15 +130,20 @@ _SELECT_DEFINITION = select(_s.definition).where(_s.id == bindparam("sid"))
 _SELECT_EXISTING = select(_r.idempotency_key, _r.id, _r.body_hash).where(
     _r.survey_id == bindparam("sid"), _r.idempotency_key.in_(bindparam("keys", expanding=True))
 )
-_SELECT_AGGREGATES = (
+_SELECT_AGGREGATES = select(_a.question_id, _a.stat).where(_a.survey_id == bindparam("sid"))
+_LOCK_AGGREGATES = (  # (SQLite ignores FOR UPDATE; BEGIN IMMEDIATE has locked the database)
     select(_a.question_id, _a.stat)
-    .where(_a.survey_id == bindparam("sid"))
+    .where(_a.survey_id == bindparam("sid"), _a.shard == bindparam("part"))
     .order_by(_a.question_id)  # one lock order for every writer
+    .with_for_update()
 )
-_LOCK_AGGREGATES = _SELECT_AGGREGATES.with_for_update()  # (SQLite: BEGIN IMMEDIATE locks)
 _UPDATE_AGGREGATE = (
     update(aggregates_table)
-    .where(_a.survey_id == bindparam("sid"), _a.question_id == bindparam("qid"))
+    .where(
+        _a.survey_id == bindparam("sid"),
+        _a.question_id == bindparam("qid"),
+        _a.shard == bindparam("part"),
+    )
     .values(stat=bindparam("new_stat"))
 )
 _SELECT_INVITES = (
@@ -328,6 +338,12 @@ class Storage:
             )
         self.engine = _make_engine(db_url, sqlite_synchronous.upper())
         self.dialect = self.engine.dialect.name
+        # PostgreSQL: writers lock one of several aggregate rows per question (results merge
+        # them), so concurrent transactions do not queue on one row lock through each commit
+        self.shards = 1 if self.dialect == "sqlite" else AGGREGATE_SHARDS
+        self._write_lock: AbstractContextManager[Any] = (
+            threading.Lock() if self.dialect == "sqlite" else nullcontext()
+        )
         metadata.create_all(self.engine)
         self._surveys: dict[str, Survey] = {}
 
@@ -336,7 +352,9 @@ class Storage:
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self.engine.begin() as conn:
+        # SQLite has one writer at a time; queueing this process's threads on a lock hands
+        # the database over at once, where SQLite's busy handler would sleep and poll
+        with self._write_lock, self.engine.begin() as conn:
             yield conn
 
     @contextmanager
@@ -372,9 +390,11 @@ class Storage:
                                 {
                                     "survey_id": survey.id,
                                     "question_id": q.id,
+                                    "shard": shard,
                                     "stat": json.dumps(q.mechanism.aggregate([]).to_json()),
                                 }
                                 for q in survey.questions
+                                for shard in range(self.shards)
                             ],
                         )
                     elif stored != survey.canonical():
@@ -579,15 +599,19 @@ class Storage:
     ) -> None:
         everything = len(new) == len(p.keys)
         index = np.asarray(new, dtype=np.int64)
+        shard = secrets.randbelow(self.shards)
         stored = conn.execute(
-            _LOCK_AGGREGATES, {"sid": survey.id}
+            _LOCK_AGGREGATES, {"sid": survey.id, "part": shard}
         ).all()
         updates = []
         for qid, stat in stored:
             m = survey.question(qid).mechanism
             reports = p.reports[qid] if everything else p.reports[qid][index]
             merged = SupportCounts.from_json(json.loads(stat)) + m.aggregate(reports)
-            updates.append({"sid": survey.id, "qid": qid, "new_stat": json.dumps(merged.to_json())})
+            updates.append(
+                {"sid": survey.id, "qid": qid, "part": shard,
+                 "new_stat": json.dumps(merged.to_json())}
+            )
         conn.execute(_UPDATE_AGGREGATE, updates)
 
     # --------------------------------------------------------------- results
@@ -596,7 +620,11 @@ class Storage:
         self.survey(survey_id)
         with self._read() as conn:
             rows = conn.execute(_SELECT_AGGREGATES, {"sid": survey_id}).all()
-        return {qid: SupportCounts.from_json(json.loads(stat)) for qid, stat in rows}
+        merged: dict[str, SupportCounts] = {}
+        for qid, stat in rows:
+            part = SupportCounts.from_json(json.loads(stat))
+            merged[qid] = merged[qid] + part if qid in merged else part
+        return merged
 
     def estimates(self, survey_id: str, level: float = 0.95) -> dict[str, Any]:
         """Per question: debiased estimate, standard errors, CIs, n, epsilon, Norm-Sub.
