@@ -493,7 +493,9 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   }
   const domain = dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
   const position = (value) => {
-    const i = domain.findIndex((v) => v === value);
+    // a full pass over the domain whatever the value (no early exit)
+    let i = -1;
+    for (let j = 0; j < domain.length; j++) i = i < 0 && domain[j] === value ? j : i;
     if (i < 0) {
       throw new DeniableError('value', `${stringify(value)} is not in the domain ${stringify(domain.length > 12 ? [...domain.slice(0, 12), '...'] : domain)}`);
     }

@@ -52,7 +52,7 @@ function chart(q, index, level) {
   // drawn at the container's pixel width (text stays legible on phones), 340..680 px
   const width = Math.round(Math.max(340, Math.min(680, $('questions').clientWidth - 42 || 680)));
   const narrow = width < 520;
-  const labelW = narrow ? 96 : 150;
+  const labelW = narrow ? 104 : 160;
   const valueW = narrow ? 92 : 120;
   const rowH = 30;
   const top = 8;
@@ -84,9 +84,9 @@ function chart(q, index, level) {
   rows.forEach((r, i) => {
     const cy = top + i * rowH + rowH / 2;
     const g = el('g', { class: 'row' });
-    const room = narrow ? 13 : 22;
+    const room = narrow ? 12 : 20;
     const name = r.label.length > room ? `${r.label.slice(0, room - 1)}…` : r.label;
-    g.append(el('text', { x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
+    g.append(el('text', { class: 'label', x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
     if (Number.isFinite(r.est)) {
       const x0 = x(0);
       const x1 = x(r.est);
