@@ -1,4 +1,7 @@
-"""``python -m deniable``: the honor-code survey, simulated on this machine.
+"""``python -m deniable``: ``deniable demo`` (or any ``deniable`` command given after it).
+
+Without the ``cli`` extra it falls back to :func:`main`, the honor-code
+survey simulated in-process:
 
 50,000 students answer "did you break the honor code?" with the two-coin
 forced-response design (epsilon = ln 3); 20% truly did. Each answer is
@@ -33,4 +36,8 @@ def main(n: int = 50_000, truth: float = 0.20, seed: int = 2026) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:  # with the cli extra, ``python -m deniable [COMMAND ...]`` is ``deniable`` (default: demo)
+        from deniable.cli import app
+    except ImportError:  # core-only install: the in-process simulation above
+        sys.exit(main())
+    app(sys.argv[1:] or ["demo"], prog_name="python -m deniable")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,15 +16,16 @@ try:
     import typer
     from rich.table import Table
 except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise SystemExit(f"the deniable command line needs its extra: pip install 'deniable[cli]' ({exc})")
+    raise ImportError(f"the deniable command line needs its extra: pip install 'deniable[cli]' ({exc})") from exc
 
 import numpy as np
 
 import deniable as dn
-from deniable import cli_data, plan as planning
+from deniable import cli_data
+from deniable import plan as planning
 from deniable.cli_common import (
-    CLIError,
     MECHANISM_NAMES,
+    CLIError,
     build_mechanism,
     check_mechanism_name,
     err,
@@ -374,4 +374,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

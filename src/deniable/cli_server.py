@@ -100,7 +100,7 @@ def run_demo(
         f"{true_share:.1%} truly violated"
     )
     rng = np.random.default_rng(seed) if seed is not None else None
-    with BackgroundServer([HONOR_CODE_SURVEY]) as server, Client(server.url) as client:
+    with BackgroundServer([HONOR_CODE_SURVEY]) as server, Client(server.url, timeout=120) as client:
         out.print(f"collection server on {server.url} (temporary SQLite database)")
         try:
             question = client.survey(survey_id)["questions"][0]

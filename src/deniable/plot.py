@@ -258,11 +258,11 @@ def mse_vs_epsilon(sweep: Any, ax: Axes | None = None, *, title: str | None = No
     ax.set_ylabel("mean squared error per category")
     ax.grid(alpha=0.3, which="major")
     ax.grid(alpha=0.1, which="minor", axis="y")
-    sizes = {r.get("n") for r in rows}
+    sizes = {r["n"] for r in rows if r.get("n") is not None}
     if title is None:
         title = "Privacy-utility trade-off"
-        if len(sizes) == 1 and None not in sizes:
-            title += f" (n = {int(next(iter(sizes))):,})"
+        if len(sizes) == 1 and all(r.get("n") is not None for r in rows):
+            title += f" (n = {int(sizes.pop()):,})"
     ax.set_title(title)
     if len(names) > 1:  # outside, right: the lines fill the whole plot area
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small",

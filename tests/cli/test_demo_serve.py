@@ -160,7 +160,7 @@ def test_serve_errors(cli, tmp_path: Path) -> None:
 def _collect(db_url: str, survey: dict, n: int, truth: float, seed: int) -> float:
     """Post n seeded respondents through the real client; returns the true share."""
     population = np.random.default_rng(seed).random(n) < truth
-    with BackgroundServer([survey], db_url=db_url) as server, Client(server.url) as client:
+    with BackgroundServer([survey], db_url=db_url) as server, Client(server.url, timeout=120) as client:
         client.respond_many(survey["id"], [{"violated": bool(v)} for v in population],
                             batch_size=2000, rng=seed)
     return float(population.mean())

@@ -208,7 +208,7 @@ def test_simulate_gamma_mse_matches_theory(cli, tmp_path: Path) -> None:
     for r in rows:
         assert lo < r["mse"] / r["variance"] < hi, r
         assert r["epsilon"] == pytest.approx(math.log((0.5 + r["gamma"]) / (0.5 - r["gamma"])))
-    for a, b in zip(rows, rows[1:]):  # power: the wrong gamma's variance is rejected
+    for a, b in zip(rows[:-1], rows[1:], strict=True):  # power: the wrong gamma's variance is rejected
         assert not lo < a["mse"] / b["variance"] < hi
     assert png.stat().st_size > 10_000
 
@@ -264,3 +264,15 @@ def test_simulate_tables_render(cli) -> None:
     mse = cli("simulate", "mse", "--k", 4, "--epsilons", "1", "--reps", 5, "--n", 1000)
     assert mse.exit_code == 0 and "SubsetSelection" in mse.stdout
     np.testing.assert_equal(mse.stderr, "")
+
+
+def test_python_dash_m_deniable_runs_the_command_line() -> None:
+    """``python -m deniable COMMAND`` is ``deniable COMMAND`` (no command: the demo)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "deniable", "plan", "--k", "4", "--epsilon", "1", "--json"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    assert json.loads(done.stdout)["recommended"] == dn.best_mechanism(4, 1.0).name
