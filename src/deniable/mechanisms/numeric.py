@@ -141,14 +141,25 @@ def _is_number(v: object) -> bool:
     return not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, float, np.integer, np.floating))
 
 
-def _clamped(values: Any, low: float, high: float, owner: str) -> NDArray[np.float64]:
-    """Finite input values (ValueError naming the first that is not) clamped to the range."""
+def _finite(values: Any, owner: str) -> NDArray[np.float64]:
+    """Input values as floats; ValueError naming the first that is NaN or infinite.
+
+    A finite sum proves every value finite in one pass without a temporary;
+    only when it is not are the values checked one by one (the sum may also
+    overflow).
+    """
     x = _as_floats(values, "values", owner)
-    finite = np.isfinite(x)
-    if not finite.all():
-        i, v = _first_bad(x, finite)
-        raise ValueError(f"values for {owner} must be finite numbers; got {v!r} at index {i}")
-    return np.clip(x, low, high)
+    if not math.isfinite(float(np.add.reduce(x))):
+        finite = np.isfinite(x)
+        if not finite.all():
+            i, v = _first_bad(x, finite)
+            raise ValueError(f"values for {owner} must be finite numbers; got {v!r} at index {i}")
+    return x
+
+
+def _clamped(values: Any, low: float, high: float, owner: str) -> NDArray[np.float64]:
+    """Finite input values clamped to the range."""
+    return np.clip(_finite(values, owner), low, high)
 
 
 def _first_bad(arr: NDArray[np.float64], ok: NDArray[np.bool_]) -> tuple[int, float]:
@@ -226,6 +237,8 @@ class MeanStat:
 
 
 # --------------------------------------------------------------------- base
+_CHUNK = 1 << 16  # values randomized per vectorized step of privatize_many
+
 class NumericMechanism(ABC):
     """A randomizer for values in ``[low, high]`` and its unbiased mean estimator.
 
@@ -254,7 +267,7 @@ class NumericMechanism(ABC):
 
     @abstractmethod
     def _sample(self, t: NDArray[np.float64], source: Source, lazy: bool) -> NDArray[np.float64]:
-        """Standardized reports ``y_t`` for clamped inputs ``t`` in ``[-1, 1]``."""
+        """Reports (original units) for clamped inputs ``t`` in ``[-1, 1]``."""
 
     @abstractmethod
     def _unit_variance(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -293,11 +306,12 @@ class NumericMechanism(ABC):
         return None
 
     def _to_unit(self, values: Any) -> NDArray[np.float64]:
-        t = _clamped(values, self.low, self.high, self.name)
-        t -= self._mid
+        return self._unit(_finite(values, self.name))
+
+    def _unit(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        t = x - self._mid
         t *= 1.0 / self._half
-        np.clip(t, -1.0, 1.0, out=t)
-        return t
+        return np.clip(t, -1.0, 1.0, out=t)
 
     def _from_unit(self, yt: NDArray[np.float64]) -> NDArray[np.float64]:
         return yt * self._half + self._mid
@@ -307,8 +321,15 @@ class NumericMechanism(ABC):
         """Randomize one value (constant-work secure sampling unless ``rng`` is given)."""
         if isinstance(value, bool) or not _is_number(value):
             raise TypeError(f"value for {self.name} must be a real number; got {value!r}")
-        t = self._to_unit([value])
-        return float(self._from_unit(self._sample(t, randomness.resolve(rng), False))[0])
+        x = float(value)
+        if not math.isfinite(x):
+            raise ValueError(f"values for {self.name} must be finite numbers; got {value!r} at index 0")
+        t = min(1.0, max(-1.0, (x - self._mid) * (1.0 / self._half)))
+        return self._sample_one(t, randomness.resolve(rng))
+
+    def _sample_one(self, t: float, source: Source) -> float:
+        """One report for one clamped ``t``, with constant work (no byte-lazy comparisons)."""
+        return float(self._sample(np.array([t]), source, False)[0])
 
     def privatize_many(self, values: Any, rng: randomness.RNGLike = None) -> NDArray[np.float64]:
         """Randomize many values; one float64 report per value (original units).
@@ -316,8 +337,14 @@ class NumericMechanism(ABC):
         ``rng=None`` uses the OS CSPRNG; a seed or numpy Generator is for
         simulation only (predictable, hence not private).
         """
-        t = self._to_unit(values)
-        return self._from_unit(self._sample(t, randomness.resolve(rng), True))
+        x = _finite(values, self.name)
+        source = randomness.resolve(rng)
+        out = np.empty(x.size)
+        # Chunks keep every temporary in cache and let the allocator reuse it.
+        for start in range(0, x.size, _CHUNK):
+            stop = start + _CHUNK
+            out[start:stop] = self._sample(self._unit(x[start:stop]), source, True)
+        return out
 
     # ------------------------------------------------------------ reports
     def validate(self, reports: Any) -> NDArray[np.float64]:
@@ -516,8 +543,8 @@ class _Lattice:
     def probabilities(self) -> NDArray[np.float64]:
         return _probabilities(self.weights)
 
-    def sample(self, n: int, source: Source, lazy: bool) -> NDArray[np.int64]:
-        return self.table.sample(n, source, lazy) - self.K
+    def sample(self, n: int, source: Source, lazy: bool) -> NDArray[np.int32]:
+        return self.table.sample(n, source, lazy)
 
     def pmf(self, position: int) -> NDArray[np.float64]:
         """``P(y = j)`` for ``j`` in ``[N - K, K]`` (outputs of ``clamp(i + Z)``), input ``i``."""
@@ -532,11 +559,11 @@ def _probabilities(weights: tuple[int, ...]) -> NDArray[np.float64]:
 
 
 def _finish(weights: list[int], K: int) -> tuple[AliasTable, float]:
+    """Alias table over ``z = -K..K`` and ``Var Z``."""
     z = np.arange(-K, K + 1, dtype=np.float64)
     p = np.array(weights, dtype=np.float64) / 2.0**64
-    return AliasTable(weights, _TABLE_BITS if 2 * K + 1 > 1 << _GAUSS_BITS else _GAUSS_BITS), float(
-        np.dot(p, z * z)
-    )
+    bits_needed = _TABLE_BITS if 2 * K + 1 > 1 << _GAUSS_BITS else _GAUSS_BITS
+    return AliasTable(weights, bits_needed, offset=K), float(np.dot(p, z * z))
 
 
 def _pure_epsilon(weights: list[int], N: int, K: int) -> float:
@@ -674,11 +701,10 @@ _NOISE_STEPS = 256  # lattice steps per standard deviation of the composition ex
 
 
 @lru_cache(maxsize=1)
-def _unit_gaussian_noise() -> tuple[AliasTable, int, float]:
-    """Discrete Gaussian with sd ``_NOISE_STEPS`` lattice steps: ``(table, K, variance)``."""
+def _unit_gaussian_noise() -> tuple[AliasTable, float]:
+    """Discrete Gaussian with sd ``_NOISE_STEPS`` lattice steps: ``(table, variance)``."""
     K = math.ceil(_GAUSS_TAIL * _NOISE_STEPS)
-    table, var = _finish(_gaussian_weights(_NOISE_STEPS, K), K)
-    return table, K, var
+    return _finish(_gaussian_weights(_NOISE_STEPS, K), K)
 
 
 def gaussian_epsilon(unit_sigma: float, delta: float) -> float:
@@ -699,21 +725,28 @@ class _LatticeMechanism(NumericMechanism):
     def _sample(self, t: NDArray[np.float64], source: Source, lazy: bool) -> NDArray[np.float64]:
         lat = self._lattice
         N = lat.steps
-        position = randomized_round((t + 1.0) * (N / 2), source, lazy)
-        y = position + lat.sample(t.size, source, lazy)
+        t += 1.0
+        t *= N / 2
+        y = randomized_round(t, source, lazy, overwrite=True)
+        y += lat.sample(t.size, source, lazy)
         np.clip(y, N - lat.K, lat.K, out=y)
-        return y * (2.0 / N) - 1.0
+        return self._values(y)
+
+    def _values(self, y: NDArray[np.integer]) -> NDArray[np.float64]:
+        """Reports for lattice outputs ``y``: ``low + y (high - low) / N``."""
+        out = y * (2.0 * self._half / self._lattice.steps)
+        out += self.low
+        return out
 
     def sample_noise(self, n: int, rng: randomness.RNGLike = None) -> NDArray[np.float64]:
         """``n`` draws of the mechanism's lattice noise alone, in original units."""
         z = self._lattice.sample(int(n), randomness.resolve(rng), True)
-        return z * (2.0 * self._half / self._lattice.steps)
+        return z * self.step
 
     @property
     def report_range(self) -> tuple[float, float]:
         lat = self._lattice
-        ends = np.array([lat.steps - lat.K, lat.K]) * (2.0 / lat.steps) - 1.0
-        span = self._from_unit(ends)
+        span = self._values(np.array([lat.steps - lat.K, lat.K]))
         return float(span[0]), float(span[1])
 
     @property
@@ -743,8 +776,7 @@ class _LatticeMechanism(NumericMechanism):
         probs = (1 - frac) * lat.pmf(base)
         if frac > 0:
             probs = probs + frac * lat.pmf(base + 1)
-        support = self._from_unit(np.arange(lat.steps - lat.K, lat.K + 1) * (2.0 / lat.steps) - 1.0)
-        return support, probs
+        return self._values(np.arange(lat.steps - lat.K, lat.K + 1)), probs
 
 
 @register
@@ -915,11 +947,24 @@ class Duchi(NumericMechanism):
 
     def _sample(self, t: NDArray[np.float64], source: Source, lazy: bool) -> NDArray[np.float64]:
         n = t.size
-        follow = below(fixed_point((t + 1.0) * 0.5), source, lazy)
+        t += 1.0
+        t *= 0.5
+        follow = below(fixed_point(t, out=t), source, lazy)
         informative = bits(self._c, _BETA_BITS, n, source)
         fair = np.unpackbits(np.frombuffer(source.random_bytes((n + 7) // 8), np.uint8), count=n)
-        sign = np.where(informative, follow, fair.view(np.bool_))
-        return np.where(sign, self._B, -self._B)
+        follow &= informative
+        follow |= fair.view(np.bool_) & ~informative
+        low, high = self.report_range
+        return np.where(follow, high, low)
+
+    def _sample_one(self, t: float, source: Source) -> float:
+        # the same draws as the batch path, in Python integers
+        threshold = min(int((t + 1.0) * 0.5 * 2.0**53), (1 << 53) - 1) << 11
+        follow = randomness.scalar_below(TWO64, source) < threshold
+        informative = randomness.scalar_below(1 << _BETA_BITS, source) < self._c
+        fair = randomness.scalar_below(2, source) == 1
+        low, high = self.report_range
+        return high if (follow if informative else fair) else low
 
     def _unit_variance(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
         return self._B**2 - np.asarray(t, dtype=float) ** 2
@@ -970,11 +1015,18 @@ class _WindowMechanism(NumericMechanism):
     _cell_values: NDArray[np.float64]  # standardized report of each cell
 
     def _starts(self, t: NDArray[np.float64]) -> NDArray[np.uint64]:
+        """Fixed-point window starts ``round((t + 1) / 2 (G - L) K)`` (overwrites ``t``)."""
         w = self._win
-        return np.rint((t + 1.0) * ((w.G - w.L) * w.K / 2)).astype(np.uint64)
+        t += 1.0
+        t *= (w.G - w.L) * w.K / 2
+        return np.rint(t, out=t).astype(np.uint64)
+
+    @cached_property
+    def _report_values(self) -> NDArray[np.float64]:
+        return self._from_unit(self._cell_values)
 
     def _sample(self, t: NDArray[np.float64], source: Source, lazy: bool) -> NDArray[np.float64]:
-        return self._cell_values[self._win.sample(self._starts(t), source)]
+        return self._report_values[self._win.sample(self._starts(t), source)]
 
     @property
     def epsilon(self) -> float:
@@ -989,7 +1041,7 @@ class _WindowMechanism(NumericMechanism):
         return int(self._win.G - 1).bit_length()
 
     def _cell_variance(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
-        S = self._starts(np.asarray(t, dtype=float)).astype(np.int64)
+        S = self._starts(np.array(t, dtype=float)).astype(np.int64)
         p = self._win.pmf(S)
         v = self._cell_values
         mean = p @ v
@@ -1000,12 +1052,11 @@ class _WindowMechanism(NumericMechanism):
 
     @property
     def report_range(self) -> tuple[float, float]:
-        lo, hi = self._from_unit(self._cell_values[[0, -1]])
-        return float(lo), float(hi)
+        return float(self._report_values[0]), float(self._report_values[-1])
 
     def report_distribution(self, value: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         S = self._starts(self._to_unit([value])).astype(np.int64)
-        return self._from_unit(self._cell_values), self._win.pmf(S)[0]
+        return self._report_values, self._win.pmf(S)[0]
 
     def _window_params(self) -> dict[str, Any]:
         w = self._win
@@ -1388,12 +1439,12 @@ def two_level_gaussian_mean(
     if n < 2:
         raise ValueError(f"{owner} needs at least 2 values; got {n}")
     source = randomness.resolve(rng)
-    table, K, unit_var = _unit_gaussian_noise()
+    table, unit_var = _unit_gaussian_noise()
     c1, c2 = (s / _NOISE_STEPS for s in sigmas)
     position = x / c1
     frac = position - np.floor(position)
-    y1 = c1 * (randomized_round(position, source) + (table.sample(n, source) - K))
-    y2 = y1 + c2 * (table.sample(n, source) - K)
+    y1 = c1 * (randomized_round(position, source) + table.sample(n, source))
+    y2 = y1 + c2 * table.sample(n, source)
     per_user = (c1 * c1 + c2 * c2) * unit_var + c1 * c1 * float(np.mean(frac * (1 - frac)))
     total = math.hypot(*sigmas)
     return MeanEstimate(

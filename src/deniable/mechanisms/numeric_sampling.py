@@ -27,6 +27,7 @@ how many lanes tied, not which.
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from functools import lru_cache
 
@@ -49,8 +50,7 @@ __all__ = [
 ]
 
 TWO64 = 1 << 64
-_BYTE_SHIFTS = [np.uint64(s) for s in range(48, -8, -8)]
-_LARGEST_BELOW_2_64 = float(np.nextafter(np.float64(2.0**64), 0.0))
+_MSB = list(range(7, -1, -1)) if sys.byteorder == "little" else list(range(8))
 
 
 def _u8(source: Source, n: int) -> NDArray[np.uint8]:
@@ -69,19 +69,20 @@ def below(thresholds: NDArray[np.uint64], source: Source, lazy: bool = True) -> 
     settled, tied lanes draw the next byte. ``lazy=False`` draws all 8 bytes
     for every lane (constant work, for a single device report).
     """
-    t = np.asarray(thresholds, dtype=np.uint64)
+    t = np.ascontiguousarray(thresholds, dtype=np.uint64)
     n = t.size
     if not lazy:
         return _u64(source, n) < t
-    top = (t >> np.uint64(56)).astype(np.uint8)
+    octets = t.view(np.uint8).reshape(n, 8)  # byte j of a lane is octets[:, _MSB[j]]
     u = _u8(source, n)
+    top = octets[:, _MSB[0]]
     out = u < top
     tied = np.flatnonzero(u == top)
-    for shift in _BYTE_SHIFTS:
+    for j in range(1, 8):
         if tied.size == 0:
             break
         u = _u8(source, tied.size)
-        tb = ((t[tied] >> shift) & np.uint64(0xFF)).astype(np.uint8)
+        tb = octets[tied, _MSB[j]]
         out[tied] = u < tb
         tied = tied[u == tb]
     return out  # lanes tied on all 8 bytes have U == T, i.e. not below
@@ -93,22 +94,37 @@ def bits(numerator: int, width: int, n: int, source: Source) -> NDArray[np.bool_
     return np.unpackbits(words.view(np.uint8), count=n).view(np.bool_)
 
 
-def fixed_point(x: NDArray[np.float64]) -> NDArray[np.uint64]:
-    """``floor(x * 2**64)`` for ``x`` in ``[0, 1]``, capped just below ``2**64``."""
-    return np.minimum(x * 2.0**64, _LARGEST_BELOW_2_64).astype(np.uint64)
+def fixed_point(x: NDArray[np.float64], out: NDArray[np.float64] | None = None) -> NDArray[np.uint64]:
+    """Thresholds ``T = floor(x * 2**53) * 2**11`` for ``x`` in ``[0, 1]``, capped below ``2**64``.
+
+    ``P(U < T) = floor(x * 2**53) / 2**53`` for a uniform 64-bit ``U``: exactly
+    ``x`` whenever ``x`` has no binary digit beyond ``2**-53`` (the fraction
+    of any float of magnitude at least 1 qualifies), and within ``2**-53``
+    of it otherwise. ``out`` (may be ``x``) is float scratch space.
+    """
+    scaled = np.multiply(x, 2.0**53, out=out)
+    np.minimum(scaled, 2.0**53 - 1, out=scaled)
+    fixed = scaled.astype(np.int64).view(np.uint64)
+    fixed <<= np.uint64(11)
+    return fixed
 
 
 def randomized_round(
-    x: NDArray[np.float64], source: Source, lazy: bool = True
+    x: NDArray[np.float64], source: Source, lazy: bool = True, *, overwrite: bool = False
 ) -> NDArray[np.int64]:
     """``floor(x)`` plus one with probability ``x - floor(x)``; ``E[result] = x`` exactly.
 
-    The fraction of a float below ``2**11`` has at most 53 significant bits
-    after the point, so ``frac * 2**64`` is an exact integer threshold.
+    The fraction of a float of magnitude at least 1 has no binary digit
+    beyond ``2**-53``, so :func:`fixed_point` makes it an exact threshold
+    (for smaller ``x`` the bias is below ``2**-53``). ``overwrite=True`` lets
+    the function use ``x`` as scratch space.
     """
     base = np.floor(x)
-    up = below(fixed_point(x - base), source, lazy)
-    return base.astype(np.int64) + up
+    frac = np.subtract(x, base, out=x if overwrite else None)
+    up = below(fixed_point(frac, out=frac), source, lazy)
+    result = base.astype(np.int64)
+    result += up
+    return result
 
 
 # --------------------------------------------------------------------- alias
@@ -119,10 +135,10 @@ class AliasTable:
     picks a column with ``column_bits`` uniform bits and keeps the column's
     own outcome when ``U < own * 2**column_bits`` (:func:`below`), else takes
     its alias. Outcome ``j`` then has probability exactly
-    ``weights[j] / 2**64``.
+    ``weights[j] / 2**64``. Samples are returned as ``j - offset``.
     """
 
-    def __init__(self, weights: list[int], column_bits: int) -> None:
+    def __init__(self, weights: list[int], column_bits: int, offset: int = 0) -> None:
         if not 1 <= column_bits <= 16:
             raise ValueError(f"column_bits must be in [1, 16]; got {column_bits}")
         n = 1 << column_bits
@@ -146,18 +162,20 @@ class AliasTable:
         self.thresholds = np.array(
             [o << column_bits if o < height else 0 for o in own], dtype=np.uint64
         )
-        self.alias = np.array(
-            [a if o < height else j for j, (o, a) in enumerate(zip(own, alias, strict=True))],
-            dtype=np.int64,
-        )
+        alias = [a if o < height else j for j, (o, a) in enumerate(zip(own, alias, strict=True))]
+        # outcomes[2c] is column c's alias, outcomes[2c + 1] its own outcome
+        self.outcomes = (np.array([alias, range(n)]).T.ravel() - offset).astype(np.int32)
         self.column_bits = column_bits
         self._mask = np.uint16(n - 1)
 
-    def sample(self, n: int, source: Source, lazy: bool = True) -> NDArray[np.int64]:
-        """``n`` outcome indices ``j`` with ``P(j) = weights[j] / 2**64``."""
+    def sample(self, n: int, source: Source, lazy: bool = True) -> NDArray[np.int32]:
+        """``n`` outcomes ``j - offset`` with ``P(j) = weights[j] / 2**64``."""
         columns = np.frombuffer(source.random_bytes(2 * n), dtype=np.uint16) & self._mask
         keep = below(self.thresholds[columns], source, lazy)
-        return np.where(keep, columns, self.alias[columns]).astype(np.int64)
+        index = columns.astype(np.int32)
+        index <<= 1
+        index += keep
+        return self.outcomes[index]
 
 
 def integer_weights(probs: NDArray[np.float64], centre: int) -> list[int]:

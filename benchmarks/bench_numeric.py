@@ -1,0 +1,100 @@
+"""Numeric mechanisms speed: privatize_many per mechanism and EMS reconstruction.
+
+Targets (issue "Numeric answers"), with the secure default (rng=None: OS
+CSPRNG, exact integer sampling): Laplace, Duchi and Piecewise privatize_many
+>= 10M values/s; SquareWave EMS on 10^6 reports with a 1024-bin grid < 2 s.
+os.urandom's throughput bounds the first: it is printed too (the samplers
+read about 1.5-4 random bytes per value).
+
+    python benchmarks/bench_numeric.py            # full sizes
+    python benchmarks/bench_numeric.py --quick    # tiny smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import deniable as dn
+
+
+def seconds(fn: Callable[[], object], repeat: int) -> float:
+    """Median wall time of ``fn`` over ``repeat`` runs (after one warm-up)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    args = parser.parse_args()
+    scale = 100 if args.quick else 1
+    repeat = 1 if args.quick else 5
+    n = 10_000_000 // scale
+    values = np.random.default_rng(0).uniform(0.0, 100.0, n)
+    eps = args.epsilon
+
+    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}")
+    print(f"{'workload':46} {'per second':>14} {'target':>12}")
+
+    def row(name: str, value: float, target: float) -> None:
+        mark = "" if not target else ("  ok" if value >= target else "  BELOW TARGET")
+        print(f"{name:46} {value:14,.0f} {target:12,.0f}{mark}", flush=True)
+
+    urandom = seconds(lambda: os.urandom(8 * n), repeat)
+    row(f"os.urandom (bytes/s, {8 * n // 1_000_000} MB)", 8 * n / urandom, 0)
+
+    mechanisms = [
+        (dn.Laplace(0, 100, epsilon=eps), 10e6),
+        (dn.Duchi(0, 100, epsilon=eps), 10e6),
+        (dn.Piecewise(0, 100, epsilon=eps), 10e6),
+        (dn.Hybrid(0, 100, epsilon=eps), 0),
+        (dn.SquareWave(0, 100, epsilon=eps, bins=None), 0),
+        (dn.Gaussian(0, 100, epsilon=eps, delta=1e-6), 0),
+    ]
+    for m, target in mechanisms:
+        row(f"{m.name} privatize_many (values/s)", n / seconds(lambda m=m: m.privatize_many(values), repeat), target)
+    laplace = mechanisms[0][0]
+    reports = laplace.privatize_many(values)
+    row("Laplace estimate (reports/s)", n / seconds(lambda: laplace.estimate(reports), repeat), 0)
+
+    calls = 20_000 // scale
+    duchi = mechanisms[1][0]
+
+    def single() -> None:
+        for _ in range(calls):
+            duchi.privatize(42.0)
+
+    row("Duchi single privatize (calls/s)", calls / seconds(single, repeat), 0)
+
+    sw = dn.SquareWave(0, 100, epsilon=eps, bins=1024)
+    m_reports = 1_000_000 // scale
+    rng = np.random.default_rng(1)
+    half = m_reports // 2
+    data = np.concatenate([rng.normal(25, 6, half), rng.normal(65, 9, m_reports - half)])
+    stat = sw.aggregate(sw.privatize_many(data, rng=rng))
+    for method in ("ems", "em"):
+        took = seconds(lambda method=method: sw.distribution(stat, bins=1024, method=method), repeat)
+        h = sw.distribution(stat, bins=1024, method=method)
+        limit = "  ok" if took < 2.0 else "  ABOVE TARGET"
+        print(
+            f"SquareWave {method.upper()} {m_reports:,} reports, 1024 bins: {took:.3f} s "
+            f"({h.iterations} iterations){limit if method == 'ems' else ''}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
