@@ -83,7 +83,7 @@ __all__ = [
 MAX_BATCH = 10_000
 """Most responses accepted in one batch request."""
 
-_IN_CHUNK = 900  # keys per IN (...) query
+_IN_CHUNK = MAX_BATCH  # keys per IN (...) query (SQLite >= 3.32 allows 32766 parameters)
 AGGREGATE_SHARDS = 16
 
 metadata = MetaData()
@@ -341,6 +341,11 @@ class Storage:
         # PostgreSQL: writers lock one of several aggregate rows per question (results merge
         # them), so concurrent transactions do not queue on one row lock through each commit
         self.shards = 1 if self.dialect == "sqlite" else AGGREGATE_SHARDS
+        mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
+        self._insert_many_sql = (
+            f"INSERT INTO {responses_table.name} (survey_id, idempotency_key, body_hash, reports) "
+            f"VALUES ({', '.join([mark] * 4)})"
+        )
         self._write_lock: AbstractContextManager[Any] = (
             threading.Lock() if self.dialect == "sqlite" else nullcontext()
         )
@@ -549,17 +554,23 @@ class Storage:
             raise Conflict("id", f"survey {survey.id!r} is closed; it accepts no new responses")
         if survey.invite_only:
             self._claim_invites(conn, survey.id, p, new, where)
-        rows = [
-            {"survey_id": survey.id, "idempotency_key": p.keys[i], "body_hash": p.hashes[i],
-             "reports": p.texts[i]}
-            for i in new
-        ]
         response_id: str | None = None
-        if len(rows) == 1:
-            result = conn.execute(insert(responses_table).values(**rows[0]))
+        if len(new) == 1:
+            (i,) = new
+            result = conn.execute(
+                insert(responses_table).values(
+                    survey_id=survey.id, idempotency_key=p.keys[i], body_hash=p.hashes[i],
+                    reports=p.texts[i],
+                )
+            )
             response_id = str(result.inserted_primary_key[0])
         else:
-            conn.execute(insert(responses_table), rows)
+            # the driver's executemany directly: SQLAlchemy's per-row parameter processing
+            # would cost more than the insert itself
+            conn.exec_driver_sql(
+                self._insert_many_sql,
+                [(survey.id, p.keys[i], p.hashes[i], p.texts[i]) for i in new],
+            )
         self._merge_aggregates(conn, survey, p, new)
         return SubmitResult(len(new), duplicates, response_id)
 

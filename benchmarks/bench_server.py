@@ -1,0 +1,222 @@
+"""Collection-service throughput: batched ingest, single posts, results latency.
+
+Runs the real server (``python -m deniable.server``, SQLite file, access log
+off) in its own process and real HTTP clients in other processes::
+
+    python benchmarks/bench_server.py            # full run (loads 10^7 reports)
+    python benchmarks/bench_server.py --quick    # a few seconds, for CI smoke
+
+Figures (targets in brackets):
+
+* batched ingest: reports stored per second through ``POST .../responses/batch``
+  with 10,000 responses per request, bodies privatized beforehand [>= 50k/s];
+* single posts: responses per second through ``POST .../responses`` from
+  several client processes, each on one keep-alive connection [>= 1k/s];
+* results latency: ``GET .../results`` with 10^7 stored reports (loaded with
+  a bulk SQL path, then the aggregate set to their counts) [< 1 s].
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+HONOR = ROOT / "examples" / "honor-code.yaml"
+MESSAGING = ROOT / "examples" / "messaging.yaml"
+
+
+class Server:
+    """The service in a subprocess on a free port."""
+
+    def __init__(self, db_url: str, surveys: list[Path], log: Path) -> None:
+        self._log = open(log, "wb")  # noqa: SIM115 - closed in stop()
+        self.log = log
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "deniable.server", *map(str, surveys), "--db", db_url,
+             "--port", "0", "--no-access-log", "--log-level", "warning"],
+            stdout=self._log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = re.findall(r"serving on (http://\S+)", log.read_text(errors="replace"))
+            if found:
+                self.url = found[-1]
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError(log.read_text(errors="replace"))
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("server did not start")
+        for _ in range(500):
+            try:
+                httpx.get(self.url + "/openapi.json")
+                return
+            except httpx.TransportError:
+                time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        self._log.close()
+
+
+def _bodies(survey: dict[str, Any], n: int, seed: int) -> list[dict[str, Any]]:
+    """n responses privatized with a seeded generator (simulation), fresh keys."""
+    from deniable.client import new_key, privatize_answers_many
+
+    rng = np.random.default_rng(seed)
+    answers = []
+    for _ in range(n):
+        answer: dict[str, Any] = {}
+        for q in survey["questions"]:
+            cats = q["categories"]
+            answer[q["id"]] = cats[int(rng.integers(len(cats)))]
+        answers.append(answer)
+    reports = privatize_answers_many(survey, answers, rng=rng)
+    return [{"idempotency_key": new_key(), "reports": r} for r in reports]
+
+
+def bench_batches(url: str, survey_id: str, batches: int, size: int) -> dict[str, float]:
+    with httpx.Client(base_url=url, timeout=600) as http:
+        survey = http.get(f"/surveys/{survey_id}").json()
+        payloads = [json.dumps({"responses": _bodies(survey, size, seed)}).encode()
+                    for seed in range(batches)]
+        start = time.perf_counter()
+        for payload in payloads:
+            r = http.post(f"/surveys/{survey_id}/responses/batch", content=payload,
+                          headers={"content-type": "application/json"})
+            assert r.status_code == 201 and r.json()["accepted"] == size, r.text
+        elapsed = time.perf_counter() - start
+    responses = batches * size
+    return {"responses_per_s": responses / elapsed,
+            "reports_per_s": responses * len(survey["questions"]) / elapsed}
+
+
+def _poster(url: str, bodies: list[dict[str, Any]], barrier: Any, out: Any) -> None:
+    with httpx.Client(base_url=url, timeout=120) as http:
+        http.get("/surveys/honor-code")  # open the keep-alive connection
+        barrier.wait()
+        start = time.perf_counter()
+        for body in bodies:
+            r = http.post("/surveys/honor-code/responses", json=body)
+            assert r.status_code == 201, r.text
+        out.put((start, time.perf_counter()))
+
+
+def bench_single(url: str, clients: int, posts: int) -> dict[str, float]:
+    survey = httpx.get(f"{url}/surveys/honor-code").json()
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(clients), ctx.Queue()
+    procs = [ctx.Process(target=_poster, args=(url, _bodies(survey, posts, 100 + i), barrier, out))
+             for i in range(clients)]
+    for p in procs:
+        p.start()
+    spans = [out.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join()
+    elapsed = max(e for _, e in spans) - min(s for s, _ in spans)
+    return {"posts_per_s": clients * posts / elapsed}
+
+
+def bulk_load(db_path: Path, n: int, seed: int) -> int:
+    """n honor-code responses straight into SQLite (benchmark set-up only); returns the yes count."""
+    from deniable.server.storage import Storage, aggregates_table
+    from deniable.server.surveys import load_survey
+
+    storage = Storage(f"sqlite:///{db_path}")
+    survey = storage.add_survey(HONOR)
+    storage.close()
+    m = survey.questions[0].mechanism
+    texts = {v: json.dumps({"violated": v}, separators=(",", ":")) for v in (False, True)}
+    hashes = {v: hashlib.sha256(f"{t}\n".encode()).hexdigest() for v, t in texts.items()}
+    yes = np.random.default_rng(seed).random(n) < 0.4
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA synchronous=OFF")
+    chunk = 1_000_000
+    for start in range(0, n, chunk):
+        part = yes[start : start + chunk].tolist()
+        conn.executemany(
+            "INSERT INTO deniable_responses (survey_id, idempotency_key, body_hash, reports) "
+            "VALUES ('honor-code', ?, ?, ?)",
+            ((f"bulk-{start + i:012d}", hashes[v], texts[v]) for i, v in enumerate(part)),
+        )
+    n_yes = int(yes.sum())
+    stat = m.aggregate(np.concatenate([np.zeros(n - n_yes, bool), np.ones(n_yes, bool)]))
+    conn.execute(f"UPDATE {aggregates_table.name} SET stat = ? WHERE survey_id = 'honor-code'",
+                 (json.dumps(stat.to_json()),))
+    conn.commit()
+    conn.close()
+    return n_yes
+
+
+def bench_results(url: str, repeats: int) -> dict[str, float]:
+    with httpx.Client(base_url=url, timeout=60) as http:
+        http.get("/surveys/honor-code/results")
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            body = http.get("/surveys/honor-code/results").json()
+            times.append(time.perf_counter() - start)
+    return {"median_s": statistics.median(times), "max_s": max(times),
+            "n_responses": body["n_responses"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (CI smoke)")
+    parser.add_argument("--batches", type=int, default=10, help="batches of --batch-size")
+    parser.add_argument("--batch-size", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=4, help="single-post client processes")
+    parser.add_argument("--posts", type=int, default=1000, help="posts per client")
+    parser.add_argument("--stored", type=int, default=10_000_000, help="reports for results")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.batches, args.batch_size, args.clients, args.posts, args.stored = 2, 1000, 2, 50, 100_000
+
+    print(f"deniable collection-service benchmark ({os.cpu_count()} CPUs, SQLite)")
+    with tempfile.TemporaryDirectory(prefix="deniable-bench-") as tmp:
+        folder = Path(tmp)
+        server = Server(f"sqlite:///{folder / 'ingest.db'}", [HONOR, MESSAGING], folder / "a.log")
+        try:
+            for survey_id in ("honor-code", "messaging"):
+                got = bench_batches(server.url, survey_id, args.batches, args.batch_size)
+                print(f"batched ingest  {survey_id:10s} {got['reports_per_s']:>10,.0f} reports/s "
+                      f"({got['responses_per_s']:,.0f} responses/s; target >= 50,000 reports/s)")
+            got = bench_single(server.url, args.clients, args.posts)
+            print(f"single posts    {args.clients} clients  {got['posts_per_s']:>10,.0f} posts/s "
+                  f"(target >= 1,000/s)")
+        finally:
+            server.stop()
+
+        start = time.perf_counter()
+        bulk_load(folder / "results.db", args.stored, seed=1)
+        load_s = time.perf_counter() - start
+        server = Server(f"sqlite:///{folder / 'results.db'}", [HONOR], folder / "b.log")
+        try:
+            got = bench_results(server.url, repeats=20)
+            print(f"results latency {got['n_responses']:,} stored reports: median "
+                  f"{got['median_s'] * 1e3:.1f} ms, max {got['max_s'] * 1e3:.1f} ms (target < 1 s; "
+                  f"bulk load took {load_s:.0f} s)")
+        finally:
+            server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
