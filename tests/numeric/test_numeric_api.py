@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from numeric_cases import ALL, HIGH, LOW, PURE
 
 import deniable as dn
 from deniable.mechanisms.numeric import MeanStat
-from numeric_cases import ALL, HIGH, LOW, PURE
 
 
 @pytest.mark.parametrize("name", list(ALL))

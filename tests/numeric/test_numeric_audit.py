@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numeric_cases import HIGH, LOW, PURE, ClaimsLess
 
 import deniable as dn
-from numeric_cases import HIGH, LOW, PURE, ClaimsLess
 
 pytestmark = pytest.mark.audit
 

@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 import pytest
+from numeric_cases import ALL, HIGH, LOW, PURE, VALUES, clamp
 
 import deniable as dn
-from numeric_cases import ALL, HIGH, LOW, PURE, VALUES, clamp
 
 EPSILONS = [0.3, 1.0, 3.0]
 GRID = sorted({*VALUES, *np.linspace(LOW, HIGH, 17).tolist()})

@@ -24,12 +24,12 @@ import math
 
 import numpy as np
 import pytest
+from numeric_cases import ALL, HIGH, LOW, clamp
 
 import deniable as dn
 from deniable import testing
 from deniable.mechanisms.numeric_sampling import AliasTable, below, randomized_round
 from deniable.randomness import resolve
-from numeric_cases import ALL, HIGH, LOW, clamp
 
 pytestmark = pytest.mark.stat
 

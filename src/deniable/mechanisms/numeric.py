@@ -211,7 +211,10 @@ class MeanStat:
             and (self.fingerprint, self.n, self.total, self.total_sq)
             == (other.fingerprint, other.n, other.total, other.total_sq)
             and (self.counts is None) == (other.counts is None)
-            and (self.counts is None or np.array_equal(self.counts, other.counts))
+            and (
+                self.counts is None
+                or (other.counts is not None and np.array_equal(self.counts, other.counts))
+            )
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -550,7 +553,10 @@ class _Lattice:
         """``P(y = j)`` for ``j`` in ``[N - K, K]`` (outputs of ``clamp(i + Z)``), input ``i``."""
         lo_y, hi_y = self.steps - self.K, self.K
         y = np.clip(position + np.arange(-self.K, self.K + 1), lo_y, hi_y)
-        return np.bincount(y - lo_y, weights=self.probabilities, minlength=hi_y - lo_y + 1)
+        pmf: NDArray[np.float64] = np.bincount(
+            y - lo_y, weights=self.probabilities, minlength=hi_y - lo_y + 1
+        ).astype(np.float64)
+        return pmf
 
 
 @lru_cache(maxsize=8)
@@ -734,14 +740,14 @@ class _LatticeMechanism(NumericMechanism):
 
     def _values(self, y: NDArray[np.integer]) -> NDArray[np.float64]:
         """Reports for lattice outputs ``y``: ``low + y (high - low) / N``."""
-        out = y * (2.0 * self._half / self._lattice.steps)
+        out = np.multiply(y, 2.0 * self._half / self._lattice.steps, dtype=np.float64)
         out += self.low
         return out
 
     def sample_noise(self, n: int, rng: randomness.RNGLike = None) -> NDArray[np.float64]:
         """``n`` draws of the mechanism's lattice noise alone, in original units."""
         z = self._lattice.sample(int(n), randomness.resolve(rng), True)
-        return z * self.step
+        return np.multiply(z, self.step, dtype=np.float64)
 
     @property
     def report_range(self) -> tuple[float, float]:

@@ -247,12 +247,12 @@ class SlidingWindow:
     def sample(self, S: NDArray[np.uint64], source: Source) -> NDArray[np.int64]:
         """Output cells for fixed-point window starts ``S`` (``0 <= S <= (G-L) K``)."""
         n = S.size
-        dtype = np.uint16 if self.k == 16 else np.uint32
-        V = np.frombuffer(source.random_bytes(n * np.dtype(dtype).itemsize), dtype=dtype)
-        V = V.astype(np.uint32 if self.k == 16 else np.uint64)
-        wide = V.dtype.type
-        window = (S.astype(V.dtype) + wide(self.L) * V) >> wide(self.k)
-        uniform = (wide(self.G) * V.astype(np.uint64)) >> np.uint64(self.k)
+        narrow = np.uint16 if self.k == 16 else np.uint32
+        V = np.frombuffer(source.random_bytes(n * np.dtype(narrow).itemsize), dtype=narrow)
+        V64 = V.astype(np.uint64)
+        shift = np.uint64(self.k)
+        window: NDArray[np.uint64] = (S.astype(np.uint64) + np.uint64(self.L) * V64) >> shift
+        uniform: NDArray[np.uint64] = (np.uint64(self.G) * V64) >> shift
         coin = bits(self.gamma_num, 32, n, source)
         return np.where(coin, uniform, window).astype(np.int64)
 
