@@ -91,6 +91,7 @@ async function visit(page, v, index) {
   record.status = (await page.textContent('#status')).trim();
   record.privacy = (await page.textContent('#privacy-epsilon')).trim();
   record.submit_disabled = await page.isDisabled('#submit');
+  record.retry_visible = await page.isVisible('#retry');
   record.ms = Date.now() - started;
   if (v.fail_first_post) await page.unroute('**/responses');
   if (v.fast && record.state === 'submitted' && (await page.isVisible('#next'))) {

@@ -16,7 +16,8 @@ the page makes. Checks:
 * the results page draws one bar and one whisker per category, with the line
   "n respondents, epsilon = ..."; a screenshot is written for inspection;
 * validation (no request without every answer), a dropped connection retried
-  with the identical body, invitation-only surveys.
+  with the identical body, invitation-only surveys (a used invite gets the
+  server's refusal on the page), closed surveys.
 
 Skips when node, playwright-core or Chromium are missing, unless
 DENIABLE_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.
@@ -68,6 +69,11 @@ SURVEY = {
 }
 # the known truth: counts per category (in domain order: yes-no is [false, true])
 TRUTH = {"cheated": [210, 90], "app": [150, 90, 60, 0], "study": [120, 90, 45, 30, 15]}
+CLOSED_SURVEY = {
+    "id": "closed", "title": "Closed survey", "budget": 1.2,
+    "questions": [{"id": "ok", "text": "Too late?", "type": "yes-no",
+                   "mechanism": "forced-response", "p_truth": 0.5, "p_yes": 0.5}],
+}
 INVITE_SURVEY = {
     "id": "invite-only", "title": "Invitation-only check", "budget": 1.2, "invite_only": True,
     "questions": [{"id": "ok", "text": "Is this working?", "type": "yes-no",
@@ -99,14 +105,19 @@ def run(tools: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict
         [SURVEY], db_url=f"sqlite:///{tmp / 'responses.db'}", admin_token=TOKEN
     ) as server:
         admin = {"Authorization": f"Bearer {TOKEN}"}
-        created = httpx.post(f"{server.url}/admin/surveys", json=INVITE_SURVEY, headers=admin)
-        assert created.status_code == 201, created.text
+        for definition in (INVITE_SURVEY, CLOSED_SURVEY):
+            created = httpx.post(f"{server.url}/admin/surveys", json=definition, headers=admin)
+            assert created.status_code == 201, created.text
+        closed = httpx.post(f"{server.url}/admin/surveys/closed/close", headers=admin)
+        assert closed.status_code == 200, closed.text
         invites = httpx.post(
             f"{server.url}/admin/surveys/invite-only/invites", json={"count": 1}, headers=admin
         ).json()["tokens"]
         visits += [
             {"path": "/s/invite-only", "answers": None},
             {"path": f"/s/invite-only?invite={invites[0]}", "answers": [1]},
+            {"path": f"/s/invite-only?invite={invites[0]}", "answers": [0]},  # used up
+            {"path": "/s/closed", "answers": None},
         ]
         plan = {
             "chromium": tools["chromium"], "base_url": server.url, "visits": visits,
@@ -130,8 +141,12 @@ def _posts(out: dict[str, Any], survey_id: str) -> list[dict[str, Any]]:
 
 def test_pages_have_no_errors_and_every_submission_succeeds(run: dict[str, Any]) -> None:
     out = run["out"]
-    # the only console error: the connection the test dropped on purpose (visit 1)
-    assert out["problems"] == ["console: Failed to load resource: net::ERR_CONNECTION_RESET"]
+    # the only console errors: the connection the test dropped on purpose (visit 1) and the
+    # refused reuse of an invite (403); no uncaught page errors
+    assert out["problems"] == [
+        "console: Failed to load resource: net::ERR_CONNECTION_RESET",
+        "console: Failed to load resource: the server responded with a status of 403 (Forbidden)",
+    ]
     survey_visits = out["visits"][:N]
     assert [v["state"] for v in survey_visits] == ["submitted"] * N
     assert all("Thank you" in v["status"] for v in survey_visits)
@@ -228,9 +243,14 @@ def test_results_page_shows_charts(run: dict[str, Any]) -> None:
     print(f"results screenshot: {screenshot}")
 
 
-def test_invitation_only_survey(run: dict[str, Any]) -> None:
-    blocked, invited = run["out"]["visits"][N:]
+def test_invitation_only_and_closed_surveys(run: dict[str, Any]) -> None:
+    blocked, invited, reused, closed = run["out"]["visits"][N:]
     assert blocked["submit_disabled"] and "invitation" in blocked["status"]
     assert invited["state"] == "submitted"
     body = json.loads(_posts(run["out"], "invite-only")[0]["body"])
     assert set(body) == {"idempotency_key", "invite_token", "reports"}
+    # a used invite: the server refuses, the page says so and offers to resend the same body
+    assert reused["state"] == "ready" and reused["retry_visible"]
+    assert reused["status"].startswith("Your answers were not recorded."), reused["status"]
+    assert "invite" in reused["status"].lower()
+    assert closed["submit_disabled"] and "closed" in closed["status"]
