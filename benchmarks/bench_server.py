@@ -137,7 +137,6 @@ def bench_single(url: str, clients: int, posts: int) -> dict[str, float]:
 def bulk_load(db_path: Path, n: int, seed: int) -> int:
     """n honor-code responses straight into SQLite (benchmark set-up only); returns the yes count."""
     from deniable.server.storage import Storage, aggregates_table
-    from deniable.server.surveys import load_survey
 
     storage = Storage(f"sqlite:///{db_path}")
     survey = storage.add_survey(HONOR)

@@ -45,7 +45,7 @@ def test_journey_results_cover_the_truth(
         categories = survey["questions"][0]["categories"]
         apps = rng.choice(len(categories), N, p=APP_SHARES)
         encrypted = rng.random(N) < ENCRYPTED_SHARE
-        answers = [{"app": categories[a], "encrypted": bool(e)} for a, e in zip(apps, encrypted)]
+        answers = [{"app": categories[a], "encrypted": bool(e)} for a, e in zip(apps, encrypted, strict=True)]
         assert client.respond_many("messaging", answers, batch_size=2500, rng=rng) == {
             "accepted": N, "duplicates": 0,
         }

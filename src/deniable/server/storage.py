@@ -557,13 +557,15 @@ class Storage:
         response_id: str | None = None
         if len(new) == 1:
             (i,) = new
-            result = conn.execute(
-                insert(responses_table).values(
+            new_id = conn.execute(
+                insert(responses_table)
+                .values(
                     survey_id=survey.id, idempotency_key=p.keys[i], body_hash=p.hashes[i],
                     reports=p.texts[i],
                 )
-            )
-            response_id = str(result.inserted_primary_key[0])
+                .returning(responses_table.c.id)
+            ).scalar_one()
+            response_id = str(new_id)
         else:
             # the driver's executemany directly: SQLAlchemy's per-row parameter processing
             # would cost more than the insert itself
