@@ -18,6 +18,7 @@ Agg)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -26,7 +27,13 @@ import numpy as np
 try:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, NullLocator, PercentFormatter
+    from matplotlib.ticker import (
+        FixedLocator,
+        LogLocator,
+        NullFormatter,
+        NullLocator,
+        PercentFormatter,
+    )
 except ImportError as exc:  # pragma: no cover - exercised without matplotlib
     raise ImportError("deniable.plot needs matplotlib: pip install 'deniable[plot]'") from exc
 
@@ -213,6 +220,16 @@ def _records(sweep: Any) -> list[Mapping[str, Any]]:
     raise TypeError(f"sweep must be a DataFrame or a list of records; got {type(sweep).__name__}")
 
 
+def _scientific(value: float, _position: int) -> str:
+    """Tick label ``m x 10^e`` (``10^e`` when m = 1)."""
+    if value <= 0:
+        return ""
+    exponent = math.floor(math.log10(value) + 1e-9)
+    mantissa = round(value / 10.0**exponent)
+    power = f"10^{{{exponent}}}"
+    return f"${power}$" if mantissa == 1 else f"${mantissa}\\times {power}$"
+
+
 def mse_vs_epsilon(sweep: Any, ax: Axes | None = None, *, title: str | None = None) -> Axes:
     """Simulated MSE (markers) and theoretical variance (lines) against epsilon, log-log.
 
@@ -256,6 +273,13 @@ def mse_vs_epsilon(sweep: Any, ax: Axes | None = None, *, title: str | None = No
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("\u03b5 (privacy loss)")
     ax.set_ylabel("mean squared error per category")
+    # y: labels at 1, 2, 5 x 10^k when the data span less than two decades, else at 10^k only
+    values = [float(r[key]) for r in rows for key in ("mse", "variance") if r.get(key)]
+    positive = [v for v in values if v > 0]
+    narrow = bool(positive) and max(positive) / min(positive) < 100
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
+    ax.yaxis.set_major_formatter(_scientific)
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.grid(alpha=0.3, which="major")
     ax.grid(alpha=0.1, which="minor", axis="y")
     sizes = {r["n"] for r in rows if r.get("n") is not None}
