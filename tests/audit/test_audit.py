@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from mechanism_grid import CASES, Case, by_name, params
 
 import deniable as dn
 from deniable import testing
-from mechanism_grid import CASES, Case, by_name, params
 
 pytestmark = pytest.mark.audit
 
@@ -153,7 +153,8 @@ def test_audit_catches_reused_seed(rng: np.random.Generator) -> None:
     or both report "the j-th other category", which is ``j + 1`` for the first
     and ``j`` for the last. The audit on the full output therefore fails for
     any constant seed, and the chi-square test of Layer B rejects the
-    degenerate output distribution as well.
+    degenerate output distribution as well. The honest GRR passes the same
+    audit (alpha 1e-6).
     """
     m = ReusedSeedGRR(6, epsilon=1.0)
     reports = m.privatize_many([0] * 10_000)

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from mechanism_grid import Case, by_name, params
 
 import deniable as dn
 from deniable import testing
 from deniable.testing import CheckResult
-from mechanism_grid import Case, by_name, params
 
 pytestmark = pytest.mark.stat
 
@@ -120,7 +120,7 @@ class Model:
             inside = _parity(np.arange(K, dtype=np.uint64) & np.uint64(x + 1)) == 0
             return np.where(inside, 2 * e / (e + 1) / K, 2 / (e + 1) / K)
         if name == "SubsetSelection":
-            e, w, k = math.exp(m.epsilon), m.omega, m.k
+            e = math.exp(m.epsilon)
             weight = np.array([e if x in s else 1.0 for s in self.subsets])
             return weight / weight.sum()
         if name in ("BLH", "OLH"):

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mechanism_grid import Case, params, sample_values
 
 import deniable as dn
 from deniable import wire
 from deniable.estimate import SupportCounts
-from mechanism_grid import CASES, Case, params, sample_values
 
 N_REPORTS = 400
 _REPORTS: dict[str, tuple[object, np.ndarray]] = {}

@@ -84,6 +84,7 @@ def test_sample_size_is_consistent_with_variance() -> None:
     assert dn.sample_size(m, 0.01) > dn.sample_size(m, 0.02)
 
 
+@pytest.mark.stat
 @pytest.mark.parametrize("make", [lambda: dn.GRR(10, epsilon=1.0), lambda: dn.OUE(10, epsilon=1.0)],
                          ids=["GRR", "OUE"])
 def test_simulate_a_billion_respondents(make, rng: np.random.Generator) -> None:  # type: ignore[no-untyped-def]
