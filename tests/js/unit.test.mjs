@@ -151,6 +151,9 @@ test('parseJSON agrees with JSON.parse and keeps big integers exact; stringify r
   assert.equal(v.neg, -9007199254740993n);
   assert.equal(v.safe, 9007199254740991);
   assert.deepEqual(parseJSON(stringify(v)), v);
+  const proto = parseJSON('{"__proto__": {"polluted": 1}}');
+  assert.equal(Object.getPrototypeOf(proto), Object.prototype);
+  assert.deepEqual(Object.keys(proto), ['__proto__']);
   for (const broken of ['{', '[1,]', '{"a" 1}', '01', '"open', '[1] x', 'tru']) {
     assert.throws(() => parseJSON(broken), SyntaxError, broken);
   }

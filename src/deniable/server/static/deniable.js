@@ -167,7 +167,8 @@ export function parseJSON(text) {
         ws();
         if (s[i] !== ':') fail("expected ':'");
         i++;
-        obj[key] = value();
+        // an own property even for "__proto__", as JSON.parse does
+        Object.defineProperty(obj, key, { value: value(), enumerable: true, writable: true, configurable: true });
         ws();
         if (s[i] === ',') { i++; continue; }
         if (s[i] === '}') { i++; return obj; }
