@@ -220,7 +220,7 @@ def _records(sweep: Any) -> list[Mapping[str, Any]]:
     raise TypeError(f"sweep must be a DataFrame or a list of records; got {type(sweep).__name__}")
 
 
-def _scientific(value: float, _position: int) -> str:
+def _scientific(value: float, _position: float) -> str:
     """Tick label ``m x 10^e`` (``10^e`` when m = 1)."""
     if value <= 0:
         return ""
