@@ -265,9 +265,11 @@ function parseDomain(domain) {
   return { k: domain.length, values: domain.slice() };
 }
 
-/** ln of a ratio of positive BigInts, as a float (for display and the consistency check only). */
+/**
+ * ln(num / den) of positive BigInts as a float, for display and the epsilon consistency check
+ * only (never for sampling): Number() rounds each to 2^-53 relative, so the error is ~1e-16.
+ */
 function lnRatio(num, den) {
-  // scale both to < 2^1000 safely: their float conversions are exact to 2^-53 relative
   return Math.log(Number(num)) - Math.log(Number(den));
 }
 
@@ -276,7 +278,7 @@ function lnRatio(num, den) {
 const BUILDERS = {
   'binary-rr'(params, dom) {
     if (dom.k !== 2) throw new DeniableError('domain', 'binary-rr needs the domain [false, true]');
-    const d = integerParam(params, 'denominator', { min: 2n });
+    const d = integerParam(params, 'denominator', { min: 2n, max: TWO64N });
     const ys = params.yes_numerators;
     if (!Array.isArray(ys) || ys.length !== 2) {
       throw new DeniableError('params.yes_numerators', `must be [P(yes|false) numerator, P(yes|true) numerator]; got ${stringify(ys)}`);
@@ -326,6 +328,7 @@ const BUILDERS = {
     const b = integerParam(params, 'outside_numerator', { min: 1n });
     if (!(b < a)) throw new DeniableError('params', `hadamard needs 0 < outside_numerator < inside_numerator; got ${stringify(params)}`);
     const d = a + b;
+    if (d > TWO64N) throw new DeniableError('params', 'hadamard inside + outside numerators exceed 2^64');
     const width = BigInt(bitLength(kk) - 1);
     return {
       epsilon: lnRatio(a, b),
