@@ -84,8 +84,17 @@ class SupportCounts:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SupportCounts:
-        counts = np.asarray(data["counts"], dtype=np.int64)
-        return cls(str(data["fingerprint"]), counts, int(data["n"]))
+        """Inverse of :meth:`to_json`; ValueError naming the field if ``data`` is malformed."""
+        if not isinstance(data, dict) or any(f not in data for f in ("fingerprint", "n", "counts")):
+            raise ValueError("an aggregate must be a JSON object with fields 'fingerprint', 'n' and 'counts'")
+        fingerprint, n, counts = data["fingerprint"], data["n"], data["counts"]
+        if not isinstance(fingerprint, str):
+            raise ValueError(f"aggregate field 'fingerprint' must be a string; got {fingerprint!r}")
+        if type(n) is not int or n < 0:
+            raise ValueError(f"aggregate field 'n' must be a non-negative integer; got {n!r}")
+        if not isinstance(counts, list) or not all(type(c) is int and 0 <= c <= n for c in counts):
+            raise ValueError(f"aggregate field 'counts' must be a list of integers in 0..n={n}")
+        return cls(fingerprint, np.asarray(counts, dtype=np.int64).reshape(len(counts)), n)
 
 
 @dataclass(frozen=True, eq=False)
