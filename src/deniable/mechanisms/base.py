@@ -172,6 +172,8 @@ class FrequencyOracle(ABC):
                 f"aggregate was made by another mechanism configuration "
                 f"({stat.fingerprint}, this is {self.fingerprint})"
             )
+        if np.shape(stat.counts)[-1:] != (self.k,):
+            raise ValueError(f"aggregate has {np.shape(stat.counts)[-1:]} counts; {self.name} needs k={self.k}")
         p, q = self._pq()
         n = stat.n
         with np.errstate(invalid="ignore", divide="ignore"):
