@@ -230,3 +230,37 @@ def test_mixed_type_domain_keeps_true_and_one_apart() -> None:
     with pytest.raises(ValueError, match="not in the domain"):
         m.privatize(1.5)
     assert dn.from_config(m.to_config()) == m
+
+
+@params()
+def test_fast_decode_equals_definition(case: Case) -> None:
+    """The support counts of ``aggregate`` (bit sums, Walsh-Hadamard transforms) equal the
+    definition ``C_v = #{reports y : v in S(y)}`` evaluated report by report."""
+    m, reports = reports_for(case)
+    direct = [int(m.supports(reports, v).sum()) for v in m.domain]
+    assert m.aggregate(reports).counts.tolist() == direct
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"counts": [1, 2, 3, 4], "n": 10}, "fields"),
+        ([1, 2], "fields"),
+        ({"fingerprint": 5, "counts": [1, 2, 3, 4], "n": 10}, "fingerprint"),
+        ({"fingerprint": "x", "counts": [1, 2, 3, 4], "n": "10"}, "'n'"),
+        ({"fingerprint": "x", "counts": [1, 2, 3, 4], "n": -1}, "'n'"),
+        ({"fingerprint": "x", "counts": [1, 2, 3, 40], "n": 10}, "counts"),
+        ({"fingerprint": "x", "counts": [1, 2, -3, 4], "n": 10}, "counts"),
+        ({"fingerprint": "x", "counts": [1.5, 2, 3, 4], "n": 10}, "counts"),
+        ({"fingerprint": "x", "counts": "1234", "n": 10}, "counts"),
+    ],
+)
+def test_aggregate_json_validated(data, field: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=field):
+        SupportCounts.from_json(data)
+
+
+def test_aggregate_of_wrong_length_refused() -> None:
+    m = dn.GRR(4, epsilon=1.0)
+    with pytest.raises(ValueError, match="k=4"):
+        m.estimate_from(SupportCounts(m.fingerprint, np.array([1, 2, 3]), 10))
