@@ -288,7 +288,8 @@ def estimate_cmd(
     ] = None,
     column: Annotated[str | None, typer.Option("--column", "-c", help="Column of reports.")] = None,
     config: Annotated[
-        Path | None, typer.Option(help="Mechanism config (default: DATA.deniable.json).")
+        Path | None,
+        typer.Option(help="Mechanism config or survey JSON (default: DATA.deniable.json)."),
     ] = None,
     db: Annotated[
         str | None, typer.Option(help="Database URL of a collection server (with --survey).")
@@ -306,11 +307,14 @@ def estimate_cmd(
 ) -> None:
     """Debiased frequencies with standard errors and confidence intervals.
 
-    From a privatized file (the mechanism config is read from beside it), or
-    from a collection server's database (--db URL --survey ID).
+    From a privatized file (the mechanism config is read from beside it), a
+    collection server's export (Parquet exports describe themselves; for CSV
+    pass --config with the survey JSON of GET /surveys/ID and the question id
+    as --column), or a server's database (--db URL --survey ID).
 
     Examples:
       deniable estimate private.csv --column answer --consistent norm-sub
+      deniable estimate export.csv --column violated --config survey.json
       deniable estimate --db sqlite:///deniable.db --survey honor-code
     """
     if not 0 < level < 1:
@@ -326,11 +330,8 @@ def estimate_cmd(
         return
     if data is None or column is None:
         raise CLIError("give a privatized file and its --column (or --db URL --survey ID)")
-    cfg_path = config or cli_data.config_path(data)
-    if not cfg_path.is_file():
-        raise CLIError(f"mechanism config {cfg_path} not found; pass --config")
-    m = dn.from_config(cfg_path.read_text())
     reader = cli_data.ColumnReader(data, column, chunk_size)
+    m = cli_data.load_mechanism(data, column, config)
     with progress(transient=True, unit=reader.progress_unit) as bar:
         task = bar.add_task("aggregating", total=reader.progress_total)
         stat = cli_data.aggregate_file(

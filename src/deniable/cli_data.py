@@ -5,7 +5,8 @@ Files are read in chunks (pandas ``read_csv(chunksize=...)``, pyarrow
 column is stored as text: a report whose JSON form is a string (a GRR
 category, the hex of a unary-encoding bit vector) as that string, any other
 report as its compact JSON (``true``, ``5``, ``{"seed":1,"value":0}``,
-``[0,3]``), exactly the wire forms of :mod:`deniable.wire`.
+``[0,3]``), exactly the wire forms of :mod:`deniable.wire`. Reading also
+accepts JSON-quoted strings (``"A"``), as in the collection server's exports.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from numpy.typing import NDArray
 
 from deniable.cli_common import CLIError
 from deniable.estimate import SupportCounts
+from deniable.wire import from_config
 
 __all__ = [
     "ColumnReader",
     "ColumnWriter",
     "config_path",
+    "load_mechanism",
     "discover_categories",
     "parse_binary",
     "check_categories",
@@ -52,6 +55,52 @@ def file_kind(path: Path) -> str:
 def config_path(data: Path) -> Path:
     """Where the mechanism config of a privatized file lives: ``<file>.deniable.json``."""
     return data.with_name(data.name + ".deniable.json")
+
+
+def _question_mechanism(survey: Any, column: str, source: str) -> Any:
+    questions = survey.get("questions") if isinstance(survey, dict) else None
+    if not isinstance(questions, list):
+        raise CLIError(f"{source} is neither a mechanism config nor a survey with questions")
+    for q in questions:
+        if isinstance(q, dict) and q.get("id") == column:
+            if not isinstance(q.get("mechanism"), dict):
+                raise CLIError(
+                    f"question {column!r} in {source} names its mechanism without the exact "
+                    "config; use the survey as the server publishes it (GET /surveys/ID)"
+                )
+            return from_config(q["mechanism"])
+    ids = [q.get("id") for q in questions if isinstance(q, dict)]
+    raise CLIError(f"{source} has no question {column!r} (questions: {ids})")
+
+
+def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
+    """The mechanism that made the reports in ``column`` of ``data``.
+
+    From ``config`` (a mechanism config, or a survey JSON as served by
+    ``GET /surveys/ID``, whose question ``column`` is used), else from
+    ``DATA.deniable.json`` beside the file, else from the survey definition
+    a server's Parquet export carries in its metadata.
+    """
+    if config is None:
+        beside = config_path(data)
+        if beside.is_file():
+            config = beside
+        elif file_kind(data) == "parquet" and data.is_file():
+            import pyarrow.parquet as pq
+
+            metadata = pq.read_schema(data).metadata or {}
+            survey = metadata.get(b"deniable.survey")
+            if survey is not None:
+                return _question_mechanism(json.loads(survey), column, f"{data.name} metadata")
+    if config is None or not config.is_file():
+        raise CLIError(f"mechanism config {config or config_path(data)} not found; pass --config")
+    try:
+        obj = json.loads(config.read_text())
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{config} is not valid JSON: {exc}") from None
+    if isinstance(obj, dict) and "questions" in obj and "format" not in obj:
+        return _question_mechanism(obj, column, str(config))
+    return from_config(obj)
 
 
 @dataclass
@@ -238,10 +287,17 @@ def reports_to_text(mechanism: Any, reports: Any) -> list[str] | NDArray[np.str_
     return [json.dumps(x, separators=(",", ":")) for x in items]
 
 
+def _all_json_strings(values: NDArray[np.str_]) -> bool:
+    """Whether every cell is a JSON string literal (the server's export quotes them)."""
+    return bool(values.size) and bool(
+        (np.char.startswith(values, '"') & np.char.endswith(values, '"')).all()
+    )
+
+
 def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
     """Parse and validate a chunk of report text; the error names the first bad row."""
     values = chunk.values
-    if plain_reports(mechanism):
+    if plain_reports(mechanism) and not _all_json_strings(values):
         items: list[Any] = values.tolist()
     else:
         items = []

@@ -211,3 +211,55 @@ def test_estimate_from_postgresql(cli, tmp_path: Path) -> None:
     survey = {**HONOR_CODE_SURVEY, "id": f"cli-{os.getpid()}-{time.time_ns()}"}
     truth = _collect(db_url, survey, 5_000, 0.3, seed=12)
     _estimate_db_checks(cli, db_url, survey["id"], tmp_path, truth, 5_000)
+
+
+# ------------------------------------------------------ estimate from exports
+MESSAGING = {
+    "id": "messaging",
+    "title": "Messaging apps",
+    "budget": 2.2,
+    "questions": [
+        {**HONOR_CODE_SURVEY["questions"][0]},
+        {"id": "app", "text": "Which messaging app do you use most?", "type": "categorical",
+         "categories": ["WhatsApp", "Signal", "Telegram", "Other"], "mechanism": "grr",
+         "epsilon": 1.0},
+    ],
+}
+
+
+def test_estimate_from_the_servers_csv_and_parquet_exports(cli, tmp_path: Path) -> None:
+    """Exports (every report JSON-quoted) give exactly the server's own estimates."""
+    token = "export-token"
+    gen = np.random.default_rng(21)
+    apps = MESSAGING["questions"][1]["categories"]
+    answers = [{"violated": bool(v), "app": str(a)}
+               for v, a in zip(gen.random(3000) < 0.25, gen.choice(apps, 3000), strict=True)]
+    db_url = f"sqlite:///{tmp_path / 'export.db'}"
+    with BackgroundServer([MESSAGING], db_url=db_url, admin_token=token) as server, \
+            Client(server.url, timeout=120) as client:
+        client.respond_many("messaging", answers, batch_size=1000, rng=22)
+        headers = {"Authorization": f"Bearer {token}"}
+        for fmt in ("csv", "parquet"):
+            got = httpx.get(f"{server.url}/admin/surveys/messaging/export?format={fmt}",
+                            headers=headers, timeout=60)
+            assert got.status_code == 200, got.text
+            (tmp_path / f"export.{fmt}").write_bytes(got.content)
+        (tmp_path / "survey.json").write_text(json.dumps(client.survey("messaging")))
+        expected = client.results("messaging")
+    for question in expected["questions"]:
+        qid = question["id"]
+        from_csv = cli("estimate", tmp_path / "export.csv", "--column", qid,
+                       "--config", tmp_path / "survey.json", "--json")
+        from_parquet = cli("estimate", tmp_path / "export.parquet", "--column", qid, "--json")
+        for result in (from_csv, from_parquet):
+            assert result.exit_code == 0, result.output
+            rows = json.loads(result.stdout)["categories"]
+            assert [r["category"] for r in rows] == question["categories"]
+            np.testing.assert_allclose([r["estimate"] for r in rows], question["estimate"],
+                                       rtol=0, atol=1e-12)
+    wrong = cli("estimate", tmp_path / "export.csv", "--column", "response_id",
+                "--config", tmp_path / "survey.json")
+    assert wrong.exit_code == 1
+    assert "has no question 'response_id' (questions: ['violated', 'app'])" in wrong.stderr
+    no_config = cli("estimate", tmp_path / "export.csv", "--column", "app")
+    assert no_config.exit_code == 1 and "export.csv.deniable.json not found" in no_config.stderr
