@@ -47,7 +47,10 @@ class UnaryEncoding(FrequencyOracle):
 
     def _setup(self, domain: Domain, p_num: int, q_num: int) -> None:
         if not 0 < q_num < p_num < _ONE:
-            raise ValueError(f"unary encoding needs 0 < q < p < 1; got {p_num}/2^32, {q_num}/2^32")
+            raise ValueError(
+                f"{type(self).__name__} needs 0 < q < p < 1 in 32-bit probabilities (epsilon too small "
+                f"or too large to realise); got p={p_num}/2^32, q={q_num}/2^32"
+            )
         self.domain_obj = domain
         self._p, self._q = p_num, q_num
         self._epsilon = privacy.ln_up(
