@@ -354,3 +354,20 @@ def test_prob_parameter_space(prob: float) -> None:
         return
     assert 0.5 < prob < 1 and m.epsilon > 0
     assert m.prob == Fraction(repr(prob))
+
+
+@pytest.mark.parametrize("cls", NUMERIC, ids=lambda c: c.__name__)
+@given(eps=st.floats(min_value=1e-12, max_value=50.0))
+@settings(max_examples=40, deadline=None)
+def test_every_mechanism_over_the_epsilon_range(cls, eps: float) -> None:  # type: ignore[no-untyped-def]
+    """Any epsilon either builds a mechanism realising at most that epsilon (within 0.1% of it
+    for 1e-3 <= epsilon <= 10), or is refused with a ValueError that names epsilon (too large
+    or too small for the mechanism's integer probabilities)."""
+    try:
+        m = cls(6, epsilon=eps)
+    except ValueError as exc:
+        assert "epsilon" in str(exc) and (eps > 40 or eps < 1e-6)
+        return
+    assert 0 < m.epsilon <= eps
+    if 1e-3 <= eps <= 10:
+        assert m.epsilon >= eps * (1 - 1e-3)
