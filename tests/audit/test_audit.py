@@ -173,6 +173,7 @@ def test_audit_catches_reused_seed(rng: np.random.Generator) -> None:
 
 
 def test_audit_result_reports() -> None:
+    """The result object and its text (the PASS is an audit at alpha 1e-6 of a correct GRR)."""
     m = dn.GRR(4, epsilon=1.0)
     result = dn.audit(m, trials=1000, rng=3)
     text = str(result)

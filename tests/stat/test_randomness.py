@@ -54,7 +54,8 @@ def uniform_checks(values: np.ndarray, bound: int, alpha: float, label: str) -> 
 
 
 def test_uniform_below_is_uniform(rng: np.random.Generator) -> None:
-    """Chi-square over every value (small bounds) or over high/low bins (large bounds)."""
+    """Chi-square over every value (small bounds) or over high/low bins (large bounds);
+    alpha 1e-6 over bounds x sources. Power: test_uniform_check_has_power."""
     alpha = ALPHA / (len(BOUNDS) * 2)
     failures = []
     for bound in BOUNDS:
