@@ -71,6 +71,8 @@ def run_demo(
 ) -> dict[str, Any]:
     """The whole journey on this machine: server, respondents over HTTP, estimate, plot."""
     _server_extra()
+    import httpx
+
     from deniable.client import Client, ClientError
     from deniable.plot import bar_estimate
     from deniable.server.runner import BackgroundServer
@@ -117,6 +119,8 @@ def run_demo(
             results = client.results(survey_id)
         except ClientError as exc:
             raise CLIError(f"the server refused a request: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise CLIError(f"HTTP request to the demo server failed: {exc!r}") from None
     q = results["questions"][0]
     est = _rebuild(mechanism, q, [1 - true_share, true_share])
     low, high = est.ci(0.95)
@@ -180,6 +184,7 @@ def serve_cmd(
     """
     _server_extra()
     from deniable.server.runner import run
+    from deniable.server.storage import StorageError
     from deniable.server.surveys import load_surveys
 
     for path in surveys:
@@ -189,9 +194,13 @@ def serve_cmd(
     err.print(
         f"deniable: {len(loaded)} survey(s) "
         f"({', '.join(s.id for s in loaded)}), database {_safe_url(db)}, admin endpoints "
-        f"{'enabled' if admin_token else 'disabled (no token)'}"
+        f"{'enabled' if admin_token else 'disabled (no token)'}",
+        soft_wrap=True,
     )
-    run(loaded, db_url=db, host=host, port=port, admin_token=admin_token)
+    try:
+        run(loaded, db_url=db, host=host, port=port, admin_token=admin_token)
+    except StorageError as exc:  # e.g. the database holds a different survey with this id
+        raise CLIError(f"{exc.field}: {exc.message}") from None
 
 
 # ------------------------------------------------------------- estimate --db

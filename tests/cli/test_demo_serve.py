@@ -154,6 +154,15 @@ def test_serve_errors(cli, tmp_path: Path) -> None:
     result = cli("serve", over)
     assert result.exit_code == 1
     assert result.stderr.startswith("error: budget: ") and "above the budget" in result.stderr
+    db_url = f"sqlite:///{tmp_path / 'stored.db'}"
+    storage = Storage(db_url)
+    storage.add_survey(HONOR_CODE_SURVEY)
+    storage.close()
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps({**HONOR_CODE_SURVEY, "title": "Changed"}))
+    conflict = cli("serve", changed, "--db", db_url, "--port", 0)
+    assert conflict.exit_code == 1
+    assert "error: id: a different survey with id 'honor-code' is already stored" in conflict.stderr
 
 
 # ------------------------------------------------------------- estimate --db
