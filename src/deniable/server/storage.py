@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import secrets
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -85,6 +86,9 @@ MAX_BATCH = 10_000
 
 _IN_CHUNK = MAX_BATCH  # keys per IN (...) query (SQLite >= 3.32 allows 32766 parameters)
 AGGREGATE_SHARDS = 16
+KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
+"""Idempotency keys: chosen by the device, 8-128 URL-safe characters."""
+_BODY_FIELDS = frozenset({"idempotency_key", "invite_token", "reports"})
 
 metadata = MetaData()
 _ID = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER keys only
@@ -234,6 +238,18 @@ def prepare(
     question_ids = [q.id for q in survey.questions]
     expected = set(question_ids)
     for i, body in enumerate(bodies):
+        key = body.get("idempotency_key")
+        if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
+            raise Invalid(
+                f"{where(i)}idempotency_key", f"must be 8-128 characters of A-Z a-z 0-9 _ -; "
+                f"got {key!r:.140}"
+            )
+        token = body.get("invite_token")
+        if token is not None and not isinstance(token, str):
+            raise Invalid(f"{where(i)}invite_token", f"must be a string; got {token!r:.60}")
+        if len(body) > 2 and not body.keys() <= _BODY_FIELDS:
+            extra = sorted(set(body) - _BODY_FIELDS)[0]
+            raise Invalid(f"{where(i)}{extra}", f"is not a field of a response {sorted(_BODY_FIELDS)}")
         reports = body.get("reports")
         if not isinstance(reports, Mapping):
             raise Invalid(f"{where(i)}reports", "must be an object {question id: report}")
@@ -261,18 +277,11 @@ def prepare(
             raise Invalid(f"{where(i)}reports.{q.id}", message) from None
         validated[q.id] = checked
         canonical.append(q.mechanism.reports_to_json(checked))
-    texts: list[str] = []
-    hashes: list[str] = []
-    tokens: list[str | None] = []
-    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-    for i, body in enumerate(bodies):
-        text = dumps(dict(zip(question_ids, (c[i] for c in canonical), strict=True)))
-        token = body.get("invite_token")
-        token_hash = None if token is None else _sha256(str(token))
-        texts.append(text)
-        hashes.append(_sha256(f"{text}\n{token_hash or ''}"))
-        tokens.append(token_hash)
-    keys = [str(body["idempotency_key"]) for body in bodies]
+    encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    texts = [encode(dict(zip(question_ids, row, strict=True))) for row in zip(*canonical, strict=True)]
+    tokens = [None if (t := body.get("invite_token")) is None else _sha256(t) for body in bodies]
+    hashes = [_sha256(f"{text}\n{token or ''}") for text, token in zip(texts, tokens, strict=True)]
+    keys = [body["idempotency_key"] for body in bodies]
     return _Prepared(keys, tokens, texts, hashes, validated)
 
 
