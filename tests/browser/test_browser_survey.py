@@ -8,11 +8,11 @@ the page makes. Checks:
 * each POST body holds only ``idempotency_key`` (unique, contract pattern) and
   ``reports`` (one valid mechanism report per question; no answer label);
 * the server stored exactly those reports (admin CSV export);
-* the results endpoint estimates the truth: ``|estimate - truth| <= z sd`` with
-  ``sd = sqrt(m.variance(n, truth))`` and ``z`` two-sided for alpha = 1e-6
-  split (Bonferroni) over every category; the same band rejects the truth with
-  the yes/no answers or categories shifted by one (power check, e.g. a page
-  that mislabels its radio buttons);
+* the results endpoint estimates the truth: every estimate lies in its exact
+  band (tests/js/support_bands.py; the support count is a sum of two
+  binomials) at alpha = 1e-6 split (Bonferroni) over every category; the same
+  bands reject the truth with the answers shifted by one category (power
+  check, e.g. a page that mislabels its radio buttons);
 * the results page draws one bar and one whisker per category, with the line
   "n respondents, epsilon = ..."; a screenshot is written for inspection;
 * validation (no request without every answer), a dropped connection retried
@@ -38,9 +38,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
 from node_env import chromium, playwright_core, run_node  # noqa: E402
+from support_bands import outside_bands  # noqa: E402
 
 import deniable as dn  # noqa: E402
-from deniable.testing import bonferroni, z_for  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
@@ -68,7 +68,7 @@ SURVEY = {
     ],
 }
 # the known truth: counts per category (in domain order: yes-no is [false, true])
-TRUTH = {"cheated": [210, 90], "app": [150, 90, 60, 0], "study": [120, 90, 45, 30, 15]}
+TRUTH = {"cheated": [210, 90], "app": [150, 90, 60, 0], "study": [165, 75, 45, 15, 0]}
 CLOSED_SURVEY = {
     "id": "closed", "title": "Closed survey", "budget": 1.2,
     "questions": [{"id": "ok", "text": "Too late?", "type": "yes-no",
@@ -207,21 +207,16 @@ def test_the_server_stored_exactly_the_reports_the_browser_sent(run: dict[str, A
 
 
 def test_results_estimate_the_truth(run: dict[str, Any]) -> None:
-    """|estimate - truth| <= z sd for every category; alpha 1e-6 (Bonferroni over categories)."""
+    """Every estimate in its exact band; alpha 1e-6 (Bonferroni over questions and categories)."""
     results = {q["id"]: q for q in run["results"]["questions"]}
-    z = z_for(bonferroni(ALPHA, sum(len(c) for c in TRUTH.values())))
-    wrong_rejected = []
+    alpha = ALPHA / len(TRUTH)
     for qid, counts in TRUTH.items():
         m = run["mechanisms"][qid]
-        truth = np.asarray(counts) / N
         q = results[qid]
         assert q["n"] == N
-        estimate = np.asarray(q["estimate"], dtype=float)
-        band = z * np.sqrt(m.variance(N, truth))
-        assert (np.abs(estimate - truth) <= band).all(), (qid, estimate.round(3), truth, band)
+        assert outside_bands(m, counts, q["estimate"], alpha) == [], qid
         # power: the answers shifted by one category (a mislabelled page) are rejected
-        wrong_rejected.append(bool((np.abs(estimate - np.roll(truth, 1)) > band).any()))
-    assert all(wrong_rejected), wrong_rejected
+        assert outside_bands(m, np.roll(counts, 1), q["estimate"], alpha) != [], qid
 
 
 def test_results_page_shows_charts(run: dict[str, Any]) -> None:

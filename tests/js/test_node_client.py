@@ -4,10 +4,10 @@
   per-bit tests, alpha = 1e-6 in all, and deterministic unit tests) passes;
 * the checked-in fixture it uses is what the generator builds now;
 * reports made by deniable.js are accepted by ``m.reports_from_json`` and
-  estimate the truth: each estimate lies within ``z * sqrt(m.variance(n, f))``
-  of the true frequency, ``z`` two-sided for alpha = 1e-6 split (Bonferroni)
-  over every category of every mechanism; the same band rejects a wrong truth
-  (power check).
+  ``m.estimate`` estimates the truth: every estimate lies in its exact band
+  (support_bands.py: the support count is a sum of two binomials) at
+  alpha = 1e-6 split (Bonferroni) over every category of every mechanism; the
+  same bands reject a wrong truth (power check).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 from node_env import ROOT, node, run_node
+from support_bands import outside_bands
 
 import deniable as dn
-from deniable.testing import bonferroni, z_for
 
 pytestmark = pytest.mark.browser
 
@@ -41,14 +41,14 @@ MECHANISMS: list[tuple[str, Any, list[float]]] = [
     ("hadamard", dn.HadamardResponse(7, epsilon=2.0), [0.4, 0.3, 0.1, 0.1, 0.05, 0.05, 0.0]),
     ("subset", dn.SubsetSelection(10, epsilon=1.0), [0.35, 0.25] + [0.05] * 8),
 ]
-Z = z_for(bonferroni(ALPHA, sum(m.k for _, m, _ in MECHANISMS)))
+ALPHA_EACH = ALPHA / len(MECHANISMS)  # then split over the k categories by outside_bands
 
 
-def _values(m: Any, truth: list[float]) -> list[Any]:
-    """N answers with exactly round(f * N) of each category (a fixed population)."""
+def _counts(truth: list[float]) -> np.ndarray:
+    """How many of the N answers hold each category (a fixed population)."""
     counts = np.round(np.asarray(truth) * N).astype(int)
     counts[0] += N - counts.sum()
-    return [v for v, c in zip(m.domain, counts, strict=True) for _ in range(c)]
+    return counts
 
 
 def test_fixture_is_current() -> None:
@@ -72,18 +72,28 @@ def test_node_suite_passes() -> None:
 @pytest.mark.parametrize(("name", "m", "truth"), MECHANISMS, ids=[c[0] for c in MECHANISMS])
 def test_js_reports_decode_in_python(name: str, m: Any, truth: list[float]) -> None:
     """JS reports pass ``reports_from_json`` and estimate the truth (alpha 1e-6 over all cases)."""
-    values = _values(m, truth)
+    counts = _counts(truth)
+    values = [v for v, c in zip(m.domain, counts, strict=True) for _ in range(c)]
     reports = run_node(HERE / "privatize_cli.mjs", {"config": m.to_config(), "values": values, "seed": name})
     assert len(reports) == N
     parsed = m.reports_from_json(reports)
     assert m.reports_to_json(parsed) == reports  # the canonical wire form, byte for byte
     est = m.estimate(parsed)
-    actual = np.bincount(m.domain_obj.encode(values), minlength=m.k) / N
-    band = Z * np.sqrt(m.variance(N, actual))
-    error = np.abs(est.frequencies - actual)
-    assert (error <= band).all(), f"{name}: |estimate - truth| {error.round(4)} > band {band.round(4)}"
-    # power: the same band rejects a wrong truth (the frequencies rotated by one category)
-    assert (np.abs(est.frequencies - np.roll(actual, 1)) > band).any()
+    assert est.n == N
+    assert outside_bands(m, counts, est.frequencies, ALPHA_EACH) == []
+    # power: the bands of a wrong truth (the answers rotated by one category) reject it
+    assert outside_bands(m, np.roll(counts, 1), est.frequencies, ALPHA_EACH) != []
+
+
+def test_exact_band_of_a_single_binomial() -> None:
+    """With nobody holding v the support count is Binomial(n, q*): the band is its quantiles."""
+    from scipy import stats
+    from support_bands import support_count_band
+
+    for n, q, alpha in ((300, 0.12, 1e-7), (2000, 0.5, 1e-6), (50, 0.02, 0.01)):
+        assert support_count_band(0, n, 0.9, q, alpha) == (
+            int(stats.binom.ppf(alpha / 2, n, q)), int(stats.binom.isf(alpha / 2, n, q))
+        )
 
 
 def test_wide_seeds_survive_the_wire() -> None:
