@@ -25,13 +25,14 @@ class Case:
     id: str
     build: Callable[[], Any]
     requested: float | None = None
+    heavy: bool = False  # large reports or slow sampling: marked ``slow`` in sampling tests
 
     def make(self) -> Any:
         return self.build()
 
 
-def _case(cls: Any, categories: Any, eps: float, label: str, **kw: Any) -> Case:
-    return Case(f"{cls.__name__}-{label}-eps{eps:g}", lambda: cls(categories, epsilon=eps, **kw), eps)
+def _case(cls: Any, categories: Any, eps: float, label: str, heavy: bool = False, **kw: Any) -> Case:
+    return Case(f"{cls.__name__}-{label}-eps{eps:g}", lambda: cls(categories, epsilon=eps, **kw), eps, heavy)
 
 
 CASES: list[Case] = [
@@ -53,12 +54,12 @@ CASES: list[Case] = [
     _case(dn.SUE, 2, 1.0, "k2"),
     _case(dn.SUE, LETTERS[:5], 0.5, "str5"),
     _case(dn.SUE, 12, 3.0, "k12"),
-    _case(dn.SUE, 70, 1.0, "k70"),
+    _case(dn.SUE, 70, 1.0, "k70", heavy=True),
     _case(dn.OUE, 2, 1.0, "k2"),
     _case(dn.OUE, [False, True], 2.0, "bool"),
     _case(dn.OUE, LETTERS[:9], 1.0, "str9"),
     _case(dn.OUE, 12, 0.5, "k12"),
-    _case(dn.OUE, 130, 2.0, "k130"),
+    _case(dn.OUE, 130, 2.0, "k130", heavy=True),
     # local hashing
     _case(dn.BLH, 2, 1.0, "k2"),
     _case(dn.BLH, LETTERS[:6], 0.5, "str6"),
@@ -67,27 +68,29 @@ CASES: list[Case] = [
     _case(dn.OLH, LETTERS[:6], 2.0, "str6"),
     _case(dn.OLH, 10, 1.0, "k10-g4", g=4),
     _case(dn.OLH, 100, 3.0, "k100"),
-    _case(dn.OLH, 1000, 1.0, "k1000"),
+    _case(dn.OLH, 1000, 1.0, "k1000", heavy=True),
     # Hadamard response
     _case(dn.HadamardResponse, 2, 1.0, "k2"),
     _case(dn.HadamardResponse, LETTERS[:3], 0.5, "str3"),
     _case(dn.HadamardResponse, 8, 2.0, "k8"),
     _case(dn.HadamardResponse, 100, 1.0, "k100"),
     # subset selection
+    _case(dn.SubsetSelection, 2, 1.0, "k2"),
     _case(dn.SubsetSelection, 3, 1.0, "k3"),
     _case(dn.SubsetSelection, LETTERS[:6], 0.5, "str6"),
     _case(dn.SubsetSelection, 10, 1.0, "k10-w1", omega=1),
     _case(dn.SubsetSelection, 12, 2.0, "k12-w5", omega=5),
     _case(dn.SubsetSelection, 20, 1.0, "k20"),
-    _case(dn.SubsetSelection, 100, 1.0, "k100"),
-    _case(dn.SubsetSelection, 60, 0.1, "k60"),
+    _case(dn.SubsetSelection, 100, 1.0, "k100", heavy=True),
+    _case(dn.SubsetSelection, 60, 0.1, "k60", heavy=True),
 ]
 
 
 def params(cases: list[Case] | None = None) -> Any:
     """``pytest.mark.parametrize`` arguments over cases, with readable ids."""
     chosen = CASES if cases is None else cases
-    return pytest.mark.parametrize("case", chosen, ids=[c.id for c in chosen])
+    marked = [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.heavy else []) for c in chosen]
+    return pytest.mark.parametrize("case", marked)
 
 
 def by_name(*names: str) -> list[Case]:
