@@ -256,21 +256,25 @@ def privatize_cmd(
         cats = np.asarray(listed, dtype=str)
     rng = np.random.default_rng(seed) if seed is not None else None
     rows = 0
-    with progress(unit=reader.progress_unit) as bar:
-        task = bar.add_task("privatizing", total=reader.progress_total)
-        for chunk in reader:
-            if cats is None:
-                values: Any = cli_data.parse_binary(chunk, column)
-            else:
-                cli_data.check_categories(chunk, column, cats)
-                values = chunk.values
-            reports = m.privatize_many(values, rng=rng)
-            writer.write(chunk, cli_data.reports_to_text(m, reports))
-            rows += len(chunk.values)
-            bar.update(task, completed=reader.position())
-    writer.close()
-    if rows == 0:
-        raise CLIError(f"{data} has no data rows")
+    try:
+        with progress(unit=reader.progress_unit) as bar:
+            task = bar.add_task("privatizing", total=reader.progress_total)
+            for chunk in reader:
+                if cats is None:
+                    values: Any = cli_data.parse_binary(chunk, column)
+                else:
+                    cli_data.check_categories(chunk, column, cats)
+                    values = chunk.values
+                reports = m.privatize_many(values, rng=rng)
+                writer.write(chunk, cli_data.reports_to_text(m, reports))
+                rows += len(chunk.values)
+                bar.update(task, completed=reader.position())
+        if rows == 0:
+            raise CLIError(f"{data} has no data rows")
+        writer.commit()
+    except BaseException:
+        writer.discard()
+        raise
     cfg = cli_data.config_path(output)
     cfg.write_text(json.dumps(m.to_config(), indent=2) + "\n")
     out.print(

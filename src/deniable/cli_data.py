@@ -184,12 +184,18 @@ class ColumnReader:
 
 
 class ColumnWriter:
-    """Write chunks with one column replaced by report text, in the input's format."""
+    """Write chunks with one column replaced by report text, in the input's format.
+
+    Rows go to a hidden ``.partial`` file beside ``path``, renamed to
+    ``path`` by :meth:`commit`; :meth:`discard` removes it, so a run that
+    fails half-way never leaves a truncated output behind.
+    """
 
     def __init__(self, path: Path, kind: str, column: str) -> None:
         if file_kind(path) != kind:
             raise CLIError(f"output {str(path)!r} must be a .{kind} file like the input")
         self.path, self.kind, self.column = path, kind, column
+        self.partial = path.with_name(f".{path.name}.partial")
         self._writer: Any = None
         self._first = True
 
@@ -197,7 +203,7 @@ class ColumnWriter:
         if self.kind == "csv":
             frame = chunk.block
             frame[self.column] = text
-            frame.to_csv(self.path, mode="w" if self._first else "a", header=self._first,
+            frame.to_csv(self.partial, mode="w" if self._first else "a", header=self._first,
                          index=False)
         else:
             import pyarrow as pa
@@ -208,15 +214,24 @@ class ColumnWriter:
             table = table.set_column(idx, self.column, pa.array(np.asarray(text, dtype=object),
                                                                 pa.string()))
             if self._writer is None:
-                self._writer = pq.ParquetWriter(self.path, table.schema)
+                self._writer = pq.ParquetWriter(self.partial, table.schema)
             self._writer.write_table(table)
         self._first = False
 
-    def close(self) -> None:
-        if self.kind == "csv" and self._first:  # empty input: still write the header
-            return
+    def _close(self) -> None:
         if self._writer is not None:
             self._writer.close()
+            self._writer = None
+
+    def commit(self) -> None:
+        """Finish the file and move it to ``path``."""
+        self._close()
+        os.replace(self.partial, self.path)
+
+    def discard(self) -> None:
+        """Drop whatever was written."""
+        self._close()
+        self.partial.unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------- values in

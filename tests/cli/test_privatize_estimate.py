@@ -211,10 +211,14 @@ def test_value_outside_the_categories_names_its_row(cli, tmp_path: Path) -> None
     result = cli("privatize", data, "-c", "answer", "-e", 1, "--categories", "A,B",
                  "-o", tmp_path / "o.csv", "--chunk-size", 500)
     _error(result, "row 1034 (line 1035 of the file)", "value 'Z' is not one of the categories [A, B]")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"]  # no partial output left
     values[1033] = ""
     pd.DataFrame({"answer": values}).to_csv(data, index=False)
     _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv"),
            "row 1034", "empty value")
+    data.write_text("x,answer\n")
+    _error(cli("privatize", data, "-c", "answer", "-e", 1, "--categories", "A,B",
+               "-o", tmp_path / "o.csv"), "d.csv has no data rows")
     pd.DataFrame({"answer": ["A"] * 10}).to_csv(data, index=False)
     _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv"),
            "at least 2 categories")
