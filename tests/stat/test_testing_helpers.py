@@ -114,3 +114,12 @@ def test_bad_alpha_rejected() -> None:
     with pytest.raises(ValueError, match="alpha"):
         testing.coverage_band(100, 0.95, 1.5)
     assert testing.bonferroni(1e-6, 10) == pytest.approx(1e-7)
+
+
+def test_ks_gof_discrete(rng: np.random.Generator) -> None:
+    """alpha 1e-6 on Binomial(20, 0.3) samples; power: Binomial(20, 0.36) and a shifted support."""
+    support = np.arange(21)
+    probs = stats.binom.pmf(support, 20, 0.3)
+    assert testing.ks_gof_discrete(rng.binomial(20, 0.3, 5000), support, probs, ALPHA).passed
+    assert not testing.ks_gof_discrete(rng.binomial(20, 0.36, 5000), support, probs, ALPHA).passed
+    assert not testing.ks_gof_discrete(rng.binomial(20, 0.3, 5000) + 1, support, probs, ALPHA).passed
