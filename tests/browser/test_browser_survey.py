@@ -131,7 +131,8 @@ def run(tools: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict
         )
         assert export.status_code == 200, export.text
     mechanisms = {q["id"]: dn.from_config(q["mechanism"]) for q in public["questions"]}
-    return {"out": out, "results": results, "export": export.text, "mechanisms": mechanisms}
+    return {"out": out, "results": results, "export": export.text, "mechanisms": mechanisms,
+            "base_url": server.url}
 
 
 def _posts(out: dict[str, Any], survey_id: str) -> list[dict[str, Any]]:
@@ -155,6 +156,12 @@ def test_pages_have_no_errors_and_every_submission_succeeds(run: dict[str, Any])
     assert f"ε = {total:.2f}" in survey_visits[0]["privacy"]
     seconds = sum(v["ms"] for v in survey_visits) / 1000
     print(f"{N} browser submissions in {seconds:.1f} s")
+
+
+def test_pages_load_nothing_from_elsewhere(run: dict[str, Any]) -> None:
+    """No CDN or other origin: every request goes to the collection server itself."""
+    urls = {r["url"] for r in run["out"]["requests"]}
+    assert urls and all(u.startswith(run["base_url"] + "/") for u in urls), sorted(urls)[:5]
 
 
 def test_a_submission_needs_every_answer(run: dict[str, Any]) -> None:
