@@ -11,7 +11,8 @@ How each mechanism samples, and why the stated epsilon holds for the actual
 finite-precision sampler (see also :mod:`numeric_sampling`):
 
 * :class:`Laplace` -- discrete Laplace on a lattice. The range is cut into
-  ``N`` lattice steps (about 1000 steps per noise scale ``(high-low)/eps``),
+  ``N`` lattice steps (``32767 / (24 + eps)`` steps per noise scale
+  ``(high-low)/eps``: over 1000 for ``eps <= 8``),
   the value is randomly rounded to a lattice point (unbiased), and integer
   noise ``Z`` with ``P(Z = z) = W[z] / 2**64`` is added, where ``W`` are the
   integers nearest a two-sided geometric with ratio ``r = exp(-eps/N)``;
@@ -27,7 +28,8 @@ finite-precision sampler (see also :mod:`numeric_sampling`):
   lattice shifts ``d``.
 * :class:`Duchi` -- reports ``±B`` with ``B = 2**32 / c``: with probability
   ``beta = c / 2**32`` (bit-sliced Bernoulli) the sign is ``+`` with
-  probability ``(1 + t) / 2`` (a 64-bit threshold), otherwise it is a fair
+  probability ``(1 + t) / 2`` (a 64-bit threshold with 53 significant
+  bits, so this is exact to ``2**-53``), otherwise it is a fair
   coin. So ``P(+ | t)`` lies in ``[(1-beta)/2, (1+beta)/2]`` for every
   threshold whatever its rounding: ``eps = ln((2**32 + c) / (2**32 - c))``
   exactly, and ``E[report] = t``.
@@ -41,6 +43,15 @@ finite-precision sampler (see also :mod:`numeric_sampling`):
 * :class:`SquareWave` -- the Square Wave mechanism (Li et al. 2020) on the
   same sliding-window sampler, for estimating the whole distribution by EM
   or EMS; its mean is estimated by inverting the (affine) report mean.
+
+Randomness: ``rng=None`` (the default) reads ``os.urandom`` through
+:mod:`deniable.randomness`; a seed or Generator is for simulation only. In
+``privatize_many`` a comparison with a threshold reads one random byte and
+more only on a tie (1 in 256 whatever the threshold), so a batch costs about
+1.5-4 random bytes per value; ``privatize`` (one device report) does a fixed
+amount of work. In Duchi and the window mechanisms every input-dependent
+draw sits inside an input-independent mixture, so even the number of bytes
+read reveals nothing beyond the bound above.
 
 Estimates are :class:`~deniable.MeanEstimate`; aggregates are
 :class:`MeanStat` (n, sum and sum of squares of the standardized reports,
@@ -790,7 +801,7 @@ class Laplace(_LatticeMechanism):
     """Laplace noise for values clamped to ``[low, high]``: ``epsilon``-LDP.
 
     Reports are ``x + Lap((high - low) / epsilon)`` realised on a lattice of
-    about 1000 steps per noise scale (see the module docstring): the clamped
+    over 1000 steps per noise scale for ``epsilon <= 8`` (see the module docstring): the clamped
     value is randomly rounded to the lattice (unbiased, variance at most a
     quarter step squared), integer noise from an exact table is added, and
     the result is clamped 24 noise scales beyond the range. ``epsilon`` is
@@ -833,7 +844,7 @@ class Gaussian(_LatticeMechanism):
 
     ``sigma`` is the analytic Gaussian calibration (Balle & Wang 2018) for
     sensitivity ``high - low``; the noise is a discrete Gaussian on a
-    lattice of several hundred steps per ``sigma`` with exact integer
+    lattice of 700 or more steps per ``sigma`` with exact integer
     probabilities, and :attr:`delta` is recomputed from those integers (it
     never exceeds the request). Unbiased; per-user variance ``sigma^2`` plus
     the rounding term.
