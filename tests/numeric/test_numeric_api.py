@@ -58,6 +58,15 @@ def test_from_config_rejects_malformed_params() -> None:
     cfg["params"]["requested_epsilon"] = "one"
     with pytest.raises(ValueError, match="requested_epsilon"):
         dn.from_config(cfg)
+    cfg = dn.Gaussian(0, 1, epsilon=1, delta=1e-6).to_config()
+    cfg["params"]["lattice_steps"] += 1
+    with pytest.raises(ValueError, match="lattice_steps"):
+        dn.from_config(cfg)
+    for bad in ([1.0], [0.0, "1"], "0,1", None):
+        cfg = dn.Duchi(0, 1, epsilon=1).to_config()
+        cfg["domain"] = bad
+        with pytest.raises((ValueError, TypeError)):
+            dn.from_config(cfg)
 
 
 @pytest.mark.parametrize(
@@ -97,6 +106,10 @@ def test_bad_values_are_rejected(name: str) -> None:
         m.privatize(True)
     with pytest.raises(ValueError, match="1-D"):
         m.privatize_many([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="real numbers"):
+        m.privatize_many([1.0, 10**400])
+    assert m.privatize_many([]).shape == (0,)
+    assert m.aggregate([]).n == 0
 
 
 def test_bad_privacy_parameters_are_rejected() -> None:

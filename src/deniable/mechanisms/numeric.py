@@ -68,7 +68,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -139,7 +139,7 @@ def _as_floats(values: Any, what: str, owner: str) -> NDArray[np.float64]:
         raise TypeError(f"{what} for {owner} must be numbers; got {values!r}")
     try:
         arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         items = list(values) if not np.isscalar(values) else [values]
         bad = next((v for v in items if not _is_number(v)), values)
         raise ValueError(f"{what} for {owner} must be real numbers; got {bad!r}") from None
@@ -535,6 +535,7 @@ def _requested(params: dict[str, Any], key: str, owner: str) -> float:
 
 
 # ------------------------------------------------------------- lattice noise
+_LatticeT = TypeVar("_LatticeT", bound="_LatticeMechanism")
 _TABLE_BITS = 16
 _LAPLACE_TAIL = 24.0  # noise scales kept beyond the range before clamping
 _GAUSS_BITS = 14
@@ -734,6 +735,16 @@ def gaussian_epsilon(unit_sigma: float, delta: float) -> float:
     return float(optimize.brentq(lambda e: _gauss_delta(e, unit_sigma) - delta, 1e-12, 700.0, xtol=1e-13))
 
 
+def _same_lattice(m: _LatticeT, params: dict[str, Any]) -> _LatticeT:
+    """``m`` if its lattice has the configured number of steps (else the config is foreign)."""
+    if params.get("lattice_steps") != m._lattice.steps:
+        raise ValueError(
+            f"config params.lattice_steps is {params.get('lattice_steps')!r} but this "
+            f"{m.name} builds {m._lattice.steps} steps from the same parameters"
+        )
+    return m
+
+
 class _LatticeMechanism(NumericMechanism):
     """Shared sampler of Laplace and Gaussian: random rounding, integer noise, clamp."""
 
@@ -835,7 +846,8 @@ class Laplace(_LatticeMechanism):
 
     @classmethod
     def _build(cls, low: float, high: float, params: dict[str, Any]) -> Laplace:
-        return cls(low, high, epsilon=_requested(params, "requested_epsilon", cls.__name__))
+        m = cls(low, high, epsilon=_requested(params, "requested_epsilon", cls.__name__))
+        return _same_lattice(m, params)
 
 
 @register
@@ -898,11 +910,12 @@ class Gaussian(_LatticeMechanism):
 
     @classmethod
     def _build(cls, low: float, high: float, params: dict[str, Any]) -> Gaussian:
-        return cls(
+        m = cls(
             low, high,
             epsilon=_requested(params, "requested_epsilon", cls.__name__),
             delta=_requested(params, "requested_delta", cls.__name__),
         )
+        return _same_lattice(m, params)
 
     def to_config(self) -> dict[str, Any]:
         cfg = super().to_config()
