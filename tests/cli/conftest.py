@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -50,3 +52,38 @@ def _write_answers(
     else:
         frame.to_parquet(path, index=False)
     return answers
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database on DENIABLE_TEST_POSTGRES_URL's server, dropped afterwards.
+
+    Skips, saying why, when the variable is unset or the server is unreachable
+    (fails instead with DENIABLE_REQUIRE_POSTGRES=1), like the server tests.
+    """
+    url = os.environ.get("DENIABLE_TEST_POSTGRES_URL")
+    required = os.environ.get("DENIABLE_REQUIRE_POSTGRES") == "1"
+    if not url:
+        reason = "DENIABLE_TEST_POSTGRES_URL is not set (a PostgreSQL URL for tests)"
+        pytest.fail(reason) if required else pytest.skip(reason)
+    pytest.importorskip("sqlalchemy")
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from deniable.server.storage import normalize_url
+
+    admin = create_engine(normalize_url(url), isolation_level="AUTOCOMMIT")
+    name = f"deniable_cli_{uuid.uuid4().hex[:16]}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # noqa: BLE001 - any failure here means "unavailable"
+        admin.dispose()
+        reason = f"PostgreSQL at DENIABLE_TEST_POSTGRES_URL is unusable: {type(exc).__name__}"
+        pytest.fail(reason) if required else pytest.skip(reason)
+    try:
+        yield make_url(admin.url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

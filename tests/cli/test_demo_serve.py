@@ -213,13 +213,9 @@ def test_estimate_from_a_sqlite_database(cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_estimate_from_postgresql(cli, tmp_path: Path) -> None:
-    db_url = os.environ.get("DENIABLE_TEST_POSTGRES_URL")
-    if not db_url:
-        pytest.skip("DENIABLE_TEST_POSTGRES_URL is not set (a PostgreSQL URL for tests)")
-    survey = {**HONOR_CODE_SURVEY, "id": f"cli-{os.getpid()}-{time.time_ns()}"}
-    truth = _collect(db_url, survey, 5_000, 0.3, seed=12)
-    _estimate_db_checks(cli, db_url, survey["id"], tmp_path, truth, 5_000)
+def test_estimate_from_postgresql(cli, tmp_path: Path, postgres_url: str) -> None:
+    truth = _collect(postgres_url, HONOR_CODE_SURVEY, 5_000, 0.3, seed=12)
+    _estimate_db_checks(cli, postgres_url, "honor-code", tmp_path, truth, 5_000)
 
 
 # ------------------------------------------------------ estimate from exports
