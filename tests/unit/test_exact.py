@@ -274,3 +274,28 @@ def test_spot_values_table() -> None:
         for name, value in row.items():
             assert choice.variances[name] == pytest.approx(value, abs=0.006 if value < 100 else 0.5), (k, name)
         assert choice.name == "SubsetSelection"
+
+
+@given(st.integers(51, 99), st.integers(0, 100))
+@settings(max_examples=60, deadline=None)
+def test_debias_binary_inverts_expected_share(p_pct: int, pi_pct: int) -> None:
+    p, pi = p_pct / 100, pi_pct / 100
+    share = p * pi + (1 - p) * (1 - pi)
+    assert dn.debias_binary(share, p) == pytest.approx(pi, abs=1e-12)
+    est = dn.BinaryRR(prob=p).estimate_from(
+        SupportCounts(dn.BinaryRR(prob=p).fingerprint, np.array([1 - share, share]) * 1000, 1000))
+    assert est.frequencies[1] == pytest.approx(dn.debias_binary(share, p), abs=1e-12)
+
+
+@given(st.integers(2, 12), st.data())
+@settings(max_examples=60, deadline=None)
+def test_debias_categorical_is_the_grr_estimator(k: int, data: st.DataObject) -> None:
+    counts = np.array(data.draw(st.lists(st.integers(0, 1000), min_size=k, max_size=k)))
+    if counts.sum() == 0:
+        counts[0] = 1
+    p = data.draw(st.integers(100 // k + 1, 99)) / 100
+    m = dn.GRR(k, prob=p)
+    est = m.estimate_from(SupportCounts(m.fingerprint, counts, int(counts.sum())))
+    np.testing.assert_allclose(dn.debias_categorical(counts / counts.sum(), p), est.frequencies,
+                               rtol=0, atol=1e-12)
+    assert est.frequencies.sum() == pytest.approx(1.0, abs=1e-12)  # GRR estimates sum to 1 exactly
