@@ -151,11 +151,19 @@ def test_reports_json_round_trip_and_validation(name: str) -> None:
         m.aggregate(np.array([lo - (hi - lo)]))
 
 
-def test_square_wave_rejects_reports_off_its_cells() -> None:
-    m = dn.SquareWave(0, 1, epsilon=1.0)
-    good = m.privatize_many([0.5], rng=1)
-    with pytest.raises(ValueError, match="not a SquareWave output cell"):
-        m.aggregate(good + 1e-4)
+@pytest.mark.parametrize("name", list(ALL))
+def test_reports_that_no_input_can_produce_are_rejected(name: str) -> None:
+    """In range but off the mechanism's output values (between lattice points or cells)."""
+    m = ALL[name](1.0)
+    good = m.privatize_many([LOW, 30.0, HIGH], rng=1)
+    m.aggregate(good)
+    off = good.copy()
+    inward = 1.0 if good[1] < 30.0 else -1.0  # stay inside the report range
+    off[1] = good[1] + inward * 0.37 * (m.step if hasattr(m, "step") else 1e-4)
+    with pytest.raises(ValueError, match=r"at index 1 is not a possible .*not one of its output values"):
+        m.aggregate(off)
+    with pytest.raises(ValueError, match="not one of its output values"):
+        m.reports_from_json(m.reports_to_json(good)[:1] + [float(off[1])])
 
 
 @pytest.mark.parametrize("name", ["Laplace", "SquareWave", "Hybrid"])

@@ -373,7 +373,24 @@ class NumericMechanism(ABC):
                 f"report {v!r} at index {i} is not a possible {self.name} report "
                 f"(finite, in [{lo:.17g}, {hi:.17g}])"
             )
+        on = self._possible(y)
+        if not on.all():
+            i, v = _first_bad(y, on)
+            raise ValueError(
+                f"report {v!r} at index {i} is not a possible {self.name} report "
+                f"(not one of its output values)"
+            )
         return y
+
+    def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Whether each in-range report is one of the mechanism's output values."""
+        return np.ones(y.shape, dtype=np.bool_)
+
+    @staticmethod
+    def _in_table(y: NDArray[np.float64], table: NDArray[np.float64]) -> NDArray[np.bool_]:
+        at = np.clip(np.searchsorted(table, y), 0, table.size - 1)
+        found: NDArray[np.bool_] = table[at] == y
+        return found
 
     def reports_to_json(self, reports: Any) -> list[float]:
         return [float(v) for v in self.validate(reports)]
@@ -394,7 +411,8 @@ class NumericMechanism(ABC):
         text = json.dumps(self.to_config(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def _counts(self, yt: NDArray[np.float64]) -> NDArray[np.int64] | None:
+    def _counts(self, y: NDArray[np.float64]) -> NDArray[np.int64] | None:
+        """Per-output-cell counts of validated reports, where the mechanism keeps them."""
         return None
 
     def aggregate(self, reports: Any) -> MeanStat:
@@ -402,7 +420,7 @@ class NumericMechanism(ABC):
         y = self.validate(reports)
         yt = (y - self._mid) / self._half
         return MeanStat(
-            self.fingerprint, int(y.size), float(yt.sum()), float(np.dot(yt, yt)), self._counts(yt)
+            self.fingerprint, int(y.size), float(yt.sum()), float(np.dot(yt, yt)), self._counts(y)
         )
 
     # ----------------------------------------------------------- estimate
@@ -612,7 +630,7 @@ def _pure_epsilon(weights: list[int], N: int, K: int) -> float:
     return privacy.ln_up(max(best, edge))
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=8)
 def _laplace_lattice(epsilon: float) -> _Lattice:
     """Discrete Laplace on ``N`` steps per range, realising at most ``epsilon`` exactly."""
     N = max(1, int(((1 << (_TABLE_BITS - 1)) - 1) / (1 + _LAPLACE_TAIL / epsilon)))
@@ -682,7 +700,7 @@ def _approx_delta(weights: list[int], N: int, eps: float) -> float:
     return worst * (1 + 1e-9)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=8)
 def _gaussian_lattice(unit_sigma: float, epsilon: float, delta: float) -> _Lattice:
     cap = (1 << (_GAUSS_BITS - 1)) - 1
     sigma = unit_sigma  # in units of the range (sensitivity 1)
@@ -765,6 +783,11 @@ class _LatticeMechanism(NumericMechanism):
         out = np.multiply(y, 2.0 * self._half / self._lattice.steps, dtype=np.float64)
         out += self.low
         return out
+
+    def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
+        steps = (y - self.low) / self.step
+        on: NDArray[np.bool_] = np.abs(steps - np.rint(steps)) <= 1e-3
+        return on
 
     def sample_noise(self, n: int, rng: randomness.RNGLike = None) -> NDArray[np.float64]:
         """``n`` draws of the mechanism's lattice noise alone, in original units."""
@@ -999,6 +1022,9 @@ class Duchi(NumericMechanism):
     def _unit_variance(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
         return self._B**2 - np.asarray(t, dtype=float) ** 2
 
+    def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return self._in_table(y, np.array(self.report_range))
+
     @property
     def report_range(self) -> tuple[float, float]:
         lo, hi = self._from_unit(np.array([-self._B, self._B]))
@@ -1057,6 +1083,9 @@ class _WindowMechanism(NumericMechanism):
 
     def _sample(self, t: NDArray[np.float64], source: Source, lazy: bool) -> NDArray[np.float64]:
         return self._report_values[self._win.sample(self._starts(t), source)]
+
+    def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return self._in_table(y, self._report_values)
 
     @property
     def epsilon(self) -> float:
@@ -1216,19 +1245,9 @@ class SquareWave(_WindowMechanism):
         self._b0 = 2 * A - g
         self._b1 = 1 - g
 
-    def _counts(self, yt: NDArray[np.float64]) -> NDArray[np.int64]:
-        w = self._win
-        R = w.G - w.L
-        position = (yt + 1) / 2 * R - 0.5 + w.L / 2
-        cell = np.rint(position)
-        off = np.abs(position - cell) > 1e-6
-        if off.any():
-            i = int(np.argmax(off))
-            raise ValueError(
-                f"report {float(self._from_unit(yt[i:i + 1])[0])!r} at index {i} is not a "
-                f"SquareWave output cell"
-            )
-        return np.bincount(cell.astype(np.int64), minlength=w.G)
+    def _counts(self, y: NDArray[np.float64]) -> NDArray[np.int64]:
+        cells = np.searchsorted(self._report_values, y)  # exact: validated reports are cells
+        return np.bincount(cells, minlength=self._win.G).astype(np.int64)
 
     def _histogram(self, stat: MeanStat) -> HistogramEstimate | None:
         return None if self.bins is None else self.distribution(stat, bins=self.bins)
@@ -1392,6 +1411,10 @@ class Hybrid(NumericMechanism):
         a = float(self.alpha)
         v = (1 - a) * self._duchi._unit_variance(t)
         return v + a * self._pm._unit_variance(t) if self._pm is not None else v
+
+    def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
+        on = self._duchi._possible(y)
+        return on | self._pm._possible(y) if self._pm is not None else on
 
     @property
     def report_range(self) -> tuple[float, float]:
