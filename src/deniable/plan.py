@@ -101,6 +101,32 @@ def best_mechanism(
     return MechanismChoice(built[name], name, variances, bits)
 
 
+def _worst_per_user_variance(mechanism: Any, frequency: float | None, sampling: bool) -> float:
+    """``max_f n Var(f)`` (+ ``f(1-f)`` with ``sampling``) over f in [0, 1], or at ``frequency``.
+
+    For a pure oracle ``n Var = A + B f`` (formula (A)), so the maximum has a
+    closed form: at an end point, or at ``f = (1 + B)/2`` with the sampling
+    term. Other mechanisms are maximised over a grid of their ``variance``.
+    """
+    try:
+        p, q = mechanism._pq()
+    except (AttributeError, NotImplementedError):
+        grid = np.linspace(0, 1, 201) if frequency is None else np.array([float(frequency)])
+        return max(
+            float(np.max(mechanism.variance(1, np.full(mechanism.k, f)))) + (f * (1 - f) if sampling else 0.0)
+            for f in grid
+        )
+    a = q * (1 - q) / (p - q) ** 2
+    b = (1 - p - q) / (p - q)
+    if frequency is not None:
+        f = np.full_like(a, float(frequency))
+    elif sampling:
+        f = np.clip((1 + b) / 2, 0.0, 1.0)
+    else:
+        f = np.where(b > 0, 1.0, 0.0)
+    return float(np.max(a + b * f + (f * (1 - f) if sampling else 0.0)))
+
+
 def sample_size(
     mechanism: Any,
     margin: float,
@@ -131,15 +157,9 @@ def sample_size(
     if simultaneous:
         alpha /= mechanism.k
     z = stats.norm.isf(alpha / 2)
-    grid = np.linspace(0, 1, 1001) if frequency is None else np.array([float(frequency)])
     if frequency is not None and not 0 <= frequency <= 1:
         raise ValueError(f"frequency must be in [0, 1]; got {frequency!r}")
-    worst = 0.0
-    for f in grid:
-        per_user = float(np.max(mechanism.variance(1, np.full(mechanism.k, f))))
-        if population == "super":
-            per_user += f * (1 - f)
-        worst = max(worst, per_user)
+    worst = _worst_per_user_variance(mechanism, frequency, population == "super")
     return math.ceil(z * z * worst / margin**2 - 1e-9)
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -137,8 +137,11 @@ class FrequencyOracle(ABC):
     @property
     def fingerprint(self) -> str:
         """Short hash of the configuration; aggregates carry it to prevent mixing."""
-        text = json.dumps(self.to_config(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            text = json.dumps(self.to_config(), sort_keys=True, separators=(",", ":"))
+            cached = self.__dict__["_fingerprint"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+        return cached  # type: ignore[no-any-return]
 
     def validate(self, reports: Any) -> NDArray[Any]:
         """Check that reports fit this mechanism; ValueError naming what is wrong."""
@@ -156,8 +159,15 @@ class FrequencyOracle(ABC):
 
     # -------------------------------------------------------------- estimate
     def _pq(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        p, q = self.support_probabilities()
-        return np.array([float(x) for x in p]), np.array([float(x) for x in q])
+        """``(p*, q*)`` as read-only float arrays, computed once per mechanism."""
+        cached = self.__dict__.get("_pq_cache")
+        if cached is None:
+            p, q = self.support_probabilities()
+            cached = (np.array([float(x) for x in p]), np.array([float(x) for x in q]))
+            for arr in cached:
+                arr.setflags(write=False)
+            self.__dict__["_pq_cache"] = cached
+        return cached  # type: ignore[no-any-return]
 
     def estimate(self, reports: Any) -> Estimate:
         """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`)."""
