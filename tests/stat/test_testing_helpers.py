@@ -123,3 +123,14 @@ def test_ks_gof_discrete(rng: np.random.Generator) -> None:
     assert testing.ks_gof_discrete(rng.binomial(20, 0.3, 5000), support, probs, ALPHA).passed
     assert not testing.ks_gof_discrete(rng.binomial(20, 0.36, 5000), support, probs, ALPHA).passed
     assert not testing.ks_gof_discrete(rng.binomial(20, 0.3, 5000) + 1, support, probs, ALPHA).passed
+
+
+def test_variance_band_widens_for_heavy_tails(rng: np.random.Generator) -> None:
+    """alpha 1e-6: exponential samples (excess kurtosis 6) with the right variance pass, with a
+    band wider than the normal-theory one; power: a variance 40% off still fails."""
+    x = rng.exponential(1.0, size=(2000, 2))
+    res = testing.variance_ratio_check(x, 1.0, ALPHA)
+    assert res.passed, res.message
+    normal_high = stats.chi2.isf(ALPHA / 4, 1999) / 1999
+    assert np.all(res.details["high"] > normal_high)
+    assert not testing.variance_ratio_check(x * np.sqrt(1.4), 1.0, ALPHA).passed
