@@ -66,7 +66,9 @@ class Peer:
     mechanism is not a pure frequency oracle). ``linear`` (optional) is the
     linear estimate from the same reports, for peers whose shipped estimate
     is post-processed. ``bytes_per_report`` bounds memory when the harness
-    sizes a run.
+    sizes a run. ``own_estimator`` is False where the library ships no
+    estimator and ``estimate`` is the textbook formula written here (then it
+    is not timed against deniable).
     """
 
     library: str
@@ -80,6 +82,7 @@ class Peer:
     note: str = ""
     linear: Callable[[Any], Freqs] | None = None
     bytes_per_report: int = 100
+    own_estimator: bool = True  # False: the library ships none, ``estimate`` is ours
 
     def theory_mse(self, n: int, truth: Freqs) -> float | None:
         """Sum over categories of formula (A) with this library's ``p*``, ``q*``."""
@@ -290,6 +293,7 @@ def opendp_grr(k: int, epsilon: float) -> Peer:
         True, p, q, OPENDP_RNG,
         "make_randomized_response, one call per value (estimate: textbook debias, "
         "OpenDP ships none)",
+        own_estimator=False,
     )
 
 
@@ -333,6 +337,7 @@ def opendp_laplace(low: float, high: float, epsilon: float) -> Peer:
         lambda reports: np.array([np.mean(reports)]),
         True, None, None, OPENDP_RNG,
         "make_laplace on each clamped value, one call per value; mean of the outputs",
+        own_estimator=False,
     )
 
 

@@ -48,10 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run of every script")
     parser.add_argument("--timeout", type=float, default=None,
-                        help="seconds per script (default 90 with --quick, none otherwise)")
+                        help="seconds per script (default 180 with --quick, none otherwise)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
     args = parser.parse_args(argv)
-    timeout = args.timeout if args.timeout is not None else (90.0 if args.quick else None)
+    timeout = args.timeout if args.timeout is not None else (180.0 if args.quick else None)
     failed = []
     summary = []
     for script in scripts():
