@@ -201,8 +201,16 @@ def privatize_cmd(
     mechanism: MechanismOpt = "auto",
     categories: Annotated[
         str | None,
-        typer.Option(help="Comma-separated public list of categories (default: read from the data)."),
+        typer.Option(help="Comma-separated public list of every possible answer."),
     ] = None,
+    categories_from_data: Annotated[
+        bool,
+        typer.Option(
+            "--categories-from-data",
+            help="Read the categories from the data instead; the observed list is published "
+            "unprotected in the config, so a rare answer can reveal who gave it.",
+        ),
+    ] = False,
     seed: Annotated[
         int | None, typer.Option(help="Seeded randomness for simulations: output is NOT private.")
     ] = None,
@@ -237,6 +245,11 @@ def privatize_cmd(
     else:
         if categories is not None:
             listed = [c.strip() for c in categories.split(",") if c.strip()]
+        elif not categories_from_data:
+            raise CLIError(
+                "pass --categories with the public list of every possible answer, or "
+                "--categories-from-data to publish the list observed in the data (not private)"
+            )
         else:
             err.print(
                 "[bold yellow]note:[/] categories read from the data; the list is published "

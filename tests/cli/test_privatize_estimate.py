@@ -74,8 +74,10 @@ def test_csv_round_trip_one_million_rows(cli, tmp_path: Path, rng, write_answers
 def test_parquet_round_trip_with_structured_reports(cli, tmp_path: Path, rng, write_answers) -> None:
     data, private = tmp_path / "data.parquet", tmp_path / "private.parquet"
     answers = write_answers(data, 300_000, SHARES, rng)
+    refused = cli("privatize", data, "-c", "answer", "-m", "olh", "-e", 2, "-o", private)
+    assert refused.exit_code != 0 and "--categories-from-data" in refused.stderr
     result = cli("privatize", data, "-c", "answer", "-m", "olh", "-e", 2, "-o", private,
-                 "--chunk-size", 100_000)
+                 "--chunk-size", 100_000, "--categories-from-data")
     assert result.exit_code == 0, result.output
     assert "categories read from the data" in result.stderr
     table = pq.read_table(private)
@@ -138,7 +140,7 @@ def test_binary_column(cli, tmp_path: Path, rng) -> None:
 def test_discovered_categories_sort_numerically(cli, tmp_path: Path) -> None:
     data, private = tmp_path / "n.csv", tmp_path / "p.csv"
     pd.DataFrame({"a": ["10", "9", "2", "9"] * 50}).to_csv(data, index=False)
-    result = cli("privatize", data, "-c", "a", "-m", "grr", "-e", 1, "-o", private)
+    result = cli("privatize", data, "-c", "a", "-m", "grr", "-e", 1, "-o", private, "--categories-from-data")
     assert result.exit_code == 0, result.output
     assert dn.from_config(cli_data.config_path(private).read_text()).domain == ("2", "9", "10")
 
@@ -214,14 +216,14 @@ def test_value_outside_the_categories_names_its_row(cli, tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"]  # no partial output left
     values[1033] = ""
     pd.DataFrame({"answer": values}).to_csv(data, index=False)
-    _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv"),
-           "row 1034", "empty value")
+    _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv",
+               "--categories-from-data"), "row 1034", "empty value")
     data.write_text("x,answer\n")
     _error(cli("privatize", data, "-c", "answer", "-e", 1, "--categories", "A,B",
                "-o", tmp_path / "o.csv"), "d.csv has no data rows")
     pd.DataFrame({"answer": ["A"] * 10}).to_csv(data, index=False)
-    _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv"),
-           "at least 2 categories")
+    _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv",
+               "--categories-from-data"), "at least 2 categories")
 
 
 def test_estimate_errors(cli, tmp_path: Path, small_csv: Path) -> None:
