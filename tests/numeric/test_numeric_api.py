@@ -206,6 +206,12 @@ def test_square_wave_estimate_carries_a_histogram() -> None:
     assert m.distribution(m.privatize_many([1.0, 2.0], rng=1), bins=4, method="em").method == "em"
     with pytest.raises(ValueError, match="'ems' or 'em'"):
         m.distribution(m.privatize_many([1.0, 2.0], rng=1), method="mle")
+    stat = m.aggregate(m.privatize_many([1.0, 2.0], rng=1))
+    broken = MeanStat(stat.fingerprint, stat.n, stat.total, stat.total_sq, stat.counts[:-1])
+    with pytest.raises(ValueError, match="cell counts"):
+        m.distribution(broken)
+    with pytest.raises(AttributeError):
+        m.bins = 8  # part of the configuration (and fingerprint)
 
 
 def test_gaussian_from_sigma_and_repr() -> None:

@@ -1223,7 +1223,7 @@ class SquareWave(_WindowMechanism):
             "cells": G, "window": L, "bits": self.BITS,
             "uniform_numerator": calibrate_window(G, L, self.BITS, eps),
         })
-        self.bins = self._check_bins(bins)
+        self._bins = self._check_bins(bins)
         self._finish()
 
     def _check_bins(self, bins: object, allow_none: bool = True) -> int | None:
@@ -1249,6 +1249,11 @@ class SquareWave(_WindowMechanism):
         cells = np.searchsorted(self._report_values, y)  # exact: validated reports are cells
         return np.bincount(cells, minlength=self._win.G).astype(np.int64)
 
+    @property
+    def bins(self) -> int | None:
+        """Bins of the EMS histogram that ``estimate`` attaches (None: no histogram)."""
+        return self._bins
+
     def _histogram(self, stat: MeanStat) -> HistogramEstimate | None:
         return None if self.bins is None else self.distribution(stat, bins=self.bins)
 
@@ -1265,8 +1270,16 @@ class SquareWave(_WindowMechanism):
         ``tolerance``.
         """
         stat = data if isinstance(data, MeanStat) else self.aggregate(data)
-        if stat.counts is None or stat.fingerprint != self.fingerprint:
-            raise ValueError("distribution needs an aggregate made by this SquareWave")
+        if (
+            stat.counts is None
+            or stat.fingerprint != self.fingerprint
+            or stat.counts.shape != (self._win.G,)
+            or (stat.counts < 0).any()
+        ):
+            raise ValueError(
+                f"distribution needs an aggregate made by this SquareWave "
+                f"({self._win.G} non-negative cell counts)"
+            )
         if bins is None:
             bins = self.bins if self.bins is not None else self.INPUT_CELLS
         d = int(bins)
@@ -1290,7 +1303,7 @@ class SquareWave(_WindowMechanism):
         self._set_window(params)
         if self._win.k != cls.BITS or self._win.G - self._win.L != cls.INPUT_CELLS:
             raise ValueError(f"SquareWave params need bits=32 and cells - window = 1024; got {params!r}")
-        self.bins = self._check_bins(params.get("bins", 1024))
+        self._bins = self._check_bins(params.get("bins", 1024))
         self._finish()
         return self
 
