@@ -499,12 +499,25 @@ class NumericMechanism(ABC):
         return float(np.max(self._unit_variance(np.linspace(-1.0, 1.0, 513))))
 
     # --------------------------------------------------------------- audit
-    def audit_events(self, bins: int = 8) -> tuple[Callable[..., NDArray[np.int64]], int]:
-        """``(events, n_events)`` for :func:`deniable.audit`: reports binned on the range.
+    @property
+    def domain(self) -> tuple[float, float]:
+        """The declared range ``(low, high)``; its endpoints are the audit's neighbouring pair."""
+        return (self.low, self.high)
+
+    def audit_events(self, reports: Any, x: Any, other: Any) -> NDArray[np.int64]:
+        """Four audit cells for :func:`deniable.audit`: below ``low``, the two halves of the range, above ``high``.
+
+        For every mechanism here the outer cells carry the full ratio
+        ``e^eps`` between the range's endpoints.
+        """
+        edges = np.array([self.low, self._mid, self.high])
+        return np.searchsorted(edges, np.asarray(reports, dtype=float), side="right").astype(np.int64)
+
+    def binned_events(self, bins: int = 8) -> tuple[Callable[..., NDArray[np.int64]], int]:
+        """``(events, n_events)`` for :func:`deniable.audit` with ``bins`` slices of the range.
 
         Events are ``y < low``, ``bins`` equal slices of ``[low, high]`` and
-        ``y > high``; for every mechanism here the outer events carry the
-        full ratio ``e^eps`` between the range's endpoints.
+        ``y > high``.
         """
         edges = np.linspace(self.low, self.high, bins + 1)
 
