@@ -89,7 +89,10 @@ def main() -> None:
     rng = np.random.default_rng(1)
     half = m_reports // 2
     data = np.concatenate([rng.normal(25, 6, half), rng.normal(65, 9, m_reports - half)])
-    stat = sw.aggregate(sw.privatize_many(data, rng=rng))
+    sw_reports = sw.privatize_many(data, rng=rng)
+    stat = sw.aggregate(sw_reports)
+    took, _ = seconds(lambda: sw.estimate(sw_reports), repeat)
+    print(f"SquareWave estimate (aggregate + mean + EMS), {m_reports:,} reports: {took:.3f} s", flush=True)
     for method in ("ems", "em"):
         took, _ = seconds(lambda method=method: sw.distribution(stat, bins=1024, method=method), repeat)
         h = sw.distribution(stat, bins=1024, method=method)
