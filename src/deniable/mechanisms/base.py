@@ -141,7 +141,7 @@ class FrequencyOracle(ABC):
         if cached is None:
             text = json.dumps(self.to_config(), sort_keys=True, separators=(",", ":"))
             cached = self.__dict__["_fingerprint"] = hashlib.sha256(text.encode()).hexdigest()[:16]
-        return cached  # type: ignore[no-any-return]
+        return cached
 
     def validate(self, reports: Any) -> NDArray[Any]:
         """Check that reports fit this mechanism; ValueError naming what is wrong."""
@@ -167,7 +167,7 @@ class FrequencyOracle(ABC):
             for arr in cached:
                 arr.setflags(write=False)
             self.__dict__["_pq_cache"] = cached
-        return cached  # type: ignore[no-any-return]
+        return cached
 
     def estimate(self, reports: Any) -> Estimate:
         """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`)."""
