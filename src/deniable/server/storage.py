@@ -190,6 +190,10 @@ class Invalid(StorageError):
     status = 422
 
 
+class _KeyExists(Exception):
+    """Internal: a key of the request is already stored (take the look-up path)."""
+
+
 @dataclass(frozen=True)
 class SubmitResult:
     """Outcome of a stored request: new and already-stored responses.
@@ -355,6 +359,9 @@ class Storage:
             f"INSERT INTO {responses_table.name} (survey_id, idempotency_key, body_hash, reports) "
             f"VALUES ({', '.join([mark] * 4)})"
         )
+        self._insert_new_sql = (
+            f"{self._insert_many_sql} ON CONFLICT (survey_id, idempotency_key) DO NOTHING"
+        )
         self._write_lock: AbstractContextManager[Any] = (
             threading.Lock() if self.dialect == "sqlite" else nullcontext()
         )
@@ -508,6 +515,11 @@ class Storage:
         if len(bodies) > MAX_BATCH:
             raise Invalid("responses", f"at most {MAX_BATCH} responses per batch; got {len(bodies)}")
         prepared = prepare(survey, bodies, where)
+        try:  # the common case first: every key is new
+            with self._write() as conn:
+                return self._store_new(conn, survey, prepared)
+        except _KeyExists:
+            pass  # rolled back; look the keys up
         for attempt in range(3):
             try:
                 with self._write() as conn:
@@ -517,6 +529,32 @@ class Storage:
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _store_new(self, conn: Connection, survey: Survey, p: _Prepared) -> SubmitResult:
+        """Store a request whose keys are all new, without looking them up first.
+
+        ``INSERT ... ON CONFLICT DO NOTHING`` inserts every row or reveals (by
+        its row count) that some key exists; then :class:`_KeyExists` rolls the
+        transaction back and :meth:`_store` handles replays and conflicts.
+        Invite-only surveys, closed surveys and keys repeated within the
+        request always take that path.
+        """
+        if survey.invite_only or len(set(p.keys)) != len(p.keys):
+            raise _KeyExists
+        if self._status(conn, survey.id) != "open":
+            raise _KeyExists
+        rows = [(survey.id, key, h, text) for key, h, text in zip(p.keys, p.hashes, p.texts,
+                                                                  strict=True)]
+        response_id: str | None = None
+        if len(rows) == 1:
+            new_id = conn.exec_driver_sql(f"{self._insert_new_sql} RETURNING id", rows[0]).scalar()
+            if new_id is None:
+                raise _KeyExists
+            response_id = str(new_id)
+        elif conn.exec_driver_sql(self._insert_new_sql, rows).rowcount != len(rows):
+            raise _KeyExists
+        self._merge_aggregates(conn, survey, p, list(range(len(rows))))
+        return SubmitResult(len(rows), 0, response_id)
 
     def _existing(self, conn: Connection, survey_id: str, keys: list[str]) -> dict[str, tuple[int, str]]:
         found: dict[str, tuple[int, str]] = {}
