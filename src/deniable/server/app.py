@@ -21,7 +21,7 @@ import hmac
 import io
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -31,10 +31,11 @@ from fastapi.responses import FileResponse, JSONResponse, Response, StreamingRes
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from deniable.server.storage import KEY_PATTERN, MAX_BATCH, Storage, StorageError
+from deniable.server.storage import KEY_PATTERN, MAX_BATCH, Storage, StorageError, SubmitResult
 from deniable.server.surveys import Survey, SurveyError
 
 __all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV"]
@@ -213,6 +214,10 @@ class BodyLimit:
         await self.app(scope, limited, send)
 
 
+def _top(_index: int) -> str:
+    return ""
+
+
 def _as_dict(response: ResponseIn) -> dict[str, Any]:
     # cheaper than model_dump(), which would copy every report value again
     return {"idempotency_key": response.idempotency_key, "invite_token": response.invite_token,
@@ -313,6 +318,17 @@ def create_app(
         )
 
 
+    async def submit(
+        survey_id: str, bodies: list[dict[str, Any]], where: Callable[[int], str] = _top
+    ) -> SubmitResult:
+        # SQLite has one writer at a time anyway: writing on the event loop's thread saves
+        # two thread hand-offs per request (about half the server's CPU time per post); a
+        # write holds the loop for its duration (~0.1 s for a 10,000-response batch).
+        # Other databases write from the thread pool, concurrently.
+        if store.dialect == "sqlite":
+            return store.submit(survey_id, bodies, where)
+        return await run_in_threadpool(store.submit, survey_id, bodies, where)
+
     # ------------------------------------------------------------ public
     @app.get("/surveys/{survey_id}", response_model=SurveyOut, responses=_ERRORS, tags=["devices"])
     def get_survey(survey_id: str) -> dict[str, Any]:
@@ -323,13 +339,13 @@ def create_app(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
         responses=_ERRORS, tags=["devices"],
     )
-    def post_response(survey_id: str, body: ResponseIn) -> dict[str, Any]:
+    async def post_response(survey_id: str, body: ResponseIn) -> dict[str, Any]:
         """Store one respondent's privatized reports (idempotent by ``idempotency_key``).
 
         A retry with the same key and body gets the identical answer; the same
         key with another body is refused (409).
         """
-        result = store.submit(survey_id, [_as_dict(body)])
+        result = await submit(survey_id, [_as_dict(body)])
         return {
             "status": "accepted",
             "response_id": result.response_id,
@@ -340,9 +356,9 @@ def create_app(
         "/surveys/{survey_id}/responses/batch", status_code=201, response_model=BatchAccepted,
         responses=_ERRORS, tags=["devices"],
     )
-    def post_batch(survey_id: str, body: BatchIn) -> dict[str, Any]:
+    async def post_batch(survey_id: str, body: BatchIn) -> dict[str, Any]:
         """Store up to 10,000 responses at once; all are validated before any is stored."""
-        result = store.submit(survey_id, body.responses, lambda i: f"responses[{i}].")
+        result = await submit(survey_id, body.responses, lambda i: f"responses[{i}].")
         return {"accepted": result.accepted, "duplicates": result.duplicates}
 
     @app.get(
