@@ -543,18 +543,26 @@ class Storage:
             raise _KeyExists
         if self._status(conn, survey.id) != "open":
             raise _KeyExists
-        rows = [(survey.id, key, h, text) for key, h, text in zip(p.keys, p.hashes, p.texts,
-                                                                  strict=True)]
-        response_id: str | None = None
-        if len(rows) == 1:
-            new_id = conn.exec_driver_sql(f"{self._insert_new_sql} RETURNING id", rows[0]).scalar()
-            if new_id is None:
-                raise _KeyExists
-            response_id = str(new_id)
-        elif conn.exec_driver_sql(self._insert_new_sql, rows).rowcount != len(rows):
+        everything = list(range(len(p.keys)))
+        inserted, response_id = self._insert(conn, survey, p, everything, self._insert_new_sql)
+        if inserted != len(everything):
             raise _KeyExists
-        self._merge_aggregates(conn, survey, p, list(range(len(rows))))
-        return SubmitResult(len(rows), 0, response_id)
+        self._merge_aggregates(conn, survey, p, everything)
+        return SubmitResult(len(everything), 0, response_id)
+
+    def _insert(
+        self, conn: Connection, survey: Survey, p: _Prepared, indices: list[int], sql: str
+    ) -> tuple[int, str | None]:
+        """Insert the responses ``indices``: (rows inserted, the new id of a single one).
+
+        Straight through the driver: SQLAlchemy's per-row parameter processing
+        would cost more than the insert itself.
+        """
+        rows = [(survey.id, p.keys[i], p.hashes[i], p.texts[i]) for i in indices]
+        if len(rows) == 1:
+            new_id = conn.exec_driver_sql(f"{sql} RETURNING id", rows[0]).scalar()
+            return (0, None) if new_id is None else (1, str(new_id))
+        return conn.exec_driver_sql(sql, rows).rowcount, None
 
     def _existing(self, conn: Connection, survey_id: str, keys: list[str]) -> dict[str, tuple[int, str]]:
         found: dict[str, tuple[int, str]] = {}
@@ -601,25 +609,7 @@ class Storage:
             raise Conflict("id", f"survey {survey.id!r} is closed; it accepts no new responses")
         if survey.invite_only:
             self._claim_invites(conn, survey.id, p, new, where)
-        response_id: str | None = None
-        if len(new) == 1:
-            (i,) = new
-            new_id = conn.execute(
-                insert(responses_table)
-                .values(
-                    survey_id=survey.id, idempotency_key=p.keys[i], body_hash=p.hashes[i],
-                    reports=p.texts[i],
-                )
-                .returning(responses_table.c.id)
-            ).scalar_one()
-            response_id = str(new_id)
-        else:
-            # the driver's executemany directly: SQLAlchemy's per-row parameter processing
-            # would cost more than the insert itself
-            conn.exec_driver_sql(
-                self._insert_many_sql,
-                [(survey.id, p.keys[i], p.hashes[i], p.texts[i]) for i in new],
-            )
+        response_id = self._insert(conn, survey, p, new, self._insert_many_sql)[1]
         self._merge_aggregates(conn, survey, p, new)
         return SubmitResult(len(new), duplicates, response_id)
 
