@@ -15,7 +15,11 @@ Tables
 ``invites``     single-use invite tokens (only their SHA-256 is stored).
 
 Every write is one transaction: a request is either stored entirely or not at
-all, and the server answers 2xx only after the commit returned.
+all, and the server answers 2xx only after the commit returned. Idempotency
+rests on the unique ``(survey_id, idempotency_key)`` constraint: a request is
+first inserted with ``ON CONFLICT DO NOTHING``; if any key was already there,
+that transaction is rolled back and the keys are looked up, so that a retry
+with the same body is answered as a duplicate and another body is a conflict.
 
 SQLite runs in WAL mode and takes the write lock at ``BEGIN IMMEDIATE``, so
 concurrent writers (threads or processes) serialize instead of losing
