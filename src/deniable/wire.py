@@ -61,8 +61,11 @@ def from_config(config: dict[str, Any] | str) -> Any:
         raise ValueError("config field 'params' must be an object")
     try:
         mechanism = MECHANISMS[name]._from_params(config.get("domain"), params)
-    except (KeyError, TypeError) as exc:
+    except KeyError as exc:
+        raise ValueError(f"config 'params' for {name}: missing field(s) [{exc.args[0]!r}]") from None
+    except TypeError as exc:
         raise ValueError(f"config 'params' for {name} are malformed: {exc!r}") from None
+    _check_params(name, params, mechanism._params())
     claimed = config.get("epsilon")
     if claimed is not None:
         if not isinstance(claimed, (int, float)) or not math.isclose(
@@ -73,6 +76,47 @@ def from_config(config: dict[str, Any] | str) -> Any:
                 f"{mechanism.epsilon!r}"
             )
     return mechanism
+
+
+def _same_kind(got: Any, want: Any) -> bool:
+    if isinstance(want, bool) or isinstance(got, bool):
+        return type(got) is type(want)
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(
+            _same_kind(g, w) for g, w in zip(got, want, strict=True)
+        )
+    if isinstance(want, float):
+        return isinstance(got, (int, float))
+    return type(got) is type(want)
+
+
+def _describe(want: Any) -> str:
+    if isinstance(want, str):
+        return repr(want)
+    if isinstance(want, bool):
+        return "a boolean"
+    if isinstance(want, int):
+        return "an integer"
+    if isinstance(want, float):
+        return "a number"
+    if isinstance(want, list):
+        return f"a list of {len(want)} " + ("integers" if all(type(w) is int for w in want) else "values")
+    return f"a JSON {type(want).__name__}"
+
+
+def _check_params(name: str, params: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Version 1 readers reject what they do not understand: unknown or missing
+    fields, values of the wrong JSON type (``"9"``, ``9.5`` or ``true`` for an
+    integer) and a different value of a fixed string field (e.g. the hash family)."""
+    unknown, missing = sorted(set(params) - set(expected)), sorted(set(expected) - set(params))
+    if unknown or missing:
+        raise ValueError(
+            f"config 'params' for {name}: unknown field(s) {unknown}, missing field(s) {missing}"
+        )
+    for key, want in expected.items():
+        got = params[key]
+        if not _same_kind(got, want) or (isinstance(want, str) and got != want):
+            raise ValueError(f"config field 'params.{key}' for {name} must be {_describe(want)}; got {got!r}")
 
 
 def to_json(mechanism: Any) -> str:
