@@ -264,3 +264,26 @@ def test_aggregate_of_wrong_length_refused() -> None:
     m = dn.GRR(4, epsilon=1.0)
     with pytest.raises(ValueError, match="k=4"):
         m.estimate_from(SupportCounts(m.fingerprint, np.array([1, 2, 3]), 10))
+
+
+@params()
+def test_config_params_are_strict(case: Case) -> None:
+    """Unknown, missing or mistyped params are refused with the field named (version-1 rule:
+    reject what is not understood), as is another hash family for local hashing."""
+    cfg = case.make().to_config()
+    key, value = next(iter(cfg["params"].items()))
+    mutations = [
+        ("unknown", lambda p: p.update(surprise=1)),
+        (f"missing field\\(s\\) \\['{key}'\\]", lambda p: p.pop(key)),
+        (key, lambda p: p.update({key: str(value)})),
+        (key, lambda p: p.update({key: True})),  # refused by type, or as an invalid value
+    ]
+    if isinstance(value, int):
+        mutations.append((key, lambda p: p.update({key: value + 0.5})))
+    if "hash" in cfg["params"]:
+        mutations.append(("params.hash", lambda p: p.update(hash="xxhash64")))
+    for message, mutate in mutations:
+        bad = json.loads(json.dumps(cfg))
+        mutate(bad["params"])
+        with pytest.raises(ValueError, match=message):
+            dn.from_config(bad)
