@@ -31,6 +31,9 @@ BAD_EPSILONS = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in exp:RuntimeWarning")  # OLH sizing g at 1e6
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
 @pytest.mark.parametrize("cls", NUMERIC, ids=lambda c: c.__name__)
 @pytest.mark.parametrize(("eps", "exc"), BAD_EPSILONS, ids=repr)
 def test_bad_epsilon(cls, eps, exc) -> None:  # type: ignore[no-untyped-def]
