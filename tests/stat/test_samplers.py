@@ -392,3 +392,31 @@ def test_unary_bits_power(case: Case, rng: np.random.Generator) -> None:
     results = unary_checks(m, bits, 0, alpha, "correlated")
     independence = [r for r in results if r.name == "independence"]
     assert not all(independence), "correlated bits were not detected"
+
+
+# --------------------------------------------------------- threaded secure path
+N_THREADED = 1 << 17  # above the size from which secure batches are split over threads
+
+
+@params(by_name("GRR-k10-eps1", "HadamardResponse-k8-eps2", "SubsetSelection-k12-w5-eps2", "OLH-k10-g4-eps1",
+                "OUE-str9-eps1"))
+def test_large_secure_batches(case: Case) -> None:
+    """Secure batches big enough to be split over threads: each half matches the distribution
+    and the halves are not copies of each other; alpha 1e-6 over the two halves (power of
+    the same checks: test_discrete_check_has_power, test_unary_bits_power)."""
+    m = case.make()
+    reports = m.privatize_many([m.domain[0]] * N_THREADED)
+    half = N_THREADED // 2
+    first, second = reports[:half], reports[half:]
+    assert m.reports_to_json(first[:200]) != m.reports_to_json(second[:200])
+    failures = []
+    for label, part in (("first half", first), ("second half", second)):
+        if isinstance(m, dn.OUE):
+            results = unary_checks(m, m.unpack(part), 0, ALPHA / 2, f"{m!r} secure {label}")
+        else:
+            model = Model(m)
+            expected = model.row(0)
+            observed = np.bincount(model.cells(part), minlength=expected.size)
+            results = [testing.chi_square_gof(observed, expected, ALPHA / 2, label=f"{m!r} secure {label}")]
+        failures += [str(r) for r in results if not r.passed]
+    assert not failures, "\n".join(failures)
