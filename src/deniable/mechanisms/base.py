@@ -51,11 +51,14 @@ class FrequencyOracle(ABC):
 
     domain_obj: Domain
 
-    # ---------------------------------------------------------------- abstract
+    _epsilon: float
+
     @property
-    @abstractmethod
     def epsilon(self) -> float:
         """Pure LDP parameter realised by the integer probabilities (rounded up)."""
+        return self._epsilon
+
+    # ---------------------------------------------------------------- abstract
 
     @abstractmethod
     def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:

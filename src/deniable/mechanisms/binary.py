@@ -103,10 +103,6 @@ class BinaryRR(FrequencyOracle):
 
     # ------------------------------------------------------------- properties
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
     def p_yes_given_yes(self) -> Fraction:
         return Fraction(self._yes_true, self._denominator)
 

@@ -51,10 +51,6 @@ class HadamardResponse(FrequencyOracle):
         self._epsilon = privacy.ln_up(Fraction(a, b))
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
     def prob(self) -> Fraction:
         """Probability that the report falls in the respondent's own set."""
         return Fraction(self._a, self._a + self._b)

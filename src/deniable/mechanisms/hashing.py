@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from deniable import privacy, randomness
 from deniable.mechanisms.base import FrequencyOracle, register
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.kary import randomize
 from deniable.mechanisms.walsh import fwht, parity
 from deniable.randomness import Source
 
@@ -67,10 +68,6 @@ class LocalHashing(FrequencyOracle):
         self._epsilon = privacy.ln_up(Fraction(a, b))
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
     def prob(self) -> Fraction:
         """``P(y = H(x))``."""
         return Fraction(self._a, self._denominator)
@@ -100,12 +97,9 @@ class LocalHashing(FrequencyOracle):
         n = idx.size
         seeds = randomness.uniform_below(1 << self.seed_bits, n, source)
         hashed = self.hash(seeds, idx).astype(np.int64)
-        r = randomness.uniform_below(self._denominator, n, source).astype(np.int64)
-        other = (r - self._a) // self._b
-        other += other >= hashed
         out = np.empty(n, dtype=REPORT_DTYPE)
         out["seed"] = seeds
-        out["value"] = np.where(r < self._a, hashed, other)
+        out["value"] = randomize(hashed, self._a, self._b, self.g, source)
         return out
 
     # --------------------------------------------------------------- reports

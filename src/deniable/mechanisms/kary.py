@@ -27,6 +27,20 @@ from deniable.randomness import Source
 __all__ = ["GRR"]
 
 
+def randomize(
+    truth: NDArray[np.int64], a: int, b: int, k: int, source: Source
+) -> NDArray[np.int64]:
+    """k-ary randomized response on positions ``0..k-1``: keep w.p. ``a/D``, else another.
+
+    One exact draw ``r`` below ``D = a + (k - 1) b`` per value: the truth if
+    ``r < a``, otherwise the ``((r - a) // b)``-th of the other ``k - 1``.
+    """
+    r = randomness.uniform_below(a + (k - 1) * b, truth.size, source).astype(np.int64)
+    other = (r - a) // b
+    other += other >= truth
+    return np.where(r < a, truth, other)
+
+
 @register
 class GRR(FrequencyOracle):
     """k-ary randomized response over any categories.
@@ -63,10 +77,6 @@ class GRR(FrequencyOracle):
         self._epsilon = privacy.ln_up(Fraction(a, b))
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
     def prob(self) -> Fraction:
         """``P(report == truth)``."""
         return Fraction(self._a, self._denominator)
@@ -75,14 +85,8 @@ class GRR(FrequencyOracle):
         return [self.prob] * self.k, [Fraction(self._b, self._denominator)] * self.k
 
     # -------------------------------------------------------------- sampling
-    def _positions(self, idx: NDArray[np.int64], source: Source) -> NDArray[np.int64]:
-        r = randomness.uniform_below(self._denominator, idx.size, source).astype(np.int64)
-        other = (r - self._a) // self._b
-        other += other >= idx
-        return np.where(r < self._a, idx, other)
-
     def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[Any]:
-        return self.domain_obj.decode(self._positions(idx, source))
+        return self.domain_obj.decode(randomize(idx, self._a, self._b, self.k, source))
 
     def _sample_one(self, position: int, source: Source) -> Any:
         r = randomness.scalar_below(self._denominator, source)

@@ -130,11 +130,6 @@ class RAPPOR(FrequencyOracle):
                 table[c, i] = word
         return table
 
-    @property
-    def epsilon(self) -> float:
-        """Privacy loss of one report (PRR and IRR composed)."""
-        return self._epsilon
-
     def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:
         raise NotImplementedError("RAPPOR is decoded by regression, not by support counts")
 

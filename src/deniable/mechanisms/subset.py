@@ -88,10 +88,6 @@ class SubsetSelection(FrequencyOracle):
         self.dtype = np.dtype([("subset", "<i8", (omega,))])
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
     def prob(self) -> Fraction:
         """Probability that the reported set contains the true value."""
         return Fraction(self._in, self._in + self._out)

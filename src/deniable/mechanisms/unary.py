@@ -64,10 +64,6 @@ class UnaryEncoding(FrequencyOracle):
         self._valid_lanes = tail
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
     def p(self) -> Fraction:
         return Fraction(self._p, _ONE)
 
