@@ -146,12 +146,16 @@ def bar_estimate(
         title
         if title is not None
         else f"{est.mechanism}, {_epsilon_text(est.epsilon)}, n = {est.n:,}"
-        + ("" if est.post_processing == "none" else f" ({est.post_processing})")
+        + ("" if est.post_processing == "none" else f" ({est.post_processing})"),
+        pad=20,
     )
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: ("estimate", "CI", "truth").index(
         "CI" if labels[i].endswith("CI") else labels[i]))
-    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="best", frameon=False)
+    # one row above the plot area, under the title: never over a bar, whisker or label
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower center",
+              bbox_to_anchor=(0.5, 1.0), ncol=len(order), frameon=False, fontsize="small",
+              markerscale=0.5, columnspacing=2.0)
     return ax
 
 
