@@ -17,6 +17,7 @@ query strings and client addresses (:mod:`deniable.server.runner`).
 from __future__ import annotations
 
 import csv
+import hashlib
 import hmac
 import io
 import json
@@ -84,8 +85,17 @@ class BatchIn(BaseModel):
 
 class Accepted(BaseModel):
     status: Literal["accepted"]
-    response_id: str
+    response_id: str = Field(description="opaque receipt; reveals nothing about other responses")
     idempotency_key: str
+
+
+def public_response_id(survey_id: str, idempotency_key: str) -> str:
+    """A receipt for a stored response: a hash of its survey and key.
+
+    Stable across retries, and unlike the database's sequential row id it does
+    not tell a respondent how many responses came before theirs.
+    """
+    return hashlib.sha256(f"{survey_id}\x00{idempotency_key}".encode()).hexdigest()[:24]
 
 
 class BatchAccepted(BaseModel):
@@ -345,10 +355,10 @@ def create_app(
         A retry with the same key and body gets the identical answer; the same
         key with another body is refused (409).
         """
-        result = await submit(survey_id, [_as_dict(body)])
+        await submit(survey_id, [_as_dict(body)])
         return {
             "status": "accepted",
-            "response_id": result.response_id,
+            "response_id": public_response_id(survey_id, body.idempotency_key),
             "idempotency_key": body.idempotency_key,
         }
 
