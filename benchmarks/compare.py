@@ -20,7 +20,7 @@ Two questions, answered in one run on one machine:
   degrees of freedom (``T`` the theory, ``nu = T^2 / sum_v Var_v^2``, the
   Satterthwaite match of the first two moments), so the sum over the ``R``
   repetitions is chi-square with ``R nu``; a cell whose two-sided p-value is
-  below ``--alpha`` (default 1e-4, so a correct table of ~150 cells raises a
+  below ``--alpha`` (default 1e-4, so a correct table of ~125 cells raises a
   false flag with probability < 2%) is flagged as off its own theory.
 
     python benchmarks/compare.py                 # full run (tens of minutes)
@@ -517,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     skipped = [f"{name} (not installed: {why})" for name, why in missing.items()]
     print(f"# deniable vs peers ({'quick smoke run' if args.quick else 'full run'})\n")
     print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, "
-          f"{info['platform']}")
+          f"{info['platform']}; load average at start {info['load_average']}")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
     print("skipped peers: " + ("; ".join(skipped) if skipped else "none"))
     print("command: python benchmarks/compare.py " + " ".join(sys.argv[1:] if argv is None else argv))
@@ -548,9 +548,12 @@ def main(argv: list[str] | None = None) -> int:
               "sum_v of formula (A) with the library's own p*, q*\n")
         print(accuracy_tables(cells, eps_acc))
         print()
+    end_load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(f"load average at end: {end_load}")
     if args.json:
         args.json.write_text(json.dumps({
             "machine": info,
+            "load_average_end": end_load,
             "skipped": skipped,
             "args": {k: str(v) for k, v in vars(args).items()},
             "speed": [{"workload": w.name, "results": [asdict(t) for t in w.results]}
