@@ -40,6 +40,7 @@ from scipy import stats
 from deniable.audit import clopper_pearson as _one_sided_clopper_pearson
 
 __all__ = [
+    "merge_bins",
     "CheckResult",
     "Interval",
     "bonferroni",
@@ -119,7 +120,7 @@ def z_for(alpha: float, two_sided: bool = True) -> float:
 
 
 # ------------------------------------------------------------------ chi-square
-def _merge_bins(expected: NDArray[np.float64]) -> NDArray[np.int64]:
+def merge_bins(expected: NDArray[np.float64]) -> NDArray[np.int64]:
     """Group labels so that every group expects at least MIN_EXPECTED counts.
 
     Bins are visited in increasing order of expectation (so tiny bins are
@@ -168,7 +169,7 @@ def chi_square_gof(
             f"{int(obs[impossible].sum())} counts in bins of probability 0 (bins {bins}){where}",
         )
     expected = probs * n
-    labels = _merge_bins(expected)
+    labels = merge_bins(expected)
     groups = int(labels.max()) + 1 if labels.size else 0
     if groups < 2:
         raise ValueError(
