@@ -81,13 +81,30 @@ class MechanismChoice:
 
 
 def best_mechanism(
-    k: int, epsilon: float, *, max_report_bits: int | None = None
+    k: int | None = None,
+    epsilon: float | None = None,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    max_report_bits: int | None = None,
 ) -> MechanismChoice:
-    """The frequency oracle with the lowest ``Var*`` for ``k`` categories at ``epsilon``.
+    """The mechanism with the lowest variance at ``epsilon``.
 
-    ``max_report_bits`` drops candidates whose reports are larger (e.g. unary
-    encoding's k bits on a constrained uplink).
+    Categorical: ``best_mechanism(k=1024, epsilon=1.0)`` compares every
+    frequency oracle by ``Var*`` for ``k`` categories; ``max_report_bits``
+    drops candidates whose reports are larger (e.g. unary encoding's k bits
+    on a constrained uplink). Numeric: ``best_mechanism(epsilon=1.0, low=0,
+    high=120)`` compares the numeric mechanisms by the worst-case variance
+    of the mean (:func:`best_numeric_mechanism`).
     """
+    if epsilon is None:
+        raise TypeError("best_mechanism needs epsilon")
+    if k is None:
+        if low is None or high is None:
+            raise TypeError("best_mechanism needs k (categories) or low and high (a numeric range)")
+        return best_numeric_mechanism(epsilon, low, high)
+    if low is not None or high is not None:
+        raise TypeError("give k for categories or low/high for numbers, not both")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ValueError(f"k must be an int >= 2; got {k!r}")
     eps = check_epsilon(epsilon)
@@ -97,7 +114,10 @@ def best_mechanism(
     allowed = [n for n in built if max_report_bits is None or bits[n] <= max_report_bits]
     if not allowed:
         raise ValueError(f"no mechanism fits max_report_bits={max_report_bits}; smallest is {min(bits.values())}")
-    name = min(allowed, key=lambda n: (variances[n], bits[n]))
+    # equal variances (SubsetSelection with omega = 1 is GRR): the smaller report, then the simpler
+    lowest = min(variances[n] for n in allowed)
+    tied = [n for n in allowed if variances[n] <= lowest * (1 + 1e-9)]
+    name = min(tied, key=lambda n: (bits[n], list(built).index(n)))
     return MechanismChoice(built[name], name, variances, bits)
 
 
