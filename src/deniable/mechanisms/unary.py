@@ -63,6 +63,19 @@ class UnaryEncoding(FrequencyOracle):
             tail[i // 64] |= np.uint64(1) << np.uint64(_lane(i))
         self._valid_lanes = tail
 
+    def _check_realised(self, requested: float) -> None:
+        """Refuse an epsilon the 32-bit probabilities cannot come within 1% of.
+
+        Realising less privacy loss than asked is safe but silently costs
+        accuracy (OUE tops out near epsilon = 22 with 2**-32 steps).
+        """
+        if self._epsilon < requested * (1 - 1e-2):
+            raise ValueError(
+                f"epsilon={requested!r} cannot be realised by {self.name} with 32-bit probabilities "
+                f"(it would give {self._epsilon:.4g}); at such large epsilons GRR or "
+                "SubsetSelection is also far more accurate"
+            )
+
     @property
     def p(self) -> Fraction:
         return Fraction(self._p, _ONE)
@@ -195,6 +208,7 @@ class SUE(UnaryEncoding):
         while privacy.ln_up(Fraction(p_num * p_num, (_ONE - p_num) ** 2)) > eps:
             p_num -= 1
         self._setup(Domain(categories, "SUE"), p_num, _ONE - p_num)
+        self._check_realised(eps)
 
 
 @register
@@ -211,3 +225,4 @@ class OUE(UnaryEncoding):
         while privacy.ln_up(Fraction(half * (_ONE - q_num), half * q_num)) > eps:
             q_num += 1
         self._setup(Domain(categories, "OUE"), half, q_num)
+        self._check_realised(eps)
