@@ -15,19 +15,26 @@ __all__ = ["MechanismChoice", "best_mechanism", "sample_size", "candidates", "re
 
 
 def candidates(k: int, epsilon: float) -> dict[str, Any]:
-    """Every implemented frequency oracle, built for ``k`` categories at ``epsilon``."""
+    """Every implemented frequency oracle that can realise ``epsilon`` for ``k`` categories.
+
+    A mechanism whose integer probabilities cannot realise ``epsilon`` (e.g.
+    unary encoding above epsilon ~ 20) is left out rather than approximated.
+    """
     from deniable.mechanisms import BLH, GRR, OLH, OUE, SUE, HadamardResponse, SubsetSelection
 
-    out: dict[str, Any] = {
-        "GRR": GRR(k, epsilon=epsilon),
-        "SUE": SUE(k, epsilon=epsilon),
-        "OUE": OUE(k, epsilon=epsilon),
-        "BLH": BLH(k, epsilon=epsilon),
-        "OLH": OLH(k, epsilon=epsilon),
-        "HadamardResponse": HadamardResponse(k, epsilon=epsilon),
+    classes: dict[str, Any] = {
+        "GRR": GRR, "SUE": SUE, "OUE": OUE, "BLH": BLH, "OLH": OLH,
+        "HadamardResponse": HadamardResponse, "SubsetSelection": SubsetSelection,
     }
-    if k >= 3:
-        out["SubsetSelection"] = SubsetSelection(k, epsilon=epsilon)
+    out: dict[str, Any] = {}
+    for name, cls in classes.items():
+        if name == "SubsetSelection" and k < 3:
+            continue  # with k = 2 it is GRR
+        try:
+            out[name] = cls(k, epsilon=epsilon)
+        except ValueError:
+            if name == "GRR":
+                raise  # GRR realises every epsilon the others can: the request itself is bad
     return out
 
 
