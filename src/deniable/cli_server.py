@@ -177,6 +177,12 @@ def serve_cmd(
                      help="Bearer token of the admin endpoints (prefer the environment "
                           "variable: command lines are visible to other users)."),
     ] = None,
+    durable: Annotated[
+        bool,
+        typer.Option("--durable", help="SQLite: sync every commit to disk (synchronous=FULL), so "
+                     "acknowledged reports survive a power cut too; without it they survive a "
+                     "killed server."),
+    ] = False,
 ) -> None:
     """Run the collection server until Ctrl-C.
 
@@ -198,7 +204,8 @@ def serve_cmd(
         soft_wrap=True,
     )
     try:
-        run(loaded, db_url=db, host=host, port=port, admin_token=admin_token)
+        run(loaded, db_url=db, host=host, port=port, admin_token=admin_token,
+            sqlite_synchronous="FULL" if durable else "NORMAL")
     except StorageError as exc:  # e.g. the database holds a different survey with this id
         raise CLIError(f"{exc.field}: {exc.message}") from None
 

@@ -116,7 +116,7 @@ def test_serve_runs_the_server_and_never_prints_the_token(survey_file: Path, tmp
     env = {**os.environ, "DENIABLE_ADMIN_TOKEN": token}
     proc = subprocess.Popen(
         [sys.executable, "-m", "deniable.cli", "serve", str(survey_file),
-         "--db", f"sqlite:///{tmp_path / 'serve.db'}", "--port", "0"],
+         "--db", f"sqlite:///{tmp_path / 'serve.db'}", "--port", "0", "--durable"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

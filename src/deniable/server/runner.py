@@ -91,9 +91,9 @@ def _url(sock: socket.socket) -> str:
 
 def _server(
     surveys: Iterable[SurveySource], db_url: str, admin_token: str | None, log_level: str,
-    access_log: bool,
+    access_log: bool, sqlite_synchronous: str = "NORMAL",
 ) -> tuple[uvicorn.Server, Storage]:
-    storage = Storage(db_url)
+    storage = Storage(db_url, sqlite_synchronous=sqlite_synchronous)
     app = create_app(storage, surveys, admin_token=admin_token)
     config = uvicorn.Config(
         app, log_config=log_config(log_level, access_log), log_level=log_level,
@@ -182,12 +182,15 @@ def run(
     *,
     log_level: str = "info",
     access_log: bool = True,
+    sqlite_synchronous: str = "NORMAL",
 ) -> None:
     """Serve until interrupted (Ctrl-C / SIGTERM). Prints the base URL once listening.
 
     ``admin_token=None`` reads the environment variable ``DENIABLE_ADMIN_TOKEN``.
+    ``sqlite_synchronous="FULL"`` makes every acknowledged report survive a
+    power cut too (``NORMAL``, the default, survives a killed server).
     """
-    server, storage = _server(surveys, db_url, admin_token, log_level, access_log)
+    server, storage = _server(surveys, db_url, admin_token, log_level, access_log, sqlite_synchronous)
     sock = _bind(host, port)
     print(f"deniable: serving on {_url(sock)}", file=sys.stderr, flush=True)
     try:
