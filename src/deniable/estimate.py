@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-__all__ = ["SupportCounts", "Estimate", "pure_variance", "CIMethod"]
+__all__ = ["Mergeable", "SupportCounts", "Estimate", "pure_variance", "CIMethod"]
 
 CIMethod = Literal["normal", "wilson", "clopper-pearson"]
 
@@ -41,8 +41,32 @@ def pure_variance(
     return np.asarray((q * (1 - q) / gap**2 + f * (1 - p - q) / gap) / n, dtype=float)
 
 
+class Mergeable:
+    """Shared ``+`` of mergeable aggregates: 0 is the identity (so ``sum()`` works),
+    and only aggregates of the same mechanism configuration (``fingerprint``) merge."""
+
+    fingerprint: str
+
+    def _merged(self, other: Any) -> Any:
+        raise NotImplementedError
+
+    def __add__(self, other: object) -> Any:
+        if isinstance(other, int) and other == 0:
+            return self
+        if type(other) is not type(self):
+            return NotImplemented
+        if other.fingerprint != self.fingerprint:
+            raise ValueError(
+                "cannot merge aggregates of different mechanisms "
+                f"({self.fingerprint} vs {other.fingerprint})"
+            )
+        return self._merged(other)
+
+    __radd__ = __add__
+
+
 @dataclass(frozen=True, eq=False)
-class SupportCounts:
+class SupportCounts(Mergeable):
     """Mergeable sufficient statistic of a frequency oracle: support counts and n.
 
     ``a + b`` merges two partial aggregates of the same mechanism (associative,
@@ -55,19 +79,8 @@ class SupportCounts:
     counts: NDArray[np.int64]
     n: int
 
-    def __add__(self, other: object) -> SupportCounts:
-        if isinstance(other, int) and other == 0:  # lets sum() start from 0
-            return self
-        if not isinstance(other, SupportCounts):
-            return NotImplemented
-        if other.fingerprint != self.fingerprint:
-            raise ValueError(
-                "cannot merge aggregates of different mechanisms "
-                f"({self.fingerprint} vs {other.fingerprint})"
-            )
+    def _merged(self, other: SupportCounts) -> SupportCounts:
         return SupportCounts(self.fingerprint, self.counts + other.counts, self.n + other.n)
-
-    __radd__ = __add__
 
     def __eq__(self, other: object) -> bool:
         return (

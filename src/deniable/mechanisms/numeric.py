@@ -75,7 +75,7 @@ from numpy.typing import NDArray
 from scipy import optimize, special
 
 from deniable import privacy, randomness
-from deniable.estimate import HistogramEstimate, MeanEstimate
+from deniable.estimate import HistogramEstimate, MeanEstimate, Mergeable
 from deniable.mechanisms.base import register
 from deniable.mechanisms.numeric_sampling import (
     TWO64,
@@ -180,7 +180,7 @@ def _first_bad(arr: NDArray[np.float64], ok: NDArray[np.bool_]) -> tuple[int, fl
 
 # ---------------------------------------------------------------- aggregate
 @dataclass(frozen=True, eq=False)
-class MeanStat:
+class MeanStat(Mergeable):
     """Mergeable sufficient statistic of numeric reports.
 
     ``total`` and ``total_sq`` are the sum and sum of squares of the
@@ -198,23 +198,12 @@ class MeanStat:
     total_sq: float
     counts: NDArray[np.int64] | None = None
 
-    def __add__(self, other: object) -> MeanStat:
-        if isinstance(other, int) and other == 0:
-            return self
-        if not isinstance(other, MeanStat):
-            return NotImplemented
-        if other.fingerprint != self.fingerprint:
-            raise ValueError(
-                "cannot merge aggregates of different mechanisms "
-                f"({self.fingerprint} vs {other.fingerprint})"
-            )
+    def _merged(self, other: MeanStat) -> MeanStat:
         counts = None if self.counts is None or other.counts is None else self.counts + other.counts
         return MeanStat(
             self.fingerprint, self.n + other.n, self.total + other.total,
             self.total_sq + other.total_sq, counts,
         )
-
-    __radd__ = __add__
 
     def __eq__(self, other: object) -> bool:
         return (
