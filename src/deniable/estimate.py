@@ -50,6 +50,16 @@ class Mergeable:
     def _merged(self, other: Any) -> Any:
         raise NotImplementedError
 
+    def require(self, kind: type, fingerprint: str) -> None:
+        """Refuse to estimate from an aggregate of another type or mechanism configuration."""
+        if not isinstance(self, kind):
+            raise TypeError(f"estimate_from needs a {kind.__name__} aggregate; got {type(self).__name__}")
+        if self.fingerprint != fingerprint:
+            raise ValueError(
+                f"aggregate was made by another mechanism configuration "
+                f"({self.fingerprint}, this is {fingerprint})"
+            )
+
     def __add__(self, other: object) -> Any:
         if isinstance(other, int) and other == 0:
             return self

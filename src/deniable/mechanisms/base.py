@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import randomness
-from deniable.estimate import Estimate, SupportCounts, pure_variance
+from deniable.estimate import Estimate, Mergeable, SupportCounts, pure_variance
 from deniable.mechanisms.domain import Domain
 from deniable.randomness import Source
 
@@ -178,13 +178,9 @@ class FrequencyOracle(ABC):
 
     def estimate_from(self, stat: SupportCounts) -> Estimate:
         """Unbiased frequency estimate from a (merged) aggregate."""
-        if not isinstance(stat, SupportCounts):
-            raise TypeError(f"estimate_from needs a SupportCounts aggregate; got {type(stat)}")
-        if stat.fingerprint != self.fingerprint:
-            raise ValueError(
-                f"aggregate was made by another mechanism configuration "
-                f"({stat.fingerprint}, this is {self.fingerprint})"
-            )
+        if not isinstance(stat, Mergeable):
+            raise TypeError(f"estimate_from needs a SupportCounts aggregate; got {type(stat).__name__}")
+        stat.require(SupportCounts, self.fingerprint)
         if np.shape(stat.counts)[-1:] != (self.k,):
             raise ValueError(f"aggregate has {np.shape(stat.counts)[-1:]} counts; {self.name} needs k={self.k}")
         p, q = self._pq()

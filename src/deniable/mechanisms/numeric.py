@@ -433,13 +433,9 @@ class NumericMechanism(ABC):
         Jensen) and, when ``v2 > 0``, from the reports' second moment
         ``E[t_hat^2] = v(t) + t^2``, kept within ``[mean^2, 1]``.
         """
-        if not isinstance(stat, MeanStat):
+        if not isinstance(stat, Mergeable):
             raise TypeError(f"estimate_from needs a MeanStat aggregate; got {type(stat).__name__}")
-        if stat.fingerprint != self.fingerprint:
-            raise ValueError(
-                f"aggregate was made by another mechanism configuration "
-                f"({stat.fingerprint}, this is {self.fingerprint})"
-            )
+        stat.require(MeanStat, self.fingerprint)
         n = stat.n
         if n < 2:
             raise ValueError(f"an estimate needs at least 2 reports; got n={n}")

@@ -229,8 +229,7 @@ class RAPPOR(FrequencyOracle):
 
     def estimate_from(self, stat: SupportCounts) -> Estimate:
         """Least-squares decode of the per-cohort Bloom bit counts (module docstring)."""
-        if stat.fingerprint != self.fingerprint:
-            raise ValueError("aggregate was made by another mechanism configuration")
+        stat.require(SupportCounts, self.fingerprint)
         table = stat.counts.reshape(self.num_cohorts, self.num_bits + 1)
         sizes, ones = table[:, 0].astype(float), table[:, 1:].astype(float)
         ps, qs = float(self.p_star), float(self.q_star)
