@@ -153,19 +153,19 @@ DISCRETE = by_name(
 )
 
 
+def _cells(m: Any) -> list[tuple[int, str, int, float]]:
+    """(input row, path, draws, alpha) for every cell; alpha 1e-6 split over rows x paths."""
+    rows = rows_for(m)
+    alpha = ALPHA / (len(rows) * len(PATHS))
+    return [(x, path, N_SINGLE if path == "single" else N_BATCH, alpha) for x in rows for path in PATHS]
+
+
 @params(DISCRETE)
 def test_discrete_sampler_matches_distribution(case: Case, rng: np.random.Generator) -> None:
     """Chi-square GOF per input row and path; alpha 1e-6 split over rows x paths."""
     m = case.make()
-    rows = rows_for(m)
-    alpha = ALPHA / (len(rows) * len(PATHS))
-    failures = []
-    for x in rows:
-        for path in PATHS:
-            n = N_SINGLE if path == "single" else N_BATCH
-            res = row_check(m, m, x, n, path, rng, alpha)
-            if not res.passed:
-                failures.append(str(res))
+    failures = [str(res) for x, path, n, alpha in _cells(m)
+                if not (res := row_check(m, m, x, n, path, rng, alpha)).passed]
     assert not failures, "\n".join(failures)
 
 
@@ -364,15 +364,11 @@ def unary_checks(claimed: Any, bits: np.ndarray, x: int, alpha: float, label: st
 def test_unary_bits(case: Case, rng: np.random.Generator) -> None:
     """Per-bit Wilson intervals and pairwise independence; alpha 1e-6 over rows x paths x checks."""
     m = case.make()
-    rows = rows_for(m)
-    alpha = ALPHA / (len(rows) * len(PATHS))
     failures = []
-    for x in rows:
-        for path in PATHS:
-            n = N_SINGLE if path == "single" else N_BATCH
-            bits = m.unpack(draw(m, m.domain[x], n, path, rng))
-            failures += [str(r) for r in unary_checks(m, bits, x, alpha, f"{m!r} x={x} via {path}")
-                         if not r.passed]
+    for x, path, n, alpha in _cells(m):
+        bits = m.unpack(draw(m, m.domain[x], n, path, rng))
+        failures += [str(r) for r in unary_checks(m, bits, x, alpha, f"{m!r} x={x} via {path}")
+                     if not r.passed]
     assert not failures, "\n".join(failures)
 
 
