@@ -27,7 +27,7 @@ from rich.table import Table
 
 import deniable as dn
 from deniable.estimate import Estimate
-from deniable.mechanisms import MECHANISMS
+from deniable.mechanisms import registry
 
 __all__ = [
     "CLIError",
@@ -87,7 +87,7 @@ def handle_errors(func: F) -> F:
 
 
 # ---------------------------------------------------------------- mechanisms
-MECHANISM_NAMES = ("auto", "binary-rr", "grr", "sue", "oue", "blh", "olh", "hadamard", "subset")
+MECHANISM_NAMES = ("auto", *(w for w, e in registry.entries("frequency").items() if e.recipes))
 
 
 def parse_epsilon(epsilon: float) -> float:
@@ -110,7 +110,7 @@ def build_mechanism(name: str, categories: int | Sequence[Any], epsilon: float) 
     if key == "auto":
         k = categories if isinstance(categories, int) else len(categories)
         key = dn.best_mechanism(k, eps).mechanism.wire_id
-    return MECHANISMS[key](categories, epsilon=eps)
+    return registry.entry(key).cls(categories, epsilon=eps)
 
 
 def check_mechanism_name(name: str) -> str:

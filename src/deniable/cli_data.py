@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable.aggregates import SupportCounts
 from deniable.cli_common import CLIError
-from deniable.estimate import SupportCounts
 from deniable.wire import from_config
 
 __all__ = [

@@ -22,6 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from deniable.aggregates import Mergeable, SupportCounts
+
 __all__ = ["Mergeable", "SupportCounts", "Estimate", "pure_variance", "CIMethod"]
 
 CIMethod = Literal["normal", "wilson", "clopper-pearson"]
@@ -39,85 +41,6 @@ def pure_variance(
     f = np.asarray(frequencies, dtype=float)
     gap = p - q
     return np.asarray((q * (1 - q) / gap**2 + f * (1 - p - q) / gap) / n, dtype=float)
-
-
-class Mergeable:
-    """Shared ``+`` of mergeable aggregates: 0 is the identity (so ``sum()`` works),
-    and only aggregates of the same mechanism configuration (``fingerprint``) merge."""
-
-    fingerprint: str
-
-    def _merged(self, other: Any) -> Any:
-        raise NotImplementedError
-
-    def require(self, kind: type, fingerprint: str) -> None:
-        """Refuse to estimate from an aggregate of another type or mechanism configuration."""
-        if not isinstance(self, kind):
-            raise TypeError(f"estimate_from needs a {kind.__name__} aggregate; got {type(self).__name__}")
-        if self.fingerprint != fingerprint:
-            raise ValueError(
-                f"aggregate was made by another mechanism configuration "
-                f"({self.fingerprint}, this is {fingerprint})"
-            )
-
-    def __add__(self, other: object) -> Any:
-        if isinstance(other, int) and other == 0:
-            return self
-        if type(other) is not type(self):
-            return NotImplemented
-        if other.fingerprint != self.fingerprint:
-            raise ValueError(
-                "cannot merge aggregates of different mechanisms "
-                f"({self.fingerprint} vs {other.fingerprint})"
-            )
-        return self._merged(other)
-
-    __radd__ = __add__
-
-
-@dataclass(frozen=True, eq=False)
-class SupportCounts(Mergeable):
-    """Mergeable sufficient statistic of a frequency oracle: support counts and n.
-
-    ``a + b`` merges two partial aggregates of the same mechanism (associative,
-    commutative; ``mechanism.aggregate([])`` is the identity). ``fingerprint``
-    identifies the mechanism configuration so that aggregates of different
-    mechanisms are never mixed.
-    """
-
-    fingerprint: str
-    counts: NDArray[np.int64]
-    n: int
-
-    def _merged(self, other: SupportCounts) -> SupportCounts:
-        return SupportCounts(self.fingerprint, self.counts + other.counts, self.n + other.n)
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, SupportCounts)
-            and other.fingerprint == self.fingerprint
-            and other.n == self.n
-            and np.array_equal(other.counts, self.counts)
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"fingerprint": self.fingerprint, "n": self.n, "counts": self.counts.tolist()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SupportCounts:
-        """Inverse of :meth:`to_json`; ValueError naming the field if ``data`` is malformed."""
-        if not isinstance(data, dict) or any(f not in data for f in ("fingerprint", "n", "counts")):
-            raise ValueError("an aggregate must be a JSON object with fields 'fingerprint', 'n' and 'counts'")
-        fingerprint, n, counts = data["fingerprint"], data["n"], data["counts"]
-        if not isinstance(fingerprint, str):
-            raise ValueError(f"aggregate field 'fingerprint' must be a string; got {fingerprint!r}")
-        if type(n) is not int or n < 0:
-            raise ValueError(f"aggregate field 'n' must be a non-negative integer; got {n!r}")
-        if not isinstance(counts, list) or not all(type(c) is int and 0 <= c <= n for c in counts):
-            raise ValueError(f"aggregate field 'counts' must be a list of integers in 0..n={n}")
-        return cls(fingerprint, np.asarray(counts, dtype=np.int64).reshape(len(counts)), n)
 
 
 @dataclass(frozen=True, eq=False)

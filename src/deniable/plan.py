@@ -9,64 +9,38 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
+from deniable.mechanisms import GRR, SubsetSelection, registry
 from deniable.privacy import check_epsilon
 
 __all__ = ["MechanismChoice", "best_mechanism", "sample_size", "candidates", "report_bits"]
 
 
 def candidates(k: int, epsilon: float) -> dict[str, Any]:
-    """Every implemented frequency oracle that can realise ``epsilon`` for ``k`` categories.
+    """Every registered frequency oracle the planner compares that can realise ``epsilon`` for ``k``.
 
     A mechanism whose integer probabilities cannot realise ``epsilon`` (e.g.
     unary encoding above epsilon ~ 20) is left out rather than approximated.
     """
-    from deniable.mechanisms import BLH, GRR, OLH, OUE, SUE, HadamardResponse, SubsetSelection
-
-    classes: dict[str, Any] = {
-        "GRR": GRR, "SUE": SUE, "OUE": OUE, "BLH": BLH, "OLH": OLH,
-        "HadamardResponse": HadamardResponse, "SubsetSelection": SubsetSelection,
-    }
     out: dict[str, Any] = {}
-    for name, cls in classes.items():
-        if name == "SubsetSelection" and k < 3:
-            continue  # with k = 2 it is GRR
+    for entry in registry.entries("frequency").values():
+        if not entry.candidate or (entry.cls is SubsetSelection and k < 3):
+            continue  # with k = 2 subset selection is GRR
         try:
-            out[name] = cls(k, epsilon=epsilon)
+            out[entry.cls.__name__] = entry.cls(k, epsilon=epsilon)
         except ValueError:
-            if name == "GRR":
+            if entry.cls is GRR:
                 raise  # GRR realises every epsilon the others can: the request itself is bad
     return out
 
 
 def report_bits(mechanism: Any) -> int:
     """Bits a device uploads per report."""
-    name = type(mechanism).__name__
-    k = mechanism.k
-    if name in ("SUE", "OUE"):
-        return int(k)
-    if name in ("BLH", "OLH"):
-        return int(mechanism.seed_bits + mechanism.m)
-    if name == "HadamardResponse":
-        return int(mechanism.K.bit_length() - 1)
-    if name == "SubsetSelection":
-        return int(min(k, mechanism.omega * max(1, (k - 1).bit_length())))
-    if name == "BinaryRR":
-        return 1
-    return int(max(1, (k - 1).bit_length()))
+    return registry.entry_of(mechanism).report_bits(mechanism)
 
 
 def decode_cost(mechanism: Any) -> str:
     """Server-side cost of estimating from n reports, in O-notation."""
-    name = type(mechanism).__name__
-    return {
-        "GRR": "O(n + k)",
-        "SUE": "O(n k) bit sums",
-        "OUE": "O(n k) bit sums",
-        "BLH": "O(n g + k log k) (Walsh-Hadamard)",
-        "OLH": "O(n g + k log k) (Walsh-Hadamard)",
-        "HadamardResponse": "O(n + K log K) (Walsh-Hadamard)",
-        "SubsetSelection": "O(n omega)",
-    }.get(name, "O(n)")
+    return registry.entry_of(mechanism).decode_cost
 
 
 @dataclass(frozen=True)
@@ -195,11 +169,11 @@ __all__ += ["best_numeric_mechanism", "numeric_candidates"]
 
 
 def numeric_candidates(epsilon: float, low: float, high: float) -> dict[str, Any]:
-    """Every mean-estimating numeric mechanism, built for ``[low, high]`` at ``epsilon``."""
-    from deniable.mechanisms.numeric import Duchi, Hybrid, Laplace, Piecewise
-
+    """Every registered numeric mechanism the planner compares, built for ``[low, high]`` at ``epsilon``."""
     return {
-        cls.__name__: cls(low, high, epsilon=epsilon) for cls in (Laplace, Duchi, Piecewise, Hybrid)
+        e.cls.__name__: e.cls(low, high, epsilon=epsilon)
+        for e in registry.entries("numeric").values()
+        if e.candidate
     }
 
 

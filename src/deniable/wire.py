@@ -24,54 +24,56 @@ import json
 import math
 from typing import Any
 
-from deniable.mechanisms.base import MECHANISMS
+from deniable.errors import ConfigError
+from deniable.mechanisms import registry
+from deniable.mechanisms.contract import CONFIG_FORMAT, CONFIG_VERSION
 
 __all__ = ["from_config", "to_json", "from_json", "CONFIG_FORMAT", "CONFIG_VERSION"]
-
-CONFIG_FORMAT = "deniable.mechanism"
-CONFIG_VERSION = 1
 
 
 def from_config(config: dict[str, Any] | str) -> Any:
     """Rebuild a mechanism from ``m.to_config()`` (a dict or its JSON text).
 
-    Raises ValueError naming the field when the config is malformed, of an
-    unknown version or mechanism, or claims an epsilon its parameters do not
-    give.
+    Raises :class:`~deniable.errors.ConfigError` (a ValueError) naming the
+    field when the config is malformed, of an unknown version or mechanism,
+    or claims an epsilon its parameters do not give.
     """
     if isinstance(config, str):
         try:
             config = json.loads(config)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"mechanism config is not valid JSON: {exc}") from None
+            raise ConfigError(f"mechanism config is not valid JSON: {exc}") from None
     if not isinstance(config, dict):
-        raise ValueError(f"mechanism config must be a JSON object; got {type(config).__name__}")
+        raise ConfigError(f"mechanism config must be a JSON object; got {type(config).__name__}")
     if config.get("format") != CONFIG_FORMAT:
-        raise ValueError(f"config field 'format' must be {CONFIG_FORMAT!r}; got {config.get('format')!r}")
+        raise ConfigError(f"config field 'format' must be {CONFIG_FORMAT!r}; got {config.get('format')!r}")
     if config.get("version") != CONFIG_VERSION:
-        raise ValueError(
+        raise ConfigError(
             f"config field 'version' must be {CONFIG_VERSION} (this reader's version); "
             f"got {config.get('version')!r}"
         )
     name = config.get("mechanism")
-    if name not in MECHANISMS:
-        raise ValueError(f"config field 'mechanism' must be one of {sorted(MECHANISMS)}; got {name!r}")
+    known = registry.entries()
+    if not isinstance(name, str) or name not in known:
+        raise ConfigError(f"config field 'mechanism' must be one of {sorted(known)}; got {name!r}")
     params = config.get("params")
     if not isinstance(params, dict):
-        raise ValueError("config field 'params' must be an object")
+        raise ConfigError("config field 'params' must be an object")
     try:
-        mechanism = MECHANISMS[name]._from_params(config.get("domain"), params)
+        mechanism = known[name].cls._from_params(config.get("domain"), params)
     except KeyError as exc:
-        raise ValueError(f"config 'params' for {name}: missing field(s) [{exc.args[0]!r}]") from None
+        raise ConfigError(f"config 'params' for {name}: missing field(s) [{exc.args[0]!r}]") from None
     except TypeError as exc:
-        raise ValueError(f"config 'params' for {name} are malformed: {exc!r}") from None
+        raise ConfigError(f"config 'params' for {name} are malformed: {exc!r}") from None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     _check_params(name, params, mechanism._params())
     claimed = config.get("epsilon")
     if claimed is not None:
         if not isinstance(claimed, (int, float)) or not math.isclose(
             float(claimed), mechanism.epsilon, rel_tol=1e-12, abs_tol=0.0
         ):
-            raise ValueError(
+            raise ConfigError(
                 f"config field 'epsilon' says {claimed!r} but the parameters give "
                 f"{mechanism.epsilon!r}"
             )
@@ -110,13 +112,13 @@ def _check_params(name: str, params: dict[str, Any], expected: dict[str, Any]) -
     integer) and a different value of a fixed string field (e.g. the hash family)."""
     unknown, missing = sorted(set(params) - set(expected)), sorted(set(expected) - set(params))
     if unknown or missing:
-        raise ValueError(
+        raise ConfigError(
             f"config 'params' for {name}: unknown field(s) {unknown}, missing field(s) {missing}"
         )
     for key, want in expected.items():
         got = params[key]
         if not _same_kind(got, want) or (isinstance(want, str) and got != want):
-            raise ValueError(f"config field 'params.{key}' for {name} must be {_describe(want)}; got {got!r}")
+            raise ConfigError(f"config field 'params.{key}' for {name} must be {_describe(want)}; got {got!r}")
 
 
 def to_json(mechanism: Any) -> str:

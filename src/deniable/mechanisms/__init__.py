@@ -1,11 +1,20 @@
-"""Randomized-response mechanisms, one module per family."""
+"""Randomized-response mechanisms, one module per family.
 
-from deniable.mechanisms.base import MECHANISMS, FrequencyOracle
-from deniable.mechanisms.binary import BinaryRR
+The families are imported simplest first: that is the order of the registry
+(:mod:`deniable.mechanisms.registry`), in which the planner breaks ties.
+"""
+
+# isort: off
+from deniable.mechanisms.contract import CheckedReports, Mechanism
+from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.domain import Domain
-from deniable.mechanisms.hadamard import HadamardResponse
-from deniable.mechanisms.hashing import BLH, OLH
+from deniable.mechanisms.binary import BinaryRR
 from deniable.mechanisms.kary import GRR
+from deniable.mechanisms.unary import OUE, SUE
+from deniable.mechanisms.hashing import BLH, OLH
+from deniable.mechanisms.hadamard import HadamardResponse
+from deniable.mechanisms.subset import SubsetSelection
+from deniable.mechanisms.rappor import RAPPOR, RapporClient
 from deniable.mechanisms.numeric import (
     Duchi,
     Gaussian,
@@ -16,12 +25,11 @@ from deniable.mechanisms.numeric import (
     Piecewise,
     SquareWave,
 )
-from deniable.mechanisms.rappor import RAPPOR, RapporClient
-from deniable.mechanisms.subset import SubsetSelection
-from deniable.mechanisms.unary import OUE, SUE
+# isort: on
 
 __all__ = [
-    "MECHANISMS",
+    "Mechanism",
+    "CheckedReports",
     "FrequencyOracle",
     "Domain",
     "BinaryRR",

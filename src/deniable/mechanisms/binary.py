@@ -25,8 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.mechanisms.base import FrequencyOracle, register
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.frequency import FrequencyOracle
+from deniable.mechanisms.registry import add_recipe, register
 from deniable.randomness import Source
 
 __all__ = ["BinaryRR"]
@@ -34,7 +35,10 @@ __all__ = ["BinaryRR"]
 _HALF = Fraction(1, 2)
 
 
-@register
+@register(
+    decode_cost="O(n)", browser=True, required=set(), optional={"prob", "epsilon"}, binary_only=True,
+    build=lambda domain, params: BinaryRR(**params),
+)
 class BinaryRR(FrequencyOracle):
     """Warner's randomized response for a yes/no question.
 
@@ -186,8 +190,19 @@ class BinaryRR(FrequencyOracle):
     def _report_to_json(self, report: Any) -> bool:
         return bool(report)
 
+    @property
+    def report_bits(self) -> int:
+        return 1
+
     def __repr__(self) -> str:
         return (
             f"BinaryRR(P(yes|yes)={float(self.p_yes_given_yes):.6g}, "
             f"P(yes|no)={float(self.p_yes_given_no):.6g}, epsilon={self.epsilon:.6g})"
         )
+
+
+add_recipe(
+    "forced-response", BinaryRR.wire_id,
+    lambda domain, params: BinaryRR.forced_response(p_truth=params["p_truth"], p_yes=params["p_yes"]),
+    required={"p_truth", "p_yes"}, binary_only=True,
+)

@@ -25,15 +25,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.mechanisms.base import FrequencyOracle, register
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.frequency import FrequencyOracle
+from deniable.mechanisms.registry import register
 from deniable.mechanisms.walsh import fwht, parity
 from deniable.randomness import Source
 
 __all__ = ["HadamardResponse"]
 
 
-@register
+@register(
+    decode_cost="O(n + K log K) (Walsh-Hadamard)", candidate=True, browser=True, required={"epsilon"}
+)
 class HadamardResponse(FrequencyOracle):
     """Hadamard response: ``log2 K`` bits per report, ``O(n + K log K)`` decoding."""
 
@@ -112,6 +115,10 @@ class HadamardResponse(FrequencyOracle):
             histogram += rng.multinomial(int(true_counts[x]), matrix[x])
         spectrum = fwht(histogram)
         return (int(true_counts.sum()) + spectrum[1 : self.k + 1]) // 2
+
+    @property
+    def report_bits(self) -> int:
+        return self.K.bit_length() - 1
 
     def _params(self) -> dict[str, Any]:
         return {"K": self.K, "inside_numerator": self._a, "outside_numerator": self._b}

@@ -29,9 +29,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.mechanisms.base import FrequencyOracle, register
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.kary import randomize
+from deniable.mechanisms.registry import register
 from deniable.mechanisms.walsh import fwht, parity
 from deniable.randomness import Source
 
@@ -218,6 +219,10 @@ class LocalHashing(FrequencyOracle):
         self._setup(Domain(domain, cls.__name__), g.bit_length() - 1, a, b)
         return self
 
+    @property
+    def report_bits(self) -> int:
+        return self.seed_bits + self.m
+
     def _report_to_json(self, report: Any) -> dict[str, int]:
         return {"seed": int(report["seed"]), "value": int(report["value"])}
 
@@ -231,7 +236,7 @@ class LocalHashing(FrequencyOracle):
         return self._validate(list(items))
 
 
-@register
+@register(decode_cost="O(n g + k log k) (Walsh-Hadamard)", candidate=True, browser=True, required={"epsilon"})
 class BLH(LocalHashing):
     """Binary local hashing: ``g = 2``, ``Var* = (e+1)^2 / (e-1)^2``."""
 
@@ -242,7 +247,10 @@ class BLH(LocalHashing):
         self._setup(Domain(categories, "BLH"), 1, a, b)
 
 
-@register
+@register(
+    decode_cost="O(n g + k log k) (Walsh-Hadamard)", candidate=True, browser=True,
+    required={"epsilon"}, optional={"g"},
+)
 class OLH(LocalHashing):
     """Optimized local hashing: ``g`` the variance-minimising power of two (``~ e^eps + 1``)."""
 

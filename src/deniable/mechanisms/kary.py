@@ -20,8 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.mechanisms.base import FrequencyOracle, register
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.frequency import FrequencyOracle
+from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
 __all__ = ["GRR"]
@@ -41,7 +42,7 @@ def randomize(
     return np.where(r < a, truth, other)
 
 
-@register
+@register(decode_cost="O(n + k)", candidate=True, browser=True, required=set(), optional={"prob", "epsilon"})
 class GRR(FrequencyOracle):
     """k-ary randomized response over any categories.
 
@@ -143,13 +144,9 @@ class GRR(FrequencyOracle):
         self._setup(Domain(domain, "GRR"), a, b)
         return self
 
-    def _report_to_json(self, report: Any) -> Any:
-        return report.item() if isinstance(report, np.generic) else report
+    def _public(self, checked: NDArray[np.int64]) -> NDArray[Any]:
+        # validation yields category positions; reports are the category values
+        return self.domain_obj.decode(checked)
 
-    def reports_to_json(self, reports: Any) -> list[Any]:
-        """The reported categories themselves (validation yields positions; map them back)."""
-        return list(self.domain_obj.decode(self._validate(reports)).tolist())
-
-    def _reports_from_json(self, items: Any) -> NDArray[Any]:
-        # reports in the form privatize_many gives (category values), not positions
-        return self.domain_obj.decode(self._validate(list(items)))
+    def _checked_to_json(self, checked: NDArray[np.int64]) -> list[Any]:
+        return list(self._public(checked).tolist())

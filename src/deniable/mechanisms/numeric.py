@@ -60,11 +60,9 @@ plus cell counts for SquareWave), mergeable with ``+``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -75,8 +73,9 @@ from numpy.typing import NDArray
 from scipy import optimize, special
 
 from deniable import privacy, randomness
-from deniable.estimate import HistogramEstimate, MeanEstimate, Mergeable
-from deniable.mechanisms.base import register
+from deniable.aggregates import MeanStat, Mergeable
+from deniable.estimate import HistogramEstimate, MeanEstimate
+from deniable.mechanisms.contract import Mechanism
 from deniable.mechanisms.numeric_sampling import (
     TWO64,
     AliasTable,
@@ -88,6 +87,7 @@ from deniable.mechanisms.numeric_sampling import (
     randomized_round,
     sliding_window,
 )
+from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
 __all__ = [
@@ -178,71 +178,10 @@ def _first_bad(arr: NDArray[np.float64], ok: NDArray[np.bool_]) -> tuple[int, fl
     return i, float(arr[i])
 
 
-# ---------------------------------------------------------------- aggregate
-@dataclass(frozen=True, eq=False)
-class MeanStat(Mergeable):
-    """Mergeable sufficient statistic of numeric reports.
-
-    ``total`` and ``total_sq`` are the sum and sum of squares of the
-    *standardized* reports ``(y - mid) / half`` (``mid``, ``half`` the centre
-    and half-width of the declared range), which keeps the sums well
-    conditioned for any range. ``counts`` holds per-cell report counts for
-    mechanisms that reconstruct a distribution (SquareWave), else None.
-    ``a + b`` merges (commutative; associative up to float rounding of the
-    sums); ``mechanism.aggregate([])`` is the identity.
-    """
-
-    fingerprint: str
-    n: int
-    total: float
-    total_sq: float
-    counts: NDArray[np.int64] | None = None
-
-    def _merged(self, other: MeanStat) -> MeanStat:
-        counts = None if self.counts is None or other.counts is None else self.counts + other.counts
-        return MeanStat(
-            self.fingerprint, self.n + other.n, self.total + other.total,
-            self.total_sq + other.total_sq, counts,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, MeanStat)
-            and (self.fingerprint, self.n, self.total, self.total_sq)
-            == (other.fingerprint, other.n, other.total, other.total_sq)
-            and (self.counts is None) == (other.counts is None)
-            and (
-                self.counts is None
-                or (other.counts is not None and np.array_equal(self.counts, other.counts))
-            )
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "fingerprint": self.fingerprint, "n": self.n,
-            "total": self.total, "total_sq": self.total_sq,
-        }
-        if self.counts is not None:
-            out["counts"] = self.counts.tolist()
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> MeanStat:
-        counts = data.get("counts")
-        n = int(data["n"])
-        total, total_sq = float(data["total"]), float(data["total_sq"])
-        if n < 0 or not (math.isfinite(total) and math.isfinite(total_sq)) or total_sq < 0:
-            raise ValueError(f"MeanStat fields are inconsistent: {data!r}")
-        arr = None if counts is None else np.asarray(counts, dtype=np.int64)
-        return cls(str(data["fingerprint"]), n, total, total_sq, arr)
-
-
 # --------------------------------------------------------------------- base
 _CHUNK = 1 << 16  # values randomized per vectorized step of privatize_many
 
-class NumericMechanism(ABC):
+class NumericMechanism(Mechanism):
     """A randomizer for values in ``[low, high]`` and its unbiased mean estimator.
 
     Subclasses sample in ``t``-units (``[-1, 1]``) and supply the per-user
@@ -252,8 +191,8 @@ class NumericMechanism(ABC):
     for the mechanisms whose reports are unbiased).
     """
 
-    wire_id: ClassVar[str]
     report_kind: ClassVar[str] = "float"
+    stat_type: ClassVar[type[MeanStat]] = MeanStat
     _b0: float = 0.0
     _b1: float = 1.0
 
@@ -263,11 +202,6 @@ class NumericMechanism(ABC):
         self._half = (self.high - self.low) / 2
 
     # ------------------------------------------------------------ abstract
-    @property
-    @abstractmethod
-    def epsilon(self) -> float:
-        """Privacy parameter realised by the sampler's integers (rounded up)."""
-
     @abstractmethod
     def _sample(self, t: NDArray[np.float64], source: Source, lazy: bool) -> NDArray[np.float64]:
         """Reports (original units) for clamped inputs ``t`` in ``[-1, 1]``."""
@@ -280,10 +214,6 @@ class NumericMechanism(ABC):
     def report_distribution(self, value: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Exact ``(support, probabilities)`` of one report for ``value`` (original units)."""
 
-    @abstractmethod
-    def _params(self) -> dict[str, Any]:
-        """Wire parameters, enough to rebuild the mechanism."""
-
     @classmethod
     @abstractmethod
     def _build(cls, low: float, high: float, params: dict[str, Any]) -> NumericMechanism:
@@ -294,20 +224,7 @@ class NumericMechanism(ABC):
     def report_range(self) -> tuple[float, float]:
         """Smallest and largest possible report (original units)."""
 
-    @property
-    @abstractmethod
-    def report_bits(self) -> int:
-        """Bits needed to index one report among the possible outputs."""
-
     # ------------------------------------------------------------- helpers
-    @property
-    def name(self) -> str:
-        return type(self).__name__
-
-    @property
-    def delta(self) -> float | None:
-        return None
-
     def _to_unit(self, values: Any) -> NDArray[np.float64]:
         return self._unit(_finite(values, self.name))
 
@@ -350,7 +267,7 @@ class NumericMechanism(ABC):
         return out
 
     # ------------------------------------------------------------ reports
-    def validate(self, reports: Any) -> NDArray[np.float64]:
+    def _validate(self, reports: Any) -> NDArray[np.float64]:
         """Reports as a float64 array; ValueError naming the first that cannot occur."""
         y = _as_floats(reports, "reports", self.name)
         lo, hi = self.report_range
@@ -381,32 +298,26 @@ class NumericMechanism(ABC):
         found: NDArray[np.bool_] = table[at] == y
         return found
 
-    def reports_to_json(self, reports: Any) -> list[float]:
-        return [float(v) for v in self.validate(reports)]
+    def _checked_to_json(self, checked: NDArray[np.float64]) -> list[Any]:
+        return [float(v) for v in checked]
 
-    def reports_from_json(self, items: Sequence[Any]) -> NDArray[np.float64]:
-        """Parse and validate JSON reports (numbers; ValueError naming the first bad one)."""
-        if not isinstance(items, (list, tuple)):
-            raise ValueError(f"reports must be a JSON array; got {type(items).__name__}")
+    def _reports_from_json(self, items: list[Any]) -> NDArray[np.float64]:
         for i, v in enumerate(items):
             if not _is_number(v):
                 raise ValueError(f"report {v!r} at index {i} is not a number ({self.name})")
-        return self.validate(list(items))
+        return self._validate(items)
 
     # ---------------------------------------------------------- aggregate
-    @cached_property
-    def fingerprint(self) -> str:
-        """Short hash of the configuration; aggregates carry it to prevent mixing."""
-        text = json.dumps(self.to_config(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
     def _counts(self, y: NDArray[np.float64]) -> NDArray[np.int64] | None:
         """Per-output-cell counts of validated reports, where the mechanism keeps them."""
         return None
 
     def aggregate(self, reports: Any) -> MeanStat:
         """Mergeable sufficient statistic of a batch of reports."""
-        y = self.validate(reports)
+        stat: MeanStat = self._aggregate_checked(self._checked(reports))
+        return stat
+
+    def _aggregate_checked(self, y: NDArray[np.float64]) -> MeanStat:
         yt = (y - self._mid) / self._half
         return MeanStat(
             self.fingerprint, int(y.size), float(yt.sum()), float(np.dot(yt, yt)), self._counts(y)
@@ -421,7 +332,8 @@ class NumericMechanism(ABC):
 
     def estimate(self, reports: Any) -> MeanEstimate:
         """Unbiased mean of the clamped values from reports (a :class:`~deniable.MeanEstimate`)."""
-        return self.estimate_from(self.aggregate(reports))
+        est: MeanEstimate = self.estimate_from(self.aggregate(reports))
+        return est
 
     def estimate_from(self, stat: MeanStat) -> MeanEstimate:
         """Mean estimate from a (merged) aggregate.
@@ -512,16 +424,11 @@ class NumericMechanism(ABC):
         return events, bins + 2
 
     # ---------------------------------------------------------------- wire
-    def to_config(self) -> dict[str, Any]:
-        """Versioned JSON-ready configuration (what a device needs to randomize)."""
-        return {
-            "format": "deniable.mechanism",
-            "version": 1,
-            "mechanism": self.wire_id,
-            "domain": [self.low, self.high],
-            "epsilon": self.epsilon,
-            "params": self._params(),
-        }
+    def _domain_json(self) -> list[float]:
+        return [self.low, self.high]
+
+    def _domain_key(self) -> tuple[float, float]:
+        return (self.low, self.high)
 
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> NumericMechanism:
@@ -529,15 +436,6 @@ class NumericMechanism(ABC):
             raise ValueError(f"config field 'domain' must be [low, high] for {cls.__name__}; got {domain!r}")
         low, high = check_range(domain[0], domain[1], cls.__name__)
         return cls._build(low, high, params)
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.wire_id, self.low, self.high, json.dumps(self._params(), sort_keys=True))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, NumericMechanism) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"{self.name}(low={self.low:.6g}, high={self.high:.6g}, epsilon={self.epsilon:.6g})"
@@ -828,7 +726,7 @@ class _LatticeMechanism(NumericMechanism):
         return self._values(np.arange(lat.steps - lat.K, lat.K + 1)), probs
 
 
-@register
+@register(kind="numeric", candidate=True, required={"epsilon"})
 class Laplace(_LatticeMechanism):
     """Laplace noise for values clamped to ``[low, high]``: ``epsilon``-LDP.
 
@@ -871,7 +769,7 @@ class Laplace(_LatticeMechanism):
         return _same_lattice(m, params)
 
 
-@register
+@register(kind="numeric", required={"epsilon", "delta"})
 class Gaussian(_LatticeMechanism):
     """Gaussian noise for values clamped to ``[low, high]``: ``(epsilon, delta)``-LDP.
 
@@ -938,11 +836,6 @@ class Gaussian(_LatticeMechanism):
         )
         return _same_lattice(m, params)
 
-    def to_config(self) -> dict[str, Any]:
-        cfg = super().to_config()
-        cfg["delta"] = self.delta
-        return cfg
-
     def __repr__(self) -> str:
         return (
             f"Gaussian(low={self.low:.6g}, high={self.high:.6g}, epsilon={self.epsilon:.6g}, "
@@ -954,7 +847,7 @@ class Gaussian(_LatticeMechanism):
 _BETA_BITS = 32
 
 
-@register
+@register(kind="numeric", candidate=True, required={"epsilon"})
 class Duchi(NumericMechanism):
     """Duchi et al.'s one-bit mechanism (FOCS 2013) for values in ``[low, high]``: ``epsilon``-LDP.
 
@@ -1127,7 +1020,7 @@ class _WindowMechanism(NumericMechanism):
 
 
 # ------------------------------------------------------------------ Piecewise
-@register
+@register(kind="numeric", candidate=True, required={"epsilon"})
 class Piecewise(_WindowMechanism):
     """The Piecewise Mechanism (N. Wang et al., ICDE 2019), discretized: ``epsilon``-LDP.
 
@@ -1190,7 +1083,7 @@ def square_wave_b(epsilon: float) -> float:
     return (epsilon * e - e + 1) / (2 * e * (math.expm1(epsilon) - epsilon))
 
 
-@register
+@register(kind="numeric", required={"epsilon"}, optional={"bins"})
 class SquareWave(_WindowMechanism):
     """The Square Wave mechanism (Z. Li et al., SIGMOD 2020), discretized: ``epsilon``-LDP.
 
@@ -1372,7 +1265,7 @@ def em_reconstruct(
 
 
 # -------------------------------------------------------------------- Hybrid
-@register
+@register(kind="numeric", candidate=True, required={"epsilon"})
 class Hybrid(NumericMechanism):
     """The Hybrid Mechanism (N. Wang et al., ICDE 2019): ``epsilon``-LDP.
 

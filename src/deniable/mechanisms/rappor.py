@@ -39,8 +39,9 @@ from numpy.typing import NDArray
 
 from deniable import privacy, randomness
 from deniable.estimate import Estimate, SupportCounts
-from deniable.mechanisms.base import FrequencyOracle, register
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.frequency import FrequencyOracle
+from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
 __all__ = ["RAPPOR", "RapporClient"]
@@ -56,7 +57,7 @@ def _dyadic(x: Fraction, up: bool = False) -> int:
     return int(-((-scaled.numerator) // scaled.denominator)) if up else round(scaled)
 
 
-@register
+@register(decode_cost="O(n num_bits) + least squares over the candidates")
 class RAPPOR(FrequencyOracle):
     """Bloom-filter RAPPOR with cohorts, permanent and instantaneous randomized response."""
 
@@ -213,7 +214,7 @@ class RAPPOR(FrequencyOracle):
         disjoint with ``h`` bits each; then the corner cell carries the full
         per-report privacy loss ``h ln(q*(1-p*)/(p*(1-q*)))``.
         """
-        checked = self._validate(reports)
+        checked = self._checked(reports)
         cohort = checked["cohort"].astype(np.int64)
         bx = self.bloom[cohort, self.domain_obj.encode_one(x)]
         bo = self.bloom[cohort, self.domain_obj.encode_one(other)]
@@ -319,6 +320,10 @@ class RAPPOR(FrequencyOracle):
             int(params["q_numerator"]),
         )
         return self
+
+    @property
+    def report_bits(self) -> int:
+        return self.num_bits + max(1, (self.num_cohorts - 1).bit_length())
 
     def _report_to_json(self, report: Any) -> dict[str, int]:
         return {"cohort": int(report["cohort"]), "bits": int(report["bits"])}

@@ -25,8 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.mechanisms.base import FrequencyOracle, register
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.frequency import FrequencyOracle
+from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
 __all__ = ["SubsetSelection"]
@@ -61,7 +62,7 @@ def _fisher_yates(n: int, population: int, size: int, source: Source) -> NDArray
     return out
 
 
-@register
+@register(decode_cost="O(n omega)", candidate=True, browser=True, required={"epsilon"}, optional={"omega"})
 class SubsetSelection(FrequencyOracle):
     """Report ``omega`` categories; near-optimal variance between GRR and OUE."""
 
@@ -168,6 +169,10 @@ class SubsetSelection(FrequencyOracle):
             raise ValueError(f"SubsetSelection params: omega must be in 1..{d.k - 1}; got {w}")
         self._setup(d, w, int(params["inside_weight"]), int(params["outside_weight"]))
         return self
+
+    @property
+    def report_bits(self) -> int:
+        return min(self.k, self.omega * max(1, (self.k - 1).bit_length()))
 
     def _report_to_json(self, report: Any) -> list[int]:
         return [int(v) for v in np.asarray(report["subset"] if isinstance(report, np.void) else report)]

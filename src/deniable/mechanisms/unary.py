@@ -23,8 +23,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.mechanisms.base import FrequencyOracle, register
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.frequency import FrequencyOracle
+from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
 __all__ = ["SUE", "OUE", "UnaryEncoding"]
@@ -104,7 +105,7 @@ class UnaryEncoding(FrequencyOracle):
     # --------------------------------------------------------------- reports
     def unpack(self, reports: Any) -> NDArray[np.uint8]:
         """Reports as an ``(n, k)`` array of 0/1."""
-        packed = self._validate(reports)
+        packed = self._checked(reports)
         return np.unpackbits(packed, axis=1, count=self.k)
 
     def _validate(self, reports: Any) -> NDArray[np.uint8]:
@@ -177,6 +178,10 @@ class UnaryEncoding(FrequencyOracle):
         self._setup(Domain(domain, cls.__name__), int(params["p_numerator"]), int(params["q_numerator"]))
         return self
 
+    @property
+    def report_bits(self) -> int:
+        return self.k
+
     def _report_to_json(self, report: Any) -> str:
         return bytes(np.asarray(report, dtype=np.uint8)).hex()
 
@@ -195,7 +200,7 @@ class UnaryEncoding(FrequencyOracle):
         return self._validate(out)
 
 
-@register
+@register(decode_cost="O(n k) bit sums", candidate=True, browser=True, required={"epsilon"})
 class SUE(UnaryEncoding):
     """Symmetric unary encoding (basic one-time RAPPOR): each bit kept w.p. e^(eps/2)/(e^(eps/2)+1)."""
 
@@ -211,7 +216,7 @@ class SUE(UnaryEncoding):
         self._check_realised(eps)
 
 
-@register
+@register(decode_cost="O(n k) bit sums", candidate=True, browser=True, required={"epsilon"})
 class OUE(UnaryEncoding):
     """Optimized unary encoding: the 1-bit kept w.p. 1/2, each 0-bit set w.p. 1/(e^eps + 1)."""
 

@@ -70,7 +70,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 
-from deniable.estimate import SupportCounts
+from deniable.aggregates import SupportCounts
 from deniable.server.surveys import Survey, load_survey
 
 __all__ = [

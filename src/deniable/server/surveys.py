@@ -46,22 +46,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deniable.mechanisms import (
-    BLH,
-    GRR,
-    OLH,
-    OUE,
-    SUE,
-    BinaryRR,
-    FrequencyOracle,
-    HadamardResponse,
-    SubsetSelection,
-)
+from deniable.errors import DeniableError
+from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
 from deniable.plan import best_mechanism
 from deniable.privacy import PrivacyBudget
 from deniable.wire import from_config
@@ -75,7 +66,7 @@ QUESTION_TYPES = ("yes-no", "categorical")
 YES_NO = (False, True)
 
 
-class SurveyError(ValueError):
+class SurveyError(DeniableError, ValueError):
     """A survey definition that cannot be accepted; ``field`` is the JSON path of the problem."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -184,32 +175,7 @@ def _check_id(value: str, field: str) -> str:
 
 
 _NUMBER = (int, float)
-
-# mechanism name -> (allowed parameters, builder(categories, params))
-_Builder = Callable[[list[Any], dict[str, Any]], FrequencyOracle]
-
-
-def _eps_only(cls: Any) -> _Builder:
-    return lambda cats, p: cls(cats, epsilon=p["epsilon"])
-
-
-_MECHANISMS: dict[str, tuple[frozenset[str], frozenset[str], _Builder]] = {
-    # name: (required params, optional params, builder)
-    "forced-response": (
-        frozenset({"p_truth", "p_yes"}), frozenset(),
-        lambda cats, p: BinaryRR.forced_response(p_truth=p["p_truth"], p_yes=p["p_yes"]),
-    ),
-    "binary-rr": (frozenset(), frozenset({"prob", "epsilon"}), lambda cats, p: BinaryRR(**p)),
-    "grr": (frozenset(), frozenset({"prob", "epsilon"}), lambda cats, p: GRR(cats, **p)),
-    "sue": (frozenset({"epsilon"}), frozenset(), _eps_only(SUE)),
-    "oue": (frozenset({"epsilon"}), frozenset(), _eps_only(OUE)),
-    "blh": (frozenset({"epsilon"}), frozenset(), _eps_only(BLH)),
-    "olh": (frozenset({"epsilon"}), frozenset({"g"}), lambda cats, p: OLH(cats, **p)),
-    "hadamard": (frozenset({"epsilon"}), frozenset(), _eps_only(HadamardResponse)),
-    "subset": (frozenset({"epsilon"}), frozenset({"omega"}), lambda cats, p: SubsetSelection(cats, **p)),
-    "auto": (frozenset({"epsilon"}), frozenset(), lambda cats, p: _auto(cats, p["epsilon"])),
-}
-_BINARY_ONLY = ("forced-response", "binary-rr")
+AUTO = "auto"  # best_mechanism(k, epsilon) for the question's categories
 _QUESTION_KEYS = frozenset({"id", "text", "type", "categories", "mechanism"})
 
 
@@ -272,11 +238,17 @@ def _load_question(data: Any, where: str) -> Question:
             raise SurveyError(f"{where}categories", f"has duplicates: {categories!r:.200}")
 
     name = _require(data, "mechanism", where, str)
-    if name not in _MECHANISMS:
-        raise SurveyError(f"{where}mechanism", f"must be one of {sorted(_MECHANISMS)}; got {name!r}")
-    if name in _BINARY_ONLY and qtype != "yes-no":
-        raise SurveyError(f"{where}mechanism", f"{name} needs a yes-no question; this one is {qtype}")
-    required, optional, build = _MECHANISMS[name]
+    recipes = registry.recipes("frequency")
+    if name not in recipes and name != AUTO:
+        raise SurveyError(f"{where}mechanism", f"must be one of {sorted([*recipes, AUTO])}; got {name!r}")
+    if name == AUTO:
+        required, optional = frozenset({"epsilon"}), frozenset()
+        build = lambda cats, p: _auto(cats, p["epsilon"])  # noqa: E731
+    else:
+        recipe = recipes[name]
+        if recipe.binary_only and qtype != "yes-no":
+            raise SurveyError(f"{where}mechanism", f"{name} needs a yes-no question; this one is {qtype}")
+        required, optional, build = recipe.required, recipe.optional, recipe.build
     params = {key: value for key, value in data.items() if key not in _QUESTION_KEYS}
     for key in sorted(params):
         if key not in required | optional:

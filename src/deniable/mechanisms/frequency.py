@@ -1,4 +1,4 @@
-"""The shape every frequency oracle shares: privatize, aggregate, estimate.
+"""Frequency oracles: randomizers over categories and their unbiased estimator.
 
 A subclass supplies the device-side sampler for category positions, the
 support counts of a batch of (validated) reports, the support probabilities
@@ -9,10 +9,7 @@ here once.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -21,33 +18,26 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import randomness
-from deniable.estimate import Estimate, Mergeable, SupportCounts, pure_variance
+from deniable.aggregates import Mergeable, SupportCounts
+from deniable.estimate import Estimate, pure_variance
+from deniable.mechanisms.contract import Mechanism
 from deniable.mechanisms.domain import Domain
 from deniable.randomness import Source
 
-__all__ = ["FrequencyOracle", "MECHANISMS", "register"]
-
-MECHANISMS: dict[str, Any] = {}
+__all__ = ["FrequencyOracle"]
 
 _PARALLEL_FROM = 1 << 16  # secure batches at least this large are split over threads
 _THREADS = 2
 
 
-def register(cls: Any) -> Any:
-    """Class decorator: make a mechanism known to ``from_config`` by its wire id."""
-    MECHANISMS[cls.wire_id] = cls
-    return cls
-
-
-class FrequencyOracle(ABC):
+class FrequencyOracle(Mechanism):
     """A randomizer over a categorical domain and its unbiased frequency estimator.
 
     Subclasses set ``wire_id`` (stable mechanism id on the wire, never reused)
     and ``report_kind`` (how a report looks in numpy).
     """
 
-    wire_id: ClassVar[str]
-    report_kind: ClassVar[str]
+    stat_type: ClassVar[type[SupportCounts]] = SupportCounts
 
     domain_obj: Domain
 
@@ -69,32 +59,12 @@ class FrequencyOracle(ABC):
         """Reports for the category positions ``idx``."""
 
     @abstractmethod
-    def _validate(self, reports: Any) -> NDArray[Any]:
-        """Reports as a numpy array of the mechanism's kind; ValueError if malformed."""
-
-    @abstractmethod
     def _support_counts(self, reports: NDArray[Any]) -> NDArray[np.int64]:
         """``C_v`` for validated reports."""
 
     @abstractmethod
     def _supports(self, reports: NDArray[Any], position: int) -> NDArray[np.bool_]:
         """Whether each validated report supports the category at ``position``."""
-
-    @abstractmethod
-    def _params(self) -> dict[str, Any]:
-        """Exact wire parameters (integers), enough to rebuild the mechanism."""
-
-    @classmethod
-    @abstractmethod
-    def _from_params(cls, domain: Any, params: dict[str, Any]) -> FrequencyOracle:
-        """Inverse of ``_params``."""
-
-    def _report_to_json(self, report: Any) -> Any:
-        item = report.item() if isinstance(report, np.generic) else report
-        return item
-
-    def _reports_from_json(self, items: Sequence[Any]) -> NDArray[Any]:
-        return self._validate(list(items))
 
     # ------------------------------------------------------------------ domain
     @property
@@ -107,8 +77,15 @@ class FrequencyOracle(ABC):
         return self.domain_obj.k
 
     @property
-    def name(self) -> str:
-        return type(self).__name__
+    def report_bits(self) -> int:
+        """Bits to index one report: ``ceil(log2 k)`` unless the mechanism says otherwise."""
+        return max(1, (self.k - 1).bit_length())
+
+    def _domain_json(self) -> Any:
+        return self.domain_obj.to_json()
+
+    def _domain_key(self) -> Any:
+        return self.domain_obj
 
     # ------------------------------------------------------------- privatize
     def privatize(self, value: Any, rng: randomness.RNGLike = None) -> Any:
@@ -137,28 +114,18 @@ class FrequencyOracle(ABC):
         return self._sample(idx, source)
 
     # ------------------------------------------------------------- aggregate
-    @property
-    def fingerprint(self) -> str:
-        """Short hash of the configuration; aggregates carry it to prevent mixing."""
-        cached = self.__dict__.get("_fingerprint")
-        if cached is None:
-            text = json.dumps(self.to_config(), sort_keys=True, separators=(",", ":"))
-            cached = self.__dict__["_fingerprint"] = hashlib.sha256(text.encode()).hexdigest()[:16]
-        return cached
-
-    def validate(self, reports: Any) -> NDArray[Any]:
-        """Check that reports fit this mechanism; ValueError naming what is wrong."""
-        return self._validate(reports)
-
     def aggregate(self, reports: Any) -> SupportCounts:
         """Mergeable sufficient statistic (support counts and n) of a batch of reports."""
-        checked = self._validate(reports)
+        stat: SupportCounts = self._aggregate_checked(self._checked(reports))
+        return stat
+
+    def _aggregate_checked(self, checked: NDArray[Any]) -> SupportCounts:
         counts = self._support_counts(checked).astype(np.int64, copy=False)
         return SupportCounts(self.fingerprint, counts, int(len(checked)))
 
     def supports(self, reports: Any, value: Any) -> NDArray[np.bool_]:
         """Whether each report supports ``value`` (``value in S(y)``)."""
-        return self._supports(self._validate(reports), self.domain_obj.encode_one(value))
+        return self._supports(self._checked(reports), self.domain_obj.encode_one(value))
 
     # -------------------------------------------------------------- estimate
     def _pq(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -174,7 +141,8 @@ class FrequencyOracle(ABC):
 
     def estimate(self, reports: Any) -> Estimate:
         """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`)."""
-        return self.estimate_from(self.aggregate(reports))
+        est: Estimate = self.estimate_from(self.aggregate(reports))
+        return est
 
     def estimate_from(self, stat: SupportCounts) -> Estimate:
         """Unbiased frequency estimate from a (merged) aggregate."""
@@ -233,41 +201,6 @@ class FrequencyOracle(ABC):
         Returns None where no exact joint draw is implemented.
         """
         return None
-
-    # ------------------------------------------------------------------ wire
-    def to_config(self) -> dict[str, Any]:
-        """Versioned JSON-ready configuration (what a device needs to randomize)."""
-        return {
-            "format": "deniable.mechanism",
-            "version": 1,
-            "mechanism": self.wire_id,
-            "domain": self.domain_obj.to_json(),
-            "epsilon": self.epsilon,
-            "params": self._params(),
-        }
-
-    def report_to_json(self, report: Any) -> Any:
-        """One report as a JSON value."""
-        return self._report_to_json(report)
-
-    def reports_to_json(self, reports: Any) -> list[Any]:
-        checked = self._validate(reports)
-        return [self._report_to_json(r) for r in checked]
-
-    def reports_from_json(self, items: Sequence[Any]) -> NDArray[Any]:
-        """Parse and validate JSON reports (ValueError naming the first bad one)."""
-        if not isinstance(items, (list, tuple)):
-            raise ValueError(f"reports must be a JSON array; got {type(items).__name__}")
-        return self._reports_from_json(items)
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.wire_id, self.domain_obj, json.dumps(self._params(), sort_keys=True))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FrequencyOracle) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     def __repr__(self) -> str:
         dom = self.k if self.domain_obj.is_range else list(self.domain)

@@ -1,0 +1,208 @@
+"""Mergeable sufficient statistics: what an aggregate of reports keeps.
+
+* :class:`SupportCounts`, of a frequency oracle: ``n`` and the support counts
+  ``C_v`` (how many reports support category ``v``);
+* :class:`MeanStat`, of a numeric mechanism: ``n``, the sum and the sum of
+  squares of the standardized reports (and per-cell counts where the
+  mechanism reconstructs a distribution).
+
+Both merge with ``+`` (``0`` is the identity, so ``sum()`` works), travel as
+JSON (``to_json`` / ``from_json``, which rejects a malformed or inconsistent
+object naming the field) and carry the ``fingerprint`` of the mechanism
+configuration that made them, so that aggregates of different
+configurations are never mixed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable.errors import AggregateError
+
+__all__ = ["Mergeable", "SupportCounts", "MeanStat"]
+
+
+class Mergeable:
+    """Shared ``+`` of mergeable aggregates: 0 is the identity (so ``sum()`` works),
+    and only aggregates of the same mechanism configuration (``fingerprint``) merge."""
+
+    fingerprint: str
+
+    def _merged(self, other: Any) -> Any:
+        raise NotImplementedError
+
+    def require(self, kind: type, fingerprint: str) -> None:
+        """Refuse to estimate from an aggregate of another type or mechanism configuration."""
+        if not isinstance(self, kind):
+            raise TypeError(f"estimate_from needs a {kind.__name__} aggregate; got {type(self).__name__}")
+        if self.fingerprint != fingerprint:
+            raise AggregateError(
+                f"aggregate was made by another mechanism configuration "
+                f"({self.fingerprint}, this is {fingerprint})"
+            )
+
+    def __add__(self, other: object) -> Any:
+        if isinstance(other, int) and other == 0:
+            return self
+        if type(other) is not type(self):
+            return NotImplemented
+        if other.fingerprint != self.fingerprint:
+            raise AggregateError(
+                "cannot merge aggregates of different mechanisms "
+                f"({self.fingerprint} vs {other.fingerprint})"
+            )
+        return self._merged(other)
+
+    __radd__ = __add__
+
+
+def _fields(data: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    """Check that ``data`` is an object with the required fields and no others."""
+    names = " and ".join(", ".join(repr(f) for f in required).rsplit(", ", 1))
+    if not isinstance(data, dict) or any(f not in data for f in required):
+        raise AggregateError(f"an aggregate must be a JSON object with fields {names}")
+    unknown = sorted(set(data) - set(required) - set(optional))
+    if unknown:
+        raise AggregateError(f"aggregate field {unknown[0]!r} is not known (fields: {names})")
+
+
+def _fingerprint(data: dict[str, Any]) -> str:
+    fingerprint = data["fingerprint"]
+    if not isinstance(fingerprint, str):
+        raise AggregateError(f"aggregate field 'fingerprint' must be a string; got {fingerprint!r}")
+    return fingerprint
+
+
+def _count(data: dict[str, Any]) -> int:
+    n = data["n"]
+    if type(n) is not int or n < 0:
+        raise AggregateError(f"aggregate field 'n' must be a non-negative integer; got {n!r}")
+    return n
+
+
+def _counts(value: Any, n: int, field: str = "counts") -> NDArray[np.int64]:
+    if not isinstance(value, list) or not all(type(c) is int and 0 <= c <= n for c in value):
+        raise AggregateError(f"aggregate field {field!r} must be a list of integers in 0..n={n}")
+    return np.asarray(value, dtype=np.int64).reshape(len(value))
+
+
+@dataclass(frozen=True, eq=False)
+class SupportCounts(Mergeable):
+    """Mergeable sufficient statistic of a frequency oracle: support counts and n.
+
+    ``a + b`` merges two partial aggregates of the same mechanism (associative,
+    commutative; ``mechanism.aggregate([])`` is the identity). ``fingerprint``
+    identifies the mechanism configuration so that aggregates of different
+    mechanisms are never mixed.
+    """
+
+    fingerprint: str
+    counts: NDArray[np.int64]
+    n: int
+
+    def _merged(self, other: SupportCounts) -> SupportCounts:
+        return SupportCounts(self.fingerprint, self.counts + other.counts, self.n + other.n)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, SupportCounts)
+            and other.fingerprint == self.fingerprint
+            and other.n == self.n
+            and np.array_equal(other.counts, self.counts)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fingerprint": self.fingerprint, "n": self.n, "counts": self.counts.tolist()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SupportCounts:
+        """Inverse of :meth:`to_json`; AggregateError naming the field if ``data`` is malformed."""
+        _fields(data, ("fingerprint", "n", "counts"))
+        n = _count(data)
+        return cls(_fingerprint(data), _counts(data["counts"], n), n)
+
+
+@dataclass(frozen=True, eq=False)
+class MeanStat(Mergeable):
+    """Mergeable sufficient statistic of numeric reports.
+
+    ``total`` and ``total_sq`` are the sum and sum of squares of the
+    *standardized* reports ``(y - mid) / half`` (``mid``, ``half`` the centre
+    and half-width of the declared range), which keeps the sums well
+    conditioned for any range. ``counts`` holds per-cell report counts for
+    mechanisms that reconstruct a distribution (SquareWave), else None.
+    ``a + b`` merges (commutative; associative up to float rounding of the
+    sums); ``mechanism.aggregate([])`` is the identity.
+    """
+
+    fingerprint: str
+    n: int
+    total: float
+    total_sq: float
+    counts: NDArray[np.int64] | None = None
+
+    def _merged(self, other: MeanStat) -> MeanStat:
+        counts = None if self.counts is None or other.counts is None else self.counts + other.counts
+        return MeanStat(
+            self.fingerprint, self.n + other.n, self.total + other.total,
+            self.total_sq + other.total_sq, counts,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MeanStat)
+            and (self.fingerprint, self.n, self.total, self.total_sq)
+            == (other.fingerprint, other.n, other.total, other.total_sq)
+            and (self.counts is None) == (other.counts is None)
+            and (
+                self.counts is None
+                or (other.counts is not None and np.array_equal(self.counts, other.counts))
+            )
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "fingerprint": self.fingerprint, "n": self.n,
+            "total": self.total, "total_sq": self.total_sq,
+        }
+        if self.counts is not None:
+            out["counts"] = self.counts.tolist()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MeanStat:
+        """Inverse of :meth:`to_json`; AggregateError naming the field if ``data`` is malformed.
+
+        The sums must be finite numbers with ``total_sq >= 0`` and, by
+        Cauchy-Schwarz, ``total^2 <= n total_sq`` (up to rounding); ``counts``,
+        where present, are integers in ``0..n`` adding up to ``n``.
+        """
+        _fields(data, ("fingerprint", "n", "total", "total_sq"), ("counts",))
+        n = _count(data)
+        sums = []
+        for name in ("total", "total_sq"):
+            value = data[name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise AggregateError(f"aggregate field {name!r} must be a finite number; got {value!r}")
+            sums.append(float(value))
+        total, total_sq = sums
+        if total_sq < 0 or total * total > n * total_sq * (1 + 1e-9) + 1e-9:
+            raise AggregateError(
+                f"aggregate fields 'total'={total!r} and 'total_sq'={total_sq!r} are inconsistent "
+                f"with n={n} reports (need total_sq >= 0 and total^2 <= n * total_sq)"
+            )
+        counts = None
+        if data.get("counts") is not None:
+            counts = _counts(data["counts"], n)
+            if int(counts.sum()) != n:
+                raise AggregateError(f"aggregate field 'counts' must add up to n={n}; got {int(counts.sum())}")
+        return cls(_fingerprint(data), n, total, total_sq, counts)
