@@ -37,7 +37,7 @@ CONFIG_FORMAT = "deniable.mechanism"
 CONFIG_VERSION = 1
 
 
-class CheckedReports(np.ndarray):  # type: ignore[type-arg]
+class CheckedReports(np.ndarray):
     """Reports as ``privatize_many`` gives them, already checked by one mechanism.
 
     Read-only, so they stay what was checked. ``fingerprint`` names the

@@ -55,7 +55,7 @@ class Entry:
     """A registered mechanism: its class and what the rest of deniable needs to know of it."""
 
     wire_id: str
-    cls: type
+    cls: Any  # a Mechanism subclass; constructors differ by kind
     kind: Kind
     decode_cost: str
     candidate: bool  # the planner compares it (plan.candidates)

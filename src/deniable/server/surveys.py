@@ -241,6 +241,9 @@ def _load_question(data: Any, where: str) -> Question:
     recipes = registry.recipes("frequency")
     if name not in recipes and name != AUTO:
         raise SurveyError(f"{where}mechanism", f"must be one of {sorted([*recipes, AUTO])}; got {name!r}")
+    required: frozenset[str]
+    optional: frozenset[str]
+    build: registry.Builder
     if name == AUTO:
         required, optional = frozenset({"epsilon"}), frozenset()
         build = lambda cats, p: _auto(cats, p["epsilon"])  # noqa: E731

@@ -1,0 +1,99 @@
+"""The one mechanism contract: identity, configs, reports checked once, the first bad report."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+
+import deniable as dn
+from deniable.errors import DeniableError, ReportError
+from deniable.mechanisms import CheckedReports, Mechanism
+
+CASES: list[tuple[Any, list[Any], Any]] = [
+    # (mechanism, values to privatize, a JSON report it can never produce)
+    (dn.BinaryRR(epsilon=1.0), [True, False, True], "yes"),
+    (dn.GRR(["A", "B", "C"], epsilon=1.0), ["A", "C", "B"], "D"),
+    (dn.SUE(10, epsilon=1.0), [1, 9, 0], "zz"),
+    (dn.OUE(10, epsilon=1.0), [2, 3, 4], "ffffff"),
+    (dn.BLH(8, epsilon=1.0), [0, 7, 3], {"seed": 1}),
+    (dn.OLH(8, epsilon=2.0), [0, 7, 3], {"seed": 1, "value": 10**6}),
+    (dn.HadamardResponse(6, epsilon=1.0), [0, 5, 3], 99),
+    (dn.SubsetSelection(8, epsilon=1.0), [0, 7, 3], [5, 1]),
+    (dn.RAPPOR(["a", "b", "c"], epsilon=2.0), ["a", "b", "c"], {"cohort": -1, "bits": 0}),
+    (dn.Laplace(0, 10, epsilon=1.0), [0.0, 5.0, 10.0], 1e9),
+    (dn.Duchi(0, 10, epsilon=1.0), [0.0, 5.0, 10.0], 3.0),
+    (dn.SquareWave(0, 10, epsilon=1.0), [0.0, 5.0, 10.0], "x"),
+]
+IDS = [type(c[0]).__name__ for c in CASES]
+
+
+@pytest.mark.parametrize(("m", "values", "bad"), CASES, ids=IDS)
+def test_one_base_for_every_mechanism(m: Any, values: list[Any], bad: Any) -> None:
+    assert isinstance(m, Mechanism)
+    assert dn.from_config(m.to_config()) == m
+    assert hash(dn.from_config(m.to_config())) == hash(m)
+    assert len(m.fingerprint) == 16 and m.fingerprint == dn.from_config(m.to_config()).fingerprint
+    assert isinstance(m.report_bits, int) and m.report_bits >= 1
+
+
+@pytest.mark.parametrize(("m", "values", "bad"), CASES, ids=IDS)
+def test_reports_from_json_checks_once(m: Any, values: list[Any], bad: Any) -> None:
+    reports = m.privatize_many(values, rng=np.random.default_rng(3))
+    items = m.reports_to_json(reports)
+    checked = m.reports_from_json(items)
+    assert type(checked) is CheckedReports
+    assert not checked.flags.writeable
+    assert m.reports_to_json(checked) == items
+    assert m.aggregate(checked) == m.aggregate(reports)
+    # checked reports are taken as they are: no validation runs again
+    calls = []
+    original = m._validate
+    m._validate = lambda r: calls.append(1) or original(r)  # instance attribute shadows the method
+    try:
+        m.aggregate(checked)
+        m.reports_to_json(checked)
+        assert calls == []
+        # a slice or copy is a plain array again, checked when used
+        m.aggregate(checked[1:])
+        assert calls == [1]
+    finally:
+        del m._validate
+
+
+@pytest.mark.parametrize(("m", "values", "bad"), CASES, ids=IDS)
+def test_first_bad_report_is_named(m: Any, values: list[Any], bad: Any) -> None:
+    items = m.reports_to_json(m.privatize_many(values, rng=np.random.default_rng(4)))
+    with pytest.raises(ReportError) as info:
+        m.reports_from_json([*items[:2], bad, *items[2:]])
+    assert info.value.index == 2
+    assert isinstance(info.value, ValueError) and isinstance(info.value, DeniableError)
+    assert "index 0" not in info.value.reason and " report 0" not in info.value.reason
+    with pytest.raises(ReportError, match="JSON array"):
+        m.reports_from_json("not a list")
+
+
+def test_checked_reports_of_another_configuration_are_checked_again() -> None:
+    a, b = dn.GRR(["A", "B", "C"], epsilon=1.0), dn.GRR(["A", "B"], epsilon=1.0)
+    checked = a.reports_from_json(["A", "C"])
+    with pytest.raises(ValueError, match="not in the domain"):
+        b.aggregate(checked)
+
+
+def test_checked_reports_pickle_and_compute_as_plain_arrays() -> None:
+    m = dn.Duchi(0, 1, epsilon=1.0)
+    items = m.reports_to_json(m.privatize_many([0.25, 0.5], rng=np.random.default_rng(6)))
+    checked = m.reports_from_json(items)
+    assert type(pickle.loads(pickle.dumps(checked))) is np.ndarray
+    assert type(checked + 1) is np.ndarray
+    assert m.aggregate(checked) == m.aggregate(items)
+
+
+@pytest.mark.parametrize(("m", "values", "bad"), CASES, ids=IDS)
+def test_aggregate_from_json_goes_through_the_mechanism(m: Any, values: list[Any], bad: Any) -> None:
+    stat = m.aggregate(m.privatize_many(values, rng=np.random.default_rng(5)))
+    assert m.aggregate_from_json(stat.to_json()) == stat
+    with pytest.raises(ValueError, match="another mechanism configuration"):
+        m.aggregate_from_json(stat.to_json() | {"fingerprint": "0" * 16})
