@@ -11,7 +11,7 @@ The forced-response (two-coin) design answers truthfully with probability
 ``epsilon = ln max(P(yes|T)/P(yes|F), P(no|F)/P(no|T))``. With
 ``p_truth = p_yes = 1/2`` this is Warner with prob 3/4.
 
-Estimator (section 1.1 of MECHANISMS.md): with ``lambda`` the share of "yes",
+Estimator: with ``lambda`` the share of "yes",
 ``pi = (lambda - P(yes|F)) / (P(yes|T) - P(yes|F))``; for Warner this is
 ``(lambda + p - 1) / (2p - 1)`` and for the fair two-coin design ``2 lambda - 1/2``.
 """

@@ -173,8 +173,10 @@ class FrequencyOracle(Mechanism):
     def variance(self, n: int, frequencies: Any = None) -> NDArray[np.float64]:
         """Formula (A): per-category variance of the estimate for ``n`` reports.
 
-        ``frequencies=None`` evaluates it at ``f -> 0`` (``Var*/n``, the
-        planning convention of MECHANISMS.md section 1.0).
+        ``Var(f_v) = q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``
+        for the fixed population of ``n`` respondents. ``frequencies=None``
+        evaluates it at ``f -> 0`` (``Var*/n``, the planning convention: the
+        variance of a rare category).
         """
         if n <= 0:
             raise ValueError(f"n must be positive; got {n}")

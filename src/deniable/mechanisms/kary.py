@@ -8,7 +8,8 @@ and ``f_v = (C_v / n - q) / (p - q)``, which sums to 1 exactly.
 
 Sampling is one exact integer draw ``r`` below ``D = a + (k - 1) b`` (with
 ``p = a / D``, ``q = b / D``): the truth if ``r < a``, otherwise the other
-category number ``(r - a) // b`` (MECHANISMS.md section 7.3).
+category number ``(r - a) // b``, skipping the truth's own number: each other
+category gets exactly ``b`` of the ``D`` outcomes.
 """
 
 from __future__ import annotations

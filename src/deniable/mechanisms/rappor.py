@@ -1,6 +1,6 @@
 """RAPPOR (Erlingsson, Pihur, Korolova, CCS 2014) over a known candidate domain.
 
-Device, per report of value ``v`` (MECHANISMS.md section 1.5):
+Device, per report of value ``v``:
 
 1. cohort ``c`` (uniform in ``[m]``, drawn once per client) and Bloom filter
    ``B`` of ``v``: ``h`` bits of ``num_bits`` set by SHA-256 of ``(c, v)``;

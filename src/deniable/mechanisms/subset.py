@@ -11,7 +11,7 @@ The default ``omega = max(1, round(k / (e + 1)))``; ``omega = 1`` is GRR.
 
 Reports are *sets*: the category positions sorted ascending in a structured
 array with one field ``subset`` of length ``omega`` (an ordered list would
-reveal which item was drawn first, MECHANISMS.md section 1.8).
+reveal which item was drawn first, which is not covered by the epsilon above).
 """
 
 from __future__ import annotations
