@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
 import deniable as dn
@@ -107,3 +108,16 @@ def sample_values(m: Any, n: int, rng: Any) -> list[Any]:
 def e_of(m: Any) -> float:
     """``exp(epsilon)`` of the realised epsilon."""
     return math.exp(m.epsilon)
+
+
+N_REPORTS = 400
+_REPORTS: dict[str, tuple[Any, Any]] = {}
+
+
+def reports_for(case: Case) -> tuple[Any, Any]:
+    """Fixed simulated reports per case (cached: Hypothesis reuses them across examples)."""
+    if case.id not in _REPORTS:
+        m = case.make()
+        gen = np.random.default_rng(12345)
+        _REPORTS[case.id] = (m, m.privatize_many(sample_values(m, N_REPORTS, gen), rng=gen))
+    return _REPORTS[case.id]

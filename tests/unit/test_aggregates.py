@@ -1,11 +1,19 @@
-"""Mergeable aggregates travel as JSON and reject what no batch of reports could give."""
+"""Mergeable aggregates: combiner laws, JSON that rejects what no batch of reports could give.
+
+Reports here come from a fixed simulation seed; every assertion is an exact
+identity that holds for any reports, so no statistical tolerance is involved.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mechanism_grid import N_REPORTS, Case, params, reports_for
 
 import deniable as dn
 from deniable.aggregates import MeanStat, SupportCounts
@@ -64,3 +72,74 @@ def test_merging_other_configurations_is_refused() -> None:
     with pytest.raises(AggregateError, match="different mechanisms"):
         a.aggregate([0]) + b.aggregate([1])
     assert sum([a.aggregate([0]), a.aggregate([1])]) == a.aggregate([0, 1])
+
+
+@params()
+@settings(max_examples=10, deadline=None)
+@given(cuts=st.lists(st.integers(0, N_REPORTS), min_size=1, max_size=5))
+def test_chunked_aggregation_equals_one_shot(case: Case, cuts: list[int]) -> None:
+    m, reports = reports_for(case)
+    bounds = [0, *sorted(cuts), N_REPORTS]
+    parts = [m.aggregate(reports[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    whole = m.aggregate(reports)
+    assert sum(parts) == whole
+    assert sum(reversed(parts)) == whole
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged + part
+    assert merged == whole and merged.n == N_REPORTS
+    np.testing.assert_array_equal(m.estimate_from(merged).frequencies, m.estimate(reports).frequencies)
+    np.testing.assert_array_equal(m.estimate_from(merged).std_errors, m.estimate(reports).std_errors)
+
+
+@params()
+def test_merge_laws_and_identity(case: Case) -> None:
+    m, reports = reports_for(case)
+    a, b, c = (m.aggregate(reports[i::3]) for i in range(3))
+    empty = m.aggregate([])
+    assert empty.n == 0 and not empty.counts.any() and empty.counts.shape == (m.k,)
+    assert (a + b) + c == a + (b + c)
+    assert a + b == b + a
+    assert a + empty == a == empty + a
+    assert SupportCounts.from_json(json.loads(json.dumps((a + b).to_json()))) == a + b
+
+
+def test_mixing_mechanisms_raises() -> None:
+    m1, m2 = dn.GRR(4, epsilon=1.0), dn.GRR(4, epsilon=2.0)
+    m3 = dn.GRR(["A", "B", "C", "D"], epsilon=1.0)
+    s1, s2 = m1.aggregate([0, 1, 2]), m2.aggregate([0, 1, 2])
+    with pytest.raises(ValueError, match="different mechanisms"):
+        s1 + s2
+    with pytest.raises(ValueError, match="another mechanism"):
+        m2.estimate_from(s1)
+    with pytest.raises(ValueError, match="another mechanism"):
+        m3.estimate_from(s1)
+    with pytest.raises(TypeError, match="SupportCounts"):
+        m1.estimate_from({"counts": [1, 2, 3, 4], "n": 10})  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        s1 + 1  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"counts": [1, 2, 3, 4], "n": 10}, "fields"),
+        ([1, 2], "fields"),
+        ({"fingerprint": 5, "counts": [1, 2, 3, 4], "n": 10}, "fingerprint"),
+        ({"fingerprint": "x", "counts": [1, 2, 3, 4], "n": "10"}, "'n'"),
+        ({"fingerprint": "x", "counts": [1, 2, 3, 4], "n": -1}, "'n'"),
+        ({"fingerprint": "x", "counts": [1, 2, 3, 40], "n": 10}, "counts"),
+        ({"fingerprint": "x", "counts": [1, 2, -3, 4], "n": 10}, "counts"),
+        ({"fingerprint": "x", "counts": [1.5, 2, 3, 4], "n": 10}, "counts"),
+        ({"fingerprint": "x", "counts": "1234", "n": 10}, "counts"),
+    ],
+)
+def test_aggregate_json_validated(data, field: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=field):
+        SupportCounts.from_json(data)
+
+
+def test_aggregate_of_wrong_length_refused() -> None:
+    m = dn.GRR(4, epsilon=1.0)
+    with pytest.raises(ValueError, match="k=4"):
+        m.estimate_from(SupportCounts(m.fingerprint, np.array([1, 2, 3]), 10))
