@@ -79,7 +79,8 @@ def test_gaussian_delta_bounds_the_exact_hockey_stick(eps: float) -> None:
 
 def test_analytic_gaussian_calibration() -> None:
     """Balle & Wang: delta(sigma) hits the target; classical sigma is larger for eps < 1."""
-    from deniable.mechanisms.numeric import _gauss_delta, analytic_gaussian_sigma
+    from deniable.mechanisms.numeric import analytic_gaussian_sigma
+    from deniable.mechanisms.numeric.lattice import _gauss_delta
 
     for eps, delta in [(0.5, 1e-5), (1.0, 1e-6), (4.0, 1e-3)]:
         s = analytic_gaussian_sigma(eps, delta)
