@@ -28,8 +28,8 @@ from numeric_cases import ALL, HIGH, LOW, clamp
 
 import deniable as dn
 from deniable import testing
-from deniable.mechanisms.numeric_sampling import AliasTable, below, randomized_round
-from deniable.randomness import resolve
+from deniable.mechanisms.numeric.alias import AliasTable
+from deniable.randomness import below, randomized_round, resolve
 
 pytestmark = pytest.mark.stat
 

@@ -35,7 +35,6 @@ from deniable.mechanisms.numeric.lattice import (
     laplace_lattice,
     unit_sigma,
 )
-from deniable.mechanisms.numeric_sampling import randomized_round
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
@@ -71,7 +70,7 @@ class _LatticeMechanism(NumericMechanism):
         N = lat.steps
         t += 1.0
         t *= N / 2
-        y = randomized_round(t, source, lazy, overwrite=True)
+        y = randomness.randomized_round(t, source, lazy, overwrite=True)
         y += lat.sample(t.size, source, lazy)
         np.clip(y, N - lat.K, lat.K, out=y)
         return self._values(y)
@@ -288,7 +287,7 @@ def two_level_gaussian_mean(
     c1, c2 = (s / _NOISE_STEPS for s in sigmas)
     position = x / c1
     frac = position - np.floor(position)
-    y1 = c1 * (randomized_round(position, source) + table.sample(n, source))
+    y1 = c1 * (randomness.randomized_round(position, source) + table.sample(n, source))
     y2 = y1 + c2 * table.sample(n, source)
     per_user = (c1 * c1 + c2 * c2) * unit_var + c1 * c1 * float(np.mean(frac * (1 - frac)))
     total = math.hypot(*sigmas)

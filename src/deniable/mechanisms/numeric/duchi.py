@@ -19,9 +19,8 @@ from numpy.typing import NDArray
 
 from deniable import privacy, randomness
 from deniable.mechanisms.numeric.base import NumericMechanism
-from deniable.mechanisms.numeric_sampling import TWO64, below, bits, fixed_point
 from deniable.mechanisms.registry import register
-from deniable.randomness import Source
+from deniable.randomness import TWO64, Source
 
 __all__ = ["Duchi"]
 
@@ -74,9 +73,9 @@ class Duchi(NumericMechanism):
         n = t.size
         t += 1.0
         t *= 0.5
-        follow = below(fixed_point(t, out=t), source, lazy)
-        informative = bits(self._c, _BETA_BITS, n, source)
-        fair = np.unpackbits(np.frombuffer(source.random_bytes((n + 7) // 8), np.uint8), count=n)
+        follow = randomness.below(randomness.fixed_point(t, out=t), source, lazy)
+        informative = randomness.bernoulli_bits(self._c, _BETA_BITS, n, source)
+        fair = np.unpackbits(randomness.uniform_words((n + 7) // 8, np.uint8, source), count=n)
         follow &= informative
         follow |= fair.view(np.bool_) & ~informative
         low, high = self.report_range
@@ -104,7 +103,7 @@ class Duchi(NumericMechanism):
 
     def report_distribution(self, value: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         t = self._to_unit([value])
-        follow = int(fixed_point((t + 1.0) * 0.5)[0]) / TWO64
+        follow = int(randomness.fixed_point((t + 1.0) * 0.5)[0]) / TWO64
         beta = float(self.beta)
         plus = beta * follow + (1 - beta) / 2
         return np.array(self.report_range), np.array([1 - plus, plus])

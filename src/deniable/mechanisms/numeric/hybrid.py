@@ -9,11 +9,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import privacy
+from deniable import privacy, randomness
 from deniable.mechanisms.numeric.base import NumericMechanism
 from deniable.mechanisms.numeric.duchi import Duchi
 from deniable.mechanisms.numeric.piecewise import Piecewise
-from deniable.mechanisms.numeric_sampling import bits
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
@@ -66,7 +65,7 @@ class Hybrid(NumericMechanism):
     def _sample(self, t: NDArray[np.float64], source: Source, lazy: bool) -> NDArray[np.float64]:
         if self._pm is None:
             return self._duchi._sample(t, source, lazy)
-        use_pm = bits(self._alpha_num, 32, t.size, source)
+        use_pm = randomness.bernoulli_bits(self._alpha_num, 32, t.size, source)
         out = np.empty(t.size)
         out[use_pm] = self._pm._sample(t[use_pm], source, lazy)
         out[~use_pm] = self._duchi._sample(t[~use_pm], source, lazy)

@@ -34,9 +34,9 @@ from numpy.typing import NDArray
 from scipy import optimize, special
 
 from deniable import privacy
+from deniable.mechanisms.numeric.alias import AliasTable, integer_weights
 from deniable.mechanisms.numeric.base import check_delta
-from deniable.mechanisms.numeric_sampling import TWO64, AliasTable, integer_weights
-from deniable.randomness import Source
+from deniable.randomness import TWO64, Source
 
 __all__ = [
     "Lattice",

@@ -9,8 +9,7 @@ import numpy as np
 
 from deniable import privacy
 from deniable.mechanisms.numeric.base import NumericMechanism
-from deniable.mechanisms.numeric.window import WindowMechanism, odd_window
-from deniable.mechanisms.numeric_sampling import calibrate_window
+from deniable.mechanisms.numeric.window import WindowMechanism, calibrate_window, odd_window
 from deniable.mechanisms.registry import register
 
 __all__ = ["Piecewise"]
@@ -55,7 +54,7 @@ class Piecewise(WindowMechanism):
         g = float(w.gamma)
         slope = (1 - g) * (w.G - w.L) / 2
         centre = g * w.uniform_mean + (1 - g) * float(w.window_mean(np.array([(w.G - w.L) * w.K / 2]))[0])
-        self._cell_values = (np.arange(w.G) - centre) / slope
+        self._cell_values = (np.arange(w.G, dtype=np.float64) - centre) / slope
 
     def _params(self) -> dict[str, Any]:
         return self._window_params()

@@ -18,8 +18,7 @@ from deniable.aggregates import MeanStat
 from deniable.estimate import HistogramEstimate
 from deniable.mechanisms.numeric.base import NumericMechanism
 from deniable.mechanisms.numeric.em import em_reconstruct
-from deniable.mechanisms.numeric.window import WindowMechanism, odd_window
-from deniable.mechanisms.numeric_sampling import calibrate_window
+from deniable.mechanisms.numeric.window import WindowMechanism, calibrate_window, odd_window
 from deniable.mechanisms.registry import register
 
 __all__ = ["SquareWave", "square_wave_b"]

@@ -1,27 +1,134 @@
-"""The sliding-window mechanisms' shared part: a fixed-point window start, cell reports.
+"""The sliding-window sampler and the mechanisms' shared part built on it.
 
 :class:`~deniable.Piecewise` and :class:`~deniable.SquareWave` report one of
 ``G`` output cells: with probability ``gamma`` a uniform cell, otherwise a
-cell from a window of ``L`` cells whose start encodes the input. ``gamma`` is
-set from the integers the sampler uses, so that the exact cell probabilities
-of any two inputs have ratio at most ``e^eps``.
+cell from a window of ``L`` cells whose start encodes the input
+(:class:`SlidingWindow`). ``gamma`` is set from the integers the sampler
+uses, so that the exact cell probabilities of any two inputs have ratio at
+most ``e^eps`` (:func:`calibrate_window`).
 """
 
 from __future__ import annotations
 
 import math
-from functools import cached_property
+from fractions import Fraction
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable import privacy, randomness
 from deniable.mechanisms.numeric.base import NumericMechanism
-from deniable.mechanisms.numeric_sampling import sliding_window
 from deniable.randomness import Source
 
-__all__ = ["WindowMechanism", "odd_window"]
+__all__ = [
+    "SlidingWindow",
+    "sliding_window",
+    "window_epsilon",
+    "calibrate_window",
+    "WindowMechanism",
+    "odd_window",
+]
 
+
+class SlidingWindow:
+    """Discrete piecewise / square-wave sampler on ``G`` output cells.
+
+    With probability ``gamma = gamma_num / 2**32`` the output cell is
+    ``floor(G V / K)``, otherwise ``floor((S + L V) / K)``, where ``V`` is a
+    uniform ``k``-bit integer (``K = 2**k``, the same ``V`` for both: the
+    coin is independent of it) and ``S / K`` in ``[0, G - L]`` is the
+    window's start, a fixed-point image of the input. So the window branch is
+    (up to ``1/K``) uniform over ``L`` consecutive cells starting at the
+    real position ``S / K``, with the fractional end cells carrying the
+    rounding; its mean is exactly ``S/K + (L-1)(K-1)/(2K)`` because ``L`` is
+    odd (coprime to ``K``).
+
+    Privacy, exactly for this sampler: a cell ``j`` gets
+    ``gamma u_j + (1-gamma) w_S(j)`` with ``u_j >= floor(K/G)/K`` and
+    ``0 <= w_S(j) <= ceil(K/L)/K`` for every ``S``, so any two inputs have
+    probability ratio at most
+    ``1 + (1-gamma) ceil(K/L) / (gamma floor(K/G))`` =: ``e^epsilon``.
+    ``gamma`` is chosen (rounded up) so that this is at most the requested
+    epsilon.
+    """
+
+    def __init__(self, cells: int, window: int, k: int, gamma_num: int) -> None:
+        if window % 2 == 0 or not 1 <= window < cells or cells > (1 << k) or k not in (16, 32):
+            raise ValueError(f"bad sliding window: cells={cells}, window={window}, k={k}")
+        if not 0 < gamma_num < 1 << 32:
+            raise ValueError(f"uniform share must be in (0, 2**32); got {gamma_num}")
+        self.G, self.L, self.k = cells, window, k
+        self.K = 1 << k
+        self.gamma_num = gamma_num
+        self.gamma = Fraction(gamma_num, 1 << 32)
+        self.epsilon = window_epsilon(cells, window, k, gamma_num)
+        u = self._counts(np.zeros(1, dtype=np.int64), cells, np.arange(cells))[0] / self.K
+        self.uniform_pmf = u
+        self.uniform_mean = float(np.dot(np.arange(cells), u))
+
+    def _counts(self, S: NDArray[np.int64], width: int, cells: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``#{V : floor((S + width V) / K) = j}`` for each row ``S`` and cell ``j``."""
+        K = self.K
+        edges = np.concatenate([cells, cells[-1:] + 1]).astype(np.int64)[None, :] * K
+        below_edge = np.clip(-((S[:, None] - edges) // width), 0, K)
+        return np.diff(below_edge, axis=1).astype(np.float64)
+
+    def window_mean(self, S: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Exact mean cell of the window branch for fixed-point starts ``S``."""
+        return S / self.K + (self.L - 1) * (self.K - 1) / (2 * self.K)
+
+    def mean(self, S: NDArray[np.float64]) -> NDArray[np.float64]:
+        g = float(self.gamma)
+        return g * self.uniform_mean + (1 - g) * self.window_mean(S)
+
+    def pmf(self, S: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Exact ``P(cell = j | S)`` as rows (one per ``S``) over all ``G`` cells."""
+        w = self._counts(np.asarray(S, dtype=np.int64), self.L, np.arange(self.G)) / self.K
+        g = float(self.gamma)
+        return g * self.uniform_pmf[None, :] + (1 - g) * w
+
+    def sample(self, S: NDArray[np.uint64], source: Source) -> NDArray[np.int64]:
+        """Output cells for fixed-point window starts ``S`` (``0 <= S <= (G-L) K``)."""
+        n = S.size
+        narrow = np.uint16 if self.k == 16 else np.uint32
+        V64 = randomness.uniform_words(n, narrow, source).astype(np.uint64)
+        shift = np.uint64(self.k)
+        window: NDArray[np.uint64] = (S.astype(np.uint64) + np.uint64(self.L) * V64) >> shift
+        uniform: NDArray[np.uint64] = (np.uint64(self.G) * V64) >> shift
+        coin = randomness.bernoulli_bits(self.gamma_num, 32, n, source)
+        return np.where(coin, uniform, window).astype(np.int64)
+
+
+def window_epsilon(cells: int, window: int, k: int, gamma_num: int) -> float:
+    """``ln(1 + (1-gamma) ceil(K/L) / (gamma floor(K/G)))``, rounded up (see :class:`SlidingWindow`)."""
+    K = 1 << k
+    gamma = Fraction(gamma_num, 1 << 32)
+    return privacy.ln_up(1 + (1 - gamma) * (-(-K // window)) / (gamma * (K // cells)))
+
+
+def calibrate_window(cells: int, window: int, k: int, epsilon: float) -> int:
+    """The smallest uniform share ``gamma_num / 2**32`` whose window epsilon is <= ``epsilon``."""
+    K = 1 << k
+    growth = math.expm1(epsilon)
+    gamma = 1.0 / (1.0 + growth * (K // cells) / (-(-K // window)))
+    num = min((1 << 32) - 1, max(1, math.ceil(gamma * 2**32)))
+    while num > 1 and window_epsilon(cells, window, k, num - 1) <= epsilon:
+        num -= 1
+    while window_epsilon(cells, window, k, num) > epsilon:
+        if num == (1 << 32) - 1:
+            raise ValueError(f"epsilon={epsilon} is too small for a {cells}-cell window")
+        num += 1
+    return num
+
+
+@lru_cache(maxsize=64)
+def sliding_window(cells: int, window: int, k: int, gamma_num: int) -> SlidingWindow:
+    return SlidingWindow(cells, window, k, gamma_num)
+
+
+# ------------------------------------------------------------ the mechanisms
 def odd_window(x: float, cells: int) -> int:
     """The odd integer nearest ``x``, within ``[1, cells - 1]``."""
     L = 2 * int(math.floor(x / 2)) + 1
@@ -33,7 +140,7 @@ def odd_window(x: float, cells: int) -> int:
 class WindowMechanism(NumericMechanism):
     """Shared part of Piecewise and SquareWave: fixed-point window start, cell reports."""
 
-    _win: Any  # SlidingWindow
+    _win: SlidingWindow
     _cell_values: NDArray[np.float64]  # standardized report of each cell
 
     def _starts(self, t: NDArray[np.float64]) -> NDArray[np.uint64]:
