@@ -31,7 +31,6 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, special
 
 from deniable import privacy
 from deniable.mechanisms.numeric.alias import AliasTable, integer_weights
@@ -156,14 +155,32 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
 
 def _gauss_delta(eps: float, sigma: float) -> float:
+    """``Phi(1/2s - eps s) - e^eps Phi(-1/2s - eps s)``: the delta of noise ``sigma`` at ``eps`` (sensitivity 1)."""
+    from scipy import special
+
     a = 1 / (2 * sigma) - eps * sigma
     b = -1 / (2 * sigma) - eps * sigma
     return float(special.ndtr(a) - math.exp(eps + special.log_ndtr(b)))
 
 
 def unit_sigma(eps: float, delta: float) -> float:
+    """The analytic-Gaussian ``sigma`` for sensitivity 1: the root of ``_gauss_delta(eps, sigma) = delta``."""
+    from scipy import optimize
+
     f = lambda log_s: _gauss_delta(eps, math.exp(log_s)) - delta  # noqa: E731
     return math.exp(optimize.brentq(f, math.log(1e-8), math.log(1e8), xtol=1e-14, rtol=1e-14))
+
+
+def gaussian_epsilon(unit_sigma: float, delta: float) -> float:
+    """Analytic-Gaussian epsilon of noise ``unit_sigma`` (in units of the sensitivity) at ``delta``.
+
+    ``math.inf`` when even epsilon = 700 leaves more than ``delta``.
+    """
+    from scipy import optimize
+
+    if _gauss_delta(700.0, unit_sigma) > delta:
+        return math.inf
+    return float(optimize.brentq(lambda e: _gauss_delta(e, unit_sigma) - delta, 1e-12, 700.0, xtol=1e-13))
 
 
 def _approx_delta(weights: list[int], N: int, eps: float) -> float:
@@ -223,13 +240,3 @@ def gaussian_noise(s_steps: int) -> tuple[AliasTable, float]:
     """Discrete Gaussian with sd ``s_steps`` lattice steps, cut 8 sd out: ``(table, Var Z)``."""
     K = math.ceil(_GAUSS_TAIL * s_steps)
     return _finish(_gaussian_weights(s_steps, K), K)
-
-
-def gaussian_epsilon(unit_sigma: float, delta: float) -> float:
-    """Analytic-Gaussian epsilon of noise ``unit_sigma`` (in units of the sensitivity) at ``delta``.
-
-    ``math.inf`` when even epsilon = 700 leaves more than ``delta``.
-    """
-    if _gauss_delta(700.0, unit_sigma) > delta:
-        return math.inf
-    return float(optimize.brentq(lambda e: _gauss_delta(e, unit_sigma) - delta, 1e-12, 700.0, xtol=1e-13))
