@@ -99,9 +99,12 @@ SECURE = SecureSource()
 
 
 def resolve(rng: object) -> Source:
-    """Turn an ``rng`` argument (SPEC 7 semantics) into a byte source.
+    """Turn an ``rng`` argument into a byte source.
 
-    ``None`` means the OS CSPRNG. Seeds and generators mean simulation.
+    ``None`` means the OS CSPRNG (:class:`SecureSource`); an int seed, a
+    ``SeedSequence`` or a numpy ``Generator`` means simulation
+    (:class:`GeneratorSource`); a source is returned as is. Anything else,
+    including ``bool`` and the legacy ``RandomState``, is a TypeError.
     """
     if rng is None:
         return SECURE

@@ -112,7 +112,11 @@ def test_reports_are_unbiased_and_variance_matches_the_law(name: str) -> None:
 
 
 def test_worst_case_variances_match_the_literature_table() -> None:
-    """MECHANISMS.md 1.11, per user in [-1, 1] units (range [0, 1] has half-width 1/2)."""
+    """Worst-case per-user variances in [-1, 1] units (range [0, 1] has half-width 1/2).
+
+    Laplace ``8 / eps^2``, Duchi ``((e^eps + 1) / (e^eps - 1))^2``, Piecewise and Hybrid
+    from N. Wang et al. (ICDE 2019).
+    """
     table = {
         0.5: {"Laplace": 32, "Duchi": 16.7, "Piecewise": 21.2, "Hybrid": 16.7},
         1.0: {"Laplace": 8, "Duchi": 4.68, "Piecewise": 5.22, "Hybrid": 4.29},

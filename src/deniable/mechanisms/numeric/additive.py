@@ -86,11 +86,6 @@ class _LatticeMechanism(NumericMechanism):
         on: NDArray[np.bool_] = np.abs(steps - np.rint(steps)) <= 1e-3
         return on
 
-    def sample_noise(self, n: int, rng: randomness.RNGLike = None) -> NDArray[np.float64]:
-        """``n`` draws of the mechanism's lattice noise alone, in original units."""
-        z = self._lattice.sample(int(n), randomness.resolve(rng), True)
-        return np.multiply(z, self.step, dtype=np.float64)
-
     @property
     def report_range(self) -> tuple[float, float]:
         lat = self._lattice

@@ -34,8 +34,10 @@ class Hybrid(NumericMechanism):
     at ``epsilon``; for ``epsilon <= EPSILON_STAR = 0.6094`` only Duchi.
     The coin does not depend on the value, so the mixture is
     ``max(eps_PM, eps_Duchi)``-LDP; both parts are unbiased, and the
-    per-user variance is ``alpha Var_PM(t) + (1 - alpha) Var_Duchi(t)``
-    (constant in ``t`` above ``eps*``, MECHANISMS.md 1.11).
+    per-user variance is ``alpha Var_PM(t) + (1 - alpha) Var_Duchi(t)``,
+    constant in ``t`` above ``eps*``: for the continuous PM,
+    ``Var_PM = t^2 / (e^(eps/2) - 1) + c`` and ``Var_Duchi = B^2 - t^2``,
+    and this ``alpha`` cancels the ``t^2`` terms.
     """
 
     wire_id = "hybrid"

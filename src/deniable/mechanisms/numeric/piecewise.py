@@ -64,7 +64,7 @@ class Piecewise(WindowMechanism):
         self = cls.__new__(cls)
         NumericMechanism.__init__(self, low, high)
         self._set_window(params)
-        if self._win.k != cls.BITS:
+        if self._win.bits != cls.BITS:
             raise ValueError(f"Piecewise params need bits={cls.BITS}; got {params!r}")
         self._finish()
         return self

@@ -138,7 +138,7 @@ class SquareWave(WindowMechanism):
         self = cls.__new__(cls)
         NumericMechanism.__init__(self, low, high)
         self._set_window(params)
-        if self._win.k != cls.BITS or self._win.G - self._win.L != cls.INPUT_CELLS:
+        if self._win.bits != cls.BITS or self._win.G - self._win.L != cls.INPUT_CELLS:
             raise ValueError(f"SquareWave params need bits=32 and cells - window = 1024; got {params!r}")
         self._bins = self._check_bins(params.get("bins", 1024))
         self._finish()

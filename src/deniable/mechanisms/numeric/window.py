@@ -37,7 +37,7 @@ class SlidingWindow:
 
     With probability ``gamma = gamma_num / 2**32`` the output cell is
     ``floor(G V / K)``, otherwise ``floor((S + L V) / K)``, where ``V`` is a
-    uniform ``k``-bit integer (``K = 2**k``, the same ``V`` for both: the
+    uniform ``bits``-bit integer (``K = 2**bits``, the same ``V`` for both: the
     coin is independent of it) and ``S / K`` in ``[0, G - L]`` is the
     window's start, a fixed-point image of the input. So the window branch is
     (up to ``1/K``) uniform over ``L`` consecutive cells starting at the
@@ -54,16 +54,16 @@ class SlidingWindow:
     epsilon.
     """
 
-    def __init__(self, cells: int, window: int, k: int, gamma_num: int) -> None:
-        if window % 2 == 0 or not 1 <= window < cells or cells > (1 << k) or k not in (16, 32):
-            raise ValueError(f"bad sliding window: cells={cells}, window={window}, k={k}")
+    def __init__(self, cells: int, window: int, bits: int, gamma_num: int) -> None:
+        if window % 2 == 0 or not 1 <= window < cells or cells > (1 << bits) or bits not in (16, 32):
+            raise ValueError(f"bad sliding window: cells={cells}, window={window}, bits={bits}")
         if not 0 < gamma_num < 1 << 32:
             raise ValueError(f"uniform share must be in (0, 2**32); got {gamma_num}")
-        self.G, self.L, self.k = cells, window, k
-        self.K = 1 << k
+        self.G, self.L, self.bits = cells, window, bits
+        self.K = 1 << bits
         self.gamma_num = gamma_num
         self.gamma = Fraction(gamma_num, 1 << 32)
-        self.epsilon = window_epsilon(cells, window, k, gamma_num)
+        self.epsilon = window_epsilon(cells, window, bits, gamma_num)
         u = self._counts(np.zeros(1, dtype=np.int64), cells, np.arange(cells))[0] / self.K
         self.uniform_pmf = u
         self.uniform_mean = float(np.dot(np.arange(cells), u))
@@ -79,10 +79,6 @@ class SlidingWindow:
         """Exact mean cell of the window branch for fixed-point starts ``S``."""
         return S / self.K + (self.L - 1) * (self.K - 1) / (2 * self.K)
 
-    def mean(self, S: NDArray[np.float64]) -> NDArray[np.float64]:
-        g = float(self.gamma)
-        return g * self.uniform_mean + (1 - g) * self.window_mean(S)
-
     def pmf(self, S: NDArray[np.int64]) -> NDArray[np.float64]:
         """Exact ``P(cell = j | S)`` as rows (one per ``S``) over all ``G`` cells."""
         w = self._counts(np.asarray(S, dtype=np.int64), self.L, np.arange(self.G)) / self.K
@@ -92,31 +88,34 @@ class SlidingWindow:
     def sample(self, S: NDArray[np.uint64], source: Source) -> NDArray[np.int64]:
         """Output cells for fixed-point window starts ``S`` (``0 <= S <= (G-L) K``)."""
         n = S.size
-        narrow = np.uint16 if self.k == 16 else np.uint32
+        narrow = np.uint16 if self.bits == 16 else np.uint32
         V64 = randomness.uniform_words(n, narrow, source).astype(np.uint64)
-        shift = np.uint64(self.k)
+        shift = np.uint64(self.bits)
         window: NDArray[np.uint64] = (S.astype(np.uint64) + np.uint64(self.L) * V64) >> shift
         uniform: NDArray[np.uint64] = (np.uint64(self.G) * V64) >> shift
         coin = randomness.bernoulli_bits(self.gamma_num, 32, n, source)
         return np.where(coin, uniform, window).astype(np.int64)
 
 
-def window_epsilon(cells: int, window: int, k: int, gamma_num: int) -> float:
-    """``ln(1 + (1-gamma) ceil(K/L) / (gamma floor(K/G)))``, rounded up (see :class:`SlidingWindow`)."""
-    K = 1 << k
+def window_epsilon(cells: int, window: int, bits: int, gamma_num: int) -> float:
+    """``ln(1 + (1-gamma) ceil(K/L) / (gamma floor(K/G)))`` with ``K = 2**bits``, rounded up.
+
+    The exact epsilon of a :class:`SlidingWindow` with these parameters.
+    """
+    K = 1 << bits
     gamma = Fraction(gamma_num, 1 << 32)
     return privacy.ln_up(1 + (1 - gamma) * (-(-K // window)) / (gamma * (K // cells)))
 
 
-def calibrate_window(cells: int, window: int, k: int, epsilon: float) -> int:
+def calibrate_window(cells: int, window: int, bits: int, epsilon: float) -> int:
     """The smallest uniform share ``gamma_num / 2**32`` whose window epsilon is <= ``epsilon``."""
-    K = 1 << k
+    K = 1 << bits
     growth = math.expm1(epsilon)
     gamma = 1.0 / (1.0 + growth * (K // cells) / (-(-K // window)))
     num = min((1 << 32) - 1, max(1, math.ceil(gamma * 2**32)))
-    while num > 1 and window_epsilon(cells, window, k, num - 1) <= epsilon:
+    while num > 1 and window_epsilon(cells, window, bits, num - 1) <= epsilon:
         num -= 1
-    while window_epsilon(cells, window, k, num) > epsilon:
+    while window_epsilon(cells, window, bits, num) > epsilon:
         if num == (1 << 32) - 1:
             raise ValueError(f"epsilon={epsilon} is too small for a {cells}-cell window")
         num += 1
@@ -124,8 +123,9 @@ def calibrate_window(cells: int, window: int, k: int, epsilon: float) -> int:
 
 
 @lru_cache(maxsize=64)
-def sliding_window(cells: int, window: int, k: int, gamma_num: int) -> SlidingWindow:
-    return SlidingWindow(cells, window, k, gamma_num)
+def sliding_window(cells: int, window: int, bits: int, gamma_num: int) -> SlidingWindow:
+    """The (cached) :class:`SlidingWindow` for these parameters."""
+    return SlidingWindow(cells, window, bits, gamma_num)
 
 
 # ------------------------------------------------------------ the mechanisms
@@ -192,7 +192,7 @@ class WindowMechanism(NumericMechanism):
 
     def _window_params(self) -> dict[str, Any]:
         w = self._win
-        return {"cells": w.G, "window": w.L, "bits": w.k, "uniform_numerator": w.gamma_num}
+        return {"cells": w.G, "window": w.L, "bits": w.bits, "uniform_numerator": w.gamma_num}
 
     def _set_window(self, params: dict[str, Any]) -> None:
         self._win = sliding_window(
