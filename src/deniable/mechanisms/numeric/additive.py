@@ -238,6 +238,7 @@ class Gaussian(_LatticeMechanism):
             f"delta={self.delta:.3g}, sigma={self.sigma:.6g})"
         )
 
+
 # --------------------------------------------------------- composing noise
 _NOISE_STEPS = 256  # lattice steps per standard deviation of the composition example
 
