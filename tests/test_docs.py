@@ -15,7 +15,8 @@ CORE_MODULES = [
     "deniable.plan", "deniable.simulate", "deniable.audit", "deniable.wire", "deniable.debias",
     "deniable.mechanisms.binary", "deniable.mechanisms.kary", "deniable.mechanisms.unary",
     "deniable.mechanisms.hashing", "deniable.mechanisms.hadamard", "deniable.mechanisms.subset",
-    "deniable.mechanisms.rappor",
+    "deniable.mechanisms.rappor", "deniable.mechanisms.registry", "deniable.mechanisms.numeric.additive",
+    "deniable.aggregates",
 ]
 
 

@@ -136,8 +136,9 @@ class MeanStat(Mergeable):
     ``total`` and ``total_sq`` are the sum and sum of squares of the
     *standardized* reports ``(y - mid) / half`` (``mid``, ``half`` the centre
     and half-width of the declared range), which keeps the sums well
-    conditioned for any range. ``counts`` holds per-cell report counts for
-    mechanisms that reconstruct a distribution (SquareWave), else None.
+    conditioned for any range. ``cell_counts`` holds how many reports fell in
+    each output cell, for mechanisms that reconstruct a distribution
+    (SquareWave), else None.
     ``a + b`` merges (commutative; associative up to float rounding of the
     sums); ``mechanism.aggregate([])`` is the identity.
     """
@@ -146,10 +147,11 @@ class MeanStat(Mergeable):
     n: int
     total: float
     total_sq: float
-    counts: NDArray[np.int64] | None = None
+    cell_counts: NDArray[np.int64] | None = None
 
     def _merged(self, other: MeanStat) -> MeanStat:
-        counts = None if self.counts is None or other.counts is None else self.counts + other.counts
+        a, b = self.cell_counts, other.cell_counts
+        counts = None if a is None or b is None else a + b
         return MeanStat(
             self.fingerprint, self.n + other.n, self.total + other.total,
             self.total_sq + other.total_sq, counts,
@@ -160,10 +162,10 @@ class MeanStat(Mergeable):
             isinstance(other, MeanStat)
             and (self.fingerprint, self.n, self.total, self.total_sq)
             == (other.fingerprint, other.n, other.total, other.total_sq)
-            and (self.counts is None) == (other.counts is None)
+            and (self.cell_counts is None) == (other.cell_counts is None)
             and (
-                self.counts is None
-                or (other.counts is not None and np.array_equal(self.counts, other.counts))
+                self.cell_counts is None
+                or (other.cell_counts is not None and np.array_equal(self.cell_counts, other.cell_counts))
             )
         )
 
@@ -174,8 +176,8 @@ class MeanStat(Mergeable):
             "fingerprint": self.fingerprint, "n": self.n,
             "total": self.total, "total_sq": self.total_sq,
         }
-        if self.counts is not None:
-            out["counts"] = self.counts.tolist()
+        if self.cell_counts is not None:
+            out["cell_counts"] = self.cell_counts.tolist()
         return out
 
     @classmethod
@@ -183,10 +185,10 @@ class MeanStat(Mergeable):
         """Inverse of :meth:`to_json`; AggregateError naming the field if ``data`` is malformed.
 
         The sums must be finite numbers with ``total_sq >= 0`` and, by
-        Cauchy-Schwarz, ``total^2 <= n total_sq`` (up to rounding); ``counts``,
+        Cauchy-Schwarz, ``total^2 <= n total_sq`` (up to rounding); ``cell_counts``,
         where present, are integers in ``0..n`` adding up to ``n``.
         """
-        _fields(data, ("fingerprint", "n", "total", "total_sq"), ("counts",))
+        _fields(data, ("fingerprint", "n", "total", "total_sq"), ("cell_counts",))
         n = _count(data)
         sums = []
         for name in ("total", "total_sq"):
@@ -201,8 +203,10 @@ class MeanStat(Mergeable):
                 f"with n={n} reports (need total_sq >= 0 and total^2 <= n * total_sq)"
             )
         counts = None
-        if data.get("counts") is not None:
-            counts = _counts(data["counts"], n)
+        if data.get("cell_counts") is not None:
+            counts = _counts(data["cell_counts"], n, "cell_counts")
             if int(counts.sum()) != n:
-                raise AggregateError(f"aggregate field 'counts' must add up to n={n}; got {int(counts.sum())}")
+                raise AggregateError(
+                    f"aggregate field 'cell_counts' must add up to n={n}; got {int(counts.sum())}"
+                )
         return cls(_fingerprint(data), n, total, total_sq, counts)

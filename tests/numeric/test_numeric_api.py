@@ -176,8 +176,8 @@ def test_aggregates_merge_and_serialize(name: str) -> None:
         assert merged.n == whole.n
         assert merged.total == pytest.approx(whole.total, rel=1e-12, abs=1e-9)
         assert merged.total_sq == pytest.approx(whole.total_sq, rel=1e-12)
-        if whole.counts is not None:
-            np.testing.assert_array_equal(merged.counts, whole.counts)
+        if whole.cell_counts is not None:
+            np.testing.assert_array_equal(merged.cell_counts, whole.cell_counts)
     assert a + m.aggregate([]) == a
     assert MeanStat.from_json(json.loads(json.dumps(whole.to_json()))) == whole
     est = m.estimate_from(a + b + c)
@@ -207,7 +207,7 @@ def test_square_wave_estimate_carries_a_histogram() -> None:
     with pytest.raises(ValueError, match="'ems' or 'em'"):
         m.distribution(m.privatize_many([1.0, 2.0], rng=1), method="mle")
     stat = m.aggregate(m.privatize_many([1.0, 2.0], rng=1))
-    broken = MeanStat(stat.fingerprint, stat.n, stat.total, stat.total_sq, stat.counts[:-1])
+    broken = MeanStat(stat.fingerprint, stat.n, stat.total, stat.total_sq, stat.cell_counts[:-1])
     with pytest.raises(ValueError, match="cell counts"):
         m.distribution(broken)
     with pytest.raises(AttributeError):

@@ -44,8 +44,8 @@ def test_round_trips() -> None:
         (GOOD_MEAN | {"total_sq": float("nan")}, "'total_sq' must be a finite number"),
         (GOOD_MEAN | {"total_sq": -0.5}, "inconsistent"),
         (GOOD_MEAN | {"total": 3.0, "total_sq": 1.0}, "inconsistent"),  # total^2 > n total_sq
-        (GOOD_MEAN | {"counts": [1, -1, 3]}, "'counts' must be a list of integers"),
-        (GOOD_MEAN | {"counts": [1, 1]}, "must add up to n=3"),
+        (GOOD_MEAN | {"cell_counts": [1, -1, 3]}, "'cell_counts' must be a list of integers"),
+        (GOOD_MEAN | {"cell_counts": [1, 1]}, "must add up to n=3"),
     ],
 )
 def test_mean_stat_from_json_rejects(data: Any, match: str) -> None:

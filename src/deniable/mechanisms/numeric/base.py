@@ -230,7 +230,7 @@ class NumericMechanism(Mechanism):
         return self._validate(items)
 
     # ---------------------------------------------------------- aggregate
-    def _counts(self, y: NDArray[np.float64]) -> NDArray[np.int64] | None:
+    def _cell_counts(self, y: NDArray[np.float64]) -> NDArray[np.int64] | None:
         """Per-output-cell counts of validated reports, where the mechanism keeps them."""
         return None
 
@@ -242,7 +242,7 @@ class NumericMechanism(Mechanism):
     def _aggregate_checked(self, y: NDArray[np.float64]) -> MeanStat:
         yt = (y - self._mid) / self._half
         return MeanStat(
-            self.fingerprint, int(y.size), float(yt.sum()), float(np.dot(yt, yt)), self._counts(y)
+            self.fingerprint, int(y.size), float(yt.sum()), float(np.dot(yt, yt)), self._cell_counts(y)
         )
 
     # ----------------------------------------------------------- estimate

@@ -82,7 +82,7 @@ class SquareWave(WindowMechanism):
         self._b0 = 2 * A - g
         self._b1 = 1 - g
 
-    def _counts(self, y: NDArray[np.float64]) -> NDArray[np.int64]:
+    def _cell_counts(self, y: NDArray[np.float64]) -> NDArray[np.int64]:
         cells = np.searchsorted(self._report_values, y)  # exact: validated reports are cells
         return np.bincount(cells, minlength=self._win.G).astype(np.int64)
 
@@ -108,10 +108,10 @@ class SquareWave(WindowMechanism):
         """
         stat = data if isinstance(data, MeanStat) else self.aggregate(data)
         if (
-            stat.counts is None
+            stat.cell_counts is None
             or stat.fingerprint != self.fingerprint
-            or stat.counts.shape != (self._win.G,)
-            or (stat.counts < 0).any()
+            or stat.cell_counts.shape != (self._win.G,)
+            or (stat.cell_counts < 0).any()
         ):
             raise ValueError(
                 f"distribution needs an aggregate made by this SquareWave "
@@ -123,7 +123,7 @@ class SquareWave(WindowMechanism):
         self._check_bins(d, allow_none=False)
         w = self._win
         theta, iterations, converged = em_reconstruct(
-            stat.counts, window=w.L, input_cells=w.G - w.L, bins=d,
+            stat.cell_counts, window=w.L, input_cells=w.G - w.L, bins=d,
             uniform_share=float(w.gamma), uniform_pmf=w.uniform_pmf,
             smooth=_check_method(method), tolerance=tolerance, max_iterations=max_iterations,
         )
