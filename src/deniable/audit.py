@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+
+from deniable.intervals import clopper_pearson_lower, clopper_pearson_upper
 
 __all__ = ["AuditResult", "audit", "clopper_pearson"]
 
@@ -34,10 +35,15 @@ EventFn = Callable[[Any, Any, Any, Any], NDArray[np.int64]]
 
 
 def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, float]:
-    """Two one-sided ``1 - alpha`` Clopper-Pearson bounds ``(lower, upper)`` on a binomial rate."""
-    lower = 0.0 if successes == 0 else float(stats.beta.ppf(alpha, successes, trials - successes + 1))
-    upper = 1.0 if successes == trials else float(stats.beta.isf(alpha, successes + 1, trials - successes))
-    return lower, upper
+    """Two *one-sided* ``1 - alpha`` Clopper-Pearson bounds ``(lower, upper)`` on a binomial rate.
+
+    ``(clopper_pearson_lower(...), clopper_pearson_upper(...))`` of
+    :mod:`deniable.intervals`, kept here under its old name; the two-sided
+    interval is :func:`deniable.intervals.clopper_pearson`.
+    """
+    return float(clopper_pearson_lower(successes, trials, alpha)), float(
+        clopper_pearson_upper(successes, trials, alpha)
+    )
 
 
 @dataclass(frozen=True)
@@ -124,8 +130,8 @@ def audit(
             counts[value] = np.bincount(codes, minlength=n_events)
         for a, b in ((x, other), (other, x)):
             for event in range(n_events):
-                low, _ = clopper_pearson(int(counts[a][event]), trials, level)
-                _, high = clopper_pearson(int(counts[b][event]), trials, level)
+                low = clopper_pearson_lower(int(counts[a][event]), trials, level)
+                high = clopper_pearson_upper(int(counts[b][event]), trials, level)
                 bound = math.log(low / high) if low > 0 else -math.inf
                 details.append({"x": a, "x_prime": b, "event": event, "bound": bound})
                 if bound > best:

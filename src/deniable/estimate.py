@@ -1,7 +1,7 @@
 """Result types: ``Estimate`` (category frequencies) and the mergeable ``SupportCounts``.
 
-For a pure frequency oracle (MECHANISMS.md section 0.2) each report supports
-a set of categories, with ``P[v in S(y) | x = v] = p*`` and
+For a pure frequency oracle (Wang et al., USENIX Security 2017) each report
+supports a set of categories, with ``P[v in S(y) | x = v] = p*`` and
 ``P[v in S(y) | x != v] = q*``. From the support counts ``C_v`` of ``n``
 reports:
 
@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
+from deniable import intervals
 from deniable.aggregates import Mergeable, SupportCounts
 
 __all__ = ["Mergeable", "SupportCounts", "Estimate", "pure_variance", "CIMethod"]
@@ -83,10 +83,12 @@ class Estimate:
 
         * ``"normal"``: ``f ± z·SE`` (Wald, formula (A) with the clamped plug-in).
         * ``"wilson"`` / ``"clopper-pearson"``: an interval for the support
-          rate ``C_v / n`` mapped through the affine debias
-          ``(lambda - q*) / (p* - q*)`` and clipped to [0, 1]; conservative for
-          a fixed population (MECHANISMS.md 6.2), recommended for small n or
-          frequencies near 0.
+          rate ``C_v / n`` (:mod:`deniable.intervals`) mapped through the
+          affine debias ``(lambda - q*) / (p* - q*)`` and clipped to [0, 1].
+          For a fixed population ``C_v`` is a sum of independent Bernoullis
+          with mean rate ``lambda``, whose variance is at most the binomial
+          ``lambda (1 - lambda) / n``, so these intervals are conservative;
+          recommended for small n or frequencies near 0.
 
         Intervals are per category; for simultaneous coverage over k
         categories pass ``level = 1 - alpha / k`` (Bonferroni).
@@ -102,19 +104,12 @@ class Estimate:
                     "standard errors do not apply. Take intervals from the unbiased "
                     "estimate, or use ci(..., method='wilson') there."
                 )
-            z = stats.norm.isf((1 - level) / 2)
-            return self.frequencies - z * self.std_errors, self.frequencies + z * self.std_errors
-        alpha = 1 - level
-        c, n = self.support_counts, self.n
+            low, high = intervals.normal_interval(self.frequencies, self.std_errors, 1 - level)
+            return low, high
         if method == "clopper-pearson":
-            lo = np.where(c > 0, stats.beta.ppf(alpha / 2, c, n - c + 1), 0.0)
-            hi = np.where(c < n, stats.beta.isf(alpha / 2, c + 1, n - c), 1.0)
+            lo, hi = intervals.clopper_pearson(self.support_counts, self.n, 1 - level)
         elif method == "wilson":
-            z = stats.norm.isf(alpha / 2)
-            lam = c / n
-            centre = (lam + z * z / (2 * n)) / (1 + z * z / n)
-            half = z * np.sqrt(lam * (1 - lam) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-            lo, hi = centre - half, centre + half
+            lo, hi = intervals.wilson_interval(self.support_counts, self.n, 1 - level)
         else:
             raise ValueError(
                 f"method must be 'normal', 'wilson' or 'clopper-pearson'; got {method!r}"
@@ -272,8 +267,8 @@ class MeanEstimate:
             se = self.sample_std_error
         else:
             raise ValueError(f"method must be 'formula' or 'sample'; got {method!r}")
-        z = float(stats.norm.isf((1 - level) / 2))
-        return self.mean - z * se, self.mean + z * se
+        low, high = intervals.normal_interval(self.mean, se, 1 - level)
+        return low, high
 
     def __repr__(self) -> str:
         low, high = self.ci(0.95)

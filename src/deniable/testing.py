@@ -1,4 +1,9 @@
-"""Calibrated statistical checks for testing randomized code.
+"""Calibrated statistical checks for testing randomized code (public API).
+
+Like ``numpy.testing`` for array code, this is a public, documented module:
+the checks deniable's own test suite uses on its mechanisms, for anyone who
+tests a randomized mechanism (their own, or deniable's after a change). The
+names in ``__all__`` are stable. It needs scipy (imported when a check runs).
 
 Every check takes the false-failure probability ``alpha`` it may spend (the
 probability that a *correct* sampler fails it) and returns a
@@ -8,11 +13,14 @@ prints enough to reproduce it. Divide ``alpha`` yourself when one test makes
 several assertions (Bonferroni: ``alpha / m`` each, see :func:`bonferroni`).
 
 * :func:`chi_square_gof` -- counts of a discrete sampler against its pmf
-  (bins merged until each expects at least 5, the textbook precondition).
+  (bins merged by :func:`merge_bins` until each expects at least
+  ``MIN_EXPECTED = 5``, the textbook precondition).
 * :func:`ks_gof` -- continuous samples against a cdf, critical value from the
-  exact finite-n Kolmogorov distribution ``scipy.stats.kstwo(n).isf(alpha)``.
+  exact finite-n Kolmogorov distribution ``scipy.stats.kstwo(n).isf(alpha)``;
+  :func:`ks_gof_discrete` -- the same against a discrete distribution.
 * :func:`wilson_interval`, :func:`clopper_pearson` -- two-sided intervals for
-  a binomial rate; :func:`proportion_check` tests a rate against its claim.
+  a binomial rate (from :mod:`deniable.intervals`); :func:`proportion_check`
+  tests a rate against its claim.
 * :func:`coverage_band` / :func:`coverage_check` -- the accepted number of
   hits of ``R`` confidence intervals at nominal ``level`` (a two-sided
   binomial test; for ``R = 2000``, 95%, ``alpha = 1e-6`` it is 1849..1944).
@@ -21,9 +29,14 @@ several assertions (Bonferroni: ``alpha / m`` each, see :func:`bonferroni`).
 * :func:`independence_2x2` -- two binary variables are independent.
 
 A sampler that is wrong by a fixed amount fails these checks with
-probability tending to 1 as the sample grows; tests pair each check with a
+probability tending to 1 as the sample grows; pair each check with a
 deliberately wrong sampler (a power check) to show the sample is large
 enough.
+
+>>> import numpy as np
+>>> counts = np.random.default_rng(1).multinomial(10_000, [0.5, 0.3, 0.2])
+>>> chi_square_gof(counts, [0.5, 0.3, 0.2], alpha=1e-6).passed
+True
 """
 
 from __future__ import annotations
@@ -35,17 +48,19 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
-from deniable.audit import clopper_pearson as _one_sided_clopper_pearson
+from deniable.intervals import Interval, clopper_pearson, wilson_interval, z_for
+from deniable.intervals import check_alpha as _check_alpha
 
 __all__ = [
+    "MIN_EXPECTED",
     "merge_bins",
     "CheckResult",
     "Interval",
     "bonferroni",
     "chi_square_gof",
     "ks_gof",
+    "ks_gof_discrete",
     "wilson_interval",
     "clopper_pearson",
     "proportion_check",
@@ -84,39 +99,11 @@ class CheckResult:
         return self.passed
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A two-sided interval ``[low, high]`` (arrays when the inputs were arrays)."""
-
-    low: Any
-    high: Any
-    level: float
-
-    def __iter__(self) -> Any:
-        return iter((self.low, self.high))
-
-    def contains(self, value: ArrayLike) -> Any:
-        v = np.asarray(value)
-        return (self.low <= v) & (v <= self.high)
-
-
-def _check_alpha(alpha: float) -> float:
-    if not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-    return float(alpha)
-
-
 def bonferroni(alpha: float, comparisons: int) -> float:
     """``alpha / comparisons``: the per-assertion level for a family of assertions."""
     if comparisons < 1:
         raise ValueError(f"comparisons must be >= 1; got {comparisons!r}")
     return _check_alpha(alpha) / comparisons
-
-
-def z_for(alpha: float, two_sided: bool = True) -> float:
-    """The standard normal quantile a two-sided (or one-sided) test at ``alpha`` uses."""
-    a = _check_alpha(alpha)
-    return float(stats.norm.isf(a / 2 if two_sided else a))
 
 
 # ------------------------------------------------------------------ chi-square
@@ -150,6 +137,8 @@ def chi_square_gof(
     ``chi2.isf(alpha, df)``. A count in a bin of probability 0 fails at once.
     Raises ValueError when the sample is too small for two groups of 5.
     """
+    from scipy import stats
+
     a = _check_alpha(alpha)
     obs = np.asarray(observed, dtype=float).ravel()
     probs = np.asarray(expected_probs, dtype=float).ravel()
@@ -202,6 +191,8 @@ def ks_gof(
     (exact for continuous F; conservative for a discrete one). For n = 5000
     and alpha = 1e-6 the critical value is 0.03805.
     """
+    from scipy import stats
+
     a = _check_alpha(alpha)
     x = np.sort(np.asarray(samples, dtype=float).ravel())
     n = x.size
@@ -225,36 +216,6 @@ def ks_gof(
 
 
 # ---------------------------------------------------------------- proportions
-def wilson_interval(successes: ArrayLike, trials: ArrayLike, alpha: float) -> Interval:
-    """Two-sided Wilson score interval at level ``1 - alpha`` (vectorised)."""
-    a = _check_alpha(alpha)
-    c = np.asarray(successes, dtype=float)
-    n = np.asarray(trials, dtype=float)
-    if np.any(n <= 0) or np.any(c < 0) or np.any(c > n):
-        raise ValueError("wilson_interval needs 0 <= successes <= trials and trials > 0")
-    z = stats.norm.isf(a / 2)
-    lam = c / n
-    centre = (lam + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(lam * (1 - lam) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    low, high = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
-    if low.ndim == 0:
-        return Interval(float(low), float(high), 1 - a)
-    return Interval(low, high, 1 - a)
-
-
-def clopper_pearson(successes: int, trials: int, alpha: float) -> Interval:
-    """Two-sided exact (Clopper-Pearson) interval at level ``1 - alpha``.
-
-    Each tail gets ``alpha / 2``; the bounds are those of
-    :func:`deniable.audit.clopper_pearson`.
-    """
-    a = _check_alpha(alpha)
-    if trials <= 0 or not 0 <= successes <= trials:
-        raise ValueError("clopper_pearson needs 0 <= successes <= trials and trials > 0")
-    low, high = _one_sided_clopper_pearson(int(successes), int(trials), a / 2)
-    return Interval(low, high, 1 - a)
-
-
 def proportion_check(
     successes: int, trials: int, p: float, alpha: float, *, label: str = ""
 ) -> CheckResult:
@@ -284,6 +245,8 @@ def coverage_band(replicates: int, level: float, alpha: float) -> tuple[int, int
     ``P(X > high) <= alpha/2`` for ``X ~ Binomial(replicates, level)``. For
     2000 replicates, level 0.95, alpha 1e-6: ``(1849, 1944)``.
     """
+    from scipy import stats
+
     a = _check_alpha(alpha)
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1); got {level!r}")
@@ -368,6 +331,8 @@ def variance_ratio_check(
     widened around 1 by ``sqrt(1 + kappa (R-1) / (2R))`` with ``kappa`` the
     column's sample excess kurtosis (never narrowed).
     """
+    from scipy import stats
+
     a = _check_alpha(alpha)
     x = np.asarray(samples, dtype=float)
     x2 = x.reshape(x.shape[0], -1)
@@ -406,6 +371,8 @@ def independence_2x2(a: ArrayLike, b: ArrayLike, alpha: float, *, label: str = "
     Expected cell counts come from the observed margins; every cell must
     expect at least 5.
     """
+    from scipy import stats
+
     al = _check_alpha(alpha)
     x = np.asarray(a).astype(bool).ravel()
     y = np.asarray(b).astype(bool).ravel()
@@ -429,9 +396,6 @@ def independence_2x2(a: ArrayLike, b: ArrayLike, alpha: float, *, label: str = "
 
 
 # ------------------------------------------------------------- discrete KS
-__all__ += ["ks_gof_discrete"]
-
-
 def ks_gof_discrete(
     samples: ArrayLike, support: ArrayLike, probabilities: ArrayLike, alpha: float, *, label: str = ""
 ) -> CheckResult:
@@ -445,6 +409,8 @@ def ks_gof_discrete(
     are allowed (they make ``D`` larger), so a sampler with the wrong support
     fails rather than erroring.
     """
+    from scipy import stats
+
     a = _check_alpha(alpha)
     x = np.sort(np.asarray(samples, dtype=float).ravel())
     n = x.size

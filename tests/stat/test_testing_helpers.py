@@ -134,3 +134,10 @@ def test_variance_band_widens_for_heavy_tails(rng: np.random.Generator) -> None:
     normal_high = stats.chi2.isf(ALPHA / 4, 1999) / 1999
     assert np.all(res.details["high"] > normal_high)
     assert not testing.variance_ratio_check(x * np.sqrt(1.4), 1.0, ALPHA).passed
+
+
+def test_docstring_examples() -> None:
+    """The module's example runs (seeded; a correct sampler at alpha 1e-6)."""
+    import doctest
+
+    assert doctest.testmod(testing).failed == 0
