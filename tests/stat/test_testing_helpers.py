@@ -141,3 +141,11 @@ def test_docstring_examples() -> None:
     import doctest
 
     assert doctest.testmod(testing).failed == 0
+
+
+def test_public_names_are_documented() -> None:
+    """deniable.testing is public: every name in __all__ exists and (but the constant) has a docstring."""
+    for name in testing.__all__:
+        obj = getattr(testing, name)
+        assert name == "MIN_EXPECTED" or (obj.__doc__ or "").strip(), name
+    assert "public" in (testing.__doc__ or "")
