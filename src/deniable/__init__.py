@@ -4,6 +4,12 @@
 >>> m = dn.BinaryRR(prob=0.75)
 >>> round(m.epsilon, 6)
 1.098612
+
+Importing the package is light: every module imported here needs only numpy
+at import time (scipy is imported inside the functions that use it), so the
+names below are imported eagerly. The optional parts (``deniable.scale``,
+``deniable.plot``, ``deniable.server``, ``deniable.client``, the command
+line) are imported by name and import the core, never the other way round.
 """
 
 from deniable.audit import AuditResult, audit

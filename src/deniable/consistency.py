@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+
+from deniable.intervals import z_for
 
 __all__ = ["clip", "normalize", "norm_mul", "norm_sub", "project_simplex", "base_cut", "apply"]
 
@@ -68,7 +69,7 @@ def base_cut(f: Array, std_errors: Array | None, alpha: float = 0.05) -> Array:
     if std_errors is None:
         raise ValueError("base-cut needs the unbiased estimate's standard errors")
     f = np.asarray(f, dtype=float)
-    threshold = stats.norm.isf(alpha / f.size) * np.asarray(std_errors)
+    threshold = z_for(alpha / f.size, two_sided=False) * np.asarray(std_errors)
     return np.where(f >= threshold, f, 0.0)
 
 

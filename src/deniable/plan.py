@@ -1,4 +1,11 @@
-"""Mechanism choice and sample-size planning (MECHANISMS.md sections 3.2 and 6.4)."""
+"""Mechanism choice and sample-size planning.
+
+A frequency oracle is chosen by ``Var* = lim_{f -> 0} n Var(f_v)``, its
+per-respondent variance for a rare category (``q*(1-q*) / (p*-q*)^2`` for a
+pure oracle; Wang et al. 2017); a numeric mechanism by its worst-case
+variance of the mean. Sample sizes come from the normal interval's
+half-width ``z sqrt(Var(f))``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
+from deniable.intervals import z_for
 from deniable.mechanisms import GRR, SubsetSelection, registry
 from deniable.privacy import check_epsilon
 
@@ -157,7 +164,7 @@ def sample_size(
     alpha = 1 - level
     if simultaneous:
         alpha /= mechanism.k
-    z = stats.norm.isf(alpha / 2)
+    z = z_for(alpha)
     if frequency is not None and not 0 <= frequency <= 1:
         raise ValueError(f"frequency must be in [0, 1]; got {frequency!r}")
     worst = _worst_per_user_variance(mechanism, frequency, population == "super")
@@ -183,7 +190,8 @@ def best_numeric_mechanism(epsilon: float, low: float, high: float) -> Mechanism
     ``variances`` maps each candidate (Laplace, Duchi, Piecewise, Hybrid) to
     its worst-case per-respondent variance over ``[low, high]`` (original
     units squared; divide by n for the mean); ``bits`` to the size of one
-    report's index. Hybrid wins or ties at every epsilon (MECHANISMS.md 1.11).
+    report's index. Hybrid wins or ties at every epsilon (Wang et al., ICDE 2019:
+    it mixes Piecewise and Duchi to minimise the worst-case variance).
     """
     eps = check_epsilon(epsilon)
     built = numeric_candidates(eps, low, high)
