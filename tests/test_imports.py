@@ -219,3 +219,32 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 def test_cycle_finder(tmp_path: Path, files: dict[str, str], expected: list[str] | None) -> None:
     """Power check of the cycle test on small packages with and without cycles."""
     assert find_cycle(import_graph(_write(tmp_path, files))) == expected
+
+
+# ------------------------------------------------------------------ public names
+def test_public_names_resolve() -> None:
+    """Every name in ``deniable.__all__`` is an attribute, listed by ``dir`` and importable by name."""
+    import deniable as dn
+
+    missing = [name for name in dn.__all__ if not hasattr(dn, name)]
+    assert not missing, missing
+    assert set(dn.__all__) <= set(dir(dn))
+    namespace: dict[str, object] = {}
+    exec(f"from deniable import {', '.join(dn.__all__)}", namespace)
+    assert all(namespace[name] is getattr(dn, name) for name in dn.__all__)
+
+
+def test_exception_hierarchy_is_exported() -> None:
+    import deniable as dn
+    from deniable import errors
+
+    for name in errors.__all__:
+        assert getattr(dn, name) is getattr(errors, name)
+        assert issubclass(getattr(dn, name), dn.DeniableError)
+    budget = dn.PrivacyBudget(1.0)
+    with pytest.raises(dn.BudgetError, match="budget exceeded"):
+        budget.spend(1.5, "q1")
+    with pytest.raises(ValueError):  # still a ValueError, as before the hierarchy existed
+        budget.spend(1.5, "q1")
+    with pytest.raises(dn.ConfigError):
+        dn.from_config("{}")

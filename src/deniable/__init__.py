@@ -10,11 +10,14 @@ at import time (scipy is imported inside the functions that use it), so the
 names below are imported eagerly. The optional parts (``deniable.scale``,
 ``deniable.plot``, ``deniable.server``, ``deniable.client``, the command
 line) are imported by name and import the core, never the other way round.
+Exceptions raised on purpose derive from :class:`DeniableError` (see
+:mod:`deniable.errors`).
 """
 
 from deniable.audit import AuditResult, audit
 from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
+from deniable.errors import AggregateError, BudgetError, ConfigError, DeniableError, ReportError
 from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable.mechanisms import (
     BLH,
@@ -79,4 +82,9 @@ __all__ = [
     "project_simplex",
     "sample_size",
     "simulate",
+    "DeniableError",
+    "BudgetError",
+    "ConfigError",
+    "ReportError",
+    "AggregateError",
 ]

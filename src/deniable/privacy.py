@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
+from deniable.errors import BudgetError
+
 __all__ = [
     "ln_up",
     "exp_ratio",
@@ -193,6 +195,10 @@ class PrivacyBudget:
     >>> budget.spend(1.0, "q1")
     >>> budget.remaining
     1.0
+    >>> budget.spend(1.5, "q2")
+    Traceback (most recent call last):
+    ...
+    deniable.errors.BudgetError: privacy budget exceeded: spending epsilon=1.5 for q2 ...
     """
 
     total: float
@@ -210,13 +216,17 @@ class PrivacyBudget:
         return self.total - self.used
 
     def spend(self, epsilon: float, label: str = "") -> None:
-        """Record a spend; refuse (ValueError) one that would exceed the total."""
+        """Record a spend; refuse one that would exceed the total.
+
+        Raises :class:`~deniable.errors.BudgetError` (a ValueError) naming the
+        spend, the total it would reach and what was already spent.
+        """
         epsilon = check_epsilon(epsilon)
         after = self.used + epsilon
         # tolerate float noise from summing rounded-up epsilons
         if after > self.total * (1 + 1e-12):
             spent = ", ".join(f"{name or '?'}={e:.6g}" for name, e in self.spent)
-            raise ValueError(
+            raise BudgetError(
                 f"privacy budget exceeded: spending epsilon={epsilon:.6g} for "
                 f"{label or 'this release'} brings the total to {after:.6g}, above the budget "
                 f"{self.total:.6g} (already spent: {spent or 'nothing'})"
