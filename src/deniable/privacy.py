@@ -26,7 +26,6 @@ __all__ = [
     "check_probability",
     "binary_prob",
     "binary_epsilon",
-    "grr_prob",
     "grr_epsilon",
     "compose",
     "PrivacyBudget",
@@ -168,12 +167,6 @@ def binary_epsilon(prob: Fraction | float) -> float:
     """``ln(p / (1 - p))``, rounded up."""
     p = Fraction(prob)
     return ln_up(p / (1 - p))
-
-
-def grr_prob(epsilon: float, k: int) -> Fraction:
-    """k-ary RR truth probability ``p = e/(e + k - 1)`` (realised exactly)."""
-    a, b = exp_ratio(check_epsilon(epsilon), k - 1)
-    return Fraction(a, a + (k - 1) * b)
 
 
 def grr_epsilon(prob: Fraction | float, k: int) -> float:
