@@ -7,9 +7,10 @@ reports:
 
 * observed share      ``lambda_v = C_v / n``
 * unbiased estimate   ``f_v = (lambda_v - q*) / (p* - q*)``
-* variance (A)        ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``
+* variance            ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``
 
-The variance is for the fixed population of ``n`` respondents; standard
+The variance (:func:`pure_variance`) is for the fixed population of ``n``
+respondents (only the randomization is random); standard
 errors plug in ``clip(f_v, 0, 1)`` (the clamped plug-in of google/rappor).
 """
 
@@ -35,7 +36,10 @@ def pure_variance(
     q_star: NDArray[np.float64] | float,
     frequencies: NDArray[np.float64] | float,
 ) -> NDArray[np.float64]:
-    """Formula (A): per-category variance of the unbiased estimate for ``n`` reports."""
+    """Per-category variance of the unbiased estimate from ``n`` reports (fixed population).
+
+    ``q*(1-q*) / (n (p*-q*)^2) + f (1-p*-q*) / (n (p*-q*))``.
+    """
     p = np.asarray(p_star, dtype=float)
     q = np.asarray(q_star, dtype=float)
     f = np.asarray(frequencies, dtype=float)
@@ -52,7 +56,7 @@ class Estimate:
     domain: the categories, in order; every array below is aligned with it.
     frequencies: estimated share of respondents holding each category (may be
         < 0 or > 1 unless post-processed; see :meth:`consistent`).
-    std_errors: standard errors from formula (A), ``None`` after a
+    std_errors: standard errors from :func:`pure_variance`, ``None`` after a
         non-linear post-processing step.
     n: number of reports.
     observed: raw (biased) share of reports supporting each category.
@@ -81,7 +85,8 @@ class Estimate:
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Per-category ``(low, high)`` confidence interval at ``level``.
 
-        * ``"normal"``: ``f ± z·SE`` (Wald, formula (A) with the clamped plug-in).
+        * ``"normal"``: ``f ± z·SE`` (Wald; SE from :func:`pure_variance` with
+          the clamped plug-in).
         * ``"wilson"`` / ``"clopper-pearson"``: an interval for the support
           rate ``C_v / n`` (:mod:`deniable.intervals`) mapped through the
           affine debias ``(lambda - q*) / (p* - q*)`` and clipped to [0, 1].

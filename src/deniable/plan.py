@@ -112,7 +112,8 @@ def best_mechanism(
 def _worst_per_user_variance(mechanism: Any, frequency: float | None, sampling: bool) -> float:
     """``max_f n Var(f)`` (+ ``f(1-f)`` with ``sampling``) over f in [0, 1], or at ``frequency``.
 
-    For a pure oracle ``n Var = A + B f`` (formula (A)), so the maximum has a
+    For a pure oracle ``n Var = A + B f`` with ``A = q*(1-q*)/(p*-q*)^2`` and
+    ``B = (1-p*-q*)/(p*-q*)`` (:func:`deniable.estimate.pure_variance`), so the maximum has a
     closed form: at an end point, or at ``f = (1 + B)/2`` with the sampling
     term. Other mechanisms are maximised over a grid of their ``variance``.
     """
@@ -146,8 +147,8 @@ def sample_size(
 ) -> int:
     """Respondents needed so the ``level`` CI half-width is at most ``margin``.
 
-    ``n >= z^2 (n Var(f) [+ f(1-f)]) / margin^2`` with ``n Var`` from formula
-    (A). ``frequency=None`` plans for the worst case over ``f`` in [0, 1].
+    ``n >= z^2 (n Var(f) [+ f(1-f)]) / margin^2`` with ``n Var`` the mechanism's
+    fixed-population variance times n. ``frequency=None`` plans for the worst case over ``f`` in [0, 1].
     ``population="super"`` (the default) targets the share in the population
     the respondents are sampled from (adds ``f(1-f)``, Warner's formula);
     ``"fixed"`` targets the respondents themselves. ``simultaneous=True``

@@ -239,7 +239,7 @@ def mse_vs_epsilon(sweep: Any, ax: Axes | None = None, *, title: str | None = No
 
     ``sweep`` is a list of records (dicts) or a DataFrame with the columns
     ``mechanism``, ``epsilon``, ``mse`` (simulated mean squared error per
-    category) and optionally ``variance`` (formula (A) at the truth, averaged
+    category) and optionally ``variance`` (the mechanism's ``variance(n, truth)``, averaged
     over categories) and ``n``.
     """
     rows = _records(sweep)
