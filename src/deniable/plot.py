@@ -264,7 +264,7 @@ def mse_vs_epsilon(sweep: Any, ax: Axes | None = None, *, title: str | None = No
             ax.plot(eps, [float(r["variance"]) for r in mine], "-", color=color, linewidth=1.3,
                     alpha=0.7)
     if has_theory:
-        ax.plot([], [], "-", color="0.4", label="theory (formula A)")
+        ax.plot([], [], "-", color="0.4", label="theory (variance formula)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     # plain tick labels at the simulated epsilons (log axes would print 6x10^-1)

@@ -111,7 +111,7 @@ def test_mse_vs_epsilon_records_and_dataframe(tmp_path: Path) -> None:
     ax = plot.mse_vs_epsilon(records)
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend == ["GRR", "OUE", "OLH", "theory (formula A)"]
+    assert legend == ["GRR", "OUE", "OLH", "theory (variance formula)"]
     markers = [ln for ln in ax.lines if ln.get_linestyle() == "None"]
     assert len(markers) == 3 and all(len(ln.get_xdata()) == 4 for ln in markers)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0.5", "1", "2", "4"]
