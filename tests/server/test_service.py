@@ -17,6 +17,7 @@ from sqlalchemy import update
 from deniable.client import Client
 from deniable.estimate import SupportCounts
 from deniable.server.app import STATIC_DIR
+from deniable.server.results import question_estimates, results_json
 from deniable.server.runner import BackgroundServer
 from deniable.server.storage import Storage, aggregates_table
 from deniable.server.surveys import load_survey
@@ -44,20 +45,21 @@ def test_exports_hold_every_stored_report(
                             headers=AUTH)
         offline = Storage(db_url)
         try:
-            assert offline.estimates("messaging") == results
+            survey = offline.survey("messaging")
+            assert results_json(survey, question_estimates(survey, offline.aggregates("messaging"))) == results
         finally:
             offline.close()
 
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert len(rows) == 300 and list(rows[0]) == ["response_id", "app", "encrypted"]
-    assert len({r["response_id"] for r in rows}) == 300
+    assert len(rows) == 300 and list(rows[0]) == ["row", "app", "encrypted"]
+    assert len({r["row"] for r in rows}) == 300
 
     import pyarrow.parquet as pq
 
     table = pq.read_table(io.BytesIO(parquet.content))
     survey = load_survey(json.loads(table.schema.metadata[b"deniable.survey"]))
     assert table.column("app").to_pylist() == [r["app"] for r in rows]
-    assert table.column("response_id").to_pylist() == [int(r["response_id"]) for r in rows]
+    assert table.column("row").to_pylist() == [int(r["row"]) for r in rows]
     # re-estimating from the export reproduces the served results (aggregates == rows)
     for q, served in zip(survey.questions, results["questions"], strict=True):
         reports = q.mechanism.reports_from_json([json.loads(r[q.id]) for r in rows])

@@ -31,12 +31,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, WithJsonSchema
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from deniable.server.storage import KEY_PATTERN, MAX_BATCH, Storage, StorageError, SubmitResult
+from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
+from deniable.server.results import question_estimates, results_json
+from deniable.server.storage import Storage, SubmitResult
+from deniable.server.submissions import KEY_PATTERN, MAX_BATCH
 from deniable.server.surveys import Survey, SurveyError
 
 __all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV"]
@@ -51,7 +54,12 @@ IdempotencyKey = Annotated[str, StringConstraints(pattern=f"^{KEY_PATTERN.patter
 
 
 class ResponseIn(BaseModel):
-    """One respondent's privatized reports, one per question."""
+    """One respondent's privatized reports, one per question.
+
+    This model documents the request body; the body is checked (once) by
+    :func:`deniable.server.submissions.prepare`, as each item of a batch is,
+    with the same messages.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -67,11 +75,15 @@ class ResponseIn(BaseModel):
     )
 
 
+ResponseBody = Annotated[dict[str, Any], WithJsonSchema({"$ref": "#/components/schemas/ResponseIn"})]
+"""A response as received: any JSON object, documented as :class:`ResponseIn`."""
+
+
 class BatchIn(BaseModel):
     """Up to 10,000 responses, each a :class:`ResponseIn`.
 
-    The items are checked by the storage layer (the same checks as ResponseIn,
-    with paths like ``responses[3].idempotency_key``), once, instead of being
+    The items are checked by :func:`deniable.server.submissions.prepare`
+    (paths like ``responses[3].idempotency_key``), once, instead of being
     built into 10,000 models first.
     """
 
@@ -130,6 +142,12 @@ class SurveyOut(BaseModel):
     questions: list[QuestionOut]
 
 
+class SupportCountsOut(BaseModel):
+    fingerprint: str = Field(description="fingerprint of the mechanism configuration")
+    n: int = Field(description="number of reports")
+    counts: list[int] = Field(description="reports supporting each category (C_v)")
+
+
 class QuestionResult(BaseModel):
     id: str
     text: str
@@ -144,6 +162,10 @@ class QuestionResult(BaseModel):
     ci_high: list[float | None]
     observed: list[float | None] = Field(description="raw share of reports supporting each category")
     consistent: list[float | None] = Field(description="Norm-Sub projection onto the simplex")
+    support_counts: SupportCountsOut = Field(
+        description="the question's aggregate (SupportCounts.to_json): every value above "
+        "follows from it and the mechanism config"
+    )
 
 
 class ResultsOut(BaseModel):
@@ -172,6 +194,11 @@ class StatusOut(BaseModel):
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (401, 403, 404, 409, 413, 422)
 }
+
+_STATUS: dict[type[StorageError], int] = {
+    NotFound: 404, Conflict: 409, Forbidden: 403, Invalid: 422, StorageError: 400,
+}
+"""HTTP status of each kind of refusal of the storage (a subclass answers as its base)."""
 
 
 # ----------------------------------------------------------------- helpers
@@ -226,12 +253,6 @@ class BodyLimit:
 
 def _top(_index: int) -> str:
     return ""
-
-
-def _as_dict(response: ResponseIn) -> dict[str, Any]:
-    # cheaper than model_dump(), which would copy every report value again
-    return {"idempotency_key": response.idempotency_key, "invite_token": response.invite_token,
-            "reports": response.reports}
 
 
 _bearer = HTTPBearer(auto_error=False, description="the admin token given at start-up")
@@ -300,7 +321,8 @@ def create_app(
     # ----------------------------------------------------------- errors
     @app.exception_handler(StorageError)
     async def _storage_error(_request: Request, exc: StorageError) -> JSONResponse:
-        return _error(exc.status, exc.field, exc.message)
+        status = next(_STATUS[cls] for cls in type(exc).__mro__ if cls in _STATUS)
+        return _error(status, exc.field, exc.message)
 
     @app.exception_handler(SurveyError)
     async def _survey_error(_request: Request, exc: SurveyError) -> JSONResponse:
@@ -349,18 +371,16 @@ def create_app(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
         responses=_ERRORS, tags=["devices"],
     )
-    async def post_response(survey_id: str, body: ResponseIn) -> dict[str, Any]:
+    async def post_response(survey_id: str, body: ResponseBody) -> dict[str, Any]:
         """Store one respondent's privatized reports (idempotent by ``idempotency_key``).
 
         A retry with the same key and body gets the identical answer; the same
         key with another body is refused (409).
         """
-        await submit(survey_id, [_as_dict(body)])
-        return {
-            "status": "accepted",
-            "response_id": public_response_id(survey_id, body.idempotency_key),
-            "idempotency_key": body.idempotency_key,
-        }
+        await submit(survey_id, [body])
+        key = body["idempotency_key"]
+        return {"status": "accepted", "response_id": public_response_id(survey_id, key),
+                "idempotency_key": key}
 
     @app.post(
         "/surveys/{survey_id}/responses/batch", status_code=201, response_model=BatchAccepted,
@@ -377,7 +397,8 @@ def create_app(
     )
     def get_results(survey_id: str) -> dict[str, Any]:
         """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version."""
-        return store.estimates(survey_id)
+        survey = store.survey(survey_id)
+        return results_json(survey, question_estimates(survey, store.aggregates(survey_id)))
 
     # ------------------------------------------------------------- admin
     @app.post(
@@ -414,8 +435,9 @@ def create_app(
     def export(
         survey_id: str, format: Annotated[Literal["csv", "parquet"], Query()] = "csv"
     ) -> Response:
-        """Every stored response: ``response_id`` and one column per question holding the
-        report as JSON text (Parquet also carries the survey definition in its metadata)."""
+        """Every stored response: ``row`` (its database row id, in storage order) and one
+        column per question holding the report as JSON text (Parquet also carries the survey
+        definition in its metadata)."""
         survey = store.survey(survey_id)
         qids = [q.id for q in survey.questions]
         if format == "csv":
@@ -441,25 +463,41 @@ def create_app(
 
     if STATIC_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-
+    _document_schemas(app, ResponseIn)
     return app
 
 
+def _document_schemas(app: FastAPI, *models: type[BaseModel]) -> None:
+    """Add to the OpenAPI components the models that document bodies FastAPI does not validate."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schemas = generate()["components"]["schemas"]
+            for model in models:
+                schemas[model.__name__] = model.model_json_schema(
+                    ref_template="#/components/schemas/{model}"
+                )
+        return generate()  # the cached document, now with the models
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def _export_rows(store: Storage, survey_id: str, qids: list[str]) -> Iterator[list[list[Any]]]:
-    """Chunks of ``[response_id, report JSON per question]`` rows."""
+    """Chunks of ``[row, report JSON per question]`` rows."""
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     for chunk in store.iter_responses(survey_id):
         rows = []
-        for rid, text in chunk:
+        for row, text in chunk:
             reports = json.loads(text)
-            rows.append([rid, *(dumps(reports[q]) for q in qids)])
+            rows.append([row, *(dumps(reports[q]) for q in qids)])
         yield rows
 
 
 def _csv_chunks(store: Storage, survey_id: str, qids: list[str]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["response_id", *qids])
+    writer.writerow(["row", *qids])
     for rows in _export_rows(store, survey_id, qids):
         writer.writerows(rows)
         yield buffer.getvalue()
@@ -473,7 +511,7 @@ def _parquet_bytes(store: Storage, survey: Survey, qids: list[str]) -> bytes:
     import pyarrow.parquet as pq
 
     schema = pa.schema(
-        [("response_id", pa.int64()), *((q, pa.string()) for q in qids)],
+        [("row", pa.int64()), *((q, pa.string()) for q in qids)],
         metadata={"deniable.survey": survey.canonical()},
     )
     sink = io.BytesIO()

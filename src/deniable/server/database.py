@@ -1,0 +1,141 @@
+"""The collection service's tables and database engine (SQLAlchemy 2 Core).
+
+Tables
+------
+``deniable_surveys``     one row per survey: its canonical definition
+                         (mechanism configs included, so results decode with
+                         exactly what devices used) and status.
+``deniable_responses``   one row per response: the idempotency key, a hash of
+                         the canonical body, and the reports as compact
+                         canonical JSON (``{"<question id>": <report>, ...}``).
+                         No IP address, no timestamp.
+``deniable_aggregates``  per question, the mergeable aggregate of every stored
+                         report, as JSON (on PostgreSQL split over several
+                         shard rows that a writer picks at random, merged with
+                         ``+`` on reading).
+``deniable_invites``     single-use invite tokens (only their SHA-256 is stored).
+
+Engines
+-------
+SQLite runs in WAL mode and takes the write lock at ``BEGIN IMMEDIATE``, so
+concurrent writers (threads or processes) serialize instead of losing
+aggregate updates. Durability is ``PRAGMA synchronous``: the default
+``NORMAL`` writes every commit to the WAL file before it returns, so a killed
+(even ``kill -9``) server loses no acknowledged report; only a power cut or
+kernel crash can lose the last commits. ``FULL`` also survives those, at the
+price of one fsync per commit (a few hundred commits/s on a typical virtual
+disk instead of thousands). PostgreSQL commits durably (its own fsync and
+group commit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+)
+from sqlalchemy.engine import make_url
+
+__all__ = [
+    "metadata",
+    "surveys_table",
+    "responses_table",
+    "aggregates_table",
+    "invites_table",
+    "normalize_url",
+    "make_engine",
+    "READ_ONLY",
+]
+
+READ_ONLY = "deniable_read_only"
+"""Execution option of a connection that only reads (SQLite: plain ``BEGIN``)."""
+
+metadata = MetaData()
+_ID = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER keys only
+
+surveys_table = Table(
+    "deniable_surveys",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("definition", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+)
+responses_table = Table(
+    "deniable_responses",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("survey_id", String(64), nullable=False),
+    Column("idempotency_key", String(128), nullable=False),
+    Column("body_hash", String(64), nullable=False),
+    Column("reports", Text, nullable=False),
+    UniqueConstraint("survey_id", "idempotency_key", name="uq_deniable_response_key"),
+)
+aggregates_table = Table(
+    "deniable_aggregates",
+    metadata,
+    Column("survey_id", String(64), primary_key=True),
+    Column("question_id", String(64), primary_key=True),
+    Column("shard", Integer, primary_key=True),
+    Column("stat", Text, nullable=False),
+)
+invites_table = Table(
+    "deniable_invites",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("survey_id", String(64), nullable=False),
+    Column("used_by", String(128), nullable=True),
+)
+
+
+def normalize_url(db_url: str) -> str:
+    """``postgres://`` and ``postgresql://`` mean psycopg 3; SQLite must be a file."""
+    url = make_url(db_url)
+    if url.drivername in ("postgres", "postgresql"):
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+        raise ValueError(
+            f"db_url {db_url!r} is an in-memory SQLite database; give a file, "
+            "e.g. sqlite:///deniable.db"
+        )
+    return url.render_as_string(hide_password=False)
+
+
+def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
+    """An engine for ``db_url``; on SQLite, WAL mode and ``BEGIN IMMEDIATE`` for writers.
+
+    ``sqlite_synchronous`` is SQLite's ``PRAGMA synchronous`` (``FULL``,
+    ``NORMAL`` or ``EXTRA``); PostgreSQL ignores it.
+    """
+    url = normalize_url(db_url)
+    if make_url(url).get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16)
+    engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # let SQLAlchemy's "begin" event below emit BEGIN, not the sqlite3 module
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={sqlite_synchronous}")
+        cursor.execute("PRAGMA busy_timeout=60000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        read_only = conn.get_execution_options().get(READ_ONLY, False)
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+    return engine

@@ -1,0 +1,37 @@
+"""Requests the collection service refuses, each naming the field at fault.
+
+The classes say *why* a request is refused; the HTTP status each one
+answers with is the app's business (:mod:`deniable.server.app`), so the
+storage and the command line use them without HTTP in mind.
+"""
+
+from __future__ import annotations
+
+from deniable.errors import DeniableError
+
+__all__ = ["StorageError", "NotFound", "Conflict", "Forbidden", "Invalid"]
+
+
+class StorageError(DeniableError):
+    """A request the storage refuses; ``field`` is the JSON path of the cause."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class NotFound(StorageError):
+    """No survey with the requested id."""
+
+
+class Conflict(StorageError):
+    """The request contradicts what is stored (a reused key, a closed survey, another survey's id)."""
+
+
+class Forbidden(StorageError):
+    """An invite-only survey without a valid, unused invite token."""
+
+
+class Invalid(StorageError):
+    """A malformed request: a bad key, a missing answer, a report its mechanism could not make."""

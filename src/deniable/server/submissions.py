@@ -1,0 +1,131 @@
+"""Checking a request of responses before anything is stored.
+
+A response is ``{"idempotency_key", "invite_token" (optional), "reports"}``
+with one report per question of the survey. :func:`prepare` checks every
+response of a request (one, or a batch of up to :data:`MAX_BATCH`), each
+question's reports at once through its mechanism (``reports_from_json``,
+which checks them once and names the first bad one), and returns what the
+storage writes: the canonical reports text and body hash per response, and
+the checked reports per question for the aggregates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deniable.errors import ReportError
+from deniable.mechanisms.contract import CheckedReports
+from deniable.server.errors import Invalid
+from deniable.server.surveys import Survey
+
+__all__ = ["MAX_BATCH", "KEY_PATTERN", "Prepared", "prepare", "token_hash", "take"]
+
+MAX_BATCH = 10_000
+"""Most responses accepted in one batch request."""
+
+KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
+"""Idempotency keys: chosen by the device, 8-128 URL-safe characters."""
+
+BODY_FIELDS = frozenset({"idempotency_key", "invite_token", "reports"})
+"""The fields of a response."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked request, aligned by response (lists) or by question (``reports``)."""
+
+    keys: list[str]
+    tokens: list[str | None]  # SHA-256 of the invite tokens
+    texts: list[str]  # canonical reports JSON per response
+    hashes: list[str]  # body hash per response (reports and invite token)
+    reports: dict[str, CheckedReports]  # checked reports per question id, one per response
+
+
+def token_hash(text: str) -> str:
+    """SHA-256 (hex) of ``text``: how invite tokens and response bodies are stored."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def take(reports: CheckedReports, index: Sequence[int]) -> CheckedReports:
+    """The reports at positions ``index``, still checked (no second validation).
+
+    Indexing a :class:`CheckedReports` gives a plain array that would be
+    checked again; the checked form is aligned with the reports by row, so
+    the same rows of both stay a checked pair.
+    """
+    assert reports.checked is not None and reports.fingerprint is not None
+    rows = list(index)
+    return CheckedReports.wrap(np.asarray(reports)[rows], reports.checked[rows], reports.fingerprint)
+
+
+def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
+    """Invalid naming the first bad field of one response (``where`` is its path prefix)."""
+    key = body.get("idempotency_key")
+    if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
+        raise Invalid(
+            f"{where}idempotency_key",
+            f"must be 8-128 characters of A-Z a-z 0-9 _ -; got {key!r:.140}",
+        )
+    token = body.get("invite_token")
+    if token is not None and not isinstance(token, str):
+        raise Invalid(f"{where}invite_token", f"must be a string; got {token!r:.60}")
+    if len(body) > 2 and not body.keys() <= BODY_FIELDS:
+        extra = sorted(set(body) - BODY_FIELDS)[0]
+        raise Invalid(f"{where}{extra}", f"is not a field of a response {sorted(BODY_FIELDS)}")
+    reports = body.get("reports")
+    if not isinstance(reports, Mapping):
+        raise Invalid(f"{where}reports", "must be an object {question id: report}")
+    question_ids = [q.id for q in survey.questions]
+    if reports.keys() != set(question_ids):
+        for qid in question_ids:
+            if qid not in reports:
+                raise Invalid(
+                    f"{where}reports.{qid}",
+                    f"is missing: every question of survey {survey.id!r} is answered exactly "
+                    f"once (questions: {question_ids})",
+                )
+        extra = sorted(set(reports) - set(question_ids))[0]
+        raise Invalid(
+            f"{where}reports.{extra}",
+            f"is not a question of survey {survey.id!r} (questions: {question_ids})",
+        )
+
+
+def prepare(
+    survey: Survey, bodies: Sequence[Mapping[str, Any]], where: Callable[[int], str]
+) -> Prepared:
+    """Check every response of a request against the survey and its mechanisms.
+
+    Raises :class:`~deniable.server.errors.Invalid` naming the first bad
+    field (``where(i)`` is the JSON path prefix of response ``i``, e.g.
+    ``responses[3].``). Reports are checked per question, all responses at
+    once, and only once: the checked reports give both the canonical text
+    that is stored and the aggregate.
+    """
+    if len(bodies) > MAX_BATCH:
+        raise Invalid("responses", f"at most {MAX_BATCH} responses per batch; got {len(bodies)}")
+    for i, body in enumerate(bodies):
+        _check_body(survey, body, where(i))
+    checked: dict[str, CheckedReports] = {}
+    canonical: list[list[Any]] = []
+    for q in survey.questions:
+        try:
+            reports = q.mechanism.reports_from_json([body["reports"][q.id] for body in bodies])
+        except ReportError as exc:
+            raise Invalid(f"{where(exc.index)}reports.{q.id}", exc.reason) from None
+        checked[q.id] = reports
+        canonical.append(q.mechanism.reports_to_json(reports))
+    question_ids = list(checked)
+    encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    texts = [encode(dict(zip(question_ids, row, strict=True))) for row in zip(*canonical, strict=True)]
+    tokens = [None if (t := body.get("invite_token")) is None else token_hash(t) for body in bodies]
+    hashes = [token_hash(f"{text}\n{token or ''}") for text, token in zip(texts, tokens, strict=True)]
+    keys = [body["idempotency_key"] for body in bodies]
+    return Prepared(keys, tokens, texts, hashes, checked)
