@@ -16,13 +16,10 @@ query strings and client addresses (:mod:`deniable.server.runner`).
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import hmac
-import io
-import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -37,6 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
+from deniable.server.export import csv_chunks, parquet_bytes
 from deniable.server.results import question_estimates, results_json
 from deniable.server.storage import Storage, SubmitResult
 from deniable.server.submissions import KEY_PATTERN, MAX_BATCH
@@ -435,18 +433,17 @@ def create_app(
     def export(
         survey_id: str, format: Annotated[Literal["csv", "parquet"], Query()] = "csv"
     ) -> Response:
-        """Every stored response: ``row`` (its database row id, in storage order) and one
-        column per question holding the report as JSON text (Parquet also carries the survey
-        definition in its metadata)."""
+        """Every stored response (:mod:`deniable.server.export`): ``row`` (its database row
+        id, in storage order) and one column per question holding the report as JSON text
+        (Parquet also carries the survey definition in its metadata)."""
         survey = store.survey(survey_id)
-        qids = [q.id for q in survey.questions]
         if format == "csv":
             return StreamingResponse(
-                _csv_chunks(store, survey_id, qids), media_type="text/csv",
+                csv_chunks(store, survey), media_type="text/csv",
                 headers={"Content-Disposition": f'attachment; filename="{survey_id}.csv"'},
             )
         return Response(
-            _parquet_bytes(store, survey, qids), media_type="application/vnd.apache.parquet",
+            parquet_bytes(store, survey), media_type="application/vnd.apache.parquet",
             headers={"Content-Disposition": f'attachment; filename="{survey_id}.parquet"'},
         )
 
@@ -481,42 +478,3 @@ def _document_schemas(app: FastAPI, *models: type[BaseModel]) -> None:
         return generate()  # the cached document, now with the models
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-
-def _export_rows(store: Storage, survey_id: str, qids: list[str]) -> Iterator[list[list[Any]]]:
-    """Chunks of ``[row, report JSON per question]`` rows."""
-    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-    for chunk in store.iter_responses(survey_id):
-        rows = []
-        for row, text in chunk:
-            reports = json.loads(text)
-            rows.append([row, *(dumps(reports[q]) for q in qids)])
-        yield rows
-
-
-def _csv_chunks(store: Storage, survey_id: str, qids: list[str]) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["row", *qids])
-    for rows in _export_rows(store, survey_id, qids):
-        writer.writerows(rows)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    yield buffer.getvalue()
-
-
-def _parquet_bytes(store: Storage, survey: Survey, qids: list[str]) -> bytes:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = pa.schema(
-        [("row", pa.int64()), *((q, pa.string()) for q in qids)],
-        metadata={"deniable.survey": survey.canonical()},
-    )
-    sink = io.BytesIO()
-    with pq.ParquetWriter(sink, schema) as writer:
-        for rows in _export_rows(store, survey.id, qids):
-            columns = list(zip(*rows, strict=True))
-            writer.write_table(pa.Table.from_arrays([pa.array(c) for c in columns], schema=schema))
-    return sink.getvalue()

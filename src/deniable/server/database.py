@@ -116,8 +116,11 @@ def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
     """An engine for ``db_url``; on SQLite, WAL mode and ``BEGIN IMMEDIATE`` for writers.
 
     ``sqlite_synchronous`` is SQLite's ``PRAGMA synchronous`` (``FULL``,
-    ``NORMAL`` or ``EXTRA``); PostgreSQL ignores it.
+    ``NORMAL`` or ``EXTRA``, any case); PostgreSQL ignores it.
     """
+    synchronous = sqlite_synchronous.upper()
+    if synchronous not in ("FULL", "NORMAL", "EXTRA"):
+        raise ValueError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA; got {sqlite_synchronous!r}")
     url = normalize_url(db_url)
     if make_url(url).get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16)
@@ -129,7 +132,7 @@ def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA synchronous={sqlite_synchronous}")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.execute("PRAGMA busy_timeout=60000")
         cursor.close()
 
