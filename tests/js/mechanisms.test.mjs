@@ -11,7 +11,7 @@
 // "crypto" runs the default crypto.getRandomValues path that browsers use.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fromConfig, stringify } from '../../src/deniable/server/static/deniable.js';
+import { fromConfig, MECHANISMS, stringify } from '../../src/deniable/server/static/deniable.js';
 import { loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
 
 const fixtures = loadFixtures();
@@ -50,6 +50,12 @@ test('fixture accounting: the calibrated tests below are the n_tests alpha is sp
   const planned = 2 * fixtures.chi_square.length + 2 * fixtures.bits.length + fixtures.bits.length;
   assert.equal(planned, fixtures.n_tests);
   assert.ok(Math.abs(fixtures.alpha_per_test * fixtures.n_tests - 1e-6) < 1e-15);
+});
+
+test("deniable.js implements exactly the registry's browser mechanisms, each with a fixture case", () => {
+  assert.deepEqual([...MECHANISMS], fixtures.browser_mechanisms);
+  const covered = new Set([...fixtures.chi_square, ...fixtures.bits].map((c) => c.config.mechanism));
+  for (const id of MECHANISMS) assert.ok(covered.has(id), `no fixture case for ${id}`);
 });
 
 for (const c of fixtures.chi_square) {

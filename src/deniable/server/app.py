@@ -37,7 +37,7 @@ from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, Stora
 from deniable.server.export import csv_chunks, parquet_bytes
 from deniable.server.results import question_estimates, results_json
 from deniable.server.storage import Storage, SubmitResult
-from deniable.server.submissions import KEY_PATTERN, MAX_BATCH
+from deniable.server.submissions import KEY_PATTERN, MAX_BATCH, MAX_TOKEN_LENGTH
 from deniable.server.surveys import Survey, SurveyError
 
 __all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV"]
@@ -64,7 +64,7 @@ class ResponseIn(BaseModel):
     idempotency_key: IdempotencyKey = Field(
         description="8-128 characters [A-Za-z0-9_-], chosen by the device; a retry reuses it"
     )
-    invite_token: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
+    invite_token: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TOKEN_LENGTH)] | None = Field(
         default=None, description="single-use invite (required by invite-only surveys)"
     )
     reports: dict[str, Any] = Field(

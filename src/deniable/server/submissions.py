@@ -25,13 +25,16 @@ from deniable.mechanisms.contract import CheckedReports
 from deniable.server.errors import Invalid
 from deniable.server.surveys import Survey
 
-__all__ = ["MAX_BATCH", "KEY_PATTERN", "Prepared", "prepare", "token_hash", "take"]
+__all__ = ["MAX_BATCH", "KEY_PATTERN", "MAX_TOKEN_LENGTH", "Prepared", "prepare", "token_hash", "take"]
 
 MAX_BATCH = 10_000
 """Most responses accepted in one batch request."""
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
 """Idempotency keys: chosen by the device, 8-128 URL-safe characters."""
+
+MAX_TOKEN_LENGTH = 256
+"""Longest invite token accepted (the server issues 32 characters)."""
 
 BODY_FIELDS = frozenset({"idempotency_key", "invite_token", "reports"})
 """The fields of a response."""
@@ -74,8 +77,10 @@ def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
             f"must be 8-128 characters of A-Z a-z 0-9 _ -; got {key!r:.140}",
         )
     token = body.get("invite_token")
-    if token is not None and not isinstance(token, str):
-        raise Invalid(f"{where}invite_token", f"must be a string; got {token!r:.60}")
+    if token is not None and (not isinstance(token, str) or not 1 <= len(token) <= MAX_TOKEN_LENGTH):
+        raise Invalid(
+            f"{where}invite_token", f"must be a string of 1-{MAX_TOKEN_LENGTH} characters; got {token!r:.60}"
+        )
     if len(body) > 2 and not body.keys() <= BODY_FIELDS:
         extra = sorted(set(body) - BODY_FIELDS)[0]
         raise Invalid(f"{where}{extra}", f"is not a field of a response {sorted(BODY_FIELDS)}")

@@ -29,7 +29,6 @@
 
 export const CONFIG_FORMAT = 'deniable.mechanism';
 export const CONFIG_VERSION = 1;
-export const MECHANISMS = ['binary-rr', 'grr', 'sue', 'oue', 'blh', 'olh', 'hadamard', 'subset'];
 
 const TWO32 = 2 ** 32;
 const TWO32N = 1n << 32n;
@@ -381,6 +380,9 @@ const BUILDERS = {
     };
   },
 };
+
+/** Wire ids of the mechanisms this client implements (the Python registry's browser=True list). */
+export const MECHANISMS = Object.freeze(Object.keys(BUILDERS));
 
 /** k-ary randomized response on positions: x w.p. a/d, else other position (r - a) // b. */
 function kRR(pool, x, a, b, d) {
