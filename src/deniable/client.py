@@ -1,8 +1,11 @@
 """The respondent's side of the collection service: fetch a survey, privatize, post.
 
+Needs the ``client`` extra (``pip install 'deniable[client]'``: httpx only, so
+a device does not install the server's dependencies).
+
 >>> client = Client("http://127.0.0.1:8000")                         # doctest: +SKIP
 >>> client.respond("honor-code", {"violated": False})                # doctest: +SKIP
-{'status': 'accepted', 'response_id': '17', 'idempotency_key': '...'}
+{'status': 'accepted', 'response_id': '...', 'idempotency_key': '...'}
 
 Each answer is randomized on this machine with the question's mechanism, as
 configured by the server (``GET /surveys/{id}``), using the operating
@@ -11,19 +14,31 @@ inside :func:`privatize_answers` / :func:`privatize_answers_many`: the posting
 code receives reports, never answers. A post is retried on connection errors
 and 5xx answers with the *same* idempotency key, so a retry can never store a
 response twice.
+
+Each survey's mechanisms are built from their configurations once and kept
+(keyed by the questions' JSON, so a changed survey is built again).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import secrets
 import time
 from collections.abc import Mapping, Sequence
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Any
 
-import httpx
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        f"deniable.client needs httpx ({exc}); install it with: pip install 'deniable[client]'"
+    ) from exc
 
 from deniable import randomness
+from deniable.errors import DeniableError
+from deniable.mechanisms.contract import Mechanism
 from deniable.wire import from_config
 
 __all__ = ["Client", "ClientError", "privatize_answers", "privatize_answers_many", "new_key"]
@@ -31,7 +46,7 @@ __all__ = ["Client", "ClientError", "privatize_answers", "privatize_answers_many
 MAX_BATCH = 10_000
 
 
-class ClientError(Exception):
+class ClientError(DeniableError):
     """The server refused a request (4xx); ``field`` and ``message`` come from its answer."""
 
     def __init__(self, status: int, field: str, message: str) -> None:
@@ -46,8 +61,15 @@ def new_key() -> str:
     return secrets.token_urlsafe(24)
 
 
-def _mechanisms(survey: Mapping[str, Any]) -> dict[str, Any]:
-    return {q["id"]: from_config(q["mechanism"]) for q in survey["questions"]}
+@functools.lru_cache(maxsize=64)
+def _built(questions: str) -> Mapping[str, Mechanism]:
+    """The mechanism of every question, from the questions' canonical JSON (built once)."""
+    return MappingProxyType({q["id"]: from_config(q["mechanism"]) for q in json.loads(questions)})
+
+
+def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Mechanism]:
+    """``{question id: mechanism}`` of a survey as ``GET /surveys/{id}`` gives it."""
+    return _built(json.dumps(survey["questions"], sort_keys=True, separators=(",", ":")))
 
 
 def _check_questions(survey: Mapping[str, Any], answers: Mapping[str, Any], where: str) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,8 @@ import numpy as np
 import pytest
 from sqlalchemy import update
 
-from deniable.client import Client
+import deniable as dn
+from deniable.client import Client, ClientError, _mechanisms
 from deniable.estimate import SupportCounts
 from deniable.server.app import STATIC_DIR
 from deniable.server.results import question_estimates, results_json
@@ -66,6 +70,7 @@ def test_exports_hold_every_stored_report(
         est = q.mechanism.estimate(reports)
         np.testing.assert_allclose(est.frequencies, served["estimate"], rtol=1e-12)
         assert served["n"] == 300
+        assert served["support_counts"] == q.mechanism.aggregate(reports).to_json()
 
 
 def test_results_before_any_response_are_null(sqlite_url: str, examples: Path) -> None:
@@ -171,3 +176,21 @@ def test_background_server_cleans_up_its_database() -> None:
         db_file = Path(server.db_url.removeprefix("sqlite:///"))
         assert db_file.exists()
     assert not db_file.parent.exists()
+
+
+def test_client_needs_only_its_extra() -> None:
+    code = ("import sys; sys.modules['httpx'] = None\n"
+            "try:\n    import deniable.client\nexcept ImportError as exc:\n    print(exc)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'deniable[client]'" in out.stdout
+    assert issubclass(ClientError, dn.DeniableError)
+
+
+def test_client_builds_a_survey_mechanisms_once() -> None:
+    survey = {"id": "s", "questions": [
+        {"id": "q", "mechanism": dn.GRR(["a", "b", "c"], epsilon=1.0).to_config()}]}
+    first = _mechanisms(survey)["q"]
+    assert _mechanisms(copy.deepcopy(survey))["q"] is first
+    survey["questions"][0]["mechanism"] = dn.GRR(["a", "b", "c"], epsilon=2.0).to_config()
+    changed = _mechanisms(survey)["q"]
+    assert changed is not first and changed.epsilon == pytest.approx(2.0, rel=1e-6)
