@@ -13,7 +13,7 @@ import typer
 
 import deniable as dn
 from deniable.cli_common import CLIError, err, handle_errors, out, print_json, progress, save_axes
-from deniable.estimate import Estimate, SupportCounts
+from deniable.estimate import Estimate
 
 __all__ = ["HONOR_CODE_SURVEY", "register", "estimate_db", "run_demo"]
 
@@ -56,10 +56,8 @@ def _safe_url(db_url: str) -> str:
 
 
 def _rebuild(mechanism: Any, question: dict[str, Any], truth: list[float] | None) -> Estimate:
-    """An Estimate from a results entry (observed shares x n are the exact support counts)."""
-    n = int(question["n"])
-    counts = np.rint(np.asarray(question["observed"], dtype=float) * n).astype(np.int64)
-    est = mechanism.estimate_from(SupportCounts(mechanism.fingerprint, counts, n))
+    """An Estimate from a results entry, decoded locally from its support counts."""
+    est = mechanism.estimate_from(mechanism.aggregate_from_json(question["support_counts"]))
     if not np.allclose(est.frequencies, question["estimate"], rtol=0, atol=1e-9):
         raise CLIError("the server's estimate differs from the local recomputation")
     return replace(est, truth=None if truth is None else np.asarray(truth))
@@ -220,6 +218,7 @@ def estimate_db(
     from sqlalchemy.engine import make_url
 
     from deniable.cli import show_estimate
+    from deniable.server.results import question_estimates, results_json
     from deniable.server.storage import Storage, StorageError
 
     url = make_url(db_url)
@@ -227,9 +226,9 @@ def estimate_db(
         raise CLIError(f"no such database file: {url.database}")
     storage = Storage(db_url)
     try:
-        results = storage.estimates(survey_id, level=level)
         survey = storage.survey(survey_id)
-        aggregates = storage.aggregates(survey_id)
+        estimates = question_estimates(survey, storage.aggregates(survey_id))
+        results = results_json(survey, estimates, level=level)
     except StorageError as exc:
         raise CLIError(f"{exc.field}: {exc.message}") from None
     finally:
@@ -237,7 +236,7 @@ def estimate_db(
     if as_json:
         if consistent:
             for q in results["questions"]:
-                est = survey.question(q["id"]).mechanism.estimate_from(aggregates[q["id"]])
+                est = estimates[q["id"]]
                 q[f"consistent_{consistent}"] = (
                     est.consistent(consistent).frequencies.tolist() if est.n else None
                 )
@@ -246,7 +245,7 @@ def estimate_db(
     out.print(f"[bold]{results['title']}[/] ({survey_id}): {results['n_responses']:,} responses")
     questions = survey.questions
     for i, q in enumerate(questions):
-        est = q.mechanism.estimate_from(aggregates[q.id])
+        est = estimates[q.id]
         if est.n == 0:
             out.print(f"{q.id}: no reports yet")
             continue

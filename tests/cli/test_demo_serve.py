@@ -29,6 +29,7 @@ import httpx  # noqa: E402
 import deniable as dn  # noqa: E402
 from deniable.cli_server import HONOR_CODE_SURVEY  # noqa: E402
 from deniable.client import Client  # noqa: E402
+from deniable.server.results import question_estimates, results_json  # noqa: E402
 from deniable.server.runner import BackgroundServer  # noqa: E402
 from deniable.server.storage import Storage  # noqa: E402
 
@@ -183,7 +184,8 @@ def _estimate_db_checks(cli, db_url: str, survey_id: str, tmp_path: Path, truth:
     data = json.loads(as_json.stdout)
     storage = Storage(db_url)
     try:
-        expected = storage.estimates(survey_id)
+        survey = storage.survey(survey_id)
+        expected = results_json(survey, question_estimates(survey, storage.aggregates(survey_id)))
     finally:
         storage.close()
     q = data["questions"][0]
@@ -262,9 +264,9 @@ def test_estimate_from_the_servers_csv_and_parquet_exports(cli, tmp_path: Path) 
             assert [r["category"] for r in rows] == question["categories"]
             np.testing.assert_allclose([r["estimate"] for r in rows], question["estimate"],
                                        rtol=0, atol=1e-12)
-    wrong = cli("estimate", tmp_path / "export.csv", "--column", "response_id",
+    wrong = cli("estimate", tmp_path / "export.csv", "--column", "row",
                 "--config", tmp_path / "survey.json")
     assert wrong.exit_code == 1
-    assert "has no question 'response_id' (questions: ['violated', 'app'])" in wrong.stderr
+    assert "has no question 'row' (questions: ['violated', 'app'])" in wrong.stderr
     no_config = cli("estimate", tmp_path / "export.csv", "--column", "app")
     assert no_config.exit_code == 1 and "export.csv.deniable.json not found" in no_config.stderr
