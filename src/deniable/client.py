@@ -39,11 +39,10 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from deniable import randomness
 from deniable.errors import DeniableError
 from deniable.mechanisms.contract import Mechanism
-from deniable.wire import from_config
+from deniable.wire import MAX_BATCH, from_config
 
 __all__ = ["Client", "ClientError", "privatize_answers", "privatize_answers_many", "new_key"]
 
-MAX_BATCH = 10_000
 
 
 class ClientError(DeniableError):

@@ -28,7 +28,10 @@ from deniable.errors import ConfigError
 from deniable.mechanisms import registry
 from deniable.mechanisms.contract import CONFIG_FORMAT, CONFIG_VERSION
 
-__all__ = ["from_config", "to_json", "from_json", "CONFIG_FORMAT", "CONFIG_VERSION"]
+__all__ = ["from_config", "to_json", "from_json", "CONFIG_FORMAT", "CONFIG_VERSION", "MAX_BATCH"]
+
+MAX_BATCH = 10_000
+"""Responses per batch request to the collection service (the server refuses more; clients split)."""
 
 
 def from_config(config: dict[str, Any] | str) -> Any:

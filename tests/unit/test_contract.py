@@ -159,3 +159,14 @@ def test_fast_decode_equals_definition(case: Case) -> None:
     m, reports = reports_for(case)
     direct = [int(m.supports(reports, v).sum()) for v in m.domain]
     assert m.aggregate(reports).counts.tolist() == direct
+
+
+def test_select_keeps_rows_checked() -> None:
+    m = dn.GRR(["A", "B", "C"], epsilon=1.0)
+    checked = m.reports_from_json(["A", "C", "B", "C"])
+    picked = checked.select([1, 3])
+    assert type(picked) is CheckedReports and picked.tolist() == ["C", "C"]
+    assert picked.checked is not None and picked.checked.tolist() == [2, 2]
+    assert m.aggregate(picked) == m.aggregate(["C", "C"])
+    with pytest.raises(ValueError, match="checked by a mechanism"):
+        checked[1:].select([0])

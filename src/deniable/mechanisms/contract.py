@@ -59,6 +59,18 @@ class CheckedReports(np.ndarray):
         out.fingerprint, out.checked = fingerprint, checked
         return out
 
+    def select(self, index: Sequence[int]) -> CheckedReports:
+        """The reports at positions ``index``, still checked (no second validation).
+
+        Plain indexing gives an array that is checked again when used; the
+        checked form is aligned with the reports row by row, so the same
+        rows of both stay a checked pair.
+        """
+        if self.checked is None or self.fingerprint is None:
+            raise ValueError("select needs reports checked by a mechanism (reports_from_json)")
+        rows = list(index)
+        return CheckedReports.wrap(np.asarray(self)[rows], self.checked[rows], self.fingerprint)
+
     def __array_finalize__(self, obj: Any) -> None:
         self.fingerprint = None
         self.checked = None

@@ -37,8 +37,9 @@ from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, Stora
 from deniable.server.export import csv_chunks, parquet_bytes
 from deniable.server.results import question_estimates, results_json
 from deniable.server.storage import Storage, SubmitResult
-from deniable.server.submissions import KEY_PATTERN, MAX_BATCH, MAX_TOKEN_LENGTH
+from deniable.server.submissions import KEY_PATTERN, MAX_TOKEN_LENGTH
 from deniable.server.surveys import Survey, SurveyError
+from deniable.wire import MAX_BATCH
 
 __all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV"]
 

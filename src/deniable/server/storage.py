@@ -43,8 +43,9 @@ from deniable.server.database import (
     surveys_table,
 )
 from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
-from deniable.server.submissions import MAX_BATCH, Prepared, prepare, take, token_hash
+from deniable.server.submissions import Prepared, prepare, token_hash
 from deniable.server.surveys import Survey, load_survey
+from deniable.wire import MAX_BATCH
 
 __all__ = [
     "Storage",
@@ -415,7 +416,7 @@ class Storage:
         updates = []
         for qid, stat in stored:
             m = survey.question(qid).mechanism
-            reports = p.reports[qid] if everything else take(p.reports[qid], new)
+            reports = p.reports[qid] if everything else p.reports[qid].select(new)
             merged = m.aggregate_from_json(json.loads(stat)) + m.aggregate(reports)
             updates.append(
                 {"sid": survey.id, "qid": qid, "part": shard, "new_stat": json.dumps(merged.to_json())}

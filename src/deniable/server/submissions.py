@@ -18,16 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from deniable.errors import ReportError
 from deniable.mechanisms.contract import CheckedReports
 from deniable.server.errors import Invalid
 from deniable.server.surveys import Survey
+from deniable.wire import MAX_BATCH
 
-__all__ = ["MAX_BATCH", "KEY_PATTERN", "MAX_TOKEN_LENGTH", "Prepared", "prepare", "token_hash", "take"]
+__all__ = ["KEY_PATTERN", "MAX_TOKEN_LENGTH", "Prepared", "prepare", "token_hash"]
 
-MAX_BATCH = 10_000
 """Most responses accepted in one batch request."""
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
@@ -54,18 +52,6 @@ class Prepared:
 def token_hash(text: str) -> str:
     """SHA-256 (hex) of ``text``: how invite tokens and response bodies are stored."""
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def take(reports: CheckedReports, index: Sequence[int]) -> CheckedReports:
-    """The reports at positions ``index``, still checked (no second validation).
-
-    Indexing a :class:`CheckedReports` gives a plain array that would be
-    checked again; the checked form is aligned with the reports by row, so
-    the same rows of both stay a checked pair.
-    """
-    assert reports.checked is not None and reports.fingerprint is not None
-    rows = list(index)
-    return CheckedReports.wrap(np.asarray(reports)[rows], reports.checked[rows], reports.fingerprint)
 
 
 def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
