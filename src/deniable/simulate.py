@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -10,7 +12,10 @@ from numpy.typing import NDArray
 
 from deniable.estimate import Estimate, SupportCounts
 
-__all__ = ["simulate", "population_counts", "simulate_support_counts"]
+__all__ = [
+    "simulate", "population_counts", "simulate_support_counts",
+    "decades", "convergence_sweep", "mse_sweep", "truth_vector",
+]
 
 _REPORTS_UP_TO = 2_000_000
 _CHUNK = 1_000_000
@@ -82,3 +87,60 @@ def simulate(
     support = simulate_support_counts(mechanism, counts, gen)
     est = mechanism.estimate_from(SupportCounts(mechanism.fingerprint, support, int(n)))
     return replace(est, truth=counts / n)
+
+
+# -------------------------------------------------------------------- sweeps
+def decades(n_min: int, n_max: int, per_decade: int = 2) -> list[int]:
+    """Sample sizes from ``n_min`` to ``n_max``, ``per_decade`` log-spaced steps per decade."""
+    if n_min < 1 or n_max < n_min:
+        raise ValueError(f"need 1 <= n_min <= n_max; got {n_min} and {n_max}")
+    if per_decade < 1:
+        raise ValueError(f"per_decade must be >= 1; got {per_decade}")
+    steps = max(1, round(math.log10(n_max / n_min) * per_decade))
+    return sorted({int(round(x)) for x in np.geomspace(n_min, n_max, steps + 1)})
+
+
+def convergence_sweep(
+    mechanism: Any, true_frequencies: Any, sizes: Sequence[int], rng: np.random.Generator
+) -> list[Estimate]:
+    """One simulated survey per sample size (independent draws, one shared generator)."""
+    return [simulate(mechanism, true_frequencies, int(n), rng) for n in sizes]
+
+
+def mse_sweep(
+    mechanisms: Sequence[Any],
+    true_frequencies: Any,
+    n: int,
+    reps: int,
+    rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    """Simulated MSE per category against the variance formula, one record per mechanism.
+
+    ``mse`` averages ``(f_hat_v - f_v)^2`` over the ``k`` categories and
+    ``reps`` independent surveys; ``variance`` averages
+    ``mechanism.variance(n, f)`` over the categories. For an unbiased
+    estimator they agree up to Monte Carlo error (``ratio`` near 1).
+    """
+    if reps < 1:
+        raise ValueError(f"reps must be >= 1; got {reps}")
+    records = []
+    for m in mechanisms:
+        truth = population_counts(true_frequencies, n, m.k) / n  # what dn.simulate sets
+        errors = [simulate(m, true_frequencies, n, rng).frequencies - truth for _ in range(reps)]
+        mse = float(np.mean(np.square(errors)))
+        variance = float(np.mean(m.variance(n, truth)))
+        records.append(
+            {"mechanism": m.name, "k": m.k, "epsilon": m.epsilon, "n": n, "reps": reps,
+             "mse": mse, "variance": variance, "ratio": mse / variance}
+        )
+    return records
+
+
+def truth_vector(k: int, distribution: str) -> NDArray[np.float64]:
+    """A true distribution over ``k`` categories: ``uniform`` or ``zipf`` (exponent 1.1)."""
+    if distribution == "uniform":
+        return np.full(k, 1.0 / k)
+    if distribution == "zipf":
+        w = 1.0 / np.arange(1, k + 1) ** 1.1
+        return w / w.sum()
+    raise ValueError(f"distribution must be 'uniform' or 'zipf'; got {distribution!r}")

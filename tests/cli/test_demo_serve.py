@@ -27,7 +27,7 @@ pytest.importorskip("uvicorn")
 import httpx  # noqa: E402
 
 import deniable as dn  # noqa: E402
-from deniable.cli_server import HONOR_CODE_SURVEY  # noqa: E402
+from deniable.cli.server import HONOR_CODE_SURVEY  # noqa: E402
 from deniable.client import Client  # noqa: E402
 from deniable.server.results import question_estimates, results_json  # noqa: E402
 from deniable.server.runner import BackgroundServer  # noqa: E402

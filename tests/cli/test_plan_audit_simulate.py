@@ -123,7 +123,7 @@ def test_audit_fails_a_mechanism_that_understates_epsilon(cli, monkeypatch) -> N
             return 0.8 * super().epsilon
 
     monkeypatch.setattr(
-        "deniable.cli.build_mechanism", lambda name, k, eps: Understated(k, epsilon=eps)
+        "deniable.cli.plan.build_mechanism", lambda name, k, eps: Understated(k, epsilon=eps)
     )
     result = cli("audit", "--mechanism", "grr", "--k", 4, "--epsilon", 1, "--seed", 1)
     assert result.exit_code == 1
@@ -242,12 +242,12 @@ def test_simulate_mse_matches_theory_for_each_mechanism(cli, tmp_path: Path) -> 
         (["survey", "--truth", 1.5], "--truth must be a share in [0, 1]; got 1.5"),
         (["survey", "--p-truth", 1.5], "p_truth"),
         (["survey", "--plot", "out.txt"], "must end in .png, .svg or .pdf"),
-        (["convergence", "--n-min", 1000, "--n-max", 10], "need 1 <= --n-min <= --n-max"),
+        (["convergence", "--n-min", 1000, "--n-max", 10], "need 1 <= n_min <= n_max"),
         (["gamma", "--gammas", "0.6"], "gamma"),
         (["gamma", "--gammas", "a,b"], "--gammas must be comma-separated numbers"),
         (["mse", "--mechanisms", "grr,nope"], "--mechanisms: 'nope' is not one of"),
         (["mse", "--epsilons", "0"], "--epsilon must be a positive finite number"),
-        (["mse", "--distribution", "normal"], "--distribution must be 'uniform' or 'zipf'"),
+        (["mse", "--distribution", "normal"], "distribution must be 'uniform' or 'zipf'"),
         (["mse", "--k", 1], "--k must be >= 2"),
     ],
 )

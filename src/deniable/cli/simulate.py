@@ -1,38 +1,27 @@
 """``deniable simulate ...``: the textbook experiments, reproduced in seconds.
 
-Sweeps are plain functions returning Estimates or records, so they can be
-used from Python and drawn with :mod:`deniable.plot`. All randomness here is
-the seeded simulation path (``dn.simulate``), never a respondent's.
+The sweeps are plain functions of :mod:`deniable.simulate` (usable from
+Python, drawn with :mod:`deniable.plot`); these commands parse options and
+print. All randomness here is the seeded simulation path, never a respondent's.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import numpy as np
 import typer
-from numpy.typing import NDArray
 from rich.table import Table
 
 import deniable as dn
 from deniable import plan as planning
-from deniable.cli_common import (
-    CLIError,
-    estimate_records,
-    estimate_table,
-    handle_errors,
-    out,
-    parse_epsilon,
-    print_json,
-    save_axes,
-)
-from deniable.estimate import Estimate
-from deniable.simulate import population_counts
+from deniable.cli.common import CLIError, handle_errors, out, parse_epsilon
+from deniable.cli.output import estimate_records, estimate_table, print_json, save_axes
+from deniable.simulate import convergence_sweep, decades, mse_sweep, truth_vector
 
-__all__ = ["simulate_app", "convergence_sweep", "mse_sweep", "decades", "truth_vector"]
+__all__ = ["simulate_app"]
 
 simulate_app = typer.Typer(
     help="Simulated surveys: the honor-code survey, estimate vs n, privacy vs utility, "
@@ -45,63 +34,6 @@ PlotOpt = Annotated[Path | None, typer.Option(help="Write the figure (.png/.svg/
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 PTruthOpt = Annotated[float, typer.Option(help="Forced response: P(answer truthfully).")]
 PYesOpt = Annotated[float, typer.Option(help="Forced response: P(forced 'yes').")]
-
-
-# -------------------------------------------------------------------- sweeps
-def decades(n_min: int, n_max: int, per_decade: int = 2) -> list[int]:
-    """Sample sizes from ``n_min`` to ``n_max``, ``per_decade`` log-spaced steps per decade."""
-    if n_min < 1 or n_max < n_min:
-        raise CLIError(f"need 1 <= --n-min <= --n-max; got {n_min} and {n_max}")
-    if per_decade < 1:
-        raise CLIError(f"--per-decade must be >= 1; got {per_decade}")
-    steps = max(1, round(math.log10(n_max / n_min) * per_decade))
-    return sorted({int(round(x)) for x in np.geomspace(n_min, n_max, steps + 1)})
-
-
-def convergence_sweep(
-    mechanism: Any, true_frequencies: Any, sizes: Sequence[int], rng: np.random.Generator
-) -> list[Estimate]:
-    """One simulated survey per sample size (independent draws, one shared generator)."""
-    return [dn.simulate(mechanism, true_frequencies, int(n), rng) for n in sizes]
-
-
-def mse_sweep(
-    mechanisms: Sequence[Any],
-    true_frequencies: Any,
-    n: int,
-    reps: int,
-    rng: np.random.Generator,
-) -> list[dict[str, Any]]:
-    """Simulated MSE per category against formula (A), one record per mechanism.
-
-    ``mse`` averages ``(f_hat_v - f_v)^2`` over the ``k`` categories and
-    ``reps`` independent surveys; ``variance`` averages
-    ``mechanism.variance(n, f)`` over the categories. For an unbiased
-    estimator they agree up to Monte Carlo error (``ratio`` near 1).
-    """
-    if reps < 1:
-        raise CLIError(f"--reps must be >= 1; got {reps}")
-    records = []
-    for m in mechanisms:
-        truth = population_counts(true_frequencies, n, m.k) / n  # what dn.simulate sets
-        errors = [dn.simulate(m, true_frequencies, n, rng).frequencies - truth for _ in range(reps)]
-        mse = float(np.mean(np.square(errors)))
-        variance = float(np.mean(m.variance(n, truth)))
-        records.append(
-            {"mechanism": m.name, "k": m.k, "epsilon": m.epsilon, "n": n, "reps": reps,
-             "mse": mse, "variance": variance, "ratio": mse / variance}
-        )
-    return records
-
-
-def truth_vector(k: int, distribution: str) -> NDArray[np.float64]:
-    """A true distribution over ``k`` categories: ``uniform`` or ``zipf`` (exponent 1.1)."""
-    if distribution == "uniform":
-        return np.full(k, 1.0 / k)
-    if distribution == "zipf":
-        w = 1.0 / np.arange(1, k + 1) ** 1.1
-        return w / w.sum()
-    raise CLIError(f"--distribution must be 'uniform' or 'zipf'; got {distribution!r}")
 
 
 def _share(truth: float) -> list[float]:

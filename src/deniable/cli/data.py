@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable.aggregates import SupportCounts
-from deniable.cli_common import CLIError
+from deniable.cli.common import CLIError
 from deniable.wire import from_config
 
 __all__ = [

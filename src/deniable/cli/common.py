@@ -1,16 +1,12 @@
-"""Shared pieces of the command line: error handling, consoles, mechanism choice, tables."""
+"""Shared pieces of the command line: error handling, consoles, mechanism choice, progress bars."""
 
 from __future__ import annotations
 
 import functools
-import json
 import math
-import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -23,10 +19,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 import deniable as dn
-from deniable.estimate import Estimate
+from deniable.errors import DeniableError
 from deniable.mechanisms import registry
 
 __all__ = [
@@ -38,17 +33,14 @@ __all__ = [
     "out",
     "err",
     "progress",
-    "estimate_table",
-    "estimate_records",
     "parse_epsilon",
-    "save_axes",
     "state",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class CLIError(Exception):
+class CLIError(DeniableError):
     """A user-facing error: printed as one line on stderr, exit code 1."""
 
 
@@ -89,6 +81,13 @@ def handle_errors(func: F) -> F:
 # ---------------------------------------------------------------- mechanisms
 MECHANISM_NAMES = ("auto", *(w for w, e in registry.entries("frequency").items() if e.recipes))
 
+MechanismOpt = Annotated[
+    str,
+    typer.Option("--mechanism", "-m", help=f"One of: {', '.join(MECHANISM_NAMES)}."),
+]
+EpsilonOpt = Annotated[float, typer.Option("--epsilon", "-e", help="Privacy loss epsilon (> 0).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
 
 def parse_epsilon(epsilon: float) -> float:
     """Validate an epsilon given on the command line (finite and positive)."""
@@ -121,7 +120,7 @@ def check_mechanism_name(name: str) -> str:
     return key
 
 
-# -------------------------------------------------------------------- output
+# ------------------------------------------------------------------ progress
 def progress(transient: bool = False, unit: str = "items") -> Progress:
     """A rich progress bar on stderr; ``unit="bytes"`` shows sizes instead of counts."""
     return Progress(
@@ -134,86 +133,3 @@ def progress(transient: bool = False, unit: str = "items") -> Progress:
         console=err,
         transient=transient,
     )
-
-
-def estimate_records(
-    est: Estimate, level: float = 0.95, consistent: Estimate | None = None
-) -> list[dict[str, Any]]:
-    """One JSON-ready dict per category: estimate, SE, CI, observed share (and truth)."""
-    low, high = est.ci(level) if est.std_errors is not None and est.n else (None, None)
-    rows = []
-    for i, category in enumerate(est.domain):
-        row: dict[str, Any] = {"category": category, "estimate": float(est.frequencies[i])}
-        if low is not None and high is not None and est.std_errors is not None:
-            row.update(
-                std_error=float(est.std_errors[i]), ci_low=float(low[i]), ci_high=float(high[i])
-            )
-        row["observed"] = float(est.observed[i])
-        if consistent is not None:
-            row["consistent"] = float(consistent.frequencies[i])
-        if est.truth is not None:
-            row["truth"] = float(est.truth[i])
-        rows.append(row)
-    return rows
-
-
-def estimate_table(
-    est: Estimate,
-    level: float = 0.95,
-    consistent: Estimate | None = None,
-    title: str | None = None,
-    max_rows: int = 60,
-) -> Table:
-    """The estimate as a rich table: category, estimate, SE, CI, observed (+ consistent, truth)."""
-    records = estimate_records(est, level, consistent)
-    table = Table(
-        title=title
-        or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}"
-        + ("" if est.post_processing == "none" else f" ({est.post_processing})"),
-        title_justify="left",
-    )
-    columns = [("category", "category")]
-    columns.append(("estimate", "estimate"))
-    if "std_error" in records[0]:
-        columns += [("std_error", "SE"), ("ci_low", f"{level:.0%} CI low"), ("ci_high", "CI high")]
-    columns.append(("observed", "observed"))
-    if consistent is not None:
-        columns.append(("consistent", consistent.post_processing))
-    if "truth" in records[0]:
-        columns.append(("truth", "truth"))
-    for key, header in columns:
-        table.add_column(header, justify="left" if key == "category" else "right")
-    shown = records if len(records) <= max_rows else records[:max_rows]
-    for r in shown:
-        table.add_row(
-            *(str(r[key]) if key == "category" else f"{r[key]:.4f}" for key, _ in columns)
-        )
-    if len(records) > len(shown):
-        table.caption = f"{len(records) - len(shown)} more categories (use --json for all)"
-    return table
-
-
-def print_json(data: Any) -> None:
-    """Machine-readable output on stdout (NaN/inf become null)."""
-
-    def clean(v: Any) -> Any:
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        if isinstance(v, np.generic):
-            return clean(v.item())
-        return v
-
-    sys.stdout.write(json.dumps(clean(data), indent=2) + "\n")
-    sys.stdout.flush()
-
-
-def save_axes(ax: Any, path: Path) -> Path:
-    """Write the figure of ``ax`` to ``path`` (PNG, SVG or PDF by suffix) at 150 dpi."""
-    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise CLIError(f"--plot/--out must end in .png, .svg or .pdf; got {str(path)!r}")
-    ax.figure.savefig(path, dpi=150)
-    return path

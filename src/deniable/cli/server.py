@@ -12,7 +12,8 @@ import numpy as np
 import typer
 
 import deniable as dn
-from deniable.cli_common import CLIError, err, handle_errors, out, print_json, progress, save_axes
+from deniable.cli.common import CLIError, err, handle_errors, out, progress
+from deniable.cli.output import print_json, save_axes, show_estimate
 from deniable.estimate import Estimate
 
 __all__ = ["HONOR_CODE_SURVEY", "register", "estimate_db", "run_demo"]
@@ -217,7 +218,6 @@ def estimate_db(
     _server_extra()
     from sqlalchemy.engine import make_url
 
-    from deniable.cli import show_estimate
     from deniable.server.results import question_estimates, results_json
     from deniable.server.storage import Storage, StorageError
 

@@ -1,0 +1,51 @@
+"""The ``deniable`` command line (needs ``deniable[cli]``; plots need ``deniable[plot]``).
+
+Commands: ``demo``, ``plan``, ``simulate``, ``privatize``, ``estimate``,
+``audit``, ``serve``, one module per group (:mod:`.plan`, :mod:`.files`,
+:mod:`.server`, :mod:`.simulate`). Each prints one clear error line on stderr
+and exits with code 1 on bad input; ``deniable --debug ...`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+try:
+    import typer
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError(f"the deniable command line needs its extra: pip install 'deniable[cli]' ({exc})") from exc
+
+from deniable.cli import files, plan, server
+from deniable.cli.common import state
+from deniable.cli.simulate import simulate_app
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="deniable",
+    help="Local differential privacy by randomized response: plan, simulate, privatize, "
+    "collect and estimate.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+server.register(app)
+app.add_typer(simulate_app, name="simulate")
+app.command("plan")(plan.plan_cmd)
+app.command("audit")(plan.audit_cmd)
+app.command("privatize")(files.privatize_cmd)
+app.command("estimate")(files.estimate_cmd)
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    state.debug = debug
+
+
+def main() -> None:
+    """Entry point of the ``deniable`` script."""
+    app()

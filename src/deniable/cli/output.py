@@ -1,0 +1,125 @@
+"""How the command line shows results: estimate tables, JSON records, figures."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.table import Table
+
+from deniable.cli.common import CLIError, out
+from deniable.estimate import Estimate
+
+__all__ = ["estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate"]
+
+
+def estimate_records(
+    est: Estimate, level: float = 0.95, consistent: Estimate | None = None
+) -> list[dict[str, Any]]:
+    """One JSON-ready dict per category: estimate, SE, CI, observed share (and truth)."""
+    low, high = est.ci(level) if est.std_errors is not None and est.n else (None, None)
+    rows = []
+    for i, category in enumerate(est.domain):
+        row: dict[str, Any] = {"category": category, "estimate": float(est.frequencies[i])}
+        if low is not None and high is not None and est.std_errors is not None:
+            row.update(
+                std_error=float(est.std_errors[i]), ci_low=float(low[i]), ci_high=float(high[i])
+            )
+        row["observed"] = float(est.observed[i])
+        if consistent is not None:
+            row["consistent"] = float(consistent.frequencies[i])
+        if est.truth is not None:
+            row["truth"] = float(est.truth[i])
+        rows.append(row)
+    return rows
+
+
+def estimate_table(
+    est: Estimate,
+    level: float = 0.95,
+    consistent: Estimate | None = None,
+    title: str | None = None,
+    max_rows: int = 60,
+) -> Table:
+    """The estimate as a rich table: category, estimate, SE, CI, observed (+ consistent, truth)."""
+    records = estimate_records(est, level, consistent)
+    table = Table(
+        title=title
+        or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}"
+        + ("" if est.post_processing == "none" else f" ({est.post_processing})"),
+        title_justify="left",
+    )
+    columns = [("category", "category")]
+    columns.append(("estimate", "estimate"))
+    if "std_error" in records[0]:
+        columns += [("std_error", "SE"), ("ci_low", f"{level:.0%} CI low"), ("ci_high", "CI high")]
+    columns.append(("observed", "observed"))
+    if consistent is not None:
+        columns.append(("consistent", consistent.post_processing))
+    if "truth" in records[0]:
+        columns.append(("truth", "truth"))
+    for key, header in columns:
+        table.add_column(header, justify="left" if key == "category" else "right")
+    shown = records if len(records) <= max_rows else records[:max_rows]
+    for r in shown:
+        table.add_row(
+            *(str(r[key]) if key == "category" else f"{r[key]:.4f}" for key, _ in columns)
+        )
+    if len(records) > len(shown):
+        table.caption = f"{len(records) - len(shown)} more categories (use --json for all)"
+    return table
+
+
+def print_json(data: Any) -> None:
+    """Machine-readable output on stdout (NaN/inf become null)."""
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if isinstance(v, np.generic):
+            return clean(v.item())
+        return v
+
+    sys.stdout.write(json.dumps(clean(data), indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def save_axes(ax: Any, path: Path) -> Path:
+    """Write the figure of ``ax`` to ``path`` (PNG, SVG or PDF by suffix) at 150 dpi."""
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise CLIError(f"--plot/--out must end in .png, .svg or .pdf; got {str(path)!r}")
+    ax.figure.savefig(path, dpi=150)
+    return path
+
+
+def show_estimate(
+    est: Estimate,
+    *,
+    consistent: str | None,
+    level: float,
+    plot: Path | None,
+    as_json: bool,
+    title: str | None = None,
+) -> None:
+    """Print an Estimate as a table or JSON, and plot it when asked."""
+    post = est.consistent(consistent) if consistent else None
+    if plot is not None:
+        from deniable.plot import bar_estimate
+
+        save_axes(bar_estimate(est, level=level, title=title), plot)
+    if as_json:
+        print_json({"mechanism": est.mechanism, "epsilon": est.epsilon, "n": est.n,
+                    "level": level, "title": title,
+                    "categories": estimate_records(est, level, post)})
+        return
+    out.print(estimate_table(est, level, post, title=title))
+    if plot is not None:
+        out.print(f"plot -> {plot}")
