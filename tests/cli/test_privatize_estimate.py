@@ -188,8 +188,10 @@ def test_privatize_errors(cli, tmp_path: Path, small_csv: Path) -> None:
     _error(cli("privatize", small_csv, "-c", "answer", "-e", 0, "-o", out),
            "--epsilon must be a positive finite number; got 0.0")
     _error(cli("privatize", small_csv, "-c", "answer", "-e", "nan", "-o", out), "got nan")
-    _error(cli("privatize", small_csv, "-c", "answer", "-m", "laplace", *base),
+    _error(cli("privatize", small_csv, "-c", "answer", "-m", "laplace-v0", *base),
            "--mechanism must be one of")
+    _error(cli("privatize", small_csv, "-c", "answer", "-m", "laplace", *base),
+           "--mechanism laplace needs --low and --high")
     _error(cli("privatize", small_csv, "-c", "answer", "-m", "binary-rr", "--categories", "A,B",
                *base), "--categories does not apply to binary-rr")
     _error(cli("privatize", small_csv, "-c", "answer", "-m", "binary-rr", *base),

@@ -79,7 +79,9 @@ def handle_errors(func: F) -> F:
 
 
 # ---------------------------------------------------------------- mechanisms
-MECHANISM_NAMES = ("auto", *(w for w, e in registry.entries("frequency").items() if e.recipes))
+FREQUENCY_NAMES = ("auto", *(w for w, e in registry.entries("frequency").items() if e.recipes))
+NUMERIC_NAMES = tuple(registry.recipes("numeric"))
+MECHANISM_NAMES = (*FREQUENCY_NAMES, *NUMERIC_NAMES)
 
 MechanismOpt = Annotated[
     str,
@@ -103,6 +105,8 @@ def build_mechanism(name: str, categories: int | Sequence[Any], epsilon: float) 
     ignored); every other name takes the categories (or ``k``).
     """
     key = check_mechanism_name(name)
+    if key in NUMERIC_NAMES:
+        raise CLIError(f"--mechanism {key} is for numbers: give --low and --high, not categories")
     eps = parse_epsilon(epsilon)
     if key == "binary-rr":
         return dn.BinaryRR(epsilon=eps)
@@ -110,6 +114,28 @@ def build_mechanism(name: str, categories: int | Sequence[Any], epsilon: float) 
         k = categories if isinstance(categories, int) else len(categories)
         key = dn.best_mechanism(k, eps).mechanism.wire_id
     return registry.entry(key).cls(categories, epsilon=eps)
+
+
+def build_numeric(
+    name: str, low: float | None, high: float | None, epsilon: float, delta: float | None = None
+) -> Any:
+    """A numeric mechanism by its recipe name, for values clamped to ``[low, high]``."""
+    key = check_mechanism_name(name)
+    if key not in NUMERIC_NAMES:
+        raise CLIError(f"--low/--high go with a numeric --mechanism ({', '.join(NUMERIC_NAMES)}); got {key!r}")
+    if low is None or high is None:
+        raise CLIError(f"--mechanism {key} needs --low and --high (the declared range of the values)")
+    recipe = registry.recipe(key)
+    params: dict[str, float] = {"epsilon": parse_epsilon(epsilon)}
+    if delta is not None:
+        params["delta"] = delta
+    missing = sorted(recipe.required - set(params))
+    if missing:
+        raise CLIError(f"--mechanism {key} needs --{missing[0]}")
+    unknown = sorted(set(params) - recipe.allowed)
+    if unknown:
+        raise CLIError(f"--{unknown[0]} does not apply to --mechanism {key}")
+    return recipe.build((low, high), params)
 
 
 def check_mechanism_name(name: str) -> str:

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.aggregates import SupportCounts
 from deniable.cli.common import CLIError
+from deniable.errors import ReportError
 from deniable.wire import from_config
 
 __all__ = [
@@ -262,6 +262,26 @@ def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]
         return sorted(seen)
 
 
+def parse_numbers(chunk: Chunk, column: str) -> NDArray[np.float64]:
+    """The values as finite numbers; the error names the first row that is not one."""
+    try:
+        out: NDArray[np.float64] = chunk.values.astype(np.float64)
+        bad = np.flatnonzero(~np.isfinite(out))
+    except ValueError:  # error path only: find the row
+        bad = np.array([i for i, cell in enumerate(chunk.values.tolist()) if not _is_number(cell)])
+    if bad.size:
+        raise _row_error(chunk, int(bad[0]), column,
+                         f"value {str(chunk.values[bad[0]])!r} is not a finite number")
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return bool(np.isfinite(float(text)))
+    except ValueError:
+        return False
+
+
 def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
     """Yes/no values (true/false, 1/0, yes/no, any case) as booleans."""
     low = np.char.lower(np.char.strip(chunk.values))
@@ -274,8 +294,9 @@ def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
     return yes
 
 
-def check_categories(chunk: Chunk, column: str, categories: NDArray[np.str_]) -> None:
-    """Fail on the first value that is not one of ``categories``, naming its row."""
+def check_categories(chunk: Chunk, column: str, mechanism: Any) -> None:
+    """Fail on the first value that is not one of the mechanism's categories, naming its row."""
+    categories = np.asarray(mechanism.domain, dtype=str)
     bad = np.flatnonzero(~np.isin(chunk.values, categories))
     if bad.size:
         shown = ", ".join(categories[:12].tolist()) + (", ..." if categories.size > 12 else "")
@@ -323,17 +344,13 @@ def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
                 raise _row_error(chunk, i, column, f"{text!r} is not a report (invalid JSON)") from None
     try:
         return mechanism.reports_from_json(items)
-    except ValueError:
-        for i, item in enumerate(items):  # error path only: find the row
-            try:
-                mechanism.reports_from_json([item])
-            except ValueError as exc:
-                raise _row_error(chunk, i, column, f"report {values[i]!r} rejected: {exc}") from None
-        raise
+    except ReportError as exc:
+        i = exc.index
+        raise _row_error(chunk, i, column, f"report {values[i]!r} rejected: {exc.reason}") from None
 
 
-def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> SupportCounts:
-    """Support counts of every report in the column, merged chunk by chunk with ``+``."""
+def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> Any:
+    """The aggregate of every report in the column, merged chunk by chunk with ``+``."""
     total = mechanism.aggregate([])
     for chunk in reader:
         total = total + mechanism.aggregate(reports_from_text(mechanism, chunk, reader.column))

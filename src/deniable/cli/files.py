@@ -12,11 +12,13 @@ import typer
 import deniable as dn
 from deniable.cli import data as cli_data
 from deniable.cli.common import (
+    NUMERIC_NAMES,
     CLIError,
     EpsilonOpt,
     JsonOpt,
     MechanismOpt,
     build_mechanism,
+    build_numeric,
     check_mechanism_name,
     err,
     handle_errors,
@@ -24,7 +26,8 @@ from deniable.cli.common import (
     parse_epsilon,
     progress,
 )
-from deniable.cli.output import show_estimate
+from deniable.cli.output import show_estimate, show_mean
+from deniable.estimate import MeanEstimate
 
 __all__ = ["privatize_cmd", "estimate_cmd"]
 
@@ -49,6 +52,9 @@ def privatize_cmd(
             "unprotected in the config, so a rare answer can reveal who gave it.",
         ),
     ] = False,
+    low: Annotated[float | None, typer.Option(help="Numeric mechanisms: the range's lower end.")] = None,
+    high: Annotated[float | None, typer.Option(help="Numeric mechanisms: the range's upper end.")] = None,
+    delta: Annotated[float | None, typer.Option(help="Gaussian: the delta of (epsilon, delta).")] = None,
     seed: Annotated[
         int | None, typer.Option(help="Seeded randomness for simulations: output is NOT private.")
     ] = None,
@@ -60,26 +66,34 @@ def privatize_cmd(
     columns are kept as they are. The reports replace the column (as text;
     structured reports as compact JSON) and the mechanism config is written
     beside the output as OUTPUT.deniable.json for `deniable estimate`.
-    Use --mechanism binary-rr for yes/no columns (true/false, 1/0, yes/no).
+    Use --mechanism binary-rr for yes/no columns (true/false, 1/0, yes/no),
+    and a numeric mechanism (laplace, gaussian, duchi, piecewise, hybrid,
+    square-wave) with --low and --high for numbers (clamped to that range).
 
     Example: deniable privatize data.csv --column answer --mechanism grr --epsilon 1 -o private.csv
     """
     parse_epsilon(epsilon)
-    binary = check_mechanism_name(mechanism) == "binary-rr"
+    name = check_mechanism_name(mechanism)
+    binary, numeric = name == "binary-rr", name in NUMERIC_NAMES
     if output.resolve() == data.resolve():
         raise CLIError("--output must differ from the input file")
     reader = cli_data.ColumnReader(data, column, chunk_size)
     writer = cli_data.ColumnWriter(output, reader.kind, column)
     if binary and categories is not None:
         raise CLIError("--categories does not apply to binary-rr (its categories are no/yes)")
+    if numeric and (categories is not None or categories_from_data):
+        raise CLIError(f"--categories does not apply to {name} (it randomizes numbers in --low..--high)")
+    if not numeric and (low is not None or high is not None or delta is not None):
+        raise CLIError(f"--low, --high and --delta go with a numeric --mechanism; got {name!r}")
     if seed is not None:
         err.print(
             "[bold yellow]warning:[/] --seed makes the randomization predictable: "
             "the output is NOT private (use it only for simulations and tests)"
         )
-    cats: np.ndarray | None = None
     if binary:
         m = dn.BinaryRR(epsilon=epsilon)
+    elif numeric:
+        m = build_numeric(name, low, high, epsilon, delta)
     else:
         if categories is not None:
             listed = [c.strip() for c in categories.split(",") if c.strip()]
@@ -104,19 +118,24 @@ def privatize_cmd(
                 "(list every possible answer with --categories)"
             )
         m = build_mechanism(mechanism, listed, epsilon)
-        cats = np.asarray(listed, dtype=str)
     rng = np.random.default_rng(seed) if seed is not None else None
     rows = 0
     try:
         with progress(unit=reader.progress_unit) as bar:
             task = bar.add_task("privatizing", total=reader.progress_total)
             for chunk in reader:
-                if cats is None:
+                if binary:
                     values: Any = cli_data.parse_binary(chunk, column)
+                elif numeric:
+                    values = cli_data.parse_numbers(chunk, column)
                 else:
-                    cli_data.check_categories(chunk, column, cats)
-                    values = chunk.values
-                reports = m.privatize_many(values, rng=rng)
+                    values = chunk.values  # the encode in privatize_many is the one check
+                try:
+                    reports = m.privatize_many(values, rng=rng)
+                except ValueError:
+                    if not (binary or numeric):
+                        cli_data.check_categories(chunk, column, m)  # error path: name the row
+                    raise
                 writer.write(chunk, cli_data.reports_to_text(m, reports))
                 rows += len(chunk.values)
                 bar.update(task, completed=reader.position())
@@ -193,5 +212,10 @@ def estimate_cmd(
         )
     if stat.n == 0:
         raise CLIError(f"{data} has no reports")
-    show_estimate(m.estimate_from(stat), consistent=consistent, level=level, plot=plot,
-                  as_json=as_json)
+    est = m.estimate_from(stat)
+    if isinstance(est, MeanEstimate):
+        if consistent or plot is not None:
+            raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
+        show_mean(est, level=level, as_json=as_json)
+        return
+    show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json)

@@ -12,9 +12,9 @@ import numpy as np
 from rich.table import Table
 
 from deniable.cli.common import CLIError, out
-from deniable.estimate import Estimate
+from deniable.estimate import Estimate, MeanEstimate
 
-__all__ = ["estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate"]
+__all__ = ["estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate", "show_mean"]
 
 
 def estimate_records(
@@ -123,3 +123,23 @@ def show_estimate(
     out.print(estimate_table(est, level, post, title=title))
     if plot is not None:
         out.print(f"plot -> {plot}")
+
+
+def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | None = None) -> None:
+    """Print a numeric mechanism's mean estimate (mean, SE, CI) as a table or JSON."""
+    low, high = est.ci(level)
+    record = {"mechanism": est.mechanism, "epsilon": est.epsilon, "delta": est.delta, "n": est.n,
+              "level": level, "title": title, "mean": est.mean, "std_error": est.std_error,
+              "ci_low": low, "ci_high": high, "range": [est.low, est.high]}
+    if as_json:
+        print_json(record)
+        return
+    table = Table(
+        title=title or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}",
+        title_justify="left",
+    )
+    for header in ("mean", "SE", f"{level:.0%} CI low", "CI high", "range"):
+        table.add_column(header, justify="right")
+    table.add_row(f"{est.mean:.6g}", f"{est.std_error:.4g}", f"{low:.6g}", f"{high:.6g}",
+                  f"[{est.low:g}, {est.high:g}]")
+    out.print(table)
