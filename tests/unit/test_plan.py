@@ -111,3 +111,31 @@ def test_simulate_is_reproducible_and_rounds_population() -> None:
     np.testing.assert_array_equal(a.frequencies, b.frequencies)
     est = dn.simulate(dn.GRR(3, epsilon=1.0), [1 / 3] * 3, 10, rng=1)
     assert sorted((est.truth * 10).round().astype(int).tolist()) == [3, 3, 4]
+
+
+# ---------------------------------------- best_mechanism: categories or a numeric range
+def test_numeric_range_dispatches_to_the_numeric_comparison() -> None:
+    got = dn.best_mechanism(epsilon=1.0, low=0.0, high=120.0)
+    direct = dn.best_numeric_mechanism(1.0, 0.0, 120.0)
+    assert got.name == direct.name == "Hybrid"
+    assert got.variances == direct.variances
+    assert (got.mechanism.low, got.mechanism.high) == (0.0, 120.0)
+
+
+def test_categorical_call_is_unchanged() -> None:
+    assert dn.best_mechanism(k=10, epsilon=1.0).name == "SubsetSelection"
+    assert dn.best_mechanism(4, 3.0).name == "GRR"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"epsilon": 1.0}, "needs k"),
+        ({"k": 4}, "needs epsilon"),
+        ({"k": 4, "epsilon": 1.0, "low": 0.0, "high": 1.0}, "not both"),
+        ({"epsilon": 1.0, "low": 0.0}, "needs k"),
+    ],
+)
+def test_ambiguous_or_missing_arguments_are_refused(kwargs: dict, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        dn.best_mechanism(**kwargs)
