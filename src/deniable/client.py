@@ -44,7 +44,6 @@ from deniable.wire import MAX_BATCH, from_config
 __all__ = ["Client", "ClientError", "privatize_answers", "privatize_answers_many", "new_key"]
 
 
-
 class ClientError(DeniableError):
     """The server refused a request (4xx); ``field`` and ``message`` come from its answer."""
 

@@ -28,7 +28,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -81,16 +81,16 @@ ResponseBody = Annotated[dict[str, Any], WithJsonSchema({"$ref": "#/components/s
 class BatchIn(BaseModel):
     """Up to 10,000 responses, each a :class:`ResponseIn`.
 
-    The items are checked by :func:`deniable.server.submissions.prepare`
-    (paths like ``responses[3].idempotency_key``), once, instead of being
-    built into 10,000 models first.
+    The items and their number are checked by
+    :func:`deniable.server.submissions.prepare` (paths like
+    ``responses[3].idempotency_key``), once, instead of being built into
+    10,000 models first.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     responses: list[dict[str, Any]] = Field(
-        max_length=MAX_BATCH,
-        json_schema_extra={"items": {"$ref": "#/components/schemas/ResponseIn"}},
+        json_schema_extra={"items": {"$ref": "#/components/schemas/ResponseIn"}, "maxItems": MAX_BATCH},
     )
 
 
@@ -176,9 +176,11 @@ class ResultsOut(BaseModel):
 
 
 class InvitesIn(BaseModel):
+    """How many invites to make (checked by :meth:`Storage.create_invites`)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    count: StrictInt = Field(ge=1, le=MAX_BATCH)
+    count: Any = Field(json_schema_extra={"type": "integer", "minimum": 1, "maximum": MAX_BATCH})
 
 
 class InvitesOut(BaseModel):
@@ -347,7 +349,6 @@ def create_app(
             {"detail": {"field": "path", "message": str(exc.detail)}}, exc.status_code,
             headers=exc.headers,
         )
-
 
     async def submit(
         survey_id: str, bodies: list[dict[str, Any]], where: Callable[[int], str] = _top

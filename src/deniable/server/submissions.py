@@ -26,8 +26,6 @@ from deniable.wire import MAX_BATCH
 
 __all__ = ["KEY_PATTERN", "MAX_TOKEN_LENGTH", "Prepared", "prepare", "token_hash"]
 
-"""Most responses accepted in one batch request."""
-
 KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
 """Idempotency keys: chosen by the device, 8-128 URL-safe characters."""
 
