@@ -71,6 +71,20 @@ def test_every_mechanism_builds(mechanism: str, params: dict[str, Any], cls: typ
     assert type(m) is cls and list(m.domain) == ["a", "b", "c", "d", "e", "f"]
 
 
+def test_documented_mechanisms_are_the_registry_recipes() -> None:
+    """The module's table of ``mechanism:`` names is the registry's frequency recipes plus auto."""
+    import re
+
+    from deniable.mechanisms import registry
+    from deniable.server import surveys
+
+    table = re.search(r"^=+  =+  =+\n.*?\n=+  =+  =+\n(.*?)\n=+  =+  =+$", surveys.__doc__ or "",
+                      re.DOTALL | re.MULTILINE)
+    assert table is not None
+    names = {n.strip() for row in table.group(1).splitlines() for n in row.split("  ")[0].split(",")}
+    assert names == {*registry.recipes("frequency"), surveys.AUTO}
+
+
 def test_budget_refusal_names_the_numbers() -> None:
     definition = {
         "id": "over", "title": "t", "budget": 1.5,
