@@ -184,6 +184,13 @@ def test_client_needs_only_its_extra() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pip install 'deniable[client]'" in out.stdout
     assert issubclass(ClientError, dn.DeniableError)
+    # a device needs httpx only: none of the server's packages
+    server_only = ["fastapi", "starlette", "pydantic", "sqlalchemy", "uvicorn", "yaml", "pyarrow"]
+    code = (f"import sys; sys.modules.update(dict.fromkeys({server_only!r}))\n"
+            "import deniable.client\n"
+            "print(sorted(m for m in sys.modules if m.startswith('deniable.server')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_client_builds_a_survey_mechanisms_once() -> None:
