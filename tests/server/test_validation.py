@@ -232,3 +232,45 @@ def test_valid_reports_are_stored(server: BackgroundServer, http: httpx.Client) 
     assert r.status_code == 201, r.text
     assert _stored(server) == (rows + 1, [n + 1 for n in ns])
     assert json.loads(r.text)["status"] == "accepted"
+
+
+def test_reports_are_checked_once_per_request(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Storage checks each question's reports in ``reports_from_json`` only; the stored
+    text and the aggregates take the checked reports as they are (new keys, and a mix
+    of new and duplicate keys, whose new rows are selected)."""
+    from deniable.mechanisms.contract import Mechanism
+    from deniable.server.storage import Storage
+
+    storage = Storage(sqlite_url)
+    survey = storage.add_survey(KINDS)
+    outside: list[str] = []
+    inside = [False]
+    from_json = Mechanism.reports_from_json
+
+    def counted_from_json(self: Mechanism, items: Any) -> Any:
+        inside[0] = True
+        try:
+            return from_json(self, items)
+        finally:
+            inside[0] = False
+
+    for q in survey.questions:
+        cls = type(q.mechanism)
+        original = cls._validate
+
+        def counted(self: Any, reports: Any, original: Any = original) -> Any:
+            if not inside[0]:
+                outside.append(type(self).__name__)
+            return original(self, reports)
+
+        monkeypatch.setattr(cls, "_validate", counted)
+    monkeypatch.setattr(Mechanism, "reports_from_json", counted_from_json)
+    try:
+        first = storage.submit(survey.id, [_body(key=f"once-key-{i}") for i in range(3)])
+        again = storage.submit(survey.id, [_body(key=f"once-key-{i}") for i in range(1, 5)])
+        assert (first.accepted, again.accepted, again.duplicates) == (3, 2, 2)
+        assert outside == []
+    finally:
+        storage.close()
