@@ -26,8 +26,11 @@ from deniable.mechanisms import registry
 
 __all__ = [
     "CLIError",
+    "FREQUENCY_NAMES",
     "MECHANISM_NAMES",
+    "NUMERIC_NAMES",
     "build_mechanism",
+    "build_numeric",
     "check_mechanism_name",
     "handle_errors",
     "out",
@@ -64,7 +67,7 @@ def handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
-        except (CLIError, ValueError, TypeError, OSError, KeyError, ImportError) as exc:
+        except (DeniableError, ValueError, TypeError, OSError, KeyError, ImportError) as exc:
             if state.debug:
                 raise
             message = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
@@ -79,8 +82,13 @@ def handle_errors(func: F) -> F:
 
 
 # ---------------------------------------------------------------- mechanisms
-FREQUENCY_NAMES = ("auto", *(w for w, e in registry.entries("frequency").items() if e.recipes))
-NUMERIC_NAMES = tuple(registry.recipes("numeric"))
+def _epsilon_recipes(kind: registry.Kind) -> tuple[str, ...]:
+    """The registry's recipes of this kind that take an epsilon (what ``--mechanism`` names)."""
+    return tuple(name for name, r in registry.recipes(kind).items() if "epsilon" in r.allowed)
+
+
+FREQUENCY_NAMES = ("auto", *_epsilon_recipes("frequency"))
+NUMERIC_NAMES = _epsilon_recipes("numeric")
 MECHANISM_NAMES = (*FREQUENCY_NAMES, *NUMERIC_NAMES)
 
 MechanismOpt = Annotated[
@@ -89,6 +97,9 @@ MechanismOpt = Annotated[
 ]
 EpsilonOpt = Annotated[float, typer.Option("--epsilon", "-e", help="Privacy loss epsilon (> 0).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+LowOpt = Annotated[float | None, typer.Option(help="Numeric mechanisms: the range's lower end.")]
+HighOpt = Annotated[float | None, typer.Option(help="Numeric mechanisms: the range's upper end.")]
+DeltaOpt = Annotated[float | None, typer.Option(help="Gaussian: the delta of (epsilon, delta).")]
 
 
 def parse_epsilon(epsilon: float) -> float:
@@ -98,28 +109,40 @@ def parse_epsilon(epsilon: float) -> float:
     return epsilon
 
 
-def build_mechanism(name: str, categories: int | Sequence[Any], epsilon: float) -> Any:
-    """A frequency oracle by its wire id (``auto``: the lowest-variance one for ``k``).
+def check_mechanism_name(name: str) -> str:
+    """The recipe name ``--mechanism`` gives (case-insensitive; ``auto`` too), or a CLIError."""
+    key = name.lower()
+    if key not in MECHANISM_NAMES:
+        raise CLIError(f"--mechanism must be one of {', '.join(MECHANISM_NAMES)}; got {name!r}")
+    return key
 
+
+def build_mechanism(name: str, categories: int | Sequence[Any], epsilon: float) -> Any:
+    """A frequency oracle by its recipe (``auto``: the lowest-variance one for ``k``).
+
+    Built by the registry recipe's ``build(categories, {"epsilon": epsilon})``;
     ``binary-rr`` is Warner's design on the yes/no domain (``categories`` is
-    ignored); every other name takes the categories (or ``k``).
+    ignored), every other name takes the categories (or ``k``).
     """
     key = check_mechanism_name(name)
     if key in NUMERIC_NAMES:
         raise CLIError(f"--mechanism {key} is for numbers: give --low and --high, not categories")
     eps = parse_epsilon(epsilon)
-    if key == "binary-rr":
-        return dn.BinaryRR(epsilon=eps)
     if key == "auto":
         k = categories if isinstance(categories, int) else len(categories)
-        key = dn.best_mechanism(k, eps).mechanism.wire_id
-    return registry.entry(key).cls(categories, epsilon=eps)
+        key = dn.best_mechanism(k, eps).mechanism.wire_id  # each candidate's recipe is its wire id
+    return registry.recipe(key).build(categories, {"epsilon": eps})
 
 
 def build_numeric(
     name: str, low: float | None, high: float | None, epsilon: float, delta: float | None = None
 ) -> Any:
-    """A numeric mechanism by its recipe name, for values clamped to ``[low, high]``."""
+    """A numeric mechanism by its recipe, for values clamped to ``[low, high]``.
+
+    Built by the registry recipe's ``build((low, high), params)`` with
+    ``params`` the epsilon and, when given, the delta (the recipe says which
+    it requires).
+    """
     key = check_mechanism_name(name)
     if key not in NUMERIC_NAMES:
         raise CLIError(f"--low/--high go with a numeric --mechanism ({', '.join(NUMERIC_NAMES)}); got {key!r}")
@@ -136,14 +159,6 @@ def build_numeric(
     if unknown:
         raise CLIError(f"--{unknown[0]} does not apply to --mechanism {key}")
     return recipe.build((low, high), params)
-
-
-def check_mechanism_name(name: str) -> str:
-    """The frequency-oracle wire id for ``--mechanism`` (case-insensitive), or a CLIError."""
-    key = name.lower()
-    if key not in MECHANISM_NAMES:
-        raise CLIError(f"--mechanism must be one of {', '.join(MECHANISM_NAMES)}; got {name!r}")
-    return key
 
 
 # ------------------------------------------------------------------ progress

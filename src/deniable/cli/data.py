@@ -26,13 +26,17 @@ from deniable.errors import ReportError
 from deniable.wire import from_config
 
 __all__ = [
+    "Chunk",
     "ColumnReader",
     "ColumnWriter",
+    "file_kind",
     "config_path",
     "load_mechanism",
     "discover_categories",
     "parse_binary",
-    "check_categories",
+    "parse_numbers",
+    "category_error",
+    "plain_reports",
     "reports_to_text",
     "reports_from_text",
     "aggregate_file",
@@ -294,15 +298,20 @@ def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
     return yes
 
 
-def check_categories(chunk: Chunk, column: str, mechanism: Any) -> None:
-    """Fail on the first value that is not one of the mechanism's categories, naming its row."""
+def category_error(chunk: Chunk, column: str, mechanism: Any) -> CLIError | None:
+    """The error naming the first row whose value is not one of the mechanism's categories.
+
+    The error path only: ``privatize_many``'s encode is the one check of the
+    values, and this finds the row once it has refused a chunk (None if no
+    value is outside the categories).
+    """
     categories = np.asarray(mechanism.domain, dtype=str)
     bad = np.flatnonzero(~np.isin(chunk.values, categories))
-    if bad.size:
-        shown = ", ".join(categories[:12].tolist()) + (", ..." if categories.size > 12 else "")
-        raise _row_error(chunk, int(bad[0]), column,
-                         f"value {str(chunk.values[bad[0]])!r} is not one of the categories "
-                         f"[{shown}]")
+    if not bad.size:
+        return None
+    shown = ", ".join(categories[:12].tolist()) + (", ..." if categories.size > 12 else "")
+    return _row_error(chunk, int(bad[0]), column,
+                      f"value {str(chunk.values[bad[0]])!r} is not one of the categories [{shown}]")
 
 
 # --------------------------------------------------------------- reports text
@@ -313,12 +322,21 @@ def plain_reports(mechanism: Any) -> bool:
     return mechanism.report_kind == "category" and all(isinstance(v, str) for v in mechanism.domain)
 
 
-def reports_to_text(mechanism: Any, reports: Any) -> list[str] | NDArray[np.str_]:
-    """Reports as the column text (see the module docstring)."""
-    if plain_reports(mechanism) and isinstance(reports, np.ndarray) and reports.dtype.kind == "U":
+def reports_to_text(mechanism: Any, reports: NDArray[Any]) -> list[str] | NDArray[np.str_]:
+    """Reports ``mechanism.privatize_many`` just made, as the column text (see the module docstring).
+
+    They are not checked again (the mechanism made them): a 1-D array of
+    booleans or numbers converts at once, anything else report by report
+    through ``mechanism.report_to_json``.
+    """
+    plain = plain_reports(mechanism)
+    if plain and reports.dtype.kind == "U":
         return reports
-    items = mechanism.reports_to_json(reports)
-    if plain_reports(mechanism):
+    if reports.ndim == 1 and reports.dtype.kind in "biuf":
+        items: list[Any] = reports.tolist()
+    else:
+        items = [mechanism.report_to_json(r) for r in reports]
+    if plain:
         return items
     return [json.dumps(x, separators=(",", ":")) for x in items]
 
@@ -346,7 +364,7 @@ def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
         return mechanism.reports_from_json(items)
     except ReportError as exc:
         i = exc.index
-        raise _row_error(chunk, i, column, f"report {values[i]!r} rejected: {exc.reason}") from None
+        raise _row_error(chunk, i, column, f"report {str(values[i])!r} rejected: {exc.reason}") from None
 
 
 def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> Any:

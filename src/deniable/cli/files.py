@@ -9,13 +9,15 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-import deniable as dn
 from deniable.cli import data as cli_data
 from deniable.cli.common import (
     NUMERIC_NAMES,
     CLIError,
+    DeltaOpt,
     EpsilonOpt,
+    HighOpt,
     JsonOpt,
+    LowOpt,
     MechanismOpt,
     build_mechanism,
     build_numeric,
@@ -28,6 +30,7 @@ from deniable.cli.common import (
 )
 from deniable.cli.output import show_estimate, show_mean
 from deniable.estimate import MeanEstimate
+from deniable.mechanisms import registry
 
 __all__ = ["privatize_cmd", "estimate_cmd"]
 
@@ -52,9 +55,9 @@ def privatize_cmd(
             "unprotected in the config, so a rare answer can reveal who gave it.",
         ),
     ] = False,
-    low: Annotated[float | None, typer.Option(help="Numeric mechanisms: the range's lower end.")] = None,
-    high: Annotated[float | None, typer.Option(help="Numeric mechanisms: the range's upper end.")] = None,
-    delta: Annotated[float | None, typer.Option(help="Gaussian: the delta of (epsilon, delta).")] = None,
+    low: LowOpt = None,
+    high: HighOpt = None,
+    delta: DeltaOpt = None,
     seed: Annotated[
         int | None, typer.Option(help="Seeded randomness for simulations: output is NOT private.")
     ] = None,
@@ -91,7 +94,7 @@ def privatize_cmd(
             "the output is NOT private (use it only for simulations and tests)"
         )
     if binary:
-        m = dn.BinaryRR(epsilon=epsilon)
+        m = build_mechanism(name, 2, epsilon)  # the yes/no domain
     elif numeric:
         m = build_numeric(name, low, high, epsilon, delta)
     else:
@@ -132,10 +135,11 @@ def privatize_cmd(
                     values = chunk.values  # the encode in privatize_many is the one check
                 try:
                     reports = m.privatize_many(values, rng=rng)
-                except ValueError:
-                    if not (binary or numeric):
-                        cli_data.check_categories(chunk, column, m)  # error path: name the row
-                    raise
+                except ValueError:  # the encode refused a value: name its row
+                    named = None if binary or numeric else cli_data.category_error(chunk, column, m)
+                    if named is None:
+                        raise
+                    raise named from None
                 writer.write(chunk, cli_data.reports_to_text(m, reports))
                 rows += len(chunk.values)
                 bar.update(task, completed=reader.position())
@@ -205,6 +209,8 @@ def estimate_cmd(
         raise CLIError("give a privatized file and its --column (or --db URL --survey ID)")
     reader = cli_data.ColumnReader(data, column, chunk_size)
     m = cli_data.load_mechanism(data, column, config)
+    if registry.entry_of(m).kind == "numeric" and (consistent or plot is not None):
+        raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
     with progress(transient=True, unit=reader.progress_unit) as bar:
         task = bar.add_task("aggregating", total=reader.progress_total)
         stat = cli_data.aggregate_file(
@@ -214,8 +220,6 @@ def estimate_cmd(
         raise CLIError(f"{data} has no reports")
     est = m.estimate_from(stat)
     if isinstance(est, MeanEstimate):
-        if consistent or plot is not None:
-            raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
         show_mean(est, level=level, as_json=as_json)
         return
     show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json)

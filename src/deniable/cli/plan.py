@@ -11,17 +11,21 @@ from rich.table import Table
 import deniable as dn
 from deniable import plan as planning
 from deniable.cli.common import (
+    NUMERIC_NAMES,
     CLIError,
     EpsilonOpt,
     JsonOpt,
     MechanismOpt,
     build_mechanism,
+    build_numeric,
+    check_mechanism_name,
     err,
     handle_errors,
     out,
     parse_epsilon,
 )
 from deniable.cli.output import print_json
+from deniable.mechanisms import registry
 
 __all__ = ["plan_cmd", "audit_cmd"]
 
@@ -100,6 +104,12 @@ def audit_cmd(
     mechanism: MechanismOpt,
     epsilon: EpsilonOpt,
     k: Annotated[int, typer.Option("--k", help="Number of categories (ignored for binary-rr).")] = 2,
+    low: Annotated[
+        float | None, typer.Option(help="Numeric mechanisms: the range's lower end (default 0).")
+    ] = None,
+    high: Annotated[
+        float | None, typer.Option(help="Numeric mechanisms: the range's upper end (default 1).")
+    ] = None,
     trials: Annotated[int, typer.Option(help="Reports per input value.")] = 100_000,
     alpha: Annotated[float, typer.Option(help="False-failure probability of the audit.")] = 1e-6,
     seed: Annotated[
@@ -112,14 +122,29 @@ def audit_cmd(
     Runs the real privatize path (secure randomness unless --seed) on
     neighbouring inputs and bounds the privacy loss from below with
     Clopper-Pearson intervals. Exit code 0 when the bound does not exceed the
-    claimed epsilon (PASS), 1 when it does (FAIL).
+    claimed epsilon (PASS), 1 when it does (FAIL). A numeric mechanism is
+    audited between the ends of --low..--high (the pair whose reports differ
+    most; the range scales every report alike, so 0..1 serves); gaussian is
+    not audited, its guarantee being (epsilon, delta).
 
-    Example: deniable audit --mechanism oue --k 8 --epsilon 1 --trials 100000
+    Examples:
+      deniable audit --mechanism oue --k 8 --epsilon 1 --trials 100000
+      deniable audit --mechanism piecewise --epsilon 1
     """
-    m = build_mechanism(mechanism, k, epsilon)
+    name = check_mechanism_name(mechanism)
+    numeric = name in NUMERIC_NAMES
+    if numeric and "delta" in registry.recipe(name).required:
+        raise CLIError(f"the audit bounds a pure epsilon; {name} is (epsilon, delta)-private")
+    if not numeric and (low is not None or high is not None):
+        raise CLIError(f"--low and --high go with a numeric --mechanism; got {name!r}")
+    if numeric:
+        m = build_numeric(name, 0.0 if low is None else low, 1.0 if high is None else high, epsilon)
+    else:
+        m = build_mechanism(name, k, epsilon)
     result = dn.audit(m, trials=trials, rng=seed, alpha=alpha)
+    shape = {"range": [m.low, m.high]} if numeric else {"k": m.k}
     if as_json:
-        print_json({"mechanism": m.name, "k": m.k, "epsilon_claimed": result.epsilon_claimed,
+        print_json({"mechanism": m.name, **shape, "epsilon_claimed": result.epsilon_claimed,
                     "epsilon_lower": result.epsilon_lower, "alpha": result.alpha,
                     "trials": result.trials, "comparisons": result.comparisons,
                     "passed": result.passed})

@@ -189,7 +189,6 @@ def serve_cmd(
     """
     _server_extra()
     from deniable.server.runner import run
-    from deniable.server.storage import StorageError
     from deniable.server.surveys import load_surveys
 
     for path in surveys:
@@ -202,11 +201,9 @@ def serve_cmd(
         f"{'enabled' if admin_token else 'disabled (no token)'}",
         soft_wrap=True,
     )
-    try:
-        run(loaded, db_url=db, host=host, port=port, admin_token=admin_token,
-            sqlite_synchronous="FULL" if durable else "NORMAL")
-    except StorageError as exc:  # e.g. the database holds a different survey with this id
-        raise CLIError(f"{exc.field}: {exc.message}") from None
+    # a refusal (a StorageError, e.g. the database holds another survey with this id) is one line
+    run(loaded, db_url=db, host=host, port=port, admin_token=admin_token,
+        sqlite_synchronous="FULL" if durable else "NORMAL")
 
 
 # ------------------------------------------------------------- estimate --db
@@ -219,7 +216,7 @@ def estimate_db(
     from sqlalchemy.engine import make_url
 
     from deniable.server.results import question_estimates, results_json
-    from deniable.server.storage import Storage, StorageError
+    from deniable.server.storage import Storage
 
     url = make_url(db_url)
     if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).is_file():
@@ -229,9 +226,7 @@ def estimate_db(
         survey = storage.survey(survey_id)
         estimates = question_estimates(survey, storage.aggregates(survey_id))
         results = results_json(survey, estimates, level=level)
-    except StorageError as exc:
-        raise CLIError(f"{exc.field}: {exc.message}") from None
-    finally:
+    finally:  # a refusal (StorageError: "field: message") is one line through handle_errors
         storage.close()
     if as_json:
         if consistent:
