@@ -1,0 +1,40 @@
+"""Survey analysis of randomized-response designs, as RRreg and rr do it in R.
+
+Designs with RRreg's model names and ``p`` conventions (:mod:`.designs`),
+the prevalence by maximum likelihood (:mod:`.prevalence`), and simulated
+survey data with known truth (:mod:`.generate`).
+"""
+
+from deniable.survey.designs import (
+    MODELS,
+    CheatingDetection,
+    Crosswise,
+    Design,
+    ForcedResponse,
+    Kuk,
+    Mangat,
+    StochasticLieDetector,
+    SymmetricCheatingDetection,
+    Triangular,
+    UnrelatedQuestion,
+    UnrelatedQuestionUnknown,
+    Warner,
+    design,
+)
+
+__all__ = [
+    "MODELS",
+    "CheatingDetection",
+    "Crosswise",
+    "Design",
+    "ForcedResponse",
+    "Kuk",
+    "Mangat",
+    "StochasticLieDetector",
+    "SymmetricCheatingDetection",
+    "Triangular",
+    "UnrelatedQuestion",
+    "UnrelatedQuestionUnknown",
+    "Warner",
+    "design",
+]
