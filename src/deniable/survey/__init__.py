@@ -21,6 +21,7 @@ from deniable.survey.designs import (
     Warner,
     design,
 )
+from deniable.survey.prevalence import PrevalenceFit, answer_counts, loglik, prevalence
 
 __all__ = [
     "MODELS",
@@ -37,4 +38,8 @@ __all__ = [
     "UnrelatedQuestionUnknown",
     "Warner",
     "design",
+    "PrevalenceFit",
+    "answer_counts",
+    "loglik",
+    "prevalence",
 ]
