@@ -21,7 +21,13 @@ from deniable.survey.designs import (
     Warner,
     design,
 )
-from deniable.survey.prevalence import PrevalenceFit, answer_counts, loglik, prevalence
+from deniable.survey.prevalence import (
+    PrevalenceFit,
+    answer_counts,
+    loglik,
+    prevalence,
+    prevalence_from_counts,
+)
 
 __all__ = [
     "MODELS",
@@ -42,4 +48,5 @@ __all__ = [
     "answer_counts",
     "loglik",
     "prevalence",
+    "prevalence_from_counts",
 ]

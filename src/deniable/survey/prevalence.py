@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 from deniable.intervals import z_for
 from deniable.survey.designs import Design, ForcedResponse, Kuk
 
-__all__ = ["PrevalenceFit", "prevalence", "answer_counts", "loglik"]
+__all__ = ["PrevalenceFit", "prevalence", "prevalence_from_counts", "answer_counts", "loglik"]
 
 _FLOOR = -1e300  # a log-likelihood of -inf, kept finite for root finding
 
@@ -73,10 +73,6 @@ def answer_counts(responses: Any, design: Design, group: Any = None) -> NDArray[
     groups = design.check_groups(group, codes.size)
     counts = np.zeros((design.groups, len(allowed)), dtype=np.int64)
     np.add.at(counts, (groups - 1, codes), 1)
-    for g, row in enumerate(counts, start=1):
-        if row.sum() < 2:
-            where = f" in group {g}" if design.groups > 1 else ""
-            raise ValueError(f"responses need at least 2 answers{where} for {design.model}; got {row.sum()}")
     return counts
 
 
@@ -164,14 +160,27 @@ def prevalence(responses: Any, design: Design, group: Any = None) -> PrevalenceF
     """
     if not isinstance(design, Design):
         raise TypeError(f"design must be a deniable.survey design; got {type(design).__name__}")
-    counts = answer_counts(responses, design, group)
+    return prevalence_from_counts(answer_counts(responses, design, group), design)
+
+
+def prevalence_from_counts(counts: Any, design: Design) -> PrevalenceFit:
+    """:func:`prevalence` from the answer counts ``counts[g - 1, r]`` (a mergeable summary of the answers)."""
+    counts = np.asarray(counts)
+    shape = (design.groups, len(design.responses))
+    if counts.shape != shape or counts.dtype.kind not in "iu" or np.any(counts < 0):
+        raise ValueError(f"counts must be non-negative integers of shape {shape} for {design.model}; "
+                         f"got {counts.dtype} of shape {counts.shape}")
+    for g, row in enumerate(counts, start=1):
+        if row.sum() < 2:
+            where = f" in group {g}" if design.groups > 1 else ""
+            raise ValueError(f"responses need at least 2 answers{where} for {design.model}; got {row.sum()}")
+    counts = counts.astype(np.int64)
     params, cov = _moments(design, counts)
     method = "moment"
     if not _inside(design, params):
         params = _maximize(design, counts, start=params)
         method = "ml"
-    names = list(params)
-    bse = {k: float(math.sqrt(max(cov[i, i], 0.0))) for i, k in enumerate(names)}
+    bse = {k: float(math.sqrt(max(cov[i, i], 0.0))) for i, k in enumerate(params)}
     return PrevalenceFit(
         design=design,
         params=params,
