@@ -376,12 +376,19 @@ class Kuk(Design):
         return red if self.cards > 1 else red.astype(bool)
 
     def response_probabilities(self, params: dict[str, float], group: int = 1) -> NDArray[np.float64]:
-        from scipy.stats import binom
+        carrier, other = self._pmfs
+        return params["pi"] * carrier + (1 - params["pi"]) * other
 
-        r = np.arange(self.cards + 1)
-        p1, p2 = float(self.p[0]), float(self.p[1])
-        pi = params["pi"]
-        return pi * binom.pmf(r, self.cards, p1) + (1 - pi) * binom.pmf(r, self.cards, p2)
+    @property
+    def _pmfs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``Binomial(r; cards, p1)`` and ``Binomial(r; cards, p2)`` for r = 0..cards, computed once."""
+        cached = self.__dict__.get("_pmf_cache")
+        if cached is None:
+            r = np.arange(self.cards + 1)
+            comb = np.array([math.comb(self.cards, int(i)) for i in r], dtype=float)
+            cached = tuple(comb * float(q) ** r * (1 - float(q)) ** (self.cards - r) for q in self.p)
+            self.__dict__["_pmf_cache"] = cached
+        return cached  # type: ignore[return-value]
 
     def _key(self) -> tuple[Any, ...]:
         return (self.model, self.p, self.cards)

@@ -67,7 +67,7 @@ def answer_counts(responses: Any, design: Design, group: Any = None) -> NDArray[
             i = int(np.flatnonzero(~ok)[0])
             raise ValueError(
                 f"responses must be answers of {design.model} ({', '.join(map(str, allowed))}); "
-                f"got {arr[i]!r} at position {i}"
+                f"got {arr[i].item()!r} at position {i}"
             )
         codes = arr.astype(np.int64)
     groups = design.check_groups(group, codes.size)
@@ -302,7 +302,12 @@ def _maximize(
         for s in starts
     ]
     best = min(results, key=lambda r: r.fun)
-    return params(np.clip(best.x, 0, 1))
+    x = full(np.clip(best.x, 0, 1))
+    if simplex:
+        x = x / x.sum()
+    elif inequalities and x[0] + x[1] > 1:  # SLSQP may end a rounding error outside pi + gamma <= 1
+        x[1] = 1 - x[0]
+    return dict(zip(names, map(float, x), strict=True))
 
 
 def _profile_interval(fit: PrevalenceFit, name: str, cut: float) -> tuple[float, float]:
@@ -325,6 +330,6 @@ def _profile_interval(fit: PrevalenceFit, name: str, cut: float) -> tuple[float,
     def gap(v: float) -> float:
         return profile(v) - (top - cut)
 
-    lo = 0.0 if gap(0.0) >= 0 else brentq(gap, 0.0, at, xtol=1e-10)
-    hi = 1.0 if gap(1.0) >= 0 else brentq(gap, at, 1.0, xtol=1e-10)
+    lo = 0.0 if gap(0.0) >= 0 else brentq(gap, 0.0, at, xtol=1e-9)
+    hi = 1.0 if gap(1.0) >= 0 else brentq(gap, at, 1.0, xtol=1e-9)
     return float(lo), float(hi)
