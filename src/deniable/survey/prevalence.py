@@ -43,7 +43,8 @@ from numpy.typing import NDArray
 from deniable.intervals import z_for
 from deniable.survey.designs import Design, ForcedResponse, Kuk
 
-__all__ = ["PrevalenceFit", "prevalence", "prevalence_from_counts", "answer_counts", "loglik"]
+__all__ = ["PrevalenceFit", "prevalence", "prevalence_from_counts", "answer_counts", "loglik", "maximum_likelihood",
+           "moment_estimate"]
 
 _FLOOR = -1e300  # a log-likelihood of -inf, kept finite for root finding
 
@@ -175,10 +176,10 @@ def prevalence_from_counts(counts: Any, design: Design) -> PrevalenceFit:
             where = f" in group {g}" if design.groups > 1 else ""
             raise ValueError(f"responses need at least 2 answers{where} for {design.model}; got {row.sum()}")
     counts = counts.astype(np.int64)
-    params, cov = _moments(design, counts)
+    params, cov = moment_estimate(design, counts)
     method = "moment"
     if not _inside(design, params):
-        params = _maximize(design, counts, start=params)
+        params = maximum_likelihood(design, counts, start=params)
         method = "ml"
     bse = {k: float(math.sqrt(max(cov[i, i], 0.0))) for i, k in enumerate(params)}
     return PrevalenceFit(
@@ -195,14 +196,20 @@ def prevalence_from_counts(counts: Any, design: Design) -> PrevalenceFit:
 
 
 # ------------------------------------------------------------ moment estimates
-def _moments(design: Design, counts: NDArray[np.int64]) -> tuple[dict[str, float], NDArray[np.float64]]:
+def moment_estimate(
+    design: Design, counts: NDArray[Any], ddof: int = 1
+) -> tuple[dict[str, float], NDArray[np.float64]]:
+    """The moment estimate and its delta-method covariance (``Var(lambda_g) = lambda_g(1-lambda_g)/(n_g - ddof)``).
+
+    ``ddof=1`` is RRreg's convention; ``ddof=0`` with expected counts gives the large-sample variance.
+    """
     n_g = counts.sum(axis=1).astype(float)
     if isinstance(design, ForcedResponse) and design.m > 2:
         lam = counts[0] / n_g[0]
         scale = float(design.truthful)
         p = np.array([float(v) for v in design.p])
         pi = (lam - p) / scale
-        cov = (np.diag(lam) - np.outer(lam, lam)) / ((n_g[0] - 1) * scale**2)
+        cov = (np.diag(lam) - np.outer(lam, lam)) / ((n_g[0] - ddof) * scale**2)
         return {f"pi{j}": float(v) for j, v in enumerate(pi)}, cov
     if isinstance(design, Kuk) and design.cards > 1:
         k, n = design.cards, n_g[0]
@@ -210,10 +217,10 @@ def _moments(design: Design, counts: NDArray[np.int64]) -> tuple[dict[str, float
         lam = float(np.dot(np.arange(k + 1), counts[0])) / (n * k)
         pi = (lam - p2) / (p1 - p2)
         phi = pi * p1 + (1 - pi) * p2
-        var = phi * (1 - phi) / ((k * n - 1) * (p1 - p2) ** 2) + (1 - 1 / k) * pi * (1 - pi) / (n - 1)
+        var = phi * (1 - phi) / ((k * n - ddof) * (p1 - p2) ** 2) + (1 - 1 / k) * pi * (1 - pi) / (n - ddof)
         return {"pi": pi}, np.array([[var]])
     lam = counts[:, 1] / n_g
-    v = lam * (1 - lam) / (n_g - 1)
+    v = lam * (1 - lam) / (n_g - ddof)
     if design.model == "SLD":
         return _sld(design, lam, v)
     names = design.param_names
@@ -256,7 +263,7 @@ def _constraints(design: Design) -> tuple[list[Callable[[NDArray[np.float64]], f
     return ([lambda x: 1 - x[0] - x[1]] if design.extra == "gamma" else []), False
 
 
-def _maximize(
+def maximum_likelihood(
     design: Design, counts: NDArray[np.int64], start: dict[str, float], fixed: tuple[str, float] | None = None
 ) -> dict[str, float]:
     """The maximum of the log-likelihood over the parameter space (with one parameter ``fixed``)."""
@@ -321,7 +328,7 @@ def _profile_interval(fit: PrevalenceFit, name: str, cut: float) -> tuple[float,
             return max(loglik(design, counts, {name: v}), _FLOOR)
     else:
         def profile(v: float) -> float:
-            best = _maximize(design, counts, fit.params, fixed=(name, v))
+            best = maximum_likelihood(design, counts, fit.params, fixed=(name, v))
             return max(loglik(design, counts, best), _FLOOR)
 
     top = max(fit.llf, _FLOOR)
