@@ -62,3 +62,24 @@ def test_values_must_be_one_dimensional() -> None:
         m.privatize_many([[0, 1], [2, 3]])
     with pytest.raises(ValueError, match="1-D"):
         m.privatize_many(2)
+
+
+@pytest.mark.parametrize(
+    ("categories", "values", "index", "value"),
+    [
+        (4, [0, 3, 4, -1], 2, 4),  # int range, vectorized
+        (4, [0, 1, 2.5], 2, 2.5),  # int range, a value of another type
+        (["A", "B"], np.array(["A", "B", "C", "D"]), 2, "C"),  # strings, vectorized
+        ([1, True, "1"], [True, "1", 2], 2, 2),  # mixed types, one at a time
+        ([False, True], [True, False, 1], 2, 1),
+    ],
+)
+def test_encode_error_names_the_first_bad_position(categories, values, index, value) -> None:  # type: ignore[no-untyped-def]
+    m = dn.GRR(categories, epsilon=1.0)
+    with pytest.raises(dn.CategoryError, match="not in the domain") as info:
+        m.privatize_many(values)
+    assert (info.value.index, info.value.value) == (index, value)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, dn.DeniableError)
+    with pytest.raises(dn.CategoryError) as one:
+        m.privatize(value)
+    assert one.value.index is None and one.value.value == value

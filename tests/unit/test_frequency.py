@@ -49,7 +49,7 @@ def test_estimator_inverts_expected_counts(case: Case, data: st.DataObject) -> N
         counts[0] = 1
     n = int(counts.sum())
     f = counts / n
-    p, q = m._pq()
+    p, q = m.support_rates()
     expected = n * (q + (p - q) * f)
     est = m.estimate_from(SupportCounts(m.fingerprint, expected, n))
     np.testing.assert_allclose(est.frequencies, f, rtol=0, atol=1e-9)
@@ -121,3 +121,14 @@ def test_mechanism_specific_parameters() -> None:
         dn.SUE(5, 1.0)  # type: ignore[misc]  # epsilon is keyword-only, never defaulted
     with pytest.raises(TypeError):
         dn.OUE(5)  # type: ignore[call-arg]
+
+
+@params()
+def test_support_rates_are_the_exact_probabilities_as_floats(case: Case) -> None:
+    m = case.make()
+    p, q = m.support_rates()
+    exact_p, exact_q = m.support_probabilities()
+    np.testing.assert_array_equal(p, [float(x) for x in exact_p])
+    np.testing.assert_array_equal(q, [float(x) for x in exact_q])
+    assert not p.flags.writeable and not q.flags.writeable
+    assert m.support_rates()[0] is p  # computed once
