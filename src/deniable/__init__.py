@@ -17,7 +17,7 @@ Exceptions raised on purpose derive from :class:`DeniableError` (see
 from deniable.audit import AuditResult, audit
 from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
-from deniable.errors import AggregateError, BudgetError, ConfigError, DeniableError, ReportError
+from deniable.errors import AggregateError, BudgetError, CategoryError, ConfigError, DeniableError, ReportError
 from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable.mechanisms import (
     BLH,
@@ -86,5 +86,6 @@ __all__ = [
     "BudgetError",
     "ConfigError",
     "ReportError",
+    "CategoryError",
     "AggregateError",
 ]
