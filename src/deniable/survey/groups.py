@@ -94,13 +94,14 @@ def prevalence_by(responses: Any, design: Design, by: Any, group: Any = None) ->
     if len(levels) < 2:
         raise ValueError(f"by must have at least 2 levels to compare; got {len(levels)}")
     counts: dict[Any, NDArray[np.int64]] = {}
+    fits: dict[Any, PrevalenceFit] = {}
     for value in levels:
         rows = keep & (levels_of == value)
         try:
             counts[value] = answer_counts(answers[rows], design, None if groups is None else groups[rows])
+            fits[value] = prevalence_from_counts(counts[value], design)
         except ValueError as exc:
             raise ValueError(f"level {value!r} of by: {exc}") from None
-    fits = {value: prevalence_from_counts(c, design) for value, c in counts.items()}
     full = sum(loglik(design, c, maximum_likelihood(design, c, fits[v].params)) for v, c in counts.items())
     null, df = _null(design, counts, fits)
     statistic = max(0.0, 2 * (full - null))
