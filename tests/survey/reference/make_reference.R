@@ -1,0 +1,314 @@
+#!/usr/bin/env Rscript
+# Reference values from the R packages RRreg (Heck & Moshagen) and rr (Blair, Imai & Zhou)
+# for deniable's survey tests. Run from the repository root:
+#
+#     Rscript tests/survey/reference/make_reference.R
+#
+# It writes tests/survey/reference/rrreg.json and the CSV datasets next to it. The test
+# suite only reads those files; it never needs R. Every number below is what the packages
+# return for the recorded call, on data simulated here with fixed seeds (or rr's Nigeria data).
+
+suppressPackageStartupMessages({
+  library(RRreg)
+  library(rr)
+  library(jsonlite)
+  library(numDeriv)
+})
+
+out_dir <- file.path("tests", "survey", "reference")
+if (!dir.exists(out_dir)) stop("run from the repository root: ", out_dir, " not found")
+RNGkind("Mersenne-Twister", "Inversion", "Rejection")
+
+# ---------------------------------------------------------------------------------------
+# helpers
+
+# Evaluate an expression in the caller and keep its source text as the "call" on record.
+recorded <- function(expr) {
+  code <- paste(trimws(deparse(substitute(expr), width.cutoff = 500L)), collapse = " ")
+  list(value = eval.parent(substitute(expr)), call = code)
+}
+
+named <- function(x) as.list(x)          # named vector -> JSON object
+arr <- function(x) I(as.vector(x))       # always a JSON array, even of length 1
+
+matrix_rows <- function(m) lapply(seq_len(nrow(m)), function(i) arr(unname(m[i, ])))
+
+num_or_null <- function(x) if (is.null(x) || length(x) == 0) NULL else x
+
+# Bernoulli/categorical log-likelihood (no multinomial constant) of the responses at a
+# parameter vector, built from getPW: sum over respondents of log P_g(r | state mixture).
+# `state` is the vector of latent-class probabilities in getPW's column order.
+design_loglik <- function(model, p, response, group, state, par2 = NULL, Kukrep = 1) {
+  if (is.null(group)) group <- rep(1, length(response))
+  ll <- 0
+  for (g in sort(unique(group))) {
+    P <- getPW(model, p, group = g, par2 = par2, Kukrep = Kukrep)
+    prob <- as.vector(P %*% state)
+    r <- response[group == g]
+    ll <- ll + sum(log(prob[r + 1]))
+  }
+  ll
+}
+
+# Latent-state vector (getPW column order) at an RRuni fit.
+uni_state <- function(model, fit) {
+  switch(model,
+    "FR" = fit$pi,
+    "CDM" = c(fit$pi, fit$beta, fit$gamma),      # columns: carrier "1", non-carrier "0", cheater
+    "CDMsym" = c(fit$pi, fit$beta, fit$gamma),
+    c(1 - fit$pi, fit$pi)                        # columns: "0" (non-carrier), "1" (carrier)
+  )
+}
+
+uni_par2 <- function(model, fit) {
+  switch(model, "SLD" = fit$t, "UQTunknown" = fit$piUQ, NULL)
+}
+
+uni_fit_record <- function(model, fit, p, response, group, Kukrep) {
+  tab <- summary(fit)$coefficients
+  rec <- list(
+    pi = arr(fit$pi), piSE = arr(fit$piSE),
+    n = arr(fit$n),
+    logLik_RRuni = num_or_null(fit$logLik),
+    summary_rows = arr(rownames(tab)),
+    summary_estimate = arr(unname(tab[, 1])),
+    summary_se = arr(unname(tab[, 2]))
+  )
+  for (nm in c("t", "tSE", "piUQ", "piUQSE", "beta", "betaSE", "gamma", "gammaSE")) {
+    if (!is.null(fit[[nm]])) rec[[nm]] <- fit[[nm]]
+  }
+  rec$loglik_bernoulli <- design_loglik(model, p, response, group, uni_state(model, fit),
+                                        par2 = uni_par2(model, fit), Kukrep = Kukrep)
+  rec
+}
+
+json_out <- list()
+
+# ---------------------------------------------------------------------------------------
+# meta
+
+json_out$meta <- list(
+  generated_by = "Rscript tests/survey/reference/make_reference.R",
+  date_utc = format(Sys.time(), "%Y-%m-%d %H:%M:%S", tz = "UTC"),
+  R_version = R.version.string,
+  packages = list(
+    RRreg = as.character(packageVersion("RRreg")),
+    rr = as.character(packageVersion("rr")),
+    jsonlite = as.character(packageVersion("jsonlite")),
+    numDeriv = as.character(packageVersion("numDeriv")),
+    lme4 = as.character(packageVersion("lme4"))
+  ),
+  RNGkind = arr(RNGkind()),
+  platform = R.version$platform,
+  conventions = paste(
+    "Responses are 0/1 (FR: 0..m-1, Kuk: number of red cards 0..Kukrep).",
+    "getPW matrices are stored as rows (row = response, column = true state, dimnames kept).",
+    "RRuni 'logLik_RRuni' is what RRuni returns (dmultinom per group, including the multinomial",
+    "coefficient; see notes); 'loglik_bernoulli' is this script's sum of log P(response) at the",
+    "estimate, without any constant."
+  ),
+  notes = arr(c(
+    "RRuni evaluates logLik with par = res$pi only: for two-group models (SLD, UQTunknown) the extra parameter is then NA and RRuni.ll returns its penalty 1e6, for CDM/CDMsym the matrix product fails and logLik is NA, and for FR it builds the class vector as c(1 - sum(pi[1:(m-1)]), pi[1:(m-1)]), i.e. in the wrong order. Use loglik_bernoulli instead.",
+    "RRuni falls back to ML (optim L-BFGS-B on [1e-8, 1 - 1e-8], SE from optim's numerical Hessian) only if a moment estimate is outside (0, 1); for two-group models the start of the extra parameter is runif(1), so the seed before RRuni is recorded.",
+    "RRlog: coefficients and vcov are RRlog's own (optim L-BFGS-B, vcov = solve(-hessian) from optim's finite differences). 'polished' re-maximizes RRreg's own log-likelihood (RRreg:::RRlog_loglik) from RRlog's estimate with tight tolerances, and 'se_exact' is sqrt(diag(solve(-H))) with H = numDeriv::hessian at the polished optimum, i.e. the observed information to about 1e-7.",
+    "RRgen assigns two-group designs by position: the first round(n * groupRatio) rows are group 1."
+  ))
+)
+
+# ---------------------------------------------------------------------------------------
+# (a1) misclassification matrices: getPW
+
+pw_cases <- list(
+  list(model = "Warner", p = 0.7),
+  list(model = "Warner", p = 0.7, group = 0),
+  list(model = "Crosswise", p = 0.25),
+  list(model = "Triangular", p = 0.25),
+  list(model = "Mangat", p = 0.8),
+  list(model = "Kuk", p = c(0.7, 0.3)),
+  list(model = "Kuk", p = c(0.6, 0.25)),
+  list(model = "Kuk", p = c(0.7, 0.3), Kukrep = 3),
+  list(model = "UQTknown", p = c(0.7, 1 / 12)),
+  list(model = "UQTknown", p = c(0.6, 0.3)),
+  list(model = "UQTunknown", p = c(0.7, 0.3), group = 1, par2 = 0.266),
+  list(model = "UQTunknown", p = c(0.7, 0.3), group = 2, par2 = 0.266),
+  list(model = "FR", p = c(1 / 6, 1 / 6)),
+  list(model = "FR", p = c(0.1, 0.2)),
+  list(model = "FR", p = c(0.1, 0.2, 0.15)),
+  list(model = "FR", p = c(0.1, 0.2, 0.15), group = 0),
+  list(model = "SLD", p = c(0.3, 0.7), group = 1, par2 = 0.85),
+  list(model = "SLD", p = c(0.3, 0.7), group = 2, par2 = 0.85),
+  list(model = "CDM", p = c(0.2, 0.6), group = 1),
+  list(model = "CDM", p = c(0.2, 0.6), group = 2),
+  list(model = "CDMsym", p = c(0.2, 0.3, 0.4, 0.1), group = 1),
+  list(model = "CDMsym", p = c(0.2, 0.3, 0.4, 0.1), group = 2)
+)
+
+json_out$getPW <- lapply(pw_cases, function(cs) {
+  group <- if (is.null(cs$group)) 1 else cs$group
+  Kukrep <- if (is.null(cs$Kukrep)) 1 else cs$Kukrep
+  m <- getPW(model = cs$model, p = cs$p, group = group, par2 = cs$par2, Kukrep = Kukrep)
+  call <- sprintf(
+    "getPW(model = \"%s\", p = c(%s), group = %d%s, Kukrep = %d)",
+    cs$model, paste(format(cs$p, digits = 17), collapse = ", "), group,
+    if (is.null(cs$par2)) "" else sprintf(", par2 = %s", format(cs$par2, digits = 17)),
+    Kukrep
+  )
+  list(
+    model = cs$model, p = arr(cs$p), group = group, par2 = num_or_null(cs$par2),
+    Kukrep = Kukrep, call = call,
+    rownames = arr(rownames(m)), colnames = arr(colnames(m)),
+    matrix = matrix_rows(m)
+  )
+})
+
+# ---------------------------------------------------------------------------------------
+# (a2) univariate estimates: RRuni on data simulated with RRgen
+
+uni_cases <- list(
+  list(name = "Warner", model = "Warner", p = 0.7, n = 1000, pi.true = 0.3),
+  list(name = "UQTknown", model = "UQTknown", p = c(0.7, 1 / 12), n = 1000, pi.true = 0.3),
+  list(name = "UQTunknown", model = "UQTunknown", p = c(0.8, 0.3), n = 1200,
+       pi.true = c(0.3, 0.6), groupRatio = 0.5,
+       truth_note = "piUQ (prevalence of the unrelated question) = 0.6"),
+  list(name = "Mangat", model = "Mangat", p = 0.8, n = 1000, pi.true = 0.3),
+  list(name = "Kuk", model = "Kuk", p = c(0.7, 0.3), n = 1000, pi.true = 0.3),
+  list(name = "Kuk_rep3", model = "Kuk", p = c(0.7, 0.3), n = 800, pi.true = 0.3, Kukrep = 3),
+  list(name = "FR2", model = "FR", p = c(0.1, 0.2), n = 1000, pi.true = c(0.7, 0.3)),
+  list(name = "FR2_nigeria_p", model = "FR", p = c(1 / 6, 1 / 6), n = 1000, pi.true = c(0.75, 0.25)),
+  list(name = "FR3", model = "FR", p = c(0.1, 0.2, 0.15), n = 1200, pi.true = c(0.5, 0.3, 0.2)),
+  list(name = "Crosswise", model = "Crosswise", p = 0.25, n = 1000, pi.true = 0.3),
+  list(name = "Triangular", model = "Triangular", p = 0.25, n = 1000, pi.true = 0.3),
+  list(name = "CDM", model = "CDM", p = c(0.2, 0.6), n = 1500, pi.true = 0.3,
+       complyRates = c(0.9, 0.9), groupRatio = 0.5,
+       truth_note = "gamma (cheaters) = 0.1; honest carriers pi = 0.3"),
+  list(name = "CDMsym", model = "CDMsym", p = c(0.1, 0.2, 0.6, 0.1), n = 1500, pi.true = 0.3,
+       complyRates = c(0.9, 0.9), groupRatio = 0.5,
+       truth_note = "gamma (cheaters) = 0.1; honest carriers pi = 0.3"),
+  list(name = "SLD", model = "SLD", p = c(0.3, 0.7), n = 1500, pi.true = 0.3,
+       complyRates = c(0.85, 1), groupRatio = 0.4,
+       truth_note = "t = 0.85 (carriers' compliance rate)")
+)
+
+# Cases where the moment estimate falls outside (0, 1), so RRuni falls back to ML: the
+# first seed from 1 on whose RRgen data give an out-of-range moment estimate.
+fallback_cases <- list(
+  list(name = "Warner_ML_fallback", model = "Warner", p = 0.7, n = 200, pi.true = 0.02,
+       out = function(f) f$pi),
+  list(name = "FR2_ML_fallback", model = "FR", p = c(1 / 6, 1 / 6), n = 200, pi.true = c(0.99, 0.01),
+       out = function(f) f$pi),
+  list(name = "SLD_ML_fallback", model = "SLD", p = c(0.3, 0.7), n = 400, pi.true = 0.3,
+       groupRatio = 0.5, out = function(f) c(f$pi, f$t),
+       truth_note = "t = 1 (all carriers comply), so the moment t exceeds 1 about half the time"),
+  list(name = "CDM_ML_fallback", model = "CDM", p = c(0.2, 0.6), n = 400, pi.true = 0.3,
+       groupRatio = 0.5, out = function(f) c(f$pi, f$gamma),
+       truth_note = "gamma = 0 (no cheaters), so the moment gamma is negative about half the time")
+)
+
+gen_data <- function(cs, seed) {
+  set.seed(seed)
+  RRgen(
+    n = cs$n, pi.true = cs$pi.true, model = cs$model, p = cs$p,
+    complyRates = if (is.null(cs$complyRates)) c(1, 1) else cs$complyRates,
+    groupRatio = if (is.null(cs$groupRatio)) 0.5 else cs$groupRatio,
+    Kukrep = if (is.null(cs$Kukrep)) 1 else cs$Kukrep
+  )
+}
+
+run_uni <- function(cs, seed) {
+  d <- gen_data(cs, seed)
+  Kukrep <- if (is.null(cs$Kukrep)) 1 else cs$Kukrep
+  group <- d$group
+  moment <- RRuni(response = d$response, model = cs$model, p = cs$p, group = group,
+                  MLest = FALSE, Kukrep = Kukrep)
+  set.seed(seed + 100000)
+  fit <- RRuni(response = d$response, model = cs$model, p = cs$p, group = group,
+               Kukrep = Kukrep)
+  gen_call <- sprintf(
+    "set.seed(%d); d <- RRgen(n = %d, pi.true = c(%s), model = \"%s\", p = c(%s), complyRates = c(%s), groupRatio = %s, Kukrep = %d)",
+    seed, cs$n, paste(format(cs$pi.true, digits = 17), collapse = ", "), cs$model,
+    paste(format(cs$p, digits = 17), collapse = ", "),
+    paste(if (is.null(cs$complyRates)) c(1, 1) else cs$complyRates, collapse = ", "),
+    if (is.null(cs$groupRatio)) 0.5 else cs$groupRatio, Kukrep
+  )
+  fit_call <- sprintf(
+    "set.seed(%d); RRuni(response = d$response, model = \"%s\", p = c(%s)%s, Kukrep = %d)",
+    seed + 100000, cs$model, paste(format(cs$p, digits = 17), collapse = ", "),
+    if (is.null(group)) "" else ", group = d$group", Kukrep
+  )
+  list(
+    name = cs$name, model = cs$model, p = arr(cs$p), Kukrep = Kukrep,
+    n = length(d$response), pi_true = arr(cs$pi.true),
+    complyRates = arr(if (is.null(cs$complyRates)) c(1, 1) else cs$complyRates),
+    truth_note = num_or_null(cs$truth_note),
+    seed = seed, gen_call = gen_call, call = fit_call,
+    response = arr(as.integer(d$response)),
+    group = if (is.null(group)) NULL else arr(as.integer(group)),
+    true_state = arr(as.integer(d$true)),
+    moment = uni_fit_record(cs$model, moment, cs$p, d$response, group, Kukrep),
+    RRuni = uni_fit_record(cs$model, fit, cs$p, d$response, group, Kukrep),
+    ml_fallback = !isTRUE(all.equal(c(moment$pi, uni_par2(cs$model, moment), moment$gamma),
+                                    c(fit$pi, uni_par2(cs$model, fit), fit$gamma)))
+  )
+}
+
+# This script's own constrained ML (not RRreg's): maximize loglik_bernoulli over the true
+# parameter space with L-BFGS-B (factr = 1, pgtol = 0), for the fallback cases, so that the
+# tests have a correct boundary MLE next to what RRuni returns.
+constrained_ml <- function(model, p, response, group) {
+  unpack <- switch(model,
+    "Warner" = function(th) list(state = c(1 - th[1], th[1]), par2 = NULL,
+                                 params = list(pi = th[1])),
+    "FR" = function(th) list(state = c(1 - th[1], th[1]), par2 = NULL,
+                             params = list(pi = th[1])),
+    "SLD" = function(th) list(state = c(1 - th[1], th[1]), par2 = th[2],
+                              params = list(pi = th[1], t = th[2])),
+    "CDM" = function(th) {
+      pi <- th[1]; gamma <- (1 - th[1]) * th[2]; beta <- 1 - pi - gamma
+      list(state = c(pi, beta, gamma), par2 = NULL,
+           params = list(pi = pi, beta = beta, gamma = gamma))
+    }
+  )
+  k <- if (model %in% c("SLD", "CDM")) 2 else 1
+  f <- function(th) {
+    u <- unpack(th)
+    ll <- design_loglik(model, p, response, group, u$state, par2 = u$par2)
+    if (is.finite(ll)) ll else -1e10
+  }
+  best <- NULL
+  for (start in list(rep(0.5, k), rep(0.2, k), rep(0.8, k))) {
+    o <- optim(start, f, method = "L-BFGS-B", lower = rep(0, k), upper = rep(1, k),
+               control = list(fnscale = -1, factr = 1, pgtol = 0, maxit = 10000))
+    if (is.null(best) || o$value > best$value) best <- o
+  }
+  list(params = unpack(best$par)$params, loglik_bernoulli = best$value,
+       method = "this script: optim L-BFGS-B on the parameter space (factr = 1, pgtol = 0), best of 3 starts; CDM as pi = a, gamma = (1 - a) b")
+}
+
+uni_records <- list()
+for (i in seq_along(uni_cases)) {
+  cs <- uni_cases[[i]]
+  uni_records[[cs$name]] <- run_uni(cs, seed = 1000 + i)
+}
+for (cs in fallback_cases) {
+  seed <- 1
+  repeat {
+    d <- gen_data(cs, seed)
+    m <- RRuni(response = d$response, model = cs$model, p = cs$p, group = d$group, MLest = FALSE)
+    est <- cs$out(m)
+    if (any(est <= 0 | est >= 1)) break
+    seed <- seed + 1
+  }
+  cs$out <- NULL
+  rec <- run_uni(cs, seed = seed)
+  rec$ml_constrained <- constrained_ml(cs$model, cs$p, d$response, d$group)
+  uni_records[[cs$name]] <- rec
+}
+json_out$RRuni <- uni_records
+
+json_path <- file.path(out_dir, "rrreg.json")
+write_json_now <- function() {
+  writeLines(toJSON(json_out, auto_unbox = TRUE, digits = NA, na = "null", null = "null",
+                    pretty = TRUE), json_path)
+}
+write_json_now()
+cat("RRuni part written\n")
