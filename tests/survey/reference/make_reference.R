@@ -312,3 +312,134 @@ write_json_now <- function() {
 }
 write_json_now()
 cat("RRuni part written\n")
+
+# ---------------------------------------------------------------------------------------
+# (b) logistic regression: RRlog on one simulated dataset, one response column per design
+
+# Polish an RRlog optimum on RRreg's own log-likelihood and take the observed information
+# by Richardson extrapolation (numDeriv), for SEs free of optim's finite-difference error.
+polish <- function(fit, model, p, x, y, group) {
+  two <- RRreg:::is2group(model)
+  k <- length(fit$coefficients)
+  f <- function(par) RRreg:::RRlog_loglik(par, X = x, y = y, model = model, prand = p,
+                                          group = group, n.response = rep(1, length(y)))
+  lower <- c(rep(-Inf, ncol(x)), if (two) 0)
+  upper <- c(rep(Inf, ncol(x)), if (two) 1)
+  o <- optim(unname(fit$coefficients), f, method = "L-BFGS-B", lower = lower, upper = upper,
+             control = list(fnscale = -1, factr = 1, pgtol = 0, maxit = 10000))
+  H <- numDeriv::hessian(f, o$par)
+  se <- rep(NA_real_, k)
+  try(se <- sqrt(diag(solve(-H))), silent = TRUE)
+  list(
+    coefficients = setNames(as.list(o$par), fit$param), logLik = o$value,
+    se_exact = setNames(as.list(se), fit$param),
+    convergence = o$convergence,
+    method = "optim L-BFGS-B (factr = 1, pgtol = 0) on RRreg:::RRlog_loglik from RRlog's estimate; se_exact from numDeriv::hessian"
+  )
+}
+
+rrlog_record <- function(fit, call, model, p, data_file, formula, x, y, group) {
+  V <- fit$vcov
+  se <- if (is.null(V)) rep(NA_real_, length(fit$coefficients)) else sqrt(diag(V))
+  list(
+    model = model, p = arr(p), formula = formula, data = data_file,
+    call = call, n = fit$n,
+    terms = arr(fit$param),
+    coefficients = setNames(as.list(unname(fit$coefficients)), fit$param),
+    se = setNames(as.list(unname(se)), fit$param),
+    vcov = if (is.null(V)) NULL else matrix_rows(V),
+    logLik = fit$logLik,
+    LR_deltaLogLik = setNames(as.list(unname(fit$deltaLogLik)), fit$param),
+    LR_p = setNames(as.list(unname(fit$prob)), fit$param),
+    convergence = fit$convergence,
+    polished = polish(fit, model, p, x, y, group)
+  )
+}
+
+log_seed <- 20261123
+set.seed(log_seed)
+n_log <- 1500
+logdat <- data.frame(
+  x1 = round(rnorm(n_log), 3),
+  x2 = rbinom(n_log, 1, 0.5)
+)
+beta_true <- c(-0.5, 0.8, -0.6)
+logdat$true <- rbinom(n_log, 1, plogis(beta_true[1] + beta_true[2] * logdat$x1 + beta_true[3] * logdat$x2))
+logdat$group <- rep(1:2, times = c(n_log / 2, n_log / 2))
+
+log_designs <- list(
+  list(name = "Warner", model = "Warner", p = 0.8),
+  list(name = "FR", model = "FR", p = c(0.1, 0.2)),
+  list(name = "Crosswise", model = "Crosswise", p = 0.25),
+  list(name = "Kuk", model = "Kuk", p = c(0.7, 0.3)),
+  list(name = "UQTknown", model = "UQTknown", p = c(0.7, 1 / 12)),
+  list(name = "Mangat", model = "Mangat", p = 0.8),
+  list(name = "Triangular", model = "Triangular", p = 0.25),
+  list(name = "SLD", model = "SLD", p = c(0.3, 0.7), complyRates = c(0.85, 1),
+       truth_note = "t = 0.85"),
+  list(name = "UQTunknown", model = "UQTunknown", p = c(0.8, 0.3), piUQ = 0.6,
+       truth_note = "piUQ = 0.6; generated as UQTknown with p = c(p_g, 0.6) within each group")
+)
+
+gen_calls <- character(0)
+for (i in seq_along(log_designs)) {
+  ds <- log_designs[[i]]
+  seed <- log_seed + i
+  set.seed(seed)
+  if (ds$model == "UQTunknown") {
+    y <- integer(n_log)
+    for (g in 1:2) {
+      rows <- logdat$group == g
+      y[rows] <- RRgen(model = "UQTknown", p = c(ds$p[g], ds$piUQ),
+                       trueState = logdat$true[rows])$response
+    }
+    gen_calls[ds$name] <- sprintf(
+      "set.seed(%d); for (g in 1:2) y[group == g] <- RRgen(model = \"UQTknown\", p = c(c(%s)[g], %s), trueState = true[group == g])$response",
+      seed, paste(ds$p, collapse = ", "), ds$piUQ)
+  } else {
+    cr <- if (is.null(ds$complyRates)) c(1, 1) else ds$complyRates
+    y <- RRgen(model = ds$model, p = ds$p, trueState = logdat$true, complyRates = cr,
+               groupRatio = 0.5)$response
+    gen_calls[ds$name] <- sprintf(
+      "set.seed(%d); y <- RRgen(model = \"%s\", p = c(%s), trueState = true, complyRates = c(%s), groupRatio = 0.5)$response",
+      seed, ds$model, paste(format(ds$p, digits = 17), collapse = ", "), paste(cr, collapse = ", "))
+  }
+  logdat[[paste0("y_", ds$name)]] <- as.integer(y)
+}
+log_file <- "rrlog_data.csv"
+write.csv(logdat, file.path(out_dir, log_file), row.names = FALSE)
+xmat <- model.matrix(~ x1 + x2, data = logdat)
+
+log_records <- list()
+for (i in seq_along(log_designs)) {
+  ds <- log_designs[[i]]
+  two <- RRreg:::is2group(ds$model)
+  yname <- paste0("y_", ds$name)
+  form <- as.formula(paste(yname, "~ x1 + x2"))
+  fit_seed <- log_seed + 100 + i
+  set.seed(fit_seed)
+  if (two) {
+    r <- recorded(RRlog(form, data = logdat, model = ds$model, p = ds$p, group = group))
+  } else {
+    r <- recorded(RRlog(form, data = logdat, model = ds$model, p = ds$p))
+  }
+  call <- sprintf("set.seed(%d); RRlog(%s ~ x1 + x2, data = rrlog_data, model = \"%s\", p = c(%s)%s)",
+                  fit_seed, yname, ds$model, paste(format(ds$p, digits = 17), collapse = ", "),
+                  if (two) ", group = group" else "")
+  rec <- rrlog_record(r$value, call, ds$model, ds$p, log_file, paste(yname, "~ x1 + x2"),
+                      xmat, logdat[[yname]], if (two) logdat$group else rep(1, n_log))
+  rec$response_column <- yname
+  rec$gen_call <- gen_calls[[ds$name]]
+  rec$truth_note <- num_or_null(ds$truth_note)
+  log_records[[ds$name]] <- rec
+}
+json_out$RRlog_simulated <- list(
+  data = log_file, n = n_log, seed = log_seed,
+  gen_call = sprintf(
+    "set.seed(%d); x1 <- round(rnorm(%d), 3); x2 <- rbinom(%d, 1, 0.5); true <- rbinom(%d, 1, plogis(-0.5 + 0.8 * x1 - 0.6 * x2)); group <- rep(1:2, each = %d)",
+    log_seed, n_log, n_log, n_log, n_log / 2),
+  beta_true = list(Intercept = beta_true[1], x1 = beta_true[2], x2 = beta_true[3]),
+  fits = log_records
+)
+write_json_now()
+cat("RRlog simulated part written\n")
