@@ -443,3 +443,71 @@ json_out$RRlog_simulated <- list(
 )
 write_json_now()
 cat("RRlog simulated part written\n")
+
+# ---------------------------------------------------------------------------------------
+# (b) Nigeria (Blair, Imai & Zhou 2015, rr's data): RRlog, rr::rrreg and RRuni
+
+data(nigeria, package = "rr")
+nig_formula <- rr.q1 ~ cov.asset.index + cov.married + I(cov.age/10) + I((cov.age/10)^2) +
+  cov.education + cov.female
+nig_formula_text <- paste(deparse(nig_formula, width.cutoff = 500), collapse = " ")
+nig_mf <- model.frame(nig_formula, data = nigeria, na.action = na.omit)
+nig_x <- model.matrix(attr(nig_mf, "terms"), data = nig_mf)
+nig_y <- model.response(nig_mf)
+
+nig_seed <- 2015
+set.seed(nig_seed)
+r <- recorded(RRlog(nig_formula, data = nigeria, model = "FR", p = c(1 / 6, 1 / 6)))
+nig_rrlog <- rrlog_record(r$value, sprintf("set.seed(%d); %s", nig_seed, r$call), "FR", c(1 / 6, 1 / 6),
+                          "rr::nigeria", nig_formula_text, nig_x, nig_y, rep(1, length(nig_y)))
+
+# rr::rrreg, forced response: p = probability of answering truthfully, p1 = forced yes, p0 = forced no
+rr_record <- function(fit, call) {
+  cf <- setNames(as.list(unname(fit$est)), fit$coef.names)
+  gx <- plogis(as.vector(fit$x %*% fit$est))
+  c <- fit$p
+  d <- fit$p1
+  ll <- sum(fit$y * log(c * gx + d) + (1 - fit$y) * log(1 - c * gx - d))
+  list(
+    call = call, n = length(fit$y), terms = arr(fit$coef.names),
+    coefficients = cf,
+    se = setNames(as.list(unname(fit$se)), fit$coef.names),
+    vcov = matrix_rows(fit$vcov),
+    logLik = ll,
+    logLik_note = "rrreg returns no log-likelihood; this is sum(y log(c g + d) + (1 - y) log(1 - c g - d)) at rrreg's estimate, c = p, d = p1, g = plogis(x'b)"
+  )
+}
+r <- recorded(rrreg(nig_formula, data = nigeria, p = 2 / 3, p1 = 1 / 6, p0 = 1 / 6, design = "forced-known"))
+nig_rr <- rr_record(r$value, r$call)
+r <- recorded(rrreg(nig_formula, data = nigeria, p = 2 / 3, p1 = 1 / 6, p0 = 1 / 6, design = "forced-known",
+                    optim = TRUE))
+nig_rr_optim <- rr_record(r$value, r$call)
+nig_rr_optim$se_note <- "optim = TRUE: SEs from optim's BFGS Hessian (maxit = 0) at the EM estimate, not the OPG"
+
+nig_resp <- nigeria$rr.q1[!is.na(nigeria$rr.q1)]
+r <- recorded(RRuni(response = nig_resp, model = "FR", p = c(1 / 6, 1 / 6)))
+nig_uni <- uni_fit_record("FR", r$value, c(1 / 6, 1 / 6), nig_resp, NULL, 1)
+nig_uni$call <- paste("nig_resp <- nigeria$rr.q1[!is.na(nigeria$rr.q1)];", r$call)
+
+json_out$nigeria <- list(
+  data = "data(nigeria, package = \"rr\") (identical to the shared nigeria.csv: 2457 rows, same columns and values)",
+  n_rows = nrow(nigeria), n_complete_cases = nrow(nig_mf),
+  formula = nig_formula_text,
+  design = "forced response: truthful 2/3, forced yes 1/6, forced no 1/6; RRreg model \"FR\", p = c(1/6, 1/6) (forced 0, forced 1)",
+  published_table3 = list(
+    source = "Blair, Imai & Zhou (2015) JASA, Table 3 (rr::rrreg, logistic)",
+    coefficients = list("(Intercept)" = -0.340, cov.asset.index = 0.0790, cov.married = -0.267,
+                        "I(cov.age/10)" = -0.353, "I((cov.age/10)^2)" = 0.0410,
+                        cov.education = -0.0069, cov.female = -0.554),
+    se = list("(Intercept)" = 0.509, cov.asset.index = 0.0414, cov.married = 0.255,
+              "I(cov.age/10)" = 0.264, "I((cov.age/10)^2)" = 0.0260,
+              cov.education = 0.0456, cov.female = 0.162),
+    n = 2423, logLik = -1540.12
+  ),
+  RRlog = nig_rrlog,
+  rrreg = nig_rr,
+  rrreg_optim = nig_rr_optim,
+  RRuni = nig_uni
+)
+write_json_now()
+cat("Nigeria part written\n")
