@@ -33,6 +33,18 @@ arr <- function(x) I(as.vector(x))       # always a JSON array, even of length 1
 
 matrix_rows <- function(m) lapply(seq_len(nrow(m)), function(i) arr(unname(m[i, ])))
 
+# Numbers as they are written in a call: short decimals as such, thirds/sixths/twelfths as fractions.
+num_text <- function(v) {
+  paste(vapply(v, function(z) {
+    txt <- format(z, digits = 15)
+    if (nchar(txt) > 8) {
+      fr <- as.character(MASS::fractions(z))
+      if (nchar(fr) <= 6) txt <- fr
+    }
+    txt
+  }, ""), collapse = ", ")
+}
+
 num_or_null <- function(x) if (is.null(x) || length(x) == 0) NULL else x
 
 # Bernoulli/categorical log-likelihood (no multinomial constant) of the responses at a
@@ -102,6 +114,7 @@ json_out$meta <- list(
   platform = R.version$platform,
   conventions = paste(
     "Responses are 0/1 (FR: 0..m-1, Kuk: number of red cards 0..Kukrep).",
+    "Numbers are written with 15 significant digits (jsonlite), so 1/6 reads back as 0.166666666666667.",
     "getPW matrices are stored as rows (row = response, column = true state, dimnames kept).",
     "RRuni 'logLik_RRuni' is what RRuni returns (dmultinom per group, including the multinomial",
     "coefficient; see notes); 'loglik_bernoulli' is this script's sum of log P(response) at the",
@@ -149,8 +162,8 @@ json_out$getPW <- lapply(pw_cases, function(cs) {
   m <- getPW(model = cs$model, p = cs$p, group = group, par2 = cs$par2, Kukrep = Kukrep)
   call <- sprintf(
     "getPW(model = \"%s\", p = c(%s), group = %d%s, Kukrep = %d)",
-    cs$model, paste(format(cs$p, digits = 17), collapse = ", "), group,
-    if (is.null(cs$par2)) "" else sprintf(", par2 = %s", format(cs$par2, digits = 17)),
+    cs$model, num_text(cs$p), group,
+    if (is.null(cs$par2)) "" else sprintf(", par2 = %s", num_text(cs$par2)),
     Kukrep
   )
   list(
@@ -225,14 +238,14 @@ run_uni <- function(cs, seed) {
                Kukrep = Kukrep)
   gen_call <- sprintf(
     "set.seed(%d); d <- RRgen(n = %d, pi.true = c(%s), model = \"%s\", p = c(%s), complyRates = c(%s), groupRatio = %s, Kukrep = %d)",
-    seed, cs$n, paste(format(cs$pi.true, digits = 17), collapse = ", "), cs$model,
-    paste(format(cs$p, digits = 17), collapse = ", "),
+    seed, cs$n, num_text(cs$pi.true), cs$model,
+    num_text(cs$p),
     paste(if (is.null(cs$complyRates)) c(1, 1) else cs$complyRates, collapse = ", "),
     if (is.null(cs$groupRatio)) 0.5 else cs$groupRatio, Kukrep
   )
   fit_call <- sprintf(
     "set.seed(%d); RRuni(response = d$response, model = \"%s\", p = c(%s)%s, Kukrep = %d)",
-    seed + 100000, cs$model, paste(format(cs$p, digits = 17), collapse = ", "),
+    seed + 100000, cs$model, num_text(cs$p),
     if (is.null(group)) "" else ", group = d$group", Kukrep
   )
   list(
@@ -402,7 +415,7 @@ for (i in seq_along(log_designs)) {
                groupRatio = 0.5)$response
     gen_calls[ds$name] <- sprintf(
       "set.seed(%d); y <- RRgen(model = \"%s\", p = c(%s), trueState = true, complyRates = c(%s), groupRatio = 0.5)$response",
-      seed, ds$model, paste(format(ds$p, digits = 17), collapse = ", "), paste(cr, collapse = ", "))
+      seed, ds$model, num_text(ds$p), paste(cr, collapse = ", "))
   }
   logdat[[paste0("y_", ds$name)]] <- as.integer(y)
 }
@@ -424,7 +437,7 @@ for (i in seq_along(log_designs)) {
     r <- recorded(RRlog(form, data = logdat, model = ds$model, p = ds$p))
   }
   call <- sprintf("set.seed(%d); RRlog(%s ~ x1 + x2, data = rrlog_data, model = \"%s\", p = c(%s)%s)",
-                  fit_seed, yname, ds$model, paste(format(ds$p, digits = 17), collapse = ", "),
+                  fit_seed, yname, ds$model, num_text(ds$p),
                   if (two) ", group = group" else "")
   rec <- rrlog_record(r$value, call, ds$model, ds$p, log_file, paste(yname, "~ x1 + x2"),
                       xmat, logdat[[yname]], if (two) logdat$group else rep(1, n_log))
@@ -511,3 +524,129 @@ json_out$nigeria <- list(
 )
 write_json_now()
 cat("Nigeria part written\n")
+
+# ---------------------------------------------------------------------------------------
+# (c) power: rr::power.rr.test (closed form) and RRreg::RRsimu (Monte Carlo)
+
+# power.rr.test's arguments as given; returns the call text and the returned list.
+power_case <- function(args) {
+  res <- do.call(power.rr.test, args)
+  arg_text <- paste(vapply(names(args), function(nm) {
+    v <- args[[nm]]
+    paste0(nm, " = ", if (is.character(v)) paste0("\"", v, "\"") else num_text(v))
+  }, ""), collapse = ", ")
+  list(
+    call = paste0("power.rr.test(", arg_text, ")"),
+    args = args,
+    n = res$n, power = res$power, presp = res$presp, presp.null = res$presp.null
+  )
+}
+
+forced <- list(p = 2 / 3, p1 = 1 / 6, p0 = 1 / 6, design = "forced-known")
+power_cases <- list()
+for (n in c(250, 500, 1000, 2000)) {
+  for (presp in c(0.05, 0.1, 0.2)) {
+    for (sig in c(0.01, 0.05)) {
+      for (alt in c("one.sided", "two.sided")) {
+        power_cases[[length(power_cases) + 1]] <- power_case(c(forced, list(
+          n = n, presp = presp, presp.null = 0, sig.level = sig,
+          type = "one.sample", alternative = alt)))
+      }
+    }
+  }
+}
+power_cases[[length(power_cases) + 1]] <- power_case(c(forced, list(
+  n = 1000, presp = 0.2, presp.null = 0.1, sig.level = 0.05, type = "one.sample", alternative = "one.sided")))
+power_cases[[length(power_cases) + 1]] <- power_case(c(forced, list(
+  n = 1000, presp = 0.2, presp.null = 0.1, sig.level = 0.05, type = "one.sample", alternative = "two.sided")))
+for (alt in c("one.sided", "two.sided")) {
+  power_cases[[length(power_cases) + 1]] <- power_case(c(forced, list(
+    n = 500, prespT = 0.2, prespC = 0.1, prespC.null = 0.1, sig.level = 0.05,
+    type = "two.sample", alternative = alt)))
+}
+# mirrored question = RRreg's Warner (p = prob. of the sensitive statement);
+# unrelated-known = RRreg's UQTknown with p = c(p, q)
+for (alt in c("one.sided", "two.sided")) {
+  power_cases[[length(power_cases) + 1]] <- power_case(list(
+    p = 0.8, design = "mirrored", n = 500, presp = 0.1, presp.null = 0, sig.level = 0.05,
+    type = "one.sample", alternative = alt))
+  power_cases[[length(power_cases) + 1]] <- power_case(list(
+    p = 0.7, q = 1 / 12, design = "unrelated-known", n = 500, presp = 0.1, presp.null = 0,
+    sig.level = 0.05, type = "one.sample", alternative = alt))
+}
+# sample size for a given power: rr scans n = 1, 2, ... and stops at the first n whose power
+# is within 0.01 of the target, so this n is only approximate (it is rr's answer, not the minimum)
+n_cases <- list()
+for (presp in c(0.05, 0.1)) {
+  n_cases[[length(n_cases) + 1]] <- power_case(c(forced, list(
+    presp = presp, presp.null = 0, sig.level = 0.05, power = 0.8,
+    type = "one.sample", alternative = "one.sided")))
+}
+
+simu_seed <- 777
+set.seed(simu_seed)
+s_uni <- recorded(RRsimu(numRep = 1000, n = 500, pi = 0.1, model = "FR", p = c(1 / 6, 1 / 6),
+                         method = "RRuni", MLest = FALSE))
+simu_seed2 <- 778
+set.seed(simu_seed2)
+s_log <- recorded(RRsimu(numRep = 200, n = 500, pi = 0.3, model = "Warner", p = 0.8, b.log = 0.5,
+                         method = "RRlog"))
+simu_record <- function(s, seed) {
+  pw <- s$value$power
+  list(
+    call = sprintf("set.seed(%d); %s", seed, s$call),
+    power = named(pw),
+    mc_se = named(sqrt(pw * (1 - pw) / s$value$numRep)),
+    numRep = s$value$numRep,
+    results_mean = setNames(as.list(s$value$results[, "Mean"]), rownames(s$value$results)),
+    results_sd = setNames(as.list(s$value$results[, "SD"]), rownames(s$value$results))
+  )
+}
+
+json_out$power <- list(
+  notes = arr(c(
+    "power.rr.test uses the expected-information SE at presp (alternative) and at presp.null (null), with n (not n - 1); one.sided: power = P(N(presp, se) > presp.null + qnorm(1 - alpha) se.null); two.sided adds the lower tail with alpha/2.",
+    "two.sample: both arms of size n each; se = sqrt(se_T^2 + se_C^2).",
+    "RRsimu is Monte Carlo with R's RNG: compare its power within a few mc_se, not exactly. RRuni(z-test) power = share of replications with pnorm(pi/piSE, lower.tail = FALSE) < alpha (one-sided, alpha = 0.05); RRlog(LR-test) = share with LR p-value of the slope < alpha. The true state is drawn Bernoulli(pi) per replication (population sampling)."
+  )),
+  power_rr_test = power_cases,
+  sample_size_rr_test = n_cases,
+  RRsimu = list(RRuni_FR = simu_record(s_uni, simu_seed), RRlog_Warner = simu_record(s_log, simu_seed2))
+)
+write_json_now()
+cat("power part written\n")
+
+# ---------------------------------------------------------------------------------------
+# (d) linear regression with a randomized-response predictor: RRlin
+
+lin_seed <- 4242
+set.seed(lin_seed)
+n_lin <- 1000
+lindat <- RRgen(n = n_lin, pi.true = 0.3, model = "Warner", p = 0.8)
+lindat$z <- round(rnorm(n_lin), 3)
+lindat$depvar <- round(1 + 2 * lindat$true + 0.5 * lindat$z + rnorm(n_lin, 0, 1.5), 4)
+lin_file <- "rrlin_data.csv"
+write.csv(lindat[, c("true", "response", "z", "depvar")], file.path(out_dir, lin_file), row.names = FALSE)
+set.seed(lin_seed + 1)
+r <- recorded(RRlin(depvar ~ response + z, data = lindat, models = "Warner", p.list = list(0.8), fit.n = 3))
+f <- r$value
+V <- f$vcov
+json_out$RRlin <- list(
+  data = lin_file, n = n_lin,
+  gen_call = sprintf(
+    "set.seed(%d); d <- RRgen(n = %d, pi.true = 0.3, model = \"Warner\", p = 0.8); d$z <- round(rnorm(%d), 3); d$depvar <- round(1 + 2 * d$true + 0.5 * d$z + rnorm(%d, 0, 1.5), 4)",
+    lin_seed, n_lin, n_lin, n_lin),
+  truth = list("(Intercept)" = 1, response = 2, z = 0.5, sigma = 1.5, pi = 0.3),
+  call = sprintf("set.seed(%d); %s", lin_seed + 1, sub("lindat", "rrlin_data", r$call)),
+  model = "Warner", p = arr(0.8),
+  coefficients = named(f$beta),
+  se = setNames(as.list(sqrt(diag(V))[names(f$beta)]), names(f$beta)),
+  sigma = unname(f$sigma), sigma_se = unname(sqrt(V["sigma", "sigma"])),
+  pi = named(f$pi),
+  vcov_names = arr(rownames(V)), vcov = matrix_rows(V),
+  logLik = f$logLik,
+  convergence = f$convergence,
+  note = "RRlin's latent classes are the true states of the RR predictor (pi.0 = share of true state 0, pi.1 = carriers); the fitted y | true state is normal with common sigma; vcov = solve of RRlin's Hessian (its rows: beta, sigma, pi.0)."
+)
+write_json_now()
+cat("RRlin part written\n")
