@@ -71,6 +71,7 @@ def _z(level: float, alternative: str) -> float:
 
 
 def _power(d: float, z: float, alternative: str) -> float:
+    """``Phi(d - z)``, the mirror image, or both: the rejection probability at standardized distance ``d``."""
     from scipy.stats import norm
 
     if alternative == "greater":
@@ -82,16 +83,23 @@ def _power(d: float, z: float, alternative: str) -> float:
 
 def prevalence_power(
     design: Design, pi: float, n: int, pi0: float = 0.0, level: float = 0.95,
-    alternative: str = "two-sided", extra: float | None = None,
+    alternative: str = "two-sided", extra: float | None = None, null_se: bool = False,
 ) -> float:
     """Probability that the Wald test at ``level`` rejects ``pi = pi0`` when the prevalence is ``pi``.
+
+    ``null_se=True`` puts the critical value at ``pi0 + z SE(pi0)`` (the
+    standard error under the null), ``power = Phi((pi - pi0 - z SE(pi0)) /
+    SE(pi))``: the convention of rr's ``power.rr.test``.
 
     >>> from deniable.survey import ForcedResponse
     >>> round(prevalence_power(ForcedResponse(("1/6", "1/6")), pi=0.1, n=500), 3)
     0.941
     """
     z = _z(level, alternative)
-    return _power((pi - pi0) / standard_error(design, pi, n, extra), z, alternative)
+    se = standard_error(design, pi, n, extra)
+    if null_se:
+        z *= standard_error(design, pi0, n, extra) / se
+    return _power((pi - pi0) / se, z, alternative)
 
 
 def prevalence_sample_size(
