@@ -14,6 +14,7 @@ Exceptions raised on purpose derive from :class:`DeniableError` (see
 :mod:`deniable.errors`).
 """
 
+from deniable import survey
 from deniable.audit import AuditResult, audit
 from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
@@ -47,6 +48,7 @@ from deniable.wire import from_config
 __version__ = "0.1.0"
 
 __all__ = [
+    "survey",
     "BinaryRR",
     "GRR",
     "SUE",

@@ -44,9 +44,11 @@ def test_levels_and_fits() -> None:
 
 
 @pytest.mark.stat
-@pytest.mark.parametrize(("design", "extra"), [(sv.Warner(0.75), None),
-                                               pytest.param(sv.CheatingDetection((0.2, 0.6)), 0.1, marks=pytest.mark.slow)],
-                         ids=["Warner", "CDM"])
+@pytest.mark.parametrize(
+    ("design", "extra"),
+    [(sv.Warner(0.75), None), pytest.param(sv.CheatingDetection((0.2, 0.6)), 0.1, marks=pytest.mark.slow)],
+    ids=["Warner", "CDM"],
+)
 def test_equal_prevalence_test_is_calibrated(design: sv.Design, extra: float | None, rng: np.random.Generator) -> None:
     """Under equal prevalence the LR test's p-values are uniform: rejections at 5% fit Binomial(R, 0.05).
 
@@ -119,8 +121,9 @@ def test_sample_size_is_the_first_n_with_power() -> None:
     ],
     ids=["Warner", "FR", "Kuk3", "CDM"],
 )
-def test_power_formula_matches_simulation(design: sv.Design, pi: float, pi0: float, n: int, extra: float | None,
-                                          alternative: str, rng: np.random.Generator) -> None:
+def test_power_formula_matches_simulation(
+    design: sv.Design, pi: float, pi0: float, n: int, extra: float | None, alternative: str, rng: np.random.Generator
+) -> None:
     """The normal-approximation power agrees with the simulated test's rejection rate (Wilson, alpha 1e-7)."""
     reps = 4000
     sim = sv.simulated_power(design, pi, n, pi0, alternative=alternative, extra=extra, replicates=reps, rng=rng)

@@ -151,8 +151,9 @@ def test_two_group_mle_respects_the_space() -> None:
 
 
 @pytest.mark.parametrize(("model", "p", "cards", "truth"), CASES, ids=IDS)
-def test_interior_estimate_is_the_mle(model: str, p: object, cards: int, truth: dict[str, float],
-                                      rng: np.random.Generator) -> None:
+def test_interior_estimate_is_the_mle(
+    model: str, p: object, cards: int, truth: dict[str, float], rng: np.random.Generator
+) -> None:
     """Saturated designs: the moment estimate maximizes the likelihood (no better point nearby)."""
     d = build(model, p, cards)
     counts = draw_counts(d, truth, (3000,) * d.groups, rng, 1)[0]
@@ -177,8 +178,9 @@ def _fits(d: sv.Design, counts: np.ndarray) -> list[sv.PrevalenceFit]:
 
 @pytest.mark.stat
 @pytest.mark.parametrize(("model", "p", "cards", "truth"), CASES, ids=IDS)
-def test_wald_coverage_unbiasedness_and_se(model: str, p: object, cards: int, truth: dict[str, float],
-                                           rng: np.random.Generator) -> None:
+def test_wald_coverage_unbiasedness_and_se(
+    model: str, p: object, cards: int, truth: dict[str, float], rng: np.random.Generator
+) -> None:
     """Population sampling: every parameter's 95% Wald interval covers (two-sided), its mean is the
     truth, and the SE squared matches the replicates' variance."""
     d = build(model, p, cards)
@@ -218,8 +220,9 @@ PROFILE_CASES = [
 
 @pytest.mark.stat
 @pytest.mark.parametrize(("model", "p", "cards", "truth", "n"), PROFILE_CASES, ids=[c[0] for c in PROFILE_CASES])
-def test_profile_interval_covers_near_the_boundary(model: str, p: object, cards: int, truth: dict[str, float],
-                                                   n: int, rng: np.random.Generator) -> None:
+def test_profile_interval_covers_near_the_boundary(
+    model: str, p: object, cards: int, truth: dict[str, float], n: int, rng: np.random.Generator
+) -> None:
     """Near pi = 0 with small n, the profile interval stays in [0, 1] and does not under-cover.
 
     The answers are discrete, so at small n the interval over-covers (about 98%
@@ -258,7 +261,12 @@ def test_profile_interval_two_parameters(model: str, rng: np.random.Generator) -
         ([0, 1, 1], sv.CheatingDetection((0.2, 0.6)), None, "group .*is required"),
         ([0, 1, 1], sv.CheatingDetection((0.2, 0.6)), [1, 2, 0], "group must be 1 or 2 for CDM; got 0 at position 2"),
         ([1], sv.Warner(0.7), None, "at least 2 answers"),
-        ([0, 1, 1, 0], sv.SymmetricCheatingDetection((0.2, 0.3, 0.4, 0.1)), [1, 1, 1, 2], "at least 2 answers in group 2"),
+        (
+            [0, 1, 1, 0],
+            sv.SymmetricCheatingDetection((0.2, 0.3, 0.4, 0.1)),
+            [1, 1, 1, 2],
+            "at least 2 answers in group 2",
+        ),
         ([0, 1, np.nan], sv.Warner(0.7), None, "got nan at position 2"),
         (["yes", "no"], sv.Warner(0.7), None, "got 'yes' at position 0"),
         ([[0, 1]], sv.Warner(0.7), None, "1-D"),

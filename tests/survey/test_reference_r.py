@@ -83,8 +83,16 @@ POWER = [e for e in REF["power"]["power_rr_test"] if e["args"]["type"] == "one.s
 @pytest.mark.parametrize("entry", POWER, ids=lambda e: e["call"])
 def test_power_is_rrs_power_rr_test(entry: dict[str, Any]) -> None:
     a = entry["args"]
-    alternative = "two-sided" if a["alternative"] == "two.sided" else (
-        "greater" if a["presp"] > a["presp.null"] else "less")
-    got = sv.prevalence_power(_rr_design(a), a["presp"], a["n"], pi0=a["presp.null"], level=1 - a["sig.level"],
-                              alternative=alternative, null_se=True)
+    alternative = (
+        "two-sided" if a["alternative"] == "two.sided" else ("greater" if a["presp"] > a["presp.null"] else "less")
+    )
+    got = sv.prevalence_power(
+        _rr_design(a),
+        a["presp"],
+        a["n"],
+        pi0=a["presp.null"],
+        level=1 - a["sig.level"],
+        alternative=alternative,
+        null_se=True,
+    )
     assert got == pytest.approx(entry["power"], rel=1e-9, abs=1e-12)

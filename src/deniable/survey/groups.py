@@ -66,8 +66,10 @@ class GroupedPrevalence:
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k!r}: pi={f.params[next(iter(f.params))]:.4f} (n={f.n})" for k, f in self.fits.items())
-        return (f"GroupedPrevalence({self.design.model}, {{{parts}}}, equal prevalence: LR={self.lr_statistic:.3f}, "
-                f"df={self.df}, p={self.pvalue:.4g})")
+        return (
+            f"GroupedPrevalence({self.design.model}, {{{parts}}}, equal prevalence: LR={self.lr_statistic:.3f}, "
+            f"df={self.df}, p={self.pvalue:.4g})"
+        )
 
 
 def _missing(values: NDArray[Any]) -> NDArray[np.bool_]:
@@ -114,7 +116,7 @@ def _null(design: Design, counts: dict[Any, NDArray[np.int64]], fits: dict[Any, 
     """The null log-likelihood (one prevalence for all levels) and the test's degrees of freedom."""
     extra_levels = len(counts) - 1
     if design.extra is None:  # the levels share every parameter: the pooled fit
-        pooled = sum(counts.values())
+        pooled = np.sum(np.stack(list(counts.values())), axis=0)
         start = prevalence_from_counts(pooled, design).params
         names = design.param_names
         free = len(names) - 1 if len(names) > 1 else 1  # FR's m shares add up to 1
@@ -123,7 +125,8 @@ def _null(design: Design, counts: dict[Any, NDArray[np.int64]], fits: dict[Any, 
 
     def profile(pi: float) -> float:
         return sum(
-            loglik(design, c, maximum_likelihood(design, c, fits[v].params, fixed=("pi", pi))) for v, c in counts.items()
+            loglik(design, c, maximum_likelihood(design, c, fits[v].params, fixed=("pi", pi)))
+            for v, c in counts.items()
         )
 
     best = minimize_scalar(lambda pi: -profile(pi), bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-9})

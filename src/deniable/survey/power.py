@@ -23,9 +23,9 @@ RRreg's ``RRsimu`` does.
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
-from deniable import randomness
 from deniable.survey.designs import Design
 from deniable.survey.prevalence import moment_estimate, prevalence_from_counts
 
@@ -41,8 +41,10 @@ def _truth(design: Design, pi: float, extra: float | None) -> dict[str, float]:
         if extra is not None:
             raise ValueError(f"{design.model} has no extra parameter; got extra={extra!r}")
         if len(design.param_names) > 1:
-            raise ValueError(f"power is for a yes/no attribute; {design.model} with {len(design.param_names)} "
-                             "categories has a share per category")
+            raise ValueError(
+                f"power is for a yes/no attribute; {design.model} with {len(design.param_names)} "
+                "categories has a share per category"
+            )
         return {"pi": pi}
     if extra is None:
         raise ValueError(f"{design.model} needs extra= (the expected {design.extra})")
@@ -82,8 +84,14 @@ def _power(d: float, z: float, alternative: str) -> float:
 
 
 def prevalence_power(
-    design: Design, pi: float, n: int, pi0: float = 0.0, level: float = 0.95,
-    alternative: str = "two-sided", extra: float | None = None, null_se: bool = False,
+    design: Design,
+    pi: float,
+    n: int,
+    pi0: float = 0.0,
+    level: float = 0.95,
+    alternative: str = "two-sided",
+    extra: float | None = None,
+    null_se: bool = False,
 ) -> float:
     """Probability that the Wald test at ``level`` rejects ``pi = pi0`` when the prevalence is ``pi``.
 
@@ -103,8 +111,13 @@ def prevalence_power(
 
 
 def prevalence_sample_size(
-    design: Design, pi: float, pi0: float = 0.0, power: float = 0.8, level: float = 0.95,
-    alternative: str = "two-sided", extra: float | None = None,
+    design: Design,
+    pi: float,
+    pi0: float = 0.0,
+    power: float = 0.8,
+    level: float = 0.95,
+    alternative: str = "two-sided",
+    extra: float | None = None,
 ) -> int:
     """The smallest number of respondents whose :func:`prevalence_power` reaches ``power``."""
     if not 0 < power < 1:
@@ -119,14 +132,24 @@ def prevalence_sample_size(
     n += (-n) % design.groups
     while prevalence_power(design, pi, n, pi0, level, alternative, extra) < power:
         n += design.groups
-    while n > 2 * design.groups and prevalence_power(design, pi, n - design.groups, pi0, level, alternative, extra) >= power:
+    while (
+        n > 2 * design.groups
+        and prevalence_power(design, pi, n - design.groups, pi0, level, alternative, extra) >= power
+    ):
         n -= design.groups
     return n
 
 
 def simulated_power(
-    design: Design, pi: float, n: int, pi0: float = 0.0, level: float = 0.95, alternative: str = "two-sided",
-    extra: float | None = None, replicates: int = 1000, rng: randomness.RNGLike = None,
+    design: Design,
+    pi: float,
+    n: int,
+    pi0: float = 0.0,
+    level: float = 0.95,
+    alternative: str = "two-sided",
+    extra: float | None = None,
+    replicates: int = 1000,
+    rng: int | np.random.Generator | None = None,
 ) -> float:
     """The share of ``replicates`` simulated surveys whose Wald test rejects ``pi = pi0`` (RRsimu's way).
 
@@ -136,17 +159,23 @@ def simulated_power(
     """
     z = _z(level, alternative)
     params = _truth(design, pi, extra)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)  # simulation only
+    gen = np.random.default_rng(rng)  # simulation only: a seed or a Generator
     size = n // design.groups
     counts = np.stack(
-        [gen.multinomial(size, design.response_probabilities(params, g + 1), size=replicates)
-         for g in range(design.groups)],
+        [
+            gen.multinomial(size, design.response_probabilities(params, g + 1), size=replicates)
+            for g in range(design.groups)
+        ],
         axis=1,
     )
     rejected = 0
     for table in counts:
         fit = prevalence_from_counts(table, design)
-        d = (fit.params["pi"] - pi0) / fit.bse["pi"] if fit.bse["pi"] > 0 else math.copysign(math.inf, fit.params["pi"] - pi0)
+        d = (
+            (fit.params["pi"] - pi0) / fit.bse["pi"]
+            if fit.bse["pi"] > 0
+            else math.copysign(math.inf, fit.params["pi"] - pi0)
+        )
         rejected += _rejects(d, z, alternative)
     return rejected / replicates
 

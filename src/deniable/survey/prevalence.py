@@ -43,8 +43,15 @@ from numpy.typing import NDArray
 from deniable.intervals import z_for
 from deniable.survey.designs import Design, ForcedResponse, Kuk
 
-__all__ = ["PrevalenceFit", "prevalence", "prevalence_from_counts", "answer_counts", "loglik", "maximum_likelihood",
-           "moment_estimate"]
+__all__ = [
+    "PrevalenceFit",
+    "prevalence",
+    "prevalence_from_counts",
+    "answer_counts",
+    "loglik",
+    "maximum_likelihood",
+    "moment_estimate",
+]
 
 _FLOOR = -1e300  # a log-likelihood of -inf, kept finite for root finding
 
@@ -169,8 +176,10 @@ def prevalence_from_counts(counts: Any, design: Design) -> PrevalenceFit:
     counts = np.asarray(counts)
     shape = (design.groups, len(design.responses))
     if counts.shape != shape or counts.dtype.kind not in "iu" or np.any(counts < 0):
-        raise ValueError(f"counts must be non-negative integers of shape {shape} for {design.model}; "
-                         f"got {counts.dtype} of shape {counts.shape}")
+        raise ValueError(
+            f"counts must be non-negative integers of shape {shape} for {design.model}; "
+            f"got {counts.dtype} of shape {counts.shape}"
+        )
     for g, row in enumerate(counts, start=1):
         if row.sum() < 2:
             where = f" in group {g}" if design.groups > 1 else ""
@@ -237,7 +246,9 @@ def moment_estimate(
     return dict(zip(names, (float(x) for x in theta), strict=True)), inv @ np.diag(v) @ inv.T
 
 
-def _sld(design: Design, lam: NDArray[np.float64], v: NDArray[np.float64]) -> tuple[dict[str, float], NDArray[np.float64]]:
+def _sld(
+    design: Design, lam: NDArray[np.float64], v: NDArray[np.float64]
+) -> tuple[dict[str, float], NDArray[np.float64]]:
     """SLD: ``P_g(yes) = (1 - p_g)(1 - pi) + u`` with ``u = t pi``, then ``t = u / pi`` (delta method)."""
     q = np.array([1 - float(x) for x in design.p])
     a = np.column_stack([-q, np.ones(2)])
@@ -294,8 +305,9 @@ def maximum_likelihood(
         upper = float(max(0.0, 1 - x0.sum() + x0[free[0]])) if inequalities else 1.0
         candidates = [0.0, upper]
         if upper > 0:
-            best = minimize_scalar(lambda z: objective(np.array([z])), bounds=(0.0, upper), method="bounded",
-                                   options={"xatol": 1e-10})
+            best = minimize_scalar(
+                lambda z: objective(np.array([z])), bounds=(0.0, upper), method="bounded", options={"xatol": 1e-10}
+            )
             candidates.append(float(best.x))
         z = min(candidates, key=lambda c: objective(np.array([c])))
         return params(np.array([z]))
@@ -304,8 +316,14 @@ def maximum_likelihood(
         cons.append({"type": "eq", "fun": lambda z: full(z).sum() - 1})
     starts = [x0[free], np.full(len(free), 1 / len(names))]
     results = [
-        minimize(objective, s, method="SLSQP", bounds=[(0.0, 1.0)] * len(free), constraints=cons,
-                 options={"ftol": 1e-14, "maxiter": 500})
+        minimize(
+            objective,
+            s,
+            method="SLSQP",
+            bounds=[(0.0, 1.0)] * len(free),
+            constraints=cons,
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
         for s in starts
     ]
     best = min(results, key=lambda r: r.fun)
@@ -324,9 +342,11 @@ def _profile_interval(fit: PrevalenceFit, name: str, cut: float) -> tuple[float,
     design, counts = fit.design, fit.counts
     names = list(fit.params)
     if len(names) == 1:
+
         def profile(v: float) -> float:
             return max(loglik(design, counts, {name: v}), _FLOOR)
     else:
+
         def profile(v: float) -> float:
             best = maximum_likelihood(design, counts, fit.params, fixed=(name, v))
             return max(loglik(design, counts, best), _FLOOR)
