@@ -131,11 +131,18 @@ class Estimate:
         ``"normalize"`` (shift all entries equally so they sum to 1),
         ``"norm-mul"``, ``"norm-sub"`` (the default; equal to ``"project"``,
         the Euclidean projection onto the simplex), ``"base-cut"`` (zero the
-        estimates below their Bonferroni-corrected significance threshold).
+        estimates below their Bonferroni-corrected significance threshold),
+        ``"mle"`` (the maximum-likelihood frequencies on the simplex with
+        bootstrap standard errors, :mod:`deniable.mle`).
         Post-processing costs no privacy but is biased, so the result carries
-        no formula standard errors.
+        no formula standard errors (the MLE carries bootstrap ones).
         """
         from deniable import consistency
+
+        if method == "mle":
+            from deniable import mle
+
+            return mle.consistent_mle(self)
 
         freqs = consistency.apply(method, self.frequencies, self.std_errors)
         label = method if self.post_processing == "none" else f"{self.post_processing}+{method}"
