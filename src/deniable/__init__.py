@@ -42,6 +42,7 @@ from deniable.mechanisms import (
 )
 from deniable.plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable.privacy import PrivacyBudget, compose
+from deniable.shuffle import shuffle_epsilon
 from deniable.simulate import simulate
 from deniable.wire import from_config
 
@@ -83,6 +84,7 @@ __all__ = [
     "from_config",
     "project_simplex",
     "sample_size",
+    "shuffle_epsilon",
     "simulate",
     "DeniableError",
     "BudgetError",

@@ -50,6 +50,9 @@ def plan_cmd(
     extra: Annotated[
         float | None, typer.Option(help="Design: the expected extra parameter (t, piUQ or gamma).")
     ] = None,
+    delta: Annotated[
+        float, typer.Option(help="delta of the central guarantee of shuffled collection of --n reports.")
+    ] = 1e-6,
     as_json: JsonOpt = False,
 ) -> None:
     """Compare every frequency oracle for k categories at epsilon and pick one; or plan a survey design.
@@ -64,13 +67,17 @@ def plan_cmd(
     respondents, and the respondents needed to detect --prevalence against
     --null with --power (Wald test at --level).
 
+    Both end with the central (epsilon, delta) guarantee of the --n reports
+    if they are collected through a shuffler (anonymously, in random order):
+    Feldman, McMillan & Talwar's numerical bound at --delta.
+
     Examples: deniable plan --k 1024 --epsilon 1 --margin 0.01;
     deniable plan --design FR --p 1/6,1/6 --prevalence 0.1 --power 0.8
     """
     if design is not None:
         if k is not None or epsilon is not None:
             raise CLIError("--design plans a survey design; leave out --k and --epsilon")
-        _plan_design(design, p, kukrep, prevalence, null, power, level, alternative, extra, n, as_json)
+        _plan_design(design, p, kukrep, prevalence, null, power, level, alternative, extra, n, delta, as_json)
         return
     if k is None or epsilon is None:
         raise CLIError("plan needs --k and --epsilon (or --design with --p and --prevalence)")
@@ -79,6 +86,7 @@ def plan_cmd(
     if n < 1:
         raise CLIError(f"--n must be positive; got {n}")
     parse_epsilon(epsilon)
+    _check_delta(delta)
     choice = dn.best_mechanism(k, epsilon)
     rows = []
     for name, m in planning.candidates(k, epsilon).items():
@@ -98,7 +106,8 @@ def plan_cmd(
     if as_json:
         print_json(
             {"k": k, "epsilon": epsilon, "n": n, "margin": margin, "level": level,
-             "recommended": choice.name, "respondents_needed": needed, "mechanisms": rows}
+             "recommended": choice.name, "respondents_needed": needed, "mechanisms": rows,
+             "shuffled": _shuffled(choice.mechanism.epsilon, n, delta)}
         )
         return
     table = Table(title=f"Frequency oracles for k = {k}, epsilon = {epsilon:g}", title_justify="left")
@@ -120,14 +129,37 @@ def plan_cmd(
         f"Respondents needed for a ±{margin:g} margin at {level:.0%} confidence: "
         f"[bold]{needed:,}[/bold]"
     )
+    _print_shuffled(choice.mechanism.epsilon, n, delta)
+
+
+def _check_delta(delta: float) -> None:
+    if not 0 < delta < 1:
+        raise CLIError(f"--delta must be in (0, 1); got {delta!r}")
+
+
+def _shuffled(epsilon0: float, n: int, delta: float) -> dict[str, float | int] | None:
+    """The central guarantee of ``n`` shuffled ``epsilon0``-LDP reports (None for infinite epsilon0)."""
+    if not math.isfinite(epsilon0):
+        return None
+    return {"n": n, "epsilon": dn.shuffle_epsilon(epsilon0, n, delta), "delta": delta}
+
+
+def _print_shuffled(epsilon0: float, n: int, delta: float) -> None:
+    shuffled = _shuffled(epsilon0, n, delta)
+    if shuffled is not None:
+        out.print(
+            f"With shuffled collection of {n:,} reports this is also "
+            f"({shuffled['epsilon']:.3g}, {delta:g})-DP centrally (Feldman, McMillan & Talwar)."
+        )
 
 
 def _plan_design(
     model: str, p: str | None, kukrep: int, prevalence: float | None, null: float, power: float,
-    level: float, alternative: str, extra: float | None, n: int, as_json: bool,
+    level: float, alternative: str, extra: float | None, n: int, delta: float, as_json: bool,
 ) -> None:
     from deniable import survey
 
+    _check_delta(delta)
     if p is None:
         raise CLIError("--design needs --p (e.g. --p 1/6,1/6)")
     if prevalence is None:
@@ -141,6 +173,7 @@ def _plan_design(
         "epsilon": d.epsilon if math.isfinite(d.epsilon) else "inf", "prevalence": prevalence,
         "null": null, "alternative": alternative, "level": level, "n": n, "std_error": se,
         "power_at_n": at_n, "power": power, "respondents_needed": needed,
+        "shuffled": _shuffled(d.epsilon, n, delta),
     }
     if as_json:
         print_json(record)
@@ -155,6 +188,7 @@ def _plan_design(
         f"Respondents needed to detect a prevalence of {prevalence:g} against {null:g} "
         f"({alternative}, level {level:g}) with power {power:g}: [bold]{needed:,}[/bold]"
     )
+    _print_shuffled(d.epsilon, n, delta)
 
 
 # --------------------------------------------------------------------- audit

@@ -1,0 +1,32 @@
+"""``deniable plan`` shows the central guarantee of shuffled collection (exact: the library's number)."""
+
+from __future__ import annotations
+
+import json
+
+import deniable as dn
+
+
+def test_plan_shows_the_shuffled_guarantee(cli) -> None:
+    result = cli("plan", "--k", 8, "--epsilon", 2, "--n", 50000, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    eps0 = dn.best_mechanism(8, 2.0).mechanism.epsilon
+    assert data["shuffled"] == {"n": 50000, "epsilon": dn.shuffle_epsilon(eps0, 50000, 1e-6), "delta": 1e-6}
+    table = cli("plan", "--k", 8, "--epsilon", 2, "--n", 50000, "--delta", 1e-9)
+    assert table.exit_code == 0, table.output
+    eps = dn.shuffle_epsilon(eps0, 50000, 1e-9)
+    line = f"With shuffled collection of 50,000 reports this is also ({eps:.3g}, 1e-09)-DP centrally"
+    assert line in " ".join(table.stdout.split())
+
+
+def test_plan_design_shuffled_and_infinite_epsilon(cli) -> None:
+    fr = json.loads(cli("plan", "--design", "FR", "--p", "1/6,1/6", "--prevalence", 0.1, "--n", 500, "--json").stdout)
+    assert fr["shuffled"]["epsilon"] == dn.shuffle_epsilon(fr["epsilon"], 500, 1e-6) < fr["epsilon"]
+    mangat = cli("plan", "--design", "Mangat", "--p", "0.7", "--prevalence", 0.2, "--json")
+    assert json.loads(mangat.stdout)["shuffled"] is None
+
+
+def test_plan_refuses_a_bad_delta(cli) -> None:
+    result = cli("plan", "--k", 4, "--epsilon", 1, "--delta", 0)
+    assert result.exit_code == 1 and "--delta must be in (0, 1); got 0.0" in result.stderr
