@@ -32,7 +32,7 @@ smallest ``epsilon`` with ``delta(epsilon) <= delta``, to within ``tol``.
 Closed form (their Theorem 3.1), valid for
 ``epsilon0 <= ln(n / (16 ln(2 / delta)))``:
 
-    ``epsilon <= ln(1 + (e^epsilon0 - 1)/(e^epsilon0 + 1) (8 sqrt(e^epsilon0 ln(4/delta)) / sqrt(n) + 8 e^epsilon0 / n))``
+    ``epsilon <= ln(1 + (e^epsilon0 - 1)/(e^epsilon0 + 1) (8 sqrt(e^epsilon0 ln(4/delta) / n) + 8 e^epsilon0 / n))``
 
 Both are capped at ``epsilon0``: shuffling is post-processing of the
 ``epsilon0``-LDP reports, so ``(epsilon0, 0)`` always holds.

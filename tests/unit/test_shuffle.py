@@ -83,9 +83,9 @@ def test_the_papers_published_example() -> None:
 
 def test_closed_form_is_theorem_3_1() -> None:
     e0, n, delta = 4.0, 100_000, 1e-6
-    expected = math.log(
-        1 + (math.e**e0 - 1) / (math.e**e0 + 1) * (8 * math.sqrt(math.e**e0 * math.log(4 / delta)) / math.sqrt(n) + 8 * math.e**e0 / n)
-    )
+    shrink = (math.e**e0 - 1) / (math.e**e0 + 1)
+    e = math.e**e0
+    expected = math.log(1 + shrink * (8 * math.sqrt(e * math.log(4 / delta)) / math.sqrt(n) + 8 * e / n))
     assert dn.shuffle_epsilon(e0, n, delta, method="closed-form") == pytest.approx(expected, rel=1e-14)
     assert expected == pytest.approx(0.53463399165, rel=1e-10)
     with pytest.raises(ValueError, match=r"epsilon0 <= ln\(n / \(16 ln\(2/delta\)\)\)"):
