@@ -16,7 +16,7 @@ CORE_MODULES = [
     "deniable.mechanisms.binary", "deniable.mechanisms.kary", "deniable.mechanisms.unary",
     "deniable.mechanisms.hashing", "deniable.mechanisms.hadamard", "deniable.mechanisms.subset",
     "deniable.mechanisms.rappor", "deniable.mechanisms.registry", "deniable.mechanisms.numeric.additive",
-    "deniable.aggregates", "deniable.intervals", "deniable.testing",
+    "deniable.aggregates", "deniable.intervals", "deniable.testing", "deniable.shuffle",
 ]
 
 

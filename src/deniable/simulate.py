@@ -113,26 +113,45 @@ def mse_sweep(
     n: int,
     reps: int,
     rng: np.random.Generator,
+    post_processing: Sequence[str] = ("none",),
 ) -> list[dict[str, Any]]:
-    """Simulated MSE per category against the variance formula, one record per mechanism.
+    """Simulated MSE per category against the variance formula, one record per mechanism and post-processing.
 
     ``mse`` averages ``(f_hat_v - f_v)^2`` over the ``k`` categories and
     ``reps`` independent surveys; ``variance`` averages
     ``mechanism.variance(n, f)`` over the categories. For an unbiased
     estimator they agree up to Monte Carlo error (``ratio`` near 1).
+    ``post_processing`` names what is applied to each survey's estimate:
+    ``"none"`` (the unbiased estimate), a :meth:`Estimate.consistent` method
+    (``"norm-sub"``, ``"clip"``, ...) or ``"mle"`` (the maximum-likelihood
+    frequencies, :mod:`deniable.mle`); every method sees the same surveys.
     """
+    from deniable import mle
+
     if reps < 1:
         raise ValueError(f"reps must be >= 1; got {reps}")
+    if not post_processing:
+        raise ValueError("post_processing needs at least one method (e.g. 'none')")
+
+    def apply(est: Estimate, method: str) -> NDArray[np.float64]:
+        if method == "none":
+            return est.frequencies
+        if method == "mle":
+            return mle.fit(est, bootstrap=0).frequencies
+        return est.consistent(method).frequencies
+
     records = []
     for m in mechanisms:
         truth = population_counts(true_frequencies, n, m.k) / n  # what dn.simulate sets
-        errors = [simulate(m, true_frequencies, n, rng).frequencies - truth for _ in range(reps)]
-        mse = float(np.mean(np.square(errors)))
+        surveys = [simulate(m, true_frequencies, n, rng) for _ in range(reps)]
         variance = float(np.mean(m.variance(n, truth)))
-        records.append(
-            {"mechanism": m.name, "k": m.k, "epsilon": m.epsilon, "n": n, "reps": reps,
-             "mse": mse, "variance": variance, "ratio": mse / variance}
-        )
+        for method in post_processing:
+            errors = [apply(est, method) - truth for est in surveys]
+            mse = float(np.mean(np.square(errors)))
+            records.append(
+                {"mechanism": m.name, "k": m.k, "epsilon": m.epsilon, "n": n, "reps": reps,
+                 "post_processing": method, "mse": mse, "variance": variance, "ratio": mse / variance}
+            )
     return records
 
 

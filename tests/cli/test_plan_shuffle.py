@@ -30,3 +30,20 @@ def test_plan_design_shuffled_and_infinite_epsilon(cli) -> None:
 def test_plan_refuses_a_bad_delta(cli) -> None:
     result = cli("plan", "--k", 4, "--epsilon", 1, "--delta", 0)
     assert result.exit_code == 1 and "--delta must be in (0, 1); got 0.0" in result.stderr
+
+
+def test_simulate_mse_compares_post_processings_on_the_same_surveys(cli, tmp_path) -> None:
+    """Exact: the unbiased rows equal a run without --post (same seed, same surveys), and every method has a row."""
+    args = ["simulate", "mse", "-m", "grr,oue", "--k", 6, "--n", 300, "--epsilons", "1", "--reps", 20, "--json"]
+    plain = json.loads(cli(*args).stdout)["rows"]
+    png = tmp_path / "mse.png"
+    both = cli(*args, "--post", "none,norm-sub,clip,mle", "--plot", png)
+    assert both.exit_code == 0, both.output
+    rows = json.loads(both.stdout)["rows"]
+    assert [r for r in rows if r["post_processing"] == "none"] == plain
+    assert {(r["mechanism"], r["post_processing"]) for r in rows} == {
+        (m, p) for m in ("GRR", "OUE") for p in ("none", "norm-sub", "clip", "mle")
+    }
+    assert png.stat().st_size > 0
+    bad = cli("simulate", "mse", "--post", "mle,nope")
+    assert bad.exit_code == 1 and "--post: 'nope' is not one of" in bad.stderr

@@ -183,13 +183,21 @@ def mse_cmd(
     n: Annotated[int, typer.Option("--n", help="Respondents per survey.")] = 10_000,
     reps: Annotated[int, typer.Option(help="Simulated surveys per cell.")] = 100,
     distribution: Annotated[str, typer.Option(help="True distribution: zipf or uniform.")] = "zipf",
+    post: Annotated[
+        str, typer.Option(help="Comma-separated post-processings: none, norm-sub, clip, ..., mle.")
+    ] = "none",
     seed: SeedOpt = 2026,
     plot: PlotOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Simulated MSE of each mechanism against its theoretical variance, for several epsilons.
 
-    Example: deniable simulate mse --mechanisms grr,oue,olh --k 16 --epsilons 0.5,1,2,4 --plot mse.png
+    --post compares post-processings of the same surveys: the unbiased
+    estimate (none), Norm-Sub, clip, ... and the maximum-likelihood
+    frequencies on the simplex (mle).
+
+    Example: deniable simulate mse --mechanisms grr,oue,olh --k 16 --epsilons 0.5,1,2,4 --plot mse.png;
+    deniable simulate mse -m grr,oue --k 8 --n 200 --post none,norm-sub,mle
     """
     if k < 2:
         raise CLIError(f"--k must be >= 2; got {k}")
@@ -205,13 +213,22 @@ def mse_cmd(
             if w not in pool:
                 raise CLIError(f"--mechanisms: {w!r} is not one of {', '.join(pool)} for k={k}")
             built.append(pool[w])
+    methods = [s.strip().lower() for s in post.split(",") if s.strip()]
+    allowed = {"none", "mle", "clip", "normalize", "norm-mul", "norm-sub", "project", "base-cut"}
+    for method in methods:
+        if method not in allowed:
+            raise CLIError(f"--post: {method!r} is not one of {', '.join(sorted(allowed))}")
     truth = truth_vector(k, distribution)
-    records = mse_sweep(built, truth, n, reps, np.random.default_rng(seed))
+    records = mse_sweep(built, truth, n, reps, np.random.default_rng(seed), methods)
     records.sort(key=lambda r: (r["mechanism"], r["epsilon"]))
     if plot is not None:
         from deniable.plot import mse_vs_epsilon
 
-        save_axes(mse_vs_epsilon(records, title=f"MSE vs \u03b5, k = {k}, n = {n:,} ({distribution})"),
+        labelled = [
+            {**r, "mechanism": r["mechanism"] if r["post_processing"] == "none"
+             else f"{r['mechanism']} ({r['post_processing']})"} for r in records
+        ]
+        save_axes(mse_vs_epsilon(labelled, title=f"MSE vs \u03b5, k = {k}, n = {n:,} ({distribution})"),
                   plot)
     if as_json:
         print_json({"k": k, "n": n, "reps": reps, "distribution": distribution, "seed": seed,
@@ -219,9 +236,9 @@ def mse_cmd(
         return
     table = Table(title=f"MSE vs theory: k = {k}, n = {n:,}, {distribution} truth, {reps} surveys "
                   "per cell", title_justify="left")
-    for header in ("mechanism", "epsilon", "theory Var", "simulated MSE", "MSE / Var"):
-        table.add_column(header, justify="left" if header == "mechanism" else "right")
+    for header in ("mechanism", "epsilon", "estimate", "theory Var", "simulated MSE", "MSE / Var"):
+        table.add_column(header, justify="left" if header in ("mechanism", "estimate") else "right")
     for r in records:
-        table.add_row(r["mechanism"], f"{r['epsilon']:.4g}", f"{r['variance']:.4e}",
+        table.add_row(r["mechanism"], f"{r['epsilon']:.4g}", r["post_processing"], f"{r['variance']:.4e}",
                       f"{r['mse']:.4e}", f"{r['ratio']:.3f}")
     out.print(table)
