@@ -120,6 +120,21 @@ def exact_probability(prob: object, name: str, owner: str = "") -> Fraction:
     return check_probability(prob, name, Fraction(0), Fraction(1), owner, closed=True)
 
 
+def check_realisable(epsilon: float, largest: float, owner: str) -> float:
+    """The rule for every mechanism: a requested epsilon is realised to within 1% (never above), or refused.
+
+    ``largest`` is the largest epsilon up to which the mechanism's integer
+    probabilities realise every request to within 1% (its tests scan the
+    range); above it the constructor refuses rather than realise less.
+    """
+    if epsilon > largest:
+        raise ValueError(
+            f"{owner} realises epsilon to within 1% only up to {largest:g} (its integer probabilities "
+            f"run out of bits); got epsilon={epsilon!r}"
+        )
+    return epsilon
+
+
 def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, int]:
     """Integers ``(a, b)`` with ``a / b <= exp(epsilon)``, as close as fits.
 

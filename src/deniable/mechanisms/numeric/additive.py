@@ -122,6 +122,9 @@ class _LatticeMechanism(NumericMechanism):
         return self._values(np.arange(lat.steps - lat.K, lat.K + 1)), probs
 
 
+LAPLACE_MAX_EPSILON = 11.2  # 16-bit noise tables: every epsilon up to here is realised to within 1%
+
+
 @register(kind="numeric", candidate=True, required={"epsilon"})
 class Laplace(_LatticeMechanism):
     """Laplace noise for values clamped to ``[low, high]``: ``epsilon``-LDP.
@@ -144,7 +147,9 @@ class Laplace(_LatticeMechanism):
 
     def __init__(self, low: float, high: float, *, epsilon: float) -> None:
         super().__init__(low, high)
-        self._requested = privacy.check_epsilon(epsilon, owner="Laplace")
+        self._requested = privacy.check_realisable(
+            privacy.check_epsilon(epsilon, owner="Laplace"), LAPLACE_MAX_EPSILON, "Laplace"
+        )
         self._lattice = laplace_lattice(self._requested)
 
     @property

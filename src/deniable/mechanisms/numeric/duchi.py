@@ -25,6 +25,7 @@ from deniable.randomness import TWO64, Source
 __all__ = ["Duchi"]
 
 _BETA_BITS = 32
+DUCHI_MAX_EPSILON = 21.4  # every epsilon up to here is realised to within 1% with 32-bit beta
 
 
 @register(kind="numeric", candidate=True, required={"epsilon"})
@@ -44,7 +45,7 @@ class Duchi(NumericMechanism):
 
     def __init__(self, low: float, high: float, *, epsilon: float) -> None:
         super().__init__(low, high)
-        eps = privacy.check_epsilon(epsilon, owner="Duchi")
+        eps = privacy.check_realisable(privacy.check_epsilon(epsilon, owner="Duchi"), DUCHI_MAX_EPSILON, "Duchi")
         c = min((1 << _BETA_BITS) - 1, int(math.tanh(eps / 2) * 2.0**_BETA_BITS))
         while c > 0 and _duchi_epsilon(c) > eps:
             c -= 1

@@ -11,8 +11,8 @@ from numpy.typing import NDArray
 
 from deniable import privacy, randomness
 from deniable.mechanisms.numeric.base import NumericMechanism
-from deniable.mechanisms.numeric.duchi import Duchi
-from deniable.mechanisms.numeric.piecewise import Piecewise
+from deniable.mechanisms.numeric.duchi import DUCHI_MAX_EPSILON, Duchi
+from deniable.mechanisms.numeric.piecewise import PIECEWISE_MAX_EPSILON, Piecewise
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
@@ -44,8 +44,9 @@ class Hybrid(NumericMechanism):
 
     def __init__(self, low: float, high: float, *, epsilon: float) -> None:
         super().__init__(low, high)
-        eps = privacy.check_epsilon(epsilon, owner="Hybrid")
-        self._duchi = Duchi(low, high, epsilon=eps)
+        eps = privacy.check_realisable(privacy.check_epsilon(epsilon, owner="Hybrid"), PIECEWISE_MAX_EPSILON, "Hybrid")
+        # the Duchi branch has weight e^(-eps/2); above its own limit it runs at that limit (still eps-LDP)
+        self._duchi = Duchi(low, high, epsilon=min(eps, DUCHI_MAX_EPSILON))
         if eps > EPSILON_STAR:
             self._pm: Piecewise | None = Piecewise(low, high, epsilon=eps)
             self._alpha_num = min((1 << 32) - 1, round(-math.expm1(-eps / 2) * 2**32))

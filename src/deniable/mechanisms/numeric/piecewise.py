@@ -12,7 +12,10 @@ from deniable.mechanisms.numeric.base import NumericMechanism
 from deniable.mechanisms.numeric.window import WindowMechanism, calibrate_window, odd_window
 from deniable.mechanisms.registry import register
 
-__all__ = ["Piecewise"]
+__all__ = ["Piecewise", "PIECEWISE_MAX_EPSILON"]
+
+PIECEWISE_MAX_EPSILON = 28.0  # every epsilon up to here is realised to within 1% (40-bit windows)
+
 
 @register(kind="numeric", candidate=True, required={"epsilon"})
 class Piecewise(WindowMechanism):
@@ -40,7 +43,9 @@ class Piecewise(WindowMechanism):
 
     def __init__(self, low: float, high: float, *, epsilon: float) -> None:
         super().__init__(low, high)
-        eps = privacy.check_epsilon(epsilon, owner="Piecewise")
+        eps = privacy.check_realisable(
+            privacy.check_epsilon(epsilon, owner="Piecewise"), PIECEWISE_MAX_EPSILON, "Piecewise"
+        )
         G = self.CELLS
         L = odd_window(G / (math.exp(eps / 2) + 1), G)
         self._set_window({

@@ -23,6 +23,9 @@ from deniable.mechanisms.registry import register
 
 __all__ = ["SquareWave", "square_wave_b"]
 
+SQUARE_WAVE_MAX_EPSILON = 28.0  # every epsilon up to here is realised to within 1% (40-bit windows)
+
+
 def square_wave_b(epsilon: float) -> float:
     """Li et al.'s half-width ``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``."""
     e = math.exp(epsilon)
@@ -52,7 +55,9 @@ class SquareWave(WindowMechanism):
 
     def __init__(self, low: float, high: float, *, epsilon: float, bins: int | None = 1024) -> None:
         super().__init__(low, high)
-        eps = privacy.check_epsilon(epsilon, owner="SquareWave")
+        eps = privacy.check_realisable(
+            privacy.check_epsilon(epsilon, owner="SquareWave"), SQUARE_WAVE_MAX_EPSILON, "SquareWave"
+        )
         R = self.INPUT_CELLS
         L = odd_window(2 * square_wave_b(eps) * R, 4 * R)
         G = R + L
