@@ -91,7 +91,11 @@ test('every mechanism returns the wire JSON form of its report', () => {
     for (const value of m.domain) {
       for (const r of m.privatizeMany(new Array(50).fill(value))) assert.ok(shapes[m.mechanism](r, m), `${c.name}: ${stringify(r)}`);
     }
-    assert.ok(Math.abs(m.epsilon - c.config.epsilon) < 1e-12);
+    assert.equal(m.epsilon, c.config.epsilon); // Python's exact ln rounded up, reported as is
+    // without the claim, the client's own float is rounded up: never below Python's, within 1e-13
+    const unclaimed = fromConfig({ ...c.config, epsilon: undefined }, { randomBytes: seededBytes('eps') });
+    assert.ok(unclaimed.epsilon >= c.config.epsilon && unclaimed.epsilon - c.config.epsilon < 1e-13 * Math.max(1, c.config.epsilon),
+      `${c.name}: ${unclaimed.epsilon} vs ${c.config.epsilon}`);
   }
   assert.deepEqual([...seen].sort(), Object.keys(shapes).sort());
 });

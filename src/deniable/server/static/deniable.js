@@ -265,11 +265,15 @@ function parseDomain(domain) {
 }
 
 /**
- * ln(num / den) of positive BigInts as a float, for display and the epsilon consistency check
- * only (never for sampling): Number() rounds each to 2^-53 relative, so the error is ~1e-16.
+ * ln(num / den) of positive BigInts as a float, rounded up (never below the exact value), for
+ * display and the epsilon consistency check only (never for sampling). Number() rounds each to
+ * 2^-53 relative and Math.log is within an ulp or two, so the float difference is within
+ * 4 * 2^-52 * (|ln num| + |ln den| + 1) of the exact value; that margin is added.
  */
 function lnRatio(num, den) {
-  return Math.log(Number(num)) - Math.log(Number(den));
+  const top = Math.log(Number(num));
+  const bottom = Math.log(Number(den));
+  return top - bottom + 4 * Number.EPSILON * (Math.abs(top) + Math.abs(bottom) + 1);
 }
 
 // ------------------------------------------------------------------ mechanisms
@@ -497,6 +501,8 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
       throw new DeniableError('epsilon', `says ${stringify(claimed)} but the parameters give ${impl.epsilon}`);
     }
   }
+  // the configuration's epsilon is the server's exact ln rounded up to a float; report that
+  const epsilon = typeof claimed === 'number' ? claimed : impl.epsilon;
   const domain = dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
   const position = (value) => {
     // a full pass over the domain whatever the value (no early exit)
@@ -512,7 +518,7 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
     mechanism: name,
     domain: Object.freeze(domain.slice()),
     k: dom.k,
-    epsilon: impl.epsilon,
+    epsilon,
     config,
     /** One report for `value` (a category of the domain), as JSON-ready data. */
     privatize(value) {
