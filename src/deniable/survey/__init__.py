@@ -2,8 +2,13 @@
 
 Designs with RRreg's model names and ``p`` conventions (:mod:`.designs`),
 the prevalence by maximum likelihood (:mod:`.prevalence`), and simulated
-survey data with known truth (:mod:`.generate`).
+survey data with known truth (:mod:`.generate`). Logistic regression
+(:func:`logit`, :func:`lr_test`, :mod:`.regression`) needs the ``survey``
+extra (pandas, statsmodels, patsy) and is imported on first use, so
+``import deniable.survey`` needs numpy only.
 """
+
+from typing import Any
 
 from deniable.survey.designs import (
     MODELS,
@@ -49,4 +54,20 @@ __all__ = [
     "loglik",
     "prevalence",
     "prevalence_from_counts",
+    "logit",
+    "lr_test",
 ]
+
+_REGRESSION = ("logit", "lr_test", "LRTest", "RRLogit", "RRLogitResults")
+
+
+def __getattr__(name: str) -> Any:
+    """``logit`` and the other regression names, imported from :mod:`.regression` when first asked for."""
+    if name in _REGRESSION:
+        try:
+            from deniable.survey import regression
+        except ImportError as err:
+            raise ImportError(f"deniable.survey.{name} needs the survey extra: pip install 'deniable[survey]' "
+                              f"({err})") from err
+        return getattr(regression, name)
+    raise AttributeError(f"module 'deniable.survey' has no attribute {name!r}")
