@@ -88,11 +88,12 @@ class ResponseLikelihood:
     """``log L(beta, a) = sum_i log L_i`` for answers ``y`` in groups ``g`` with covariate matrix ``X``.
 
     ``responses`` must be among ``design.responses`` and ``groups`` 1 or 2 for a
-    two-group design (checked here). The parameter vector is ``beta``
+    two-group design (checked here; an error names the row by its position,
+    or by ``labels[i]`` if given). The parameter vector is ``beta``
     (one per column of ``X``) followed by ``a`` for a two-group design.
     """
 
-    def __init__(self, design: Design, responses: Any, groups: Any, exog: Any) -> None:
+    def __init__(self, design: Design, responses: Any, groups: Any, exog: Any, labels: Any = None) -> None:
         check_design(design)
         self.design = design
         self.exog = np.asarray(exog, dtype=np.float64)
@@ -109,7 +110,7 @@ class ResponseLikelihood:
             i = int(np.flatnonzero(~ok)[0])
             raise ValueError(
                 f"response must be one of {', '.join(map(str, design.responses))} for {design.model}; "
-                f"got {y[i]!r} at row {i}"
+                f"got {y[i].item()!r} at row {i if labels is None else labels[i]!r}"
             )
         g = design.check_groups(groups, n)
         self.responses = y.astype(np.int64)
@@ -357,11 +358,13 @@ def _check_separation(lik: ResponseLikelihood, best: Maximum, names: list[str]) 
     scaled = sub / np.outer(diag, diag)
     values, vectors = np.linalg.eigh(scaled)
     if values[0] <= 0 or values[-1] / values[0] > SINGULAR_CONDITION:
-        j = int(np.argmax(np.abs(vectors[:, 0])))
+        weight = np.abs(vectors[:, 0])
+        involved = [names[int(np.flatnonzero(keep)[j])] for j in np.flatnonzero(weight >= 0.3 * weight.max())]
+        pi = lik.prevalence(best.params)
         raise SeparationError(
             f"singular information matrix (condition number {values[-1] / max(values[0], 1e-300):.3g}): "
-            f"{names[int(np.flatnonzero(keep)[j])]!r} is not identified (perfect separation, or terms that "
-            "are collinear in the rows used)"
+            f"{', '.join(map(repr, involved))} not identified: perfect separation (the fitted prevalence runs "
+            f"from {pi.min():.3g} to {pi.max():.3g}) or terms collinear in the rows used"
         )
 
 

@@ -163,7 +163,9 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
         raise ValueError(f"formula must be a string 'answer ~ terms'; got {formula!r}")
     if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 0:
         raise ValueError(f"restarts must be a non-negative integer; got {restarts!r}")
-    frame = _frame(data, "data").reset_index(drop=True)
+    frame = _frame(data, "data")
+    index = frame.index
+    frame = frame.reset_index(drop=True)
     n_rows = len(frame)
     groups = _groups(group, frame, design)
     text = _r_syntax(formula, frame.columns)
@@ -189,7 +191,7 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
                          f"(rank {rank} for {x.shape[1]} columns: {', '.join(names)})")
     g = None if groups is None else groups.loc[x.index].to_numpy()
     try:
-        lik = ResponseLikelihood(design, answer.to_numpy(), g, x.to_numpy())
+        lik = ResponseLikelihood(design, answer.to_numpy(), g, x.to_numpy(), labels=index[x.index])
     except ValueError as err:
         raise ValueError(f"{err} (column {y.columns[0]!r} of data)" if "response" in str(err) else str(err)) from None
     best = fit(lik, names + extra, restarts=restarts)
