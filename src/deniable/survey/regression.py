@@ -65,6 +65,9 @@ class RRLogit(GenericLikelihoodModel):  # type: ignore[misc]
         self.likelihood = likelihood
         self.design_info = design_info
         super().__init__(endog, exog, extra_params_names=extra_names or None)
+        # degrees of freedom without the intercept (if any) and the extra parameter, also for "- 1" formulas
+        self.df_model = float(likelihood.exog.shape[1] - self.k_constant)
+        self.df_resid = float(likelihood.nobs - likelihood.k_params)
 
     def loglike(self, params: Any) -> float:
         return self.likelihood.loglike(params)
