@@ -170,6 +170,8 @@ def test_bad_responses_and_groups(frame: pd.DataFrame) -> None:
         sv.logit("region ~ age", frame, sv.design("Warner", 0.7))
     with pytest.raises(ValueError, match=r"group must be 1 or 2 for CDM; got 3"):
         sv.logit("y ~ age", frame.assign(g=frame["g"] + 1), sv.design("CDM", (0.2, 0.6)), group="g")
+    with pytest.raises(ValueError, match=r"group: all respondents are in group 2; CDM's gamma is identified only"):
+        sv.logit("y ~ age", frame.assign(g=2), sv.design("CDM", (0.2, 0.6)), group="g")
     with pytest.raises(ValueError, match=r"data has 3 complete rows for 3 parameters"):
         sv.logit("y ~ age", frame.head(3), sv.design("SLD", (0.3, 0.7)), group="g")
     with pytest.raises(TypeError, match=r"design must be a deniable.survey Design"):

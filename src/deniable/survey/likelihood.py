@@ -113,6 +113,9 @@ class ResponseLikelihood:
                 f"got {y[i].item()!r} at row {i if labels is None else labels[i]!r}"
             )
         g = design.check_groups(groups, n)
+        if design.groups == 2 and n and not (np.any(g == 1) and np.any(g == 2)):
+            raise ValueError(f"group: all respondents are in group {g[0]}; {design.model}'s {design.extra} is "
+                             "identified only by answers from both groups")
         self.responses = y.astype(np.int64)
         self.groups = g
         corners = np.empty((design.groups, len(design.responses), 4))
