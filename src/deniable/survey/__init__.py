@@ -3,8 +3,9 @@
 Designs with RRreg's model names and ``p`` conventions (:mod:`.designs`),
 the prevalence by maximum likelihood (:mod:`.prevalence`), and simulated
 survey data with known truth (:mod:`.generate`). Logistic regression
-(:func:`logit`, :func:`lr_test`, :mod:`.regression`) needs the ``survey``
-extra (pandas, statsmodels, patsy) and is imported on first use, so
+(:func:`logit`, :func:`lr_test`) and linear regression on a randomized
+predictor (:func:`linear`), in :mod:`.regression`, need the ``survey``
+extra (pandas, statsmodels, patsy) and are imported on first use, so
 ``import deniable.survey`` needs numpy only.
 """
 
@@ -55,14 +56,15 @@ __all__ = [
     "prevalence",
     "prevalence_from_counts",
     "logit",
+    "linear",
     "lr_test",
 ]
 
-_REGRESSION = ("logit", "lr_test", "LRTest", "RRLogit", "RRLogitResults")
+_REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")
 
 
 def __getattr__(name: str) -> Any:
-    """``logit`` and the other regression names, imported from :mod:`.regression` when first asked for."""
+    """``logit``, ``linear`` and the other regression names, imported from :mod:`.regression` when first asked for."""
     if name in _REGRESSION:
         try:
             from deniable.survey import regression

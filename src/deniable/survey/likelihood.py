@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from deniable.survey.designs import Design
 
-__all__ = ["ResponseLikelihood", "Maximum", "SeparationError", "maximize", "fit", "covariance"]
+__all__ = ["Likelihood", "ResponseLikelihood", "Maximum", "SeparationError", "maximize", "fit", "covariance"]
 
 TOLERANCE = 1e-10
 """Convergence: the Newton decrement ``g' (-H)^{-1} g`` (twice the predicted gain of log-likelihood) below this."""
@@ -213,8 +213,26 @@ class Maximum:
     at_bound: bool
 
 
-def maximize(lik: ResponseLikelihood, start: Any, tol: float = TOLERANCE, max_iter: int = 500) -> Maximum:
-    """Damped Newton ascent from ``start`` with the exact Hessian; ``a`` kept in [0, 1].
+class Likelihood(Protocol):
+    """What :func:`maximize` needs: a log-likelihood with exact score and Hessian; when ``k_extra`` is 1,
+    the last of the ``k_params`` parameters is a probability, kept in [0, 1]."""
+
+    k_params: int
+    k_extra: int
+
+    def loglike(self, theta: Any) -> float: ...
+
+    def loglike_obs(self, theta: Any) -> NDArray[np.float64]: ...
+
+    def score(self, theta: Any) -> NDArray[np.float64]: ...
+
+    def score_obs(self, theta: Any) -> NDArray[np.float64]: ...
+
+    def hessian(self, theta: Any) -> NDArray[np.float64]: ...
+
+
+def maximize(lik: Likelihood, start: Any, tol: float = TOLERANCE, max_iter: int = 500) -> Maximum:
+    """Damped Newton ascent from ``start`` with the exact Hessian; ``a`` (the last parameter) kept in [0, 1].
 
     Each step solves ``(-H + mu I) d = g`` with the smallest ``mu >= 0`` that
     makes the matrix positive definite, halves the step until the
@@ -371,7 +389,7 @@ def _check_separation(lik: ResponseLikelihood, best: Maximum, names: list[str]) 
         )
 
 
-def covariance(lik: ResponseLikelihood, best: Maximum, cov_type: str = "oim") -> NDArray[np.float64]:
+def covariance(lik: Likelihood, best: Maximum, cov_type: str = "oim") -> NDArray[np.float64]:
     """The estimates' covariance: the inverse of the exact observed information (``"oim"``), or of the
     outer product of the per-respondent scores (``"opg"``, BHHH: what rr's ``rrreg`` reports).
 
