@@ -106,3 +106,14 @@ def test_summary_and_predict(fits: dict[str, object], nigeria: pd.DataFrame) -> 
                                                "cov.female"])
     np.testing.assert_allclose(new[complete.index], fitted[complete.index], rtol=1e-12)
     assert new.drop(complete.index).isna().all()
+
+
+def test_example_script_prints_table3(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/nigeria.py (shipped data) prints the published coefficients and rr's standard errors."""
+    import runpy
+
+    runpy.run_path(str(ROOT / "examples" / "nigeria.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    for figure in ("-0.3402", "0.0790", "-0.2674", "-0.5544", "0.509", "0.041", "0.162", "-1540.1", "2423"):
+        assert figure in out, figure
+    assert "Likelihood-ratio test of the other covariates" in out
