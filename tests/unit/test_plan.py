@@ -66,7 +66,7 @@ def test_sample_sizes_from_the_notes() -> None:
     assert dn.sample_size(dn.BinaryRR(epsilon=math.log(3)), 0.01) == 38_415
     assert dn.sample_size(dn.BinaryRR(prob=0.75), 0.01) == 38_415
     assert dn.sample_size(dn.BinaryRR(epsilon=1.0), 0.01) == 44_971
-    fixed = {"frequency": 0.0, "population": "fixed"}
+    fixed = {"frequency": 0.0, "target": "respondents"}
     assert dn.sample_size(dn.GRR(10, epsilon=1.0), 0.01, **fixed) == 139_455
     assert dn.sample_size(dn.OUE(10, epsilon=1.0), 0.01, **fixed) == 141_470
     assert dn.sample_size(dn.OUE(10, epsilon=2.0), 0.01, **fixed) == 27_815
@@ -75,11 +75,11 @@ def test_sample_sizes_from_the_notes() -> None:
 def test_sample_size_is_consistent_with_variance() -> None:
     """The returned n is the smallest with z * sqrt(Var) <= margin (fixed population, given f)."""
     m = dn.OUE(8, epsilon=1.5)
-    n = dn.sample_size(m, 0.02, 0.9, frequency=0.1, population="fixed")
+    n = dn.sample_size(m, 0.02, 0.9, frequency=0.1, target="respondents")
     z = testing.z_for(0.1)
-    half = lambda size: z * math.sqrt(m.variance(size, np.full(8, 0.1))[0])  # noqa: E731
+    half = lambda size: z * math.sqrt(m.variance(size, np.full(8, 0.1), "respondents")[0])  # noqa: E731
     assert half(n) <= 0.02 < half(n - 1)
-    simultaneous = dn.sample_size(m, 0.02, 0.9, frequency=0.1, population="fixed", simultaneous=True)
+    simultaneous = dn.sample_size(m, 0.02, 0.9, frequency=0.1, target="respondents", simultaneous=True)
     assert simultaneous > n
     assert dn.sample_size(m, 0.01) > dn.sample_size(m, 0.02)
 
@@ -93,13 +93,13 @@ def test_simulate_a_billion_respondents(make, rng: np.random.Generator) -> None:
     m = make()
     truth = np.array([0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05, 0.0, 0.0])
     start = time.perf_counter()
-    est = dn.simulate(m, truth, 10**9, rng=rng)
+    est = dn.simulate(m, truth, 10**9, rng=rng, target="respondents")
     elapsed = time.perf_counter() - start
     assert elapsed < 2.0, f"simulate took {elapsed:.2f} s"
     assert est.n == 10**9 and est.support_counts.sum() > 0
     np.testing.assert_allclose(est.truth, truth, atol=1e-9)
     z = testing.z_for(1e-6 / 20)
-    sd = np.sqrt(m.variance(10**9, est.truth))
+    sd = np.sqrt(m.variance(10**9, est.truth, "respondents"))
     assert np.all(np.abs(est.frequencies - est.truth) <= z * sd), (est.frequencies - est.truth) / sd
     assert est.std_errors is not None and np.all(est.std_errors < 1e-3)
 
@@ -109,7 +109,7 @@ def test_simulate_is_reproducible_and_rounds_population() -> None:
     a = dn.simulate(m, [0.2] * 5, 1000, rng=5)
     b = dn.simulate(m, [0.2] * 5, 1000, rng=np.random.default_rng(5))
     np.testing.assert_array_equal(a.frequencies, b.frequencies)
-    est = dn.simulate(dn.GRR(3, epsilon=1.0), [1 / 3] * 3, 10, rng=1)
+    est = dn.simulate(dn.GRR(3, epsilon=1.0), [1 / 3] * 3, 10, rng=1, target="respondents")
     assert sorted((est.truth * 10).round().astype(int).tolist()) == [3, 3, 4]
 
 
