@@ -146,6 +146,7 @@ class FrequencyOracle(Mechanism):
         population the respondents were sampled from; ``"respondents"`` the
         shares among these respondents. Only the standard errors differ.
         """
+        target = check_target(target)  # before any work on the reports
         est: Estimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 

@@ -260,6 +260,7 @@ class NumericMechanism(Mechanism):
         error) or ``"respondents"`` (their own mean, formula standard error);
         see :class:`~deniable.MeanEstimate`.
         """
+        target = check_target(target)  # before any work on the reports
         est: MeanEstimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 
