@@ -1,6 +1,6 @@
 // The results page: fetch /surveys/{id}/results?target=... and draw each question's estimates
 // as an accessible SVG bar chart with confidence-interval whiskers. Each value is printed with
-// its interval as a range ("20.1%" over "18.0–22.2%"), never as "±", so it cannot be read as
+// its interval as a range ("20.1%" over "18.0–22.2%"), never as plus-minus, so it cannot be read as
 // a standard error; the standard errors are in the table, labelled as such.
 import { parseJSON } from './deniable.js';
 
@@ -121,7 +121,7 @@ function chart(q, index, level) {
       const ranged = Number.isFinite(r.low) && Number.isFinite(r.high);
       g.append(el('text', { class: 'value', x: labelW + plotW + 10, y: ranged ? cy - 1 : cy + 4 }, pct(r.est)));
       if (ranged) {
-        // the interval as a range, not "±": a reader cannot take it for a standard error
+        // the interval as a range, not plus-minus: a reader cannot take it for a standard error
         g.append(el('text', { class: 'value-interval', x: labelW + plotW + 10, y: cy + 11 },
           `${(100 * r.low).toFixed(1)}–${pct(r.high)}`));
       }
