@@ -54,7 +54,7 @@ _TARGET_WORDS = {
 def check_target(target: object) -> Target:
     """Validate an inference target: ``"population"`` or ``"respondents"``."""
     if isinstance(target, str) and target in TARGETS:
-        return target  # type: ignore[return-value]
+        return target
     raise ValueError(f"target must be 'population' or 'respondents'; got {target!r}")
 
 

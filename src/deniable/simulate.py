@@ -148,7 +148,7 @@ def mse_sweep(
     records = []
     for m in mechanisms:
         runs = [simulate(m, true_frequencies, n, rng, target) for _ in range(reps)]
-        truth = runs[0].truth
+        truth = np.asarray(runs[0].truth)  # the same in every run
         mse = float(np.mean([np.square(e.frequencies - truth) for e in runs]))
         variance = float(np.mean(m.variance(n, truth, target)))
         records.append(

@@ -145,7 +145,8 @@ def test_unbiasedness_and_variance_checks_have_power(cell: Cell, rng: np.random.
     p, q = wrong._pq()
     biased = (est.observed - q) / (p - q)
     assert not testing.mean_check(biased, truth, ALPHA / 2).passed
-    assert not testing.variance_ratio_check(est.frequencies, wrong.variance(cell.n, truth, "respondents"), ALPHA / 2).passed
+    wrong_variance = wrong.variance(cell.n, truth, "respondents")
+    assert not testing.variance_ratio_check(est.frequencies, wrong_variance, ALPHA / 2).passed
 
 
 def _stronger(m: Any) -> Any:

@@ -246,10 +246,10 @@ def estimate_db(
         if est.n == 0:
             out.print(f"{q.id}: no reports yet")
             continue
-        target = None
+        figure = None
         if plot is not None:
-            target = plot if len(questions) == 1 else plot.with_name(f"{plot.stem}-{q.id}{plot.suffix}")
-        show_estimate(est, consistent=consistent, level=level, plot=target, as_json=False,
+            figure = plot if len(questions) == 1 else plot.with_name(f"{plot.stem}-{q.id}{plot.suffix}")
+        show_estimate(est, consistent=consistent, level=level, plot=figure, as_json=False,
                       title=f"{q.id}: {q.text}")
         if i + 1 < len(questions):
             out.print()
