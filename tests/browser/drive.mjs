@@ -125,7 +125,7 @@ try {
       values: [...s.querySelectorAll('svg text.value')].map((t) => t.textContent),
       ranges: [...s.querySelectorAll('svg text.value-interval')].map((t) => t.textContent),
       head: [...s.querySelectorAll('table.numbers thead th')].map((th) => th.textContent),
-      caption: s.querySelector('table.numbers caption')?.textContent,
+      note: s.querySelector('details .table-note')?.textContent,
     })));
     out.results_summary = await page.textContent('#summary');
     out.results_legend = await page.textContent('#legend');

@@ -242,7 +242,7 @@ def test_results_page_shows_charts(run: dict[str, Any]) -> None:
         assert len(r["rows"]) == k
         # the target is named; an interval is shown as a range and a standard error as a column
         assert r["meta"].endswith("estimates of: population")
-        assert r["caption"] == "Estimates of the population the respondents were sampled from."
+        assert r["note"] == "Estimates of the population the respondents were sampled from."
         assert r["head"][2:4] == ["Standard error", "95% confidence interval"]
         assert len(r["values"]) == len(r["ranges"]) == k
         assert not any("±" in v for v in r["values"] + r["ranges"] + r["rows"])

@@ -137,9 +137,7 @@ function table(q, level) {
   const t = document.createElement('table');
   t.className = 'numbers';
   const head = ['Answer', 'Estimate', 'Standard error', `${level} confidence interval`, 'Adjusted (sums to 100%)', 'Raw report share'];
-  const target = TARGETS[q.target] ?? TARGETS.population;
-  t.innerHTML = `<caption>Estimates of ${target.long}.</caption>`
-    + `<thead><tr>${head.map((h) => `<th scope="col">${h}</th>`).join('')}</tr></thead>`;
+  t.innerHTML = `<thead><tr>${head.map((h) => `<th scope="col">${h}</th>`).join('')}</tr></thead>`;
   const body = document.createElement('tbody');
   order(q).forEach((i) => {
     const tr = document.createElement('tr');
@@ -202,7 +200,10 @@ function render(results) {
       const scroller = document.createElement('div');
       scroller.className = 'scroll';
       scroller.append(table(q, level));
-      details.append(summary, scroller);
+      const note = document.createElement('p');
+      note.className = 'table-note';  // outside the scroller: it wraps on a narrow screen
+      note.textContent = `Estimates of ${(TARGETS[q.target] ?? TARGETS.population).long}.`;
+      details.append(summary, note, scroller);
       section.append(details);
     }
     container.append(section);
