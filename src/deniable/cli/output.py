@@ -32,7 +32,7 @@ def target_note(target: Target) -> str:
 def estimate_records(
     est: Estimate, level: float = 0.95, consistent: Estimate | None = None
 ) -> list[dict[str, Any]]:
-    """One JSON-ready dict per category: estimate, SE, CI, observed share (and truth)."""
+    """One JSON-ready dict per category: estimate, standard error, interval, observed share (and truth)."""
     low, high = est.ci(level) if est.std_errors is not None and est.n else (None, None)
     rows = []
     for i, category in enumerate(est.domain):
