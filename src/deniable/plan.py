@@ -121,7 +121,7 @@ def _worst_per_user_variance(mechanism: Any, frequency: float | None, target: Ta
     """
     sampling = target == "population"
     try:
-        p, q = mechanism._pq()
+        p, q = mechanism.support_rates()
     except (AttributeError, NotImplementedError):
         grid = np.linspace(0, 1, 201) if frequency is None else np.array([float(frequency)])
         return max(float(np.max(mechanism.variance(1, np.full(mechanism.k, f), target))) for f in grid)

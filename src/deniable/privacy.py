@@ -24,6 +24,7 @@ __all__ = [
     "exp_ratio",
     "check_epsilon",
     "check_probability",
+    "exact_probability",
     "binary_prob",
     "binary_epsilon",
     "grr_epsilon",
@@ -76,13 +77,14 @@ def check_epsilon(epsilon: object, name: str = "epsilon", owner: str = "") -> fl
 
 
 def check_probability(
-    prob: object, name: str, low: Fraction, high: Fraction, owner: str = ""
+    prob: object, name: str, low: Fraction, high: Fraction, owner: str = "", closed: bool = False
 ) -> Fraction:
-    """Validate ``prob`` in the open interval (low, high) and return it exactly.
+    """Validate ``prob`` in the interval (low, high) ([low, high] if ``closed``) and return it exactly.
 
     Floats are taken as the decimal they print as: ``0.3`` means ``3/10``.
     """
     where = f" for {owner}" if owner else ""
+    allowed = f"[{float(low):g}, {float(high):g}]" if closed else f"({float(low):g}, {float(high):g})"
     if isinstance(prob, bool) or not isinstance(prob, (int, float, Fraction)):
         try:
             import numpy as np
@@ -94,17 +96,28 @@ def check_probability(
         except TypeError:
             raise TypeError(f"{name} must be a number{where}; got {prob!r}") from None
     if isinstance(prob, float) and not math.isfinite(prob):
-        raise ValueError(
-            f"{name} must be in ({float(low):g}, {float(high):g}){where}; got {prob!r}"
-        )
+        raise ValueError(f"{name} must be in {allowed}{where}; got {prob!r}")
     # a float is read as the decimal it prints as (0.3 is 3/10, not the binary
     # double nearest to it), so products of probabilities keep small denominators
     exact = Fraction(repr(float(prob))) if isinstance(prob, float) else Fraction(prob)
-    if not low < exact < high:
-        raise ValueError(
-            f"{name} must be in ({float(low):g}, {float(high):g}){where}; got {prob!r}"
-        )
+    if not (low <= exact <= high if closed else low < exact < high):
+        raise ValueError(f"{name} must be in {allowed}{where}; got {prob!r}")
     return exact
+
+
+def exact_probability(prob: object, name: str, owner: str = "") -> Fraction:
+    """A probability in [0, 1], exactly (see :func:`check_probability`).
+
+    Also reads a string as an exact fraction or decimal (``"1/6"``, ``"0.25"``),
+    as survey files and command lines write them.
+    """
+    if isinstance(prob, str):
+        where = f" for {owner}" if owner else ""
+        try:
+            prob = Fraction(prob.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{name} must be a number or a fraction like 1/6{where}; got {prob!r}") from None
+    return check_probability(prob, name, Fraction(0), Fraction(1), owner, closed=True)
 
 
 def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, int]:

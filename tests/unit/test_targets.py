@@ -87,7 +87,7 @@ def test_standard_errors_plug_in_per_target(case: Case) -> None:
     """Population: lambda_hat(1-lambda_hat)/(n gap^2) at the observed share; respondents: (A) at
     clip(f_hat, 0, 1). The frequencies are the same for both targets."""
     m = case.make()
-    p, q = m._pq()
+    p, q = m.support_rates()
     n = 997
     counts = np.round(n * (q + (p - q) * _shares(m.k)) + np.arange(m.k) % 3 - 1).astype(np.int64)
     counts = np.clip(counts, 0, n)

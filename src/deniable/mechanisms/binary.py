@@ -11,6 +11,11 @@ The forced-response (two-coin) design answers truthfully with probability
 ``epsilon = ln max(P(yes|T)/P(yes|F), P(no|F)/P(no|T))``. With
 ``p_truth = p_yes = 1/2`` this is Warner with prob 3/4.
 
+Any other pair ``(P(yes|T), P(yes|F))`` is a :meth:`BinaryRR.channel`: the
+classic survey designs (crosswise, triangular, Mangat, unrelated question,
+stochastic lie detector, ...) are such channels, and where an answer is
+impossible under one truth, ``epsilon`` is infinite: that answer reveals it.
+
 Estimator: with ``lambda`` the share of "yes",
 ``pi = (lambda - P(yes|F)) / (P(yes|T) - P(yes|F))``; for Warner this is
 ``(lambda + p - 1) / (2p - 1)`` and for the fair two-coin design ``2 lambda - 1/2``.
@@ -18,6 +23,7 @@ Estimator: with ``lambda`` the share of "yes",
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -81,11 +87,9 @@ class BinaryRR(FrequencyOracle):
             [yes_if_false, yes_if_true]
         )
         self._thresholds = np.array([self._yes_false, self._yes_true], dtype=np.uint64)
-        self._epsilon = privacy.ln_up(
-            max(
-                Fraction(self._yes_true, self._yes_false),
-                Fraction(self._denominator - self._yes_false, self._denominator - self._yes_true),
-            )
+        d = self._denominator
+        self._epsilon = max(
+            _log_ratio(self._yes_true, self._yes_false), _log_ratio(d - self._yes_true, d - self._yes_false)
         )
 
     @classmethod
@@ -98,6 +102,27 @@ class BinaryRR(FrequencyOracle):
         t = privacy.check_probability(p_truth, "p_truth", Fraction(0), Fraction(1), "forced_response")
         y = privacy.check_probability(p_yes, "p_yes", Fraction(0), Fraction(1), "forced_response")
         return cls._from_channel(t + (1 - t) * y, (1 - t) * y)
+
+    @classmethod
+    def channel(cls, p_yes_given_yes: float | Fraction | str, p_yes_given_no: float | Fraction | str) -> BinaryRR:
+        """Any binary channel: ``P(yes | True)`` and ``P(yes | False)``, exact, in [0, 1] and different.
+
+        Every classic yes/no survey design is one such channel per group
+        (see :mod:`deniable.survey`). Where one answer is impossible under
+        one truth (a probability of 0 or 1), that answer reveals the truth
+        and ``epsilon`` is infinite.
+
+        >>> BinaryRR.channel(1, "1/3")
+        BinaryRR(P(yes|yes)=1, P(yes|no)=0.333333, epsilon=inf: an answer reveals the truth)
+        """
+        yt = privacy.exact_probability(p_yes_given_yes, "p_yes_given_yes", "BinaryRR.channel")
+        yf = privacy.exact_probability(p_yes_given_no, "p_yes_given_no", "BinaryRR.channel")
+        if yt == yf:
+            raise ValueError(
+                f"p_yes_given_yes and p_yes_given_no must differ for BinaryRR.channel (else the answer "
+                f"carries no information); got both {yt}"
+            )
+        return cls._from_channel(yt, yf)
 
     @classmethod
     def _from_channel(cls, yes_if_true: Fraction, yes_if_false: Fraction) -> BinaryRR:
@@ -180,9 +205,9 @@ class BinaryRR(FrequencyOracle):
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> BinaryRR:
         d = int(params["denominator"])
         yf, yt = (int(v) for v in params["yes_numerators"])
-        if not (0 < yf < yt < d):
+        if not (0 <= yf <= d and 0 <= yt <= d and yf != yt):
             raise ValueError(
-                "BinaryRR params need 0 < yes_numerators[0] < yes_numerators[1] < denominator; "
+                "BinaryRR params need two different yes_numerators in [0, denominator]; "
                 f"got {params!r}"
             )
         return cls._from_channel(Fraction(yt, d), Fraction(yf, d))
@@ -195,10 +220,20 @@ class BinaryRR(FrequencyOracle):
         return 1
 
     def __repr__(self) -> str:
+        reveals = "" if math.isfinite(self.epsilon) else ": an answer reveals the truth"
         return (
             f"BinaryRR(P(yes|yes)={float(self.p_yes_given_yes):.6g}, "
-            f"P(yes|no)={float(self.p_yes_given_no):.6g}, epsilon={self.epsilon:.6g})"
+            f"P(yes|no)={float(self.p_yes_given_no):.6g}, epsilon={self.epsilon:.6g}{reveals})"
         )
+
+
+def _log_ratio(a: int, b: int) -> float:
+    """``|ln(a / b)|`` rounded up; infinite when exactly one of ``a``, ``b`` is 0 (never both)."""
+    if a == b:
+        return 0.0
+    if a == 0 or b == 0:
+        return math.inf
+    return privacy.ln_up(Fraction(max(a, b), min(a, b)))
 
 
 add_recipe(

@@ -128,15 +128,20 @@ class FrequencyOracle(Mechanism):
         return self._supports(self._checked(reports), self.domain_obj.encode_one(value))
 
     # -------------------------------------------------------------- estimate
-    def _pq(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(p*, q*)`` as read-only float arrays, computed once per mechanism."""
-        cached = self.__dict__.get("_pq_cache")
+    def support_rates(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """:meth:`support_probabilities` as read-only float64 arrays, computed once per mechanism.
+
+        ``p*[v] = P(v in S(y) | x = v)`` and ``q*[v] = P(v in S(y) | x != v)``,
+        where ``S(y)`` is the set of categories report ``y`` supports; the
+        expected share of reports supporting ``v`` is ``q*[v] + (p*[v] - q*[v]) f[v]``.
+        """
+        cached = self.__dict__.get("_support_rates")
         if cached is None:
             p, q = self.support_probabilities()
             cached = (np.array([float(x) for x in p]), np.array([float(x) for x in q]))
             for arr in cached:
                 arr.setflags(write=False)
-            self.__dict__["_pq_cache"] = cached
+            self.__dict__["_support_rates"] = cached
         return cached
 
     def estimate(self, reports: Any, target: Target = "population") -> Estimate:
@@ -164,7 +169,7 @@ class FrequencyOracle(Mechanism):
         stat.require(SupportCounts, self.fingerprint)
         if np.shape(stat.counts)[-1:] != (self.k,):
             raise ValueError(f"aggregate has {np.shape(stat.counts)[-1:]} counts; {self.name} needs k={self.k}")
-        p, q = self._pq()
+        p, q = self.support_rates()
         n = stat.n
         with np.errstate(invalid="ignore", divide="ignore"):
             observed = stat.counts / n if n else np.full(self.k, np.nan)
@@ -200,7 +205,7 @@ class FrequencyOracle(Mechanism):
         """
         target = check_target(target)
         f = self._variance_frequencies(n, frequencies)
-        p, q = self._pq()
+        p, q = self.support_rates()
         return pure_variance(n, p, q, f, target)
 
     def _variance_frequencies(self, n: int, frequencies: Any) -> NDArray[np.float64]:
