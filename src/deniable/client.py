@@ -38,6 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from deniable import randomness
 from deniable.errors import DeniableError
+from deniable.estimate import Target, check_target
 from deniable.mechanisms.contract import Mechanism
 from deniable.wire import MAX_BATCH, from_config
 
@@ -176,9 +177,11 @@ class Client:
             self._surveys[survey_id] = self._request("GET", f"/surveys/{survey_id}")
         return self._surveys[survey_id]
 
-    def results(self, survey_id: str) -> dict[str, Any]:
-        """``GET /surveys/{id}/results``."""
-        result: dict[str, Any] = self._request("GET", f"/surveys/{survey_id}/results")
+    def results(self, survey_id: str, target: Target = "population") -> dict[str, Any]:
+        """``GET /surveys/{id}/results?target=...``: estimates of the population the
+        respondents were sampled from (the default) or of these ``"respondents"`` only."""
+        query = f"?target={check_target(target)}"
+        result: dict[str, Any] = self._request("GET", f"/surveys/{survey_id}/results{query}")
         return result
 
     # ------------------------------------------------------------ respond

@@ -122,10 +122,29 @@ try {
       svg_title: s.querySelector('svg title')?.textContent,
       svg_desc: s.querySelector('svg desc')?.textContent,
       rows: [...s.querySelectorAll('table.numbers tbody tr')].map((tr) => tr.textContent),
+      values: [...s.querySelectorAll('svg text.value')].map((t) => t.textContent),
+      ranges: [...s.querySelectorAll('svg text.value-interval')].map((t) => t.textContent),
+      head: [...s.querySelectorAll('table.numbers thead th')].map((th) => th.textContent),
+      note: s.querySelector('details .table-note')?.textContent,
     })));
     out.results_summary = await page.textContent('#summary');
+    out.results_legend = await page.textContent('#legend');
+    out.results_target = await page.inputValue('#target');
     out.screenshots.results = path.join(plan.screenshot_dir, 'results.png');
     await page.screenshot({ path: out.screenshots.results, fullPage: true });
+    // the other target: the page asks the server again and says so
+    const metas = async () => page.$$eval('section.question-result .meta', (m) => m.map((x) => x.textContent));
+    await page.selectOption('#target', 'respondents');
+    await page.waitForFunction(() => document.querySelector('.meta')?.textContent.includes('these respondents'));
+    await page.waitForSelector('body[data-state="loaded"]');
+    out.respondents = {
+      url: page.url(),
+      legend: await page.textContent('#legend'),
+      metas: await metas(),
+      std_errors: await page.$$eval('table.numbers tbody tr', (rows) => rows.map((tr) => tr.children[2].textContent)),
+    };
+    out.screenshots.results_respondents = path.join(plan.screenshot_dir, 'results-respondents.png');
+    await page.screenshot({ path: out.screenshots.results_respondents, fullPage: true });
   }
 } finally {
   await context.close();

@@ -70,7 +70,7 @@ def test_regression_decode_is_unbiased_with_honest_standard_errors() -> None:
     alpha = 1e-6 / (2 * k)
     z = stats.norm.isf(alpha / 2)
     estimates = np.array([m.estimate(m.privatize_many(values, rng=r)).frequencies for r in range(reps)])
-    se = np.sqrt(m.variance(n, truth))
+    se = np.sqrt(m.variance(n, truth, "respondents"))  # the values are fixed
     assert np.all(np.abs(estimates.mean(axis=0) - truth) <= z * se / np.sqrt(reps))
     ratio = (reps - 1) * estimates.var(axis=0, ddof=1) / se**2
     assert np.all(ratio >= stats.chi2.ppf(alpha / 2, reps - 1))

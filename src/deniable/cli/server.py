@@ -14,7 +14,7 @@ import typer
 import deniable as dn
 from deniable.cli.common import CLIError, err, handle_errors, out, progress
 from deniable.cli.output import print_json, save_axes, show_estimate
-from deniable.estimate import Estimate
+from deniable.estimate import Estimate, Target
 
 __all__ = ["HONOR_CODE_SURVEY", "register", "estimate_db", "run_demo"]
 
@@ -56,9 +56,9 @@ def _safe_url(db_url: str) -> str:
         return re.sub(r"://[^@/]*@", "://***@", db_url)
 
 
-def _rebuild(mechanism: Any, question: dict[str, Any], truth: list[float] | None) -> Estimate:
-    """An Estimate from a results entry, decoded locally from its support counts."""
-    est = mechanism.estimate_from(mechanism.aggregate_from_json(question["support_counts"]))
+def _rebuild(mechanism: Any, question: dict[str, Any], truth: list[float] | None, target: Target) -> Estimate:
+    """An Estimate for ``target`` from a results entry, decoded locally from its support counts."""
+    est = mechanism.estimate_from(mechanism.aggregate_from_json(question["support_counts"]), target=target)
     if not np.allclose(est.frequencies, question["estimate"], rtol=0, atol=1e-9):
         raise CLIError("the server's estimate differs from the local recomputation")
     return replace(est, truth=None if truth is None else np.asarray(truth))
@@ -121,7 +121,8 @@ def run_demo(
         except httpx.HTTPError as exc:
             raise CLIError(f"HTTP request to the demo server failed: {exc!r}") from None
     q = results["questions"][0]
-    est = _rebuild(mechanism, q, [1 - true_share, true_share])
+    # the class is the whole population of interest: its own share is the target
+    est = _rebuild(mechanism, q, [1 - true_share, true_share], "respondents")
     low, high = est.ci(0.95)
     f, se = float(est.frequencies[1]), float(est.std_errors[1])  # type: ignore[index]
     ax = bar_estimate(est, title=f"Honor-code survey over HTTP: n = {est.n:,}, "
@@ -130,10 +131,11 @@ def run_demo(
     out.print(f"posted {results['n_responses']:,} privatized responses in {elapsed:.1f} s "
               f"({results['n_responses'] / elapsed:,.0f} per second)")
     out.print(f"'yes' reports:       {est.observed[1]:.4f}  (randomized; half the answers are coin flips)")
-    out.print(f"estimated violators: {f:.4f}  SE {se:.4f}  95% CI {low[1]:.4f} .. {high[1]:.4f}")
+    out.print(f"estimated violators: {f:.4f}  std. error {se:.4f}  "
+              f"95% interval {low[1]:.4f} .. {high[1]:.4f}  (target: these students)")
     out.print(f"true violators:      {true_share:.4f}  "
-              f"(inside the CI: {'yes' if low[1] <= true_share <= high[1] else 'no'}; "
-              f"error = {(f - true_share) / se:+.2f} SE)")
+              f"(inside the interval: {'yes' if low[1] <= true_share <= high[1] else 'no'}; "
+              f"error = {(f - true_share) / se:+.2f} std. errors)")
     out.print(f"plot -> {out_png}")
     return {"n": est.n, "estimate": f, "std_error": se, "ci_low": float(low[1]),
             "ci_high": float(high[1]), "truth": true_share, "seconds": elapsed}
@@ -209,7 +211,7 @@ def serve_cmd(
 # ------------------------------------------------------------- estimate --db
 def estimate_db(
     db_url: str, survey_id: str, *, consistent: str | None, level: float, plot: Path | None,
-    as_json: bool,
+    as_json: bool, target: Target = "population",
 ) -> None:
     """``deniable estimate --db URL --survey ID``: results from a server's database."""
     _server_extra()
@@ -224,7 +226,7 @@ def estimate_db(
     storage = Storage(db_url)
     try:
         survey = storage.survey(survey_id)
-        estimates = question_estimates(survey, storage.aggregates(survey_id))
+        estimates = question_estimates(survey, storage.aggregates(survey_id), target)
         results = results_json(survey, estimates, level=level)
     finally:  # a refusal (StorageError: "field: message") is one line through handle_errors
         storage.close()
@@ -244,10 +246,10 @@ def estimate_db(
         if est.n == 0:
             out.print(f"{q.id}: no reports yet")
             continue
-        target = None
+        figure = None
         if plot is not None:
-            target = plot if len(questions) == 1 else plot.with_name(f"{plot.stem}-{q.id}{plot.suffix}")
-        show_estimate(est, consistent=consistent, level=level, plot=target, as_json=False,
+            figure = plot if len(questions) == 1 else plot.with_name(f"{plot.stem}-{q.id}{plot.suffix}")
+        show_estimate(est, consistent=consistent, level=level, plot=figure, as_json=False,
                       title=f"{q.id}: {q.text}")
         if i + 1 < len(questions):
             out.print()

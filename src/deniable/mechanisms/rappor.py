@@ -24,7 +24,11 @@ Server: per cohort ``j`` with ``N_j`` reports and ``c_ij`` set bits,
 have Bloom bit ``i`` set, whose expectation is ``N_j sum_v X[j,i,v] f_v``.
 The frequencies are the least-squares solution of that linear system
 (unbiased; standard errors from the bit-level noise, Google's
-``EstimateBloomCounts`` variances, through the sandwich formula).
+``EstimateBloomCounts`` variances, through the sandwich formula). That is the
+variance for a fixed set of respondents (``target="respondents"``); the
+population target adds the sampling term ``f (1 - f) / n``, as for every
+frequency oracle (:mod:`deniable.estimate`). Both are approximations here:
+cross-bit covariances within a report are left out.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.estimate import Estimate, SupportCounts
+from deniable.estimate import Estimate, SupportCounts, Target, check_target, sampling_variance
 from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.registry import register
@@ -228,8 +232,9 @@ class RAPPOR(FrequencyOracle):
         miss_o = ((bits & only_o) == 0) & pure
         return 2 * hit_x.astype(np.int64) + miss_o
 
-    def estimate_from(self, stat: SupportCounts) -> Estimate:
+    def estimate_from(self, stat: SupportCounts, target: Target = "population") -> Estimate:
         """Least-squares decode of the per-cohort Bloom bit counts (module docstring)."""
+        target = check_target(target)
         stat.require(SupportCounts, self.fingerprint)
         table = stat.counts.reshape(self.num_cohorts, self.num_bits + 1)
         sizes, ones = table[:, 0].astype(float), table[:, 1:].astype(float)
@@ -237,34 +242,40 @@ class RAPPOR(FrequencyOracle):
         t = (ones - ps * sizes[:, None]) / (qs - ps)
         bits = (self.bloom[:, :, None] >> np.arange(self.num_bits, dtype=np.uint64)) & np.uint64(1)
         design = (bits.transpose(0, 2, 1).astype(float) * sizes[:, None, None]).reshape(-1, self.k)
-        target = t.ravel()
         gram_inv = np.linalg.pinv(design.T @ design)
-        freqs = gram_inv @ design.T @ target
+        freqs = gram_inv @ design.T @ t.ravel()
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = np.clip(ones / sizes[:, None], 0, 1)
         rate = np.nan_to_num(rate)
         noise = (sizes[:, None] * rate * (1 - rate) / (qs - ps) ** 2).ravel()
         cov = gram_inv @ (design.T * noise) @ design @ gram_inv
         n = stat.n
+        var = np.diag(cov) + (sampling_variance(n, np.clip(freqs, 0, 1), target) if n else 0.0)
         nan = np.full(self.k, np.nan)  # no per-category support share: decoded by regression
         return Estimate(
             mechanism=self.name,
             epsilon=self.epsilon,
             domain=self.domain,
             frequencies=freqs,
-            std_errors=np.sqrt(np.clip(np.diag(cov), 0, None)),
+            std_errors=np.sqrt(np.clip(var, 0, None)),
             n=n,
             observed=nan,
             support_counts=np.zeros(self.k, dtype=np.int64),
             p_star=nan,
             q_star=nan,
+            target=target,
         )
 
-    def variance(self, n: int, frequencies: Any = None) -> NDArray[np.float64]:
-        """Approximate per-category variance for n reports spread evenly over cohorts."""
-        if n <= 0:
-            raise ValueError(f"n must be positive; got {n}")
-        f = np.zeros(self.k) if frequencies is None else np.asarray(frequencies, dtype=float)
+    def variance(
+        self, n: int, frequencies: Any = None, target: Target = "population"
+    ) -> NDArray[np.float64]:
+        """Approximate per-category variance for n reports spread evenly over cohorts.
+
+        ``"population"`` (the default) adds ``f (1 - f) / n`` to the fixed
+        respondents' variance.
+        """
+        target = check_target(target)
+        f = self._variance_frequencies(n, frequencies)
         sizes = np.full(self.num_cohorts, n / self.num_cohorts)
         bits = (self.bloom[:, :, None] >> np.arange(self.num_bits, dtype=np.uint64)) & np.uint64(1)
         x = bits.transpose(0, 2, 1).astype(float)
@@ -273,7 +284,8 @@ class RAPPOR(FrequencyOracle):
         rate = ps + (qs - ps) * (x @ f).ravel()
         noise = np.repeat(sizes, self.num_bits) * rate * (1 - rate) / (qs - ps) ** 2
         gram_inv = np.linalg.pinv(design.T @ design)
-        return np.asarray(np.diag(gram_inv @ (design.T * noise) @ design @ gram_inv), dtype=float)
+        fixed = np.diag(gram_inv @ (design.T * noise) @ design @ gram_inv)
+        return np.asarray(fixed + sampling_variance(n, f, target), dtype=float)
 
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         """Over outputs (cohort, bits): P = (1/m) prod_i P(S_i | B_i) with q*, p* per bit."""

@@ -154,11 +154,15 @@ class QuestionResult(BaseModel):
     mechanism: str = Field(description="mechanism class name")
     epsilon: float
     n: int
+    target: Literal["population", "respondents"] = Field(
+        description="what the estimates are of: the population the respondents were sampled "
+        "from, or these respondents only (it decides std_error and the interval)"
+    )
     categories: list[Any]
     estimate: list[float | None] = Field(description="unbiased frequency per category")
-    std_error: list[float | None]
-    ci_low: list[float | None] = Field(description="95% normal interval, per category")
-    ci_high: list[float | None]
+    std_error: list[float | None] = Field(description="standard error per category, for target")
+    ci_low: list[float | None] = Field(description="normal interval at level (low end), per category")
+    ci_high: list[float | None] = Field(description="normal interval at level (high end)")
     observed: list[float | None] = Field(description="raw share of reports supporting each category")
     consistent: list[float | None] = Field(description="Norm-Sub projection onto the simplex")
     support_counts: SupportCountsOut = Field(
@@ -171,6 +175,7 @@ class ResultsOut(BaseModel):
     id: str
     title: str
     n_responses: int
+    target: Literal["population", "respondents"]
     level: float
     questions: list[QuestionResult]
 
@@ -395,10 +400,18 @@ def create_app(
         "/surveys/{survey_id}/results", response_model=ResultsOut, responses=_ERRORS,
         tags=["analysts"],
     )
-    def get_results(survey_id: str) -> dict[str, Any]:
-        """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version."""
+    def get_results(
+        survey_id: str,
+        target: Annotated[Literal["population", "respondents"], Query()] = "population",
+    ) -> dict[str, Any]:
+        """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version.
+
+        ``target=population`` (the default): shares in the population the
+        respondents were sampled from; ``target=respondents``: shares among
+        these respondents only (smaller standard errors).
+        """
         survey = store.survey(survey_id)
-        return results_json(survey, question_estimates(survey, store.aggregates(survey_id)))
+        return results_json(survey, question_estimates(survey, store.aggregates(survey_id), target))
 
     # ------------------------------------------------------------- admin
     @app.post(
