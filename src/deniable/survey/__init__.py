@@ -21,6 +21,13 @@ from deniable.survey.designs import (
     Warner,
     design,
 )
+from deniable.survey.prevalence import (
+    PrevalenceFit,
+    answer_counts,
+    loglik,
+    prevalence,
+    prevalence_from_counts,
+)
 
 __all__ = [
     "MODELS",
@@ -37,4 +44,9 @@ __all__ = [
     "UnrelatedQuestionUnknown",
     "Warner",
     "design",
+    "PrevalenceFit",
+    "answer_counts",
+    "loglik",
+    "prevalence",
+    "prevalence_from_counts",
 ]

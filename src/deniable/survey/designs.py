@@ -87,7 +87,13 @@ _ONE = Fraction(1)
 
 
 def _probabilities(p: object, count: int | None, model: str, meaning: str) -> tuple[Fraction, ...]:
-    values = (p,) if isinstance(p, (int, float, Fraction, str, np.floating)) else tuple(p)  # type: ignore[arg-type]
+    if isinstance(p, (int, float, Fraction, str, np.floating)):
+        values: tuple[object, ...] = (p,)
+    else:
+        try:
+            values = tuple(p)  # type: ignore[call-overload]
+        except TypeError:
+            raise TypeError(f"p must be a number or a sequence of numbers for {model}; got {p!r}") from None
     if count is not None and len(values) != count:
         raise ValueError(f"p must have {count} value{'s' if count > 1 else ''} for {model} ({meaning}); got {len(values)}")
     return tuple(privacy.exact_probability(v, "p", model) for v in values)
@@ -216,7 +222,7 @@ class Design(ABC):
         ok = np.isin(arr, (1, 2)) if arr.dtype.kind in "iuf" else np.zeros(n, dtype=bool)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"group must be 1 or 2 for {self.model}; got {arr[i]!r} at position {i}")
+            raise ValueError(f"group must be 1 or 2 for {self.model}; got {arr[i].item()!r} at position {i}")
         return arr.astype(np.int64)
 
     # ------------------------------------------------------------- identity
