@@ -21,14 +21,16 @@ import numpy as np
 
 from deniable.aggregates import SupportCounts
 from deniable.estimate import Estimate
+from deniable.server.design_results import design_json, plain_json
+from deniable.server.questions import DesignQuestion, PlainQuestion
 from deniable.server.surveys import Question, Survey
 
 __all__ = ["question_estimates", "results_json"]
 
 
-def question_estimates(survey: Survey, aggregates: Mapping[str, SupportCounts]) -> dict[str, Estimate]:
-    """The unbiased estimate of every question, by question id, from its merged aggregate."""
-    return {q.id: q.mechanism.estimate_from(aggregates[q.id]) for q in survey.questions}
+def question_estimates(survey: Survey, aggregates: Mapping[str, Any]) -> dict[str, Estimate]:
+    """The unbiased estimate of every mechanism question, by question id, from its merged aggregate."""
+    return {q.id: q.mechanism.estimate_from(aggregates[q.id]) for q in survey.questions if isinstance(q, Question)}
 
 
 def _finite_or_none(values: Any) -> list[float | None]:
@@ -60,7 +62,10 @@ def _question_json(q: Question, est: Estimate, level: float) -> dict[str, Any]:
     }
 
 
-def results_json(survey: Survey, estimates: Mapping[str, Estimate], level: float = 0.95) -> dict[str, Any]:
+def results_json(
+    survey: Survey, estimates: Mapping[str, Estimate], level: float = 0.95,
+    aggregates: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The results as ``GET /surveys/{id}/results`` answers them.
 
     Per question: the unbiased estimate, standard errors, normal intervals
@@ -68,8 +73,16 @@ def results_json(survey: Survey, estimates: Mapping[str, Estimate], level: float
     projection onto the simplex, and the ``support_counts`` aggregate
     (:meth:`deniable.SupportCounts.to_json`: fingerprint, n, counts) to
     recompute any of them exactly. Values undefined without reports are ``None``.
+    Design and plain questions (their tallies in ``aggregates``) are answered
+    by :mod:`deniable.server.design_results`.
     """
-    questions = [_question_json(q, estimates[q.id], level) for q in survey.questions]
+    plain = {q.id: q for q in survey.questions if isinstance(q, PlainQuestion)}
+    questions = [
+        _question_json(q, estimates[q.id], level) if isinstance(q, Question)
+        else design_json(q, aggregates[q.id], plain, level) if isinstance(q, DesignQuestion)  # type: ignore[index]
+        else plain_json(q, aggregates[q.id])  # type: ignore[index]
+        for q in survey.questions
+    ]
     return {
         "id": survey.id,
         "title": survey.title,
