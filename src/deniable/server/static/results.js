@@ -1,6 +1,7 @@
 // The results page: fetch /surveys/{id}/results and draw each question's estimates as an
 // accessible SVG bar chart with 95% confidence-interval whiskers.
 import { parseJSON } from './deniable.js';
+import { designSection, plainSection } from './survey_results.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -152,6 +153,10 @@ function render(results) {
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {
+    if (q.kind === 'design' || q.kind === 'plain') {
+      container.append(q.kind === 'design' ? designSection(q, level) : plainSection(q));
+      return;
+    }
     const section = document.createElement('section');
     section.className = 'card question-result';
     section.dataset.question = q.id;
