@@ -38,7 +38,7 @@ def read_table(path: Path) -> Any:
         raise CLIError(f"FILE: no such file: {path}")
     frame = pd.read_csv(path) if kind == "csv" else pd.read_parquet(path)
     for name in frame.columns:
-        if frame[name].dtype == object:
+        if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name]):
             frame[name] = _decoded(frame[name])
     return frame
 
