@@ -92,7 +92,8 @@ def test_a_server_export_is_read_as_it_is(cli, tmp_path: Path) -> None:
     one = json.loads(cli("analyze", path, "--design", "FR", "--p", "1/6,1/6", "--response", "used", "--json").stdout)
     assert one["prevalence"][0]["estimate"] == pytest.approx(fit.params["pi"], abs=1e-12)
     d = survey.design("UQTunknown", [0.7, 0.3])
-    fit2 = survey.prevalence(np.array([i % 4 != 0 for i in range(40)]), d, group=np.array([1 + i % 2 for i in range(40)]))
+    groups = np.array([1 + i % 2 for i in range(40)])
+    fit2 = survey.prevalence(np.array([i % 4 != 0 for i in range(40)]), d, group=groups)
     two = json.loads(cli("analyze", path, "--design", "UQTunknown", "--p", "0.7,0.3", "--response", "copied",
                          "--json").stdout)
     assert two["prevalence"][0]["estimate"] == pytest.approx(fit2.params["pi"], abs=1e-12)

@@ -16,6 +16,7 @@ categories and the same test must reject at 1e-6.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -204,6 +205,15 @@ def _simulate(rng: np.random.Generator, n: int, prevalence: list[float]) -> list
     ]
 
 
+def _counts(subset: list[dict[str, Any]], qid: str, d: Any) -> np.ndarray:
+    """Answer counts per group of design question ``qid`` among exported rows."""
+    out = np.zeros((d.groups, 2), dtype=np.int64)
+    for r in subset:
+        g, a = (1, r[qid]) if d.groups == 1 else (r[qid]["group"], r[qid]["answer"])
+        out[g - 1, int(a)] += 1
+    return out
+
+
 def test_results_are_the_survey_packages_prevalence_by_year(
     http: httpx.Client, server: BackgroundServer, rng: np.random.Generator
 ) -> None:
@@ -215,21 +225,17 @@ def test_results_are_the_survey_packages_prevalence_by_year(
                                 headers={"Authorization": f"Bearer {ADMIN}"})
             assert created.status_code == 201, created.text
         reports = _simulate(rng, 3000, prevalence)
-        batch = {"responses": [{"idempotency_key": f"{survey_id}-{i:06d}", "reports": r} for i, r in enumerate(reports)]}
+        batch = {"responses": [{"idempotency_key": f"{survey_id}-{i:06d}", "reports": r}
+                               for i, r in enumerate(reports)]}
         stored = http.post(f"/surveys/{survey_id}/responses/batch", json=batch)
         assert stored.status_code == 201, stored.text
         results = {q["id"]: q for q in http.get(f"/surveys/{survey_id}/results").json()["questions"]}
         export = http.get(f"/admin/surveys/{survey_id}/export", headers={"Authorization": f"Bearer {ADMIN}"})
-        rows = [{k: json.loads(v) for k, v in row.items() if k != "row"} for row in csv.DictReader(io.StringIO(export.text))]
+        rows = [{k: json.loads(v) for k, v in row.items() if k != "row"}
+                for row in csv.DictReader(io.StringIO(export.text))]
         assert len(rows) == 3000
         for qid, d in (("drug", design("FR", ["1/6", "1/6"])), ("copied", design("SLD", [0.3, 0.7]))):
-            def counts(subset: list[dict[str, Any]]) -> np.ndarray:
-                out = np.zeros((d.groups, 2), dtype=np.int64)
-                for r in subset:
-                    g, a = (1, r[qid]) if d.groups == 1 else (r[qid]["group"], r[qid]["answer"])
-                    out[g - 1, int(a)] += 1
-                return out
-
+            counts = functools.partial(_counts, qid=qid, d=d)
             result = results[qid]
             fit = prevalence_from_counts(counts(rows), d)
             pi = result["parameters"][0]

@@ -208,10 +208,12 @@ class DesignQuestion:
         at = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
         code = (groups[at] - 1) * 2 + answers[at]
         cells = 2 * self.groups
-        arrays = {"counts": np.bincount(code, minlength=cells).reshape(self.groups, 2)}
+        arrays: dict[str, NDArray[np.int64]] = {
+            "counts": np.bincount(code, minlength=cells).reshape(self.groups, 2)
+        }
         for qid, k in self.by:
-            category = checked[qid][at]
-            arrays[f"by:{qid}"] = np.bincount(category * cells + code, minlength=k * cells).reshape(k, self.groups, 2)
+            by = np.bincount(checked[qid][at] * cells + code, minlength=k * cells)
+            arrays[f"by:{qid}"] = by.reshape(k, self.groups, 2)
         return Tally(self._key(), {name: a.astype(np.int64) for name, a in arrays.items()})
 
 
@@ -222,7 +224,9 @@ def load_design_question(data: Mapping[str, Any], qid: str, text: str, where: st
     """A design question from its definition (``where`` is the path prefix, e.g. ``questions[0].``)."""
     extra = sorted(set(data) - _DESIGN_KEYS)
     if extra:
-        raise SurveyError(f"{where}{extra[0]}", f"is not a field of a design question (allowed: {sorted(_DESIGN_KEYS)})")
+        raise SurveyError(
+            f"{where}{extra[0]}", f"is not a field of a design question (allowed: {sorted(_DESIGN_KEYS)})"
+        )
     if data.get("type") != "yes-no":
         raise SurveyError(f"{where}type", f"a design question is yes-no; got {data.get('type')!r:.60}")
     spec = data["design"]
@@ -341,7 +345,8 @@ def load_plain_question(data: Mapping[str, Any], qid: str, text: str, where: str
     extra = sorted(set(data) - _PLAIN_KEYS)
     if extra:
         raise SurveyError(
-            f"{where}{extra[0]}", f"is not a field of a plain question (randomized: false; allowed: {sorted(_PLAIN_KEYS)})"
+            f"{where}{extra[0]}",
+            f"is not a field of a plain question (randomized: false; allowed: {sorted(_PLAIN_KEYS)})",
         )
     qtype = data.get("type")
     if qtype not in PLAIN_TYPES:

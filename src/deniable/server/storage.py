@@ -43,8 +43,8 @@ from deniable.server.database import (
     responses_table,
     surveys_table,
 )
-from deniable.server.questions import Tally
 from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
+from deniable.server.questions import Tally
 from deniable.server.submissions import Prepared, prepare, token_hash
 from deniable.server.surveys import Survey, load_survey
 from deniable.wire import MAX_BATCH
@@ -418,7 +418,7 @@ class Storage:
         updates = []
         for qid, stat in stored:
             q = survey.question(qid)
-            merged = q.aggregate_from_json(json.loads(stat)) + q.aggregate(p.reports, None if everything else new)  # type: ignore[operator]
+            merged = q.aggregate_from_json(json.loads(stat)) + q.aggregate(p.reports, None if everything else new)
             updates.append(
                 {"sid": survey.id, "qid": qid, "part": shard, "new_stat": json.dumps(merged.to_json())}
             )

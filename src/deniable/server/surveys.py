@@ -313,6 +313,11 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
     return Question(qid, text, qtype, mechanism)
 
 
+def _refused_infinite(question: AnyQuestion) -> bool:
+    """A design question whose epsilon is infinite without ``allow_infinite_epsilon``."""
+    return isinstance(question, DesignQuestion) and math.isinf(question.epsilon) and not question.allow_infinite_epsilon
+
+
 def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     """Build a survey from a YAML/JSON file, a dict, or return a Survey unchanged.
 
@@ -349,7 +354,8 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
         question = _load_question(raw, f"questions[{i}].")
         if any(q.id == question.id for q in questions):
             raise SurveyError(f"questions[{i}].id", f"duplicate question id {question.id!r}")
-        if isinstance(question, DesignQuestion) and math.isinf(question.epsilon) and not question.allow_infinite_epsilon:
+        if _refused_infinite(question):
+            assert isinstance(question, DesignQuestion)
             raise SurveyError(
                 "budget",
                 f"question {question.id!r} (questions[{i}]) uses the {question.design.model} design, whose "
