@@ -64,16 +64,6 @@ def new_key() -> str:
     return secrets.token_urlsafe(24)
 
 
-class _Mechanism:
-    """A mechanism question's device: reports of its mechanism."""
-
-    def __init__(self, question: Mapping[str, Any]) -> None:
-        self.m: Mechanism = from_config(question["mechanism"])
-
-    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
-        return self.m.reports_to_json(self.m.privatize_many(values, rng=source))
-
-
 class _Design:
     """A survey-design question's device: its group's exact channel (the group drawn uniformly).
 
@@ -116,19 +106,20 @@ class _Plain:
         return list(values)
 
 
-def _device(question: Mapping[str, Any]) -> _Mechanism | _Design | _Plain:
+def _device(question: Mapping[str, Any]) -> Mechanism | _Design | _Plain:
+    """A plain question, a survey design's channels, or (most questions) the question's mechanism."""
     if question.get("randomized") is False:
         return _Plain(question)
-    return _Design(question) if question.get("design") else _Mechanism(question)
+    return _Design(question) if question.get("design") else from_config(question["mechanism"])
 
 
 @functools.lru_cache(maxsize=64)
-def _built(questions: str) -> Mapping[str, _Mechanism | _Design | _Plain]:
+def _built(questions: str) -> Mapping[str, Mechanism | _Design | _Plain]:
     """The device of every question, from the questions' canonical JSON (built once)."""
     return MappingProxyType({q["id"]: _device(q) for q in json.loads(questions)})
 
 
-def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, _Mechanism | _Design | _Plain]:
+def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Mechanism | _Design | _Plain]:
     """``{question id: device}`` of a survey as ``GET /surveys/{id}`` gives it."""
     return _built(json.dumps(survey["questions"], sort_keys=True, separators=(",", ":")))
 
@@ -162,9 +153,13 @@ def privatize_answers_many(
     for i, answers in enumerate(answers_list):
         _check_questions(survey, answers, f"answers_list[{i}]")
     source = randomness.resolve(rng)  # one stream for every question
-    columns = {
-        qid: device.reports([a[qid] for a in answers_list], source) for qid, device in _mechanisms(survey).items()
-    }
+    columns = {}
+    for qid, device in _mechanisms(survey).items():
+        values = [a[qid] for a in answers_list]
+        if isinstance(device, (_Design, _Plain)):
+            columns[qid] = device.reports(values, source)
+        else:
+            columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))
     return [{qid: col[i] for qid, col in columns.items()} for i in range(len(answers_list))]
 
 
