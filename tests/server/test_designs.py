@@ -265,3 +265,36 @@ def test_a_valid_response_is_stored_as_given(http: httpx.Client, server: Backgro
     assert answer.status_code == 201, answer.text
     export = http.get("/admin/surveys/designs/export", headers={"Authorization": f"Bearer {ADMIN}"}).text
     assert '"{""group"":1,""answer"":false}",20,"""second"""' in export  # JSON text per cell
+
+
+def test_the_python_client_randomizes_two_group_designs(server: BackgroundServer, rng: np.random.Generator) -> None:
+    """UQTunknown through deniable.client: the unrelated answer stays on the device, the group is
+    drawn uniformly. Alpha 1e-6: |pi_hat - pi| < z SE, and the groups' sizes within a binomial band;
+    power: the raw share of "yes" answers (no debiasing) misses the same band."""
+    from scipy import stats
+
+    from deniable.client import Client
+
+    survey = {"id": "uqt", "title": "UQT", "budget": 1, "questions": [
+        {"id": "copied", "text": "Copied?", "type": "yes-no", "design": {"model": "UQTunknown", "p": [0.9, 0.6]},
+         "unrelated_question": "Born in spring?", "allow_infinite_epsilon": True},
+    ]}
+    headers = {"Authorization": f"Bearer {ADMIN}"}
+    assert httpx.post(f"{server.url}/admin/surveys", json=survey, headers=headers).status_code == 201
+    n = 20_000
+    truth = rng.random(n) < 0.2
+    unrelated = rng.random(n) < 0.7
+    answers = [{"copied": {"answer": bool(t), "unrelated": bool(u)}} for t, u in zip(truth, unrelated, strict=True)]
+    with Client(server.url, timeout=120) as client:
+        assert client.respond_many("uqt", answers, batch_size=10_000)["accepted"] == n
+    export = httpx.get(f"{server.url}/admin/surveys/uqt/export", headers=headers).text
+    reports = [json.loads(row["copied"]) for row in csv.DictReader(io.StringIO(export))]
+    assert all(set(r) == {"group", "answer"} for r in reports)  # the unrelated answer is not sent
+    z = stats.norm.isf(1e-6 / 4)  # two assertions
+    ones = sum(r["group"] == 1 for r in reports)
+    assert abs(ones - n / 2) < z * np.sqrt(n / 4)
+    result = httpx.get(f"{server.url}/surveys/uqt/results").json()["questions"][0]
+    pi = result["parameters"][0]
+    assert abs(pi["estimate"] - truth.mean()) < z * pi["std_error"]
+    raw = np.mean([r["answer"] for r in reports])
+    assert abs(raw - truth.mean()) > z * pi["std_error"]
