@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -121,3 +122,49 @@ def reports_for(case: Case) -> tuple[Any, Any]:
         gen = np.random.default_rng(12345)
         _REPORTS[case.id] = (m, m.privatize_many(sample_values(m, N_REPORTS, gen), rng=gen))
     return _REPORTS[case.id]
+
+
+# The frequency oracles built from ``(categories, epsilon=...)``: cross-mechanism parameter tables.
+K_ORACLES = [dn.SUE, dn.OUE, dn.BLH, dn.OLH, dn.HadamardResponse, dn.SubsetSelection, dn.GRR]
+BAD_EPSILONS = [
+    (float("nan"), ValueError),
+    (float("inf"), ValueError),
+    (-float("inf"), ValueError),
+    (-1.0, ValueError),
+    (0.0, ValueError),
+    (0, ValueError),
+    (True, TypeError),
+    ("1.0", TypeError),
+    (None, TypeError),
+    (Fraction(1, 2), TypeError),
+    ([1.0], TypeError),
+    (1e-300, ValueError),  # too small to realise with 63-bit integers
+    (1e6, ValueError),  # too large to realise
+]
+
+
+def matrix_of(m: Any) -> Any:
+    """``(outputs, P)``: the enumerated outputs and the exact transition matrix of ``m``."""
+    return m.transition_matrix()
+
+
+def _enumerates(case: Case) -> bool:
+    try:
+        case.make().transition_matrix()
+    except NotImplementedError:
+        return False
+    return True
+
+
+# mechanisms whose output space is small enough to enumerate exactly
+ENUMERABLE = [case for case in CASES if _enumerates(case)]
+
+
+def as_reports(m: Any, outputs: Any) -> Any:
+    """The enumerated outputs in a form ``m.validate`` accepts."""
+    kind = type(m).__name__
+    if kind in ("SUE", "OUE"):
+        return np.array(outputs, dtype=np.uint8)
+    if kind == "SubsetSelection":
+        return np.array(outputs, dtype=np.int64).reshape(len(outputs), m.omega)
+    return outputs

@@ -14,10 +14,11 @@ Exceptions raised on purpose derive from :class:`DeniableError` (see
 :mod:`deniable.errors`).
 """
 
+from deniable import survey
 from deniable.audit import AuditResult, audit
 from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
-from deniable.errors import AggregateError, BudgetError, ConfigError, DeniableError, ReportError
+from deniable.errors import AggregateError, BudgetError, CategoryError, ConfigError, DeniableError, ReportError
 from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable.mechanisms import (
     BLH,
@@ -47,6 +48,7 @@ from deniable.wire import from_config
 __version__ = "0.1.0"
 
 __all__ = [
+    "survey",
     "BinaryRR",
     "GRR",
     "SUE",
@@ -86,5 +88,6 @@ __all__ = [
     "BudgetError",
     "ConfigError",
     "ReportError",
+    "CategoryError",
     "AggregateError",
 ]

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable.intervals import clopper_pearson_lower, clopper_pearson_upper
+from deniable.mechanisms.numeric.base import NumericMechanism
 
 __all__ = ["AuditResult", "audit", "clopper_pearson"]
 
@@ -80,8 +81,12 @@ def _support_events(mechanism: Any, reports: Any, x: Any, other: Any) -> NDArray
 
 
 def default_pairs(mechanism: Any) -> list[tuple[Any, Any]]:
-    """Extreme and middle neighbouring pairs of the domain."""
-    d = list(mechanism.domain)
+    """Extreme and middle neighbouring pairs of a frequency oracle's categories (``domain``).
+
+    For a numeric mechanism the values are its range's endpoints ``bounds``:
+    the pairs ``(low, high)`` and ``(high, low)``.
+    """
+    d = list(mechanism.bounds if isinstance(mechanism, NumericMechanism) else mechanism.domain)
     k = len(d)
     picks = [(0, 1), (0, k - 1), (k // 2, k // 2 - 1 if k > 2 else 0)]
     seen: list[tuple[Any, Any]] = []

@@ -15,6 +15,7 @@ __all__ = [
     "BudgetError",
     "ConfigError",
     "ReportError",
+    "CategoryError",
     "AggregateError",
 ]
 
@@ -43,6 +44,20 @@ class ReportError(DeniableError, ValueError):
         super().__init__(message)
         self.index = index
         self.reason = message if reason is None else reason
+
+
+class CategoryError(DeniableError, ValueError):
+    """A true value that is not one of a frequency oracle's categories.
+
+    ``value`` is the value; ``index`` is its position among the values passed
+    to ``privatize_many`` (None for a single ``privatize``), so that the
+    command line can name the row.
+    """
+
+    def __init__(self, message: str, value: object, index: int | None = None) -> None:
+        super().__init__(message)
+        self.value = value
+        self.index = index
 
 
 class AggregateError(DeniableError, ValueError):

@@ -118,7 +118,7 @@ def _worst_per_user_variance(mechanism: Any, frequency: float | None, sampling: 
     term. Other mechanisms are maximised over a grid of their ``variance``.
     """
     try:
-        p, q = mechanism._pq()
+        p, q = mechanism.support_rates()
     except (AttributeError, NotImplementedError):
         grid = np.linspace(0, 1, 201) if frequency is None else np.array([float(frequency)])
         return max(

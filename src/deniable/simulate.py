@@ -64,7 +64,7 @@ def simulate_support_counts(
             reports = mechanism.privatize_many(values[start : start + _CHUNK], rng=rng)
             total += mechanism.aggregate(reports).counts
         return total
-    p, q = mechanism._pq()
+    p, q = mechanism.support_rates()
     return rng.binomial(counts, p) + rng.binomial(n - counts, q)
 
 

@@ -96,7 +96,7 @@ class CheckResult:
         return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.message}"
 
     def __bool__(self) -> bool:
-        return self.passed
+        return bool(self.passed)
 
 
 def bonferroni(alpha: float, comparisons: int) -> float:

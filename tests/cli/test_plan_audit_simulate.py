@@ -65,6 +65,13 @@ def test_plan_table_names_the_recommendation(cli) -> None:
         (["--k", 4, "--epsilon", 1, "--margin", 2], "margin must be in (0, 1); got 2.0"),
         (["--k", 4, "--epsilon", 1, "--level", 1], "level must be in (0, 1); got 1.0"),
         (["--k", 4, "--epsilon", 1, "--n", 0], "--n must be positive; got 0"),
+        (["--k", 4], "plan needs --k and --epsilon"),
+        (["--design", "FR", "--p", "1/6", "--prevalence", 0.1], "p must have one value per category"),
+        (["--design", "FR", "--prevalence", 0.1], "--design needs --p"),
+        (["--design", "FR", "--p", "1/6,1/6"], "--design needs --prevalence"),
+        (["--design", "Warner", "--p", "0.7", "--prevalence", 0.1, "--k", 4], "leave out --k and --epsilon"),
+        (["--design", "Warner", "--p", "0.7", "--prevalence", 0.1, "--alternative", "up"],
+         "alternative must be one of"),
     ],
 )
 def test_plan_errors_are_one_line(cli, args: list, message: str) -> None:
@@ -74,6 +81,22 @@ def test_plan_errors_are_one_line(cli, args: list, message: str) -> None:
     assert result.stderr.strip().startswith("error: ")
     assert message in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_plan_a_survey_design(cli) -> None:
+    """The design's epsilon, SE and power at --n, and the respondents needed: the survey package's numbers."""
+    from deniable import survey
+
+    result = cli("plan", "--design", "FR", "--p", "1/6,1/6", "--prevalence", 0.1, "--n", 500, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    d = survey.ForcedResponse(("1/6", "1/6"))
+    assert data["epsilon"] == pytest.approx(math.log(5))
+    assert data["power_at_n"] == pytest.approx(survey.prevalence_power(d, 0.1, 500))
+    assert data["respondents_needed"] == survey.prevalence_sample_size(d, 0.1, power=0.8)
+    table = cli("plan", "--design", "Mangat", "--p", "0.7", "--prevalence", 0.2)
+    assert table.exit_code == 0, table.output
+    assert "infinite (an answer reveals the truth)" in table.stdout and "Respondents needed" in table.stdout
 
 
 def test_debug_shows_the_traceback(cli) -> None:

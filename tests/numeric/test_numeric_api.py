@@ -234,3 +234,25 @@ def test_secure_default_and_single_path_agree_in_kind() -> None:
         assert secure.dtype == np.float64
         m.validate(secure)
         m.validate([m.privatize(v) for v in (LOW, 0.0, HIGH)])
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_the_range_is_bounds_and_the_config_keeps_its_domain_field(name: str) -> None:
+    """``domain`` means a frequency oracle's categories only; the wire field keeps its name."""
+    m = ALL[name](1.0)
+    assert m.bounds == (m.low, m.high) == (LOW, HIGH)
+    assert not hasattr(m, "domain")
+    assert m.to_config()["domain"] == [LOW, HIGH]
+    assert dn.from_config(m.to_config()).bounds == (LOW, HIGH)
+
+
+def test_a_stored_numeric_config_still_loads() -> None:
+    stored = {"format": "deniable.mechanism", "version": 1, "mechanism": "laplace", "domain": [0.0, 10.0],
+              "epsilon": 0.9999999043786933, "params": {"requested_epsilon": 1.0, "lattice_steps": 1310}}
+    assert dn.from_config(stored) == dn.Laplace(0, 10, epsilon=1.0)
+
+
+def test_default_audit_pairs_are_the_range_endpoints() -> None:
+    from deniable.audit import default_pairs
+
+    assert default_pairs(dn.Laplace(0, 10, epsilon=1.0)) == [(0.0, 10.0), (10.0, 0.0)]

@@ -94,7 +94,7 @@ def exact_coverage(m: Any, counts: np.ndarray, method: str) -> np.ndarray:
     counts whose interval contains the true share.
     """
     n = int(counts.sum())
-    p, q = m._pq()
+    p, q = m.support_rates()
     grid = np.repeat(np.arange(n + 1)[:, None], m.k, axis=1)
     low, high = stacked_estimate(m, grid, n).ci(LEVEL, method)
     truth = counts / n
@@ -138,7 +138,7 @@ def test_unbiasedness_and_variance_checks_have_power(cell: Cell, rng: np.random.
     m, counts, est = simulate_cell(cell, rng)
     truth = counts / cell.n
     wrong = _stronger(m)
-    p, q = wrong._pq()
+    p, q = wrong.support_rates()
     biased = (est.observed - q) / (p - q)
     assert not testing.mean_check(biased, truth, ALPHA / 2).passed
     assert not testing.variance_ratio_check(est.frequencies, wrong.variance(cell.n, truth), ALPHA / 2).passed

@@ -94,8 +94,10 @@ def test_epsilon_at_surveys_example_values(d: sv.Design, eps: float) -> None:
 def test_epsilon_of_unrelated_question_at_a_prevalence() -> None:
     d = sv.UnrelatedQuestionUnknown((0.7, 0.3))
     a = 0.266
-    g1, g2 = (max(math.log((pg + (1 - pg) * a) / ((1 - pg) * a)), math.log((1 - (1 - pg) * a) / ((1 - pg) * (1 - a))))
-              for pg in (0.7, 0.3))
+    g1, g2 = (
+        max(math.log((pg + (1 - pg) * a) / ((1 - pg) * a)), math.log((1 - (1 - pg) * a) / ((1 - pg) * (1 - a))))
+        for pg in (0.7, 0.3)
+    )
     assert d.epsilon_at(a) == pytest.approx(max(g1, g2), rel=1e-12)
     assert abs(g1 - 2.279) < 1e-3 and abs(g2 - 0.960) < 1e-3  # SURVEY.md's figures, to its digits
 
@@ -130,7 +132,9 @@ def _states(d: sv.Design) -> list[int]:
 
 @pytest.mark.stat
 @pytest.mark.parametrize(("model", "p", "cards", "truth"), CASES, ids=IDS)
-def test_sampler_matches_matrix(model: str, p: object, cards: int, truth: dict[str, float], rng: np.random.Generator) -> None:
+def test_sampler_matches_matrix(
+    model: str, p: object, cards: int, truth: dict[str, float], rng: np.random.Generator
+) -> None:
     """Each compliant (group, state) column: the device's answers fit P(. | state) (chi-square, alpha 1e-7)."""
     d = build(model, p, cards)
     for g in range(1, d.groups + 1):
@@ -160,8 +164,9 @@ def test_sampler_check_has_power(rng: np.random.Generator) -> None:
     answers = sv.Warner(0.75).privatize_many(np.ones(N, dtype=bool), rng=rng)
     observed = np.bincount(answers.astype(np.int64), minlength=2)
     assert not chi_square_gof(observed, sv.Warner(0.7).matrix()[:, 1], ALPHA)
-    counts = np.bincount(sv.ForcedResponse((0.1, 0.15, 0.05)).privatize_many(np.zeros(N, dtype=np.int64), rng=rng),
-                         minlength=3)
+    counts = np.bincount(
+        sv.ForcedResponse((0.1, 0.15, 0.05)).privatize_many(np.zeros(N, dtype=np.int64), rng=rng), minlength=3
+    )
     assert not chi_square_gof(counts, sv.ForcedResponse((0.15, 0.1, 0.05)).matrix()[:, 0], ALPHA)
 
 

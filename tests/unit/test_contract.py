@@ -170,3 +170,88 @@ def test_select_keeps_rows_checked() -> None:
     assert m.aggregate(picked) == m.aggregate(["C", "C"])
     with pytest.raises(ValueError, match="checked by a mechanism"):
         checked[1:].select([0])
+
+
+OLH10 = dn.OLH(10, epsilon=1.0)
+OUE5 = dn.OUE(5, epsilon=1.0)
+
+
+OUE12 = dn.OUE(12, epsilon=1.0)
+
+
+SS6 = dn.SubsetSelection(6, epsilon=0.5)  # omega = 2
+
+
+HR5 = dn.HadamardResponse(5, epsilon=1.0)  # K = 8
+
+
+@pytest.mark.parametrize(
+    ("m", "reports", "message"),
+    [
+        (dn.BinaryRR(prob=0.75), [True, 1], "booleans"),
+        (dn.BinaryRR(prob=0.75), ["true"], "booleans"),
+        (dn.BinaryRR(prob=0.75), [[True], [False]], "1-D"),
+        (dn.BinaryRR(prob=0.75), np.array([0.0, 1.0]), "booleans"),
+        (dn.GRR(["A", "B"], epsilon=1.0), ["A", "C"], "GRR report rejected: value 'C'"),
+        (dn.GRR(4, epsilon=1.0), [0, 4], "GRR report rejected"),
+        (dn.GRR(4, epsilon=1.0), np.array([0.0, 1.0]), "GRR report rejected"),
+        (OUE5, np.zeros((2, 2), dtype=np.uint8), "1 packed bytes"),
+        (OUE5, np.zeros(5, dtype=np.uint8), "2-D"),
+        (OUE5, np.array([[0b00000100]], dtype=np.uint8), "padding bits"),
+        (OUE5, np.array([[1, 0, 2, 0, 0]]), "only 0 and 1"),
+        (OUE5, np.array([[1.0, 0, 0, 0, 0]]), "dtype float64"),
+        (OUE12, np.array([[0, 0b00000001]], dtype=np.uint8), "report 0 sets padding bits"),
+        (OLH10, [{"seed": 1}], "value must be a non-negative integer"),
+        (OLH10, [{"seed": -1, "value": 0}], "seed must be a non-negative integer"),
+        (OLH10, [{"seed": 1.0, "value": 0}], "seed must be a non-negative integer"),
+        (OLH10, [{"seed": True, "value": 0}], "seed must be a non-negative integer"),
+        (OLH10, [{"seed": 1, "value": OLH10.g}], f"value must be in 0..{OLH10.g - 1}"),
+        (OLH10, [{"seed": 1 << OLH10.seed_bits, "value": 0}], f"seed must be below 2\\*\\*{OLH10.seed_bits}"),
+        (OLH10, [[1, 2, 3]], "must be"),
+        (OLH10, ["1,2"], "must be"),
+        (OLH10, np.zeros(2, dtype=[("seed", "<u8"), ("val", "<u4")]), "fields 'seed' and 'value'"),
+        (SS6, [[0, 0]], "distinct positions in ascending order"),
+        (SS6, [[3, 1]], "distinct positions in ascending order"),
+        (SS6, [[0, 6]], "outside 0..5"),
+        (SS6, [[-1, 2]], "outside 0..5"),
+        (SS6, [[0, 1, 2]], "each be 2 sorted category positions"),
+        (SS6, np.array([[0.0, 1.0]]), "each be 2 sorted category positions"),
+        (HR5, [0, 8], "not in 0..7"),
+        (HR5, [-1], "not in 0..7"),
+        (HR5, np.array([1.0, 2.0]), "integers in 0..7"),
+        (HR5, np.array([True, False]), "integers in 0..7"),
+        (HR5, [[1, 2]], "integers in 0..7"),
+    ],
+)
+def test_malformed_reports_rejected(m, reports, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=message):
+        m.aggregate(reports)
+    with pytest.raises(ValueError):
+        m.estimate(reports)
+
+
+@pytest.mark.parametrize(
+    ("m", "items", "message"),
+    [
+        (dn.BinaryRR(prob=0.75), [True, "false"], "booleans"),
+        (dn.BinaryRR(prob=0.75), {"a": 1}, "JSON array"),
+        (dn.GRR(["A", "B"], epsilon=1.0), ["A", 0], "GRR report rejected"),
+        (OUE5, ["0"], "hex string of 2 characters"),
+        (OUE5, ["zz"], "not valid hex"),
+        (OUE5, [5], "hex string"),
+        (OUE5, ["04"], "padding bits"),
+        (OLH10, [{"seed": "1", "value": 0}], "seed must be a non-negative integer"),
+        (OLH10, [{"seed": 1, "value": -1}], "value must be a non-negative integer"),
+        (SS6, [[1]], "2 sorted category positions|2 integers"),
+        (SS6, [[1, 2], [3]], "report 1|2 integers"),
+        (SS6, [[1, 2.0]], "list of 2 integers"),
+        (SS6, ["1,2"], "list of 2 integers"),
+        (SS6, [[2, 1]], "ascending"),
+        (HR5, [1, 9], "not in 0..7"),
+        (HR5, [1, "2"], "integers"),
+        (HR5, [True], "integers"),
+    ],
+)
+def test_malformed_json_reports_rejected(m, items, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=message):
+        m.reports_from_json(items)

@@ -298,20 +298,16 @@ def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
     return yes
 
 
-def category_error(chunk: Chunk, column: str, mechanism: Any) -> CLIError | None:
-    """The error naming the first row whose value is not one of the mechanism's categories.
+def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLIError:
+    """The error naming row ``index`` of the chunk, whose value is not one of the mechanism's categories.
 
     The error path only: ``privatize_many``'s encode is the one check of the
-    values, and this finds the row once it has refused a chunk (None if no
-    value is outside the categories).
+    values, and its :class:`~deniable.errors.CategoryError` gives ``index``.
     """
     categories = np.asarray(mechanism.domain, dtype=str)
-    bad = np.flatnonzero(~np.isin(chunk.values, categories))
-    if not bad.size:
-        return None
     shown = ", ".join(categories[:12].tolist()) + (", ..." if categories.size > 12 else "")
-    return _row_error(chunk, int(bad[0]), column,
-                      f"value {str(chunk.values[bad[0]])!r} is not one of the categories [{shown}]")
+    return _row_error(chunk, index, column,
+                      f"value {str(chunk.values[index])!r} is not one of the categories [{shown}]")
 
 
 # --------------------------------------------------------------- reports text

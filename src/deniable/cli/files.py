@@ -29,6 +29,7 @@ from deniable.cli.common import (
     progress,
 )
 from deniable.cli.output import show_estimate, show_mean
+from deniable.errors import CategoryError
 from deniable.estimate import MeanEstimate
 from deniable.mechanisms import registry
 
@@ -135,11 +136,10 @@ def privatize_cmd(
                     values = chunk.values  # the encode in privatize_many is the one check
                 try:
                     reports = m.privatize_many(values, rng=rng)
-                except ValueError:  # the encode refused a value: name its row
-                    named = None if binary or numeric else cli_data.category_error(chunk, column, m)
-                    if named is None:
+                except CategoryError as exc:  # the encode refused a value: name its row
+                    if exc.index is None:
                         raise
-                    raise named from None
+                    raise cli_data.category_error(chunk, column, m, exc.index) from None
                 writer.write(chunk, cli_data.reports_to_text(m, reports))
                 rows += len(chunk.values)
                 bar.update(task, completed=reader.position())

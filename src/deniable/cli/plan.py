@@ -33,14 +33,26 @@ __all__ = ["plan_cmd", "audit_cmd"]
 # ---------------------------------------------------------------------- plan
 @handle_errors
 def plan_cmd(
-    k: Annotated[int, typer.Option("--k", help="Number of categories (>= 2).")],
-    epsilon: EpsilonOpt,
+    k: Annotated[int | None, typer.Option("--k", help="Number of categories (>= 2).")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", "-e", help="Privacy loss epsilon (> 0).")] = None,
     margin: Annotated[float, typer.Option(help="Target CI half-width (share, e.g. 0.01).")] = 0.01,
-    level: Annotated[float, typer.Option(help="Confidence level of the margin.")] = 0.95,
-    n: Annotated[int, typer.Option("--n", help="Respondents for the SE column.")] = 100_000,
+    level: Annotated[float, typer.Option(help="Confidence level (of the margin, or of the test).")] = 0.95,
+    n: Annotated[int, typer.Option("--n", help="Respondents for the SE (and power) column.")] = 100_000,
+    design: Annotated[
+        str | None, typer.Option(help="A survey design by RRreg's name (Warner, FR, Crosswise, SLD, ...).")
+    ] = None,
+    p: Annotated[str | None, typer.Option("--p", help="The design's p, comma-separated (e.g. 1/6,1/6).")] = None,
+    kukrep: Annotated[int, typer.Option(help="Kuk: cards per respondent.")] = 1,
+    prevalence: Annotated[float | None, typer.Option(help="Design: the prevalence to detect.")] = None,
+    null: Annotated[float, typer.Option(help="Design: the prevalence under the null hypothesis.")] = 0.0,
+    power: Annotated[float, typer.Option(help="Design: the power wanted.")] = 0.8,
+    alternative: Annotated[str, typer.Option(help="Design: two-sided, greater or less.")] = "two-sided",
+    extra: Annotated[
+        float | None, typer.Option(help="Design: the expected extra parameter (t, piUQ or gamma).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Compare every frequency oracle for k categories at epsilon and pick one.
+    """Compare every frequency oracle for k categories at epsilon and pick one; or plan a survey design.
 
     Columns: Var* (n times the variance of one category's estimate as its
     share goes to 0), the standard error at --n respondents, report size in
@@ -48,8 +60,20 @@ def plan_cmd(
     and the respondents it needs for a --margin CI half-width at --level
     (worst case over the share).
 
-    Example: deniable plan --k 1024 --epsilon 1 --margin 0.01
+    With --design: the design's epsilon, the standard error and power at --n
+    respondents, and the respondents needed to detect --prevalence against
+    --null with --power (Wald test at --level).
+
+    Examples: deniable plan --k 1024 --epsilon 1 --margin 0.01;
+    deniable plan --design FR --p 1/6,1/6 --prevalence 0.1 --power 0.8
     """
+    if design is not None:
+        if k is not None or epsilon is not None:
+            raise CLIError("--design plans a survey design; leave out --k and --epsilon")
+        _plan_design(design, p, kukrep, prevalence, null, power, level, alternative, extra, n, as_json)
+        return
+    if k is None or epsilon is None:
+        raise CLIError("plan needs --k and --epsilon (or --design with --p and --prevalence)")
     if k < 2:
         raise CLIError(f"--k must be >= 2; got {k}")
     if n < 1:
@@ -95,6 +119,41 @@ def plan_cmd(
         f"Recommended: [bold]{choice.name}[/bold] (* lowest Var*). "
         f"Respondents needed for a ±{margin:g} margin at {level:.0%} confidence: "
         f"[bold]{needed:,}[/bold]"
+    )
+
+
+def _plan_design(
+    model: str, p: str | None, kukrep: int, prevalence: float | None, null: float, power: float,
+    level: float, alternative: str, extra: float | None, n: int, as_json: bool,
+) -> None:
+    from deniable import survey
+
+    if p is None:
+        raise CLIError("--design needs --p (e.g. --p 1/6,1/6)")
+    if prevalence is None:
+        raise CLIError("--design needs --prevalence (the prevalence to detect)")
+    d = survey.design(model, [v.strip() for v in p.split(",")], Kukrep=kukrep)
+    se = survey.standard_error(d, prevalence, n, extra)
+    at_n = survey.prevalence_power(d, prevalence, n, null, level, alternative, extra)
+    needed = survey.prevalence_sample_size(d, prevalence, null, power, level, alternative, extra)
+    record = {
+        "design": d.model, "p": [str(v) for v in d.p],
+        "epsilon": d.epsilon if math.isfinite(d.epsilon) else "inf", "prevalence": prevalence,
+        "null": null, "alternative": alternative, "level": level, "n": n, "std_error": se,
+        "power_at_n": at_n, "power": power, "respondents_needed": needed,
+    }
+    if as_json:
+        print_json(record)
+        return
+    eps = f"{d.epsilon:.4g}" if math.isfinite(d.epsilon) else "infinite (an answer reveals the truth)"
+    table = Table(title=f"{d.model} design, p = ({', '.join(str(v) for v in d.p)})", title_justify="left")
+    for header in ("epsilon", f"standard error at n={n:,}", f"power at n={n:,}"):
+        table.add_column(header, justify="right")
+    table.add_row(eps, f"{se:.4g}", f"{at_n:.3f}")
+    out.print(table)
+    out.print(
+        f"Respondents needed to detect a prevalence of {prevalence:g} against {null:g} "
+        f"({alternative}, level {level:g}) with power {power:g}: [bold]{needed:,}[/bold]"
     )
 
 

@@ -87,9 +87,13 @@ class Mechanism(ABC):
 
     Subclasses set ``wire_id`` (the stable mechanism id in configurations,
     never reused) and ``report_kind`` (how a report looks in numpy), and
-    supply ``epsilon``, ``domain``, the exact wire parameters (``_params``,
+    supply ``epsilon``, the configuration's ``domain`` field
+    (``_domain_json``: the categories of a frequency oracle, ``[low, high]``
+    for a numeric mechanism), the exact wire parameters (``_params``,
     ``_from_params``), report validation (``_validate``) and the aggregation
-    of checked reports (``_aggregate_checked``).
+    of checked reports (``_aggregate_checked``). In Python, ``domain`` is
+    the categories of a frequency oracle only; a numeric mechanism's range
+    is ``bounds`` (``low``, ``high``).
     """
 
     wire_id: ClassVar[str]
@@ -106,11 +110,6 @@ class Mechanism(ABC):
     def delta(self) -> float | None:
         """The delta of an (epsilon, delta) guarantee; None for pure epsilon-LDP."""
         return None
-
-    @property
-    @abstractmethod
-    def domain(self) -> tuple[Any, ...]:
-        """The categories (frequency oracles) or the range ``(low, high)`` (numeric)."""
 
     @property
     @abstractmethod

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable.errors import CategoryError
+
 __all__ = ["Domain"]
 
 _JSON_SCALARS = (str, int, float, bool)
@@ -72,8 +74,9 @@ class Domain:
             self._str_order = order.astype(np.int64)
 
     # ------------------------------------------------------------------ encode
-    def _not_in(self, value: object) -> ValueError:
-        return ValueError(f"value {value!r} is not in the domain of {self.owner}: {self.describe()}")
+    def _not_in(self, value: object, index: int | None = None) -> CategoryError:
+        message = f"value {value!r} is not in the domain of {self.owner}: {self.describe()}"
+        return CategoryError(message, value, index)
 
     def describe(self) -> str:
         if self.is_range:
@@ -83,7 +86,7 @@ class Domain:
         return f"[{shown}{more}]"
 
     def encode_one(self, value: object) -> int:
-        """Position of one value; ValueError naming the value if it is not a category."""
+        """Position of one value; :class:`CategoryError` naming the value if it is not a category."""
         if isinstance(value, np.generic):
             value = value.item()
         if self.is_range:
@@ -101,7 +104,11 @@ class Domain:
         return i
 
     def encode(self, values: Sequence[Any] | NDArray[Any]) -> NDArray[np.int64]:
-        """Positions of many values (vectorized for int ranges, bools and strings)."""
+        """Positions of many values (vectorized for int ranges, bools and strings).
+
+        A value that is not a category raises :class:`CategoryError` naming
+        the first such value and its position (``index``) in ``values``.
+        """
         try:
             arr = np.asarray(values)
         except ValueError:  # ragged nesting
@@ -116,8 +123,8 @@ class Domain:
         if self.is_range and kind in "iu":
             lo, hi = arr.min(), arr.max()
             if lo < 0 or hi >= self.k:
-                bad = arr[(arr < 0) | (arr >= self.k)][0]
-                raise self._not_in(bad.item())
+                i = int(np.flatnonzero((arr < 0) | (arr >= self.k))[0])
+                raise self._not_in(arr[i].item(), i)
             return arr.astype(np.int64, copy=False)
         if self.is_bool and kind == "b":
             return arr.astype(np.int64)
@@ -126,13 +133,21 @@ class Domain:
             np.minimum(pos, self.k - 1, out=pos)
             ok = self._str_sorted[pos] == arr
             if not ok.all():
-                raise self._not_in(str(arr[~ok][0]))
+                i = int(np.flatnonzero(~ok)[0])
+                raise self._not_in(str(arr[i]), i)
             assert self._str_order is not None
             return self._str_order[pos]
         # mixed-type domains: look up the caller's own objects, since np.asarray
         # coerces a mixed list (1 and "1", True and 1) to one dtype
         items = arr.tolist() if isinstance(values, np.ndarray) else list(values)
-        return np.fromiter((self.encode_one(v) for v in items), np.int64, arr.size)
+        positions = np.empty(arr.size, dtype=np.int64)
+        for i, value in enumerate(items):
+            try:
+                positions[i] = self.encode_one(value)
+            except CategoryError as exc:
+                exc.index = i
+                raise
+        return positions
 
     # ------------------------------------------------------------------ decode
     def decode(self, indices: NDArray[np.integer]) -> NDArray[Any]:

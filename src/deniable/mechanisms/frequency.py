@@ -128,15 +128,20 @@ class FrequencyOracle(Mechanism):
         return self._supports(self._checked(reports), self.domain_obj.encode_one(value))
 
     # -------------------------------------------------------------- estimate
-    def _pq(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(p*, q*)`` as read-only float arrays, computed once per mechanism."""
-        cached = self.__dict__.get("_pq_cache")
+    def support_rates(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """:meth:`support_probabilities` as read-only float64 arrays, computed once per mechanism.
+
+        ``p*[v] = P(v in S(y) | x = v)`` and ``q*[v] = P(v in S(y) | x != v)``,
+        where ``S(y)`` is the set of categories report ``y`` supports; the
+        expected share of reports supporting ``v`` is ``q*[v] + (p*[v] - q*[v]) f[v]``.
+        """
+        cached = self.__dict__.get("_support_rates")
         if cached is None:
             p, q = self.support_probabilities()
             cached = (np.array([float(x) for x in p]), np.array([float(x) for x in q]))
             for arr in cached:
                 arr.setflags(write=False)
-            self.__dict__["_pq_cache"] = cached
+            self.__dict__["_support_rates"] = cached
         return cached
 
     def estimate(self, reports: Any) -> Estimate:
@@ -151,7 +156,7 @@ class FrequencyOracle(Mechanism):
         stat.require(SupportCounts, self.fingerprint)
         if np.shape(stat.counts)[-1:] != (self.k,):
             raise ValueError(f"aggregate has {np.shape(stat.counts)[-1:]} counts; {self.name} needs k={self.k}")
-        p, q = self._pq()
+        p, q = self.support_rates()
         n = stat.n
         with np.errstate(invalid="ignore", divide="ignore"):
             observed = stat.counts / n if n else np.full(self.k, np.nan)
@@ -180,7 +185,7 @@ class FrequencyOracle(Mechanism):
         """
         if n <= 0:
             raise ValueError(f"n must be positive; got {n}")
-        p, q = self._pq()
+        p, q = self.support_rates()
         f = np.zeros(self.k) if frequencies is None else np.asarray(frequencies, dtype=float)
         if f.shape != (self.k,):
             raise ValueError(f"frequencies must have length k={self.k}; got shape {f.shape}")

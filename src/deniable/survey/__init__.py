@@ -21,6 +21,8 @@ from deniable.survey.designs import (
     Warner,
     design,
 )
+from deniable.survey.groups import GroupedPrevalence, prevalence_by
+from deniable.survey.power import prevalence_power, prevalence_sample_size, simulated_power, standard_error
 from deniable.survey.prevalence import (
     PrevalenceFit,
     answer_counts,
@@ -49,4 +51,10 @@ __all__ = [
     "loglik",
     "prevalence",
     "prevalence_from_counts",
+    "GroupedPrevalence",
+    "prevalence_by",
+    "prevalence_power",
+    "prevalence_sample_size",
+    "simulated_power",
+    "standard_error",
 ]

@@ -57,8 +57,9 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -91,11 +92,13 @@ def _probabilities(p: object, count: int | None, model: str, meaning: str) -> tu
         values: tuple[object, ...] = (p,)
     else:
         try:
-            values = tuple(p)  # type: ignore[call-overload]
+            values = tuple(cast(Iterable[object], p))
         except TypeError:
             raise TypeError(f"p must be a number or a sequence of numbers for {model}; got {p!r}") from None
     if count is not None and len(values) != count:
-        raise ValueError(f"p must have {count} value{'s' if count > 1 else ''} for {model} ({meaning}); got {len(values)}")
+        raise ValueError(
+            f"p must have {count} value{'s' if count > 1 else ''} for {model} ({meaning}); got {len(values)}"
+        )
     return tuple(privacy.exact_probability(v, "p", model) for v in values)
 
 
@@ -187,9 +190,12 @@ class Design(ABC):
             out[at] = self.channel(g).privatize_many(states[at], rng=source)
         return out
 
-    def privatize(self, truth: Any, group: int | None = None, rng: randomness.RNGLike = None) -> Any:
+    def privatize(
+        self, truth: Any, group: int | None = None, rng: randomness.RNGLike = None, unrelated: Any = None
+    ) -> Any:
         """One respondent's answer (secure randomness unless ``rng`` is given)."""
-        return self.privatize_many([truth], None if group is None else [group], rng)[0].item()
+        other = None if unrelated is None else [unrelated]
+        return self.privatize_many([truth], None if group is None else [group], rng, other)[0].item()
 
     # ------------------------------------------------------------- checks
     def _truth(self, truth: Any) -> NDArray[np.bool_]:
@@ -249,8 +255,10 @@ class _OneGroupBinary(Design):
 
     def __init__(self, b: Fraction, a0: Fraction) -> None:
         if b == a0:
-            raise ValueError(f"p gives P(yes | carrier) = P(yes | non-carrier) = {b} for {self.model}: "
-                             "the answers carry no information")
+            raise ValueError(
+                f"p gives P(yes | carrier) = P(yes | non-carrier) = {b} for {self.model}: "
+                "the answers carry no information"
+            )
         self._channel = BinaryRR._from_channel(b, a0)
 
     def channel(self, group: int = 1) -> BinaryRR:
@@ -376,12 +384,19 @@ class Kuk(Design):
         return red if self.cards > 1 else red.astype(bool)
 
     def response_probabilities(self, params: dict[str, float], group: int = 1) -> NDArray[np.float64]:
-        from scipy.stats import binom
+        carrier, other = self._pmfs
+        return params["pi"] * carrier + (1 - params["pi"]) * other
 
-        r = np.arange(self.cards + 1)
-        p1, p2 = float(self.p[0]), float(self.p[1])
-        pi = params["pi"]
-        return pi * binom.pmf(r, self.cards, p1) + (1 - pi) * binom.pmf(r, self.cards, p2)
+    @property
+    def _pmfs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``Binomial(r; cards, p1)`` and ``Binomial(r; cards, p2)`` for r = 0..cards, computed once."""
+        cached = self.__dict__.get("_pmf_cache")
+        if cached is None:
+            r = np.arange(self.cards + 1)
+            comb = np.array([math.comb(self.cards, int(i)) for i in r], dtype=float)
+            cached = tuple(comb * float(q) ** r * (1 - float(q)) ** (self.cards - r) for q in self.p)
+            self.__dict__["_pmf_cache"] = cached
+        return cached
 
     def _key(self) -> tuple[Any, ...]:
         return (self.model, self.p, self.cards)
@@ -406,10 +421,11 @@ class ForcedResponse(Design):
         self.p = _probabilities(p, None, self.model, "P(forced to each category)")
         if len(self.p) < 2:
             raise ValueError(f"p must have one value per category (at least 2) for FR; got {len(self.p)}")
-        self.truthful = 1 - sum(self.p)
+        self.truthful: Fraction = _ONE - sum(self.p, Fraction(0))
         if self.truthful <= 0:
-            raise ValueError(f"p must add up to less than 1 for FR (the rest is the truthful answer); "
-                             f"got sum {float(sum(self.p)):g}")
+            raise ValueError(
+                f"p must add up to less than 1 for FR (the rest is the truthful answer); got sum {float(sum(self.p)):g}"
+            )
         self.m = len(self.p)
         if self.m == 2:
             self._channel = BinaryRR._from_channel(1 - self.p[0], self.p[1])
@@ -525,7 +541,8 @@ class UnrelatedQuestionUnknown(_TwoGroupBinary):
         """Epsilon, over both groups, when the unrelated answer is "yes" with probability ``piUQ``."""
         a = privacy.exact_probability(piUQ, "piUQ", self.model)
         return max(
-            BinaryRR._from_channel(pg + (1 - pg) * a, (1 - pg) * a).epsilon if pg + (1 - pg) * a != (1 - pg) * a
+            BinaryRR._from_channel(pg + (1 - pg) * a, (1 - pg) * a).epsilon
+            if pg + (1 - pg) * a != (1 - pg) * a
             else 0.0
             for pg in self.p
         )
@@ -625,8 +642,9 @@ class SymmetricCheatingDetection(_TwoGroupBinary):
         super().__init__(p, 4, "forced yes / forced no in group 1, then in group 2")
         p1, p2, p3, p4 = self.p
         if p1 + p2 >= 1 or p3 + p4 >= 1:
-            raise ValueError(f"p's forced shares must add up to less than 1 in each group for CDMsym; "
-                             f"got ({self._p_text()})")
+            raise ValueError(
+                f"p's forced shares must add up to less than 1 in each group for CDMsym; got ({self._p_text()})"
+            )
         if p3 * (1 - p2) == p1 * (1 - p4):
             raise ValueError(f"p must make the two groups differ for CDMsym; got ({self._p_text()})")
 
@@ -644,8 +662,17 @@ class SymmetricCheatingDetection(_TwoGroupBinary):
 MODELS: dict[str, type[Design]] = {
     cls.model: cls
     for cls in (
-        Warner, UnrelatedQuestion, UnrelatedQuestionUnknown, Mangat, Kuk, ForcedResponse, Crosswise,
-        Triangular, CheatingDetection, SymmetricCheatingDetection, StochasticLieDetector,
+        Warner,
+        UnrelatedQuestion,
+        UnrelatedQuestionUnknown,
+        Mangat,
+        Kuk,
+        ForcedResponse,
+        Crosswise,
+        Triangular,
+        CheatingDetection,
+        SymmetricCheatingDetection,
+        StochasticLieDetector,
     )
 }
 

@@ -43,7 +43,15 @@ from numpy.typing import NDArray
 from deniable.intervals import z_for
 from deniable.survey.designs import Design, ForcedResponse, Kuk
 
-__all__ = ["PrevalenceFit", "prevalence", "prevalence_from_counts", "answer_counts", "loglik"]
+__all__ = [
+    "PrevalenceFit",
+    "prevalence",
+    "prevalence_from_counts",
+    "answer_counts",
+    "loglik",
+    "maximum_likelihood",
+    "moment_estimate",
+]
 
 _FLOOR = -1e300  # a log-likelihood of -inf, kept finite for root finding
 
@@ -67,7 +75,7 @@ def answer_counts(responses: Any, design: Design, group: Any = None) -> NDArray[
             i = int(np.flatnonzero(~ok)[0])
             raise ValueError(
                 f"responses must be answers of {design.model} ({', '.join(map(str, allowed))}); "
-                f"got {arr[i]!r} at position {i}"
+                f"got {arr[i].item()!r} at position {i}"
             )
         codes = arr.astype(np.int64)
     groups = design.check_groups(group, codes.size)
@@ -168,17 +176,19 @@ def prevalence_from_counts(counts: Any, design: Design) -> PrevalenceFit:
     counts = np.asarray(counts)
     shape = (design.groups, len(design.responses))
     if counts.shape != shape or counts.dtype.kind not in "iu" or np.any(counts < 0):
-        raise ValueError(f"counts must be non-negative integers of shape {shape} for {design.model}; "
-                         f"got {counts.dtype} of shape {counts.shape}")
+        raise ValueError(
+            f"counts must be non-negative integers of shape {shape} for {design.model}; "
+            f"got {counts.dtype} of shape {counts.shape}"
+        )
     for g, row in enumerate(counts, start=1):
         if row.sum() < 2:
             where = f" in group {g}" if design.groups > 1 else ""
             raise ValueError(f"responses need at least 2 answers{where} for {design.model}; got {row.sum()}")
     counts = counts.astype(np.int64)
-    params, cov = _moments(design, counts)
+    params, cov = moment_estimate(design, counts)
     method = "moment"
     if not _inside(design, params):
-        params = _maximize(design, counts, start=params)
+        params = maximum_likelihood(design, counts, start=params)
         method = "ml"
     bse = {k: float(math.sqrt(max(cov[i, i], 0.0))) for i, k in enumerate(params)}
     return PrevalenceFit(
@@ -195,14 +205,20 @@ def prevalence_from_counts(counts: Any, design: Design) -> PrevalenceFit:
 
 
 # ------------------------------------------------------------ moment estimates
-def _moments(design: Design, counts: NDArray[np.int64]) -> tuple[dict[str, float], NDArray[np.float64]]:
+def moment_estimate(
+    design: Design, counts: NDArray[Any], ddof: int = 1
+) -> tuple[dict[str, float], NDArray[np.float64]]:
+    """The moment estimate and its delta-method covariance (``Var(lambda_g) = lambda_g(1-lambda_g)/(n_g - ddof)``).
+
+    ``ddof=1`` is RRreg's convention; ``ddof=0`` with expected counts gives the large-sample variance.
+    """
     n_g = counts.sum(axis=1).astype(float)
     if isinstance(design, ForcedResponse) and design.m > 2:
         lam = counts[0] / n_g[0]
         scale = float(design.truthful)
         p = np.array([float(v) for v in design.p])
         pi = (lam - p) / scale
-        cov = (np.diag(lam) - np.outer(lam, lam)) / ((n_g[0] - 1) * scale**2)
+        cov = (np.diag(lam) - np.outer(lam, lam)) / ((n_g[0] - ddof) * scale**2)
         return {f"pi{j}": float(v) for j, v in enumerate(pi)}, cov
     if isinstance(design, Kuk) and design.cards > 1:
         k, n = design.cards, n_g[0]
@@ -210,10 +226,10 @@ def _moments(design: Design, counts: NDArray[np.int64]) -> tuple[dict[str, float
         lam = float(np.dot(np.arange(k + 1), counts[0])) / (n * k)
         pi = (lam - p2) / (p1 - p2)
         phi = pi * p1 + (1 - pi) * p2
-        var = phi * (1 - phi) / ((k * n - 1) * (p1 - p2) ** 2) + (1 - 1 / k) * pi * (1 - pi) / (n - 1)
+        var = phi * (1 - phi) / ((k * n - ddof) * (p1 - p2) ** 2) + (1 - 1 / k) * pi * (1 - pi) / (n - ddof)
         return {"pi": pi}, np.array([[var]])
     lam = counts[:, 1] / n_g
-    v = lam * (1 - lam) / (n_g - 1)
+    v = lam * (1 - lam) / (n_g - ddof)
     if design.model == "SLD":
         return _sld(design, lam, v)
     names = design.param_names
@@ -230,7 +246,9 @@ def _moments(design: Design, counts: NDArray[np.int64]) -> tuple[dict[str, float
     return dict(zip(names, (float(x) for x in theta), strict=True)), inv @ np.diag(v) @ inv.T
 
 
-def _sld(design: Design, lam: NDArray[np.float64], v: NDArray[np.float64]) -> tuple[dict[str, float], NDArray[np.float64]]:
+def _sld(
+    design: Design, lam: NDArray[np.float64], v: NDArray[np.float64]
+) -> tuple[dict[str, float], NDArray[np.float64]]:
     """SLD: ``P_g(yes) = (1 - p_g)(1 - pi) + u`` with ``u = t pi``, then ``t = u / pi`` (delta method)."""
     q = np.array([1 - float(x) for x in design.p])
     a = np.column_stack([-q, np.ones(2)])
@@ -256,7 +274,7 @@ def _constraints(design: Design) -> tuple[list[Callable[[NDArray[np.float64]], f
     return ([lambda x: 1 - x[0] - x[1]] if design.extra == "gamma" else []), False
 
 
-def _maximize(
+def maximum_likelihood(
     design: Design, counts: NDArray[np.int64], start: dict[str, float], fixed: tuple[str, float] | None = None
 ) -> dict[str, float]:
     """The maximum of the log-likelihood over the parameter space (with one parameter ``fixed``)."""
@@ -287,8 +305,9 @@ def _maximize(
         upper = float(max(0.0, 1 - x0.sum() + x0[free[0]])) if inequalities else 1.0
         candidates = [0.0, upper]
         if upper > 0:
-            best = minimize_scalar(lambda z: objective(np.array([z])), bounds=(0.0, upper), method="bounded",
-                                   options={"xatol": 1e-10})
+            best = minimize_scalar(
+                lambda z: objective(np.array([z])), bounds=(0.0, upper), method="bounded", options={"xatol": 1e-10}
+            )
             candidates.append(float(best.x))
         z = min(candidates, key=lambda c: objective(np.array([c])))
         return params(np.array([z]))
@@ -297,12 +316,23 @@ def _maximize(
         cons.append({"type": "eq", "fun": lambda z: full(z).sum() - 1})
     starts = [x0[free], np.full(len(free), 1 / len(names))]
     results = [
-        minimize(objective, s, method="SLSQP", bounds=[(0.0, 1.0)] * len(free), constraints=cons,
-                 options={"ftol": 1e-14, "maxiter": 500})
+        minimize(
+            objective,
+            s,
+            method="SLSQP",
+            bounds=[(0.0, 1.0)] * len(free),
+            constraints=cons,
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
         for s in starts
     ]
     best = min(results, key=lambda r: r.fun)
-    return params(np.clip(best.x, 0, 1))
+    x = full(np.clip(best.x, 0, 1))
+    if simplex:
+        x = x / x.sum()
+    elif inequalities and x[0] + x[1] > 1:  # SLSQP may end a rounding error outside pi + gamma <= 1
+        x[1] = 1 - x[0]
+    return dict(zip(names, map(float, x), strict=True))
 
 
 def _profile_interval(fit: PrevalenceFit, name: str, cut: float) -> tuple[float, float]:
@@ -312,11 +342,13 @@ def _profile_interval(fit: PrevalenceFit, name: str, cut: float) -> tuple[float,
     design, counts = fit.design, fit.counts
     names = list(fit.params)
     if len(names) == 1:
+
         def profile(v: float) -> float:
             return max(loglik(design, counts, {name: v}), _FLOOR)
     else:
+
         def profile(v: float) -> float:
-            best = _maximize(design, counts, fit.params, fixed=(name, v))
+            best = maximum_likelihood(design, counts, fit.params, fixed=(name, v))
             return max(loglik(design, counts, best), _FLOOR)
 
     top = max(fit.llf, _FLOOR)
@@ -325,6 +357,6 @@ def _profile_interval(fit: PrevalenceFit, name: str, cut: float) -> tuple[float,
     def gap(v: float) -> float:
         return profile(v) - (top - cut)
 
-    lo = 0.0 if gap(0.0) >= 0 else brentq(gap, 0.0, at, xtol=1e-10)
-    hi = 1.0 if gap(1.0) >= 0 else brentq(gap, at, 1.0, xtol=1e-10)
+    lo = 0.0 if gap(0.0) >= 0 else brentq(gap, 0.0, at, xtol=1e-9)
+    hi = 1.0 if gap(1.0) >= 0 else brentq(gap, at, 1.0, xtol=1e-9)
     return float(lo), float(hi)

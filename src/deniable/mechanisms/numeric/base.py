@@ -111,6 +111,10 @@ class NumericMechanism(Mechanism):
     original units; its standardized form is ``y_t = (y - mid) / half``, and
     the debiased estimate of ``t`` is ``(y_t - b0) / b1`` (``b0 = 0, b1 = 1``
     for the mechanisms whose reports are unbiased).
+
+    The range is ``bounds == (low, high)``; a configuration stores it in its
+    ``domain`` field as ``[low, high]`` (``domain`` in Python means a
+    frequency oracle's categories).
     """
 
     report_kind: ClassVar[str] = "float"
@@ -319,7 +323,7 @@ class NumericMechanism(Mechanism):
 
     # --------------------------------------------------------------- audit
     @property
-    def domain(self) -> tuple[float, float]:
+    def bounds(self) -> tuple[float, float]:
         """The declared range ``(low, high)``; its endpoints are the audit's neighbouring pair."""
         return (self.low, self.high)
 
@@ -350,7 +354,7 @@ class NumericMechanism(Mechanism):
         return [self.low, self.high]
 
     def _domain_key(self) -> tuple[float, float]:
-        return (self.low, self.high)
+        return self.bounds
 
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> NumericMechanism:

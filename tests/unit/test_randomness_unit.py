@@ -86,3 +86,9 @@ def test_secure_source_keeps_no_state() -> None:
     source = SecureSource()
     assert vars(source) == {}  # nothing buffered that a fork() could duplicate
     assert isinstance(randomness.SECURE, SecureSource)
+
+
+@pytest.mark.parametrize("rng", [np.random.RandomState(0), True, 1.5, "seed"], ids=repr)
+def test_bad_rng(rng) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError, match="rng must be None, an int seed or a numpy Generator"):
+        dn.GRR(4, epsilon=1.0).privatize_many([0, 1], rng=rng)

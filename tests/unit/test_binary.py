@@ -1,0 +1,92 @@
+"""Binary randomized response and forced response: parameters, epsilon, the textbook estimators."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mechanism_grid import BAD_EPSILONS
+
+import deniable as dn
+
+
+@pytest.mark.parametrize(("eps", "exc"), BAD_EPSILONS, ids=repr)
+def test_bad_epsilon_binary(eps, exc) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(exc, match="epsilon"):
+        dn.BinaryRR(epsilon=eps)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "message"),
+    [
+        ({"prob": 0.4}, ValueError, r"^prob must be in \(0\.5, 1\) for BinaryRR; got 0\.4$"),
+        ({"prob": 0.5}, ValueError, r"prob must be in \(0\.5, 1\) for BinaryRR; got 0\.5"),
+        ({"prob": 1.0}, ValueError, r"prob must be in \(0\.5, 1\) for BinaryRR; got 1\.0"),
+        ({"prob": 1}, ValueError, r"prob must be in \(0\.5, 1\) for BinaryRR; got 1"),
+        ({"prob": float("nan")}, ValueError, "prob must be in"),
+        ({"prob": float("inf")}, ValueError, "prob must be in"),
+        ({"prob": "0.75"}, TypeError, "prob must be a number"),
+        ({"prob": True}, TypeError, "prob must be a number"),
+        ({"gamma": 0.0}, ValueError, r"gamma must be in \(0, 0\.5\)"),
+        ({"gamma": 0.5}, ValueError, r"gamma must be in \(0, 0\.5\)"),
+        ({"gamma": -0.1}, ValueError, "gamma must be in"),
+        ({}, TypeError, "exactly one of prob, epsilon or gamma; got none"),
+        ({"prob": 0.75, "epsilon": 1.0}, TypeError, "exactly one of prob, epsilon or gamma; got prob, epsilon"),
+    ],
+)
+def test_binary_rr_parameters(kwargs, exc, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(exc, match=message):
+        dn.BinaryRR(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("p_truth", "p_yes", "name"),
+    [(0.0, 0.5, "p_truth"), (1.0, 0.5, "p_truth"), (0.5, 0.0, "p_yes"), (0.5, 1.0, "p_yes"),
+     (float("nan"), 0.5, "p_truth"), (0.5, -0.2, "p_yes")],
+)
+def test_forced_response_parameters(p_truth: float, p_yes: float, name: str) -> None:
+    with pytest.raises(ValueError, match=f"{name} must be in"):
+        dn.BinaryRR.forced_response(p_truth, p_yes)
+
+
+@given(st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
+@settings(max_examples=200, deadline=None)
+def test_prob_parameter_space(prob: float) -> None:
+    try:
+        m = dn.BinaryRR(prob=prob)
+    except ValueError as exc:
+        assert str(exc) == f"prob must be in (0.5, 1) for BinaryRR; got {prob!r}"
+        assert not 0.5 < prob < 1
+        return
+    assert 0.5 < prob < 1 and m.epsilon > 0
+    assert m.prob == Fraction(repr(prob))
+
+
+def test_binary_rr_epsilon_is_ln3() -> None:
+    assert dn.BinaryRR(prob=0.75).epsilon == 1.0986122886681098
+
+
+def test_two_coin_design_matches_textbook_estimators() -> None:
+    m = dn.BinaryRR.forced_response(p_truth=0.5, p_yes=0.5)
+    assert m.p_yes_given_yes == 0.75 and m.p_yes_given_no == 0.25
+    assert m.epsilon == math.log(3)
+    reports = np.array([True] * 364 + [False] * 636)
+    est = m.estimate(reports)
+    y = 0.364
+    assert est.frequencies[1] == pytest.approx(2 * (y - 0.25), abs=1e-12)  # p = 2(Y - 1/4)
+    assert est.frequencies[1] == pytest.approx(2 * y - 0.5, abs=1e-12)  # honor code
+    assert est.frequencies[0] == pytest.approx(1 - (2 * y - 0.5), abs=1e-12)
+
+
+def test_forced_response_variance() -> None:
+    """Asymmetric forced response: Var = l(1-l)/(n (P(yes|T)-P(yes|F))^2) at the fixed population."""
+    m = dn.BinaryRR.forced_response(0.3, 0.8)
+    yt, yf = 0.86, 0.56
+    for pi in (0.0, 0.3, 1.0):
+        lam_t, lam_f = yt, yf  # per-respondent yes rates
+        var = (pi * lam_t * (1 - lam_t) + (1 - pi) * lam_f * (1 - lam_f)) / (yt - yf) ** 2
+        assert m.variance(1, [1 - pi, pi])[1] == pytest.approx(var, rel=1e-12)
