@@ -3,14 +3,12 @@
 A design question's prevalence is :func:`deniable.survey.prevalence_from_counts`
 on its answer counts per group: RRreg's estimate and standard error (the
 sampling model: respondents drawn from a population), with the
-profile-likelihood interval at ``level``. By category ``c`` of each plain
-categorical question the same fit runs on that category's counts, and a
-likelihood-ratio test compares "one set of parameters for every category"
-with "one per category": ``G = 2 (sum_c llf_c - llf_pooled)``, chi-square
-with ``(C - 1) x (number of parameters)`` degrees of freedom over the ``C``
-categories that can be estimated (at least 2 answers in every group). For a
-one-group design that is the test of equal prevalence; for a two-group design
-the null also makes the extra parameter (``t``, ``piUQ``, ``gamma``) equal.
+profile-likelihood interval at ``level``. By category of each plain
+categorical question the same fit runs on that category's counts, and
+:func:`deniable.survey.prevalence_by` tests equal prevalence across the
+categories that can be estimated (at least 2 answers in every group) by a
+likelihood ratio; for a two-group design the extra parameter (``t``,
+``piUQ``, ``gamma``) stays free per category.
 
 A plain question's result is what was answered: counts per category, or for
 an integer question the count, mean, smallest and largest answer and the
@@ -27,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable.server.questions import DesignQuestion, PlainQuestion, Tally
+from deniable.survey.groups import prevalence_by
 from deniable.survey.prevalence import PrevalenceFit, prevalence_from_counts
 
 __all__ = ["design_json", "plain_json"]
@@ -56,33 +55,28 @@ def _parameters(fit: PrevalenceFit | None, q: DesignQuestion, level: float) -> l
 
 
 def _by_category(q: DesignQuestion, plain: PlainQuestion, table: NDArray[np.int64], level: float) -> dict[str, Any]:
-    """Prevalence per category of ``plain`` and the likelihood-ratio test of equal parameters."""
-    from scipy.stats import chi2
+    """Prevalence per category of ``plain`` and the likelihood-ratio test of equal prevalence.
 
+    The test is :func:`deniable.survey.prevalence_by`'s, over the categories
+    with at least 2 answers in every group, on the answers rebuilt from the
+    tally (``table[c, g - 1, r]``: answers ``r`` in group ``g`` and category ``c``).
+    """
+    fits = {c: _fit(q, table[c]) for c in range(len(plain.categories))}
     rows = []
-    fits: list[PrevalenceFit] = []
-    used = []
     for c, category in enumerate(plain.categories):
-        fit = _fit(q, table[c])
-        if fit is not None:
-            fits.append(fit)
-            used.append(c)
-        pi = _parameters(fit, q, level)[0]
+        pi = _parameters(fits[c], q, level)[0]
         rows.append({"category": category, "n": int(table[c].sum()), **{k: v for k, v in pi.items() if k != "name"}})
+    used = [c for c, fit in fits.items() if fit is not None]
     test: dict[str, Any] | None = None
-    if len(fits) >= 2:
-        pooled = prevalence_from_counts(table[used].sum(axis=0), q.design)
-        statistic = max(0.0, 2 * (math.fsum(f.llf for f in fits) - pooled.llf))
-        df = (len(fits) - 1) * len(q.design.param_names)
-        test = {
-            "method": "likelihood ratio",
-            "null": "equal prevalence in every category" if q.groups == 1
-            else f"equal {' and '.join(q.design.param_names)} in every category",
-            "statistic": statistic,
-            "df": df,
-            "p_value": float(chi2.sf(statistic, df)),
-            "categories": len(fits),
-        }
+    if len(used) >= 2:
+        cells = [(c, g, r) for c in used for g in range(q.groups) for r in (0, 1)]
+        sizes = [int(table[c, g, r]) for c, g, r in cells]
+        by = prevalence_by(
+            np.repeat([r for _, _, r in cells], sizes), q.design, np.repeat([c for c, _, _ in cells], sizes),
+            group=None if q.groups == 1 else np.repeat([g + 1 for _, g, _ in cells], sizes),
+        )
+        test = {"method": "likelihood ratio", "null": "equal prevalence in every category",
+                "statistic": by.lr_statistic, "df": by.df, "p_value": by.pvalue, "categories": len(used)}
     return {"question": plain.id, "text": plain.text, "rows": rows, "test": test}
 
 
