@@ -4,9 +4,11 @@ The printed prevalence is the survey package's on the same answers (exact
 agreement, no tolerance beyond the printed digits); the Nigeria forced-response
 item (Blair, Imai & Zhou 2015, read from the shared data when present)
 reproduces RRreg's published 0.2619 (SE 0.0144, n = 2,435). The demo's part 2
-is checked with a calibrated band: |estimate - truth| < z(alpha/2) SE with
-alpha = 1e-6, and a power check (the raw share of "yes" answers, what a missing
-debias step would print, is rejected by the same band).
+and its logistic regression on age are checked with a calibrated band:
+|estimate - truth| < z(alpha/2) SE with alpha = 1e-6 per assertion, and power
+checks (the raw share of "yes" answers, what a missing debias step would
+print, and a slope of 0 are rejected by the same band). With --formula the
+Nigeria item reproduces Blair, Imai & Zhou's Table 3.
 """
 
 from __future__ import annotations
@@ -137,14 +139,41 @@ def test_errors_are_one_line_naming_the_option(
 
 
 def test_formula(cli, tmp_path: Path, rng: np.random.Generator) -> None:
+    """--formula: the table and JSON are survey.logit's on the file (answers decoded as yes/no)."""
+    pytest.importorskip("patsy", reason="formulas need the survey extra")
+    import pandas as pd
+
     path = tmp_path / "answers.csv"
-    _answers_file(path, rng)
-    result = cli("analyze", path, "--design", "FR", "--p", "1/6,1/6", "--formula", "used ~ age")
-    if not hasattr(survey, "logit"):  # deniable.survey.logit (issue 9, item 3) not in this version yet
-        assert result.exit_code == 1 and "--formula: logistic regression needs deniable.survey.logit" in result.stderr
-        return
+    data = _answers_file(path, rng)
+    d = survey.design("FR", ["1/6", "1/6"])
+    frame = pd.DataFrame({"used": (data["used"] == "yes").astype(int), "age": data["age"]})
+    expected = survey.logit("used ~ age", frame, d)
+    result = cli("analyze", path, "--design", "FR", "--p", "1/6,1/6", "--formula", "used ~ age", "--json")
     assert result.exit_code == 0, result.output
-    assert "logistic regression" in result.stdout and "Intercept" in result.stdout and "age" in result.stdout
+    terms = {t["term"]: t for t in json.loads(result.stdout)["regression"]["terms"]}
+    assert list(terms) == ["Intercept", "age"]
+    for term, t in terms.items():
+        assert t["estimate"] == pytest.approx(float(expected.params[term]), abs=1e-9)
+        assert t["std_error"] == pytest.approx(float(expected.bse[term]), abs=1e-9)
+    table = cli("analyze", path, "--design", "FR", "--p", "1/6,1/6", "--formula", "used ~ age")
+    assert "logistic regression used ~ age: n = 4,000" in table.stdout and "Intercept" in table.stdout
+    bad = cli("analyze", path, "--design", "FR", "--p", "1/6,1/6", "--formula", "used ~ height")
+    assert bad.exit_code == 1 and bad.stderr.startswith("error: --formula:"), bad.stderr
+
+
+@pytest.mark.skipif(not NIGERIA.is_file(), reason="the Nigeria replication data (shared/data/nigeria.csv) is absent")
+def test_nigeria_table_3(cli) -> None:
+    """Blair, Imai & Zhou's Table 3 to 3 decimals: intercept -0.340, asset index 0.0790, married -0.267,
+    female -0.554; 2,423 complete cases."""
+    pytest.importorskip("patsy", reason="formulas need the survey extra")
+    formula = ("rr.q1 ~ cov.asset.index + cov.married + I(cov.age/10) + I((cov.age/10)**2) + cov.education"
+               " + cov.female")
+    record = json.loads(cli("analyze", NIGERIA, "--design", "FR", "--p", "1/6,1/6", "--formula", formula,
+                            "--json").stdout)
+    terms = {t["term"]: round(t["estimate"], 3) for t in record["regression"]["terms"]}
+    assert record["regression"]["n"] == 2423
+    assert (terms["Intercept"], terms["cov.asset.index"], terms["cov.married"], terms["cov.female"]) == (
+        -0.340, 0.079, -0.267, -0.554)
 
 
 def test_demo_part_two_estimates_the_prevalence_with_a_covariate(cli, tmp_path: Path) -> None:
@@ -161,7 +190,13 @@ def test_demo_part_two_estimates_the_prevalence_with_a_covariate(cli, tmp_path: 
     # power: the raw share of "yes" answers (about 1/6 + 2/3 truth) is rejected by the same band
     raw = 1 / 6 + 2 / 3 * truth
     assert abs(raw - truth) > Z * se
-    if not hasattr(survey, "logit"):
-        assert "logistic regression on age: needs deniable.survey.logit" in text
-    else:
-        assert "logistic regression of the prevalence on age" in text
+    pytest.importorskip("patsy", reason="the regression needs the survey extra")
+    assert "logistic regression of the prevalence on age" in text
+    # the regression on age against the truth, the same band (alpha 1e-6 per assertion), and its
+    # power: a model without an age effect (slope 0) is rejected
+    for term, truth_value in (("Intercept", -4.2), ("age", 0.15)):
+        row = re.search(rf"{term} {number} SE {number} 95% interval", text)
+        assert row, text
+        assert abs(float(row[1]) - truth_value) < Z * float(row[2]), (term, row[0])
+        if term == "age":
+            assert abs(float(row[1]) - 0.0) > Z * float(row[2])

@@ -213,11 +213,10 @@ def _regression(
     """``deniable.survey.logit`` on the file (the answers decoded), as a JSON-ready record."""
     from deniable import survey
 
-    logit = getattr(survey, "logit", None)
-    if logit is None:
-        # deniable.survey.logit (issue 9, item 3) is not part of this version yet
-        raise CLIError("--formula: logistic regression needs deniable.survey.logit, which this version "
-                       "does not have yet; drop --formula for the prevalence")
+    try:
+        logit = survey.logit
+    except ImportError as exc:  # the survey extra (formulas) is not installed
+        raise CLIError(f"--formula: {exc}") from None
     data = frame.copy()
     data[response] = answers
     try:

@@ -204,10 +204,10 @@ def run_covariate_demo(n: int, seed: int | None, batch_size: int) -> dict[str, A
               f"  (truth {truth:.4f})")
     result: dict[str, Any] = {"n": fit.n, "estimate": fit.params["pi"], "std_error": fit.bse["pi"],
                               "ci_low": low, "ci_high": high, "truth": truth}
-    logit = getattr(survey, "logit", None)
-    if logit is None:
-        # deniable.survey.logit (issue 9, item 3) is not part of this version yet: no regression
-        out.print("logistic regression on age: needs deniable.survey.logit, not in this version yet")
+    try:
+        logit = survey.logit
+    except ImportError as exc:  # the survey extra (formulas) is not installed
+        out.print(f"logistic regression on age: skipped ({exc})")
         return result
     frame["used"] = answers_
     reg = logit("used ~ age", frame, design)
