@@ -16,7 +16,7 @@ from deniable.cli.common import CLIError, err, handle_errors, out, progress
 from deniable.cli.output import print_json, save_axes, show_estimate
 from deniable.estimate import Estimate, Target
 
-__all__ = ["HONOR_CODE_SURVEY", "register", "estimate_db", "run_demo"]
+__all__ = ["HONOR_CODE_SURVEY", "STUDY_DRUG_SURVEY", "register", "estimate_db", "run_demo", "run_covariate_demo"]
 
 HONOR_CODE_SURVEY: dict[str, Any] = {
     "id": "honor-code",
@@ -141,6 +141,88 @@ def run_demo(
             "ci_high": float(high[1]), "truth": true_share, "seconds": elapsed}
 
 
+STUDY_DRUG_SURVEY: dict[str, Any] = {
+    "id": "study-drugs",
+    "title": "Study drugs and age",
+    "budget": 1.7,
+    "questions": [
+        {"id": "used", "text": "Have you taken a prescription stimulant without a prescription to study?",
+         "type": "yes-no", "design": {"model": "FR", "p": ["1/6", "1/6"]}},
+        {"id": "age", "text": "How old are you?", "type": "integer", "randomized": False, "min": 18, "max": 30},
+    ],
+}
+"""The demo's second survey: a forced-response design question (RRreg's FR, p = 1/6, 1/6:
+epsilon = ln 5) and a plain age question, so the prevalence can be regressed on age."""
+
+COVARIATE_TRUTH = {"Intercept": -4.2, "age": 0.15}
+"""The demo's true model: P(used | age) = logistic(-4.2 + 0.15 age): 18% at 18, 57% at 30."""
+
+
+def run_covariate_demo(n: int, seed: int | None, batch_size: int) -> dict[str, Any]:
+    """Part 2: a survey design with a covariate, posted over HTTP, analysed from the export."""
+    import secrets
+    import tempfile
+
+    import httpx
+
+    from deniable import survey
+    from deniable.cli.analyze import read_table, responses_and_groups
+    from deniable.client import Client, ClientError
+    from deniable.server.runner import BackgroundServer
+
+    rng = np.random.default_rng(None if seed is None else seed + 1)
+    age = rng.integers(18, 31, n)
+    chance = 1 / (1 + np.exp(-(COVARIATE_TRUTH["Intercept"] + COVARIATE_TRUTH["age"] * age)))
+    used = rng.random(n) < chance
+    design = survey.design("FR", ["1/6", "1/6"])
+    out.print()
+    out.print(f"[bold]part 2[/]: {STUDY_DRUG_SURVEY['title']}, a forced-response design question "
+              f"(FR, p = 1/6, 1/6, epsilon = {design.epsilon:.4g}) and a plain age question (not randomized); "
+              f"{used.mean():.1%} truly used")
+    token = secrets.token_urlsafe(24)
+    device_rng = np.random.default_rng(seed) if seed is not None else None
+    with BackgroundServer([STUDY_DRUG_SURVEY], admin_token=token) as server, \
+            Client(server.url, timeout=120) as client:
+        try:
+            answers = [{"used": bool(u), "age": int(a)} for u, a in zip(used, age, strict=True)]
+            client.respond_many(STUDY_DRUG_SURVEY["id"], answers, batch_size=batch_size, rng=device_rng)
+            export = httpx.get(f"{server.url}/admin/surveys/{STUDY_DRUG_SURVEY['id']}/export",
+                               headers={"Authorization": f"Bearer {token}"}, timeout=120)
+            export.raise_for_status()
+        except ClientError as exc:
+            raise CLIError(f"the server refused a request: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise CLIError(f"HTTP request to the demo server failed: {exc!r}") from None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "export.csv"
+        path.write_text(export.text, encoding="utf-8")
+        frame = read_table(path)
+    answers_, _, _ = responses_and_groups(frame, "used", design, None)
+    fit = survey.prevalence(answers_, design)
+    low, high = fit.ci(0.95)["pi"]
+    truth = float(used.mean())
+    out.print(f"exported {len(frame):,} responses (the randomized answer and the age as given)")
+    out.print(f"estimated users: {fit.params['pi']:.4f}  SE {fit.bse['pi']:.4f}  95% interval {low:.4f} .. {high:.4f}"
+              f"  (truth {truth:.4f})")
+    result: dict[str, Any] = {"n": fit.n, "estimate": fit.params["pi"], "std_error": fit.bse["pi"],
+                              "ci_low": low, "ci_high": high, "truth": truth}
+    try:
+        logit = survey.logit
+    except ImportError as exc:  # the survey extra (formulas) is not installed
+        out.print(f"logistic regression on age: skipped ({exc})")
+        return result
+    frame["used"] = answers_
+    reg = logit("used ~ age", frame, design)
+    ci = reg.conf_int(0.05)
+    out.print("logistic regression of the prevalence on age (from the export), against the truth:")
+    for term, true_value in COVARIATE_TRUTH.items():
+        out.print(f"  {term:<10} {reg.params[term]:+.4f}  SE {reg.bse[term]:.4f}  95% interval "
+                  f"{ci.loc[term].iloc[0]:+.4f} .. {ci.loc[term].iloc[1]:+.4f}  (truth {true_value:+.4f})")
+    result["regression"] = {t: {"estimate": float(reg.params[t]), "std_error": float(reg.bse[t])}
+                            for t in COVARIATE_TRUTH}
+    return result
+
+
 def demo_cmd(
     n: Annotated[int, typer.Option("--n", help="Simulated respondents.")] = 50_000,
     truth: Annotated[float, typer.Option(help="True share of violators.")] = 0.2,
@@ -160,9 +242,15 @@ def demo_cmd(
     client, each answer randomized on the "device" before it is posted, then
     prints the debiased estimate next to the truth and writes a bar chart.
 
+    Part 2 runs a survey design with a covariate: a forced-response question
+    (RRreg's FR, p = 1/6, 1/6) beside a plain age question, the same number of
+    respondents posting over HTTP; the prevalence (and a logistic regression
+    on age) is estimated from the server's export and shown against the truth.
+
     Example: deniable demo --out deniable-demo.png
     """
     run_demo(n, truth, out_png, seed, batch_size)
+    run_covariate_demo(n, seed, batch_size)
 
 
 # --------------------------------------------------------------------- serve
@@ -226,13 +314,16 @@ def estimate_db(
     storage = Storage(db_url)
     try:
         survey = storage.survey(survey_id)
-        estimates = question_estimates(survey, storage.aggregates(survey_id), target)
-        results = results_json(survey, estimates, level=level)
+        aggregates = storage.aggregates(survey_id)
+        estimates = question_estimates(survey, aggregates, target)
+        results = results_json(survey, estimates, level=level, aggregates=aggregates)
     finally:  # a refusal (StorageError: "field: message") is one line through handle_errors
         storage.close()
     if as_json:
         if consistent:
             for q in results["questions"]:
+                if q["id"] not in estimates:  # a design or plain question
+                    continue
                 est = estimates[q["id"]]
                 q[f"consistent_{consistent}"] = (
                     est.consistent(consistent).frequencies.tolist() if est.n else None
@@ -241,7 +332,11 @@ def estimate_db(
         return
     out.print(f"[bold]{results['title']}[/] ({survey_id}): {results['n_responses']:,} responses")
     questions = survey.questions
+    shown = {r["id"]: r for r in results["questions"]}
     for i, q in enumerate(questions):
+        if q.id not in estimates:  # a design question (its prevalence) or a plain question
+            out.print(_other_line(shown[q.id], level))
+            continue
         est = estimates[q.id]
         if est.n == 0:
             out.print(f"{q.id}: no reports yet")
@@ -253,6 +348,19 @@ def estimate_db(
                       title=f"{q.id}: {q.text}")
         if i + 1 < len(questions):
             out.print()
+
+
+def _other_line(result: dict[str, Any], level: float) -> str:
+    """One line for a design question's prevalence or a plain question's answers (results JSON)."""
+    if result["kind"] == "plain":
+        return f"{result['id']}: {result['n']:,} answers, not randomized (see the results JSON)"
+    pi = result["parameters"][0]
+    eps = "infinite: an answer reveals the truth" if result["reveals_truth"] else f"{result['epsilon']:.4g}"
+    head = f"{result['id']}: {result['design']['model']} design, n = {result['n']:,}, epsilon = {eps}"
+    if pi["estimate"] is None:
+        return f"{head}: too few answers for a prevalence"
+    return (f"{head}: prevalence {pi['estimate']:.4f}, standard error {pi['std_error']:.4f}, "
+            f"{level:.0%} interval {pi['ci_low']:.4f} .. {pi['ci_high']:.4f}")
 
 
 def register(app: typer.Typer) -> None:

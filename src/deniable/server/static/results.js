@@ -3,6 +3,7 @@
 // its interval as a range ("20.1%" over "18.0–22.2%"), never as plus-minus, so it cannot be read as
 // a standard error; the standard errors are in the table, labelled as such.
 import { parseJSON } from './deniable.js';
+import { designSection, plainSection } from './survey_results.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -177,6 +178,10 @@ function render(results) {
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {
+    if (q.kind === 'design' || q.kind === 'plain') {
+      container.append(q.kind === 'design' ? designSection(q, level) : plainSection(q));
+      return;
+    }
     const section = document.createElement('section');
     section.className = 'card question-result';
     section.dataset.question = q.id;
