@@ -277,6 +277,8 @@ class Sketch(Mechanism):
     # ------------------------------------------------------------ privatize
     def privatize(self, value: Any, rng: randomness.RNGLike = None) -> Any:
         """Randomize one respondent's string (secure randomness unless ``rng`` is given)."""
+        if not isinstance(value, (str, bytes)):
+            raise TypeError(f"value must be a string (str, or UTF-8 bytes); got {type(value).__name__} {value!r:.60}")
         return self.privatize_many([value], rng)[0]
 
     def privatize_many(self, values: Any, rng: randomness.RNGLike = None) -> NDArray[Any]:
