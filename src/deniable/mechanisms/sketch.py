@@ -537,7 +537,7 @@ class CountMeanSketch(Sketch):
             order = np.argsort(part, kind="stable")
             unique, first = np.unique(part[order], return_index=True)
             bits = np.unpackbits(checked["bits"][start : start + _CHUNK][order], axis=1, bitorder="little")
-            table[unique] += np.add.reduceat(bits, first, axis=0, dtype=np.int64)
+            table[unique] += np.add.reduceat(bits, first, axis=0, dtype=np.int32)  # <= _CHUNK per cell
         return SketchCounts(self.fingerprint, table, np.bincount(rows, minlength=self.rows).astype(np.int64))
 
     def _row_pairs(self, stat: SketchCounts) -> NDArray[np.float64]:
