@@ -284,9 +284,15 @@ class Sketch(Mechanism):
     def privatize_many(self, values: Any, rng: randomness.RNGLike = None) -> NDArray[Any]:
         """One report per string; ``rng=None`` uses the OS CSPRNG (a seed is for simulation only)."""
         data, inverse = text_bytes(values)
+        return self.privatize_keys(data, inverse, rng)
+
+    def privatize_keys(
+        self, keys: Sequence[bytes], inverse: NDArray[np.int64], rng: randomness.RNGLike = None
+    ) -> NDArray[Any]:
+        """One report per entry of ``inverse``, of the byte string ``keys[inverse[i]]`` (hashed as is)."""
         source = randomness.resolve(rng)
         rows = randomness.uniform_below(self.rows, inverse.size, source).astype(np.int64)
-        buckets = self.buckets(rows, self.fingerprints(data)[inverse])
+        buckets = self.buckets(rows, self.fingerprints(keys)[inverse])
         return self._sample(rows, buckets, source)
 
     def _sample(self, rows: NDArray[np.int64], buckets: NDArray[np.int64], source: Source) -> NDArray[Any]:
@@ -399,9 +405,15 @@ class Sketch(Mechanism):
 
     def estimate_values(self, stat: Any, values: Any) -> Estimate:
         """Unbiased frequencies of any strings from a (merged) sketch, aligned with ``values``."""
-        stat = self._check_stat(stat)
         data, inverse = text_bytes(values)
         texts = [d.decode("utf-8") for d in data]
+        return self.estimate_keys(stat, data, inverse, tuple(texts[i] for i in inverse))
+
+    def estimate_keys(
+        self, stat: Any, data: Sequence[bytes], inverse: NDArray[np.int64], labels: tuple[Any, ...]
+    ) -> Estimate:
+        """Estimates of the byte strings ``data[inverse]`` (hashed as is), labelled ``labels``."""
+        stat = self._check_stat(stat)
         fps = self.fingerprints(data)
         counts = np.empty(len(data), dtype=np.int64)
         rows = np.arange(self.rows)[:, None]
@@ -425,7 +437,7 @@ class Sketch(Mechanism):
                 se = observed
         return Estimate(
             mechanism=self.name, epsilon=self.epsilon,
-            domain=tuple(texts[i] for i in inverse),
+            domain=labels,
             frequencies=freqs, std_errors=se, n=n, observed=observed, support_counts=counts,
             p_star=np.full(k, p), q_star=np.full(k, q),
         )
