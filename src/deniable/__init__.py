@@ -20,6 +20,7 @@ from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
 from deniable.errors import AggregateError, BudgetError, CategoryError, ConfigError, DeniableError, ReportError
 from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
+from deniable.heavy import Discovery, HeavyHitters
 from deniable.mechanisms import (
     BLH,
     GRR,
@@ -62,6 +63,8 @@ __all__ = [
     "RAPPOR",
     "CountMeanSketch",
     "HadamardCountMeanSketch",
+    "HeavyHitters",
+    "Discovery",
     "FrequencyOracle",
     "Laplace",
     "Gaussian",
