@@ -73,6 +73,18 @@ class HeavyStat(Mergeable):
             raise AggregateError("cannot merge discovery aggregates with different numbers of levels")
         return HeavyStat(self.fingerprint, tuple(a + b for a, b in zip(self.levels, other.levels, strict=True)))
 
+    def to_json(self) -> dict[str, Any]:
+        return {"fingerprint": self.fingerprint, "levels": [s.to_json() for s in self.levels]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> HeavyStat:
+        """Inverse of :meth:`to_json`; AggregateError naming the field if ``data`` is malformed."""
+        if not isinstance(data, dict) or set(data) != {"fingerprint", "levels"}:
+            raise AggregateError("a discovery aggregate must be a JSON object with fields 'fingerprint' and 'levels'")
+        if not isinstance(data["fingerprint"], str) or not isinstance(data["levels"], list) or not data["levels"]:
+            raise AggregateError("discovery aggregate: 'fingerprint' must be a string and 'levels' a non-empty list")
+        return cls(data["fingerprint"], tuple(SketchCounts.from_json(s) for s in data["levels"]))
+
 
 @dataclass(frozen=True)
 class Discovery:
@@ -124,6 +136,16 @@ class HeavyHitters:
         self.levels = max_length + 1
         self.fingerprint = f"{self.oracle.fingerprint}:pem:{max_length}:{top_k}"
         self.dtype = np.dtype([("level", "u1"), *[(f, self.oracle.dtype[f]) for f in self.oracle.dtype.names or ()]])
+
+    def aggregate_from_json(self, data: Any) -> HeavyStat:
+        """An aggregate of this configuration from its ``to_json`` form (AggregateError otherwise)."""
+        stat = HeavyStat.from_json(data)
+        stat.require(HeavyStat, self.fingerprint)
+        if len(stat.levels) != self.levels:
+            raise AggregateError(f"discovery aggregate has {len(stat.levels)} levels; this one needs {self.levels}")
+        for level in stat.levels:
+            self.oracle._check_stat(level)
+        return stat
 
     @property
     def epsilon(self) -> float:

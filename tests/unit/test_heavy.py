@@ -56,6 +56,12 @@ def test_levels_merge_and_refuse_other_configs() -> None:
     merged = hh.aggregate(reports[:123]) + hh.aggregate(reports[123:])
     assert all(a == b for a, b in zip(merged.levels, whole.levels, strict=True))
     assert sorted(set(reports["level"].tolist())) == [1, 2, 3, 4, 5]
+    back = hh.aggregate_from_json(whole.to_json())
+    assert all(a == b for a, b in zip(back.levels, whole.levels, strict=True))
+    with pytest.raises(AggregateError, match="levels"):
+        hh.aggregate_from_json({**whole.to_json(), "levels": whole.to_json()["levels"][:2]})
+    with pytest.raises(AggregateError, match="fields 'fingerprint' and 'levels'"):
+        hh.aggregate_from_json([])
     other = dn.HeavyHitters(epsilon=6.0, max_length=4, top_k=8, rows=16, width=256, seed=bytes(range(32)))
     with pytest.raises(AggregateError):
         other.identify(whole)
