@@ -1,10 +1,12 @@
-"""Count-mean sketches (CMS, HCMS): CPU time per stage and accuracy on a string workload.
+"""Count-mean sketches (CMS, HCMS) and discovery (PEM): CPU time per stage and accuracy on strings.
 
 Workload: n strings, Zipf(1.1) over 1000 words plus a long tail where 30% of
 devices type a string of their own; epsilon 4, Apple's shape (k_h = 256 rows,
 m = 1024 buckets), secure default randomness (OS CSPRNG). Times are CPU
 seconds (``time.process_time``, all threads of this process), so they do not
 count waiting for a shared machine's cores; the load average is printed.
+Discovery (``HeavyHitters``, PEM over HCMS) runs on the same strings;
+precision counts the found values among the true top ``top_k``.
 
     python benchmarks/bench_sketch.py            # n = 200,000
     python benchmarks/bench_sketch.py --quick    # tiny smoke run
@@ -63,6 +65,26 @@ def main() -> None:
         print(f"| {cls.__name__} | {t_priv:.2f} s ({n / t_priv / 1e3:.0f}k/s) | {t_agg:.3f} s "
               f"({n / t_agg / 1e6:.2f}M/s) | {t_est:.3f} s | {t_vals:.4f} s | {m.report_bits} | "
               f"{err:.4f} | {se:.4f} |")
+
+    print("\n| discovery | privatize_many (secure) | aggregate | identify | recall top 10 | recall top 20 | "
+          "precision | median relative count error (found true values) |")
+    print("|---|---|---|---|---|---|---|---|")
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    ranked = sorted(counts, key=lambda v: -counts[v])
+    for top_k in (16, 32):
+        hh = dn.HeavyHitters(epsilon=4.0, max_length=8, top_k=top_k)
+        t_priv, reports = cpu(lambda hh=hh: hh.privatize_many(values))
+        t_agg, stat = cpu(lambda hh=hh, r=reports: hh.aggregate(r))
+        t_id, found = cpu(lambda hh=hh, s=stat: hh.identify(s))
+        got = set(found.values)
+        recall = [len(got & set(ranked[:k])) / k for k in (10, 20)]
+        precision = len(got & set(ranked[:top_k])) / max(len(got), 1)
+        rel = [abs(c - counts[v]) / counts[v] for v, c in zip(found.values, found.counts, strict=True) if v in counts]
+        err = float(np.median(rel)) if rel else float("nan")
+        print(f"| PEM over HCMS, max_length 8, top_k {top_k} | {t_priv:.2f} s | {t_agg:.3f} s | {t_id:.2f} s | "
+              f"{recall[0]:.1f} | {recall[1]:.2f} | {precision:.2f} | {err:.3f} |")
 
 
 if __name__ == "__main__":

@@ -44,8 +44,8 @@ def population(n: int, rng: np.random.Generator) -> list[str]:
     return values
 
 
-def found(epsilon: float, rng: np.random.Generator) -> tuple[set[str], float, dn.Discovery]:
-    hh = dn.HeavyHitters(epsilon=epsilon, max_length=6, top_k=16, seed=rng.bytes(32))
+def found(epsilon: float, oracle: str, rng: np.random.Generator) -> tuple[set[str], float, dn.Discovery]:
+    hh = dn.HeavyHitters(epsilon=epsilon, oracle=oracle, max_length=6, top_k=16, seed=rng.bytes(32))
     stat = hh.aggregate(hh.privatize_many(population(200_000, rng), rng=rng))
     n_min = min(s.n for s in stat.levels)
     s = float(np.sqrt(hh.oracle.variance(n_min, 0.0, 1.0)))
@@ -53,9 +53,10 @@ def found(epsilon: float, rng: np.random.Generator) -> tuple[set[str], float, dn
     return set(discovery.values), 13.4 * s, discovery
 
 
-def test_calibrated_recall(rng: np.random.Generator) -> None:
+@pytest.mark.parametrize("oracle", ["cms", "hcms"])
+def test_calibrated_recall(oracle: str, rng: np.random.Generator) -> None:
     """Every planted value (all above the calibrated 13.4 s) is identified; alpha 1e-6 (see module)."""
-    values, bound, discovery = found(4.0, rng)
+    values, bound, discovery = found(4.0, oracle, rng)
     assert bound < min(PLANTED.values())
     # the long one is cut at a character boundary (6 bytes) and flagged, never merged
     expected = {v if len(v.encode()) <= 6 else v.encode()[:6].decode() for v in PLANTED}
@@ -65,9 +66,10 @@ def test_calibrated_recall(rng: np.random.Generator) -> None:
     assert list(discovery.counts) == sorted(discovery.counts, reverse=True)
 
 
-def test_recall_power(rng: np.random.Generator) -> None:
+@pytest.mark.parametrize("oracle", ["cms", "hcms"])
+def test_recall_power(oracle: str, rng: np.random.Generator) -> None:
     """Power: at epsilon 0.25 the calibrated bound exceeds the planted frequencies and some are missed."""
-    values, bound, _ = found(0.25, rng)
+    values, bound, _ = found(0.25, oracle, rng)
     assert bound > max(PLANTED.values())
     expected = {v if len(v.encode()) <= 6 else v.encode()[:6].decode() for v in PLANTED}
     assert not expected <= values

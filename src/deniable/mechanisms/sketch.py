@@ -198,6 +198,7 @@ class Sketch(Mechanism):
     report_kind = "structured"
     stat_type: ClassVar[type[SketchCounts]] = SketchCounts
     report_fields: ClassVar[tuple[str, ...]]
+    dtype: np.dtype[Any]
 
     rows: int
     width: int
