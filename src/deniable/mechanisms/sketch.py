@@ -220,12 +220,13 @@ class Sketch(Mechanism):
                 raise ValueError(f"{owner}: seed must be {SEED_BYTES} bytes or their hex; got {seed!r:.80}") from None
         if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:
             raise ValueError(f"{owner}: seed must be {SEED_BYTES} bytes or their hex; got {seed!r:.80}")
-        data, _ = text_bytes([] if categories is None else categories, "categories")
+        listed = [] if categories is None else categories
+        data, inverse = text_bytes(listed, "categories")
+        if len(data) != inverse.size:
+            raise ValueError(f"{owner}: categories must be distinct strings")
         self.rows, self.width, self.seed = rows, width, seed
         self.bits = width.bit_length() - 1
         self.categories = tuple(d.decode("utf-8") for d in data)
-        if len(self.categories) != len(data) or (categories is not None and len(list(categories)) != len(data)):
-            raise ValueError(f"{owner}: categories must be distinct strings")
         masks = np.empty((rows, self.bits), dtype=np.uint64)
         for j in range(rows):
             for i in range(self.bits):
