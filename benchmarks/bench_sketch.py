@@ -83,8 +83,8 @@ def main() -> None:
         precision = len(got & set(ranked[:top_k])) / max(len(got), 1)
         rel = [abs(c - counts[v]) / counts[v] for v, c in zip(found.values, found.counts, strict=True) if v in counts]
         err = float(np.median(rel)) if rel else float("nan")
-        print(f"| PEM over {oracle.upper()}, max_length 8, top_k {top_k} | {t_priv:.2f} s | {t_agg:.3f} s | {t_id:.2f} s | "
-              f"{recall[0]:.1f} | {recall[1]:.2f} | {precision:.2f} | {err:.3f} |")
+        print(f"| PEM over {oracle.upper()}, max_length 8, top_k {top_k} | {t_priv:.2f} s | {t_agg:.3f} s | "
+              f"{t_id:.2f} s | {recall[0]:.1f} | {recall[1]:.2f} | {precision:.2f} | {err:.3f} |")
 
 
 if __name__ == "__main__":
