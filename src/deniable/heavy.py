@@ -223,7 +223,10 @@ class HeavyHitters:
 
         ``threshold``: the least estimated count reported; None reports the
         values whose count is significantly above 0 (one-sided z test at 5%,
-        Bonferroni over the last level's candidates). ``top``: at most that many.
+        Bonferroni over the last level's candidates: a value of true count 0
+        is reported with probability at most 5% per call). ``top``: at most
+        that many. A string cut at ``max_length`` and the same text uncut are
+        different rows (``truncated`` tells them apart).
         """
         if not isinstance(stat, HeavyStat):
             raise TypeError(f"identify needs a HeavyStat aggregate; got {type(stat).__name__}")
