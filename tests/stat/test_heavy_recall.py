@@ -1,4 +1,4 @@
-"""Discovery (PEM over HCMS): every value above a calibrated frequency is found.
+"""Discovery (PEM over a sketch): every value above a calibrated frequency is found; the device path is private.
 
 Population (n = 200,000): five planted strings at 9-12% (one of them empty,
 one longer than ``max_length``), a Zipf(1.1) body of 200 short words over a
@@ -22,6 +22,8 @@ above 0.6) misses some of the planted values.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -73,3 +75,45 @@ def test_recall_power(oracle: str, rng: np.random.Generator) -> None:
     assert bound > max(PLANTED.values())
     expected = {v if len(v.encode()) <= 6 else v.encode()[:6].decode() for v in PLANTED}
     assert not expected <= values
+
+
+def _level_events(hh: dn.HeavyHitters) -> Any:
+    """Event code ``4 (level - 1) + 2 [supports x's key] + [supports x''s key]`` of each report."""
+
+    def events(_: Any, reports: np.ndarray, x: str, other: str) -> np.ndarray:
+        oracle = hh.oracle
+        level = reports["level"].astype(np.int64)
+        fields = [f for f in reports.dtype.names or () if f != "level"]
+        sketch = reports[fields].astype(oracle.dtype)
+        items, _ = hh.items([x, other])
+        codes = 4 * (level - 1)
+        for weight, item in ((2, items[0]), (1, items[1])):
+            keys = [bytes([i]) + item[:i] for i in range(1, hh.levels + 1)]
+            fps = oracle.fingerprints(keys)[level - 1]
+            buckets = oracle.buckets(sketch["row"].astype(np.int64), fps)
+            codes = codes + weight * oracle._supports(sketch, buckets).astype(np.int64)
+        return codes
+
+    return events
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("oracle", ["cms", "hcms"])
+def test_device_path_audit(oracle: str, rng: np.random.Generator) -> None:
+    """Audit of ``privatize_many`` (10^5 trials per input; events: level x supports x's / x''s key), alpha 1e-6.
+
+    The level draw does not depend on the value, so the loss is the sketch's.
+    Power (alpha 1e-6): the same device path at 1.2 x epsilon claiming epsilon fails.
+    """
+    shape = {"oracle": oracle, "max_length": 2, "rows": 16, "width": 256, "seed": rng.bytes(32)}
+    hh = dn.HeavyHitters(epsilon=2.0, **shape)  # type: ignore[arg-type]
+    pairs = [("ab", "ac"), ("", "zz")]
+    result = dn.audit(hh, trials=100_000, rng=rng, pairs=pairs, events=_level_events(hh), n_events=4 * hh.levels)
+    assert result.passed, str(result)
+    loud = dn.HeavyHitters(epsilon=2.4, **shape)  # type: ignore[arg-type]
+    liar_cls = type("LyingHeavyHitters", (dn.HeavyHitters,), {"epsilon": property(lambda self: hh.epsilon)})
+    liar = liar_cls.__new__(liar_cls)
+    liar.__dict__.update(loud.__dict__)
+    result = dn.audit(liar, trials=100_000, rng=rng, pairs=pairs[:1], events=_level_events(liar),
+                      n_events=4 * hh.levels)
+    assert not result.passed, str(result)
