@@ -54,7 +54,7 @@ def replicate(kind: str, rng: np.random.Generator, epsilon: float = 2.0) -> tupl
     for _ in range(R):
         m = KINDS[kind](epsilon=epsilon, seed=rng.bytes(32), **SHAPE)
         stat = m.aggregate(m.privatize_many(POPULATION, rng=rng))
-        estimates.append(m.estimate_values(stat, TARGETS))
+        estimates.append(m.estimate_values(stat, TARGETS, target="respondents"))  # a fixed population
     return m, estimates
 
 
@@ -76,7 +76,7 @@ def test_unbiased_and_variance_formula(kind: str, runs: dict[str, Any]) -> None:
     """
     m, ests = runs[kind]
     freqs = np.array([e.frequencies for e in ests])
-    variance = m.variance(N, TRUTH, collisions(TRUTH))
+    variance = m.variance(N, TRUTH, collisions(TRUTH), target="respondents")
     assert testing.mean_check(freqs, TRUTH, ALPHA / 4, sd=np.sqrt(variance)).passed
     assert testing.variance_ratio_check(freqs, variance, ALPHA / 4).passed
     # power
@@ -85,7 +85,7 @@ def test_unbiased_and_variance_formula(kind: str, runs: dict[str, Any]) -> None:
     naive = (observed - q0) / (p - q0)
     assert not testing.mean_check(naive, TRUTH, ALPHA / 4, sd=np.sqrt(variance)).passed
     _, q = m.support_rates()
-    without = pure_variance(N, p, q, TRUTH)
+    without = pure_variance(N, p, q, TRUTH, "respondents")
     assert not testing.variance_ratio_check(freqs[:, :2], without[:2], ALPHA / 4).passed
 
 
@@ -104,7 +104,7 @@ def test_normal_intervals_cover(kind: str, runs: dict[str, Any]) -> None:
         assert check.passed, str(check)
     p, q = m.support_rates()
     freqs = np.array([e.frequencies for e in ests])
-    se = np.sqrt(pure_variance(N, p, q, np.clip(freqs, 0, 1)))
+    se = np.sqrt(pure_variance(N, p, q, np.clip(freqs, 0, 1), "respondents"))
     z = testing.z_for(0.05)
     hits_wrong = (np.abs(freqs - TRUTH) <= z * se).sum(axis=0)
     assert not testing.coverage_check(int(hits_wrong[0]), R, 0.95, ALPHA / 8).passed

@@ -86,7 +86,7 @@ from numpy.typing import NDArray
 from deniable import privacy, randomness
 from deniable.aggregates import Mergeable, _count, _fields, _fingerprint
 from deniable.errors import AggregateError
-from deniable.estimate import Estimate, pure_variance
+from deniable.estimate import Estimate, Target, check_target, pure_variance
 from deniable.mechanisms.contract import Mechanism
 from deniable.mechanisms.registry import register
 from deniable.mechanisms.walsh import fwht, parity
@@ -376,10 +376,14 @@ class Sketch(Mechanism):
         m = self.width
         return (float(self._row_pairs(stat).sum()) / pairs - 1 / m) / (1 - 1 / m)
 
-    def variance(self, n: int, frequencies: Any = 0.0, collisions: Any = 0.0) -> NDArray[np.float64]:
-        """Variance of ``f_d`` for a fixed population of ``n`` devices, over devices and seed.
+    def variance(
+        self, n: int, frequencies: Any = 0.0, collisions: Any = 0.0, target: Target = "population"
+    ) -> NDArray[np.float64]:
+        """Variance of ``f_d`` from ``n`` devices, over devices and seed, for the inference ``target``.
 
-        ``pure_variance(n, p*, q*, f_d) + collisions / (k_h (m - 1))`` with
+        ``pure_variance(n, p*, q*, f_d, target) + collisions / (k_h (m - 1))``
+        (the pure oracle's variance for the fixed devices, ``"respondents"``, or
+        for devices sampled from a population, which adds ``f_d (1 - f_d) / n``), with
         ``collisions = sum_{x != d} N_x (N_x - 1) / n**2`` (0 when every other
         device holds a value of its own; at most ``(1 - f_d)**2``).
         """
@@ -388,7 +392,7 @@ class Sketch(Mechanism):
         p, q = self.support_rates()
         f = np.asarray(frequencies, dtype=float)
         extra = np.asarray(collisions, dtype=float) / (self.rows * (self.width - 1))
-        return np.asarray(pure_variance(n, p, q, f) + extra, dtype=float)
+        return np.asarray(pure_variance(n, p, q, f, target) + extra, dtype=float)
 
     def _check_stat(self, stat: Any) -> SketchCounts:
         if not isinstance(stat, Mergeable):
@@ -401,18 +405,19 @@ class Sketch(Mechanism):
             )
         return stat
 
-    def estimate_from(self, stat: Any) -> Estimate:
+    def estimate_from(self, stat: Any, target: Target = "population") -> Estimate:
         """Unbiased frequencies of the listed categories (:attr:`domain`) from a (merged) sketch."""
-        return self.estimate_values(stat, self.categories)
+        return self.estimate_values(stat, self.categories, target)
 
-    def estimate_values(self, stat: Any, values: Any) -> Estimate:
+    def estimate_values(self, stat: Any, values: Any, target: Target = "population") -> Estimate:
         """Unbiased frequencies of any strings from a (merged) sketch, aligned with ``values``."""
         data, inverse = text_bytes(values)
         texts = [d.decode("utf-8") for d in data]
-        return self.estimate_keys(stat, data, inverse, tuple(texts[i] for i in inverse))
+        return self.estimate_keys(stat, data, inverse, tuple(texts[i] for i in inverse), target)
 
     def estimate_keys(
-        self, stat: Any, data: Sequence[bytes], inverse: NDArray[np.int64], labels: tuple[Any, ...]
+        self, stat: Any, data: Sequence[bytes], inverse: NDArray[np.int64], labels: tuple[Any, ...],
+        target: Target = "population",
     ) -> Estimate:
         """Estimates of the byte strings ``data[inverse]`` (hashed as is), labelled ``labels``."""
         stat = self._check_stat(stat)
@@ -434,14 +439,14 @@ class Sketch(Mechanism):
             if n:
                 plug = np.clip(freqs, 0, 1)
                 pi = min(max(self.collision_rate(stat), 0.0), 1.0) * (n - 1) / n
-                se = np.sqrt(self.variance(n, plug, np.maximum(pi - plug**2, 0.0)))
+                se = np.sqrt(self.variance(n, plug, np.maximum(pi - plug**2, 0.0), check_target(target)))
             else:
                 se = observed
         return Estimate(
             mechanism=self.name, epsilon=self.epsilon,
             domain=labels,
             frequencies=freqs, std_errors=se, n=n, observed=observed, support_counts=counts,
-            p_star=np.full(k, p), q_star=np.full(k, q),
+            p_star=np.full(k, p), q_star=np.full(k, q), target=target,
         )
 
     def supports(self, reports: Any, value: Any) -> NDArray[np.bool_]:
