@@ -36,6 +36,7 @@ from deniable.survey.prevalence import (
     prevalence,
     prevalence_from_counts,
 )
+from deniable.survey.regression_power import SimulatedPower, logit_power
 
 __all__ = [
     "MODELS",
@@ -66,6 +67,8 @@ __all__ = [
     "logit",
     "linear",
     "lr_test",
+    "logit_power",
+    "SimulatedPower",
 ]
 
 _REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")
