@@ -266,12 +266,13 @@ async function main() {
     return;
   }
   const randomized = devices.filter((d, i) => survey.questions[i].randomized !== false);
-  const total = randomized.reduce((s, d) => s + (d.reveals ? 0 : d.epsilon), 0);
+  const bounded = randomized.filter((d) => !d.reveals);
+  const total = bounded.reduce((s, d) => s + d.epsilon, 0);
   const plain = devices.length - randomized.length;
   const revealing = survey.questions.filter((q, i) => devices[i].reveals).map((q) => `“${escapeHtml(q.text)}”`);
   $('privacy-epsilon').innerHTML =
     `Privacy loss for the whole survey: <strong>ε = ${fmt(total)}</strong> ` +
-    `(the sum over its ${randomized.length} randomized question${randomized.length === 1 ? '' : 's'}). Whatever else is known about you, ` +
+    `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''}). Whatever else is known about you, ` +
     `your reports change the odds of any guess about your answers by at most a factor ` +
     `e<sup>ε</sup> = ${Number(Math.exp(total).toPrecision(3))}.` +
     (revealing.length ? ` <strong>Except</strong>: ${revealing.join(', ')} uses a design in which some answers reveal the truth (no such bound).` : '') +
