@@ -157,19 +157,22 @@ try {
     out.results_target = await page.inputValue('#target');
     out.screenshots.results = path.join(plan.screenshot_dir, 'results.png');
     await page.screenshot({ path: out.screenshots.results, fullPage: true });
-    // the other target: the page asks the server again and says so
-    const metas = async () => page.$$eval('section.question-result .meta', (m) => m.map((x) => x.textContent));
-    await page.selectOption('#target', 'respondents');
-    await page.waitForFunction(() => document.querySelector('.meta')?.textContent.includes('these respondents'));
-    await page.waitForSelector('body[data-state="loaded"]');
-    out.respondents = {
-      url: page.url(),
-      legend: await page.textContent('#legend'),
-      metas: await metas(),
-      std_errors: await page.$$eval('table.numbers tbody tr', (rows) => rows.map((tr) => tr.children[2].textContent)),
-    };
-    out.screenshots.results_respondents = path.join(plan.screenshot_dir, 'results-respondents.png');
-    await page.screenshot({ path: out.screenshots.results_respondents, fullPage: true });
+    // the other target (mechanism questions only: a design's prevalence is for the population):
+    // the page asks the server again and says so
+    if (out.results.some((r) => r.kind === null)) {
+      const metas = async () => page.$$eval('section.question-result .meta', (m) => m.map((x) => x.textContent));
+      await page.selectOption('#target', 'respondents');
+      await page.waitForFunction(() => [...document.querySelectorAll('.meta')].some((m) => m.textContent.includes('these respondents')));
+      await page.waitForSelector('body[data-state="loaded"]');
+      out.respondents = {
+        url: page.url(),
+        legend: await page.textContent('#legend'),
+        metas: await metas(),
+        std_errors: await page.$$eval('table.numbers tbody tr', (rows) => rows.map((tr) => tr.children[2].textContent)),
+      };
+      out.screenshots.results_respondents = path.join(plan.screenshot_dir, 'results-respondents.png');
+      await page.screenshot({ path: out.screenshots.results_respondents, fullPage: true });
+    }
   }
 } finally {
   await context.close();
