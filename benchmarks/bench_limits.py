@@ -1,0 +1,78 @@
+"""Hot paths next to the limits of the machine (CPU time, not wall time).
+
+Each row times one of deniable's hot paths and, beside it, the limit it is
+held to: a plain-numpy pass over the same data that no implementation of
+the workload can beat by much (or the target of the performance issue).
+Times are CPU seconds of this process (``time.process_time``), so other
+load on a shared machine distorts them less than wall time; the load
+average is printed with the table.
+
+    python benchmarks/bench_limits.py            # full sizes
+    python benchmarks/bench_limits.py --quick    # tiny smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import deniable as dn
+
+
+def cpu_seconds(fn: Callable[[], object], repeat: int) -> float:
+    """Smallest CPU time of ``repeat`` runs (after one warm-up): the least disturbed one."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def unary_estimate(scale: int, repeat: int) -> tuple[str, str, str]:
+    """OUE k=1024 column counts from packed reports, against one popcount pass over them."""
+    n = 1_000_000 // scale
+    oue = dn.OUE(1024, epsilon=1.0)
+    rng = np.random.default_rng(0)
+    packed = oue.privatize_many(rng.integers(0, 1024, n), rng=rng)
+    now = cpu_seconds(lambda: oue.estimate(packed), repeat)
+    words = packed.view(np.uint64)
+    if hasattr(np, "bitwise_count"):
+        floor = cpu_seconds(lambda: np.bitwise_count(words).sum(), repeat)
+        limit = "one `bitwise_count` pass over the packed words (the data read once)"
+    else:
+        floor = cpu_seconds(lambda: words.sum(), repeat)
+        limit = "one sum over the packed words (the data read once)"
+    return (
+        f"OUE k=1024 estimate from {n:,} packed reports",
+        f"{n / now / 1e6:.1f}M reports/s",
+        f"{n / floor / 1e6:.0f}M reports/s: {limit}",
+    )
+
+
+ROWS = [unary_estimate]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    args = parser.parse_args()
+    scale = 100 if args.quick else 1
+    repeat = 1 if args.quick else 5
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"numpy {np.__version__}, load average {load:.2f} at the start; CPU seconds")
+    print("| workload | deniable | limit |")
+    print("|---|---:|---|")
+    for row in ROWS:
+        print("| {} | {} | {} |".format(*row(scale, repeat)))
+
+
+if __name__ == "__main__":
+    main()
