@@ -243,8 +243,7 @@ class ColumnWriter:
 
             table = chunk.block
             idx = table.schema.get_field_index(self.column)
-            table = table.set_column(idx, self.column, pa.array(np.asarray(text, dtype=object),
-                                                                pa.string()))
+            table = table.set_column(idx, self.column, pa.array(text, pa.string()))  # no objects
             if self._writer is None:
                 self._writer = pq.ParquetWriter(self.partial, table.schema)
             self._writer.write_table(table)
