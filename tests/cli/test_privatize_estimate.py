@@ -269,3 +269,27 @@ def test_estimate_errors(cli, tmp_path: Path, small_csv: Path) -> None:
     bad_config = tmp_path / "bad.json"
     bad_config.write_text('{"format": "deniable.mechanism", "version": 9}')
     _error(cli("estimate", private, "-c", "answer", "--config", bad_config), "'version' must be 1")
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_estimate_reads_the_report_column_alone(cli, tmp_path: Path, rng, kind: str) -> None:
+    """Category reports with other columns beside them (quoted commas, newlines, numbers):
+    the estimate equals the one of the column alone, across chunks of 7 rows; a report
+    outside the categories is named by its row, in a later chunk."""
+    m = dn.GRR(["A", "B", "C"], epsilon=1.0)
+    reports = m.privatize_many(rng.choice(["A", "B", "C"], 50), rng=rng)
+    frame = pd.DataFrame({"note": ['x, "y"\nz'] * 50, "answer": reports, "n": np.arange(50)})
+    alone = frame[["answer"]]
+    paths = {}
+    for name, table in (("full", frame), ("alone", alone)):
+        path = tmp_path / f"{name}.{kind}"
+        table.to_csv(path, index=False) if kind == "csv" else table.to_parquet(path)
+        cli_data.config_path(path).write_text(json.dumps(m.to_config()))
+        paths[name] = path
+    runs = [cli("estimate", paths[name], "-c", "answer", "--json", "--chunk-size", 7) for name in paths]
+    assert all(r.exit_code == 0 for r in runs), runs[0].output
+    assert json.loads(runs[0].stdout) == json.loads(runs[1].stdout)
+    frame.loc[23, "answer"] = "Z"
+    frame.to_csv(paths["full"], index=False) if kind == "csv" else frame.to_parquet(paths["full"])
+    line = " (line 25 of the file)" if kind == "csv" else ""
+    _error(cli("estimate", paths["full"], "-c", "answer", "--chunk-size", 7), f"row 24{line}", "'Z'")

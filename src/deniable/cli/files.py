@@ -214,7 +214,7 @@ def estimate_cmd(
         return
     if data is None or column is None:
         raise CLIError("give a privatized file and its --column (or --db URL --survey ID)")
-    reader = cli_data.ColumnReader(data, column, chunk_size)
+    reader = cli_data.ColumnReader(data, column, chunk_size, only_column=True)
     m = cli_data.load_mechanism(data, column, config)
     if registry.entry_of(m).kind == "numeric" and (consistent or plot is not None):
         raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
