@@ -334,7 +334,7 @@ def _peer_cells(
     theory = peer.theory_mse(n_used, truth)
     var = (
         None if peer.theory_p is None
-        else pure_variance(n_used, peer.theory_p, peer.theory_q, truth)
+        else pure_variance(n_used, peer.theory_p, peer.theory_q, truth, "respondents")  # fixed counts
     )
     label = f"{peer.library} {peer.mechanism}"
     smaller = f"n={n_used}, scaled by n/{n}" if n_used < n else ""

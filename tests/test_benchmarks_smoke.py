@@ -53,7 +53,7 @@ def test_run_all_quick_executes_every_benchmark() -> None:
 
 def _grr_variances() -> np.ndarray:
     compare = _compare()
-    return dn.GRR(16, epsilon=1.0).variance(100_000, compare.zipf(16))
+    return dn.GRR(16, epsilon=1.0).variance(100_000, compare.zipf(16), "respondents")  # compare.py's
 
 
 def _sse(rng: np.random.Generator, variances: np.ndarray, reps: int, scale: float) -> list[float]:

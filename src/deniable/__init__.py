@@ -20,6 +20,7 @@ from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
 from deniable.errors import AggregateError, BudgetError, CategoryError, ConfigError, DeniableError, ReportError
 from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
+from deniable.heavy import Discovery, HeavyHitters
 from deniable.mechanisms import (
     BLH,
     GRR,
@@ -28,9 +29,11 @@ from deniable.mechanisms import (
     RAPPOR,
     SUE,
     BinaryRR,
+    CountMeanSketch,
     Duchi,
     FrequencyOracle,
     Gaussian,
+    HadamardCountMeanSketch,
     HadamardResponse,
     Hybrid,
     Laplace,
@@ -59,6 +62,10 @@ __all__ = [
     "HadamardResponse",
     "SubsetSelection",
     "RAPPOR",
+    "CountMeanSketch",
+    "HadamardCountMeanSketch",
+    "HeavyHitters",
+    "Discovery",
     "FrequencyOracle",
     "Laplace",
     "Gaussian",

@@ -16,7 +16,10 @@ and 5xx answers with the *same* idempotency key, so a retry can never store a
 response twice.
 
 Each survey's mechanisms are built from their configurations once and kept
-(keyed by the questions' JSON, so a changed survey is built again).
+(keyed by the questions' JSON, so a changed survey is built again). A survey
+design's question is randomized with its group's exact channel, the group
+drawn uniformly (two-group designs); a plain question's answer is sent as
+given.
 """
 
 from __future__ import annotations
@@ -36,8 +39,11 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         f"deniable.client needs httpx ({exc}); install it with: pip install 'deniable[client]'"
     ) from exc
 
+import numpy as np
+
 from deniable import randomness
 from deniable.errors import DeniableError
+from deniable.estimate import Target, check_target
 from deniable.mechanisms.contract import Mechanism
 from deniable.wire import MAX_BATCH, from_config
 
@@ -59,14 +65,63 @@ def new_key() -> str:
     return secrets.token_urlsafe(24)
 
 
+class _Design:
+    """A survey-design question's device: its group's exact channel (the group drawn uniformly).
+
+    The answer is ``True``/``False``; for UQTunknown it is ``{"answer": bool,
+    "unrelated": bool}``, the unrelated answer staying on the device.
+    """
+
+    def __init__(self, question: Mapping[str, Any]) -> None:
+        self.channels = [from_config(c) for c in question["channels"]]
+        self.unrelated = question["design"]["model"] == "UQTunknown"
+
+    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
+        n = len(values)
+        if self.unrelated:
+            truth = np.array([v["answer"] for v in values], dtype=bool)
+            other = np.array([v["unrelated"] for v in values], dtype=bool)
+        else:
+            truth = np.asarray(values, dtype=bool).reshape(n)
+        groups = (np.ones(n, dtype=np.int64) if len(self.channels) == 1
+                  else randomness.uniform_below(len(self.channels), n, source).astype(np.int64) + 1)
+        answers = np.empty(n, dtype=bool)
+        for g, channel in enumerate(self.channels, start=1):
+            at = np.flatnonzero(groups == g)
+            # UQTunknown: the channel fed True is the coin (the sensitive question w.p. p_g)
+            fed = np.ones(at.size, dtype=bool) if self.unrelated else truth[at]
+            drawn = channel.privatize_many(fed, rng=source)
+            answers[at] = np.where(drawn, truth[at], other[at]) if self.unrelated else drawn
+        if len(self.channels) == 1:
+            return answers.tolist()
+        return [{"group": g, "answer": a} for g, a in zip(groups.tolist(), answers.tolist(), strict=True)]
+
+
+class _Plain:
+    """A plain question (``randomized: false``): the answer is sent as given."""
+
+    def __init__(self, question: Mapping[str, Any]) -> None:
+        pass
+
+    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
+        return list(values)
+
+
+def _device(question: Mapping[str, Any]) -> Mechanism | _Design | _Plain:
+    """A plain question, a survey design's channels, or (most questions) the question's mechanism."""
+    if question.get("randomized") is False:
+        return _Plain(question)
+    return _Design(question) if question.get("design") else from_config(question["mechanism"])
+
+
 @functools.lru_cache(maxsize=64)
-def _built(questions: str) -> Mapping[str, Mechanism]:
-    """The mechanism of every question, from the questions' canonical JSON (built once)."""
-    return MappingProxyType({q["id"]: from_config(q["mechanism"]) for q in json.loads(questions)})
+def _built(questions: str) -> Mapping[str, Mechanism | _Design | _Plain]:
+    """The device of every question, from the questions' canonical JSON (built once)."""
+    return MappingProxyType({q["id"]: _device(q) for q in json.loads(questions)})
 
 
-def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Mechanism]:
-    """``{question id: mechanism}`` of a survey as ``GET /surveys/{id}`` gives it."""
+def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Mechanism | _Design | _Plain]:
+    """``{question id: device}`` of a survey as ``GET /surveys/{id}`` gives it."""
     return _built(json.dumps(survey["questions"], sort_keys=True, separators=(",", ":")))
 
 
@@ -88,10 +143,7 @@ def privatize_answers(
 ) -> dict[str, Any]:
     """``{question id: report JSON}`` for one respondent (secure randomness by default)."""
     _check_questions(survey, answers, "answers")
-    mechanisms = _mechanisms(survey)
-    return {
-        qid: m.report_to_json(m.privatize(answers[qid], rng=rng)) for qid, m in mechanisms.items()
-    }
+    return privatize_answers_many(survey, [answers], rng)[0]
 
 
 def privatize_answers_many(
@@ -102,10 +154,13 @@ def privatize_answers_many(
     for i, answers in enumerate(answers_list):
         _check_questions(survey, answers, f"answers_list[{i}]")
     source = randomness.resolve(rng)  # one stream for every question
-    columns = {
-        qid: m.reports_to_json(m.privatize_many([a[qid] for a in answers_list], rng=source))
-        for qid, m in _mechanisms(survey).items()
-    }
+    columns = {}
+    for qid, device in _mechanisms(survey).items():
+        values = [a[qid] for a in answers_list]
+        if isinstance(device, (_Design, _Plain)):
+            columns[qid] = device.reports(values, source)
+        else:
+            columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))
     return [{qid: col[i] for qid, col in columns.items()} for i in range(len(answers_list))]
 
 
@@ -176,9 +231,11 @@ class Client:
             self._surveys[survey_id] = self._request("GET", f"/surveys/{survey_id}")
         return self._surveys[survey_id]
 
-    def results(self, survey_id: str) -> dict[str, Any]:
-        """``GET /surveys/{id}/results``."""
-        result: dict[str, Any] = self._request("GET", f"/surveys/{survey_id}/results")
+    def results(self, survey_id: str, target: Target = "population") -> dict[str, Any]:
+        """``GET /surveys/{id}/results?target=...``: estimates of the population the
+        respondents were sampled from (the default) or of these ``"respondents"`` only."""
+        query = f"?target={check_target(target)}"
+        result: dict[str, Any] = self._request("GET", f"/surveys/{survey_id}/results{query}")
         return result
 
     # ------------------------------------------------------------ respond

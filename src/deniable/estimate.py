@@ -7,11 +7,22 @@ reports:
 
 * observed share      ``lambda_v = C_v / n``
 * unbiased estimate   ``f_v = (lambda_v - q*) / (p* - q*)``
-* variance            ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``
+* variance            ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``   (A)
 
-The variance (:func:`pure_variance`) is for the fixed population of ``n``
-respondents (only the randomization is random); standard
-errors plug in ``clip(f_v, 0, 1)`` (the clamped plug-in of google/rappor).
+Every estimate has an inference **target** (:data:`TARGETS`):
+
+* ``"population"`` (the default): the respondents are a random sample of a
+  population and ``f_v`` estimates the population's share. The variance adds
+  the sampling term: ``(A) + f_v (1 - f_v) / n``, which equals
+  ``lambda_v (1 - lambda_v) / (n (p*-q*)^2)`` with ``lambda_v = q* + (p*-q*) f_v``
+  the support rate (Warner's ``lambda (1 - lambda) / (n (2p-1)^2)``); its
+  plug-in uses the observed share ``C_v / n``.
+* ``"respondents"``: a census of the fixed set of ``n`` respondents; only the
+  randomization is random and the variance is (A), plugging in
+  ``clip(f_v, 0, 1)`` (the clamped plug-in of google/rappor).
+
+The point estimate is the same for both; only its standard error and
+interval differ (:func:`pure_variance`).
 """
 
 from __future__ import annotations
@@ -25,9 +36,39 @@ from numpy.typing import NDArray
 from deniable import intervals
 from deniable.aggregates import Mergeable, SupportCounts
 
-__all__ = ["Mergeable", "SupportCounts", "Estimate", "pure_variance", "CIMethod"]
+__all__ = [
+    "Mergeable", "SupportCounts", "Estimate", "pure_variance", "CIMethod",
+    "Target", "TARGETS", "check_target", "sampling_variance",
+]
 
 CIMethod = Literal["normal", "wilson", "clopper-pearson"]
+Target = Literal["population", "respondents"]
+TARGETS: tuple[Target, ...] = ("population", "respondents")
+
+_TARGET_WORDS = {
+    "population": "the population the respondents were sampled from",
+    "respondents": "the fixed set of respondents (a census)",
+}
+
+
+def check_target(target: object) -> Target:
+    """Validate an inference target: ``"population"`` or ``"respondents"``."""
+    if isinstance(target, str) and target in TARGETS:
+        return target
+    raise ValueError(f"target must be 'population' or 'respondents'; got {target!r}")
+
+
+def sampling_variance(n: int | float, frequencies: Any, target: Target) -> NDArray[np.float64]:
+    """The sampling term a population target adds to a fixed-population variance.
+
+    ``f (1 - f) / n`` for ``"population"`` (the variance of the share of ``n``
+    respondents drawn at random from a population with share ``f``), 0 for
+    ``"respondents"``.
+    """
+    f = np.asarray(frequencies, dtype=float)
+    if check_target(target) == "respondents":
+        return np.zeros_like(f)
+    return np.asarray(f * (1 - f) / n, dtype=float)
 
 
 def pure_variance(
@@ -35,16 +76,20 @@ def pure_variance(
     p_star: NDArray[np.float64] | float,
     q_star: NDArray[np.float64] | float,
     frequencies: NDArray[np.float64] | float,
+    target: Target = "population",
 ) -> NDArray[np.float64]:
-    """Per-category variance of the unbiased estimate from ``n`` reports (fixed population).
+    """Per-category variance of a pure oracle's unbiased estimate from ``n`` reports.
 
-    ``q*(1-q*) / (n (p*-q*)^2) + f (1-p*-q*) / (n (p*-q*))``.
+    ``"respondents"``: formula (A), ``q*(1-q*) / (n (p*-q*)^2) + f (1-p*-q*) / (n (p*-q*))``.
+    ``"population"``: (A) ``+ f (1 - f) / n`` ``= lambda (1 - lambda) / (n (p*-q*)^2)``
+    with ``lambda = q* + (p*-q*) f``.
     """
     p = np.asarray(p_star, dtype=float)
     q = np.asarray(q_star, dtype=float)
     f = np.asarray(frequencies, dtype=float)
     gap = p - q
-    return np.asarray((q * (1 - q) / gap**2 + f * (1 - p - q) / gap) / n, dtype=float)
+    fixed = (q * (1 - q) / gap**2 + f * (1 - p - q) / gap) / n
+    return np.asarray(fixed + sampling_variance(n, f, target), dtype=float)
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,12 +99,16 @@ class Estimate:
     Attributes
     ----------
     domain: the categories, in order; every array below is aligned with it.
-    frequencies: estimated share of respondents holding each category (may be
-        < 0 or > 1 unless post-processed; see :meth:`consistent`).
-    std_errors: standard errors from :func:`pure_variance`, ``None`` after a
-        non-linear post-processing step.
+    frequencies: estimated share of each category (may be < 0 or > 1 unless
+        post-processed; see :meth:`consistent`).
+    std_errors: standard errors for :attr:`target` (:func:`pure_variance`),
+        ``None`` after a non-linear post-processing step.
     n: number of reports.
     observed: raw (biased) share of reports supporting each category.
+    target: what the frequencies estimate, and so which variance the
+        standard errors and intervals use: ``"population"`` (the share in the
+        population the respondents were sampled from) or ``"respondents"``
+        (the share among these very respondents).
     """
 
     mechanism: str
@@ -72,6 +121,7 @@ class Estimate:
     support_counts: NDArray[np.int64]
     p_star: NDArray[np.float64]
     q_star: NDArray[np.float64]
+    target: Target = "population"
     post_processing: str = "none"
     truth: NDArray[np.float64] | None = field(default=None, repr=False)
 
@@ -83,17 +133,19 @@ class Estimate:
     def ci(
         self, level: float = 0.95, method: CIMethod = "normal"
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Per-category ``(low, high)`` confidence interval at ``level``.
+        """Per-category ``(low, high)`` confidence interval at ``level`` for :attr:`target`.
 
-        * ``"normal"``: ``f ± z·SE`` (Wald; SE from :func:`pure_variance` with
-          the clamped plug-in).
+        * ``"normal"``: ``f ± z·SE`` (Wald; SE from :func:`pure_variance` for
+          the target, with its plug-in).
         * ``"wilson"`` / ``"clopper-pearson"``: an interval for the support
           rate ``C_v / n`` (:mod:`deniable.intervals`) mapped through the
           affine debias ``(lambda - q*) / (p* - q*)`` and clipped to [0, 1].
-          For a fixed population ``C_v`` is a sum of independent Bernoullis
-          with mean rate ``lambda``, whose variance is at most the binomial
-          ``lambda (1 - lambda) / n``, so these intervals are conservative;
-          recommended for small n or frequencies near 0.
+          Respondents sampled from a population make ``C_v`` exactly
+          ``Binomial(n, lambda)``, so these intervals serve both targets: for
+          a fixed set of respondents ``C_v`` is a sum of independent
+          Bernoullis with mean rate ``lambda``, whose variance is at most the
+          binomial's, and they are conservative there. Recommended for small
+          n or frequencies near 0.
 
         Intervals are per category; for simultaneous coverage over k
         categories pass ``level = 1 - alpha / k`` (Bonferroni).
@@ -125,7 +177,7 @@ class Estimate:
         return low, high
 
     def consistent(self, method: str = "norm-sub") -> Estimate:
-        """A new Estimate on (or towards) the probability simplex.
+        """A new Estimate on (or towards) the probability simplex, with the same target.
 
         Methods (Wang et al., NDSS 2020): ``"clip"`` (negatives to 0),
         ``"normalize"`` (shift all entries equally so they sum to 1),
@@ -148,8 +200,13 @@ class Estimate:
         label = method if self.post_processing == "none" else f"{self.post_processing}+{method}"
         return replace(self, frequencies=freqs, std_errors=None, post_processing=label)
 
-    def to_frame(self) -> Any:
-        """A pandas DataFrame, one row per category (needs pandas)."""
+    def to_frame(self, level: float = 0.95) -> Any:
+        """A pandas DataFrame, one row per category (needs pandas).
+
+        Columns: ``estimate``, ``std_error`` (a standard error), ``ci_low`` and
+        ``ci_high`` (the normal interval at ``level``), ``observed`` and
+        ``target``; ``frame.attrs`` holds ``target`` and ``level``.
+        """
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - exercised without pandas
@@ -159,25 +216,33 @@ class Estimate:
             "estimate": self.frequencies,
         }
         if self.std_errors is not None:
-            low, high = self.ci(0.95)
+            low, high = self.ci(level)
             data.update(std_error=self.std_errors, ci_low=low, ci_high=high)
         data["observed"] = self.observed
-        return pd.DataFrame(data).set_index("category")
+        data["target"] = self.target
+        frame = pd.DataFrame(data).set_index("category")
+        frame.attrs.update(target=self.target, level=level)
+        return frame
 
     def __repr__(self) -> str:
         head = (
-            f"Estimate({self.mechanism}, epsilon={self.epsilon:.6g}, n={self.n}"
+            f"Estimate({self.mechanism}, epsilon={self.epsilon:.6g}, n={self.n}, "
+            f"target={self.target}"
             + (f", {self.post_processing}" if self.post_processing != "none" else "")
-            + ")"
+            + f")\n  target: {_TARGET_WORDS[self.target]}"
         )
-        rows = []
+        errors = self.std_errors is not None
+        header = f"  {'category':>12}  {'estimate':>8}"
+        if errors:
+            header += f"  {'std error':>9}  95% interval"
+        rows = [header]
         shown = min(len(self.domain), 20)
         if self.std_errors is not None:
             low, high = self.ci(0.95) if self.n else (self.frequencies, self.frequencies)
         for i in range(shown):
-            row = f"  {self.domain[i]!s:>12}  {self.frequencies[i]: .4f}"
+            row = f"  {self.domain[i]!s:>12}  {self.frequencies[i]: .5f}"
             if self.std_errors is not None:
-                row += f"  ±{self.std_errors[i]:.4f}  [{low[i]: .4f}, {high[i]: .4f}]"
+                row += f"  {self.std_errors[i]:9.5f}  [{low[i]: .4f}, {high[i]: .4f}]"
             rows.append(row)
         if len(self.domain) > shown:
             rows.append(f"  ... {len(self.domain) - shown} more")
@@ -235,20 +300,29 @@ class HistogramEstimate:
 
 @dataclass(frozen=True, eq=False)
 class MeanEstimate:
-    """Debiased mean of numeric answers, with standard errors and intervals.
+    """Debiased mean of numeric answers, with a standard error and intervals.
+
+    The target decides what the mean estimates and which error it carries:
+
+    * ``"population"`` (the default): the mean of the population the
+      respondents were sampled from. The debiased reports ``t_i`` are then
+      independent and identically distributed with that mean, and their
+      variance is the noise's plus the spread of the values, so the standard
+      error is the sample one, ``s / sqrt(n)`` (:attr:`sample_std_error`).
+    * ``"respondents"``: the mean of these respondents' (clamped) values,
+      fixed. Only the randomization is random, and the standard error comes
+      from the mechanism's variance formula with the respondents' values
+      held fixed (plugged in from the reports' first two moments; see the
+      mechanism's ``estimate_from``). The sample error would also count the
+      spread of the values, so it is conservative here.
 
     Attributes
     ----------
-    mean: estimated mean of the respondents' values after clamping to
-        ``[low, high]`` (clamping is part of every numeric mechanism).
-    std_error: from the mechanism's variance formula for the fixed
-        population of ``n`` respondents (the formula's dependence on the
-        unknown values is plugged in from the reports' first two moments;
-        see the mechanism's ``estimate_from``).
+    mean: estimated mean of the values after clamping to ``[low, high]``
+        (clamping is part of every numeric mechanism); the same for both targets.
+    std_error: the standard error for :attr:`target`.
     sample_std_error: ``s / sqrt(n)`` from the spread of the debiased
-        reports; it also counts the spread of the true values, so it is the
-        right error for the mean of the population the respondents were
-        sampled from (and conservative for the respondents themselves).
+        reports (equal to :attr:`std_error` when the target is the population).
     n: number of reports.
     histogram: an estimate of the whole distribution where the mechanism
         supports one (:class:`HistogramEstimate`), else None.
@@ -264,22 +338,13 @@ class MeanEstimate:
     high: float
     delta: float | None = None
     histogram: HistogramEstimate | None = None
+    target: Target = "population"
 
-    def ci(self, level: float = 0.95, method: Literal["formula", "sample"] = "formula") -> tuple[float, float]:
-        """Normal ``(low, high)`` interval ``mean ± z · SE`` at ``level``.
-
-        ``method="formula"`` uses :attr:`std_error`, ``"sample"`` uses
-        :attr:`sample_std_error`.
-        """
+    def ci(self, level: float = 0.95) -> tuple[float, float]:
+        """Normal ``(low, high)`` interval ``mean ± z · std_error`` at ``level`` for :attr:`target`."""
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
-        if method == "formula":
-            se = self.std_error
-        elif method == "sample":
-            se = self.sample_std_error
-        else:
-            raise ValueError(f"method must be 'formula' or 'sample'; got {method!r}")
-        low, high = intervals.normal_interval(self.mean, se, 1 - level)
+        low, high = intervals.normal_interval(self.mean, self.std_error, 1 - level)
         return low, high
 
     def __repr__(self) -> str:
@@ -289,6 +354,7 @@ class MeanEstimate:
             f", delta={self.delta:.3g}" if self.delta is not None else ""
         )
         return (
-            f"MeanEstimate({self.mechanism}, {privacy}, n={self.n}: mean {self.mean:.6g} "
-            f"± {self.std_error:.3g}, 95% CI [{low:.6g}, {high:.6g}]{extra})"
+            f"MeanEstimate({self.mechanism}, {privacy}, n={self.n}, target={self.target}: "
+            f"mean {self.mean:.6g}, std error {self.std_error:.3g}, "
+            f"95% interval [{low:.6g}, {high:.6g}]{extra})"
         )

@@ -85,11 +85,12 @@ def _counts(successes: ArrayLike, trials: ArrayLike, name: str) -> tuple[NDArray
 
 def z_for(alpha: float, two_sided: bool = True) -> float:
     """The standard normal quantile a two-sided (``Phi^-1(1 - alpha/2)``) or
-    one-sided (``Phi^-1(1 - alpha)``) test at ``alpha`` uses."""
-    from scipy import stats
+    one-sided (``Phi^-1(1 - alpha)``) test at ``alpha`` uses: ``-ndtri(q)``, what
+    ``scipy.stats.norm.isf`` computes, without importing ``scipy.stats``."""
+    from scipy import special
 
     a = check_alpha(alpha)
-    return float(stats.norm.isf(a / 2 if two_sided else a))
+    return float(-special.ndtri(a / 2 if two_sided else a))
 
 
 def normal_interval(estimate: ArrayLike, std_error: ArrayLike, alpha: float) -> Interval:

@@ -32,10 +32,11 @@ of iterations at k = 8, n = 500), so the default solver is exact instead:
 the KKT conditions reduce to water-filling (:func:`solve`), whose result the
 EM converges to (the tests check both, and the certificate).
 
-Standard errors come from a parametric bootstrap at the fitted frequencies:
-``n f_hat`` rounded to whole respondents (largest remainders), each category's
-respondents randomized again (the fixed population of the unbiased
-estimate's standard errors), and the MLE refitted on every replicate. For a
+Standard errors come from a parametric bootstrap at the fitted frequencies,
+for the estimate's target: for ``"respondents"`` the same respondents, ``n f_hat``
+rounded to whole respondents (largest remainders), randomized again; for
+``"population"`` a fresh ``Multinomial(n, f_hat)`` sample of respondents in every
+replicate, randomized; the MLE is refitted on every replicate. For a
 channel whose supports partition the reports (GRR, BinaryRR) the replicate
 counts are the exact multinomial sums; otherwise ``C_v`` is drawn as
 ``Binomial(m_v, p*_v) + Binomial(n - m_v, q*_v)`` independently across ``v``,
@@ -192,18 +193,19 @@ def _round_counts(f: Array, n: int) -> NDArray[np.int64]:
 
 
 def _replicate_counts(
-    m: NDArray[np.int64], p: Array, q: Array, partition: bool, size: int, rng: np.random.Generator
+    m: NDArray[np.int64], p: Array, q: Array, partition: bool, rng: np.random.Generator
 ) -> NDArray[np.int64]:
-    n = int(m.sum())
-    k = m.size
+    """Support counts of surveys whose respondents hold ``m[b, x]`` of category ``x`` (one row per survey)."""
+    n = m.sum(axis=1, keepdims=True)
+    size, k = m.shape
     if partition:
         out = np.zeros((size, k), dtype=np.int64)
-        for x in np.flatnonzero(m):
+        for x in range(k):
             row = np.full(k, q[x])
             row[x] = p[x]
-            out += rng.multinomial(int(m[x]), row / row.sum(), size=size)
+            out += rng.multinomial(m[:, x], row / row.sum())
         return out
-    return np.asarray(rng.binomial(m, p, size=(size, k)) + rng.binomial(n - m, q, size=(size, k)), dtype=np.int64)
+    return np.asarray(rng.binomial(m, p) + rng.binomial(n - m, q), dtype=np.int64)
 
 
 def fit(
@@ -251,7 +253,11 @@ def fit(
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         k = f.size
         partition = bool(np.all(p == p[0]) and np.all(q == q[0]) and abs(p[0] + (k - 1) * q[0] - 1) < 1e-12)
-        sims = _replicate_counts(_round_counts(f, est.n), p, q, partition, bootstrap, rng)
+        if est.target == "respondents":
+            held = np.tile(_round_counts(f, est.n), (bootstrap, 1))
+        else:  # the respondents are a fresh sample of the population in every replicate
+            held = rng.multinomial(est.n, f / f.sum(), size=bootstrap)
+        sims = _replicate_counts(held, p, q, partition, rng)
         refits, _, refit_converged = run(sims.astype(float))
         converged = converged & refit_converged.all()
         se = np.asarray(refits.std(axis=0, ddof=1), dtype=np.float64) if bootstrap > 1 else None

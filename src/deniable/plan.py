@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from deniable.estimate import Target, check_target
 from deniable.intervals import z_for
 from deniable.mechanisms import GRR, SubsetSelection, registry
 from deniable.privacy import check_epsilon
@@ -109,22 +110,21 @@ def best_mechanism(
     return MechanismChoice(built[name], name, variances, bits)
 
 
-def _worst_per_user_variance(mechanism: Any, frequency: float | None, sampling: bool) -> float:
-    """``max_f n Var(f)`` (+ ``f(1-f)`` with ``sampling``) over f in [0, 1], or at ``frequency``.
+def _worst_per_user_variance(mechanism: Any, frequency: float | None, target: Target) -> float:
+    """``max_f n Var(f)`` for ``target`` over f in [0, 1], or at ``frequency``.
 
     For a pure oracle ``n Var = A + B f`` with ``A = q*(1-q*)/(p*-q*)^2`` and
-    ``B = (1-p*-q*)/(p*-q*)`` (:func:`deniable.estimate.pure_variance`), so the maximum has a
-    closed form: at an end point, or at ``f = (1 + B)/2`` with the sampling
-    term. Other mechanisms are maximised over a grid of their ``variance``.
+    ``B = (1-p*-q*)/(p*-q*)`` (:func:`deniable.estimate.pure_variance`), plus
+    ``f(1-f)`` for the population target, so the maximum has a closed form:
+    at an end point, or at ``f = (1 + B)/2`` with the sampling term. Other
+    mechanisms are maximised over a grid of their ``variance``.
     """
+    sampling = target == "population"
     try:
         p, q = mechanism.support_rates()
     except (AttributeError, NotImplementedError):
         grid = np.linspace(0, 1, 201) if frequency is None else np.array([float(frequency)])
-        return max(
-            float(np.max(mechanism.variance(1, np.full(mechanism.k, f)))) + (f * (1 - f) if sampling else 0.0)
-            for f in grid
-        )
+        return max(float(np.max(mechanism.variance(1, np.full(mechanism.k, f), target))) for f in grid)
     a = q * (1 - q) / (p - q) ** 2
     b = (1 - p - q) / (p - q)
     if frequency is not None:
@@ -142,17 +142,18 @@ def sample_size(
     level: float = 0.95,
     *,
     frequency: float | None = None,
-    population: Literal["super", "fixed"] = "super",
+    target: Target = "population",
     simultaneous: bool = False,
 ) -> int:
-    """Respondents needed so the ``level`` CI half-width is at most ``margin``.
+    """Respondents needed so the ``level`` interval's half-width is at most ``margin``.
 
     ``n >= z^2 (n Var(f) [+ f(1-f)]) / margin^2`` with ``n Var`` the mechanism's
     fixed-population variance times n. ``frequency=None`` plans for the worst case over ``f`` in [0, 1].
-    ``population="super"`` (the default) targets the share in the population
+    ``target="population"`` (the default) is the share in the population
     the respondents are sampled from (adds ``f(1-f)``, Warner's formula);
-    ``"fixed"`` targets the respondents themselves. ``simultaneous=True``
-    makes the margin hold for all k categories at once (Bonferroni).
+    ``"respondents"`` the share among the respondents themselves
+    (:mod:`deniable.estimate`). ``simultaneous=True`` makes the margin hold
+    for all k categories at once (Bonferroni).
 
     Binary RR at epsilon = ln 3, margin 0.01: 38,415 respondents.
     """
@@ -160,15 +161,14 @@ def sample_size(
         raise ValueError(f"margin must be in (0, 1); got {margin!r}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1); got {level!r}")
-    if population not in ("super", "fixed"):
-        raise ValueError(f"population must be 'super' or 'fixed'; got {population!r}")
+    target = check_target(target)
     alpha = 1 - level
     if simultaneous:
         alpha /= mechanism.k
     z = z_for(alpha)
     if frequency is not None and not 0 <= frequency <= 1:
         raise ValueError(f"frequency must be in [0, 1]; got {frequency!r}")
-    worst = _worst_per_user_variance(mechanism, frequency, population == "super")
+    worst = _worst_per_user_variance(mechanism, frequency, target)
     return math.ceil(z * z * worst / margin**2 - 1e-9)
 
 

@@ -12,9 +12,10 @@ Every device-side call takes ``rng``:
 Sampling is exact. A probability is always a ratio of integers ``a / D`` and
 is realised by drawing an integer uniformly below ``D`` (by rejection, never
 by scaling a float) and comparing it with ``a``. Bernoulli bits with a dyadic
-probability ``c / 2**w`` are produced 64 at a time by a bit-sliced comparison
-of uniform bits with the binary expansion of ``c`` (most significant bit
-first), so each bit costs a handful of random bits, not a float.
+probability ``c / 2**w`` compare uniform bits with the binary expansion of
+``c`` (most significant bit first), a lane being decided at the first bit
+that differs: a run of one random bit stream per lane, 2 random bits per
+output bit on average, not a float.
 
 Per-value probabilities are 64-bit thresholds: :func:`below` returns
 ``U < T`` for a uniform 64-bit ``U``, so ``P = T / 2**64`` exactly. Its batch
@@ -31,6 +32,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from collections.abc import Iterator
 from typing import Any, Protocol, TypeAlias
 
 import numpy as np
@@ -44,6 +46,7 @@ __all__ = [
     "resolve",
     "uniform_words",
     "uniform_below",
+    "bernoulli_packed",
     "bernoulli_words",
     "bernoulli_bits",
     "bernoulli",
@@ -57,6 +60,7 @@ RNGLike: TypeAlias = "None | int | np.random.SeedSequence | np.random.Generator 
 
 _U32 = 1 << 32
 TWO64 = 1 << 64  #: a 64-bit threshold ``T`` stands for the probability ``T / TWO64``
+_BLOCK_LANES = 1 << 16  # Bernoulli bits decided at a time (about 1 MiB of working memory)
 _MSB = list(range(7, -1, -1)) if sys.byteorder == "little" else list(range(8))  # bytes, most significant first
 
 
@@ -166,62 +170,76 @@ def scalar_below(bound: int, source: Source) -> int:
     return int(uniform_below(bound, 1, source)[0])
 
 
-def _settle(
-    expansion: list[int], start: int, steps: int, result: NDArray[Any], mask: NDArray[Any], source: Source
-) -> None:
-    """Advance the bit-sliced comparison ``U < c`` by ``steps`` bits, in place.
+def _below_dyadic(expansion: list[int], count: int, source: Source) -> NDArray[np.bool_]:
+    """``count`` independent booleans ``U < c``, ``U`` uniform, ``c``'s bits in ``expansion``.
 
-    ``mask`` marks the lanes still undecided (their random prefix equals the
-    numerator's). At bit ``j`` a lane whose random bit is 0 where ``c_j = 1``
-    is settled to 1 (``U < c``); one whose bit is 1 where ``c_j = 0`` is
-    settled to 0; equal bits leave it undecided.
+    Comparing ``U`` with ``c`` most significant bit first, a lane is decided
+    at the first bit ``G`` where the two differ, to ``c_G`` (``U`` has a 0
+    there exactly when ``c`` has a 1); lanes equal to ``c`` up to its last
+    1-bit have ``U >= c``. Each random bit differs from ``c``'s with
+    probability 1/2 whatever ``c``, so ``G`` is the number of 0s before the
+    first 1 in a stream of fair bits, and consecutive lanes are the runs
+    ending at consecutive 1s of one random stream: ``P(True) = sum_j c_j
+    2**-(j+1) = c`` exactly, lanes independent, 2 random bits per lane on
+    average.
     """
-    random = uniform_words(steps * mask.size, mask.dtype.type, source).reshape(steps, mask.size)
-    for s in range(steps):
-        u = random[s]
-        if expansion[start + s]:
-            result |= mask & ~u
-            mask &= u
-        else:
-            mask &= ~u
+    last = len(expansion)
+    table = np.array([*expansion, 0], dtype=np.bool_)  # c_G, and U >= c once G reaches last
+    runs: list[NDArray[np.int64]] = []
+    done, carried = 0, 0  # carried: 0s after the last 1 of the previous draw
+    while done < count:
+        octets = uniform_words((count - done) // 4 + 64, np.uint8, source)
+        ones = np.flatnonzero(np.unpackbits(octets).view(np.bool_))
+        if ones.size == 0:
+            carried += 8 * octets.size
+            continue
+        run = np.diff(ones, prepend=-1 - carried)[: count - done]  # G + 1 per lane
+        carried = 8 * octets.size - 1 - int(ones[-1])
+        runs.append(run)
+        done += run.size
+    g = runs[0] if len(runs) == 1 else np.concatenate(runs)
+    np.minimum(g, last + 1, out=g)
+    g -= 1
+    return table[g]
+
+
+def _dyadic_blocks(numerator: int, bits: int, count: int, source: Source) -> Iterator[tuple[int, NDArray[np.bool_]]]:
+    """``(start, booleans)`` blocks of at most ``_BLOCK_LANES`` i.i.d. Bernoulli(``numerator / 2**bits``).
+
+    Generating block by block keeps the working memory (two bytes and two
+    indices per lane) constant whatever ``count``.
+    """
+    if not 0 <= numerator <= (1 << bits):
+        raise ValueError(f"numerator must be in [0, 2**bits]; got {numerator}/{1 << bits}")
+    certain = numerator in (0, 1 << bits)
+    expansion = [(numerator >> (bits - 1 - j)) & 1 for j in range(bits)]
+    if not certain:
+        expansion = expansion[: max(j for j, b in enumerate(expansion) if b) + 1]  # later bits give 0
+    for start in range(0, count, _BLOCK_LANES):
+        lanes = min(_BLOCK_LANES, count - start)
+        yield start, np.full(lanes, numerator != 0) if certain else _below_dyadic(expansion, lanes, source)
+
+
+def bernoulli_packed(numerator: int, bits: int, count: int, source: Source) -> NDArray[np.uint8]:
+    """``count`` i.i.d. Bernoulli(``numerator / 2**bits``) bits, packed as by :func:`numpy.packbits`.
+
+    ``ceil(count / 8)`` bytes, the unused low bits of the last byte 0. Each
+    bit is ``U < numerator`` for an independent uniform ``bits``-bit ``U``,
+    decided lazily (:func:`_below_dyadic`): 2 random bits per output bit on
+    average.
+    """
+    out = np.zeros((count + 7) // 8, dtype=np.uint8)
+    for start, block in _dyadic_blocks(numerator, bits, count, source):
+        out[start // 8 : (start + block.size + 7) // 8] = np.packbits(block)
+    return out
 
 
 def bernoulli_words(numerator: int, bits: int, count: int, source: Source) -> NDArray[np.uint64]:
     """``count`` 64-bit words whose bits are i.i.d. Bernoulli(``numerator / 2**bits``).
 
-    Each bit is the outcome of ``U < numerator`` for an independent uniform
-    ``bits``-bit integer ``U``, decided most significant bit first, 64 lanes
-    per word operation. Every random bit settles half of the lanes it is
-    spent on, so after 4 bits per lane over whole words only 1/16 of the
-    lanes are open; those are finished byte by byte (8 lanes at a time, only
-    the bytes with open lanes draw more bits), about 6 random bits per lane
-    in all.
+    The bits of :func:`bernoulli_packed`, 64 to a word.
     """
-    if not 0 <= numerator <= (1 << bits):
-        raise ValueError(f"numerator must be in [0, 2**bits]; got {numerator}/{1 << bits}")
-    if numerator == 1 << bits:
-        return np.full(count, np.uint64(TWO64 - 1), dtype=np.uint64)
-    result = np.zeros(count, dtype=np.uint64)
-    if numerator == 0 or count == 0:
-        return result
-    expansion = [(numerator >> (bits - 1 - j)) & 1 for j in range(bits)]
-    last = max(j for j, b in enumerate(expansion) if b) + 1  # later bits can only give 0
-    first = min(4, last)
-    mask = np.full(count, np.uint64(TWO64 - 1), dtype=np.uint64)
-    _settle(expansion, 0, first, result, mask, source)
-    lanes, open_lanes = result.view(np.uint8), mask.view(np.uint8)
-    at = np.flatnonzero(open_lanes)
-    open_part = open_lanes[at]
-    step = first
-    while step < last and at.size:
-        steps = min(4, last - step)
-        part = lanes[at]
-        _settle(expansion, step, steps, part, open_part, source)
-        lanes[at] = part
-        keep = open_part != 0
-        at, open_part = at[keep], open_part[keep]
-        step += steps
-    return result
+    return bernoulli_packed(numerator, bits, 64 * count, source).view(np.uint64)
 
 
 def bernoulli(numerator: int, denominator: int, size: int, source: Source) -> NDArray[np.bool_]:
@@ -234,10 +252,12 @@ def bernoulli(numerator: int, denominator: int, size: int, source: Source) -> ND
 def bernoulli_bits(numerator: int, bits: int, count: int, source: Source) -> NDArray[np.bool_]:
     """``count`` i.i.d. booleans, each True with probability exactly ``numerator / 2**bits``.
 
-    The bits of :func:`bernoulli_words`, unpacked in order.
+    The bits of :func:`bernoulli_packed`, unpacked.
     """
-    words = bernoulli_words(numerator, bits, (count + 63) // 64, source)
-    return np.unpackbits(words.view(np.uint8), count=count).view(np.bool_)
+    out = np.empty(count, dtype=np.bool_)
+    for start, block in _dyadic_blocks(numerator, bits, count, source):
+        out[start : start + block.size] = block
+    return out
 
 
 def below(thresholds: NDArray[np.uint64], source: Source, lazy: bool = True) -> NDArray[np.bool_]:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.estimate import Estimate, SupportCounts
+from deniable.estimate import Estimate, SupportCounts, Target, check_target
 
 __all__ = [
     "simulate", "population_counts", "simulate_support_counts",
@@ -73,20 +73,36 @@ def simulate(
     true_frequencies: Any,
     n: int,
     rng: Any = None,
+    target: Target = "population",
 ) -> Estimate:
-    """Run a simulated survey of ``n`` respondents and return its Estimate.
+    """Run a simulated survey of ``n`` respondents and return its Estimate for ``target``.
 
-    The population holds category ``v`` in proportion ``true_frequencies[v]``
-    (rounded to whole respondents); the returned Estimate carries that truth
-    in ``.truth``. Support counts are drawn directly (binomial/multinomial)
-    where possible, so 10^9 respondents take well under a second.
-    ``rng`` is a seed or numpy Generator (simulation randomness, not secure).
+    The sampling model follows the target:
+
+    * ``"population"`` (the default): the respondents are a random sample of
+      a population with shares ``true_frequencies``; their values are drawn
+      ``Multinomial(n, true_frequencies)`` before they are randomized, and
+      ``.truth`` is ``true_frequencies``.
+    * ``"respondents"``: a fixed set of respondents holding category ``v`` in
+      proportion ``true_frequencies[v]`` (rounded to whole respondents, see
+      :func:`population_counts`); only the randomization is random, and
+      ``.truth`` is their rounded shares.
+
+    Support counts are drawn directly (binomial/multinomial) where possible,
+    so 10^9 respondents take well under a second. ``rng`` is a seed or numpy
+    Generator (simulation randomness, not secure).
     """
+    target = check_target(target)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    counts = population_counts(true_frequencies, n, mechanism.k)
+    rounded = population_counts(true_frequencies, n, mechanism.k)  # also checks the arguments
+    if target == "population":
+        truth = np.asarray(true_frequencies, dtype=float)
+        counts = gen.multinomial(n, truth / truth.sum()).astype(np.int64)
+    else:
+        truth, counts = rounded / n, rounded
     support = simulate_support_counts(mechanism, counts, gen)
-    est = mechanism.estimate_from(SupportCounts(mechanism.fingerprint, support, int(n)))
-    return replace(est, truth=counts / n)
+    est = mechanism.estimate_from(SupportCounts(mechanism.fingerprint, support, int(n)), target=target)
+    return replace(est, truth=truth)
 
 
 # -------------------------------------------------------------------- sweeps
@@ -101,10 +117,14 @@ def decades(n_min: int, n_max: int, per_decade: int = 2) -> list[int]:
 
 
 def convergence_sweep(
-    mechanism: Any, true_frequencies: Any, sizes: Sequence[int], rng: np.random.Generator
+    mechanism: Any,
+    true_frequencies: Any,
+    sizes: Sequence[int],
+    rng: np.random.Generator,
+    target: Target = "population",
 ) -> list[Estimate]:
     """One simulated survey per sample size (independent draws, one shared generator)."""
-    return [simulate(mechanism, true_frequencies, int(n), rng) for n in sizes]
+    return [simulate(mechanism, true_frequencies, int(n), rng, target) for n in sizes]
 
 
 def mse_sweep(
@@ -113,13 +133,15 @@ def mse_sweep(
     n: int,
     reps: int,
     rng: np.random.Generator,
+    target: Target = "population",
     post_processing: Sequence[str] = ("none",),
 ) -> list[dict[str, Any]]:
     """Simulated MSE per category against the variance formula, one record per mechanism and post-processing.
 
     ``mse`` averages ``(f_hat_v - f_v)^2`` over the ``k`` categories and
-    ``reps`` independent surveys; ``variance`` averages
-    ``mechanism.variance(n, f)`` over the categories. For an unbiased
+    ``reps`` independent surveys of :func:`simulate` for ``target``;
+    ``variance`` averages ``mechanism.variance(n, f, target)`` over the
+    categories (``f`` the truth :func:`simulate` sets). For an unbiased
     estimator they agree up to Monte Carlo error (``ratio`` near 1).
     ``post_processing`` names what is applied to each survey's estimate:
     ``"none"`` (the unbiased estimate), a :meth:`Estimate.consistent` method
@@ -142,14 +164,13 @@ def mse_sweep(
 
     records = []
     for m in mechanisms:
-        truth = population_counts(true_frequencies, n, m.k) / n  # what dn.simulate sets
-        surveys = [simulate(m, true_frequencies, n, rng) for _ in range(reps)]
-        variance = float(np.mean(m.variance(n, truth)))
+        runs = [simulate(m, true_frequencies, n, rng, target) for _ in range(reps)]
+        truth = np.asarray(runs[0].truth)  # the same in every run
+        variance = float(np.mean(m.variance(n, truth, target)))
         for method in post_processing:
-            errors = [apply(est, method) - truth for est in surveys]
-            mse = float(np.mean(np.square(errors)))
+            mse = float(np.mean([np.square(apply(e, method) - truth) for e in runs]))
             records.append(
-                {"mechanism": m.name, "k": m.k, "epsilon": m.epsilon, "n": n, "reps": reps,
+                {"mechanism": m.name, "k": m.k, "epsilon": m.epsilon, "n": n, "reps": reps, "target": target,
                  "post_processing": method, "mse": mse, "variance": variance, "ratio": mse / variance}
             )
     return records

@@ -4,6 +4,8 @@
 // plan = {
 //   chromium: "/usr/bin/chromium", base_url: "http://127.0.0.1:PORT",
 //   visits: [{path: "/s/ID?invite=T", answers: [option index per question] | null,
+//             (an answer may also be {value: n} for a plain integer question, or
+//              {option: i, unrelated: j} for a UQTunknown question and its unrelated question)
 //             fast: bool, try_empty_submit: bool, screenshot: name, fail_first_post: bool}],
 //   (a "fast" visit answers with DOM clicks and, on a ?kiosk=1 page, reuses the page)
 //   results_path: "/s/ID/results", screenshot_dir: "/tmp/...",
@@ -74,11 +76,31 @@ async function visit(page, v, index) {
       // one round trip: DOM clicks on the radio buttons and the submit button (the page's own
       // event handlers run as for a user); the other visits use playwright's real input
       await page.evaluate((answers) => {
-        answers.forEach((option, q) => document.getElementById(`q${q}-o${option}`).click());
+        answers.forEach((a, q) => {
+          if (typeof a === 'number') {
+            document.getElementById(`q${q}-o${a}`).click();
+          } else if ('value' in a) {
+            const input = document.getElementById(`q${q}-value`);
+            input.value = String(a.value);
+            input.dispatchEvent(new Event('change', { bubbles: true }));
+          } else {
+            document.getElementById(`q${q}-o${a.option}`).click();
+            document.getElementById(`q${q}u-o${a.unrelated}`).click();
+          }
+        });
         document.getElementById('submit').click();
       }, v.answers);
     } else {
-      for (const [q, option] of v.answers.entries()) await page.check(`#q${q}-o${option}`);
+      for (const [q, a] of v.answers.entries()) {
+        if (typeof a === 'number') {
+          await page.check(`#q${q}-o${a}`);
+        } else if ('value' in a) {
+          await page.fill(`#q${q}-value`, String(a.value));
+        } else {
+          await page.check(`#q${q}-o${a.option}`);
+          await page.check(`#q${q}u-o${a.unrelated}`);
+        }
+      }
       if (v.screenshot) {
         out.screenshots[v.screenshot] = path.join(plan.screenshot_dir, `${v.screenshot}.png`);
         await page.screenshot({ path: out.screenshots[v.screenshot], fullPage: true });
@@ -90,6 +112,7 @@ async function visit(page, v, index) {
   record.state = await page.getAttribute('body', 'data-state');
   record.status = (await page.textContent('#status')).trim();
   record.privacy = (await page.textContent('#privacy-epsilon')).trim();
+  record.metas = await page.$$eval('fieldset.question .meta', (els) => els.map((e) => e.textContent));
   record.submit_disabled = await page.isDisabled('#submit');
   record.retry_visible = await page.isVisible('#retry');
   record.ms = Date.now() - started;
@@ -122,10 +145,34 @@ try {
       svg_title: s.querySelector('svg title')?.textContent,
       svg_desc: s.querySelector('svg desc')?.textContent,
       rows: [...s.querySelectorAll('table.numbers tbody tr')].map((tr) => tr.textContent),
+      values: [...s.querySelectorAll('svg text.value')].map((t) => t.textContent),
+      ranges: [...s.querySelectorAll('svg text.value-interval')].map((t) => t.textContent),
+      head: [...s.querySelectorAll('table.numbers thead th')].map((th) => th.textContent),
+      note: s.querySelector('details .table-note')?.textContent,
+      kind: s.dataset.kind ?? null,
+      test: s.querySelector('p.test')?.textContent ?? null,
     })));
     out.results_summary = await page.textContent('#summary');
+    out.results_legend = await page.textContent('#legend');
+    out.results_target = await page.inputValue('#target');
     out.screenshots.results = path.join(plan.screenshot_dir, 'results.png');
     await page.screenshot({ path: out.screenshots.results, fullPage: true });
+    // the other target (mechanism questions only: a design's prevalence is for the population):
+    // the page asks the server again and says so
+    if (out.results.some((r) => r.kind === null)) {
+      const metas = async () => page.$$eval('section.question-result .meta', (m) => m.map((x) => x.textContent));
+      await page.selectOption('#target', 'respondents');
+      await page.waitForFunction(() => [...document.querySelectorAll('.meta')].some((m) => m.textContent.includes('these respondents')));
+      await page.waitForSelector('body[data-state="loaded"]');
+      out.respondents = {
+        url: page.url(),
+        legend: await page.textContent('#legend'),
+        metas: await metas(),
+        std_errors: await page.$$eval('table.numbers tbody tr', (rows) => rows.map((tr) => tr.children[2].textContent)),
+      };
+      out.screenshots.results_respondents = path.join(plan.screenshot_dir, 'results-respondents.png');
+      await page.screenshot({ path: out.screenshots.results_respondents, fullPage: true });
+    }
   }
 } finally {
   await context.close();

@@ -240,6 +240,23 @@ def test_results_page_shows_charts(run: dict[str, Any]) -> None:
         assert r["svg_role"] == "img" and q["text"] in r["svg_title"]
         assert r["svg_desc"].count("95% interval") == k
         assert len(r["rows"]) == k
+        # the target is named; an interval is shown as a range and a standard error as a column
+        assert r["meta"].endswith("estimates of: population")
+        assert r["note"] == "Estimates of the population the respondents were sampled from."
+        assert r["head"][2:4] == ["Standard error", "95% confidence interval"]
+        assert len(r["values"]) == len(r["ranges"]) == k
+        assert not any("±" in v for v in r["values"] + r["ranges"] + r["rows"])
+        assert all(re.fullmatch(r"-?\d+\.\d–-?\d+\.\d%", x) for x in r["ranges"]), r["ranges"]
+    assert out["results_target"] == "population"
+    assert "95% confidence interval (not a standard error" in " ".join(out["results_legend"].split())
+    assert "population the respondents were sampled from" in " ".join(out["results_legend"].split())
+    # switched to the respondents: the page fetched ?target=respondents and says so
+    switched = out["respondents"]
+    assert switched["url"].endswith("/results?target=respondents")
+    assert "these respondents only" in " ".join(switched["legend"].split())
+    assert all(m.endswith("estimates of: these respondents") for m in switched["metas"])
+    served = [r for q in run["results"]["questions"] for r in q["std_error"]]
+    assert len(switched["std_errors"]) == len(served)
     screenshot = Path(out["screenshots"]["results"])
     assert screenshot.stat().st_size > 10_000
     print(f"results screenshot: {screenshot}")

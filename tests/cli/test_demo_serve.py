@@ -43,7 +43,8 @@ def _demo_numbers(stdout: str) -> dict[str, float]:
     text = " ".join(stdout.split())
     found = {
         "yes": re.search(rf"'yes' reports: {NUMBER}", text),
-        "estimate": re.search(rf"estimated violators: {NUMBER} SE {NUMBER} 95% CI {NUMBER} \.\. {NUMBER}", text),
+        "estimate": re.search(rf"estimated violators: {NUMBER} std\. error {NUMBER} 95% interval {NUMBER} "
+                              rf"\.\. {NUMBER} \(target: these students\)", text),
         "truth": re.search(rf"true violators: {NUMBER}", text),
         "posted": re.search(r"posted ([\d,]+) privatized responses in", text),
     }
@@ -68,9 +69,10 @@ def test_demo_end_to_end_under_a_minute(cli, tmp_path: Path, monkeypatch) -> Non
     assert got["posted"] == 50_000 and got["truth"] == 0.2
     assert abs(got["estimate"] - got["truth"]) < Z * got["se"]
     assert abs(got["yes"] - got["truth"]) > Z * got["se"]  # power: the raw share is rejected
-    # the printed SE is formula (A) for forced response at n = 50,000 (clamped plug-in)
+    # the printed standard error is formula (A) for forced response at n = 50,000 (clamped
+    # plug-in): the demo's target is its students themselves
     m = dn.BinaryRR.forced_response(0.5, 0.5)
-    expected_se = np.sqrt(m.variance(50_000, [1 - got["estimate"], got["estimate"]])[1])
+    expected_se = np.sqrt(m.variance(50_000, [1 - got["estimate"], got["estimate"]], "respondents")[1])
     assert got["se"] == pytest.approx(expected_se, abs=1e-4)
     assert got["low"] == pytest.approx(got["estimate"] - 1.959964 * got["se"], abs=2e-4)
     png = tmp_path / "deniable-demo.png"
@@ -179,16 +181,23 @@ def _collect(db_url: str, survey: dict, n: int, truth: float, seed: int) -> floa
 def _estimate_db_checks(cli, db_url: str, survey_id: str, tmp_path: Path, truth: float,
                         n: int) -> None:
     as_json = cli("estimate", "--db", db_url, "--survey", survey_id, "--json",
-                  "--consistent", "norm-sub")
+                  "--consistent", "norm-sub", "--target", "respondents")  # fixed students
     assert as_json.exit_code == 0, as_json.output
     data = json.loads(as_json.stdout)
     storage = Storage(db_url)
     try:
         survey = storage.survey(survey_id)
-        expected = results_json(survey, question_estimates(survey, storage.aggregates(survey_id)))
+        expected = results_json(
+            survey, question_estimates(survey, storage.aggregates(survey_id), "respondents"))
+        population = results_json(survey, question_estimates(survey, storage.aggregates(survey_id)))
     finally:
         storage.close()
+    assert data["target"] == "respondents" and population["target"] == "population"
     q = data["questions"][0]
+    assert q["target"] == "respondents"
+    # the population's standard errors add f(1-f)/n; the estimates are the same
+    assert population["questions"][0]["estimate"] == q["estimate"]
+    assert all(p > r for p, r in zip(population["questions"][0]["std_error"], q["std_error"], strict=True))
     assert {k: v for k, v in data.items() if k != "questions"} == {
         k: v for k, v in expected.items() if k != "questions"}
     assert {k: v for k, v in q.items() if k != "consistent_norm-sub"} == expected["questions"][0]
@@ -200,6 +209,7 @@ def _estimate_db_checks(cli, db_url: str, survey_id: str, tmp_path: Path, truth:
     assert table.exit_code == 0, table.output
     assert "violated: Have you broken the honor code this term?" in table.stdout
     assert f"{n:,} responses" in table.stdout
+    assert "target: population" in " ".join(table.stdout.split())
     assert png.stat().st_size > 10_000
 
 

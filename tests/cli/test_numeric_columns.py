@@ -47,15 +47,19 @@ def test_privatize_and_estimate_a_numeric_column(cli, tmp_path: Path, mechanism:
     assert (m.low, m.high) == (0.0, 100.0) and m.epsilon <= 2.0
     reports = pd.read_csv(private)["age"].to_numpy()
     assert not np.array_equal(reports, ages)
-    shown = cli("estimate", private, "--column", "age", "--json")
+    shown = cli("estimate", private, "--column", "age", "--json", "--target", "respondents")
     assert shown.exit_code == 0, shown.output
-    est = json.loads(shown.stdout)
-    assert est["n"] == ages.size and est["mechanism"] == m.name
+    est = json.loads(shown.stdout)  # these ages are the respondents': the formula error
+    assert est["n"] == ages.size and est["mechanism"] == m.name and est["target"] == "respondents"
     assert abs(est["mean"] - ages.mean()) < Z * est["std_error"]
     assert est["ci_low"] < est["mean"] < est["ci_high"]
     assert Z * est["std_error"] < 6.0  # power: a bias of six years fails the check
     table = cli("estimate", private, "--column", "age")
     assert table.exit_code == 0 and "mean" in table.stdout and m.name in table.stdout
+    words = " ".join(table.stdout.split())
+    assert "std. error" in words and "95% interval low" in words and "target: population" in words
+    population = json.loads(cli("estimate", private, "--column", "age", "--json").stdout)
+    assert population["target"] == "population" and population["mean"] == est["mean"]
 
 
 def test_numeric_input_errors_are_one_line(cli, tmp_path: Path) -> None:

@@ -44,6 +44,24 @@ def test_plan_json_matches_the_planning_api(cli) -> None:
     )
 
 
+def test_plan_sample_size_follows_the_target(cli) -> None:
+    """--target respondents plans for the fixed respondents' variance, the default for the
+    population's (larger by f(1-f)); a target outside the two is refused naming the option."""
+    runs = {t: json.loads(cli("plan", "--k", 4, "--epsilon", 2, "--json", *a).stdout)
+            for t, a in (("population", []), ("respondents", ["--target", "respondents"]))}
+    choice = dn.best_mechanism(4, 2.0)
+    for target, data in runs.items():
+        assert data["target"] == target
+        assert data["respondents_needed"] == dn.sample_size(choice.mechanism, 0.01, 0.95, target=target)
+    assert runs["population"]["respondents_needed"] > runs["respondents"]["respondents_needed"]
+    table = " ".join(cli("plan", "--k", 4, "--epsilon", 2).stdout.split())
+    assert "target: population" in table and "confidence interval of half-width 0.01" in table
+    bad = cli("plan", "--k", 4, "--epsilon", 2, "--target", "everyone")
+    assert bad.exit_code == 2
+    text = " ".join(bad.output.replace("│", " ").split())
+    assert "--target" in text and "'population' or 'respondents'; got 'everyone'" in text
+
+
 def test_plan_table_names_the_recommendation(cli) -> None:
     result = cli("plan", "--k", 8, "--epsilon", 2)
     assert result.exit_code == 0, result.output
@@ -223,8 +241,9 @@ def test_simulate_gamma_mse_matches_theory(cli, tmp_path: Path) -> None:
     reps = 1000
     png = tmp_path / "gamma.png"
     result = cli("simulate", "gamma", "--gammas", "0.05,0.15,0.25,0.35,0.45", "--reps", reps,
-                 "--plot", png, "--json")
+                 "--plot", png, "--json", "--target", "respondents")
     assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["target"] == "respondents"
     rows = json.loads(result.stdout)["rows"]
     assert [r["gamma"] for r in rows] == [0.05, 0.15, 0.25, 0.35, 0.45]
     lo, hi = _ratio_band(reps, ALPHA / len(rows))
@@ -246,9 +265,11 @@ def test_simulate_mse_matches_theory_for_each_mechanism(cli, tmp_path: Path) -> 
     reps, k = 200, 4
     png = tmp_path / "mse.png"
     result = cli("simulate", "mse", "--mechanisms", "grr,oue,olh", "--k", k,
-                 "--epsilons", "1,3", "--n", 5000, "--reps", reps, "--plot", png, "--json")
+                 "--epsilons", "1,3", "--n", 5000, "--reps", reps, "--plot", png, "--json",
+                 "--target", "respondents")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["rows"]
+    assert {r["target"] for r in rows} == {"respondents"}
     assert {(r["mechanism"], round(r["epsilon"], 6)) for r in rows} == {
         (m, e) for m in ("GRR", "OUE", "OLH") for e in (1.0, 3.0)
     }
@@ -282,8 +303,12 @@ def test_simulate_errors(cli, tmp_path: Path, monkeypatch, args: list, message: 
 
 
 def test_simulate_tables_render(cli) -> None:
-    assert "error / SE" in cli("simulate", "convergence", "--n-max", 10000).stdout
-    assert "MSE / Var" in cli("simulate", "gamma", "--reps", 20).stdout
+    convergence = " ".join(cli("simulate", "convergence", "--n-max", 10000).stdout.split())
+    for label in ("std. error", "95% interval", "error / std. error", "target: population"):
+        assert label in convergence
+    assert "SE" not in convergence  # no bare "SE": the standard error is spelled out
+    gamma = " ".join(cli("simulate", "gamma", "--reps", 20, "--target", "respondents").stdout.split())
+    assert "MSE / Var" in gamma and "target: respondents" in gamma
     mse = cli("simulate", "mse", "--k", 4, "--epsilons", "1", "--reps", 5, "--n", 1000)
     assert mse.exit_code == 0 and "SubsetSelection" in mse.stdout
     np.testing.assert_equal(mse.stderr, "")

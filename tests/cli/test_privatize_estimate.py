@@ -153,10 +153,33 @@ def test_estimate_table_and_plot(cli, tmp_path: Path, rng, write_answers) -> Non
     png = tmp_path / "bars.png"
     result = cli("estimate", private, "-c", "answer", "--consistent", "norm-sub", "--plot", png)
     assert result.exit_code == 0, result.output
-    for header in ("category", "estimate", "SE", "95% CI low", "CI high", "observed", "norm-sub"):
-        assert header in result.stdout
+    for header in ("category", "estimate", "std. error", "95% interval low", "interval high",
+                   "observed", "norm-sub", "target: population"):
+        assert header in " ".join(result.stdout.split())
     assert f"plot -> {png}" in result.stdout.replace("\n", "")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_estimate_target_option(cli, tmp_path: Path, rng, write_answers) -> None:
+    """--target respondents: formula (A) standard errors; the default, population, adds
+    f(1-f)/n; both from the same aggregate, so the estimates agree exactly."""
+    data, private = tmp_path / "d.csv", tmp_path / "p.csv"
+    write_answers(data, 5_000, SHARES, rng)
+    assert cli("privatize", data, "-c", "answer", "-e", 2, "--categories", "A,B,C,D",
+               "-o", private).exit_code == 0
+    runs = {t: json.loads(cli("estimate", private, "-c", "answer", "--json", *a).stdout)
+            for t, a in (("population", []), ("respondents", ["--target", "respondents"]))}
+    m = dn.from_config(cli_data.config_path(private).read_text())
+    for target, out in runs.items():
+        assert out["target"] == target
+        f = np.array([r["estimate"] for r in out["categories"]])
+        plug_in = f if target == "population" else np.clip(f, 0, 1)
+        se = np.sqrt(m.variance(out["n"], plug_in, target))
+        np.testing.assert_allclose([r["std_error"] for r in out["categories"]], se, rtol=1e-9)
+    assert [r["estimate"] for r in runs["population"]["categories"]] == [
+        r["estimate"] for r in runs["respondents"]["categories"]]
+    table = " ".join(cli("estimate", private, "-c", "answer", "--target", "respondents").stdout.split())
+    assert "target: respondents" in table
 
 
 # ------------------------------------------------------------------- errors
@@ -246,3 +269,27 @@ def test_estimate_errors(cli, tmp_path: Path, small_csv: Path) -> None:
     bad_config = tmp_path / "bad.json"
     bad_config.write_text('{"format": "deniable.mechanism", "version": 9}')
     _error(cli("estimate", private, "-c", "answer", "--config", bad_config), "'version' must be 1")
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_estimate_reads_the_report_column_alone(cli, tmp_path: Path, rng, kind: str) -> None:
+    """Category reports with other columns beside them (quoted commas, newlines, numbers):
+    the estimate equals the one of the column alone, across chunks of 7 rows; a report
+    outside the categories is named by its row, in a later chunk."""
+    m = dn.GRR(["A", "B", "C"], epsilon=1.0)
+    reports = m.privatize_many(rng.choice(["A", "B", "C"], 50), rng=rng)
+    frame = pd.DataFrame({"note": ['x, "y"\nz'] * 50, "answer": reports, "n": np.arange(50)})
+    alone = frame[["answer"]]
+    paths = {}
+    for name, table in (("full", frame), ("alone", alone)):
+        path = tmp_path / f"{name}.{kind}"
+        table.to_csv(path, index=False) if kind == "csv" else table.to_parquet(path)
+        cli_data.config_path(path).write_text(json.dumps(m.to_config()))
+        paths[name] = path
+    runs = [cli("estimate", paths[name], "-c", "answer", "--json", "--chunk-size", 7) for name in paths]
+    assert all(r.exit_code == 0 for r in runs), runs[0].output
+    assert json.loads(runs[0].stdout) == json.loads(runs[1].stdout)
+    frame.loc[23, "answer"] = "Z"
+    frame.to_csv(paths["full"], index=False) if kind == "csv" else frame.to_parquet(paths["full"])
+    line = " (line 25 of the file)" if kind == "csv" else ""
+    _error(cli("estimate", paths["full"], "-c", "answer", "--chunk-size", 7), f"row 24{line}", "'Z'")

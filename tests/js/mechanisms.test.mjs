@@ -11,7 +11,7 @@
 // "crypto" runs the default crypto.getRandomValues path that browsers use.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fromConfig, MECHANISMS, stringify } from '../../src/deniable/server/static/deniable.js';
+import { fromConfig, MECHANISMS, stringify, uniformGroup } from '../../src/deniable/server/static/deniable.js';
 import { loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
 
 const fixtures = loadFixtures();
@@ -47,7 +47,7 @@ function draw(config, c, source, label) {
 }
 
 test('fixture accounting: the calibrated tests below are the n_tests alpha is split over', () => {
-  const planned = 2 * fixtures.chi_square.length + 2 * fixtures.bits.length + fixtures.bits.length;
+  const planned = 2 * fixtures.chi_square.length + 2 * fixtures.bits.length + fixtures.bits.length + 2;
   assert.equal(planned, fixtures.n_tests);
   assert.ok(Math.abs(fixtures.alpha_per_test * fixtures.n_tests - 1e-6) < 1e-15);
 });
@@ -150,3 +150,28 @@ for (const c of fixtures.bits) {
     assert.ok(statistic > c.pair_critical);
   });
 }
+
+// The group a two-group survey design's device draws: uniform on {1, 2} with the exact sampler.
+function groupChiSquare(groups, probs) {
+  const observed = [0, 0];
+  for (const g of groups) observed[g - 1] += 1;
+  return probs.reduce((s, p, i) => s + (observed[i] - p * groups.length) ** 2 / (p * groups.length), 0);
+}
+
+const groupCase = fixtures.group;
+const groupDraws = {};
+for (const source of SOURCES) {
+  test(`chi-square uniformGroup(2) (${source}, n=${groupCase.n}, df=1)`, () => {
+    const options = source === 'seeded' ? { randomBytes: seededBytes('group') } : {};
+    // one pool per draw, as on a device (one draw per respondent)
+    const groups = Array.from({ length: groupCase.n }, () => uniformGroup(2, options));
+    assert.ok(groups.every((g) => g === 1 || g === 2));
+    groupDraws[source] = groups;
+    const statistic = groupChiSquare(groups, groupCase.probs);
+    assert.ok(statistic <= groupCase.critical, `chi2=${statistic.toFixed(2)} > ${groupCase.critical.toFixed(2)}; seed ${TEST_SEED}`);
+  });
+}
+test('power: the group test rejects a 5% bias', () => {
+  const groups = groupDraws.seeded ?? Array.from({ length: groupCase.n }, () => uniformGroup(2, { randomBytes: seededBytes('group') }));
+  assert.ok(groupChiSquare(groups, groupCase.wrong_probs) > groupCase.critical);
+});

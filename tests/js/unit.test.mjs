@@ -9,6 +9,7 @@ import {
   parseJSON,
   secureRandomBytes,
   stringify,
+  uniformGroup,
 } from '../../src/deniable/server/static/deniable.js';
 import { loadFixtures, seededBytes } from './helpers.mjs';
 
@@ -90,6 +91,11 @@ test('every mechanism returns the wire JSON form of its report', () => {
     seen.add(m.mechanism);
     for (const value of m.domain) {
       for (const r of m.privatizeMany(new Array(50).fill(value))) assert.ok(shapes[m.mechanism](r, m), `${c.name}: ${stringify(r)}`);
+    }
+    // a null epsilon in a config: infinite (an answer of the survey design reveals the truth)
+    if (c.config.epsilon === null) {
+      assert.equal(m.epsilon, Infinity, c.name);
+      continue;
     }
     assert.equal(m.epsilon, c.config.epsilon); // Python's exact ln rounded up, reported as is
     // without the claim, the client's own float is rounded up: never below Python's, within 1e-13
@@ -174,4 +180,24 @@ test('secureRandomBytes serves more than the 64 KiB getRandomValues limit', () =
   const b = secureRandomBytes(200000);
   assert.equal(b.length, 200000);
   assert.ok(b.subarray(150000).some((x) => x !== 0));
+});
+
+test('survey-design channels: an answer impossible under one truth never comes, and reveals it', () => {
+  // Mangat, p = 0.7: P(yes | carrier) = 1, P(yes | non-carrier) = 3/10
+  const m = fromConfig(binary(10, [3, 10]), { randomBytes: seededBytes('mangat') });
+  assert.equal(m.epsilon, Infinity);
+  assert.ok(m.privatizeMany(new Array(2000).fill(true)).every((r) => r === true));
+  // Warner with p = 0.3: P(yes | true) = 3/10 < P(yes | false) = 7/10, epsilon = ln(7/3)
+  assert.ok(Math.abs(fromConfig(binary(10, [7, 3])).epsilon - Math.log(7 / 3)) < 1e-12);
+  // a channel that carries no information, or numerators outside [0, denominator], is refused
+  assert.throws(() => fromConfig(binary(10, [4, 4])), (e) => e instanceof DeniableError && e.field === 'params');
+  assert.throws(() => fromConfig(binary(10, [3, 11])), (e) => e instanceof DeniableError && e.field === 'params');
+});
+
+test('uniformGroup draws 1 + (u mod k) from the exact sampler, redrawing words at or above the limit', () => {
+  // k = 2: 2^32 is a multiple of 2, no rejection; k = 3: the word 0xffffffff is redrawn
+  assert.equal(uniformGroup(2, { randomBytes: scripted([4]) }), 1);
+  assert.equal(uniformGroup(2, { randomBytes: scripted([5]) }), 2);
+  assert.equal(uniformGroup(3, { randomBytes: scripted([0xffffffff, 5]) }), 3);
+  assert.throws(() => uniformGroup(1), (e) => e instanceof DeniableError && e.field === 'k');
 });

@@ -108,9 +108,9 @@ TRUTH = float(np.mean([clamp(v) for v in POPULATION]))
 MIDDLE = 30.0  # also the mean of clamp(X) for X uniform on [LOW - 10, HIGH + 10]
 
 
-def _estimates(m, values, rng):
+def _estimates(m, values, rng, target="respondents"):
     reports = m.privatize_many(values.ravel(), rng=rng)
-    return [m.estimate(row) for row in reports.reshape(values.shape)]
+    return [m.estimate(row, target=target) for row in reports.reshape(values.shape)]
 
 
 def _builders():
@@ -120,8 +120,8 @@ def _builders():
     }
 
 
-def _hits(estimates, truth, level, method="formula"):
-    return sum(lo <= truth <= hi for lo, hi in (e.ci(level, method) for e in estimates))
+def _hits(estimates, truth, level):
+    return sum(lo <= truth <= hi for lo, hi in (e.ci(level) for e in estimates))
 
 
 @pytest.mark.parametrize("eps", [0.5, 2.0])
@@ -132,14 +132,15 @@ def test_mean_is_unbiased_variance_matches_and_intervals_cover(
     """Six checks at alpha/6 over three designs of R replicate surveys of 200 respondents.
 
     * fixed spread population: mean and variance against the formula; the
-      formula interval covers at least the nominal rate (it may be
-      conservative: for Duchi the reports carry no information on the spread
-      of the values, and the formula uses its upper bound);
-    * every respondent at 30 (the formula is then exact): formula interval
-      coverage within the two-sided binomial band;
-    * a new population drawn each time from U[low - 10, high + 10] (the
-      super-population the sample error targets): sample interval coverage
-      within the band.
+      ``target="respondents"`` (formula) interval covers at least the nominal
+      rate (it may be conservative: for Duchi the reports carry no
+      information on the spread of the values, and the formula uses its
+      upper bound);
+    * every respondent at 30 (the formula is then exact): the respondents'
+      interval coverage within the two-sided binomial band;
+    * a new sample of respondents drawn each time from U[low - 10, high + 10]
+      (the population the default target aims at): the
+      ``target="population"`` (sample-error) interval coverage within the band.
     """
     m = _builders()[name](eps)
     alpha = ALPHA / 6
@@ -156,8 +157,9 @@ def test_mean_is_unbiased_variance_matches_and_intervals_cover(
     constant = _estimates(m, np.full((R, N_POP), MIDDLE), rng)
     r = testing.coverage_check(_hits(constant, MIDDLE, 0.95), R, 0.95, alpha, label=f"{name} formula")
     assert r.passed, str(r)
-    drawn = _estimates(m, rng.uniform(LOW - 10.0, HIGH + 10.0, (R // 2, N_POP)), rng)
-    r = testing.coverage_check(_hits(drawn, MIDDLE, 0.95, "sample"), R // 2, 0.95, alpha, label=f"{name} sample")
+    drawn = _estimates(m, rng.uniform(LOW - 10.0, HIGH + 10.0, (R // 2, N_POP)), rng, "population")
+    assert all(e.target == "population" and e.std_error == e.sample_std_error for e in drawn)
+    r = testing.coverage_check(_hits(drawn, MIDDLE, 0.95), R // 2, 0.95, alpha, label=f"{name} population")
     assert r.passed, str(r)
 
     # Power (same replicates): a formula off by 1.4x, and 90% intervals sold as 95%.
@@ -178,12 +180,17 @@ def test_the_seed_two_level_gaussian_mean() -> None:
 
     for sd in (10.0, math.sqrt(10.0)):
         values = np.random.default_rng(42).normal(42.0, sd, 1_000_000)
-        est = two_level_gaussian_mean(values, -60.0, 140.0, sigma1=1.0, sigma2=1.0, rng=7)
+        est = two_level_gaussian_mean(values, -60.0, 140.0, sigma1=1.0, sigma2=1.0, rng=7,
+                                      target="respondents")
         assert abs(est.mean - 42.0) < 0.05, est
         assert est.n == 1_000_000
         assert est.sample_std_error == pytest.approx(math.sqrt(sd**2 + 2) / 1000, rel=0.01)
         # fixed-population error: the two noises only
         assert est.std_error == pytest.approx(math.sqrt(2) / 1000, rel=0.01)
+        # the default target, the population: the values' spread counts too
+        pop = two_level_gaussian_mean(values, -60.0, 140.0, sigma1=1.0, sigma2=1.0, rng=7)
+        assert pop.target == "population"
+        assert pop.std_error == pop.sample_std_error == pytest.approx(math.sqrt(sd**2 + 2) / 1000, rel=0.01)
     with pytest.raises(ValueError, match="sigma1 and sigma2 must be positive"):
         two_level_gaussian_mean([1.0, 2.0], 0, 1, sigma1=0.0)
     with pytest.raises(ValueError, match="finite numbers; got nan at index 0"):

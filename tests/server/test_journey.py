@@ -49,7 +49,7 @@ def test_journey_results_cover_the_truth(
         assert client.respond_many("messaging", answers, batch_size=2500, rng=rng) == {
             "accepted": N, "duplicates": 0,
         }
-        results = client.results("messaging")
+        results = client.results("messaging", target="respondents")  # the truth: these answers
         stored = server.storage.aggregates("messaging")
         assert server.storage.count_responses("messaging") == N
 
@@ -58,7 +58,7 @@ def test_journey_results_cover_the_truth(
         "encrypted": np.array([1 - encrypted.mean(), encrypted.mean()]),
     }
     z = stats.norm.isf(ALPHA / (2 * 10))
-    assert results["n_responses"] == N
+    assert results["n_responses"] == N and results["target"] == "respondents"
     for q in results["questions"]:
         assert q["n"] == N
         estimate, se = np.array(q["estimate"]), np.array(q["std_error"])
@@ -74,7 +74,8 @@ def test_journey_results_cover_the_truth(
     wrong_subset = dn.SubsetSelection(categories, epsilon=1.5, omega=2)
     for qid, wrong in (("encrypted", wrong_binary), ("app", wrong_subset)):
         counts = stored[qid]
-        est = wrong.estimate_from(dn.SupportCounts(wrong.fingerprint, counts.counts, counts.n))
+        est = wrong.estimate_from(dn.SupportCounts(wrong.fingerprint, counts.counts, counts.n),
+                                  target="respondents")
         assert _max_z(est.frequencies, est.std_errors, truth[qid]) > z, qid
 
 

@@ -82,6 +82,57 @@ def test_results_before_any_response_are_null(sqlite_url: str, examples: Path) -
     assert q["categories"] == [False, True] and q["mechanism"] == "BinaryRR"
 
 
+def test_results_name_their_target(sqlite_url: str, examples: Path, rng: np.random.Generator) -> None:
+    """``GET .../results`` is for the population by default and ``?target=respondents`` on
+    request: same estimates, the library's standard errors and intervals for each target,
+    ``target`` in the body and in every question; any other target is a 422 naming it."""
+    with BackgroundServer([examples / "messaging.yaml"], db_url=sqlite_url) as server, \
+            Client(server.url) as client:
+        categories = client.survey("messaging")["questions"][0]["categories"]
+        client.respond_many("messaging", _answers(categories, 200, rng), rng=rng)
+        url = f"{server.url}/surveys/messaging/results"
+        served = {t: httpx.get(url, params={"target": t}).json() for t in ("population", "respondents")}
+        default = httpx.get(url).json()
+        bad = httpx.get(url, params={"target": "everyone"})
+        spec = httpx.get(f"{server.url}/openapi.json").json()
+    assert default == served["population"]
+    assert bad.status_code == 422 and bad.json()["detail"]["field"] == "target"
+    assert "'population' or 'respondents'" in bad.json()["detail"]["message"]
+    offline = Storage(sqlite_url)
+    try:
+        survey = offline.survey("messaging")
+        aggregates = offline.aggregates("messaging")
+    finally:
+        offline.close()
+    for target, body in served.items():
+        assert body["target"] == target
+        assert body == results_json(survey, question_estimates(survey, aggregates, target))
+        for q, question in zip(body["questions"], survey.questions, strict=True):
+            est = question.mechanism.estimate_from(aggregates[question.id], target=target)
+            assert q["target"] == target
+            np.testing.assert_allclose(q["std_error"], est.std_errors, rtol=1e-12)
+            np.testing.assert_allclose([q["ci_low"], q["ci_high"]], est.ci(0.95), rtol=1e-12)
+    for pop, fixed in zip(served["population"]["questions"], served["respondents"]["questions"], strict=True):
+        assert pop["estimate"] == fixed["estimate"] and pop["std_error"] != fixed["std_error"]
+    (param,) = [p for p in spec["paths"]["/surveys/{survey_id}/results"]["get"]["parameters"]
+                if p["name"] == "target"]
+    assert param["in"] == "query" and param["schema"]["enum"] == ["population", "respondents"]
+    assert spec["components"]["schemas"]["ResultsOut"]["properties"]["target"]["enum"] == [
+        "population", "respondents"]
+
+
+def test_results_page_labels_intervals_and_standard_errors() -> None:
+    """The page's words: the whiskers and printed ranges are confidence intervals, the
+    standard errors are a table column, the target is named, and no "±" is printed."""
+    html = (STATIC_DIR / "results.html").read_text()
+    script = (STATIC_DIR / "results.js").read_text()
+    assert 'id="target"' in html and 'value="respondents"' in html and 'value="population"' in html
+    assert "confidence interval (not a standard error" in html
+    assert "'Standard error'" in script and "confidence interval`" in script
+    assert "±" not in html and "±" not in script
+    assert "target=${encodeURIComponent(targetSelect.value)}" in script
+
+
 def test_results_read_aggregates_not_rows(sqlite_url: str, examples: Path) -> None:
     """With 10^7 reports counted (and no rows to scan) results answer well under a second."""
     storage = Storage(sqlite_url)

@@ -1,5 +1,8 @@
 """Layer D: the estimators are unbiased, have the formula variance, and their intervals cover.
 
+Everything here is the fixed-population model (``target="respondents"``);
+tests/stat/test_targets.py covers respondents sampled from a population.
+
 Replicates: for a fixed population (counts per category) each cell draws
 R = 2000 surveys' support counts with the mechanism's exact joint sampler
 (``m.simulate_support_counts``, binomial/multinomial) and estimates all of
@@ -82,9 +85,9 @@ def replicate_counts(m: Any, counts: np.ndarray, reps: int, rng: np.random.Gener
     return np.stack([m.simulate_support_counts(counts, rng) for _ in range(reps)])
 
 
-def stacked_estimate(m: Any, support: np.ndarray, n: int) -> Any:
+def stacked_estimate(m: Any, support: np.ndarray, n: int, target: str = "respondents") -> Any:
     """One Estimate whose arrays carry a leading replicate axis (the real estimator code)."""
-    return m.estimate_from(SupportCounts(m.fingerprint, support, n))
+    return m.estimate_from(SupportCounts(m.fingerprint, support, n), target=target)
 
 
 def exact_coverage(m: Any, counts: np.ndarray, method: str) -> np.ndarray:
@@ -123,12 +126,13 @@ def test_unbiased_with_formula_variance(cell: Cell, rng: np.random.Generator) ->
     a = ALPHA / 2
     res = testing.mean_check(est.frequencies, truth, a, label=cell.id)
     assert res.passed, str(res)
-    res = testing.variance_ratio_check(est.frequencies, m.variance(cell.n, truth), a, label=cell.id)
+    res = testing.variance_ratio_check(est.frequencies, m.variance(cell.n, truth, "respondents"), a, label=cell.id)
     assert res.passed, str(res)
     # the per-replicate standard errors plug in clip(f, 0, 1) into the same formula
     for i in range(5):
         np.testing.assert_allclose(est.std_errors[i] ** 2,
-                                   m.variance(cell.n, np.clip(est.frequencies[i], 0, 1)), rtol=1e-12)
+                                   m.variance(cell.n, np.clip(est.frequencies[i], 0, 1), "respondents"),
+                                   rtol=1e-12)
 
 
 @cell_params(CELLS[:3] + CELLS[5:7])  # skewed truths: a wrong debias shifts them
@@ -141,7 +145,8 @@ def test_unbiasedness_and_variance_checks_have_power(cell: Cell, rng: np.random.
     p, q = wrong.support_rates()
     biased = (est.observed - q) / (p - q)
     assert not testing.mean_check(biased, truth, ALPHA / 2).passed
-    assert not testing.variance_ratio_check(est.frequencies, wrong.variance(cell.n, truth), ALPHA / 2).passed
+    wrong_variance = wrong.variance(cell.n, truth, "respondents")
+    assert not testing.variance_ratio_check(est.frequencies, wrong_variance, ALPHA / 2).passed
 
 
 def _stronger(m: Any) -> Any:
@@ -254,7 +259,7 @@ def test_slow_path_through_real_reports(cell: Cell, rng: np.random.Generator) ->
     a = ALPHA / 3
     res = testing.mean_check(est.frequencies, truth, a, label=cell.id)
     assert res.passed, str(res)
-    res = testing.variance_ratio_check(est.frequencies, m.variance(cell.n, truth), a, label=cell.id)
+    res = testing.variance_ratio_check(est.frequencies, m.variance(cell.n, truth, "respondents"), a, label=cell.id)
     assert res.passed, str(res)
     low, high = est.ci(LEVEL, "clopper-pearson")
     hits = ((low <= truth) & (truth <= high)).sum(axis=0)
@@ -272,11 +277,11 @@ def test_simulate_matches_population(rng: np.random.Generator) -> None:
     mechs = [dn.GRR(5, epsilon=1.0), dn.OUE(5, epsilon=1.0), dn.OLH(5, epsilon=1.0), dn.SubsetSelection(5, epsilon=1.0)]
     z = testing.z_for(ALPHA / (len(mechs) * 5))
     for m in mechs:
-        est = dn.simulate(m, truth, 4001, rng=rng)
+        est = dn.simulate(m, truth, 4001, rng=rng, target="respondents")
         assert est.n == 4001 and est.truth is not None
         np.testing.assert_array_equal(est.truth * 4001, np.round(est.truth * 4001))
         assert abs(est.truth - truth).max() <= 1 / 4001
-        sd = np.sqrt(m.variance(4001, est.truth))
+        sd = np.sqrt(m.variance(4001, est.truth, "respondents"))
         assert np.all(np.abs(est.frequencies - est.truth) <= z * sd), (m, est.frequencies)
 
 

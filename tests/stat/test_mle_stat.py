@@ -14,7 +14,7 @@ joint sampler of support counts (``m.simulate_support_counts``).
   Power: the bootstrap of an analyst who believes the mechanism ran at 1.5 x
   epsilon must fail it.
 
-Alpha: 1e-6 for the file, Bonferroni over its 8 checks (power checks included).
+Alpha: 1e-6 for the file, Bonferroni over its 10 checks (power checks included).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import deniable as dn
 from deniable import consistency, mle
 from deniable.testing import bonferroni, variance_ratio_check, z_for
 
-ALPHA = bonferroni(1e-6, 8)
+ALPHA = bonferroni(1e-6, 10)
 SKEWED = np.array([0.45, 0.25, 0.12, 0.08, 0.05, 0.03, 0.02, 0.0])
 INTERIOR = np.array([0.4, 0.3, 0.2, 0.1])
 
@@ -82,11 +82,34 @@ def test_bootstrap_standard_errors_match_the_replicate_spread(mechanism, rng: np
     wrong = mechanism(list(range(INTERIOR.size)), epsilon=1.5)
     variances, wrong_variances = [], []
     for row in sims[:fitted]:
-        est = m.estimate_from(dn.SupportCounts(m.fingerprint, row.astype(np.int64), n))
+        est = m.estimate_from(dn.SupportCounts(m.fingerprint, row.astype(np.int64), n), target="respondents")
         variances.append(mle.fit(est, bootstrap=400, seed=rng).std_errors ** 2)
         believed = replace(est, p_star=wrong.support_rates()[0], q_star=wrong.support_rates()[1])
         wrong_variances.append(mle.fit(believed, bootstrap=400, seed=rng).std_errors ** 2)
     check = variance_ratio_check(ml, np.mean(variances, axis=0), ALPHA, label=m.name)
     assert check, str(check)
     power = variance_ratio_check(ml, np.mean(wrong_variances, axis=0), ALPHA, label=f"{m.name} at 1.5 x epsilon")
+    assert not power, str(power)
+
+
+def test_population_bootstrap_matches_the_spread_of_fresh_samples(rng: np.random.Generator) -> None:
+    """Target population: each replicate samples new respondents (Multinomial(n, f)) before randomizing.
+
+    Power: the respondents-target bootstrap (no sampling term) must fail the same check.
+    """
+    n, r, fitted = 2000, 2000, 20
+    m = dn.GRR(list(range(INTERIOR.size)), epsilon=3.0)  # sampling is a large share of the error
+    sims = np.array(
+        [m.simulate_support_counts(rng.multinomial(n, INTERIOR), rng) for _ in range(r)], dtype=float
+    )
+    p, q = m.support_rates()
+    ml = mle.solve(sims, p, q)
+    pop, resp = [], []
+    for row in sims[:fitted]:
+        stat = dn.SupportCounts(m.fingerprint, row.astype(np.int64), n)
+        pop.append(mle.fit(m.estimate_from(stat, target="population"), bootstrap=400, seed=rng).std_errors ** 2)
+        resp.append(mle.fit(m.estimate_from(stat, target="respondents"), bootstrap=400, seed=rng).std_errors ** 2)
+    check = variance_ratio_check(ml, np.mean(pop, axis=0), ALPHA, label="population")
+    assert check, str(check)
+    power = variance_ratio_check(ml, np.mean(resp, axis=0), ALPHA, label="respondents bootstrap for a population")
     assert not power, str(power)

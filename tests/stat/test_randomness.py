@@ -160,3 +160,27 @@ def test_bernoulli_helper_is_exact_ratio(rng: np.random.Generator) -> None:
     assert not testing.proportion_check(int(draws.sum()), N, 2 / 7 * 1.2, ALPHA / 2).passed
     with pytest.raises(ValueError, match="probability"):
         randomness.bernoulli(8, 7, 1, source)
+
+
+def _triples(num: int, bits: int, n: int, source: Any) -> np.ndarray:
+    """Counts of the 8 patterns of 3 consecutive packed bits, starting at every third bit."""
+    packed = randomness.bernoulli_packed(num, bits, 3 * n, source)
+    b = np.unpackbits(packed, count=3 * n).reshape(n, 3)
+    return np.bincount(b[:, 0] * 4 + b[:, 1] * 2 + b[:, 2], minlength=8)
+
+
+def test_bernoulli_packed_joint_law_across_blocks(rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 64 lanes (so that most triples cross or sit next to a block edge): the 8
+    patterns of 3 consecutive bits follow the product law, chi-square at alpha 1e-6 / 2 per
+    source; power: a numerator 20% too large fails the same test."""
+    monkeypatch.setattr(randomness, "_BLOCK_LANES", 64)
+    num, bits, n = 5, 3, 60_000
+    p = num / 2**bits
+    law = np.array([(p if j & 4 else 1 - p) * (p if j & 2 else 1 - p) * (p if j & 1 else 1 - p)
+                    for j in range(8)])
+    for name, source in sources(rng):
+        result = testing.chi_square_gof(_triples(num, bits, n, source), law, ALPHA / 2, label=name)
+        assert result.passed, str(result)
+    wrong = testing.chi_square_gof(_triples(6, 3, n, GeneratorSource(rng)), law, ALPHA / 2, label="6/8")
+    assert not wrong.passed, str(wrong)
+    assert randomness.bernoulli_packed(num, bits, 13, GeneratorSource(rng))[-1] & 0b111 == 0  # padding

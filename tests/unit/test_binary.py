@@ -89,4 +89,4 @@ def test_forced_response_variance() -> None:
     for pi in (0.0, 0.3, 1.0):
         lam_t, lam_f = yt, yf  # per-respondent yes rates
         var = (pi * lam_t * (1 - lam_t) + (1 - pi) * lam_f * (1 - lam_f)) / (yt - yf) ** 2
-        assert m.variance(1, [1 - pi, pi])[1] == pytest.approx(var, rel=1e-12)
+        assert m.variance(1, [1 - pi, pi], target="respondents")[1] == pytest.approx(var, rel=1e-12)

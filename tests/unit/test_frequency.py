@@ -102,7 +102,7 @@ def test_variance_formula_a_with_frequencies(case: Case) -> None:
     p, q = m.support_probabilities()
     want = [float((qq * (1 - qq) / (pp - qq) ** 2 + Fraction(fv) * (1 - pp - qq) / (pp - qq)) / 250)
             for pp, qq, fv in zip(p, q, f, strict=True)]
-    np.testing.assert_allclose(m.variance(250, f), want, rtol=1e-9)
+    np.testing.assert_allclose(m.variance(250, f, target="respondents"), want, rtol=1e-9)
 
 
 def test_mechanism_specific_parameters() -> None:

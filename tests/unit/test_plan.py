@@ -65,7 +65,7 @@ def test_sample_sizes_from_the_notes() -> None:
     assert dn.sample_size(dn.BinaryRR(epsilon=math.log(3)), 0.01) == 38_415
     assert dn.sample_size(dn.BinaryRR(prob=0.75), 0.01) == 38_415
     assert dn.sample_size(dn.BinaryRR(epsilon=1.0), 0.01) == 44_971
-    fixed = {"frequency": 0.0, "population": "fixed"}
+    fixed = {"frequency": 0.0, "target": "respondents"}
     assert dn.sample_size(dn.GRR(10, epsilon=1.0), 0.01, **fixed) == 139_455
     assert dn.sample_size(dn.OUE(10, epsilon=1.0), 0.01, **fixed) == 141_470
     assert dn.sample_size(dn.OUE(10, epsilon=2.0), 0.01, **fixed) == 27_815
@@ -74,11 +74,11 @@ def test_sample_sizes_from_the_notes() -> None:
 def test_sample_size_is_consistent_with_variance() -> None:
     """The returned n is the smallest with z * sqrt(Var) <= margin (fixed population, given f)."""
     m = dn.OUE(8, epsilon=1.5)
-    n = dn.sample_size(m, 0.02, 0.9, frequency=0.1, population="fixed")
+    n = dn.sample_size(m, 0.02, 0.9, frequency=0.1, target="respondents")
     z = testing.z_for(0.1)
-    half = lambda size: z * math.sqrt(m.variance(size, np.full(8, 0.1))[0])  # noqa: E731
+    half = lambda size: z * math.sqrt(m.variance(size, np.full(8, 0.1), "respondents")[0])  # noqa: E731
     assert half(n) <= 0.02 < half(n - 1)
-    simultaneous = dn.sample_size(m, 0.02, 0.9, frequency=0.1, population="fixed", simultaneous=True)
+    simultaneous = dn.sample_size(m, 0.02, 0.9, frequency=0.1, target="respondents", simultaneous=True)
     assert simultaneous > n
     assert dn.sample_size(m, 0.01) > dn.sample_size(m, 0.02)
 
@@ -146,8 +146,8 @@ def test_estimate_and_planning_arguments() -> None:
         dn.sample_size(m, 0.01, level=1.0)
     with pytest.raises(ValueError, match="frequency"):
         dn.sample_size(m, 0.01, frequency=1.5)
-    with pytest.raises(ValueError, match="population"):
-        dn.sample_size(m, 0.01, population="all")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="target"):
+        dn.sample_size(m, 0.01, target="all")  # type: ignore[arg-type]
     for k in (1, True, 2.5, "4"):
         with pytest.raises(ValueError, match="k must be an int >= 2"):
             dn.best_mechanism(k, 1.0)  # type: ignore[arg-type]

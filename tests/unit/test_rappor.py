@@ -70,7 +70,7 @@ def test_regression_decode_is_unbiased_with_honest_standard_errors() -> None:
     alpha = 1e-6 / (2 * k)
     z = stats.norm.isf(alpha / 2)
     estimates = np.array([m.estimate(m.privatize_many(values, rng=r)).frequencies for r in range(reps)])
-    se = np.sqrt(m.variance(n, truth))
+    se = np.sqrt(m.variance(n, truth, "respondents"))  # the values are fixed
     assert np.all(np.abs(estimates.mean(axis=0) - truth) <= z * se / np.sqrt(reps))
     ratio = (reps - 1) * estimates.var(axis=0, ddof=1) / se**2
     assert np.all(ratio >= stats.chi2.ppf(alpha / 2, reps - 1))
@@ -112,3 +112,61 @@ def test_config_round_trip_and_validation() -> None:
         RAPPOR(["x", "y"], f=0.5, p=0.75, q=0.5)
     with pytest.raises(TypeError, match="exactly one"):
         RAPPOR(["x", "y"])
+
+
+def _dense_decode(m: RAPPOR, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The decode written out densely with the pseudo-inverse (the reference)."""
+    table = counts.reshape(m.num_cohorts, m.num_bits + 1).astype(float)
+    sizes, ones = table[:, 0], table[:, 1:]
+    ps, qs = float(m.p_star), float(m.q_star)
+    t = ((ones - ps * sizes[:, None]) / (qs - ps)).ravel()
+    bits = (m.bloom[:, :, None] >> np.arange(m.num_bits, dtype=np.uint64)) & np.uint64(1)
+    design = (bits.transpose(0, 2, 1).astype(float) * sizes[:, None, None]).reshape(-1, m.k)
+    gram_inv = np.linalg.pinv(design.T @ design)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.nan_to_num(np.clip(ones / sizes[:, None], 0, 1))
+    noise = (sizes[:, None] * rate * (1 - rate) / (qs - ps) ** 2).ravel()
+    cov = gram_inv @ (design.T * noise) @ design @ gram_inv
+    return gram_inv @ design.T @ t, np.sqrt(np.clip(np.diag(cov), 0, None))
+
+
+@pytest.mark.parametrize(
+    ("k", "bits", "cohorts"),
+    [(40, 16, 8), (200, 32, 16), (30, 4, 2), (12, 8, 1)],  # full rank, full rank, rank-deficient x2
+)
+def test_sparse_decode_equals_dense_pseudo_inverse(k: int, bits: int, cohorts: int, rng: np.random.Generator) -> None:
+    """The sparse Cholesky decode gives the dense pseudo-inverse's estimates and standard errors
+    (to rounding: 1e-9 relative), also where the design is rank-deficient (pseudo-inverse path)
+    and where a cohort received no report."""
+    m = dn.RAPPOR(range(k), epsilon=4.0, num_bits=bits, num_cohorts=cohorts)
+    counts = m.aggregate(m.privatize_many(rng.integers(0, k, 5_000), rng=rng)).counts.copy()
+    if cohorts > 2:
+        counts.reshape(cohorts, bits + 1)[1] = 0  # an empty cohort
+    stat = dn.SupportCounts(m.fingerprint, counts, int(counts.reshape(cohorts, -1)[:, 0].sum()))
+    est = m.estimate_from(stat, target="respondents")  # the dense formula is the fixed respondents' variance
+    freqs, errors = _dense_decode(m, counts)
+    scale = np.abs(freqs).max()
+    np.testing.assert_allclose(est.frequencies, freqs, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(est.std_errors, errors, rtol=0, atol=1e-9 * errors.max())
+    full = np.linalg.matrix_rank(_design_dense(m)) == k
+    assert full == ((k, bits, cohorts) in [(40, 16, 8), (200, 32, 16)])
+
+
+def _design_dense(m: RAPPOR) -> np.ndarray:
+    bits = (m.bloom[:, :, None] >> np.arange(m.num_bits, dtype=np.uint64)) & np.uint64(1)
+    return bits.transpose(0, 2, 1).astype(float).reshape(-1, m.k)
+
+
+def test_variance_equals_dense_formula() -> None:
+    """``variance`` through the sparse solve equals the dense pseudo-inverse formula."""
+    m = dn.RAPPOR(range(60), epsilon=4.0, num_bits=16, num_cohorts=8)
+    f = np.full(60, 1 / 60)
+    x = _design_dense(m)
+    sizes = np.full(8, 1000 / 8)
+    design = x * np.repeat(sizes, 16)[:, None]
+    ps, qs = float(m.p_star), float(m.q_star)
+    rate = ps + (qs - ps) * (x @ f)
+    noise = np.repeat(sizes, 16) * rate * (1 - rate) / (qs - ps) ** 2
+    gram_inv = np.linalg.pinv(design.T @ design)
+    expected = np.diag(gram_inv @ (design.T * noise) @ design @ gram_inv)
+    np.testing.assert_allclose(m.variance(1000, f, "respondents"), expected, rtol=1e-9)

@@ -1,8 +1,8 @@
 """The ``deniable`` command line (needs ``deniable[cli]``; plots need ``deniable[plot]``).
 
 Commands: ``demo``, ``plan``, ``simulate``, ``privatize``, ``estimate``,
-``audit``, ``serve``, one module per group (:mod:`.plan`, :mod:`.files`,
-:mod:`.server`, :mod:`.simulate`). Each prints one clear error line on stderr
+``analyze``, ``audit``, ``serve``, one module per group (:mod:`.plan`, :mod:`.files`,
+:mod:`.analyze`, :mod:`.server`, :mod:`.simulate`). Each prints one clear error line on stderr
 and exits with code 1 on bad input; ``deniable --debug ...`` shows the traceback.
 """
 
@@ -15,7 +15,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(f"the deniable command line needs its extra: pip install 'deniable[cli]' ({exc})") from exc
 
-from deniable.cli import files, plan, server
+from deniable.cli import analyze, files, plan, server
 from deniable.cli.common import state
 from deniable.cli.simulate import simulate_app
 
@@ -37,6 +37,7 @@ app.command("plan")(plan.plan_cmd)
 app.command("audit")(plan.audit_cmd)
 app.command("privatize")(files.privatize_cmd)
 app.command("estimate")(files.estimate_cmd)
+app.command("analyze")(analyze.analyze_cmd)
 
 
 @app.callback()

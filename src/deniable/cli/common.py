@@ -22,6 +22,7 @@ from rich.progress import (
 
 import deniable as dn
 from deniable.errors import DeniableError
+from deniable.estimate import check_target
 from deniable.mechanisms import registry
 
 __all__ = [
@@ -100,6 +101,23 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on 
 LowOpt = Annotated[float | None, typer.Option(help="Numeric mechanisms: the range's lower end.")]
 HighOpt = Annotated[float | None, typer.Option(help="Numeric mechanisms: the range's upper end.")]
 DeltaOpt = Annotated[float | None, typer.Option(help="Gaussian: the delta of (epsilon, delta).")]
+
+
+def _target_option(value: str) -> str:
+    try:
+        return check_target(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+TargetOpt = Annotated[
+    str,
+    typer.Option(
+        help="What the estimates are of: 'population' (the respondents are a random sample of it; "
+        "the default) or 'respondents' (these respondents only, a census).",
+        callback=_target_option,
+    ),
+]
 
 
 def parse_epsilon(epsilon: float) -> float:

@@ -122,13 +122,15 @@ class ColumnReader:
 
     ``progress_total`` / ``position()`` measure progress in ``progress_unit``
     (bytes for CSV, rows for Parquet). Every column is read as text for CSV, so the other
-    columns are written back verbatim.
+    columns are written back verbatim; with ``only_column`` (for reading reports) the
+    other columns are not read at all (a chunk's ``block`` holds the column alone).
     """
 
-    def __init__(self, path: Path, column: str, chunk_size: int) -> None:
+    def __init__(self, path: Path, column: str, chunk_size: int, *, only_column: bool = False) -> None:
         if chunk_size < 1:
             raise CLIError(f"--chunk-size must be positive; got {chunk_size}")
         self.path, self.column, self.chunk_size = path, column, chunk_size
+        self.only_column = only_column
         self.kind = file_kind(path)
         if not path.is_file():
             raise CLIError(f"no such file: {path}")
@@ -163,7 +165,21 @@ class ColumnReader:
     def __iter__(self) -> Iterator[Chunk]:
         row = 1
         self._read = 0
-        if self.kind == "csv":
+        if self.kind == "csv" and self.only_column:
+            import pyarrow as pa
+            from pyarrow import csv
+
+            with open(self.path, "rb") as self._handle:
+                convert = csv.ConvertOptions(
+                    include_columns=[self.column], column_types={self.column: pa.string()},
+                    strings_can_be_null=False, quoted_strings_can_be_null=False,
+                )
+                for batch in csv.open_csv(self._handle, convert_options=convert):
+                    for start in range(0, batch.num_rows, self.chunk_size):
+                        part = batch.slice(start, self.chunk_size)
+                        yield Chunk(_text(part.column(0)), part, row, True)
+                        row += part.num_rows
+        elif self.kind == "csv":
             import pandas as pd
 
             with open(self.path, "rb") as self._handle:
@@ -176,15 +192,27 @@ class ColumnReader:
                     row += len(frame)
         else:
             import pyarrow as pa
-            import pyarrow.compute as pc
 
-            for batch in self._parquet.iter_batches(batch_size=self.chunk_size):
+            columns = [self.column] if self.only_column else None
+            for batch in self._parquet.iter_batches(batch_size=self.chunk_size, columns=columns):
                 table = pa.Table.from_batches([batch])
-                col = pc.fill_null(pc.cast(table.column(self.column), pa.string()), "")
-                values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=str)
                 self._read += table.num_rows
-                yield Chunk(values, table, row, False)
+                yield Chunk(_text(table.column(self.column)), table, row, False)
                 row += table.num_rows
+
+
+def _text(column: Any) -> NDArray[np.str_]:
+    """An Arrow column as numpy text (null as ""), through its dictionary of distinct values:
+    only those become Python strings, the rows are an integer take."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(pc.fill_null(pc.cast(column, pa.string()), ""))
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    distinct = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=str)
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    return distinct[codes] if codes.size else np.zeros(0, dtype=str)
 
 
 class ColumnWriter:
@@ -215,8 +243,7 @@ class ColumnWriter:
 
             table = chunk.block
             idx = table.schema.get_field_index(self.column)
-            table = table.set_column(idx, self.column, pa.array(np.asarray(text, dtype=object),
-                                                                pa.string()))
+            table = table.set_column(idx, self.column, pa.array(text, pa.string()))  # no objects
             if self._writer is None:
                 self._writer = pq.ParquetWriter(self.partial, table.schema)
             self._writer.write_table(table)
@@ -366,8 +393,17 @@ def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
 def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> Any:
     """The aggregate of every report in the column, merged chunk by chunk with ``+``."""
     total = mechanism.aggregate([])
+    direct = mechanism.report_kind == "category" and plain_reports(mechanism)
     for chunk in reader:
-        total = total + mechanism.aggregate(reports_from_text(mechanism, chunk, reader.column))
+        stat = None
+        if direct and not _all_json_strings(chunk.values):
+            try:  # category text is the report itself: aggregate the array, no list in between
+                stat = mechanism.aggregate(chunk.values)
+            except ValueError:
+                stat = None  # the parse below names the first bad row
+        if stat is None:
+            stat = mechanism.aggregate(reports_from_text(mechanism, chunk, reader.column))
+        total = total + stat
         if on_chunk is not None:
             on_chunk()
     return total

@@ -19,6 +19,7 @@ from deniable.cli.common import (
     JsonOpt,
     LowOpt,
     MechanismOpt,
+    TargetOpt,
     build_mechanism,
     build_numeric,
     check_mechanism_name,
@@ -30,7 +31,7 @@ from deniable.cli.common import (
 )
 from deniable.cli.output import show_estimate, show_mean
 from deniable.errors import CategoryError
-from deniable.estimate import MeanEstimate
+from deniable.estimate import MeanEstimate, check_target
 from deniable.mechanisms import registry
 
 __all__ = ["privatize_cmd", "estimate_cmd"]
@@ -178,11 +179,16 @@ def estimate_cmd(
                           "norm-mul or base-cut."),
     ] = None,
     level: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
+    target: TargetOpt = "population",
     plot: Annotated[Path | None, typer.Option(help="Write a bar chart (.png/.svg/.pdf).")] = None,
     as_json: JsonOpt = False,
     chunk_size: Annotated[int, typer.Option(help="Rows per chunk.")] = 500_000,
 ) -> None:
     """Debiased frequencies with standard errors and confidence intervals.
+
+    --target population (the default) estimates the shares in the population
+    the respondents were sampled from; --target respondents the shares among
+    these respondents only (smaller standard errors).
 
     From a privatized file (the mechanism config is read from beside it), a
     collection server's export (Parquet exports describe themselves; for CSV
@@ -203,11 +209,12 @@ def estimate_cmd(
             raise CLIError("give either a file (DATA --column) or --db URL --survey ID, not both")
         if db is None or survey is None:
             raise CLIError("--db and --survey go together")
-        estimate_db(db, survey, consistent=consistent, level=level, plot=plot, as_json=as_json)
+        estimate_db(db, survey, consistent=consistent, level=level, plot=plot, as_json=as_json,
+                    target=check_target(target))
         return
     if data is None or column is None:
         raise CLIError("give a privatized file and its --column (or --db URL --survey ID)")
-    reader = cli_data.ColumnReader(data, column, chunk_size)
+    reader = cli_data.ColumnReader(data, column, chunk_size, only_column=True)
     m = cli_data.load_mechanism(data, column, config)
     if registry.entry_of(m).kind == "numeric" and (consistent or plot is not None):
         raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
@@ -218,7 +225,7 @@ def estimate_cmd(
         )
     if stat.n == 0:
         raise CLIError(f"{data} has no reports")
-    est = m.estimate_from(stat)
+    est = m.estimate_from(stat, target=check_target(target))
     if isinstance(est, MeanEstimate):
         show_mean(est, level=level, as_json=as_json)
         return

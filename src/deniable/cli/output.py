@@ -12,15 +12,27 @@ import numpy as np
 from rich.table import Table
 
 from deniable.cli.common import CLIError, out
-from deniable.estimate import Estimate, MeanEstimate
+from deniable.estimate import Estimate, MeanEstimate, Target
 
-__all__ = ["estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate", "show_mean"]
+__all__ = [
+    "estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate", "show_mean",
+    "target_note",
+]
+
+
+def target_note(target: Target) -> str:
+    """One line saying what the estimates are of, under every table."""
+    if target == "population":
+        return ("target: population (the respondents are a random sample of it; "
+                "--target respondents for these respondents only)")
+    return ("target: respondents (these respondents only, a census; "
+            "--target population for the population they were sampled from)")
 
 
 def estimate_records(
     est: Estimate, level: float = 0.95, consistent: Estimate | None = None
 ) -> list[dict[str, Any]]:
-    """One JSON-ready dict per category: estimate, SE, CI, observed share (and truth)."""
+    """One JSON-ready dict per category: estimate, standard error, interval, observed share (and truth)."""
     low, high = est.ci(level) if est.std_errors is not None and est.n else (None, None)
     rows = []
     for i, category in enumerate(est.domain):
@@ -45,18 +57,22 @@ def estimate_table(
     title: str | None = None,
     max_rows: int = 60,
 ) -> Table:
-    """The estimate as a rich table: category, estimate, SE, CI, observed (+ consistent, truth)."""
+    """The estimate as a rich table: category, estimate, standard error, interval, observed
+    (+ consistent, truth), with the target in the caption."""
     records = estimate_records(est, level, consistent)
     table = Table(
         title=title
         or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}"
         + ("" if est.post_processing == "none" else f" ({est.post_processing})"),
         title_justify="left",
+        caption=target_note(est.target),
+        caption_justify="left",
     )
     columns = [("category", "category")]
     columns.append(("estimate", "estimate"))
     if "std_error" in records[0]:
-        columns += [("std_error", "SE"), ("ci_low", f"{level:.0%} CI low"), ("ci_high", "CI high")]
+        columns += [("std_error", "std. error"), ("ci_low", f"{level:.0%} interval low"),
+                    ("ci_high", "interval high")]
     columns.append(("observed", "observed"))
     if consistent is not None:
         columns.append(("consistent", consistent.post_processing))
@@ -70,7 +86,8 @@ def estimate_table(
             *(str(r[key]) if key == "category" else f"{r[key]:.4f}" for key, _ in columns)
         )
     if len(records) > len(shown):
-        table.caption = f"{len(records) - len(shown)} more categories (use --json for all)"
+        table.caption = (f"{len(records) - len(shown)} more categories (use --json for all)\n"
+                         + target_note(est.target))
     return table
 
 
@@ -117,7 +134,7 @@ def show_estimate(
         save_axes(bar_estimate(est, level=level, title=title), plot)
     if as_json:
         print_json({"mechanism": est.mechanism, "epsilon": est.epsilon, "n": est.n,
-                    "level": level, "title": title,
+                    "target": est.target, "level": level, "title": title,
                     "categories": estimate_records(est, level, post)})
         return
     out.print(estimate_table(est, level, post, title=title))
@@ -126,10 +143,11 @@ def show_estimate(
 
 
 def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | None = None) -> None:
-    """Print a numeric mechanism's mean estimate (mean, SE, CI) as a table or JSON."""
+    """Print a numeric mechanism's mean estimate (mean, standard error, interval) as a table or JSON."""
     low, high = est.ci(level)
     record = {"mechanism": est.mechanism, "epsilon": est.epsilon, "delta": est.delta, "n": est.n,
-              "level": level, "title": title, "mean": est.mean, "std_error": est.std_error,
+              "target": est.target, "level": level, "title": title, "mean": est.mean,
+              "std_error": est.std_error,
               "ci_low": low, "ci_high": high, "range": [est.low, est.high]}
     if as_json:
         print_json(record)
@@ -137,8 +155,10 @@ def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | No
     table = Table(
         title=title or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}",
         title_justify="left",
+        caption=target_note(est.target),
+        caption_justify="left",
     )
-    for header in ("mean", "SE", f"{level:.0%} CI low", "CI high", "range"):
+    for header in ("mean", "std. error", f"{level:.0%} interval low", "interval high", "range"):
         table.add_column(header, justify="right")
     table.add_row(f"{est.mean:.6g}", f"{est.std_error:.4g}", f"{low:.6g}", f"{high:.6g}",
                   f"[{est.low:g}, {est.high:g}]")

@@ -16,6 +16,7 @@ from deniable.cli.common import (
     EpsilonOpt,
     JsonOpt,
     MechanismOpt,
+    TargetOpt,
     build_mechanism,
     build_numeric,
     check_mechanism_name,
@@ -24,7 +25,8 @@ from deniable.cli.common import (
     out,
     parse_epsilon,
 )
-from deniable.cli.output import print_json
+from deniable.cli.output import print_json, target_note
+from deniable.estimate import check_target
 from deniable.mechanisms import registry
 
 __all__ = ["plan_cmd", "audit_cmd"]
@@ -35,9 +37,14 @@ __all__ = ["plan_cmd", "audit_cmd"]
 def plan_cmd(
     k: Annotated[int | None, typer.Option("--k", help="Number of categories (>= 2).")] = None,
     epsilon: Annotated[float | None, typer.Option("--epsilon", "-e", help="Privacy loss epsilon (> 0).")] = None,
-    margin: Annotated[float, typer.Option(help="Target CI half-width (share, e.g. 0.01).")] = 0.01,
+    margin: Annotated[
+        float, typer.Option(help="Wanted half-width of the confidence interval (share, e.g. 0.01).")
+    ] = 0.01,
     level: Annotated[float, typer.Option(help="Confidence level (of the margin, or of the test).")] = 0.95,
-    n: Annotated[int, typer.Option("--n", help="Respondents for the SE (and power) column.")] = 100_000,
+    n: Annotated[
+        int, typer.Option("--n", help="Respondents for the standard-error (and power) column.")
+    ] = 100_000,
+    target: TargetOpt = "population",
     design: Annotated[
         str | None, typer.Option(help="A survey design by RRreg's name (Warner, FR, Crosswise, SLD, ...).")
     ] = None,
@@ -60,8 +67,10 @@ def plan_cmd(
     Columns: Var* (n times the variance of one category's estimate as its
     share goes to 0), the standard error at --n respondents, report size in
     bits and server decode cost; then the recommended (lowest Var*) mechanism
-    and the respondents it needs for a --margin CI half-width at --level
-    (worst case over the share).
+    and the respondents it needs for a --margin confidence-interval half-width
+    at --level (worst case over the share) for --target (population: the
+    respondents are a sample of it, adding f(1-f) to n Var; respondents:
+    these respondents only).
 
     With --design: the design's epsilon, the standard error and power at --n
     respondents, and the respondents needed to detect --prevalence against
@@ -102,16 +111,16 @@ def plan_cmd(
             }
         )
     rows.sort(key=lambda r: (r["var_star"], r["report_bits"]))
-    needed = dn.sample_size(choice.mechanism, margin, level)
+    needed = dn.sample_size(choice.mechanism, margin, level, target=check_target(target))
     if as_json:
         print_json(
-            {"k": k, "epsilon": epsilon, "n": n, "margin": margin, "level": level,
+            {"k": k, "epsilon": epsilon, "n": n, "margin": margin, "level": level, "target": target,
              "recommended": choice.name, "respondents_needed": needed, "mechanisms": rows,
              "shuffled": _shuffled(choice.mechanism.epsilon, n, delta)}
         )
         return
     table = Table(title=f"Frequency oracles for k = {k}, epsilon = {epsilon:g}", title_justify="left")
-    for header in ("mechanism", "Var*", f"SE at n={n:,}", "report bits", "decode cost"):
+    for header in ("mechanism", "Var*", f"std. error at n={n:,}", "report bits", "decode cost"):
         table.add_column(header, justify="left" if header in ("mechanism", "decode cost") else "right")
     for r in rows:
         best = r["mechanism"] == choice.name
@@ -126,9 +135,10 @@ def plan_cmd(
     out.print(table)
     out.print(
         f"Recommended: [bold]{choice.name}[/bold] (* lowest Var*). "
-        f"Respondents needed for a ±{margin:g} margin at {level:.0%} confidence: "
+        f"Respondents needed for a {level:.0%} confidence interval of half-width {margin:g}: "
         f"[bold]{needed:,}[/bold]"
     )
+    out.print(target_note(check_target(target)))
     _print_shuffled(choice.mechanism.epsilon, n, delta)
 
 

@@ -14,9 +14,9 @@ import typer
 import deniable as dn
 from deniable.cli.common import CLIError, err, handle_errors, out, progress
 from deniable.cli.output import print_json, save_axes, show_estimate
-from deniable.estimate import Estimate
+from deniable.estimate import Estimate, Target
 
-__all__ = ["HONOR_CODE_SURVEY", "register", "estimate_db", "run_demo"]
+__all__ = ["HONOR_CODE_SURVEY", "STUDY_DRUG_SURVEY", "register", "estimate_db", "run_demo", "run_covariate_demo"]
 
 HONOR_CODE_SURVEY: dict[str, Any] = {
     "id": "honor-code",
@@ -56,9 +56,9 @@ def _safe_url(db_url: str) -> str:
         return re.sub(r"://[^@/]*@", "://***@", db_url)
 
 
-def _rebuild(mechanism: Any, question: dict[str, Any], truth: list[float] | None) -> Estimate:
-    """An Estimate from a results entry, decoded locally from its support counts."""
-    est = mechanism.estimate_from(mechanism.aggregate_from_json(question["support_counts"]))
+def _rebuild(mechanism: Any, question: dict[str, Any], truth: list[float] | None, target: Target) -> Estimate:
+    """An Estimate for ``target`` from a results entry, decoded locally from its support counts."""
+    est = mechanism.estimate_from(mechanism.aggregate_from_json(question["support_counts"]), target=target)
     if not np.allclose(est.frequencies, question["estimate"], rtol=0, atol=1e-9):
         raise CLIError("the server's estimate differs from the local recomputation")
     return replace(est, truth=None if truth is None else np.asarray(truth))
@@ -121,7 +121,8 @@ def run_demo(
         except httpx.HTTPError as exc:
             raise CLIError(f"HTTP request to the demo server failed: {exc!r}") from None
     q = results["questions"][0]
-    est = _rebuild(mechanism, q, [1 - true_share, true_share])
+    # the class is the whole population of interest: its own share is the target
+    est = _rebuild(mechanism, q, [1 - true_share, true_share], "respondents")
     low, high = est.ci(0.95)
     f, se = float(est.frequencies[1]), float(est.std_errors[1])  # type: ignore[index]
     ax = bar_estimate(est, title=f"Honor-code survey over HTTP: n = {est.n:,}, "
@@ -130,13 +131,96 @@ def run_demo(
     out.print(f"posted {results['n_responses']:,} privatized responses in {elapsed:.1f} s "
               f"({results['n_responses'] / elapsed:,.0f} per second)")
     out.print(f"'yes' reports:       {est.observed[1]:.4f}  (randomized; half the answers are coin flips)")
-    out.print(f"estimated violators: {f:.4f}  SE {se:.4f}  95% CI {low[1]:.4f} .. {high[1]:.4f}")
+    out.print(f"estimated violators: {f:.4f}  std. error {se:.4f}  "
+              f"95% interval {low[1]:.4f} .. {high[1]:.4f}  (target: these students)")
     out.print(f"true violators:      {true_share:.4f}  "
-              f"(inside the CI: {'yes' if low[1] <= true_share <= high[1] else 'no'}; "
-              f"error = {(f - true_share) / se:+.2f} SE)")
+              f"(inside the interval: {'yes' if low[1] <= true_share <= high[1] else 'no'}; "
+              f"error = {(f - true_share) / se:+.2f} std. errors)")
     out.print(f"plot -> {out_png}")
     return {"n": est.n, "estimate": f, "std_error": se, "ci_low": float(low[1]),
             "ci_high": float(high[1]), "truth": true_share, "seconds": elapsed}
+
+
+STUDY_DRUG_SURVEY: dict[str, Any] = {
+    "id": "study-drugs",
+    "title": "Study drugs and age",
+    "budget": 1.7,
+    "questions": [
+        {"id": "used", "text": "Have you taken a prescription stimulant without a prescription to study?",
+         "type": "yes-no", "design": {"model": "FR", "p": ["1/6", "1/6"]}},
+        {"id": "age", "text": "How old are you?", "type": "integer", "randomized": False, "min": 18, "max": 30},
+    ],
+}
+"""The demo's second survey: a forced-response design question (RRreg's FR, p = 1/6, 1/6:
+epsilon = ln 5) and a plain age question, so the prevalence can be regressed on age."""
+
+COVARIATE_TRUTH = {"Intercept": -4.2, "age": 0.15}
+"""The demo's true model: P(used | age) = logistic(-4.2 + 0.15 age): 18% at 18, 57% at 30."""
+
+
+def run_covariate_demo(n: int, seed: int | None, batch_size: int) -> dict[str, Any]:
+    """Part 2: a survey design with a covariate, posted over HTTP, analysed from the export."""
+    import secrets
+    import tempfile
+
+    import httpx
+
+    from deniable import survey
+    from deniable.cli.analyze import read_table, responses_and_groups
+    from deniable.client import Client, ClientError
+    from deniable.server.runner import BackgroundServer
+
+    rng = np.random.default_rng(None if seed is None else seed + 1)
+    age = rng.integers(18, 31, n)
+    chance = 1 / (1 + np.exp(-(COVARIATE_TRUTH["Intercept"] + COVARIATE_TRUTH["age"] * age)))
+    used = rng.random(n) < chance
+    design = survey.design("FR", ["1/6", "1/6"])
+    out.print()
+    out.print(f"[bold]part 2[/]: {STUDY_DRUG_SURVEY['title']}, a forced-response design question "
+              f"(FR, p = 1/6, 1/6, epsilon = {design.epsilon:.4g}) and a plain age question (not randomized); "
+              f"{used.mean():.1%} truly used")
+    token = secrets.token_urlsafe(24)
+    device_rng = np.random.default_rng(seed) if seed is not None else None
+    with BackgroundServer([STUDY_DRUG_SURVEY], admin_token=token) as server, \
+            Client(server.url, timeout=120) as client:
+        try:
+            answers = [{"used": bool(u), "age": int(a)} for u, a in zip(used, age, strict=True)]
+            client.respond_many(STUDY_DRUG_SURVEY["id"], answers, batch_size=batch_size, rng=device_rng)
+            export = httpx.get(f"{server.url}/admin/surveys/{STUDY_DRUG_SURVEY['id']}/export",
+                               headers={"Authorization": f"Bearer {token}"}, timeout=120)
+            export.raise_for_status()
+        except ClientError as exc:
+            raise CLIError(f"the server refused a request: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise CLIError(f"HTTP request to the demo server failed: {exc!r}") from None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "export.csv"
+        path.write_text(export.text, encoding="utf-8")
+        frame = read_table(path)
+    answers_, _, _ = responses_and_groups(frame, "used", design, None)
+    fit = survey.prevalence(answers_, design)
+    low, high = fit.ci(0.95)["pi"]
+    truth = float(used.mean())
+    out.print(f"exported {len(frame):,} responses (the randomized answer and the age as given)")
+    out.print(f"estimated users: {fit.params['pi']:.4f}  SE {fit.bse['pi']:.4f}  95% interval {low:.4f} .. {high:.4f}"
+              f"  (truth {truth:.4f})")
+    result: dict[str, Any] = {"n": fit.n, "estimate": fit.params["pi"], "std_error": fit.bse["pi"],
+                              "ci_low": low, "ci_high": high, "truth": truth}
+    try:
+        logit = survey.logit
+    except ImportError as exc:  # the survey extra (formulas) is not installed
+        out.print(f"logistic regression on age: skipped ({exc})")
+        return result
+    frame["used"] = answers_
+    reg = logit("used ~ age", frame, design)
+    ci = reg.conf_int(0.05)
+    out.print("logistic regression of the prevalence on age (from the export), against the truth:")
+    for term, true_value in COVARIATE_TRUTH.items():
+        out.print(f"  {term:<10} {reg.params[term]:+.4f}  SE {reg.bse[term]:.4f}  95% interval "
+                  f"{ci.loc[term].iloc[0]:+.4f} .. {ci.loc[term].iloc[1]:+.4f}  (truth {true_value:+.4f})")
+    result["regression"] = {t: {"estimate": float(reg.params[t]), "std_error": float(reg.bse[t])}
+                            for t in COVARIATE_TRUTH}
+    return result
 
 
 def demo_cmd(
@@ -158,9 +242,15 @@ def demo_cmd(
     client, each answer randomized on the "device" before it is posted, then
     prints the debiased estimate next to the truth and writes a bar chart.
 
+    Part 2 runs a survey design with a covariate: a forced-response question
+    (RRreg's FR, p = 1/6, 1/6) beside a plain age question, the same number of
+    respondents posting over HTTP; the prevalence (and a logistic regression
+    on age) is estimated from the server's export and shown against the truth.
+
     Example: deniable demo --out deniable-demo.png
     """
     run_demo(n, truth, out_png, seed, batch_size)
+    run_covariate_demo(n, seed, batch_size)
 
 
 # --------------------------------------------------------------------- serve
@@ -209,7 +299,7 @@ def serve_cmd(
 # ------------------------------------------------------------- estimate --db
 def estimate_db(
     db_url: str, survey_id: str, *, consistent: str | None, level: float, plot: Path | None,
-    as_json: bool,
+    as_json: bool, target: Target = "population",
 ) -> None:
     """``deniable estimate --db URL --survey ID``: results from a server's database."""
     _server_extra()
@@ -224,13 +314,16 @@ def estimate_db(
     storage = Storage(db_url)
     try:
         survey = storage.survey(survey_id)
-        estimates = question_estimates(survey, storage.aggregates(survey_id))
-        results = results_json(survey, estimates, level=level)
+        aggregates = storage.aggregates(survey_id)
+        estimates = question_estimates(survey, aggregates, target)
+        results = results_json(survey, estimates, level=level, aggregates=aggregates)
     finally:  # a refusal (StorageError: "field: message") is one line through handle_errors
         storage.close()
     if as_json:
         if consistent:
             for q in results["questions"]:
+                if q["id"] not in estimates:  # a design or plain question
+                    continue
                 est = estimates[q["id"]]
                 q[f"consistent_{consistent}"] = (
                     est.consistent(consistent).frequencies.tolist() if est.n else None
@@ -239,18 +332,35 @@ def estimate_db(
         return
     out.print(f"[bold]{results['title']}[/] ({survey_id}): {results['n_responses']:,} responses")
     questions = survey.questions
+    shown = {r["id"]: r for r in results["questions"]}
     for i, q in enumerate(questions):
+        if q.id not in estimates:  # a design question (its prevalence) or a plain question
+            out.print(_other_line(shown[q.id], level))
+            continue
         est = estimates[q.id]
         if est.n == 0:
             out.print(f"{q.id}: no reports yet")
             continue
-        target = None
+        figure = None
         if plot is not None:
-            target = plot if len(questions) == 1 else plot.with_name(f"{plot.stem}-{q.id}{plot.suffix}")
-        show_estimate(est, consistent=consistent, level=level, plot=target, as_json=False,
+            figure = plot if len(questions) == 1 else plot.with_name(f"{plot.stem}-{q.id}{plot.suffix}")
+        show_estimate(est, consistent=consistent, level=level, plot=figure, as_json=False,
                       title=f"{q.id}: {q.text}")
         if i + 1 < len(questions):
             out.print()
+
+
+def _other_line(result: dict[str, Any], level: float) -> str:
+    """One line for a design question's prevalence or a plain question's answers (results JSON)."""
+    if result["kind"] == "plain":
+        return f"{result['id']}: {result['n']:,} answers, not randomized (see the results JSON)"
+    pi = result["parameters"][0]
+    eps = "infinite: an answer reveals the truth" if result["reveals_truth"] else f"{result['epsilon']:.4g}"
+    head = f"{result['id']}: {result['design']['model']} design, n = {result['n']:,}, epsilon = {eps}"
+    if pi["estimate"] is None:
+        return f"{head}: too few answers for a prevalence"
+    return (f"{head}: prevalence {pi['estimate']:.4f}, standard error {pi['std_error']:.4f}, "
+            f"{level:.0%} interval {pi['ci_low']:.4f} .. {pi['ci_high']:.4f}")
 
 
 def register(app: typer.Typer) -> None:

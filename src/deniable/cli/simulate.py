@@ -3,6 +3,10 @@
 The sweeps are plain functions of :mod:`deniable.simulate` (usable from
 Python, drawn with :mod:`deniable.plot`); these commands parse options and
 print. All randomness here is the seeded simulation path, never a respondent's.
+``--target`` picks the sampling model as :func:`deniable.simulate` does:
+``population`` (the default) draws the respondents' values from the true
+shares before randomizing them, ``respondents`` keeps a fixed set of
+respondents with those shares.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from rich.table import Table
 
 import deniable as dn
 from deniable import plan as planning
-from deniable.cli.common import CLIError, handle_errors, out, parse_epsilon
-from deniable.cli.output import estimate_records, estimate_table, print_json, save_axes
+from deniable.cli.common import CLIError, TargetOpt, handle_errors, out, parse_epsilon
+from deniable.cli.output import estimate_records, estimate_table, print_json, save_axes, target_note
+from deniable.estimate import check_target
 from deniable.simulate import convergence_sweep, decades, mse_sweep, truth_vector
 
 __all__ = ["simulate_app"]
@@ -58,6 +63,7 @@ def survey_cmd(
     p_truth: PTruthOpt = 0.5,
     p_yes: PYesOpt = 0.5,
     seed: SeedOpt = 2026,
+    target: TargetOpt = "population",
     plot: PlotOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -66,19 +72,19 @@ def survey_cmd(
     Example: deniable simulate survey --n 50000 --truth 0.2 --plot survey.png
     """
     m = dn.BinaryRR.forced_response(p_truth, p_yes)
-    est = dn.simulate(m, _share(truth), n, np.random.default_rng(seed))
+    est = dn.simulate(m, _share(truth), n, np.random.default_rng(seed), check_target(target))
     if plot is not None:
         from deniable.plot import bar_estimate
 
         save_axes(bar_estimate(est, title=f"Honor-code survey (simulated), n = {n:,}"), plot)
     if as_json:
         print_json({"mechanism": m.name, "epsilon": m.epsilon, "n": n, "seed": seed,
-                    "categories": estimate_records(est)})
+                    "target": est.target, "categories": estimate_records(est)})
         return
     out.print(estimate_table(est, title=f"Honor-code survey (simulated): {m!r}, n = {n:,}"))
     low, high = est.ci(0.95)
     out.print(
-        f"violators: estimate {est.frequencies[1]:.4f} (95% CI {low[1]:.4f} .. {high[1]:.4f}), "
+        f"violators: estimate {est.frequencies[1]:.4f} (95% interval {low[1]:.4f} .. {high[1]:.4f}), "
         f"truth {est.truth[1]:.4f}"  # type: ignore[index]
     )
 
@@ -93,6 +99,7 @@ def convergence_cmd(
     n_max: Annotated[int, typer.Option(help="Largest sample size.")] = 10_000_000,
     per_decade: Annotated[int, typer.Option(help="Sample sizes per decade.")] = 2,
     seed: SeedOpt = 2026,
+    target: TargetOpt = "population",
     plot: PlotOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -102,7 +109,7 @@ def convergence_cmd(
     """
     m = dn.BinaryRR.forced_response(p_truth, p_yes)
     sweep = convergence_sweep(m, _share(truth), decades(n_min, n_max, per_decade),
-                              np.random.default_rng(seed))
+                              np.random.default_rng(seed), check_target(target))
     rows = []
     for est in sweep:
         low, high = est.ci(0.95)
@@ -115,10 +122,12 @@ def convergence_cmd(
 
         save_axes(convergence(sweep), plot)
     if as_json:
-        print_json({"mechanism": m.name, "epsilon": m.epsilon, "seed": seed, "rows": rows})
+        print_json({"mechanism": m.name, "epsilon": m.epsilon, "seed": seed, "target": target,
+                    "rows": rows})
         return
-    table = Table(title=f"Estimate vs n: {m!r}, truth {truth:g}", title_justify="left")
-    for header in ("n", "estimate", "SE", "95% CI", "|error|", "error / SE"):
+    table = Table(title=f"Estimate vs n: {m!r}, truth {truth:g}", title_justify="left",
+                  caption=target_note(check_target(target)), caption_justify="left")
+    for header in ("n", "estimate", "std. error", "95% interval", "|error|", "error / std. error"):
         table.add_column(header, justify="right")
     for r in rows:
         table.add_row(f"{r['n']:,}", f"{r['estimate']:.5f}", f"{r['std_error']:.5f}",
@@ -137,6 +146,7 @@ def gamma_cmd(
         "0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45",
     reps: Annotated[int, typer.Option(help="Simulated surveys per gamma.")] = 1000,
     seed: SeedOpt = 2026,
+    target: TargetOpt = "population",
     plot: PlotOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -149,7 +159,8 @@ def gamma_cmd(
     """
     values = _floats(gammas, "--gammas")
     mechanisms = [dn.BinaryRR(gamma=g) for g in values]
-    records = mse_sweep(mechanisms, _share(truth), n, reps, np.random.default_rng(seed))
+    records = mse_sweep(mechanisms, _share(truth), n, reps, np.random.default_rng(seed),
+                        check_target(target))
     for g, r in zip(values, records, strict=True):
         r["gamma"] = g
         r["mechanism"] = "BinaryRR (Warner)"
@@ -159,11 +170,12 @@ def gamma_cmd(
         save_axes(mse_vs_epsilon(records, title=f"Warner's design: MSE vs \u03b5 (n = {n:,})"),
                   plot)
     if as_json:
-        print_json({"truth": truth, "seed": seed, "rows": records})
+        print_json({"truth": truth, "seed": seed, "target": target, "rows": records})
         return
     table = Table(title=f"Privacy vs utility, truth {truth:g}, n = {n:,}, {reps} surveys each",
-                  title_justify="left")
-    for header in ("gamma", "P(truth)", "epsilon", "theory SE", "simulated RMSE", "MSE / Var"):
+                  title_justify="left", caption=target_note(check_target(target)),
+                  caption_justify="left")
+    for header in ("gamma", "P(truth)", "epsilon", "theory std. error", "simulated RMSE", "MSE / Var"):
         table.add_column(header, justify="right")
     for r in records:
         table.add_row(f"{r['gamma']:g}", f"{0.5 + r['gamma']:g}", f"{r['epsilon']:.4f}",
@@ -187,6 +199,7 @@ def mse_cmd(
         str, typer.Option(help="Comma-separated post-processings: none, norm-sub, clip, ..., mle.")
     ] = "none",
     seed: SeedOpt = 2026,
+    target: TargetOpt = "population",
     plot: PlotOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -219,7 +232,7 @@ def mse_cmd(
         if method not in allowed:
             raise CLIError(f"--post: {method!r} is not one of {', '.join(sorted(allowed))}")
     truth = truth_vector(k, distribution)
-    records = mse_sweep(built, truth, n, reps, np.random.default_rng(seed), methods)
+    records = mse_sweep(built, truth, n, reps, np.random.default_rng(seed), check_target(target), methods)
     records.sort(key=lambda r: (r["mechanism"], r["epsilon"]))
     if plot is not None:
         from deniable.plot import mse_vs_epsilon
@@ -232,10 +245,11 @@ def mse_cmd(
                   plot)
     if as_json:
         print_json({"k": k, "n": n, "reps": reps, "distribution": distribution, "seed": seed,
-                    "rows": records})
+                    "target": target, "rows": records})
         return
     table = Table(title=f"MSE vs theory: k = {k}, n = {n:,}, {distribution} truth, {reps} surveys "
-                  "per cell", title_justify="left")
+                  "per cell", title_justify="left", caption=target_note(check_target(target)),
+                  caption_justify="left")
     for header in ("mechanism", "epsilon", "estimate", "theory Var", "simulated MSE", "MSE / Var"):
         table.add_column(header, justify="left" if header in ("mechanism", "estimate") else "right")
     for r in records:

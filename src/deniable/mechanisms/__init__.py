@@ -15,6 +15,7 @@ from deniable.mechanisms.hashing import BLH, OLH
 from deniable.mechanisms.hadamard import HadamardResponse
 from deniable.mechanisms.subset import SubsetSelection
 from deniable.mechanisms.rappor import RAPPOR, RapporClient
+from deniable.mechanisms.sketch import CountMeanSketch, HadamardCountMeanSketch
 from deniable.mechanisms.numeric import (
     Duchi,
     Gaussian,
@@ -42,6 +43,8 @@ __all__ = [
     "SubsetSelection",
     "RAPPOR",
     "RapporClient",
+    "CountMeanSketch",
+    "HadamardCountMeanSketch",
     "NumericMechanism",
     "MeanStat",
     "Laplace",

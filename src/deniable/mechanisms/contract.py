@@ -268,9 +268,10 @@ class Mechanism(ABC):
         return stat
 
     @abstractmethod
-    def estimate_from(self, stat: Any) -> Any:
-        """The estimate from a (merged) aggregate."""
+    def estimate_from(self, stat: Any, target: Any = "population") -> Any:
+        """The estimate from a (merged) aggregate, for the inference ``target``
+        (``"population"`` or ``"respondents"``; see :mod:`deniable.estimate`)."""
 
-    def estimate(self, reports: Any) -> Any:
-        """The unbiased estimate from reports: ``estimate_from(aggregate(reports))``."""
-        return self.estimate_from(self.aggregate(reports))
+    def estimate(self, reports: Any, target: Any = "population") -> Any:
+        """The unbiased estimate from reports: ``estimate_from(aggregate(reports), target)``."""
+        return self.estimate_from(self.aggregate(reports), target=target)

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from deniable import randomness
 from deniable.aggregates import Mergeable, SupportCounts
-from deniable.estimate import Estimate, pure_variance
+from deniable.estimate import Estimate, Target, check_target, pure_variance
 from deniable.mechanisms.contract import Mechanism
 from deniable.mechanisms.domain import Domain
 from deniable.randomness import Source
@@ -144,13 +144,26 @@ class FrequencyOracle(Mechanism):
             self.__dict__["_support_rates"] = cached
         return cached
 
-    def estimate(self, reports: Any) -> Estimate:
-        """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`)."""
-        est: Estimate = self.estimate_from(self.aggregate(reports))
+    def estimate(self, reports: Any, target: Target = "population") -> Estimate:
+        """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`).
+
+        ``target="population"`` (the default) estimates the shares in the
+        population the respondents were sampled from; ``"respondents"`` the
+        shares among these respondents. Only the standard errors differ.
+        """
+        target = check_target(target)  # before any work on the reports
+        est: Estimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 
-    def estimate_from(self, stat: SupportCounts) -> Estimate:
-        """Unbiased frequency estimate from a (merged) aggregate."""
+    def estimate_from(self, stat: SupportCounts, target: Target = "population") -> Estimate:
+        """Unbiased frequency estimate from a (merged) aggregate.
+
+        Standard errors: for ``"population"`` the plug-in of
+        ``lambda (1 - lambda) / (n (p*-q*)^2)`` at the observed share
+        ``lambda = C_v / n``; for ``"respondents"`` formula (A) at
+        ``clip(f_v, 0, 1)`` (:func:`deniable.estimate.pure_variance`).
+        """
+        target = check_target(target)
         if not isinstance(stat, Mergeable):
             raise TypeError(f"estimate_from needs a SupportCounts aggregate; got {type(stat).__name__}")
         stat.require(SupportCounts, self.fingerprint)
@@ -161,7 +174,9 @@ class FrequencyOracle(Mechanism):
         with np.errstate(invalid="ignore", divide="ignore"):
             observed = stat.counts / n if n else np.full(self.k, np.nan)
             freqs = (observed - q) / (p - q)
-            se = np.sqrt(pure_variance(n, p, q, np.clip(freqs, 0, 1))) if n else observed
+            # population: (A) + f(1-f)/n = lambda(1-lambda)/(n gap^2), plugged in at lambda = C/n
+            plug_in = freqs if target == "population" else np.clip(freqs, 0, 1)
+            se = np.sqrt(np.maximum(pure_variance(n, p, q, plug_in, target), 0.0)) if n else observed
         return Estimate(
             mechanism=self.name,
             epsilon=self.epsilon,
@@ -173,23 +188,34 @@ class FrequencyOracle(Mechanism):
             support_counts=stat.counts,
             p_star=p,
             q_star=q,
+            target=target,
         )
 
-    def variance(self, n: int, frequencies: Any = None) -> NDArray[np.float64]:
-        """Formula (A): per-category variance of the estimate for ``n`` reports.
+    def variance(
+        self, n: int, frequencies: Any = None, target: Target = "population"
+    ) -> NDArray[np.float64]:
+        """Per-category variance of the estimate for ``n`` reports.
 
-        ``Var(f_v) = q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``
-        for the fixed population of ``n`` respondents. ``frequencies=None``
+        ``"respondents"``: formula (A),
+        ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``, for the
+        fixed set of ``n`` respondents. ``"population"`` (the default) adds
+        the sampling term ``f_v (1 - f_v) / n``. ``frequencies=None``
         evaluates it at ``f -> 0`` (``Var*/n``, the planning convention: the
-        variance of a rare category).
+        variance of a rare category, the same for both targets).
         """
+        target = check_target(target)
+        f = self._variance_frequencies(n, frequencies)
+        p, q = self.support_rates()
+        return pure_variance(n, p, q, f, target)
+
+    def _variance_frequencies(self, n: int, frequencies: Any) -> NDArray[np.float64]:
+        """Check ``variance``'s arguments; the frequencies as an array (zeros for None)."""
         if n <= 0:
             raise ValueError(f"n must be positive; got {n}")
-        p, q = self.support_rates()
         f = np.zeros(self.k) if frequencies is None else np.asarray(frequencies, dtype=float)
         if f.shape != (self.k,):
             raise ValueError(f"frequencies must have length k={self.k}; got shape {f.shape}")
-        return pure_variance(n, p, q, f)
+        return f
 
     # ------------------------------------------------------------ exact view
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:

@@ -24,7 +24,11 @@ Server: per cohort ``j`` with ``N_j`` reports and ``c_ij`` set bits,
 have Bloom bit ``i`` set, whose expectation is ``N_j sum_v X[j,i,v] f_v``.
 The frequencies are the least-squares solution of that linear system
 (unbiased; standard errors from the bit-level noise, Google's
-``EstimateBloomCounts`` variances, through the sandwich formula).
+``EstimateBloomCounts`` variances, through the sandwich formula). That is the
+variance for a fixed set of respondents (``target="respondents"``); the
+population target adds the sampling term ``f (1 - f) / n``, as for every
+frequency oracle (:mod:`deniable.estimate`). Both are approximations here:
+cross-bit covariances within a report are left out.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.estimate import Estimate, SupportCounts
+from deniable.estimate import Estimate, SupportCounts, Target, check_target, sampling_variance
 from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.registry import register
@@ -55,6 +59,34 @@ def _dyadic(x: Fraction, up: bool = False) -> int:
     """``x`` in units of 2**-32 (rounded up, or to nearest); epsilon follows the result."""
     scaled = x * _ONE
     return int(-((-scaled.numerator) // scaled.denominator)) if up else round(scaled)
+
+
+def _least_squares(
+    design: Any, target: NDArray[np.float64], noise: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Least squares ``f = G^+ X' t`` with ``G = X'X`` (``X`` sparse), and ``diag(G^+ X' W X G^+)``.
+
+    ``W = diag(noise)``: the sandwich variance of each coefficient. ``G``
+    and ``X' W X`` are built from the sparse design (each
+    column has ``num_hashes`` entries per cohort) and inverted through its
+    Cholesky factor when it is well conditioned (reciprocal condition number
+    at least 1e-10, so ``G^+ = G^-1``); otherwise by the pseudo-inverse.
+    """
+    from scipy import linalg
+
+    gram = (design.T @ design).toarray()
+    inverse = None
+    factor, info = linalg.lapack.dpotrf(gram, lower=1)
+    if info == 0:
+        rcond, info = linalg.lapack.dpocon(factor, np.linalg.norm(gram, 1), uplo="L")
+    if info == 0 and rcond >= 1e-10:
+        inverse, info = linalg.lapack.dpotri(factor, lower=1)  # the lower triangle of G^-1
+        inverse = np.tril(inverse) + np.tril(inverse, -1).T
+    else:
+        inverse = np.linalg.pinv(gram)
+    freqs = inverse @ (design.T @ target)
+    weighted = (design.T @ design.multiply(noise[:, None]).tocsr()).toarray()  # X' W X
+    return freqs, np.einsum("ij,ij->i", inverse @ weighted, inverse)
 
 
 @register(decode_cost="O(n num_bits) + least squares over the candidates")
@@ -228,52 +260,68 @@ class RAPPOR(FrequencyOracle):
         miss_o = ((bits & only_o) == 0) & pure
         return 2 * hit_x.astype(np.int64) + miss_o
 
-    def estimate_from(self, stat: SupportCounts) -> Estimate:
+    def estimate_from(self, stat: SupportCounts, target: Target = "population") -> Estimate:
         """Least-squares decode of the per-cohort Bloom bit counts (module docstring)."""
+        target = check_target(target)
         stat.require(SupportCounts, self.fingerprint)
         table = stat.counts.reshape(self.num_cohorts, self.num_bits + 1)
         sizes, ones = table[:, 0].astype(float), table[:, 1:].astype(float)
         ps, qs = float(self.p_star), float(self.q_star)
         t = (ones - ps * sizes[:, None]) / (qs - ps)
-        bits = (self.bloom[:, :, None] >> np.arange(self.num_bits, dtype=np.uint64)) & np.uint64(1)
-        design = (bits.transpose(0, 2, 1).astype(float) * sizes[:, None, None]).reshape(-1, self.k)
-        target = t.ravel()
-        gram_inv = np.linalg.pinv(design.T @ design)
-        freqs = gram_inv @ design.T @ target
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = np.clip(ones / sizes[:, None], 0, 1)
         rate = np.nan_to_num(rate)
         noise = (sizes[:, None] * rate * (1 - rate) / (qs - ps) ** 2).ravel()
-        cov = gram_inv @ (design.T * noise) @ design @ gram_inv
+        design = self._design(sizes)
+        freqs, var = _least_squares(design, t.ravel(), noise)
         n = stat.n
+        var = var + (sampling_variance(n, np.clip(freqs, 0, 1), target) if n else 0.0)
         nan = np.full(self.k, np.nan)  # no per-category support share: decoded by regression
         return Estimate(
             mechanism=self.name,
             epsilon=self.epsilon,
             domain=self.domain,
             frequencies=freqs,
-            std_errors=np.sqrt(np.clip(np.diag(cov), 0, None)),
+            std_errors=np.sqrt(np.clip(var, 0, None)),
             n=n,
             observed=nan,
             support_counts=np.zeros(self.k, dtype=np.int64),
             p_star=nan,
             q_star=nan,
+            target=target,
         )
 
-    def variance(self, n: int, frequencies: Any = None) -> NDArray[np.float64]:
-        """Approximate per-category variance for n reports spread evenly over cohorts."""
-        if n <= 0:
-            raise ValueError(f"n must be positive; got {n}")
-        f = np.zeros(self.k) if frequencies is None else np.asarray(frequencies, dtype=float)
+    def variance(
+        self, n: int, frequencies: Any = None, target: Target = "population"
+    ) -> NDArray[np.float64]:
+        """Approximate per-category variance for n reports spread evenly over cohorts.
+
+        ``"population"`` (the default) adds ``f (1 - f) / n`` to the fixed
+        respondents' variance.
+        """
+        target = check_target(target)
+        f = self._variance_frequencies(n, frequencies)
         sizes = np.full(self.num_cohorts, n / self.num_cohorts)
-        bits = (self.bloom[:, :, None] >> np.arange(self.num_bits, dtype=np.uint64)) & np.uint64(1)
-        x = bits.transpose(0, 2, 1).astype(float)
-        design = (x * sizes[:, None, None]).reshape(-1, self.k)
+        design = self._design(sizes)
         ps, qs = float(self.p_star), float(self.q_star)
-        rate = ps + (qs - ps) * (x @ f).ravel()
+        rate = ps + (qs - ps) * (self._design(np.ones(self.num_cohorts)) @ f)
         noise = np.repeat(sizes, self.num_bits) * rate * (1 - rate) / (qs - ps) ** 2
-        gram_inv = np.linalg.pinv(design.T @ design)
-        return np.asarray(np.diag(gram_inv @ (design.T * noise) @ design @ gram_inv), dtype=float)
+        fixed = _least_squares(design, np.zeros(design.shape[0]), noise)[1]
+        return np.asarray(fixed + sampling_variance(n, f, target), dtype=float)
+
+    def _design(self, sizes: NDArray[np.float64]) -> Any:
+        """Sparse ``(cohorts * num_bits, k)`` design: ``N_j`` where category ``v``'s Bloom filter in
+        cohort ``j`` sets bit ``i`` (row ``j * num_bits + i``), 0 elsewhere."""
+        from scipy import sparse
+
+        pattern = self.__dict__.get("_bloom_pattern")
+        if pattern is None:  # the 0/1 matrix, built once per mechanism
+            bits = (self.bloom[:, :, None] >> np.arange(self.num_bits, dtype=np.uint64)) & np.uint64(1)
+            cohort, value, bit = np.nonzero(bits)
+            shape = (self.num_cohorts * self.num_bits, self.k)
+            pattern = sparse.csr_matrix((np.ones(cohort.size), (cohort * self.num_bits + bit, value)), shape=shape)
+            self.__dict__["_bloom_pattern"] = pattern
+        return sparse.diags(np.repeat(sizes, self.num_bits)) @ pattern
 
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         """Over outputs (cohort, bits): P = (1/m) prod_i P(S_i | B_i) with q*, p* per bit."""

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 __all__ = ["Entry", "Recipe", "register", "entry", "entries", "recipe", "recipes", "entry_of"]
 
-Kind = Literal["frequency", "numeric"]
+Kind = Literal["frequency", "numeric", "sketch"]
 Builder = Callable[[Any, Mapping[str, Any]], Any]
 T = TypeVar("T", bound=type)
 

@@ -33,7 +33,7 @@ from deniable.randomness import Source
 __all__ = ["SubsetSelection"]
 
 _FLOYD_MAX = 16
-_CHUNK_CELLS = 1 << 22
+_CHUNK_CELLS = 1 << 20  # positions keyed at a time (8 MiB of int64 scratch)
 
 
 def _floyd(n: int, population: int, size: int, source: Source) -> NDArray[np.int64]:
@@ -46,20 +46,58 @@ def _floyd(n: int, population: int, size: int, source: Source) -> NDArray[np.int
     return picks
 
 
-def _fisher_yates(n: int, population: int, size: int, source: Source) -> NDArray[np.int64]:
-    """Per row, the first ``size`` entries of a uniformly shuffled ``[population]``."""
+def _smallest_keys(n: int, population: int, size: int, source: Source) -> NDArray[np.int64]:
+    """Per row, a uniform ``size``-subset of ``[population]``, ascending: where the smallest keys are.
+
+    Every position gets an i.i.d. uniform key, compared lexicographically: a
+    random ``b``-bit number (``b = min(8, bit length of population)``, from
+    one random byte), then, drawn only for the positions tied with their
+    row's cut-off (the ``size``-th smallest first part), a random 32-bit
+    word. The ``size`` smallest keys are chosen; when the ``size``-th and
+    the next smallest key of a row tie on both parts (probability below
+    ``population 2**-32``) the words are drawn again. Given no such tie the
+    keys' order is exchangeable, so every subset has probability exactly
+    ``1 / C(population, size)``. Work and random bytes per row are linear in
+    ``population``: a byte per position and a word per tied one (about
+    ``population 2**-b`` of them per row).
+    """
     out = np.empty((n, size), dtype=np.int64)
     step = max(1, _CHUNK_CELLS // population)
     for start in range(0, n, step):
         rows = min(step, n - start)
-        perm = np.tile(np.arange(population, dtype=np.int64), (rows, 1))
-        r = np.arange(rows)
-        for j in range(size):
-            t = j + randomness.uniform_below(population - j, rows, source).astype(np.int64)
-            a, b = perm[r, j].copy(), perm[r, t]
-            perm[r, j], perm[r, t] = b, a
-        out[start : start + rows] = perm[:, :size]
+        out[start : start + rows] = _smallest_keys_chunk(rows, population, size, source)
     return out
+
+
+def _smallest_keys_chunk(rows: int, population: int, size: int, source: Source) -> NDArray[np.int64]:
+    """:func:`_smallest_keys` for ``rows * population`` cells at once."""
+    bits = min(8, population.bit_length())
+    keys = randomness.uniform_words(rows * population, np.uint8, source) >> np.uint8(8 - bits)
+    keys = keys.reshape(rows, population)
+    offsets = np.arange(rows) * population
+    histogram = np.bincount((keys + (np.arange(rows) << bits)[:, None]).ravel(), minlength=rows << bits)
+    at_most = histogram.reshape(rows, 1 << bits).cumsum(axis=1)
+    cut = (at_most < size).sum(axis=1)  # each row's size-th smallest first part
+    need = size - np.where(cut > 0, at_most[np.arange(rows), cut - 1], 0)  # how many tied ones to take
+    cut_part = cut.astype(np.uint8)[:, None]
+    chosen = keys < cut_part
+    tied = np.flatnonzero(keys == cut_part)  # ascending, so grouped by row
+    tied_row = tied // population
+    per_row = np.bincount(tied_row, minlength=rows)
+    first = np.cumsum(per_row) - per_row
+    short = need < per_row
+    boundary = first[short] + need[short]  # sorted index of each row's first tied key left out
+    while True:
+        words = randomness.uniform_words(tied.size, np.uint32, source)
+        order = np.lexsort((words, tied_row))  # by row, then word; rows keep their places
+        ranked = words[order]
+        if not np.any(ranked[boundary - 1] == ranked[boundary]):
+            break
+    take = order[np.arange(tied.size) - first[tied_row] < need[tied_row]]
+    chosen.ravel()[tied[take]] = True
+    picked = np.flatnonzero(chosen).reshape(rows, size)
+    picked -= offsets[:, None]
+    return picked
 
 
 @register(decode_cost="O(n omega)", candidate=True, browser=True, required={"epsilon"}, optional={"omega"})
@@ -101,7 +139,7 @@ class SubsetSelection(FrequencyOracle):
     def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[np.void]:
         n, w, k = idx.size, self.omega, self.k
         include = randomness.bernoulli(self._in, self._in + self._out, n, source)
-        draw = _floyd if w <= _FLOYD_MAX else _fisher_yates
+        draw = _floyd if w <= _FLOYD_MAX else _smallest_keys
         others = draw(n, k - 1, w, source)  # uniform w-subsets of the k-1 others
         # a uniform (w-1)-subset: drop one uniformly chosen element, put x in its slot
         slot = randomness.uniform_below(w, n, source).astype(np.int64)
@@ -109,7 +147,7 @@ class SubsetSelection(FrequencyOracle):
         rows = np.flatnonzero(include)
         others[rows, slot[rows]] = idx[rows]
         out = np.empty(n, dtype=self.dtype)
-        out["subset"] = np.sort(others, axis=1)
+        out["subset"] = np.sort(others, axis=1, kind="stable")  # runs: linear when one slot moved
         return out
 
     def _validate(self, reports: Any) -> NDArray[np.int64]:

@@ -10,7 +10,9 @@ probability ``p`` and every 0-bit as 1 with probability ``q``, independently.
 Support: ``S(y) = {v : y_v = 1}``, so ``p* = p``, ``q* = q``. Reports are bit
 packed (``numpy.packbits`` order: category ``i`` is bit ``7 - i % 8`` of byte
 ``i // 8``), ``ceil(k / 8)`` bytes per report. Probabilities are dyadic
-(``c / 2**32``) and sampled 64 bits at a time by bit-sliced exact comparison.
+(``c / 2**32``) and sampled exactly by a lazy comparison of uniform bits with
+``c`` (:func:`deniable.randomness.bernoulli_packed`, about 2 random bits per
+report bit), straight into the packed report.
 """
 
 from __future__ import annotations
@@ -32,13 +34,8 @@ __all__ = ["SUE", "OUE", "UnaryEncoding"]
 
 _BITS = 32
 _ONE = 1 << _BITS
-_CHUNK_BITS = 1 << 24  # bits unpacked at a time when counting
-
-
-def _lane(position: NDArray[np.int64] | int) -> Any:
-    """Bit number inside its little-endian 64-bit word of category ``position``."""
-    within = np.asarray(position) % 64
-    return (within // 8) * 8 + 7 - within % 8
+_CHUNK_BITS = 1 << 22  # bits unpacked at a time when counting (4 MiB of uint8: stays in cache)
+_UINT8_ROWS = 255  # rows a uint8 column sum can take without overflow
 
 
 class UnaryEncoding(FrequencyOracle):
@@ -58,11 +55,7 @@ class UnaryEncoding(FrequencyOracle):
             Fraction(p_num * (_ONE - q_num), (_ONE - p_num) * q_num)
         )
         self.report_bytes = (domain.k + 7) // 8
-        self._words = (domain.k + 63) // 64
-        tail = np.zeros(self._words, dtype="<u8")
-        for i in range(domain.k):
-            tail[i // 64] |= np.uint64(1) << np.uint64(_lane(i))
-        self._valid_lanes = tail
+        self._last_byte = np.uint8((0xFF << (-domain.k % 8)) & 0xFF)  # the real bits of a report's last byte
 
     def _check_realised(self, requested: float) -> None:
         """Refuse an epsilon the 32-bit probabilities cannot come within 1% of.
@@ -90,17 +83,14 @@ class UnaryEncoding(FrequencyOracle):
 
     # -------------------------------------------------------------- sampling
     def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[np.uint8]:
-        n = idx.size
-        words = randomness.bernoulli_words(self._q, _BITS, n * self._words, source)
-        words = words.reshape(n, self._words)
-        words &= self._valid_lanes
-        truth = randomness.bernoulli(self._p, _ONE, n, source).astype(np.uint64)
-        rows = np.arange(n)
-        col = idx // 64
-        lane = _lane(idx).astype(np.uint64)
-        cleared = words[rows, col] & ~(np.uint64(1) << lane)
-        words[rows, col] = cleared | (truth << lane)
-        return words.astype("<u8", copy=False).view(np.uint8)[:, : self.report_bytes]
+        n, width = idx.size, self.report_bytes
+        packed = randomness.bernoulli_packed(self._q, _BITS, n * width * 8, source).reshape(n, width)
+        packed[:, -1] &= self._last_byte
+        truth = randomness.bernoulli_bits(self._p, _BITS, n, source).view(np.uint8)
+        rows, col = np.arange(n), idx // 8
+        shift = (7 - idx % 8).astype(np.uint8)
+        packed[rows, col] = packed[rows, col] & ~(np.uint8(1) << shift) | (truth << shift)
+        return packed
 
     # --------------------------------------------------------------- reports
     def unpack(self, reports: Any) -> NDArray[np.uint8]:
@@ -135,11 +125,21 @@ class UnaryEncoding(FrequencyOracle):
         )
 
     def _support_counts(self, packed: NDArray[np.uint8]) -> NDArray[np.int64]:
-        counts = np.zeros(self.k, dtype=np.int64)
-        step = max(1, _CHUNK_BITS // max(self.k, 1))
+        """Column sums of the reports' bits, ``C_v = sum_i y_iv``.
+
+        Chunks of ``_CHUNK_BITS`` bits are unpacked to one byte per bit; each
+        block of 255 rows is summed in uint8 (it cannot overflow) and the
+        block sums are added in int64, so the counts are exact.
+        """
+        k, block = self.k, _UINT8_ROWS
+        counts = np.zeros(k, dtype=np.int64)
+        step = max(1, _CHUNK_BITS // (max(k, 1) * block)) * block
         for start in range(0, packed.shape[0], step):
-            bits = np.unpackbits(packed[start : start + step], axis=1, count=self.k)
-            counts += np.count_nonzero(bits, axis=0)
+            bits = np.unpackbits(packed[start : start + step], axis=1, count=k)
+            whole = bits.shape[0] // block * block
+            blocks = bits[:whole].reshape(-1, block, k).sum(axis=1, dtype=np.uint8)
+            counts += blocks.sum(axis=0, dtype=np.int64)
+            counts += bits[whole:].sum(axis=0, dtype=np.int64)
         return counts
 
     def _supports(self, packed: NDArray[np.uint8], position: int) -> NDArray[np.bool_]:

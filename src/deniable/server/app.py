@@ -126,9 +126,27 @@ class ErrorOut(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical"]
-    categories: list[Any]
-    mechanism: dict[str, Any] = Field(description="the exact mechanism config (m.to_config())")
+    type: Literal["yes-no", "categorical", "integer"]
+    categories: list[Any] | None = None
+    mechanism: dict[str, Any] | None = Field(
+        default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
+    )
+    randomized: bool = Field(default=True, description="false: a plain question, answered and stored as given")
+    design: dict[str, Any] | None = Field(
+        default=None, description="a survey design: RRreg's model name and exact p (deniable.survey)"
+    )
+    groups: int | None = Field(default=None, description="a design's groups: 2 means the device draws its group")
+    channels: list[dict[str, Any]] | None = Field(
+        default=None, description="a design's exact binary-rr channel config per group (epsilon null if infinite)"
+    )
+    epsilon: float | None = Field(default=None, description="a design's epsilon (null if infinite)")
+    reveals_truth: bool | None = Field(default=None, description="a design whose answer can reveal the truth")
+    allow_infinite_epsilon: bool | None = None
+    unrelated_question: str | None = Field(
+        default=None, description="UQTunknown: asked on the device, its answer never sent"
+    )
+    min: int | None = Field(default=None, description="a plain integer question's smallest answer")
+    max: int | None = None
 
 
 class SurveyOut(BaseModel):
@@ -136,7 +154,10 @@ class SurveyOut(BaseModel):
     title: str
     status: Literal["open", "closed"]
     budget: float
-    epsilon_total: float = Field(description="sum of the questions' epsilons (per respondent)")
+    epsilon_total: float | None = Field(
+        description="sum of the questions' epsilons (per respondent); null if infinite (an allowed "
+        "design whose answer reveals the truth)"
+    )
     invite_only: bool
     questions: list[QuestionOut]
 
@@ -154,11 +175,15 @@ class QuestionResult(BaseModel):
     mechanism: str = Field(description="mechanism class name")
     epsilon: float
     n: int
+    target: Literal["population", "respondents"] = Field(
+        description="what the estimates are of: the population the respondents were sampled "
+        "from, or these respondents only (it decides std_error and the interval)"
+    )
     categories: list[Any]
     estimate: list[float | None] = Field(description="unbiased frequency per category")
-    std_error: list[float | None]
-    ci_low: list[float | None] = Field(description="95% normal interval, per category")
-    ci_high: list[float | None]
+    std_error: list[float | None] = Field(description="standard error per category, for target")
+    ci_low: list[float | None] = Field(description="normal interval at level (low end), per category")
+    ci_high: list[float | None] = Field(description="normal interval at level (high end)")
     observed: list[float | None] = Field(description="raw share of reports supporting each category")
     consistent: list[float | None] = Field(description="Norm-Sub projection onto the simplex")
     support_counts: SupportCountsOut = Field(
@@ -167,12 +192,59 @@ class QuestionResult(BaseModel):
     )
 
 
+class DesignParameter(BaseModel):
+    name: str = Field(description='"pi" (the prevalence), then a two-group design\'s extra parameter')
+    estimate: float | None
+    std_error: float | None = Field(description="standard error (sampling model, as RRreg's RRuni)")
+    ci_low: float | None = Field(description="profile-likelihood interval at the results' level")
+    ci_high: float | None
+
+
+class DesignResult(BaseModel):
+    """A design question's prevalence (deniable.server.design_results)."""
+
+    id: str
+    text: str
+    type: str
+    kind: Literal["design"]
+    design: dict[str, Any]
+    groups: int
+    epsilon: float | None = Field(description="null if infinite: an answer reveals the truth")
+    reveals_truth: bool
+    n: int
+    answer_counts: list[list[int]] = Field(description='answers per group: [["no", "yes"], ...]')
+    estimator: str
+    method: str | None
+    parameters: list[DesignParameter]
+    by: list[dict[str, Any]] = Field(
+        description="per plain categorical question: prevalence per category and a likelihood-ratio test"
+    )
+
+
+class PlainResult(BaseModel):
+    """A plain question's answers, as given (not randomized)."""
+
+    id: str
+    text: str
+    type: str
+    kind: Literal["plain"]
+    randomized: Literal[False]
+    n: int
+    categories: list[Any] | None = None
+    values: list[int] | None = None
+    counts: list[int]
+    mean: float | None = None
+    min: int | None = None
+    max: int | None = None
+
+
 class ResultsOut(BaseModel):
     id: str
     title: str
     n_responses: int
+    target: Literal["population", "respondents"]
     level: float
-    questions: list[QuestionResult]
+    questions: list[QuestionResult | DesignResult | PlainResult]
 
 
 class InvitesIn(BaseModel):
@@ -395,10 +467,19 @@ def create_app(
         "/surveys/{survey_id}/results", response_model=ResultsOut, responses=_ERRORS,
         tags=["analysts"],
     )
-    def get_results(survey_id: str) -> dict[str, Any]:
-        """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version."""
+    def get_results(
+        survey_id: str,
+        target: Annotated[Literal["population", "respondents"], Query()] = "population",
+    ) -> dict[str, Any]:
+        """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version.
+
+        ``target=population`` (the default): shares in the population the
+        respondents were sampled from; ``target=respondents``: shares among
+        these respondents only (smaller standard errors).
+        """
         survey = store.survey(survey_id)
-        return results_json(survey, question_estimates(survey, store.aggregates(survey_id)))
+        aggregates = store.aggregates(survey_id)
+        return results_json(survey, question_estimates(survey, aggregates, target), aggregates=aggregates)
 
     # ------------------------------------------------------------- admin
     @app.post(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from deniable.errors import DeniableError
 
-__all__ = ["StorageError", "NotFound", "Conflict", "Forbidden", "Invalid"]
+__all__ = ["StorageError", "NotFound", "Conflict", "Forbidden", "Invalid", "SurveyError"]
 
 
 class StorageError(DeniableError):
@@ -35,3 +35,12 @@ class Forbidden(StorageError):
 
 class Invalid(StorageError):
     """A malformed request: a bad key, a missing answer, a report its mechanism could not make."""
+
+
+class SurveyError(DeniableError, ValueError):
+    """A survey definition that cannot be accepted; ``field`` is the JSON path of the problem."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message

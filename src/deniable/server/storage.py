@@ -21,6 +21,7 @@ question-id order, so writers cannot deadlock).
 from __future__ import annotations
 
 import json
+import math
 import secrets
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -43,6 +44,7 @@ from deniable.server.database import (
     surveys_table,
 )
 from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
+from deniable.server.questions import Tally
 from deniable.server.submissions import Prepared, prepare, token_hash
 from deniable.server.surveys import Survey, load_survey
 from deniable.wire import MAX_BATCH
@@ -185,7 +187,7 @@ class Storage:
                                     "survey_id": survey.id,
                                     "question_id": q.id,
                                     "shard": shard,
-                                    "stat": json.dumps(q.mechanism.aggregate([]).to_json()),
+                                    "stat": json.dumps(q.empty_aggregate().to_json()),
                                 }
                                 for q in survey.questions
                                 for shard in range(self.shards)
@@ -236,9 +238,9 @@ class Storage:
             "title": survey.title,
             "status": self.status(survey_id),
             "budget": survey.budget,
-            "epsilon_total": survey.epsilon_total,
+            "epsilon_total": survey.epsilon_total if math.isfinite(survey.epsilon_total) else None,
             "invite_only": survey.invite_only,
-            "questions": [q.to_json() for q in survey.questions],
+            "questions": [q.public_json() for q in survey.questions],
         }
 
     def close_survey(self, survey_id: str) -> None:
@@ -415,28 +417,28 @@ class Storage:
         stored = conn.execute(_LOCK_AGGREGATES, {"sid": survey.id, "part": shard}).all()
         updates = []
         for qid, stat in stored:
-            m = survey.question(qid).mechanism
-            reports = p.reports[qid] if everything else p.reports[qid].select(new)
-            merged = m.aggregate_from_json(json.loads(stat)) + m.aggregate(reports)
+            q = survey.question(qid)
+            merged = q.aggregate_from_json(json.loads(stat)) + q.aggregate(p.reports, None if everything else new)
             updates.append(
                 {"sid": survey.id, "qid": qid, "part": shard, "new_stat": json.dumps(merged.to_json())}
             )
         conn.execute(_UPDATE_AGGREGATE, updates)
 
     # --------------------------------------------------------------- results
-    def aggregates(self, survey_id: str) -> dict[str, SupportCounts]:
+    def aggregates(self, survey_id: str) -> dict[str, SupportCounts | Tally]:
         """The stored aggregate of every question (its shards merged), by question id.
 
         Each is decoded through the question's mechanism, which checks that
         it was made by that exact configuration (survey questions are
-        frequency questions, so each is a :class:`~deniable.SupportCounts`).
+        frequency questions, so each is a :class:`~deniable.SupportCounts`; design and
+        plain questions keep a :class:`~deniable.server.questions.Tally`).
         """
         survey = self.survey(survey_id)
         with self._read() as conn:
             rows = conn.execute(_SELECT_AGGREGATES, {"sid": survey_id}).all()
-        merged: dict[str, SupportCounts] = {}
+        merged: dict[str, Any] = {}
         for qid, stat in rows:
-            part = survey.question(qid).mechanism.aggregate_from_json(json.loads(stat))
+            part = survey.question(qid).aggregate_from_json(json.loads(stat))
             merged[qid] = merged[qid] + part if qid in merged else part
         return merged
 

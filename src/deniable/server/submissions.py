@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from deniable.errors import ReportError
-from deniable.mechanisms.contract import CheckedReports
 from deniable.server.errors import Invalid
 from deniable.server.surveys import Survey
 from deniable.wire import MAX_BATCH
@@ -44,7 +43,7 @@ class Prepared:
     tokens: list[str | None]  # SHA-256 of the invite tokens
     texts: list[str]  # canonical reports JSON per response
     hashes: list[str]  # body hash per response (reports and invite token)
-    reports: dict[str, CheckedReports]  # checked reports per question id, one per response
+    reports: dict[str, Any]  # checked reports per question id, one per response
 
 
 def token_hash(text: str) -> str:
@@ -102,15 +101,16 @@ def prepare(
         raise Invalid("responses", f"at most {MAX_BATCH} responses per batch; got {len(bodies)}")
     for i, body in enumerate(bodies):
         _check_body(survey, body, where(i))
-    checked: dict[str, CheckedReports] = {}
+    checked: dict[str, Any] = {}
     canonical: list[list[Any]] = []
     for q in survey.questions:
         try:
-            reports = q.mechanism.reports_from_json([body["reports"][q.id] for body in bodies])
+            reports = q.reports_from_json([body["reports"][q.id] for body in bodies])
         except ReportError as exc:
-            raise Invalid(f"{where(exc.index)}reports.{q.id}", exc.reason) from None
+            subfield = getattr(exc, "subfield", "")
+            raise Invalid(f"{where(exc.index)}reports.{q.id}{subfield}", exc.reason) from None
         checked[q.id] = reports
-        canonical.append(q.mechanism.reports_to_json(reports))
+        canonical.append(q.reports_to_json(reports))  # type: ignore[arg-type]
     question_ids = list(checked)
     encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     texts = [encode(dict(zip(question_ids, row, strict=True))) for row in zip(*canonical, strict=True)]

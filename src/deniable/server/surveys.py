@@ -39,6 +39,14 @@ auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 
 A yes-no question has the categories ``[false, true]``; ``auto`` there is
 Warner's design, which for two categories is GRR.
+
+A yes-no question may instead name a classic survey design with RRreg's
+model name and ``p`` (``design: {model: FR, p: [1/6, 1/6]}``), and a question
+marked ``randomized: false`` is a plain question (an integer in ``min..max``
+or a category), stored as given: see :mod:`deniable.server.questions`. Plain
+questions add nothing to the budget; a design whose epsilon is infinite is
+refused unless the question says ``allow_infinite_epsilon: true``, and is
+then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
 """
 
 from __future__ import annotations
@@ -46,15 +54,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from deniable.errors import DeniableError
+from deniable.aggregates import SupportCounts
 from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
+from deniable.mechanisms.contract import CheckedReports
 from deniable.plan import best_mechanism
 from deniable.privacy import PrivacyBudget
+from deniable.server.errors import SurveyError
+from deniable.server.questions import DesignQuestion, PlainQuestion, load_design_question, load_plain_question
 from deniable.wire import from_config
 
 __all__ = ["SurveyError", "Question", "Survey", "load_survey", "load_surveys", "ID_PATTERN"]
@@ -64,15 +75,6 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 QUESTION_TYPES = ("yes-no", "categorical")
 YES_NO = (False, True)
-
-
-class SurveyError(DeniableError, ValueError):
-    """A survey definition that cannot be accepted; ``field`` is the JSON path of the problem."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class Question:
     def epsilon(self) -> float:
         return float(self.mechanism.epsilon)
 
+    randomized = True
+
     def to_json(self) -> dict[str, Any]:
         """The question as devices see it: the mechanism as its exact config."""
         return {
@@ -102,6 +106,30 @@ class Question:
             "mechanism": self.mechanism.to_config(),
         }
 
+    def public_json(self) -> dict[str, Any]:
+        return self.to_json()
+
+    # the storage's interface (shared with design and plain questions)
+    def reports_from_json(self, values: list[Any]) -> CheckedReports:
+        return self.mechanism.reports_from_json(values)
+
+    def reports_to_json(self, checked: CheckedReports) -> list[Any]:
+        return self.mechanism.reports_to_json(checked)
+
+    def empty_aggregate(self) -> SupportCounts:
+        return self.mechanism.aggregate([])
+
+    def aggregate_from_json(self, data: Mapping[str, Any]) -> SupportCounts:
+        return self.mechanism.aggregate_from_json(data)
+
+    def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> SupportCounts:
+        reports = checked[self.id]
+        return self.mechanism.aggregate(reports if rows is None else reports.select(rows))
+
+
+AnyQuestion = Question | DesignQuestion | PlainQuestion
+"""A survey question: randomized by a mechanism or a survey design, or plain (not randomized)."""
+
 
 @dataclass(frozen=True)
 class Survey:
@@ -110,15 +138,20 @@ class Survey:
     id: str
     title: str
     budget: float
-    questions: tuple[Question, ...]
+    questions: tuple[AnyQuestion, ...]
     invite_only: bool = False
 
     @property
     def epsilon_total(self) -> float:
-        """Privacy loss per respondent: the sum of the questions' epsilons."""
+        """Privacy loss per respondent: the sum of the randomized questions' epsilons.
+
+        Infinite if a design question whose answer reveals the truth was allowed
+        (``allow_infinite_epsilon``); plain questions are disclosed as given and
+        carry no epsilon.
+        """
         return math.fsum(q.epsilon for q in self.questions)
 
-    def question(self, question_id: str) -> Question:
+    def question(self, question_id: str) -> AnyQuestion:
         for q in self.questions:
             if q.id == question_id:
                 return q
@@ -190,12 +223,21 @@ def _auto(categories: list[Any], epsilon: float) -> FrequencyOracle:
     return mechanism
 
 
-def _load_question(data: Any, where: str) -> Question:
+def _load_question(data: Any, where: str) -> AnyQuestion:
     if not isinstance(data, dict):
         raise SurveyError(where.rstrip("."), f"must be an object; got {type(data).__name__}")
     qid = _check_id(_require(data, "id", where, str), f"{where}id")
     text = _require(data, "text", where, str)
     qtype = _require(data, "type", where, str)
+    randomized = data.get("randomized", True)
+    if not isinstance(randomized, bool):
+        raise SurveyError(f"{where}randomized", f"must be true or false; got {randomized!r:.60}")
+    if not randomized:
+        return load_plain_question(data, qid, text, where)
+    if "design" in data:
+        if "mechanism" in data:
+            raise SurveyError(f"{where}mechanism", "a question has a mechanism or a design, not both")
+        return load_design_question(data, qid, text, where)
     if qtype not in QUESTION_TYPES:
         raise SurveyError(f"{where}type", f"must be one of {list(QUESTION_TYPES)}; got {qtype!r}")
     if isinstance(data.get("mechanism"), dict):
@@ -271,6 +313,11 @@ def _load_question(data: Any, where: str) -> Question:
     return Question(qid, text, qtype, mechanism)
 
 
+def _refused_infinite(question: AnyQuestion) -> bool:
+    """A design question whose epsilon is infinite without ``allow_infinite_epsilon``."""
+    return isinstance(question, DesignQuestion) and math.isinf(question.epsilon) and not question.allow_infinite_epsilon
+
+
 def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     """Build a survey from a YAML/JSON file, a dict, or return a Survey unchanged.
 
@@ -302,21 +349,36 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     raw_questions = _require(data, "questions", "", list)
     if not raw_questions:
         raise SurveyError("questions", "needs at least one question")
-    questions: list[Question] = []
+    questions: list[AnyQuestion] = []
     for i, raw in enumerate(raw_questions):
         question = _load_question(raw, f"questions[{i}].")
         if any(q.id == question.id for q in questions):
             raise SurveyError(f"questions[{i}].id", f"duplicate question id {question.id!r}")
+        if _refused_infinite(question):
+            assert isinstance(question, DesignQuestion)
+            raise SurveyError(
+                "budget",
+                f"question {question.id!r} (questions[{i}]) uses the {question.design.model} design, whose "
+                "epsilon is infinite: an answer reveals the truth. Choose a design with a finite epsilon, "
+                "or set allow_infinite_epsilon: true on the question to accept it knowingly",
+            )
         questions.append(question)
+    # design questions keep their counts by category of every plain categorical question
+    by = tuple((q.id, len(q.categories)) for q in questions
+               if isinstance(q, PlainQuestion) and q.type == "categorical")
+    questions = [replace(q, by=by) if isinstance(q, DesignQuestion) else q for q in questions]
     for q in questions:
+        if not q.randomized or math.isinf(q.epsilon):
+            continue
         try:
             budget.spend(q.epsilon, f"question {q.id!r}")
         except ValueError:
-            parts = " + ".join(f"{p.epsilon:.6g} ({p.id})" for p in questions)
+            counted = [p for p in questions if p.randomized and math.isfinite(p.epsilon)]
+            parts = " + ".join(f"{p.epsilon:.6g} ({p.id})" for p in counted)
             raise SurveyError(
                 "budget",
                 f"the questions' epsilons add up to {parts} = "
-                f"{math.fsum(p.epsilon for p in questions):.6g}, above the budget "
+                f"{math.fsum(p.epsilon for p in counted):.6g}, above the budget "
                 f"{budget.total:.6g}; raise the budget or lower the epsilons",
             ) from None
     return Survey(sid, title, float(budget.total), tuple(questions), invite_only)

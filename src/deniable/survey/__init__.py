@@ -1,9 +1,15 @@
 """Survey analysis of randomized-response designs, as RRreg and rr do it in R.
 
 Designs with RRreg's model names and ``p`` conventions (:mod:`.designs`),
-the prevalence by maximum likelihood (:mod:`.prevalence`), and simulated
-survey data with known truth (:mod:`.generate`).
+the prevalence (:mod:`.prevalence`), by the levels of a plain covariate
+(:mod:`.groups`), power and sample size (:mod:`.power`). Logistic regression
+(:func:`logit`, :func:`lr_test`) and linear regression on a randomized
+predictor (:func:`linear`), in :mod:`.regression`, need the ``survey``
+extra (pandas, statsmodels, patsy) and are imported on first use, so
+``import deniable.survey`` needs numpy only.
 """
+
+from typing import Any
 
 from deniable.survey.designs import (
     MODELS,
@@ -30,6 +36,7 @@ from deniable.survey.prevalence import (
     prevalence,
     prevalence_from_counts,
 )
+from deniable.survey.regression_power import SimulatedPower, logit_power
 
 __all__ = [
     "MODELS",
@@ -57,4 +64,23 @@ __all__ = [
     "prevalence_sample_size",
     "simulated_power",
     "standard_error",
+    "logit",
+    "linear",
+    "lr_test",
+    "logit_power",
+    "SimulatedPower",
 ]
+
+_REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")
+
+
+def __getattr__(name: str) -> Any:
+    """``logit``, ``linear`` and the other regression names, imported from :mod:`.regression` when first asked for."""
+    if name in _REGRESSION:
+        try:
+            from deniable.survey import regression
+        except ImportError as err:
+            raise ImportError(f"deniable.survey.{name} needs the survey extra: pip install 'deniable[survey]' "
+                              f"({err})") from err
+        return getattr(regression, name)
+    raise AttributeError(f"module 'deniable.survey' has no attribute {name!r}")

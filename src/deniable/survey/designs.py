@@ -190,9 +190,12 @@ class Design(ABC):
             out[at] = self.channel(g).privatize_many(states[at], rng=source)
         return out
 
-    def privatize(self, truth: Any, group: int | None = None, rng: randomness.RNGLike = None) -> Any:
+    def privatize(
+        self, truth: Any, group: int | None = None, rng: randomness.RNGLike = None, unrelated: Any = None
+    ) -> Any:
         """One respondent's answer (secure randomness unless ``rng`` is given)."""
-        return self.privatize_many([truth], None if group is None else [group], rng)[0].item()
+        other = None if unrelated is None else [unrelated]
+        return self.privatize_many([truth], None if group is None else [group], rng, other)[0].item()
 
     # ------------------------------------------------------------- checks
     def _truth(self, truth: Any) -> NDArray[np.bool_]:

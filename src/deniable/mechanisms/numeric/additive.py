@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
-from deniable.estimate import MeanEstimate
+from deniable.estimate import MeanEstimate, Target, check_target
 from deniable.mechanisms.numeric.base import (
     NumericMechanism,
     check_delta,
@@ -250,7 +250,7 @@ _NOISE_STEPS = 256  # lattice steps per standard deviation of the composition ex
 
 def two_level_gaussian_mean(
     values: Any, low: float, high: float, *, sigma1: float = 1.0, sigma2: float = 1.0,
-    delta: float = 1e-6, rng: randomness.RNGLike = None,
+    delta: float = 1e-6, rng: randomness.RNGLike = None, target: Target = "population",
 ) -> MeanEstimate:
     """The seed's two-level construction: Gaussian noise added twice, then the mean.
 
@@ -261,7 +261,10 @@ def two_level_gaussian_mean(
     is stored) adds independent noise of standard deviation ``sigma2`` the
     same way: ``y2 = y1 + c2 Z2``. Both noises and the rounding have mean 0,
     so ``mean(y2)`` is unbiased for the mean of the clamped values, with
-    fixed-population variance ``(sigma1^2 + sigma2^2 + rounding) / n``.
+    fixed-population variance ``(sigma1^2 + sigma2^2 + rounding) / n``: the
+    standard error for ``target="respondents"``. The default target,
+    ``"population"``, takes the sample standard error of ``y2`` (it adds the
+    spread of the values; see :class:`~deniable.MeanEstimate`).
 
     Composing noise: ``y2`` alone is (for continuous noise) the Gaussian
     mechanism with ``sigma = sqrt(sigma1^2 + sigma2^2)``; the estimate's
@@ -274,6 +277,7 @@ def two_level_gaussian_mean(
     ``[-60, 140]``, the mean is within 0.05 of 42.
     """
     owner = "two_level_gaussian_mean"
+    target = check_target(target)
     lo, hi = check_range(low, high, owner)
     d = check_delta(delta, owner)
     sigmas = [check_real(s, name, owner) for name, s in (("sigma1", sigma1), ("sigma2", sigma2))]
@@ -292,14 +296,16 @@ def two_level_gaussian_mean(
     y2 = y1 + c2 * table.sample(n, source)
     per_user = (c1 * c1 + c2 * c2) * unit_var + c1 * c1 * float(np.mean(frac * (1 - frac)))
     total = math.hypot(*sigmas)
+    sample_se = float(y2.std(ddof=1)) / math.sqrt(n)
     return MeanEstimate(
         mechanism="two-level Gaussian",
         epsilon=gaussian_epsilon(total / (hi - lo), d),
         delta=d,
         mean=float(y2.mean()),
-        std_error=math.sqrt(per_user / n),
-        sample_std_error=float(y2.std(ddof=1)) / math.sqrt(n),
+        std_error=math.sqrt(per_user / n) if target == "respondents" else sample_se,
+        sample_std_error=sample_se,
         n=n,
         low=lo,
         high=hi,
+        target=target,
     )

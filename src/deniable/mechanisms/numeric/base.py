@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from deniable import randomness
 from deniable.aggregates import MeanStat, Mergeable
-from deniable.estimate import HistogramEstimate, MeanEstimate
+from deniable.estimate import HistogramEstimate, MeanEstimate, Target, check_target
 from deniable.mechanisms.contract import Mechanism
 from deniable.randomness import Source
 
@@ -256,21 +256,31 @@ class NumericMechanism(Mechanism):
         vm, v0, vp = self._unit_variance(np.array([-1.0, 0.0, 1.0]))
         return float(v0), float((vp - vm) / 2), float((vp + vm) / 2 - v0)
 
-    def estimate(self, reports: Any) -> MeanEstimate:
-        """Unbiased mean of the clamped values from reports (a :class:`~deniable.MeanEstimate`)."""
-        est: MeanEstimate = self.estimate_from(self.aggregate(reports))
+    def estimate(self, reports: Any, target: Target = "population") -> MeanEstimate:
+        """Unbiased mean of the clamped values from reports (a :class:`~deniable.MeanEstimate`).
+
+        ``target`` is ``"population"`` (the default: the mean of the
+        population the respondents were sampled from, sample standard
+        error) or ``"respondents"`` (their own mean, formula standard error);
+        see :class:`~deniable.MeanEstimate`.
+        """
+        target = check_target(target)  # before any work on the reports
+        est: MeanEstimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 
-    def estimate_from(self, stat: MeanStat) -> MeanEstimate:
+    def estimate_from(self, stat: MeanStat, target: Target = "population") -> MeanEstimate:
         """Mean estimate from a (merged) aggregate.
 
-        ``mean = mid + half (mean(y_t) - b0) / b1``. The formula standard
-        error averages the per-user variance ``v0 + v1 t + v2 t^2`` over the
-        respondents: the mean of ``t`` is the estimate itself and the mean of
-        ``t^2`` is taken as ``mean^2`` when ``v2 <= 0`` (an upper bound by
-        Jensen) and, when ``v2 > 0``, from the reports' second moment
-        ``E[t_hat^2] = v(t) + t^2``, kept within ``[mean^2, 1]``.
+        ``mean = mid + half (mean(y_t) - b0) / b1``. For ``target="respondents"``
+        the formula standard error averages the per-user variance
+        ``v0 + v1 t + v2 t^2`` over the respondents: the mean of ``t`` is the
+        estimate itself and the mean of ``t^2`` is taken as ``mean^2`` when
+        ``v2 <= 0`` (an upper bound by Jensen) and, when ``v2 > 0``, from the
+        reports' second moment ``E[t_hat^2] = v(t) + t^2``, kept within
+        ``[mean^2, 1]``. For ``target="population"`` the debiased reports are
+        i.i.d. and the standard error is their sample one, ``s / sqrt(n)``.
         """
+        target = check_target(target)
         if not isinstance(stat, Mergeable):
             raise TypeError(f"estimate_from needs a MeanStat aggregate; got {type(stat).__name__}")
         stat.require(MeanStat, self.fingerprint)
@@ -288,17 +298,19 @@ class NumericMechanism(Mechanism):
             mean_t2 = min(1.0, max(mean_t2, (t2_hat - v0 - v1 * tc) / (1 + v2)))
         unit_var = max(v0 + v1 * tc + v2 * mean_t2, 0.0)
         sample_var = max(t2_hat - t_bar * t_bar, 0.0) * n / (n - 1)
+        sample_se = self._half * math.sqrt(sample_var / n)
         return MeanEstimate(
             mechanism=self.name,
             epsilon=self.epsilon,
             delta=self.delta,
             mean=self._mid + self._half * t_bar,
-            std_error=self._half * math.sqrt(unit_var / n),
-            sample_std_error=self._half * math.sqrt(sample_var / n),
+            std_error=self._half * math.sqrt(unit_var / n) if target == "respondents" else sample_se,
+            sample_std_error=sample_se,
             n=n,
             low=self.low,
             high=self.high,
             histogram=self._histogram(stat),
+            target=target,
         )
 
     def _histogram(self, stat: MeanStat) -> HistogramEstimate | None:
@@ -308,7 +320,9 @@ class NumericMechanism(Mechanism):
         """Variance of the mean estimate from ``n`` reports (original units squared).
 
         ``value`` is every respondent's value; ``None`` gives the worst case
-        over the range.
+        over the range. With one value for everyone the values have no
+        spread, so the variance is the same for both targets (for a
+        population with spread, add its variance over ``n``).
         """
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
             raise ValueError(f"n must be a positive int; got {n!r}")

@@ -1,7 +1,7 @@
 """Duchi et al.'s one-bit mechanism, with an exactly accounted epsilon.
 
 Reports ``±B`` (in ``t``-units) with ``B = 2**32 / c``: with probability
-``beta = c / 2**32`` (a bit-sliced Bernoulli) the sign is ``+`` with
+``beta = c / 2**32`` (an exact dyadic Bernoulli) the sign is ``+`` with
 probability ``(1 + t) / 2`` (a 64-bit threshold with 53 significant bits, so
 exact to ``2**-53``), otherwise it is a fair coin. So ``P(+ | t)`` lies in
 ``[(1-beta)/2, (1+beta)/2]`` for every threshold whatever its rounding:

@@ -273,7 +273,16 @@ function parseDomain(domain) {
 function lnRatio(num, den) {
   const top = Math.log(Number(num));
   const bottom = Math.log(Number(den));
-  return top - bottom + 4 * Number.EPSILON * (Math.abs(top) + Math.abs(bottom) + 1);
+  const diff = top - bottom;
+  if (!Number.isFinite(diff)) return diff; // a zero probability: exactly +-infinity
+  return diff + 4 * Number.EPSILON * (Math.abs(top) + Math.abs(bottom) + 1);
+}
+
+/** |ln(a / b)| of non-negative BigInts, not both 0: Infinity when exactly one is 0. */
+function absLnRatio(a, b) {
+  if (a === b) return 0;
+  if (a === 0n || b === 0n) return Infinity;
+  return Math.abs(lnRatio(a, b));
 }
 
 // ------------------------------------------------------------------ mechanisms
@@ -288,11 +297,13 @@ const BUILDERS = {
     }
     const yf = exactInteger(ys[0], 'params.yes_numerators[0]');
     const yt = exactInteger(ys[1], 'params.yes_numerators[1]');
-    if (!(0n < yf && yf < yt && yt < d)) {
-      throw new DeniableError('params', `binary-rr needs 0 < yes_numerators[0] < yes_numerators[1] < denominator; got ${stringify(params)}`);
+    // any binary channel (P(yes|false), P(yes|true)) in [0, 1]: the survey designs of
+    // deniable.survey are such channels; an answer impossible under one truth reveals it
+    if (!(yf <= d && yt <= d && yf !== yt)) {
+      throw new DeniableError('params', `binary-rr needs two different yes_numerators in [0, denominator]; got ${stringify(params)}`);
     }
     const thresholds = [yf, yt];
-    const epsilon = Math.max(lnRatio(yt, yf), lnRatio(d - yf, d - yt));
+    const epsilon = Math.max(absLnRatio(yt, yf), absLnRatio(d - yt, d - yf));
     return {
       epsilon,
       words: 2,
@@ -532,6 +543,15 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
       return xs.map((x) => impl.sample(pool, x));
     },
   });
+}
+
+/**
+ * An integer uniform in 1..k (k a Number in 2..2^32) with the exact sampler: how a device of a
+ * two-group survey design draws its group (k = 2).
+ */
+export function uniformGroup(k = 2, { randomBytes = secureRandomBytes } = {}) {
+  if (!Number.isInteger(k) || k < 2 || k > TWO32) throw new DeniableError('k', `must be an integer in 2..2^32; got ${stringify(k)}`);
+  return 1 + uniformBelowSmall(new WordPool(randomBytes, 64), k);
 }
 
 /** A random idempotency key (UUID v4 text) from crypto.randomUUID or, failing that, getRandomValues. */

@@ -1,6 +1,9 @@
-// The results page: fetch /surveys/{id}/results and draw each question's estimates as an
-// accessible SVG bar chart with 95% confidence-interval whiskers.
+// The results page: fetch /surveys/{id}/results?target=... and draw each question's estimates
+// as an accessible SVG bar chart with confidence-interval whiskers. Each value is printed with
+// its interval as a range ("20.1%" over "18.0–22.2%"), never as plus-minus, so it cannot be read as
+// a standard error; the standard errors are in the table, labelled as such.
 import { parseJSON } from './deniable.js';
+import { designSection, plainSection } from './survey_results.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -8,6 +11,21 @@ const match = window.location.pathname.match(/\/s\/([^/]+)\/results\/?$/);
 const surveyId = match ? decodeURIComponent(match[1]) : null;
 
 const pct = (x, digits = 1) => `${(100 * x).toFixed(digits)}%`;
+
+// What the estimates are of (the results' "target"), in words.
+const TARGETS = {
+  population: {
+    short: 'population',
+    long: 'the population the respondents were sampled from',
+  },
+  respondents: {
+    short: 'these respondents',
+    long: 'these respondents only, a census of them',
+  },
+};
+const targetSelect = $('target');
+const wanted = new URLSearchParams(window.location.search).get('target');
+if (wanted in TARGETS) targetSelect.value = wanted;
 
 function el(name, attrs = {}, text) {
   const node = document.createElementNS(SVG, name);
@@ -101,8 +119,13 @@ function chart(q, index, level) {
         g.append(el('line', { class: 'whisker', x1: a, x2: a, y1: cy - 6, y2: cy + 6 }));
         g.append(el('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
       }
-      const half = Number.isFinite(r.low) && Number.isFinite(r.high) ? ` ±${(100 * (r.high - r.low) / 2).toFixed(1)}` : '';
-      g.append(el('text', { class: 'value', x: labelW + plotW + 10, y: cy + 4 }, `${pct(r.est)}${half}`));
+      const ranged = Number.isFinite(r.low) && Number.isFinite(r.high);
+      g.append(el('text', { class: 'value', x: labelW + plotW + 10, y: ranged ? cy - 1 : cy + 4 }, pct(r.est)));
+      if (ranged) {
+        // the interval as a range, not plus-minus: a reader cannot take it for a standard error
+        g.append(el('text', { class: 'value-interval', x: labelW + plotW + 10, y: cy + 11 },
+          `${(100 * r.low).toFixed(1)}–${pct(r.high)}`));
+      }
     } else {
       g.append(el('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'no estimate yet'));
     }
@@ -114,7 +137,7 @@ function chart(q, index, level) {
 function table(q, level) {
   const t = document.createElement('table');
   t.className = 'numbers';
-  const head = ['Answer', 'Estimate', 'Std. error', `${level} interval`, 'Adjusted (sums to 100%)', 'Raw report share'];
+  const head = ['Answer', 'Estimate', 'Standard error', `${level} confidence interval`, 'Adjusted (sums to 100%)', 'Raw report share'];
   t.innerHTML = `<thead><tr>${head.map((h) => `<th scope="col">${h}</th>`).join('')}</tr></thead>`;
   const body = document.createElement('tbody');
   order(q).forEach((i) => {
@@ -148,10 +171,17 @@ function render(results) {
   const n = results.n_responses;
   const level = `${Number(((results.level ?? 0.95) * 100).toPrecision(3))}%`;
   $('level').textContent = level;
+  const target = TARGETS[results.target] ?? TARGETS.population;
+  $('target-text').textContent = target.long;
+  targetSelect.value = results.target in TARGETS ? results.target : 'population';
   $('summary').textContent = `${n} response${n === 1 ? '' : 's'} · updated ${new Date().toLocaleTimeString()}`;
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {
+    if (q.kind === 'design' || q.kind === 'plain') {
+      container.append(q.kind === 'design' ? designSection(q, level) : plainSection(q));
+      return;
+    }
     const section = document.createElement('section');
     section.className = 'card question-result';
     section.dataset.question = q.id;
@@ -159,7 +189,8 @@ function render(results) {
     h.textContent = q.text;
     const meta = document.createElement('p');
     meta.className = 'meta';
-    meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`;
+    meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
+      + ` · estimates of: ${(TARGETS[q.target] ?? TARGETS.population).short}`;
     section.append(h, meta);
     if (q.n === 0) {
       const p = document.createElement('p');
@@ -174,7 +205,10 @@ function render(results) {
       const scroller = document.createElement('div');
       scroller.className = 'scroll';
       scroller.append(table(q, level));
-      details.append(summary, scroller);
+      const note = document.createElement('p');
+      note.className = 'table-note';  // outside the scroller: it wraps on a narrow screen
+      note.textContent = `Estimates of ${(TARGETS[q.target] ?? TARGETS.population).long}.`;
+      details.append(summary, note, scroller);
       section.append(details);
     }
     container.append(section);
@@ -187,7 +221,8 @@ async function load() {
   document.body.dataset.state = 'loading';
   try {
     if (!surveyId) throw new Error('this page needs an address of the form /s/<survey id>/results');
-    const response = await fetch(`/surveys/${encodeURIComponent(surveyId)}/results`, { headers: { Accept: 'application/json' } });
+    const query = `?target=${encodeURIComponent(targetSelect.value)}`;
+    const response = await fetch(`/surveys/${encodeURIComponent(surveyId)}/results${query}`, { headers: { Accept: 'application/json' } });
     const text = await response.text();
     let payload = null;
     try { payload = parseJSON(text); } catch { payload = null; }
@@ -210,6 +245,12 @@ async function load() {
 }
 
 $('refresh').addEventListener('click', load);
+targetSelect.addEventListener('change', () => {
+  const url = new URL(window.location.href);
+  url.searchParams.set('target', targetSelect.value);
+  window.history.replaceState(null, '', url);
+  load();
+});
 let lastWidth = window.innerWidth;
 window.addEventListener('resize', () => {
   if (shown && window.innerWidth !== lastWidth) {

@@ -1,6 +1,6 @@
 // The survey page: fetch the survey, randomize every answer in the page with deniable.js,
 // and POST only the randomized reports (with a random idempotency key).
-import { fromConfig, idempotencyKey, parseJSON, stringify } from './deniable.js';
+import { fromConfig, idempotencyKey, parseJSON, stringify, uniformGroup } from './deniable.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -42,39 +42,124 @@ function label(question, value, i) {
   return String(c);
 }
 
-function renderQuestion(question, mechanism, index) {
-  const fieldset = document.createElement('fieldset');
-  fieldset.className = 'question';
-  fieldset.dataset.question = question.id;
-  const legend = document.createElement('legend');
-  legend.textContent = question.text;
-  fieldset.append(legend);
-  const meta = document.createElement('p');
-  meta.className = 'meta';
-  meta.textContent = `Randomized with ${NAMES[mechanism.mechanism]}, ε = ${fmt(mechanism.epsilon)}`;
-  fieldset.append(meta);
+function radios(question, domain, name) {
   const options = document.createElement('div');
   options.className = 'options';
   // yes-no questions show "Yes" first; categorical ones keep the survey's order
-  const order = mechanism.domain.map((_, i) => i);
+  const order = domain.map((_, i) => i);
   if (question.type === 'yes-no') order.reverse();
   for (const i of order) {
-    const id = `q${index}-o${i}`;
+    const id = `${name}-o${i}`;
     const wrap = document.createElement('label');
     wrap.className = 'option';
     wrap.htmlFor = id;
     const input = document.createElement('input');
     input.type = 'radio';
-    input.name = `q${index}`;
+    input.name = name;
     input.id = id;
     input.value = String(i);
     const text = document.createElement('span');
-    text.textContent = label(question, mechanism.domain[i], i);
+    text.textContent = label(question, domain[i], i);
     wrap.append(input, text);
     options.append(wrap);
   }
-  fieldset.append(options);
+  return options;
+}
+
+function fieldsetFor(question, metaText) {
+  const fieldset = document.createElement('fieldset');
+  fieldset.className = 'question';
+  fieldset.dataset.question = question.id;
+  const legend = document.createElement('legend');
+  legend.textContent = question.text;
+  const meta = document.createElement('p');
+  meta.className = 'meta';
+  meta.textContent = metaText;
+  fieldset.append(legend, meta);
   return fieldset;
+}
+
+const chosenIn = (el, name) => {
+  const input = el.querySelector(`input[name="${name}"]:checked`);
+  return input ? Number(input.value) : undefined;
+};
+
+const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !Number.isFinite(epsilon)
+  ? 'ε = ∞: an answer can reveal the truth' : `ε = ${fmt(epsilon)}`);
+
+/**
+ * One question's form part and its device: {fieldset, epsilon, reveals, report()}, where
+ * report() is the randomized report of the chosen answer, or undefined if unanswered.
+ */
+function device(question, index) {
+  const name = `q${index}`;
+  if (question.randomized === false) {
+    const fieldset = fieldsetFor(question, 'Not randomized: your answer is sent and stored exactly as you give it.');
+    fieldset.classList.add('plain');
+    if (question.type === 'integer') {
+      const wrap = document.createElement('div');
+      wrap.className = 'options';
+      const input = document.createElement('input');
+      Object.assign(input, { type: 'number', name, id: `${name}-value`, min: question.min, max: question.max, step: 1 });
+      input.setAttribute('aria-label', question.text);
+      const hint = document.createElement('span');
+      hint.className = 'hint';
+      hint.textContent = ` (${question.min} to ${question.max})`;
+      wrap.append(input, hint);
+      fieldset.append(wrap);
+      return {
+        fieldset, epsilon: 0, reveals: false,
+        report() {
+          const v = Number(input.value);
+          return input.value !== '' && Number.isInteger(v) && v >= question.min && v <= question.max ? v : undefined;
+        },
+      };
+    }
+    fieldset.append(radios(question, question.categories, name));
+    return { fieldset, epsilon: 0, reveals: false, report: () => question.categories[chosenIn(fieldset, name)] };
+  }
+  if (question.design) {
+    const channels = question.channels.map((c) => fromConfig(c));
+    const d = question.design;
+    const fieldset = fieldsetFor(
+      question,
+      `Randomized on this device with the ${d.model} design (p = ${d.p.join(', ')})` +
+        `${question.groups > 1 ? ', in a group the device draws' : ''}, ${epsilonText(question.epsilon)}`,
+    );
+    fieldset.append(radios(question, [false, true], name));
+    const unrelated = question.design.model === 'UQTunknown';
+    if (unrelated) {
+      const note = document.createElement('p');
+      note.className = 'unrelated';
+      note.textContent = `Also answer this one; your answer stays on this device and is never sent: ${question.unrelated_question}`;
+      fieldset.append(note, radios({ type: 'yes-no' }, [false, true], `${name}u`));
+    }
+    return {
+      fieldset, epsilon: question.epsilon, reveals: question.reveals_truth,
+      report() {
+        const truth = chosenIn(fieldset, name);
+        const other = unrelated ? chosenIn(fieldset, `${name}u`) : 0;
+        if (truth === undefined || other === undefined) return undefined;
+        if (question.groups === 1) return channels[0].privatize(truth === 1);
+        const group = uniformGroup(question.groups);
+        const channel = channels[group - 1];
+        // UQTunknown: the group's channel fed "true" is the coin (the sensitive question with
+        // probability p_g), else the respondent's own unrelated answer
+        const answer = unrelated ? (channel.privatize(true) ? truth === 1 : other === 1) : channel.privatize(truth === 1);
+        return { group, answer };
+      },
+    };
+  }
+  const mechanism = fromConfig(question.mechanism);
+  const fieldset = fieldsetFor(question, `Randomized with ${NAMES[mechanism.mechanism]}, ${epsilonText(mechanism.epsilon)}`);
+  fieldset.append(radios(question, mechanism.domain, name));
+  return {
+    fieldset, epsilon: mechanism.epsilon, reveals: false,
+    report() {
+      const i = chosenIn(fieldset, name);
+      return i === undefined ? undefined : mechanism.privatize(mechanism.domain[i]);
+    },
+  };
 }
 
 function explainError(response, payload) {
@@ -138,6 +223,7 @@ function done() {
 function nextRespondent() {
   $('survey-form').querySelectorAll('input').forEach((el) => {
     el.checked = false;
+    if (el.type === 'number') el.value = '';
     el.disabled = false;
   });
   $('submit').disabled = false;
@@ -172,22 +258,28 @@ async function main() {
   document.title = survey.title;
   $('title').textContent = survey.title;
 
-  let mechanisms;
+  let devices;
   try {
-    mechanisms = survey.questions.map((q) => fromConfig(q.mechanism));
+    devices = survey.questions.map((q, i) => device(q, i));
   } catch (err) {
     status('error', `This survey's randomization settings could not be checked, so nothing will be sent. (${escapeHtml(err.message)})`);
     return;
   }
-  const total = mechanisms.reduce((s, m) => s + m.epsilon, 0);
+  const randomized = devices.filter((d, i) => survey.questions[i].randomized !== false);
+  const bounded = randomized.filter((d) => !d.reveals);
+  const total = bounded.reduce((s, d) => s + d.epsilon, 0);
+  const plain = devices.length - randomized.length;
+  const revealing = survey.questions.filter((q, i) => devices[i].reveals).map((q) => `“${escapeHtml(q.text)}”`);
   $('privacy-epsilon').innerHTML =
     `Privacy loss for the whole survey: <strong>ε = ${fmt(total)}</strong> ` +
-    `(the sum over its ${mechanisms.length} question${mechanisms.length === 1 ? '' : 's'}). Whatever else is known about you, ` +
+    `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''}). Whatever else is known about you, ` +
     `your reports change the odds of any guess about your answers by at most a factor ` +
-    `e<sup>ε</sup> = ${Number(Math.exp(total).toPrecision(3))}.`;
+    `e<sup>ε</sup> = ${Number(Math.exp(total).toPrecision(3))}.` +
+    (revealing.length ? ` <strong>Except</strong>: ${revealing.join(', ')} uses a design in which some answers reveal the truth (no such bound).` : '') +
+    (plain ? ` ${plain} question${plain === 1 ? ' is' : 's are'} <strong>not randomized</strong>: those answers are sent as you give them.` : '');
 
   const container = $('questions');
-  survey.questions.forEach((q, i) => container.append(renderQuestion(q, mechanisms[i], i)));
+  devices.forEach((d) => container.append(d.fieldset));
   $('survey-form').hidden = false;
 
   if (survey.status === 'closed') {
@@ -207,11 +299,10 @@ async function main() {
     const reports = {};
     const missing = [];
     survey.questions.forEach((q, i) => {
-      const fieldset = container.children[i];
-      const chosen = fieldset.querySelector('input:checked');
-      fieldset.classList.toggle('missing', !chosen);
-      if (!chosen) missing.push(q.text);
-      else reports[q.id] = mechanisms[i].privatize(mechanisms[i].domain[Number(chosen.value)]);
+      const report = devices[i].report();
+      devices[i].fieldset.classList.toggle('missing', report === undefined);
+      if (report === undefined) missing.push(q.text);
+      else reports[q.id] = report;
     });
     if (missing.length) {
       status('error', `Please answer every question (${missing.length} left).`);

@@ -1,0 +1,91 @@
+"""Count-mean sketches (CMS, HCMS) and discovery (PEM): CPU time per stage and accuracy on strings.
+
+Workload: n strings, Zipf(1.1) over 1000 words plus a long tail where 30% of
+devices type a string of their own; epsilon 4, Apple's shape (k_h = 256 rows,
+m = 1024 buckets), secure default randomness (OS CSPRNG). Times are CPU
+seconds (``time.process_time``, all threads of this process), so they do not
+count waiting for a shared machine's cores; the load average is printed.
+Discovery (``HeavyHitters``, PEM over HCMS) runs on the same strings;
+precision counts the found values among the true top ``top_k``.
+
+    python benchmarks/bench_sketch.py            # n = 200,000
+    python benchmarks/bench_sketch.py --quick    # tiny smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import deniable as dn
+
+
+def cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.process_time()
+    out = fn()
+    return time.process_time() - start, out
+
+
+def workload(n: int, rng: np.random.Generator) -> list[str]:
+    words = 1000
+    weights = 1 / np.arange(1, words + 1) ** 1.1
+    common = rng.choice(words, size=n, p=weights / weights.sum())
+    unique = rng.random(n) < 0.3
+    return [f"tail-{i}" if u else f"word-{w}" for i, (w, u) in enumerate(zip(common, unique, strict=True))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    parser.add_argument("--n", type=int, default=200_000)
+    args = parser.parse_args()
+    n = 2_000 if args.quick else args.n
+    rng = np.random.default_rng(0)
+    values = workload(n, rng)
+    listed = [f"word-{w}" for w in range(1000)]
+    truth = np.array([values.count(w) for w in listed[:20]]) / n
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores, shared)")
+    print(f"n = {n}, epsilon = 4, k_h = 256, m = 1024, 1000 listed strings\n")
+    print("| mechanism | privatize_many (secure) | aggregate | estimate 1000 listed | estimate_values 10 | "
+          "report bits | max abs error, top 20 | mean SE, top 20 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for cls in (dn.CountMeanSketch, dn.HadamardCountMeanSketch):
+        m = cls(listed, epsilon=4.0, rows=256, width=1024)
+        t_priv, reports = cpu(lambda m=m: m.privatize_many(values))
+        t_agg, stat = cpu(lambda m=m, r=reports: m.aggregate(r))
+        t_est, est = cpu(lambda m=m, s=stat: m.estimate_from(s))
+        t_vals, _ = cpu(lambda m=m, s=stat: m.estimate_values(s, listed[:10]))
+        err = float(np.abs(est.frequencies[:20] - truth).max())
+        se = float(est.std_errors[:20].mean())
+        print(f"| {cls.__name__} | {t_priv:.2f} s ({n / t_priv / 1e3:.0f}k/s) | {t_agg:.3f} s "
+              f"({n / t_agg / 1e6:.2f}M/s) | {t_est:.3f} s | {t_vals:.4f} s | {m.report_bits} | "
+              f"{err:.4f} | {se:.4f} |")
+
+    print("\n| discovery | privatize_many (secure) | aggregate | identify | recall top 10 | recall top 20 | "
+          "precision | median relative count error (found true values) |")
+    print("|---|---|---|---|---|---|---|---|")
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    ranked = sorted(counts, key=lambda v: -counts[v])
+    for oracle, top_k in (("cms", 16), ("cms", 32), ("hcms", 32)):
+        hh = dn.HeavyHitters(epsilon=4.0, max_length=8, top_k=top_k, oracle=oracle)
+        t_priv, reports = cpu(lambda hh=hh: hh.privatize_many(values))
+        t_agg, stat = cpu(lambda hh=hh, r=reports: hh.aggregate(r))
+        t_id, found = cpu(lambda hh=hh, s=stat: hh.identify(s))
+        got = set(found.values)
+        recall = [len(got & set(ranked[:k])) / k for k in (10, 20)]
+        precision = len(got & set(ranked[:top_k])) / max(len(got), 1)
+        rel = [abs(c - counts[v]) / counts[v] for v, c in zip(found.values, found.counts, strict=True) if v in counts]
+        err = float(np.median(rel)) if rel else float("nan")
+        print(f"| PEM over {oracle.upper()}, max_length 8, top_k {top_k} | {t_priv:.2f} s | {t_agg:.3f} s | "
+              f"{t_id:.2f} s | {recall[0]:.1f} | {recall[1]:.2f} | {precision:.2f} | {err:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,660 @@
+"""Apple's count-mean sketches (CMS, HCMS): frequency oracles over any string.
+
+"Learning with Privacy at Scale" (Apple Differential Privacy Team, 2017).
+Nobody lists the domain in advance: a device hashes its string into one of
+``m`` buckets with one of ``k_h`` public hash functions (the row ``j``, its
+own uniform choice) and randomizes the one-hot bucket vector; the server
+adds reports into a ``k_h x m`` sketch and estimates any string afterwards.
+
+**Hashing** (fixed, so that any client computes the same buckets). A value
+is a ``str``; its bytes are its UTF-8 encoding (``bytes`` holding valid UTF-8
+are the same value as their text; the empty string is a value like any
+other). The configuration carries a 32-byte ``seed``. Then
+
+* fingerprint ``phi(x)`` = BLAKE2b(UTF-8(x), digest 8 bytes, key = seed,
+  person = ``b"deniable:value"``) read as a little-endian 64-bit integer;
+* row ``j``'s hash ``h_j(x) = T_j phi(x)`` over GF(2): bucket bit ``i`` is
+  the parity of ``R[j, i] & phi(x)``, with the 64-bit mask ``R[j, i]`` =
+  BLAKE2b(``j`` as 4 little-endian bytes + ``i`` as 1 byte, digest 8,
+  key = seed, person = ``b"deniable:row"``).
+
+For a uniformly random seed the matrices ``T_j`` are independent uniform
+``log2(m) x 64`` matrices, so for distinct fingerprints ``x, y, d`` the
+events ``h_j(x) = h_j(d)`` and ``h_j(y) = h_j(d)`` are independent, each of
+probability ``1/m``. Fingerprints of distinct strings coincide with
+probability ``2**-64``; that is the only approximation below.
+
+**CMS** (wire id ``cms``): the device sends ``(j, v)`` with ``v`` the
+one-hot vector of ``h_j(x)`` in ``{0, 1}^m``, each bit flipped independently
+with probability ``t / 2**32`` (exact integer sampling),
+``epsilon = 2 ln((2**32 - t) / t)`` (two bits differ between neighbours).
+A report supports ``d`` when bit ``h_j(d)`` of ``v`` is set. The sketch is
+``S[j, b]`` = reports in row ``j`` with bit ``b`` set.
+
+**HCMS** (wire id ``hcms``): the device draws ``j`` and a Hadamard row
+``l`` in ``[m]`` and sends ``(j, l, bit)`` with ``(-1)**bit`` =
+``(-1)**popcount(l & h_j(x))`` kept with probability ``p = a / (a + b)``,
+``epsilon = ln(a / b)``. A report supports ``d`` when ``(-1)**bit`` equals
+``(-1)**popcount(l & h_j(d))``. The sketch is ``W[j, l]`` = sum of
+``(-1)**bit`` over reports ``(j, l)``; one Walsh-Hadamard transform per row
+gives every support count.
+
+**Estimator** (both). A report of a device holding ``d`` supports ``d`` with
+``p* = p``; one holding ``x != d`` with ``q_0`` (``1 - p`` for CMS, ``1/2``
+for HCMS) unless ``h_j(x) = h_j(d)``, when with ``p``. Over the random
+seed, ``q* = q_0 + (p - q_0) / m``, and with ``C_d`` the support count of
+``n`` reports ``f_d = (C_d / n - q*) / (p* - q*)`` is unbiased (Apple's
+``m / (m - 1)`` debias). Its variance over the devices' randomness and the
+seed, for a fixed population with ``N_x`` devices holding ``x``, is
+
+    Var f_d = pure_variance(n, p*, q*, f_d)
+              + sum_{x != d} N_x (N_x - 1) / n**2 / (k_h (m - 1))
+
+the frequency-oracle formula plus a hash-collision term, which vanishes
+when every other device holds its own value and is largest when a few
+values dominate (derivation: the law of total variance over the seed; with
+``kappa_x`` the share of rows where ``x`` collides with ``d``,
+``Var kappa_x = (m - 1) / (k_h m**2)`` and the ``kappa_x`` are
+uncorrelated). For a fixed seed the estimate carries that collision bias;
+it is unbiased over the seed, as in Apple's analysis.
+
+Standard errors plug in ``clip(f_d, 0, 1)`` and an unbiased estimate of the
+population's collision rate ``pi = sum_x N_x (N_x - 1) / (n (n - 1))`` from
+the sketch itself: in row ``j`` (``n_j`` reports) the ordered pairs of
+devices whose values share a bucket number ``Q_j`` with
+``E Q_j = n_j (n_j - 1) (pi + (1 - pi) / m)``, and
+
+* CMS: ``Q_j = [sum_b (S[j,b] - n_j q_0)**2 - n_j p(1-p) - (m-1) n_j q_0(1-q_0)] / (p - q_0)**2 - n_j``
+* HCMS: ``Q_j = m (sum_l W[j,l]**2 - n_j) / (2p - 1)**2``
+
+are unbiased; the collision term uses ``pi (n-1)/n - f_d**2``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable import privacy, randomness
+from deniable.aggregates import Mergeable, _count, _fields, _fingerprint
+from deniable.errors import AggregateError
+from deniable.estimate import Estimate, Target, check_target, pure_variance
+from deniable.mechanisms.contract import Mechanism
+from deniable.mechanisms.registry import register
+from deniable.mechanisms.walsh import fwht, parity
+from deniable.randomness import Source
+
+__all__ = ["SketchCounts", "CountMeanSketch", "HadamardCountMeanSketch", "text_bytes"]
+
+HASH_FAMILY = "blake2b-gf2"
+SEED_BYTES = 32
+_CHUNK = 4096  # reports per block when bits are expanded to an (n, m) matrix
+_CATEGORY_CHUNK = 8192  # values per block when hashing against every row
+
+
+def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[np.int64]]:
+    """The distinct values' UTF-8 bytes and each value's position among them.
+
+    ``values`` are ``str`` (or ``bytes`` holding valid UTF-8, the same value
+    as their text). TypeError names the first value of another type,
+    ValueError the first bytes that are not UTF-8.
+    """
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of strings; got a single {type(values).__name__}")
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    items = list(values)
+    index: dict[str, int] = {}
+    inverse = np.empty(len(items), dtype=np.int64)
+    for i, v in enumerate(items):
+        if type(v) is not str:
+            if isinstance(v, bytes):
+                try:
+                    v = v.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(
+                        f"{name}[{i}] is not valid UTF-8 ({exc.reason} at byte {exc.start}); got {v!r:.60}"
+                    ) from None
+            elif isinstance(v, str):
+                v = str(v)
+            else:
+                raise TypeError(
+                    f"{name}[{i}] must be a string (str, or UTF-8 bytes); got {type(v).__name__} {v!r:.60}"
+                )
+        inverse[i] = index.setdefault(v, len(index))
+    return [v.encode("utf-8") for v in index], inverse
+
+
+@dataclass(frozen=True, eq=False)
+class SketchCounts(Mergeable):
+    """Mergeable sufficient statistic of a count-mean sketch.
+
+    ``table`` is the ``k_h x m`` sketch (CMS: reports per row with each bit
+    set; HCMS: sums of the reports' signs per row and Hadamard index) and
+    ``row_counts`` the reports per row; ``n`` is their sum. ``a + b`` merges.
+    """
+
+    fingerprint: str
+    table: NDArray[np.int64]
+    row_counts: NDArray[np.int64]
+
+    @property
+    def n(self) -> int:
+        return int(self.row_counts.sum())
+
+    def _merged(self, other: SketchCounts) -> SketchCounts:
+        if other.table.shape != self.table.shape:
+            raise AggregateError(f"cannot merge sketches of shapes {self.table.shape} and {other.table.shape}")
+        return SketchCounts(self.fingerprint, self.table + other.table, self.row_counts + other.row_counts)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, SketchCounts)
+            and other.fingerprint == self.fingerprint
+            and np.array_equal(other.row_counts, self.row_counts)
+            and np.array_equal(other.table, self.table)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint, "n": self.n,
+            "row_counts": self.row_counts.tolist(), "table": self.table.tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SketchCounts:
+        """Inverse of :meth:`to_json`; AggregateError naming the field if ``data`` is malformed."""
+        _fields(data, ("fingerprint", "n", "row_counts", "table"))
+        n = _count(data)
+        rows, table = data["row_counts"], data["table"]
+        if not isinstance(rows, list) or not rows or not all(type(c) is int and c >= 0 for c in rows):
+            raise AggregateError("aggregate field 'row_counts' must be a non-empty list of non-negative integers")
+        if sum(rows) != n:
+            raise AggregateError(f"aggregate field 'row_counts' must add up to n={n}; got {sum(rows)}")
+        if (
+            not isinstance(table, list) or len(table) != len(rows)
+            or not all(isinstance(r, list) and len(r) == len(table[0]) for r in table)
+            or not all(type(c) is int and abs(c) <= n for r in table for c in r)
+        ):
+            raise AggregateError(
+                f"aggregate field 'table' must be {len(rows)} equal lists of integers in -n..n (n={n})"
+            )
+        return cls(_fingerprint(data), np.asarray(table, dtype=np.int64), np.asarray(rows, dtype=np.int64))
+
+
+class Sketch(Mechanism):
+    """Shared hashing, configuration and estimator of CMS and HCMS (see the module docstring)."""
+
+    report_kind = "structured"
+    stat_type: ClassVar[type[SketchCounts]] = SketchCounts
+    report_fields: ClassVar[tuple[str, ...]]
+    dtype: np.dtype[Any]
+
+    rows: int
+    width: int
+    seed: bytes
+    categories: tuple[str, ...]
+
+    def _setup_hash(self, categories: Any, rows: Any, width: Any, seed: Any) -> None:
+        owner = self.name
+        if isinstance(rows, bool) or not isinstance(rows, int) or not 1 <= rows <= 1 << 16:
+            raise ValueError(f"{owner}: rows must be an integer in 1..65536; got {rows!r}")
+        if isinstance(width, bool) or not isinstance(width, int) or width < 8 or width > 1 << 20 or width & (width - 1):
+            raise ValueError(f"{owner}: width must be a power of two in 8..2**20; got {width!r}")
+        if seed is None:
+            seed = secrets.token_bytes(SEED_BYTES)
+        elif isinstance(seed, str):
+            try:
+                seed = bytes.fromhex(seed)
+            except ValueError:
+                raise ValueError(f"{owner}: seed must be {SEED_BYTES} bytes or their hex; got {seed!r:.80}") from None
+        if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:
+            raise ValueError(f"{owner}: seed must be {SEED_BYTES} bytes or their hex; got {seed!r:.80}")
+        listed = [] if categories is None else categories
+        data, inverse = text_bytes(listed, "categories")
+        if len(data) != inverse.size:
+            raise ValueError(f"{owner}: categories must be distinct strings")
+        self.rows, self.width, self.seed = rows, width, seed
+        self.bits = width.bit_length() - 1
+        self.categories = tuple(d.decode("utf-8") for d in data)
+        masks = np.empty((rows, self.bits), dtype=np.uint64)
+        for j in range(rows):
+            for i in range(self.bits):
+                digest = hashlib.blake2b(
+                    j.to_bytes(4, "little") + bytes([i]), digest_size=8, key=seed, person=b"deniable:row"
+                ).digest()
+                masks[j, i] = int.from_bytes(digest, "little")
+        self._masks = masks
+
+    # ------------------------------------------------------------------ hash
+    def fingerprints(self, data: Sequence[bytes]) -> NDArray[np.uint64]:
+        """``phi(x)`` of UTF-8 byte strings (keyed BLAKE2b, 64 bits)."""
+        out = np.empty(len(data), dtype=np.uint64)
+        for i, d in enumerate(data):
+            digest = hashlib.blake2b(d, digest_size=8, key=self.seed, person=b"deniable:value").digest()
+            out[i] = int.from_bytes(digest, "little")
+        return out
+
+    def buckets(self, rows: NDArray[Any], fingerprints: NDArray[np.uint64]) -> NDArray[np.int64]:
+        """``h_j(x)`` for (broadcast) arrays of rows ``j`` and fingerprints ``phi(x)``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(np.broadcast_shapes(rows.shape, fingerprints.shape), dtype=np.int64)
+        for i in range(self.bits):
+            out |= parity(self._masks[rows, i] & fingerprints).astype(np.int64) << i
+        return out
+
+    def hash(self, row: int, value: str) -> int:
+        """``h_row(value)``: the bucket of one string in one row."""
+        data, _ = text_bytes([value], "value")
+        return int(self.buckets(np.array([row]), self.fingerprints(data))[0])
+
+    # ------------------------------------------------------------- identity
+    @property
+    def domain(self) -> tuple[str, ...]:
+        """The listed strings :meth:`estimate_from` estimates (others: :meth:`estimate_values`)."""
+        return self.categories
+
+    def _domain_json(self) -> Any:
+        return list(self.categories)
+
+    def _hash_params(self) -> dict[str, Any]:
+        return {"hash": HASH_FAMILY, "rows": self.rows, "width": self.width, "seed": self.seed.hex()}
+
+    @staticmethod
+    def _hash_args(params: dict[str, Any]) -> dict[str, Any]:
+        if params["hash"] != HASH_FAMILY:
+            raise ValueError(f"params: hash must be {HASH_FAMILY!r}; got {params['hash']!r}")
+        return {"rows": params["rows"], "width": params["width"], "seed": params["seed"]}
+
+    # ------------------------------------------------------------ privatize
+    def privatize(self, value: Any, rng: randomness.RNGLike = None) -> Any:
+        """Randomize one respondent's string (secure randomness unless ``rng`` is given)."""
+        if not isinstance(value, (str, bytes)):
+            raise TypeError(f"value must be a string (str, or UTF-8 bytes); got {type(value).__name__} {value!r:.60}")
+        return self.privatize_many([value], rng)[0]
+
+    def privatize_many(self, values: Any, rng: randomness.RNGLike = None) -> NDArray[Any]:
+        """One report per string; ``rng=None`` uses the OS CSPRNG (a seed is for simulation only)."""
+        data, inverse = text_bytes(values)
+        return self.privatize_keys(data, inverse, rng)
+
+    def privatize_keys(
+        self, keys: Sequence[bytes], inverse: NDArray[np.int64], rng: randomness.RNGLike = None
+    ) -> NDArray[Any]:
+        """One report per entry of ``inverse``, of the byte string ``keys[inverse[i]]`` (hashed as is)."""
+        source = randomness.resolve(rng)
+        rows = randomness.uniform_below(self.rows, inverse.size, source).astype(np.int64)
+        buckets = self.buckets(rows, self.fingerprints(keys)[inverse])
+        return self._sample(rows, buckets, source)
+
+    def _sample(self, rows: NDArray[np.int64], buckets: NDArray[np.int64], source: Source) -> NDArray[Any]:
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- reports
+    def _report_to_json(self, report: Any) -> dict[str, Any]:
+        return {f: int(report[f]) for f in self.report_fields}
+
+    def _reports_from_json(self, items: list[Any]) -> NDArray[Any]:
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or item.keys() != set(self.report_fields):
+                raise ValueError(
+                    f"{self.name} report {i} must be an object with fields {list(self.report_fields)}; "
+                    f"got {item!r:.60}"
+                )
+        return self._validate(items)
+
+    def _structured(self, reports: Any, dtype: np.dtype[Any]) -> NDArray[Any]:
+        """Reports as a structured array of ``dtype`` (from one, or from dicts / tuples)."""
+        fields = dtype.names or ()
+        if isinstance(reports, np.ndarray) and reports.dtype.names:
+            if set(reports.dtype.names) != set(fields) or reports.ndim != 1:
+                raise ValueError(
+                    f"{self.name} reports need the fields {list(fields)} in a 1-D array; "
+                    f"got {reports.dtype} with shape {reports.shape}"
+                )
+            return reports.astype(dtype, copy=False)
+        items = list(reports)
+        out = np.empty(len(items), dtype=dtype)
+        for i, item in enumerate(items):
+            if isinstance(item, dict):
+                item = tuple(item.get(f) for f in fields)
+            if not isinstance(item, (tuple, list, np.void)) or len(item) != len(fields):  # type: ignore[arg-type]
+                raise ValueError(f"{self.name} report {i} must have the fields {list(fields)}; got {item!r:.60}")
+            out[i] = tuple(self._field(i, f, v) for f, v in zip(fields, item, strict=True))  # type: ignore[arg-type]
+        return out
+
+    def _field(self, i: int, name: str, value: Any) -> Any:
+        if isinstance(value, np.integer):
+            value = int(value)
+        if type(value) is not int or value < 0 or value >= 1 << 32:
+            raise ValueError(f"{self.name} report {i}: {name} must be a non-negative integer; got {value!r:.60}")
+        return value
+
+    def _check_range(self, arr: NDArray[Any], name: str, bound: int) -> None:
+        if arr.size and int(arr[name].max()) >= bound:
+            row = int(np.flatnonzero(arr[name] >= bound)[0])
+            raise ValueError(f"{self.name} report {row}: {name} must be in 0..{bound - 1}; got {int(arr[name][row])}")
+
+    # ------------------------------------------------------------- estimate
+    def _probabilities(self) -> tuple[float, float]:
+        """``(p, q_0)``: support probability for the device's own value, and for another without collision."""
+        raise NotImplementedError
+
+    def _lookup_table(self, stat: SketchCounts) -> NDArray[np.int64]:
+        """The ``k_h x m`` table whose entries at a value's buckets add up to its (signed) support."""
+        return stat.table
+
+    def _support_counts(self, stat: SketchCounts, summed: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Support counts from the sums of :meth:`_lookup_table` over the rows."""
+        return summed
+
+    def _row_pairs(self, stat: SketchCounts) -> NDArray[np.float64]:
+        """Unbiased estimates of each row's ordered pairs of reports whose values share a bucket."""
+        raise NotImplementedError
+
+    def support_rates(self) -> tuple[float, float]:
+        """``(p*, q*)`` with ``q* = q_0 + (p - q_0) / m`` (over the random seed)."""
+        p, q0 = self._probabilities()
+        return p, q0 + (p - q0) / self.width
+
+    def collision_rate(self, stat: SketchCounts) -> float:
+        """Unbiased estimate of ``pi``, the chance that two distinct devices hold the same value."""
+        n_j = stat.row_counts.astype(float)
+        pairs = float((n_j * (n_j - 1)).sum())
+        if pairs == 0:
+            return 0.0
+        m = self.width
+        return (float(self._row_pairs(stat).sum()) / pairs - 1 / m) / (1 - 1 / m)
+
+    def variance(
+        self, n: int, frequencies: Any = 0.0, collisions: Any = 0.0, target: Target = "population"
+    ) -> NDArray[np.float64]:
+        """Variance of ``f_d`` from ``n`` devices, over devices and seed, for the inference ``target``.
+
+        ``pure_variance(n, p*, q*, f_d, target) + collisions / (k_h (m - 1))``
+        (the pure oracle's variance for the fixed devices, ``"respondents"``, or
+        for devices sampled from a population, which adds ``f_d (1 - f_d) / n``), with
+        ``collisions = sum_{x != d} N_x (N_x - 1) / n**2`` (0 when every other
+        device holds a value of its own; at most ``(1 - f_d)**2``).
+        """
+        if n <= 0:
+            raise ValueError(f"n must be positive; got {n}")
+        p, q = self.support_rates()
+        f = np.asarray(frequencies, dtype=float)
+        extra = np.asarray(collisions, dtype=float) / (self.rows * (self.width - 1))
+        return np.asarray(pure_variance(n, p, q, f, target) + extra, dtype=float)
+
+    def _check_stat(self, stat: Any) -> SketchCounts:
+        if not isinstance(stat, Mergeable):
+            raise TypeError(f"estimate_from needs a SketchCounts aggregate; got {type(stat).__name__}")
+        stat.require(SketchCounts, self.fingerprint)
+        assert isinstance(stat, SketchCounts)
+        if stat.table.shape != (self.rows, self.width):
+            raise AggregateError(
+                f"aggregate table has shape {stat.table.shape}; {self.name} needs {(self.rows, self.width)}"
+            )
+        return stat
+
+    def estimate_from(self, stat: Any, target: Target = "population") -> Estimate:
+        """Unbiased frequencies of the listed categories (:attr:`domain`) from a (merged) sketch."""
+        return self.estimate_values(stat, self.categories, target)
+
+    def estimate_values(self, stat: Any, values: Any, target: Target = "population") -> Estimate:
+        """Unbiased frequencies of any strings from a (merged) sketch, aligned with ``values``."""
+        data, inverse = text_bytes(values)
+        texts = [d.decode("utf-8") for d in data]
+        return self.estimate_keys(stat, data, inverse, tuple(texts[i] for i in inverse), target)
+
+    def estimate_keys(
+        self, stat: Any, data: Sequence[bytes], inverse: NDArray[np.int64], labels: tuple[Any, ...],
+        target: Target = "population",
+    ) -> Estimate:
+        """Estimates of the byte strings ``data[inverse]`` (hashed as is), labelled ``labels``."""
+        stat = self._check_stat(stat)
+        fps = self.fingerprints(data)
+        counts = np.empty(len(data), dtype=np.int64)
+        rows = np.arange(self.rows)[:, None]
+        table = self._lookup_table(stat)
+        for start in range(0, len(data), _CATEGORY_CHUNK):
+            block = fps[start : start + _CATEGORY_CHUNK]
+            signed = table[rows, self.buckets(rows, block[None, :])].sum(axis=0)
+            counts[start : start + block.size] = self._support_counts(stat, signed)
+        counts = counts[inverse]
+        p, q = self.support_rates()
+        n = stat.n
+        k = counts.size
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = counts / n if n else np.full(k, np.nan)
+            freqs = (observed - q) / (p - q)
+            if n:
+                plug = np.clip(freqs, 0, 1)
+                pi = min(max(self.collision_rate(stat), 0.0), 1.0) * (n - 1) / n
+                se = np.sqrt(self.variance(n, plug, np.maximum(pi - plug**2, 0.0), check_target(target)))
+            else:
+                se = observed
+        return Estimate(
+            mechanism=self.name, epsilon=self.epsilon,
+            domain=labels,
+            frequencies=freqs, std_errors=se, n=n, observed=observed, support_counts=counts,
+            p_star=np.full(k, p), q_star=np.full(k, q), target=target,
+        )
+
+    def supports(self, reports: Any, value: Any) -> NDArray[np.bool_]:
+        """Whether each report supports the string ``value``."""
+        arr = self._checked(reports)
+        data, _ = text_bytes([value], "value")
+        buckets = self.buckets(arr["row"].astype(np.int64), np.repeat(self.fingerprints(data), arr.size))
+        return self._supports(arr, buckets)
+
+    def _supports(self, reports: NDArray[Any], buckets: NDArray[np.int64]) -> NDArray[np.bool_]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{self.name}(rows={self.rows}, width={self.width}, epsilon={self.epsilon:.6g})"
+
+
+@register(kind="sketch", decode_cost="O(n m) to aggregate, O(k_h) per estimated string")
+class CountMeanSketch(Sketch):
+    """Apple's count-mean sketch: ``(row, m bits)`` per report, each bit flipped w.p. ``1/(1 + e^(eps/2))``."""
+
+    wire_id = "cms"
+    report_fields = ("row", "bits")
+
+    def __init__(
+        self, categories: Any = None, *, epsilon: float, rows: int = 256, width: int = 1024,
+        seed: bytes | str | None = None,
+    ) -> None:
+        half = privacy.check_epsilon(epsilon, owner="CountMeanSketch") / 2
+        flip = math.ceil((1 << 32) / (1 + math.exp(half)))
+        while flip < 1 << 31 and privacy.ln_up(Fraction((1 << 32) - flip, flip)) > half:
+            flip += 1
+        self._setup(categories, rows, width, seed, flip)
+
+    def _setup(self, categories: Any, rows: Any, width: Any, seed: Any, flip: int) -> None:
+        if not 0 < flip < 1 << 31:
+            raise ValueError(f"CountMeanSketch: flip_numerator must be in 1..2**31-1; got {flip}")
+        self._setup_hash(categories, rows, width, seed)
+        self.flip_numerator = flip
+        self._epsilon = 2 * privacy.ln_up(Fraction((1 << 32) - flip, flip))
+        self.dtype = np.dtype([("row", "<u4"), ("bits", "u1", (width // 8,))])
+
+    @property
+    def epsilon(self) -> float:
+        """``2 ln((2**32 - t) / t)`` for the integer flip numerator ``t`` (rounded up)."""
+        return self._epsilon
+
+    @property
+    def report_bits(self) -> int:
+        return max(1, (self.rows - 1).bit_length()) + self.width
+
+    def _params(self) -> dict[str, Any]:
+        return {**self._hash_params(), "flip_numerator": self.flip_numerator}
+
+    @classmethod
+    def _from_params(cls, domain: Any, params: dict[str, Any]) -> CountMeanSketch:
+        self = cls.__new__(cls)
+        args = cls._hash_args(params)
+        self._setup(domain, args["rows"], args["width"], args["seed"], int(params["flip_numerator"]))
+        return self
+
+    def _probabilities(self) -> tuple[float, float]:
+        q0 = self.flip_numerator / 2**32
+        return 1 - q0, q0
+
+    def _sample(self, rows: NDArray[np.int64], buckets: NDArray[np.int64], source: Source) -> NDArray[Any]:
+        n, m = rows.size, self.width
+        out = np.empty(n, dtype=self.dtype)
+        out["row"] = rows
+        for start in range(0, n, _CHUNK):
+            stop = min(n, start + _CHUNK)
+            c = stop - start
+            bits = randomness.bernoulli_bits(self.flip_numerator, 32, c * m, source).reshape(c, m)
+            bits[np.arange(c), buckets[start:stop]] ^= True
+            out["bits"][start:stop] = np.packbits(bits, axis=1, bitorder="little")
+        return out
+
+    def _validate(self, reports: Any) -> NDArray[Any]:
+        arr = self._structured(reports, self.dtype)
+        self._check_range(arr, "row", self.rows)
+        return arr
+
+    def _field(self, i: int, name: str, value: Any) -> Any:
+        if name != "bits":
+            return super()._field(i, name, value)
+        size = self.width // 8
+        if isinstance(value, str):
+            try:
+                raw = bytes.fromhex(value)
+            except ValueError:
+                raw = b""
+            if len(raw) == size and len(value) == 2 * size:
+                return np.frombuffer(raw, dtype=np.uint8)
+        elif isinstance(value, np.ndarray) and value.shape == (size,) and value.dtype == np.uint8:
+            return value
+        raise ValueError(
+            f"{self.name} report {i}: bits must be {2 * size} hex digits (m={self.width} bits); got {value!r:.60}"
+        )
+
+    def _report_to_json(self, report: Any) -> dict[str, Any]:
+        return {"row": int(report["row"]), "bits": bytes(report["bits"]).hex()}
+
+    def _aggregate_checked(self, checked: NDArray[Any]) -> SketchCounts:
+        table = np.zeros((self.rows, self.width), dtype=np.int64)
+        rows = checked["row"].astype(np.int64)
+        for start in range(0, rows.size, _CHUNK):
+            part = rows[start : start + _CHUNK]
+            order = np.argsort(part, kind="stable")
+            unique, first = np.unique(part[order], return_index=True)
+            bits = np.unpackbits(checked["bits"][start : start + _CHUNK][order], axis=1, bitorder="little")
+            table[unique] += np.add.reduceat(bits, first, axis=0, dtype=np.int32)  # <= _CHUNK per cell
+        return SketchCounts(self.fingerprint, table, np.bincount(rows, minlength=self.rows).astype(np.int64))
+
+    def _row_pairs(self, stat: SketchCounts) -> NDArray[np.float64]:
+        p, q0 = self._probabilities()
+        n_j = stat.row_counts.astype(float)
+        squares = ((stat.table - n_j[:, None] * q0) ** 2).sum(axis=1)
+        noise = n_j * p * (1 - p) + (self.width - 1) * n_j * q0 * (1 - q0)
+        return np.asarray((squares - noise) / (p - q0) ** 2 - n_j, dtype=float)
+
+    def _supports(self, reports: NDArray[Any], buckets: NDArray[np.int64]) -> NDArray[np.bool_]:
+        byte = reports["bits"][np.arange(reports.size), buckets >> 3]
+        return ((byte >> (buckets & 7).astype(np.uint8)) & 1).astype(bool)
+
+
+@register(kind="sketch", decode_cost="O(n + k_h m log m) to aggregate, O(k_h) per estimated string")
+class HadamardCountMeanSketch(Sketch):
+    """Apple's Hadamard count-mean sketch: ``(row, index, bit)`` per report, kept w.p. ``e^eps/(1 + e^eps)``."""
+
+    wire_id = "hcms"
+    report_fields = ("row", "index", "bit")
+    dtype = np.dtype([("row", "<u4"), ("index", "<u4"), ("bit", "u1")])
+
+    def __init__(
+        self, categories: Any = None, *, epsilon: float, rows: int = 256, width: int = 1024,
+        seed: bytes | str | None = None,
+    ) -> None:
+        a, b = privacy.exp_ratio(privacy.check_epsilon(epsilon, owner="HadamardCountMeanSketch"), 1)
+        self._setup(categories, rows, width, seed, a, b)
+
+    def _setup(self, categories: Any, rows: Any, width: Any, seed: Any, a: int, b: int) -> None:
+        if not 0 < b < a:
+            raise ValueError("HadamardCountMeanSketch params need 0 < other_numerator < keep_numerator")
+        self._setup_hash(categories, rows, width, seed)
+        self._a, self._b = a, b
+        self._epsilon = privacy.ln_up(Fraction(a, b))
+
+    @property
+    def epsilon(self) -> float:
+        """``ln(a / b)`` of the integer keep / flip numerators (rounded up)."""
+        return self._epsilon
+
+    @property
+    def report_bits(self) -> int:
+        return max(1, (self.rows - 1).bit_length()) + self.bits + 1
+
+    def _params(self) -> dict[str, Any]:
+        return {**self._hash_params(), "keep_numerator": self._a, "other_numerator": self._b}
+
+    @classmethod
+    def _from_params(cls, domain: Any, params: dict[str, Any]) -> HadamardCountMeanSketch:
+        self = cls.__new__(cls)
+        args = cls._hash_args(params)
+        a, b = int(params["keep_numerator"]), int(params["other_numerator"])
+        self._setup(domain, args["rows"], args["width"], args["seed"], a, b)
+        return self
+
+    def _probabilities(self) -> tuple[float, float]:
+        return self._a / (self._a + self._b), 0.5
+
+    def _sample(self, rows: NDArray[np.int64], buckets: NDArray[np.int64], source: Source) -> NDArray[Any]:
+        n = rows.size
+        index = randomness.uniform_below(self.width, n, source)
+        flip = ~randomness.bernoulli(self._a, self._a + self._b, n, source)
+        out = np.empty(n, dtype=self.dtype)
+        out["row"] = rows
+        out["index"] = index
+        out["bit"] = parity(index & buckets.astype(np.uint64)) ^ flip
+        return out
+
+    def _validate(self, reports: Any) -> NDArray[Any]:
+        arr = self._structured(reports, self.dtype)
+        self._check_range(arr, "row", self.rows)
+        self._check_range(arr, "index", self.width)
+        self._check_range(arr, "bit", 2)
+        return arr
+
+    def _aggregate_checked(self, checked: NDArray[Any]) -> SketchCounts:
+        rows = checked["row"].astype(np.int64)
+        cell = rows * self.width + checked["index"].astype(np.int64)
+        signs = 1 - 2 * checked["bit"].astype(np.int64)
+        size = self.rows * self.width
+        table = np.bincount(cell, weights=signs, minlength=size).round().astype(np.int64)
+        per_row = np.bincount(rows, minlength=self.rows).astype(np.int64)
+        return SketchCounts(self.fingerprint, table.reshape(self.rows, self.width), per_row)
+
+    def _lookup_table(self, stat: SketchCounts) -> NDArray[np.int64]:
+        """Row ``j`` of the result at bucket ``b``: ``sum_l W[j, l] (-1)**popcount(l & b)`` (one FWHT per row)."""
+        return np.stack([fwht(row) for row in stat.table])
+
+    def _support_counts(self, stat: SketchCounts, summed: NDArray[np.int64]) -> NDArray[np.int64]:
+        return np.asarray((stat.n + summed) // 2, dtype=np.int64)
+
+    def _row_pairs(self, stat: SketchCounts) -> NDArray[np.float64]:
+        p, _ = self._probabilities()
+        n_j = stat.row_counts.astype(float)
+        squares = (stat.table.astype(float) ** 2).sum(axis=1)
+        return np.asarray(self.width * (squares - n_j) / (2 * p - 1) ** 2, dtype=float)
+
+    def _supports(self, reports: NDArray[Any], buckets: NDArray[np.int64]) -> NDArray[np.bool_]:
+        own = parity(reports["index"].astype(np.uint64) & buckets.astype(np.uint64))
+        return np.asarray(own == reports["bit"], dtype=bool)

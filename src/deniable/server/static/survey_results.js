@@ -1,0 +1,167 @@
+// Results of survey-design questions (prevalence by deniable.survey) and plain questions
+// (answers as given, not randomized), drawn by results.js for questions with kind "design" / "plain".
+const SVG = 'http://www.w3.org/2000/svg';
+const pct = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
+
+const PARAMETER_NAMES = {
+  pi: 'Prevalence π',
+  t: 't (share of carriers answering “yes”)',
+  piUQ: 'π_UQ (prevalence of the unrelated question)',
+  gamma: 'γ (share of cheaters)',
+};
+
+function svgEl(name, attrs = {}, text) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function htmlTable(head, rows, caption) {
+  const t = document.createElement('table');
+  t.className = 'numbers';
+  if (caption) {
+    const c = document.createElement('caption');
+    c.textContent = caption;
+    t.append(c);
+  }
+  const thead = document.createElement('thead');
+  const hr = document.createElement('tr');
+  head.forEach((h) => {
+    const th = document.createElement('th');
+    th.scope = 'col';
+    th.textContent = h;
+    hr.append(th);
+  });
+  thead.append(hr);
+  const body = document.createElement('tbody');
+  rows.forEach((cells) => {
+    const tr = document.createElement('tr');
+    cells.forEach((text, j) => {
+      const cell = document.createElement(j === 0 ? 'th' : 'td');
+      if (j === 0) cell.scope = 'row';
+      cell.textContent = text;
+      tr.append(cell);
+    });
+    body.append(tr);
+  });
+  t.append(thead, body);
+  return t;
+}
+
+/** Bars of the prevalence (0..100%) with interval whiskers, one row per {label, estimate, low, high}. */
+function prevalenceChart(rows, title, level) {
+  const width = 640;
+  const labelW = 150;
+  const valueW = 150;
+  const rowH = 30;
+  const top = 8;
+  const plotW = width - labelW - valueW;
+  const height = top + rows.length * rowH + 26;
+  const x = (v) => labelW + Math.min(1, Math.max(0, v)) * plotW;
+  const svg = svgEl('svg', { class: 'chart', viewBox: `0 0 ${width} ${height}`, role: 'img' });
+  svg.append(svgEl('title', {}, title));
+  svg.append(svgEl('desc', {}, rows.map((r) => (Number.isFinite(r.estimate)
+    ? `${r.label}: ${pct(r.estimate)} (${level} interval ${pct(r.low)} to ${pct(r.high)})`
+    : `${r.label}: no estimate`)).join('; ')));
+  const bottom = top + rows.length * rowH;
+  for (let t = 0; t <= 1.0001; t += 0.25) {
+    const g = svgEl('g', { class: 'tick' });
+    g.append(svgEl('line', { class: t === 0 ? 'zero' : 'grid', x1: x(t), x2: x(t), y1: top - 4, y2: bottom }));
+    g.append(svgEl('text', { x: x(t), y: bottom + 16, 'text-anchor': 'middle' }, pct(t, 0)));
+    svg.append(g);
+  }
+  rows.forEach((r, i) => {
+    const cy = top + i * rowH + rowH / 2;
+    const g = svgEl('g', { class: 'row' });
+    const name = r.label.length > 20 ? `${r.label.slice(0, 19)}…` : r.label;
+    g.append(svgEl('text', { class: 'label', x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
+    if (Number.isFinite(r.estimate)) {
+      g.append(svgEl('rect', { class: 'bar', x: x(0), y: cy - 9, width: Math.max(1, x(r.estimate) - x(0)), height: 18, rx: 2 }));
+      if (Number.isFinite(r.low) && Number.isFinite(r.high)) {
+        const a = x(r.low);
+        const b = x(r.high);
+        g.append(svgEl('line', { class: 'whisker', x1: a, x2: b, y1: cy, y2: cy }));
+        g.append(svgEl('line', { class: 'whisker', x1: a, x2: a, y1: cy - 6, y2: cy + 6 }));
+        g.append(svgEl('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
+      }
+      g.append(svgEl('text', { class: 'value', x: labelW + plotW + 10, y: cy + 4 },
+        `${pct(r.estimate)} (${pct(r.low, 0)}–${pct(r.high, 0)})`));
+    } else {
+      g.append(svgEl('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'too few answers'));
+    }
+    svg.append(g);
+  });
+  return svg;
+}
+
+function section(q) {
+  const s = document.createElement('section');
+  s.className = 'card question-result';
+  s.dataset.question = q.id;
+  s.dataset.kind = q.kind;
+  const h = document.createElement('h2');
+  h.textContent = q.text;
+  const meta = document.createElement('p');
+  meta.className = 'meta';
+  s.append(h, meta);
+  return [s, meta];
+}
+
+/** A design question: the prevalence (and extra parameter) with standard errors and intervals, by category. */
+export function designSection(q, level) {
+  const [s, meta] = section(q);
+  const epsilon = q.reveals_truth ? 'ε infinite: an answer reveals the truth' : `ε = ${Number(q.epsilon).toFixed(2)}`;
+  meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ${epsilon} · ${q.design.model} design, p = ${q.design.p.join(', ')}`;
+  if (q.reveals_truth) s.classList.add('reveals-truth');
+  const pi = q.parameters[0];
+  const rows = [{ label: 'All respondents', estimate: pi.estimate, low: pi.ci_low, high: pi.ci_high }];
+  for (const by of q.by) {
+    by.rows.forEach((r) => rows.push({ label: `${by.question}: ${r.category}`, estimate: r.estimate, low: r.ci_low, high: r.ci_high }));
+  }
+  s.append(prevalenceChart(rows, `Estimated prevalence: ${q.text}`, level));
+  const note = document.createElement('p');
+  note.className = 'legend';
+  note.textContent = `Prevalence estimated by maximum likelihood from the randomized answers (deniable.survey, as RRreg's RRuni). ` +
+    `Standard error: for respondents drawn from a population. Interval: ${level} profile-likelihood interval.`;
+  s.append(note);
+  s.append(htmlTable(
+    ['Parameter', 'Estimate', 'Standard error', `${level} interval`],
+    q.parameters.map((p) => [PARAMETER_NAMES[p.name] ?? p.name, pct(p.estimate), pct(p.std_error),
+      Number.isFinite(p.ci_low) ? `${pct(p.ci_low)} to ${pct(p.ci_high)}` : '–']),
+  ));
+  for (const by of q.by) {
+    const details = document.createElement('details');
+    details.open = true;
+    const summary = document.createElement('summary');
+    summary.textContent = `By the answer to “${by.text}”`;
+    details.append(summary, htmlTable(
+      [by.question, 'n', 'Prevalence', 'Standard error', `${level} interval`],
+      by.rows.map((r) => [String(r.category), String(r.n), pct(r.estimate), pct(r.std_error),
+        Number.isFinite(r.ci_low) ? `${pct(r.ci_low)} to ${pct(r.ci_high)}` : '–']),
+    ));
+    const test = document.createElement('p');
+    test.className = 'test';
+    test.textContent = by.test
+      ? `Likelihood-ratio test of ${by.test.null}: G = ${by.test.statistic.toFixed(2)}, df = ${by.test.df}, p = ${by.test.p_value.toPrecision(3)}`
+      : 'Test of equal prevalence: needs at least two categories with answers in every group.';
+    details.append(test);
+    s.append(details);
+  }
+  return s;
+}
+
+/** A plain question: the answers as given (not randomized). */
+export function plainSection(q) {
+  const [s, meta] = section(q);
+  meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'} · not randomized: answers as given`;
+  if (q.type === 'categorical') {
+    s.append(htmlTable(['Answer', 'Count', 'Share'],
+      q.categories.map((c, i) => [String(c), String(q.counts[i]), q.n ? pct(q.counts[i] / q.n) : '–'])));
+  } else {
+    const p = document.createElement('p');
+    p.textContent = q.n ? `Mean ${q.mean.toFixed(1)}, from ${q.min} to ${q.max}.` : 'No answers yet.';
+    s.append(p);
+  }
+  return s;
+}

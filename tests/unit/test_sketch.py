@@ -1,0 +1,205 @@
+"""Count-mean sketches: the fixed hash family, bad input, malformed reports, wire round trips, merging."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+import deniable as dn
+from deniable.errors import AggregateError, ConfigError, ReportError
+from deniable.mechanisms.sketch import SketchCounts
+
+KINDS = [dn.CountMeanSketch, dn.HadamardCountMeanSketch]
+kinds = pytest.mark.parametrize("cls", KINDS, ids=["cms", "hcms"])
+SEED = bytes(range(32))
+
+
+def small(cls: Any, **kw: Any) -> Any:
+    return cls(["apple", "banana", ""], epsilon=kw.pop("epsilon", 2.0), rows=kw.pop("rows", 8),
+               width=kw.pop("width", 64), seed=kw.pop("seed", SEED), **kw)
+
+
+# ---------------------------------------------------------------- hashing
+def test_hash_family_known_answers() -> None:
+    """The documented family, pinned: any client must compute these buckets for this seed."""
+    m = dn.CountMeanSketch(epsilon=4, rows=4, width=1024, seed=SEED)
+    assert [m.hash(j, "hello") for j in range(4)] == [37, 887, 818, 551]
+    assert [m.hash(j, "") for j in range(4)] == [507, 463, 937, 492]
+    assert [m.hash(j, "é🙂") for j in range(4)] == [548, 707, 800, 755]
+    digest = hashlib.blake2b(b"hello", digest_size=8, key=SEED, person=b"deniable:value").digest()
+    assert int(m.fingerprints([b"hello"])[0]) == int.from_bytes(digest, "little")
+    mask = hashlib.blake2b(b"\0\0\0\0\0", digest_size=8, key=SEED, person=b"deniable:row").digest()
+    assert int(m._masks[0, 0]) == int.from_bytes(mask, "little")
+    # the same family for HCMS, and the hash does not depend on epsilon or the listed categories
+    h = dn.HadamardCountMeanSketch(["x"], epsilon=1, rows=4, width=1024, seed=SEED.hex())
+    assert [h.hash(j, "hello") for j in range(4)] == [37, 887, 818, 551]
+
+
+def test_default_seed_is_fresh() -> None:
+    a, b = dn.CountMeanSketch(epsilon=1), dn.CountMeanSketch(epsilon=1)
+    assert a.seed != b.seed and len(a.seed) == 32 and a != b
+
+
+# ------------------------------------------------------------- bad input
+@kinds
+def test_empty_string_is_a_value(cls: Any) -> None:
+    """The empty string is a value of its own (someone who typed nothing), estimated like any other."""
+    m = small(cls)
+    stat = m.aggregate(m.privatize_many(["", "", "apple"], rng=1))
+    assert m.estimate_from(stat).domain == ("apple", "banana", "")
+    assert m.estimate_values(stat, [""]).n == 3
+
+
+@kinds
+def test_utf8_bytes_are_their_text(cls: Any) -> None:
+    m = small(cls)
+    text = m.privatize_many(["é🙂"] * 50, rng=7)
+    raw = m.privatize_many(["é🙂".encode()] * 50, rng=7)
+    assert np.array_equal(text, raw)
+
+
+@kinds
+def test_bad_values_name_the_value(cls: Any) -> None:
+    m = small(cls)
+    with pytest.raises(ValueError, match=r"values\[1\] is not valid UTF-8"):
+        m.privatize_many(["ok", b"\xff\xfe"])
+    with pytest.raises(TypeError, match=r"values\[2\] must be a string .*got int 5"):
+        m.privatize_many(["a", "b", 5])
+    with pytest.raises(TypeError, match=r"values\[0\] .*got NoneType"):
+        m.privatize_many([None])
+    with pytest.raises(TypeError, match="single str"):
+        m.privatize_many("apple")
+    with pytest.raises(TypeError, match=r"value must be a string .*got float 3.5"):
+        m.privatize(3.5)
+    with pytest.raises(TypeError, match=r"values\[1\]"):
+        m.estimate_values(m.aggregate([]), ["a", 1])
+
+
+@kinds
+def test_bad_parameters(cls: Any) -> None:
+    with pytest.raises(ValueError, match="width must be a power of two"):
+        cls(epsilon=1, width=100)
+    with pytest.raises(ValueError, match="rows must be an integer"):
+        cls(epsilon=1, rows=0)
+    with pytest.raises(ValueError, match="seed must be 32 bytes"):
+        cls(epsilon=1, seed=b"short")
+    with pytest.raises(ValueError, match="seed must be 32 bytes"):
+        cls(epsilon=1, seed="not hex")
+    with pytest.raises(ValueError, match="categories must be distinct"):
+        cls(["a", "a"], epsilon=1)
+    with pytest.raises(TypeError, match=r"categories\[1\]"):
+        cls(["a", 2], epsilon=1)
+    with pytest.raises(ValueError, match="epsilon"):
+        cls(epsilon=0)
+
+
+def test_malformed_reports_are_named() -> None:
+    m = small(dn.CountMeanSketch)
+    good = m.reports_to_json(m.privatize_many(["apple", "x"], rng=2))
+    assert set(good[0]) == {"row", "bits"} and len(good[0]["bits"]) == 16
+    cases = [
+        ({"row": 8, "bits": good[0]["bits"]}, "row must be in 0..7"),
+        ({"row": -1, "bits": good[0]["bits"]}, "row must be a non-negative integer"),
+        ({"row": True, "bits": good[0]["bits"]}, "row must be a non-negative integer"),
+        ({"row": 0, "bits": good[0]["bits"][:-2]}, "bits must be 16 hex digits"),
+        ({"row": 0, "bits": "zz" * 8}, "bits must be 16 hex digits"),
+        ({"row": 0}, "must be an object with fields"),
+        ([0, good[0]["bits"]], "must be an object with fields"),
+    ]
+    for bad, reason in cases:
+        with pytest.raises(ReportError, match=reason) as info:
+            m.reports_from_json([good[0], bad, good[1]])
+        assert info.value.index == 1
+
+
+def test_malformed_hcms_reports_are_named() -> None:
+    m = small(dn.HadamardCountMeanSketch)
+    good = m.reports_to_json(m.privatize_many(["apple"], rng=2))[0]
+    assert set(good) == {"row", "index", "bit"}
+    for field, value, reason in [("bit", 2, "bit must be in 0..1"), ("index", 64, "index must be in 0..63"),
+                                 ("row", 8, "row must be in 0..7"), ("index", "3", "index must be a non-negative")]:
+        with pytest.raises(ReportError, match=reason) as info:
+            m.reports_from_json([good, {**good, field: value}])
+        assert info.value.index == 1
+    with pytest.raises(ValueError, match="need the fields"):
+        m.aggregate(np.zeros(3, dtype=[("row", "<u4"), ("value", "<u4")]))
+
+
+# ----------------------------------------------------------------- wire
+@kinds
+def test_config_round_trip(cls: Any) -> None:
+    m = small(cls, epsilon=3.0)
+    config = m.to_config()
+    assert config["params"]["seed"] == SEED.hex() and config["params"]["hash"] == "blake2b-gf2"
+    assert config["domain"] == ["apple", "banana", ""]
+    back = dn.from_config(config)
+    assert back == m and back.fingerprint == m.fingerprint and back.epsilon == m.epsilon <= 3.0
+    assert np.array_equal(back._masks, m._masks)
+    reports = m.privatize_many(["apple"] * 20 + ["new"] * 5, rng=3)
+    wire = m.reports_to_json(reports)
+    assert back.aggregate(back.reports_from_json(wire)) == m.aggregate(reports)
+    for bad in ({"seed": "00" * 31}, {"hash": "sha256"}, {"width": 48}):
+        with pytest.raises(ConfigError):
+            dn.from_config({**config, "params": {**config["params"], **bad}})
+    with pytest.raises(ConfigError, match="epsilon"):
+        dn.from_config({**config, "epsilon": 1.0})
+
+
+@kinds
+def test_aggregates_merge_and_travel(cls: Any) -> None:
+    m = small(cls)
+    values = ["apple"] * 30 + ["banana"] * 20 + [str(i) for i in range(50)]
+    reports = m.privatize_many(values, rng=4)
+    whole = m.aggregate(reports)
+    parts = m.aggregate(reports[:37]) + m.aggregate(reports[37:])
+    assert parts == whole == sum([m.aggregate(reports[:10]), m.aggregate(reports[10:])])
+    assert whole.n == 100 and m.aggregate([]).n == 0
+    assert m.aggregate_from_json(whole.to_json()) == whole
+    assert m.estimate(reports).frequencies.tolist() == m.estimate_from(parts).frequencies.tolist()
+    other = small(cls, seed=bytes(32))
+    with pytest.raises(AggregateError):
+        other.estimate_from(whole)
+    with pytest.raises(AggregateError):
+        whole + other.aggregate([])
+    broken = {**whole.to_json(), "n": 99}
+    with pytest.raises(AggregateError, match="row_counts"):
+        m.aggregate_from_json(broken)
+    with pytest.raises(AggregateError, match="table"):
+        m.aggregate_from_json({**whole.to_json(), "table": [[0]]})
+    with pytest.raises(TypeError, match="SketchCounts"):
+        m.estimate_from(dn.SupportCounts(m.fingerprint, np.zeros(3, dtype=np.int64), 0))
+
+
+@kinds
+def test_estimate_values_agrees_with_listed(cls: Any) -> None:
+    m = small(cls)
+    stat = m.aggregate(m.privatize_many(["apple"] * 60 + ["z"] * 40, rng=5))
+    listed = m.estimate_from(stat)
+    asked = m.estimate_values(stat, ["banana", "apple", "apple", "never"])
+    assert asked.domain == ("banana", "apple", "apple", "never")
+    assert asked.frequencies[1] == asked.frequencies[2] == listed.frequencies[0]
+    assert asked.std_errors is not None and listed.std_errors is not None
+    assert asked.std_errors[0] == listed.std_errors[1]
+    empty = m.estimate_from(m.aggregate([]))
+    assert empty.n == 0 and np.isnan(empty.frequencies).all()
+
+
+@kinds
+def test_supports_matches_support_counts(cls: Any) -> None:
+    m = small(cls)
+    reports = m.privatize_many(["apple"] * 30 + ["q"] * 30, rng=6)
+    stat = m.aggregate(reports)
+    for value in ("apple", "q", "zzz"):
+        assert m.supports(reports, value).sum() == m.estimate_values(stat, [value]).support_counts[0]
+
+
+def test_registered_as_sketches() -> None:
+    from deniable.mechanisms import registry
+
+    assert {e.cls for e in registry.entries("sketch").values()} == set(KINDS)
+    assert isinstance(small(dn.CountMeanSketch).aggregate([]), SketchCounts)
+    assert dn.CountMeanSketch(epsilon=2, rows=256, width=1024).report_bits == 8 + 1024
+    assert dn.HadamardCountMeanSketch(epsilon=2, rows=256, width=1024).report_bits == 8 + 10 + 1
