@@ -34,12 +34,16 @@ def rate(fn: Callable[[], object], items: int, repeat: int) -> float:
     return items / statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def sizes(doc: str) -> tuple[int, int]:
+    """``(scale, repeat)`` from the command line: ``--quick`` divides sizes by 100 and runs once."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
-    args = parser.parse_args()
-    scale = 100 if args.quick else 1
-    repeat = 1 if args.quick else 5
+    quick = parser.parse_args().quick
+    return (100, 1) if quick else (1, 5)
+
+
+def main() -> None:
+    scale, repeat = sizes(__doc__)
     rng = np.random.default_rng(0)
     rows: list[tuple[str, float, float]] = []
 

@@ -13,7 +13,6 @@ average is printed with the table.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -27,6 +26,7 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
+from bench_core import sizes
 
 import deniable as dn
 
@@ -227,11 +227,7 @@ ROWS = [unary_estimate, subset_privatize, bits_privatize, rappor_decode, cli_est
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
-    args = parser.parse_args()
-    scale = 100 if args.quick else 1
-    repeat = 1 if args.quick else 5
+    scale, repeat = sizes(__doc__)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"numpy {np.__version__}, load average {load:.2f} at the start; CPU seconds")

@@ -13,7 +13,12 @@ Figures (targets in brackets):
 * single posts: responses per second through ``POST .../responses`` from
   several client processes, each on one keep-alive connection [>= 1k/s];
 * results latency: ``GET .../results`` with 10^7 stored reports (loaded with
-  a bulk SQL path, then the aggregate set to their counts) [< 1 s].
+  a bulk SQL path, then the aggregate set to their counts) [< 1 s];
+* a flood from one address against the default rate limit (30 per 600 s):
+  how many are stored and how fast the rest are refused (429).
+
+The throughput figures use copies of the example surveys with the rate limit
+off (every benchmark client is one loopback address).
 
 On Linux each throughput line also shows the server process's CPU time per
 item and the rate one idle core would sustain at that cost: on a shared or
@@ -46,6 +51,17 @@ HONOR = ROOT / "examples" / "honor-code.yaml"
 MESSAGING = ROOT / "examples" / "messaging.yaml"
 
 
+RELAY_TOKEN = "benchmark-relay-token"
+"""Batches to an open survey come from a trusted relay: the benchmark's client is one."""
+
+
+def unlimited(survey: Path, folder: Path) -> Path:
+    """A copy of ``survey`` without the per-address rate limit (every benchmark client is one address)."""
+    path = folder / survey.name
+    path.write_text(survey.read_text() + "\nrate_limit: off\n")
+    return path
+
+
 class Server:
     """The service in a subprocess on a free port."""
 
@@ -55,7 +71,7 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "deniable.server", *map(str, surveys), "--db", db_url,
              "--port", "0", "--no-access-log", "--log-level", "warning"],
-            stdout=self._log, stderr=subprocess.STDOUT,
+            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "DENIABLE_RELAY_TOKEN": RELAY_TOKEN},
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -123,7 +139,8 @@ def bench_batches(server: Server, survey_id: str, batches: int, size: int) -> di
         start = time.perf_counter()
         for payload in payloads:
             r = http.post(f"/surveys/{survey_id}/responses/batch", content=payload,
-                          headers={"content-type": "application/json"})
+                          headers={"content-type": "application/json",
+                                   "authorization": f"Bearer {RELAY_TOKEN}"})
             assert r.status_code == 201 and r.json()["accepted"] == size, r.text
         elapsed = time.perf_counter() - start
     responses = batches * size
@@ -168,6 +185,31 @@ def bench_single(server: Server, clients: int, posts: int) -> dict[str, Any]:
     elapsed = max(e for _, e in spans) - min(s for s, _ in spans)
     return {"posts_per_s": clients * posts / elapsed,
             "cpu": _per_core(server, cpu, clients * posts)}
+
+
+def bench_flood(server: Server, posts: int) -> dict[str, Any]:
+    """One client posting ``posts`` made-up responses as fast as it can to the rate-limited survey."""
+    import http.client
+    from collections import Counter
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(server.url)
+    payloads = [json.dumps({"idempotency_key": f"flood-{i:08d}", "reports": {"violated": True}}).encode()
+                for i in range(posts)]
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+    codes: Counter[int] = Counter()
+    cpu = server.cpu_seconds()
+    start = time.perf_counter()
+    for payload in payloads:
+        conn.request("POST", "/surveys/flood/responses", payload, {"content-type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        codes[response.status] += 1
+    elapsed = time.perf_counter() - start
+    conn.close()
+    stored = httpx.get(f"{server.url}/surveys/flood/results").json()["n_responses"]
+    return {"codes": codes, "stored": stored, "per_s": posts / elapsed, "seconds": elapsed,
+            "cpu": _per_core(server, cpu, posts)}
 
 
 def bulk_load(db_path: Path, n: int, seed: int) -> int:
@@ -220,16 +262,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=4, help="single-post client processes")
     parser.add_argument("--posts", type=int, default=1000, help="posts per client")
     parser.add_argument("--stored", type=int, default=10_000_000, help="reports for results")
+    parser.add_argument("--flood", type=int, default=10_000, help="posts of the one-address flood")
     args = parser.parse_args(argv)
     if args.quick:
         args.batches, args.batch_size, args.clients, args.posts, args.stored = 2, 1000, 2, 50, 100_000
+        args.flood = 200
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"deniable collection-service benchmark ({os.cpu_count()} CPUs, load average "
           f"{load:.1f}, SQLite)")
     with tempfile.TemporaryDirectory(prefix="deniable-bench-") as tmp:
         folder = Path(tmp)
-        server = Server(f"sqlite:///{folder / 'ingest.db'}", [HONOR, MESSAGING], folder / "a.log")
+        flood = folder / "flood.yaml"  # the honor-code survey with its default rate limit
+        flood.write_text(HONOR.read_text().replace("id: honor-code", "id: flood"))
+        surveys = [unlimited(HONOR, folder), unlimited(MESSAGING, folder), flood]
+        server = Server(f"sqlite:///{folder / 'ingest.db'}", surveys, folder / "a.log")
         try:
             for survey_id in ("honor-code", "messaging"):
                 got = bench_batches(server, survey_id, args.batches, args.batch_size)
@@ -239,6 +286,10 @@ def main(argv: list[str] | None = None) -> int:
             got = bench_single(server, args.clients, args.posts)
             print(f"single posts    {args.clients} clients  {got['posts_per_s']:>10,.0f} posts/s "
                   f"(target >= 1,000/s{got['cpu']})")
+            got = bench_flood(server, args.flood)
+            print(f"one-address flood of {args.flood:,} posts in {got['seconds']:.1f} s: "
+                  f"{got['codes'][201]} accepted, {got['codes'][429]:,} refused (429), {got['stored']} stored; "
+                  f"{got['per_s']:,.0f} requests/s{got['cpu']}")
         finally:
             server.stop()
 

@@ -15,21 +15,34 @@ Exceptions raised on purpose derive from :class:`DeniableError` (see
 """
 
 from deniable import survey
+from deniable.allocation import compare_allocations
 from deniable.audit import AuditResult, audit
 from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
-from deniable.errors import AggregateError, BudgetError, CategoryError, ConfigError, DeniableError, ReportError
+from deniable.errors import (
+    AggregateError,
+    BudgetError,
+    CategoryError,
+    ConfigError,
+    DeniableError,
+    ReportError,
+    StateError,
+)
 from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable.heavy import Discovery, HeavyHitters
+from deniable.joint import Joint
 from deniable.mechanisms import (
     BLH,
     GRR,
+    LGRR,
+    LOSUE,
     OLH,
     OUE,
     RAPPOR,
     SUE,
     BinaryRR,
     CountMeanSketch,
+    DBitFlip,
     Duchi,
     FrequencyOracle,
     Gaussian,
@@ -39,6 +52,7 @@ from deniable.mechanisms import (
     Laplace,
     MeanStat,
     NumericMechanism,
+    OneBitMean,
     Piecewise,
     SquareWave,
     SubsetSelection,
@@ -64,7 +78,12 @@ __all__ = [
     "RAPPOR",
     "CountMeanSketch",
     "HadamardCountMeanSketch",
+    "LGRR",
+    "LOSUE",
+    "OneBitMean",
+    "DBitFlip",
     "HeavyHitters",
+    "Joint",
     "Discovery",
     "FrequencyOracle",
     "Laplace",
@@ -85,6 +104,7 @@ __all__ = [
     "PrivacyBudget",
     "audit",
     "best_mechanism",
+    "compare_allocations",
     "compose",
     "debias_binary",
     "debias_categorical",
@@ -99,4 +119,5 @@ __all__ = [
     "ReportError",
     "CategoryError",
     "AggregateError",
+    "StateError",
 ]

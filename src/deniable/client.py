@@ -20,6 +20,13 @@ Each survey's mechanisms are built from their configurations once and kept
 design's question is randomized with its group's exact channel, the group
 drawn uniformly (two-group designs); a plain question's answer is sent as
 given.
+
+A survey with ``allocation: sample`` asks each respondent one question: the
+device draws it uniformly from the survey's questions with the OS CSPRNG
+(:func:`deniable.allocation.assign_questions`, an exact uniform integer),
+randomizes only that answer and sends only its report. ``answers`` then
+holds every question's answer, or at least the drawn one's: the caller
+cannot steer which question is sent.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 import numpy as np
 
 from deniable import randomness
+from deniable.allocation import assign_questions
 from deniable.errors import DeniableError
 from deniable.estimate import Target, check_target
 from deniable.mechanisms.contract import Mechanism
@@ -51,13 +59,18 @@ __all__ = ["Client", "ClientError", "privatize_answers", "privatize_answers_many
 
 
 class ClientError(DeniableError):
-    """The server refused a request (4xx); ``field`` and ``message`` come from its answer."""
+    """The server refused a request (4xx); ``field`` and ``message`` come from its answer.
 
-    def __init__(self, status: int, field: str, message: str) -> None:
+    ``retry_after`` is the server's ``Retry-After`` in seconds (a 429 of the
+    survey's rate limit), else None.
+    """
+
+    def __init__(self, status: int, field: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(f"HTTP {status}: {field}: {message}")
         self.status = status
         self.field = field
         self.message = message
+        self.retry_after = retry_after
 
 
 def new_key() -> str:
@@ -125,12 +138,21 @@ def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Mechanism | _Design |
     return _built(json.dumps(survey["questions"], sort_keys=True, separators=(",", ":")))
 
 
-def _check_questions(survey: Mapping[str, Any], answers: Mapping[str, Any], where: str) -> None:
+def _check_questions(
+    survey: Mapping[str, Any], answers: Mapping[str, Any], where: str, drawn: str | None = None
+) -> None:
     expected = [q["id"] for q in survey["questions"]]
     if not isinstance(answers, Mapping):
         raise TypeError(f"{where} must be a dict {{question id: answer}}; got {type(answers).__name__}")
-    missing = [q for q in expected if q not in answers]
     extra = sorted(set(answers) - set(expected))
+    if drawn is not None:  # allocation: sample
+        if drawn not in answers or extra:
+            raise ValueError(
+                f"{where} must answer the question {drawn!r} drawn for this respondent (survey "
+                f"{survey['id']!r} asks one question at random of {expected}); unknown {extra}"
+            )
+        return
+    missing = [q for q in expected if q not in answers]
     if missing or extra:
         raise ValueError(
             f"{where} must answer exactly the questions {expected} of survey "
@@ -142,7 +164,8 @@ def privatize_answers(
     survey: Mapping[str, Any], answers: Mapping[str, Any], rng: randomness.RNGLike = None
 ) -> dict[str, Any]:
     """``{question id: report JSON}`` for one respondent (secure randomness by default)."""
-    _check_questions(survey, answers, "answers")
+    if survey.get("allocation") != "sample":
+        _check_questions(survey, answers, "answers")
     return privatize_answers_many(survey, [answers], rng)[0]
 
 
@@ -150,10 +173,16 @@ def privatize_answers_many(
     survey: Mapping[str, Any], answers_list: Sequence[Mapping[str, Any]],
     rng: randomness.RNGLike = None,
 ) -> list[dict[str, Any]]:
-    """Reports for many respondents, vectorized per question (``privatize_many``)."""
+    """Reports for many respondents, vectorized per question (``privatize_many``).
+
+    Under ``allocation: sample`` each respondent's report is for one question
+    drawn uniformly (module docstring), so each dict has one entry.
+    """
+    source = randomness.resolve(rng)  # one stream for every question
+    if survey.get("allocation") == "sample":
+        return _privatize_sampled(survey, answers_list, source)
     for i, answers in enumerate(answers_list):
         _check_questions(survey, answers, f"answers_list[{i}]")
-    source = randomness.resolve(rng)  # one stream for every question
     columns = {}
     for qid, device in _mechanisms(survey).items():
         values = [a[qid] for a in answers_list]
@@ -164,11 +193,36 @@ def privatize_answers_many(
     return [{qid: col[i] for qid, col in columns.items()} for i in range(len(answers_list))]
 
 
+def _privatize_sampled(
+    survey: Mapping[str, Any], answers_list: Sequence[Mapping[str, Any]], source: randomness.Source
+) -> list[dict[str, Any]]:
+    devices = _mechanisms(survey)
+    ids = list(devices)
+    drawn = assign_questions(len(ids), len(answers_list), rng=source)
+    for i, answers in enumerate(answers_list):
+        _check_questions(survey, answers, f"answers_list[{i}]", ids[drawn[i]])
+    out: list[dict[str, Any]] = [{} for _ in answers_list]
+    for j, qid in enumerate(ids):
+        rows = np.flatnonzero(drawn == j).tolist()
+        device = devices[qid]
+        if not rows or not isinstance(device, Mechanism):  # sampled surveys have mechanism questions only
+            continue
+        values = [answers_list[i][qid] for i in rows]
+        reports = device.reports_to_json(device.privatize_many(values, rng=source))
+        for i, report in zip(rows, reports, strict=True):
+            out[i][qid] = report
+    return out
+
+
 class Client:
     """A device's HTTP client for the collection service (httpx, keep-alive).
 
     ``retries`` is the number of retries after the first attempt, with
-    exponential back-off starting at ``backoff`` seconds.
+    exponential back-off starting at ``backoff`` seconds. ``token`` (a
+    relay's or the admin's) is sent as ``Authorization: Bearer``: a survey
+    open to everyone takes batches (:meth:`respond_many`) only with it, and
+    a survey whose results are for administrators needs the admin token for
+    :meth:`results`. A respondent's device needs none.
     """
 
     def __init__(
@@ -179,12 +233,14 @@ class Client:
         *,
         backoff: float = 0.05,
         transport: httpx.BaseTransport | None = None,
+        token: str | None = None,
     ) -> None:
         if retries < 0:
             raise ValueError(f"retries must be >= 0; got {retries}")
         self.retries = retries
         self.backoff = backoff
-        self._http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        self._http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport, headers=headers)
         self._surveys: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------ plumbing
@@ -221,7 +277,9 @@ class Client:
                 field, message = str(detail["field"]), str(detail["message"])
             except (ValueError, KeyError, TypeError):
                 field, message = "", response.text[:200]
-            raise ClientError(response.status_code, field, message)
+            wait = response.headers.get("retry-after", "")
+            raise ClientError(response.status_code, field, message,
+                              float(wait) if wait.isdigit() else None)
         return response.json()
 
     # ------------------------------------------------------------- surveys
@@ -263,7 +321,9 @@ class Client:
     ) -> dict[str, int]:
         """Privatize many respondents' answers (vectorized) and post them in batches.
 
-        ``rng=None`` uses the OS CSPRNG; a seed is for simulations only.
+        For relays and simulations: a survey open to everyone needs the
+        client's ``token`` (admin or relay). ``rng=None`` uses the OS CSPRNG;
+        a seed is for simulations only.
         Returns ``{"accepted": n new, "duplicates": n already stored}`` summed over batches.
         """
         if not 1 <= batch_size <= MAX_BATCH:

@@ -17,6 +17,7 @@ __all__ = [
     "ReportError",
     "CategoryError",
     "AggregateError",
+    "StateError",
 ]
 
 
@@ -62,3 +63,8 @@ class CategoryError(DeniableError, ValueError):
 
 class AggregateError(DeniableError, ValueError):
     """Aggregates of different mechanism configurations, or a malformed aggregate."""
+
+
+class StateError(DeniableError, ValueError):
+    """A device's kept state (:mod:`deniable.client_state`) that cannot be used: written for
+    another mechanism configuration, malformed, unreadable, or readable by other users."""

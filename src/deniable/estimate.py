@@ -9,6 +9,8 @@ reports:
 * unbiased estimate   ``f_v = (lambda_v - q*) / (p* - q*)``
 * variance            ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``   (A)
 
+([formula (A)][formula-a] in the documentation's math pages.)
+
 Every estimate has an inference **target** (:data:`TARGETS`):
 
 * ``"population"`` (the default): the respondents are a random sample of a
@@ -42,8 +44,11 @@ __all__ = [
 ]
 
 CIMethod = Literal["normal", "wilson", "clopper-pearson"]
+"""How ``ci`` builds an interval: normal (Wald), or Wilson / Clopper-Pearson for the support rate, mapped."""
 Target = Literal["population", "respondents"]
+"""What an estimate is of: the population the respondents were sampled from, or these respondents only."""
 TARGETS: tuple[Target, ...] = ("population", "respondents")
+"""The values of :data:`Target`, the default first."""
 
 _TARGET_WORDS = {
     "population": "the population the respondents were sampled from",
@@ -80,7 +85,7 @@ def pure_variance(
 ) -> NDArray[np.float64]:
     """Per-category variance of a pure oracle's unbiased estimate from ``n`` reports.
 
-    ``"respondents"``: formula (A), ``q*(1-q*) / (n (p*-q*)^2) + f (1-p*-q*) / (n (p*-q*))``.
+    ``"respondents"``: [formula (A)][formula-a], ``q*(1-q*) / (n (p*-q*)^2) + f (1-p*-q*) / (n (p*-q*))``.
     ``"population"``: (A) ``+ f (1 - f) / n`` ``= lambda (1 - lambda) / (n (p*-q*)^2)``
     with ``lambda = q* + (p*-q*) f``.
     """
@@ -224,6 +229,35 @@ class Estimate:
         frame.attrs.update(target=self.target, level=level)
         return frame
 
+    def _repr_html_(self, max_rows: int = 60) -> str:
+        """The estimate as an HTML table (Jupyter): category, estimate, standard error, 95% interval,
+        observed share (and truth), the target below."""
+        from deniable.html import table
+
+        headers = ["category", "estimate"]
+        errors = self.std_errors is not None and self.n > 0
+        if errors:
+            headers += ["std. error", "95% interval low", "interval high"]
+            low, high = self.ci(0.95)
+        headers.append("observed")
+        if self.truth is not None:
+            headers.append("truth")
+        rows = []
+        for i in range(min(len(self.domain), max_rows)):
+            row: list[Any] = [self.domain[i], float(self.frequencies[i])]
+            if errors:
+                row += [float(self.std_errors[i]), float(low[i]), float(high[i])]  # type: ignore[index]
+            row.append(float(self.observed[i]))
+            if self.truth is not None:
+                row.append(float(self.truth[i]))
+            rows.append(row)
+        more = len(self.domain) - len(rows)
+        caption = (f"{self.mechanism}, \u03b5 = {self.epsilon:.4g}, n = {self.n:,}"
+                   + ("" if self.post_processing == "none" else f" ({self.post_processing})"))
+        note = (f"{more} more categories (to_frame() has all). " if more > 0 else "") + (
+            f"target: {self.target} ({_TARGET_WORDS[self.target]})")
+        return table(caption, headers, rows, note)
+
     def __repr__(self) -> str:
         head = (
             f"Estimate({self.mechanism}, epsilon={self.epsilon:.6g}, n={self.n}, "
@@ -346,6 +380,17 @@ class MeanEstimate:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
         low, high = intervals.normal_interval(self.mean, self.std_error, 1 - level)
         return low, high
+
+    def _repr_html_(self) -> str:
+        """The mean as an HTML table (Jupyter): mean, standard error, 95% interval, range, n."""
+        from deniable.html import table
+
+        low, high = self.ci(0.95)
+        privacy = f"\u03b5 = {self.epsilon:.4g}" + (f", \u03b4 = {self.delta:.3g}" if self.delta is not None else "")
+        return table(f"{self.mechanism}, {privacy}, n = {self.n:,}",
+                     ["mean", "std. error", "95% interval low", "interval high", "range"],
+                     [[self.mean, self.std_error, low, high, f"[{self.low:g}, {self.high:g}]"]],
+                     f"target: {self.target} ({_TARGET_WORDS[self.target]})")
 
     def __repr__(self) -> str:
         low, high = self.ci(0.95)

@@ -14,6 +14,8 @@ Agg)::
   respondents (log x axis), for a list of Estimates of the same question.
 * :func:`mse_vs_epsilon` -- simulated mean squared error against epsilon,
   one colour per mechanism, with the theoretical variance as a line (log-log).
+* :func:`discovery_quality` -- heavy-hitter recall (solid) and precision
+  (dashed) against the number of devices, one colour per method and epsilon.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised without matplotlib
 
 from deniable.estimate import Estimate
 
-__all__ = ["bar_estimate", "convergence", "mse_vs_epsilon", "new_axes"]
+__all__ = ["bar_estimate", "convergence", "discovery_quality", "mse_vs_epsilon", "new_axes"]
 
 _BAR = "#4C72B0"
 _TRUTH = "#C44E52"
@@ -81,8 +83,13 @@ def bar_estimate(
     *,
     level: float = 0.95,
     title: str | None = None,
+    xlabel: str | None = None,
 ) -> Axes:
     """Bar chart of an Estimate with ``level`` CI whiskers and the truth overlaid.
+
+    ``xlabel`` names the x axis (the question asked; default ``"category"``).
+    The whiskers are drawn over the truth marker, so both stay visible where
+    they meet.
 
     ``truth`` (aligned with ``est.domain``) defaults to ``est.truth`` (set by
     :func:`deniable.simulate`). A post-processed estimate has no formula
@@ -108,7 +115,7 @@ def bar_estimate(
             alpha=1.0 if k <= _MAX_LABELLED else 0.5,
             capsize=4 if k <= _MAX_LABELLED else 0,
             label=f"{level:.0%} CI",
-            zorder=3,
+            zorder=4,
         )
     if truth is None:
         truth = est.truth
@@ -119,7 +126,7 @@ def bar_estimate(
         ax.scatter(
             x, t, marker="_", s=900 if k <= 12 else 200 if k <= _MAX_LABELLED else 25,
             linewidths=2.5 if k <= _MAX_LABELLED else 1.5,
-            color=_TRUTH, label="truth", zorder=4,
+            color=_TRUTH, label="truth", zorder=3,
         )
     if k <= _ANNOTATED:  # the value above each bar (and above its whisker and truth mark)
         top = np.nanmax(np.vstack([freqs, high if whiskers else freqs,
@@ -138,7 +145,7 @@ def bar_estimate(
             for text in ax.get_xticklabels():
                 text.set_horizontalalignment("right")
     ax.set_xlim(-0.6, k - 0.4)
-    ax.set_xlabel("category")
+    ax.set_xlabel("category" if xlabel is None else xlabel)
     ax.set_ylabel("share of respondents")
     _percent_axis(ax)
     ax.grid(axis="y", alpha=0.3, zorder=0)
@@ -296,5 +303,48 @@ def mse_vs_epsilon(sweep: Any, ax: Axes | None = None, *, title: str | None = No
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small",
                   title="simulated (markers)" if has_theory else None, title_fontsize="small")
     else:
+        ax.legend(loc="best", frameon=False, fontsize="small")
+    return ax
+
+
+def discovery_quality(sweep: Any, ax: Axes | None = None, *, metric: str = "recall",
+                      title: str | None = None, legend: bool = True) -> Axes:
+    """Recall or precision (``metric``) of heavy-hitter discovery against the number of devices (log x).
+
+    ``sweep``: records (or a DataFrame) with ``method``, ``epsilon``, ``n``,
+    ``recall``, ``precision`` and ``top``, as
+    :func:`deniable.heavy.quality.discovery_sweep` returns them; one line
+    per (method, epsilon).
+    """
+    if metric not in ("recall", "precision"):
+        raise ValueError(f"metric must be 'recall' or 'precision'; got {metric!r}")
+    rows = _records(sweep)
+    if not rows:
+        raise ValueError("discovery_quality needs at least one record")
+    for i, row in enumerate(rows):
+        missing = {"method", "epsilon", "n", metric} - set(row)
+        if missing:
+            raise ValueError(f"sweep record {i} lacks {sorted(missing)}; got keys {sorted(row)}")
+    if ax is None:
+        ax = new_axes(6.4, 4.2)
+    curves = list(dict.fromkeys((str(r["method"]), round(float(r["epsilon"]), 3)) for r in rows))
+    for i, (method, eps) in enumerate(curves):
+        mine = sorted((r for r in rows if (str(r["method"]), round(float(r["epsilon"]), 3)) == (method, eps)),
+                      key=lambda r: r["n"])
+        ax.plot([int(r["n"]) for r in mine], [float(r[metric]) for r in mine], "-" + _MARKERS[i % len(_MARKERS)],
+                color=f"C{i % 10}", markersize=5, label=f"{method.upper()}, {_epsilon_text(eps)}")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(sorted({int(r["n"]) for r in rows})))
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(-0.03, 1.03)
+    _percent_axis(ax)
+    ax.set_xlabel("devices (n)")
+    tops = {r.get("top") for r in rows}
+    what = f"the true top {tops.pop()}" if len(tops) == 1 else "the true top values"
+    ax.set_ylabel(f"share of {what} found" if metric == "recall" else f"share of the reported in {what}")
+    ax.grid(alpha=0.3)
+    ax.set_title(title or f"Discovery {metric}")
+    if legend:
         ax.legend(loc="best", frameon=False, fontsize="small")
     return ax

@@ -57,9 +57,12 @@ __all__ = [
 ]
 
 RNGLike: TypeAlias = "None | int | np.random.SeedSequence | np.random.Generator | Source"
+"""What ``rng=`` accepts: ``None`` for the OS CSPRNG (private), a seed or Generator for simulation (not private)."""
 
 _U32 = 1 << 32
-TWO64 = 1 << 64  #: a 64-bit threshold ``T`` stands for the probability ``T / TWO64``
+TWO64 = 1 << 64
+"""2**64: a 64-bit threshold ``T`` stands for the probability ``T / TWO64``."""
+_STUCK_BITS = 1 << 16  # more zero bits in a row than this: the source is broken (2**-65536 for a fair one)
 _BLOCK_LANES = 1 << 16  # Bernoulli bits decided at a time (about 1 MiB of working memory)
 _MSB = list(range(7, -1, -1)) if sys.byteorder == "little" else list(range(8))  # bytes, most significant first
 
@@ -192,6 +195,11 @@ def _below_dyadic(expansion: list[int], count: int, source: Source) -> NDArray[n
         ones = np.flatnonzero(np.unpackbits(octets).view(np.bool_))
         if ones.size == 0:
             carried += 8 * octets.size
+            if carried > _STUCK_BITS:
+                raise RuntimeError(
+                    f"the random source returned {carried} zero bits in a row (probability 2**-{carried}): "
+                    "it is broken or stuck"
+                )
             continue
         run = np.diff(ones, prepend=-1 - carried)[: count - done]  # G + 1 per lane
         carried = 8 * octets.size - 1 - int(ones[-1])

@@ -73,6 +73,7 @@ __all__ = [
 ]
 
 MIN_EXPECTED = 5.0
+"""The smallest expected count per bin of a chi-square test; :func:`merge_bins` merges bins up to it."""
 
 
 @dataclass(frozen=True)

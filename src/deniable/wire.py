@@ -70,7 +70,7 @@ def from_config(config: dict[str, Any] | str) -> Any:
         raise ConfigError(f"config 'params' for {name} are malformed: {exc!r}") from None
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    _check_params(name, params, mechanism._params())
+    _check_params(name, params, mechanism._params(), getattr(known[name].cls, "param_defaults", {}))
     claimed = config.get("epsilon")
     if claimed is not None:
         if not isinstance(claimed, (int, float)) or not math.isclose(
@@ -109,17 +109,23 @@ def _describe(want: Any) -> str:
     return f"a JSON {type(want).__name__}"
 
 
-def _check_params(name: str, params: dict[str, Any], expected: dict[str, Any]) -> None:
+def _check_params(
+    name: str, params: dict[str, Any], expected: dict[str, Any], defaults: dict[str, Any] | None = None
+) -> None:
     """Version 1 readers reject what they do not understand: unknown or missing
     fields, values of the wrong JSON type (``"9"``, ``9.5`` or ``true`` for an
-    integer) and a different value of a fixed string field (e.g. the hash family)."""
-    unknown, missing = sorted(set(params) - set(expected)), sorted(set(expected) - set(params))
+    integer) and a different value of a fixed string field (e.g. the hash family).
+
+    ``defaults`` are fields added after a mechanism's first configs were written
+    (the class's ``param_defaults``): a config without one means that default."""
+    given = set(params) | set(defaults or {})
+    unknown, missing = sorted(set(params) - set(expected)), sorted(set(expected) - given)
     if unknown or missing:
         raise ConfigError(
             f"config 'params' for {name}: unknown field(s) {unknown}, missing field(s) {missing}"
         )
     for key, want in expected.items():
-        got = params[key]
+        got = params.get(key, (defaults or {}).get(key))
         if not _same_kind(got, want) or (isinstance(want, str) and got != want):
             raise ConfigError(f"config field 'params.{key}' for {name} must be {_describe(want)}; got {got!r}")
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from liars import claiming
 from mechanism_grid import CASES, Case, by_name, params
 
 import deniable as dn
@@ -51,15 +52,6 @@ def test_secure_path_passes(case: Case) -> None:
 
 
 # ------------------------------------------------------------------ mutants
-def claiming(m: Any, claimed: float) -> Any:
-    """``m`` as a subclass instance whose ``epsilon`` property lies: it says ``claimed``."""
-    cls = type(m)
-    liar_cls = type(f"Lying{cls.__name__}", (cls,), {"epsilon": property(lambda self: claimed)})
-    liar = liar_cls.__new__(liar_cls)
-    liar.__dict__.update(m.__dict__)
-    return liar
-
-
 def rebuilt(m: Any, epsilon: float) -> Any:
     """The same family and structure (omega, g) at another epsilon."""
     name, dom = type(m).__name__, list(m.domain)
@@ -173,10 +165,15 @@ def test_audit_catches_reused_seed(rng: np.random.Generator) -> None:
 
 
 def test_audit_result_reports() -> None:
-    """The result object and its text (the PASS is an audit at alpha 1e-6 of a correct GRR)."""
+    """The result object and its text: PASS for a correct GRR, FAIL for one understating its epsilon
+    (audits at alpha 1e-6)."""
     m = dn.GRR(4, epsilon=1.0)
     result = dn.audit(m, trials=1000, rng=3)
     text = str(result)
     assert text.startswith("PASS") and "claimed epsilon 1" in text
     assert result.trials == 1000 and result.alpha == 1e-6
     assert result.worst is not None and result.worst[0] in m.domain
+    # power: the same 1,000-trial audit of a GRR sampling at epsilon 2 while claiming 1 fails
+    lying = dn.audit(claiming(rebuilt(m, 2.0), 1.0), trials=1000, rng=3)
+    assert not lying.passed and str(lying).startswith("FAIL: claimed epsilon 1, measured lower bound")
+    assert lying.epsilon_lower > 1.0

@@ -7,15 +7,25 @@
 //             (an answer may also be {value: n} for a plain integer question, or
 //              {option: i, unrelated: j} for a UQTunknown question and its unrelated question)
 //             fast: bool, try_empty_submit: bool, screenshot: name, fail_first_post: bool}],
-//   (a "fast" visit answers with DOM clicks and, on a ?kiosk=1 page, reuses the page)
+//   (a "fast" visit answers with DOM clicks and, on a ?kiosk=1 page, reuses the page;
+//    answers to questions the page does not show, as under allocation: sample, are skipped)
 //   results_path: "/s/ID/results", screenshot_dir: "/tmp/...",
+//   docs_path: "/docs" (optional: Swagger UI must render),
+//   admin_results: {path: "/s/ID/results", token: "..."} (optional: a results page for
+//                  administrators, opened without and then with the token as HTTP Basic password),
 // }
 // Every request the pages make is recorded (method, url, post body); console errors and
-// uncaught page errors are reported.
+// uncaught page errors are reported; every console message is kept (out.console), every
+// Content-Security-Policy violation the page reports is logged as a console error, and the
+// headers of every page (document) answer are kept (out.documents).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { pathToFileURL } from 'node:url';
+
+// playwright-core from DENIABLE_PLAYWRIGHT_CORE (node_env.py: npm's or the Python playwright's)
+const core = process.env.DENIABLE_PLAYWRIGHT_CORE;
+const { chromium } = await import(core ? pathToFileURL(path.join(core, 'index.mjs')).href : 'playwright-core');
 
 const ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -34,11 +44,31 @@ const context = await chromium.launchPersistentContext(profile, {
   args: ARGS,
   viewport: { width: 900, height: 900 },
 });
-const out = { requests: [], problems: [], visits: [], screenshots: {}, results: null };
+const out = { requests: [], problems: [], visits: [], screenshots: {}, results: null, console: [], documents: [] };
+const pendingHeaders = [];
+
+// Runs before the page's own scripts (injected by the driver, so the page's policy does not apply).
+function reportViolations() {
+  window.addEventListener('securitypolicyviolation', (e) => {
+    console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`);
+  });
+}
+
+async function instrument(ctx) {
+  await ctx.addInitScript(reportViolations);
+  ctx.on('response', (r) => {
+    if (r.request().resourceType() === 'document') {
+      pendingHeaders.push(r.allHeaders().then((headers) => out.documents.push({ url: r.url(), status: r.status(), headers })));
+    }
+  });
+}
 
 function watch(page) {
   page.setDefaultTimeout(20000);
-  page.on('console', (m) => { if (m.type() === 'error') out.problems.push(`console: ${m.text()}`); });
+  page.on('console', (m) => {
+    out.console.push({ type: m.type(), text: m.text(), url: page.url() });
+    if (m.type() === 'error') out.problems.push(`console: ${m.text()}`);
+  });
   page.on('pageerror', (e) => out.problems.push(`pageerror: ${e.message}`));
   return page;
 }
@@ -77,6 +107,7 @@ async function visit(page, v, index) {
       // event handlers run as for a user); the other visits use playwright's real input
       await page.evaluate((answers) => {
         answers.forEach((a, q) => {
+          if (!document.querySelector(`[id^="q${q}-"]`)) return; // not shown (allocation: sample)
           if (typeof a === 'number') {
             document.getElementById(`q${q}-o${a}`).click();
           } else if ('value' in a) {
@@ -92,6 +123,7 @@ async function visit(page, v, index) {
       }, v.answers);
     } else {
       for (const [q, a] of v.answers.entries()) {
+        if (!(await page.locator(`[id^="q${q}-"]`).count())) continue; // not shown (allocation: sample)
         if (typeof a === 'number') {
           await page.check(`#q${q}-o${a}`);
         } else if ('value' in a) {
@@ -109,6 +141,7 @@ async function visit(page, v, index) {
     }
     await page.waitForSelector('body[data-state="submitted"], #retry:not([hidden])');
   }
+  record.asked = await page.getAttribute('body', 'data-asked');
   record.state = await page.getAttribute('body', 'data-state');
   record.status = (await page.textContent('#status')).trim();
   record.privacy = (await page.textContent('#privacy-epsilon')).trim();
@@ -125,6 +158,7 @@ async function visit(page, v, index) {
 }
 
 try {
+  await instrument(context);
   context.on('request', (r) => out.requests.push({ method: r.method(), url: r.url(), body: r.postData() }));
   context.on('requestfailed', (r) => out.requests.push({ method: r.method(), url: r.url(), failed: r.failure()?.errorText }));
   const page = watch(context.pages()[0] ?? (await context.newPage()));
@@ -154,6 +188,7 @@ try {
     })));
     out.results_summary = await page.textContent('#summary');
     out.results_legend = await page.textContent('#legend');
+    out.results_shuffled = (await page.isVisible('#shuffled')) ? await page.textContent('#shuffled') : null;
     out.results_target = await page.inputValue('#target');
     out.screenshots.results = path.join(plan.screenshot_dir, 'results.png');
     await page.screenshot({ path: out.screenshots.results, fullPage: true });
@@ -174,8 +209,63 @@ try {
       await page.screenshot({ path: out.screenshots.results_respondents, fullPage: true });
     }
   }
+
+  if (plan.docs_path) {
+    // Swagger UI from this server's own files: it must draw every operation of the API
+    await page.goto(plan.base_url + plan.docs_path);
+    await page.waitForSelector('.swagger-ui .opblock');
+    out.docs = {
+      title: await page.textContent('.swagger-ui .title'),
+      operations: await page.locator('.swagger-ui .opblock').count(),
+    };
+    // open one operation (parameters, example body, highlighted responses) and its "Try it out"
+    await page.click('.opblock-post .opblock-summary');
+    await page.waitForSelector('.opblock-post .opblock-body .responses-table');
+    await page.click('.opblock-post .try-out__btn');
+    await page.waitForSelector('.opblock-post .body-param textarea');
+    out.docs.opened = (await page.textContent('.opblock-post .opblock-body')).length;
+    out.screenshots.docs = path.join(plan.screenshot_dir, 'docs.png');
+    await page.screenshot({ path: out.screenshots.docs, fullPage: false });
+  }
+
+  if (plan.admin_results) {
+    // a results page for administrators: refused without the token; with it (the browser's
+    // answer to the Basic challenge, as a user typing it into the dialog) the page and its data load
+    const { path: adminPath, token } = plan.admin_results;
+    const browser = await chromium.launch({ executablePath: plan.chromium, headless: true, args: ARGS });
+    try {
+      const anonymous = await browser.newContext({ viewport: { width: 900, height: 900 } });
+      await instrument(anonymous);
+      const anonymousStatuses = [];
+      anonymous.on('response', (r) => anonymousStatuses.push(r.status()));
+      out.admin_results = {};
+      try {  // headless Chromium has no dialog to ask: it gives up on the challenge
+        await watch(await anonymous.newPage()).goto(plan.base_url + adminPath);
+      } catch (e) {
+        out.admin_results.anonymous_error = e.message.split('\n')[0];
+      }
+      out.admin_results.anonymous_statuses = anonymousStatuses;
+      const admin = await browser.newContext({
+        viewport: { width: 900, height: 900 },
+        httpCredentials: { username: 'admin', password: token },
+      });
+      await instrument(admin);
+      const statuses = [];
+      admin.on('response', (r) => statuses.push({ url: r.url(), status: r.status() }));
+      const adminPage = watch(await admin.newPage());
+      await adminPage.goto(plan.base_url + adminPath);
+      await adminPage.waitForSelector('body[data-state="loaded"]');
+      out.admin_results.summary = await adminPage.textContent('#summary');
+      out.admin_results.statuses = statuses;
+      out.screenshots.admin_results = path.join(plan.screenshot_dir, 'admin-results.png');
+      await adminPage.screenshot({ path: out.screenshots.admin_results, fullPage: true });
+    } finally {
+      await browser.close();
+    }
+  }
 } finally {
   await context.close();
   fs.rmSync(profile, { recursive: true, force: true });
 }
+await Promise.all(pendingHeaders);
 process.stdout.write(JSON.stringify(out));

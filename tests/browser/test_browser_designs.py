@@ -34,6 +34,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
 from node_env import chromium, playwright_core, run_node  # noqa: E402
+from page_text import assert_odds_sentence  # noqa: E402
 
 from deniable.server.surveys import load_survey  # noqa: E402
 from deniable.survey import prevalence_from_counts  # noqa: E402
@@ -41,6 +42,7 @@ from deniable.survey import prevalence_from_counts  # noqa: E402
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
 httpx = pytest.importorskip("httpx")
+yaml = pytest.importorskip("yaml")
 runner = pytest.importorskip("deniable.server.runner")
 
 DRIVER = Path(__file__).with_name("drive.mjs")
@@ -62,7 +64,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     visits: list[dict[str, Any]] = [{"path": "/s/study-habits", "answers": answers[0], "screenshot": "survey"}] + [
         {"path": "/s/study-habits?kiosk=1", "answers": a, "fast": True} for a in answers[1:]
     ]
-    with runner.BackgroundServer([EXAMPLE], db_url=f"sqlite:///{tmp / 'responses.db'}") as server:
+    # N respondents answer from one browser (one address): no per-address rate limit here
+    survey = {**yaml.safe_load(EXAMPLE.read_text()), "rate_limit": "off"}
+    with runner.BackgroundServer([survey], db_url=f"sqlite:///{tmp / 'responses.db'}") as server:
         plan = {"chromium": chromium(), "base_url": server.url, "visits": visits,
                 "results_path": "/s/study-habits/results", "screenshot_dir": str(tmp)}
         out = run_node(DRIVER, plan, timeout=240)
@@ -75,9 +79,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_every_submission_succeeds_and_the_page_says_what_is_randomized(run: dict[str, Any]) -> None:
     out = run["out"]
     assert out["problems"] == []
+    # every console message was captured: none reports a Content-Security-Policy violation
+    assert not [m for m in out["console"] if "Content Security Policy" in m["text"] or "CSP violation" in m["text"]]
     assert [v["state"] for v in out["visits"]] == ["submitted"] * N
     first = out["visits"][0]
     assert "ε = 1.61" in first["privacy"] and "not randomized" in first["privacy"]
+    survey_epsilon = load_survey(EXAMPLE).question("study_drug").design.epsilon  # the one bounded question
+    assert_odds_sentence(first["privacy"], survey_epsilon)  # FR's ln 5: at most 5 times, 83.3% sure
     assert "reveal the truth" in first["privacy"]
     drug, copied, age, year = first["metas"]
     assert drug.startswith("Randomized on this device with the FR design (p = 1/6, 1/6)") and "ε = 1.61" in drug

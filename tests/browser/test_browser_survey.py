@@ -17,7 +17,16 @@ the page makes. Checks:
   "n respondents, epsilon = ..."; a screenshot is written for inspection;
 * validation (no request without every answer), a dropped connection retried
   with the identical body, invitation-only surveys (a used invite gets the
-  server's refusal on the page), closed surveys.
+  server's refusal on the page), closed surveys, the rate limit (the page
+  shows the server's 429 and when to try again);
+* every page answer carries the strict Content-Security-Policy (no inline
+  script or style, ``frame-ancestors 'none'``), ``nosniff`` and
+  ``Referrer-Policy: no-referrer``, and the pages work under it: every
+  console message is captured and none is a policy violation (the driver also
+  reports each ``securitypolicyviolation`` event as a console error);
+* ``/docs`` draws the API with Swagger UI from this server's own files;
+* a results page for administrators (``results: admin``) is refused without
+  the admin token and loads with it (HTTP Basic, as a user types it).
 
 Skips when node, playwright-core or Chromium are missing, unless
 DENIABLE_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.
@@ -38,9 +47,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
 from node_env import chromium, playwright_core, run_node  # noqa: E402
+from page_text import assert_odds_sentence  # noqa: E402
 from support_bands import outside_bands  # noqa: E402
 
 import deniable as dn  # noqa: E402
+from deniable.client import Client  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
@@ -58,6 +69,7 @@ SURVEY = {
     "id": "browser-e2e",
     "title": "Campus life survey",
     "budget": 6.0,
+    "rate_limit": "off",  # 300 respondents answer from one browser, one address
     "questions": [
         {"id": "cheated", "text": "Have you broken the honor code this term?", "type": "yes-no",
          "mechanism": "forced-response", "p_truth": 0.75, "p_yes": 0.5},
@@ -74,6 +86,15 @@ CLOSED_SURVEY = {
     "questions": [{"id": "ok", "text": "Too late?", "type": "yes-no",
                    "mechanism": "forced-response", "p_truth": 0.5, "p_yes": 0.5}],
 }
+RATE_SURVEY = {
+    "id": "rate-limited", "title": "One answer per address", "budget": 1.2,
+    "rate_limit": {"responses": 1, "seconds": 600},
+    "questions": [{"id": "ok", "text": "Is this working?", "type": "yes-no",
+                   "mechanism": "forced-response", "p_truth": 0.5, "p_yes": 0.5}],
+}
+PRIVATE_SURVEY = {**SURVEY, "id": "browser-private", "title": "Results for administrators", "results": "admin"}
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 INVITE_SURVEY = {
     "id": "invite-only", "title": "Invitation-only check", "budget": 1.2, "invite_only": True,
     "questions": [{"id": "ok", "text": "Is this working?", "type": "yes-no",
@@ -105,7 +126,7 @@ def run(tools: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict
         [SURVEY], db_url=f"sqlite:///{tmp / 'responses.db'}", admin_token=TOKEN
     ) as server:
         admin = {"Authorization": f"Bearer {TOKEN}"}
-        for definition in (INVITE_SURVEY, CLOSED_SURVEY):
+        for definition in (INVITE_SURVEY, CLOSED_SURVEY, RATE_SURVEY, PRIVATE_SURVEY):
             created = httpx.post(f"{server.url}/admin/surveys", json=definition, headers=admin)
             assert created.status_code == 201, created.text
         closed = httpx.post(f"{server.url}/admin/surveys/closed/close", headers=admin)
@@ -118,12 +139,20 @@ def run(tools: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict
             {"path": f"/s/invite-only?invite={invites[0]}", "answers": [1]},
             {"path": f"/s/invite-only?invite={invites[0]}", "answers": [0]},  # used up
             {"path": "/s/closed", "answers": None},
+            {"path": "/s/rate-limited", "answers": [1]},
+            {"path": "/s/rate-limited", "answers": [0]},  # the address's second response: 429
         ]
+        with Client(server.url, token=TOKEN) as relay:  # answers for the administrators' results page
+            relay.respond_many(PRIVATE_SURVEY["id"], [{"cheated": i % 3 == 0, "app": APPS[i % 4], "study": STUDY[i % 5]}
+                                                      for i in range(200)])
         plan = {
             "chromium": tools["chromium"], "base_url": server.url, "visits": visits,
-            "results_path": f"/s/{SURVEY['id']}/results", "screenshot_dir": str(tmp),
+            "results_path": f"/s/{SURVEY['id']}/results", "screenshot_dir": str(tmp), "docs_path": "/docs",
+            "admin_results": {"path": f"/s/{PRIVATE_SURVEY['id']}/results", "token": TOKEN},
         }
         out = run_node(DRIVER, plan, timeout=240)
+        private = httpx.get(f"{server.url}/surveys/{PRIVATE_SURVEY['id']}/results")
+        assert private.status_code == 401, private.text
         public = httpx.get(f"{server.url}/surveys/{SURVEY['id']}").json()
         results = httpx.get(f"{server.url}/surveys/{SURVEY['id']}/results").json()
         export = httpx.get(
@@ -142,11 +171,14 @@ def _posts(out: dict[str, Any], survey_id: str) -> list[dict[str, Any]]:
 
 def test_pages_have_no_errors_and_every_submission_succeeds(run: dict[str, Any]) -> None:
     out = run["out"]
-    # the only console errors: the connection the test dropped on purpose (visit 1) and the
-    # refused reuse of an invite (403); no uncaught page errors
+    # the only console errors: the connection the test dropped on purpose (visit 1), the
+    # refused reuse of an invite (403), the rate limit (429) and the administrators' results
+    # page opened without the token (401); no uncaught page errors, no policy violation
     assert out["problems"] == [
         "console: Failed to load resource: net::ERR_CONNECTION_RESET",
         "console: Failed to load resource: the server responded with a status of 403 (Forbidden)",
+        "console: Failed to load resource: the server responded with a status of 429 (Too Many Requests)",
+        "console: Failed to load resource: the server responded with a status of 401 ()",
     ]
     survey_visits = out["visits"][:N]
     assert [v["state"] for v in survey_visits] == ["submitted"] * N
@@ -154,6 +186,7 @@ def test_pages_have_no_errors_and_every_submission_succeeds(run: dict[str, Any])
     # the privacy explanation names the survey's total epsilon: ln 7 + 2 + 2
     total = sum(m.epsilon for m in run["mechanisms"].values())
     assert f"ε = {total:.2f}" in survey_visits[0]["privacy"]
+    assert_odds_sentence(survey_visits[0]["privacy"], total)  # e^5.95 = 382: at most 99.7% sure
     seconds = sum(v["ms"] for v in survey_visits) / 1000
     print(f"{N} browser submissions in {seconds:.1f} s")
 
@@ -263,7 +296,7 @@ def test_results_page_shows_charts(run: dict[str, Any]) -> None:
 
 
 def test_invitation_only_and_closed_surveys(run: dict[str, Any]) -> None:
-    blocked, invited, reused, closed = run["out"]["visits"][N:]
+    blocked, invited, reused, closed = run["out"]["visits"][N:N + 4]
     assert blocked["submit_disabled"] and "invitation" in blocked["status"]
     assert invited["state"] == "submitted"
     body = json.loads(_posts(run["out"], "invite-only")[0]["body"])
@@ -273,3 +306,55 @@ def test_invitation_only_and_closed_surveys(run: dict[str, Any]) -> None:
     assert reused["status"].startswith("Your answers were not recorded."), reused["status"]
     assert "invite" in reused["status"].lower()
     assert closed["submit_disabled"] and "closed" in closed["status"]
+
+
+def test_the_page_shows_the_rate_limit(run: dict[str, Any]) -> None:
+    first, second = run["out"]["visits"][N + 4:]
+    assert first["state"] == "submitted"
+    assert second["state"] == "ready" and second["retry_visible"]
+    assert second["status"].startswith("Your answers were not recorded. too many responses from your address")
+    assert re.search(r"try again in \d+ s", second["status"]), second["status"]
+
+
+def test_every_page_is_served_with_the_strict_policy(run: dict[str, Any]) -> None:
+    """Survey, results and docs pages: the headers as Chromium received them."""
+    documents = run["out"]["documents"]
+    paths = {d["url"].split("?")[0].removeprefix(run["base_url"]) for d in documents}
+    assert {"/s/browser-e2e", "/s/browser-e2e/results", "/s/invite-only", "/docs",
+            "/s/browser-private/results"} <= paths
+    for d in documents:
+        h = d["headers"]
+        assert h["x-content-type-options"] == "nosniff" and h["referrer-policy"] == "no-referrer", d["url"]
+        assert h["content-security-policy"] == PAGE_CSP, d["url"]
+        assert "frame-ancestors 'none'" in h["content-security-policy"]
+
+
+def test_no_console_message_reports_a_policy_violation(run: dict[str, Any]) -> None:
+    messages = run["out"]["console"]
+    assert messages, "the console was not captured"
+    violations = [m for m in messages if "Content Security Policy" in m["text"] or "CSP violation" in m["text"]
+                  or "Refused to" in m["text"]]
+    assert violations == []
+    # every message is one of the expected errors (test_pages_have_no_errors...) or harmless
+    assert {m["type"] for m in messages} <= {"error", "log", "info", "debug"}, messages
+
+
+def test_the_api_docs_render_from_this_server(run: dict[str, Any]) -> None:
+    docs = run["out"]["docs"]
+    assert docs["title"].startswith("deniable collection service")
+    assert docs["operations"] >= 8
+    assert docs["opened"] > 500  # an operation opened, with its "Try it out" form
+    assert Path(run["out"]["screenshots"]["docs"]).stat().st_size > 10_000
+    docs_requests = [r["url"] for r in run["out"]["requests"] if "/docs" in r["url"]]
+    assert f"{run['base_url']}/docs/assets/swagger-ui-bundle.js" in docs_requests
+
+
+def test_results_for_administrators_need_the_token_in_the_browser(run: dict[str, Any]) -> None:
+    admin = run["out"]["admin_results"]
+    assert admin["anonymous_statuses"] == [401]  # the page is refused without the token
+    assert "ERR_INVALID_AUTH_CREDENTIALS" in admin.get("anonymous_error", "")
+    assert admin["summary"].startswith("200 responses")
+    served = {s["url"].split("?")[0].removeprefix(run["base_url"]): s["status"] for s in admin["statuses"]}
+    assert served["/s/browser-private/results"] == 200
+    assert served["/surveys/browser-private/results"] == 200
+    print(f"administrators' results screenshot: {run['out']['screenshots']['admin_results']}")

@@ -24,7 +24,7 @@ from scipy import stats
 from deniable import survey
 
 Z = stats.norm.isf(1e-6 / 2)
-NIGERIA = Path(__file__).resolve().parents[3] / "shared" / "data" / "nigeria.csv"
+NIGERIA = Path(__file__).resolve().parents[2] / "examples" / "data" / "nigeria.csv"  # rr's replication data
 
 
 def _answers_file(path: Path, rng: np.random.Generator, n: int = 4000) -> dict[str, np.ndarray]:
@@ -101,7 +101,6 @@ def test_a_server_export_is_read_as_it_is(cli, tmp_path: Path) -> None:
     assert two["prevalence"][0]["estimate"] == pytest.approx(fit2.params["pi"], abs=1e-12)
 
 
-@pytest.mark.skipif(not NIGERIA.is_file(), reason="the Nigeria replication data (shared/data/nigeria.csv) is absent")
 def test_nigeria_forced_response_prevalence(cli) -> None:
     """RRreg's RRuni on rr.q1: 0.2619 (SE 0.0144), 2,435 answers (22 missing left out)."""
     record = json.loads(cli("analyze", NIGERIA, "--design", "FR", "--p", "1/6,1/6", "--response", "rr.q1",
@@ -161,7 +160,6 @@ def test_formula(cli, tmp_path: Path, rng: np.random.Generator) -> None:
     assert bad.exit_code == 1 and bad.stderr.startswith("error: --formula:"), bad.stderr
 
 
-@pytest.mark.skipif(not NIGERIA.is_file(), reason="the Nigeria replication data (shared/data/nigeria.csv) is absent")
 def test_nigeria_table_3(cli) -> None:
     """Blair, Imai & Zhou's Table 3 to 3 decimals: intercept -0.340, asset index 0.0790, married -0.267,
     female -0.554; 2,423 complete cases."""

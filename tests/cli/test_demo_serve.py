@@ -75,8 +75,10 @@ def test_demo_end_to_end_under_a_minute(cli, tmp_path: Path, monkeypatch) -> Non
     expected_se = np.sqrt(m.variance(50_000, [1 - got["estimate"], got["estimate"]], "respondents")[1])
     assert got["se"] == pytest.approx(expected_se, abs=1e-4)
     assert got["low"] == pytest.approx(got["estimate"] - 1.959964 * got["se"], abs=2e-4)
-    png = tmp_path / "deniable-demo.png"
+    png = tmp_path / "deniable-output" / "deniable-demo.png"  # never in the current directory itself
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert [p.name for p in tmp_path.iterdir()] == ["deniable-output"]
+    assert f"plot -> {Path('deniable-output', 'deniable-demo.png')}" in result.stdout
     assert "NOT private" not in result.stderr and "not private" not in result.stderr
 
 
@@ -149,6 +151,24 @@ def test_serve_runs_the_server_and_never_prints_the_token(survey_file: Path, tmp
     assert token not in out + err + "".join(lines)
 
 
+def test_serve_keeps_its_default_database_in_deniable_output(survey_file: Path, tmp_path: Path) -> None:
+    """Without --db the SQLite file is deniable-output/deniable.db under the current directory, and
+    the startup line names it."""
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "deniable.cli", "serve", str(survey_file), "--port", "0"],
+                            cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stderr.readline(), proc.stderr.readline()]
+        assert "serving on" in lines[1], lines
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert "database sqlite:///deniable-output/deniable.db" in lines[0]
+    assert (workdir / "deniable-output" / "deniable.db").is_file()
+    assert [p.name for p in workdir.iterdir()] == ["deniable-output"]
+
+
 def test_serve_errors(cli, tmp_path: Path) -> None:
     missing = cli("serve", tmp_path / "nope.yaml")
     assert missing.exit_code == 1 and "no such survey file" in missing.stderr
@@ -172,7 +192,9 @@ def test_serve_errors(cli, tmp_path: Path) -> None:
 def _collect(db_url: str, survey: dict, n: int, truth: float, seed: int) -> float:
     """Post n seeded respondents through the real client; returns the true share."""
     population = np.random.default_rng(seed).random(n) < truth
-    with BackgroundServer([survey], db_url=db_url) as server, Client(server.url, timeout=120) as client:
+    token = "relay-token-for-cli-tests"
+    with BackgroundServer([survey], db_url=db_url, relay_token=token) as server, \
+            Client(server.url, timeout=120, token=token) as client:
         client.respond_many(survey["id"], [{"violated": bool(v)} for v in population],
                             batch_size=2000, rng=seed)
     return float(population.mean())
@@ -210,7 +232,7 @@ def _estimate_db_checks(cli, db_url: str, survey_id: str, tmp_path: Path, truth:
     assert "violated: Have you broken the honor code this term?" in table.stdout
     assert f"{n:,} responses" in table.stdout
     assert "target: population" in " ".join(table.stdout.split())
-    assert png.stat().st_size > 10_000
+    assert png.stat().st_size > 10_000 and f"plot -> {png}" in table.stdout.replace("\n", "")
 
 
 def test_estimate_from_a_sqlite_database(cli, tmp_path: Path) -> None:
@@ -253,7 +275,7 @@ def test_estimate_from_the_servers_csv_and_parquet_exports(cli, tmp_path: Path) 
                for v, a in zip(gen.random(3000) < 0.25, gen.choice(apps, 3000), strict=True)]
     db_url = f"sqlite:///{tmp_path / 'export.db'}"
     with BackgroundServer([MESSAGING], db_url=db_url, admin_token=token) as server, \
-            Client(server.url, timeout=120) as client:
+            Client(server.url, timeout=120, token=token) as client:
         client.respond_many("messaging", answers, batch_size=1000, rng=22)
         headers = {"Authorization": f"Bearer {token}"}
         for fmt in ("csv", "parquet"):

@@ -146,8 +146,8 @@ def test_audit_numeric_errors(cli) -> None:
 
 def test_mechanism_names_are_the_registry_recipes_that_take_an_epsilon() -> None:
     assert MECHANISM_NAMES == (
-        "auto", "binary-rr", "grr", "sue", "oue", "blh", "olh", "hadamard", "subset",
-        "laplace", "gaussian", "duchi", "piecewise", "square-wave", "hybrid",
+        "auto", "binary-rr", "grr", "sue", "oue", "blh", "olh", "hadamard", "subset", "dbitflip",
+        "laplace", "gaussian", "duchi", "piecewise", "square-wave", "hybrid", "one-bit-mean",
     )
     assert "forced-response" in registry.recipes()  # a recipe, but without an epsilon
 

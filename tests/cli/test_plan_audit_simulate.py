@@ -132,7 +132,7 @@ def test_every_command_has_help_with_an_example(cli) -> None:
         assert name in top.stdout
     for args in (*([c] for c in commands if c != "simulate"),
                  ["simulate", "survey"], ["simulate", "convergence"], ["simulate", "gamma"],
-                 ["simulate", "mse"]):
+                 ["simulate", "mse"], ["simulate", "heavy-hitters"]):
         result = cli(*args, "--help")
         assert result.exit_code == 0, args
         assert "Example" in result.stdout, args
@@ -203,6 +203,7 @@ def test_simulate_survey_estimate_is_near_the_truth(cli, tmp_path: Path) -> None
     assert abs(yes["estimate"] - yes["truth"]) < z * yes["std_error"]
     assert abs(yes["observed"] - yes["truth"]) > z * yes["std_error"]  # power
     assert png.stat().st_size > 10_000
+    assert f"plot -> {png}" in result.stderr.replace("\n", "")  # beside --json: on stderr
     text = cli("simulate", "survey", "--n", 1000)
     assert "violators: estimate" in text.stdout
 
@@ -224,6 +225,7 @@ def test_simulate_convergence_rows_and_band(cli, tmp_path: Path) -> None:
     last = rows[-1]
     assert abs(last["estimate"] - (last["truth"] + 0.01)) > z * last["std_error"]  # power
     assert png.stat().st_size > 10_000
+    assert f"plot -> {png}" in result.stderr.replace("\n", "")  # beside --json: on stderr
 
 
 def _ratio_band(reps: int, alpha: float) -> tuple[float, float]:
@@ -253,6 +255,7 @@ def test_simulate_gamma_mse_matches_theory(cli, tmp_path: Path) -> None:
     for a, b in zip(rows[:-1], rows[1:], strict=True):  # power: the wrong gamma's variance is rejected
         assert not lo < a["mse"] / b["variance"] < hi
     assert png.stat().st_size > 10_000
+    assert f"plot -> {png}" in result.stderr.replace("\n", "")  # beside --json: on stderr
 
 
 def test_simulate_mse_matches_theory_for_each_mechanism(cli, tmp_path: Path) -> None:
@@ -278,6 +281,7 @@ def test_simulate_mse_matches_theory_for_each_mechanism(cli, tmp_path: Path) -> 
         assert lo < r["ratio"] < hi, r
         assert not lo < r["mse"] / (2 * r["variance"]) < hi  # power
     assert png.stat().st_size > 10_000
+    assert f"plot -> {png}" in result.stderr.replace("\n", "")  # beside --json: on stderr
 
 
 @pytest.mark.parametrize(
@@ -293,6 +297,10 @@ def test_simulate_mse_matches_theory_for_each_mechanism(cli, tmp_path: Path) -> 
         (["mse", "--epsilons", "0"], "--epsilon must be a positive finite number"),
         (["mse", "--distribution", "normal"], "distribution must be 'uniform' or 'zipf'"),
         (["mse", "--k", 1], "--k must be >= 2"),
+        (["heavy-hitters", "--methods", "tree"], "--methods: 'tree' is not one of pem, sfp"),
+        (["heavy-hitters", "--n", "50"], "--n must be at least 100 devices each"),
+        (["heavy-hitters", "--top", "0"], "--top must be in 1..--words (1000); got 0"),
+        (["heavy-hitters", "--tail", "1"], "--tail must be a share in [0, 1)"),
     ],
 )
 def test_simulate_errors(cli, tmp_path: Path, monkeypatch, args: list, message: str) -> None:
@@ -324,3 +332,29 @@ def test_python_dash_m_deniable_runs_the_command_line() -> None:
         capture_output=True, text=True, timeout=120, check=True,
     )
     assert json.loads(done.stdout)["recommended"] == dn.best_mechanism(4, 1.0).name
+
+
+def test_simulate_heavy_hitters_json_table_and_plot(cli, tmp_path: Path) -> None:
+    """PEM at epsilon 8 with 20,000 devices finds the 3 words that half of them type.
+
+    Zipf(1.1) over 3 words for half the devices: shares 28%, 13% and 8.5%;
+    the other half type unique words (count 1 each), so the true top 3 is
+    clear. The 26 first letters all stay among the 32 kept prefixes; later
+    prefixes of the tail are spread over 26**i. A level's share has a
+    standard error near 0.9% (2,857 reports at a per-report variance about
+    0.22), the final filter asks for about 3.2 of them, and 8.5% is then 6
+    standard errors clear: recall 1 fails with probability far below 1e-6.
+    """
+    png = tmp_path / "recall.png"
+    result = cli("simulate", "heavy-hitters", "--methods", "pem", "--epsilons", "8", "--n", "20000",
+                 "--top", 3, "--words", 3, "--tail", 0.5, "--plot", png, "--json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["rows"]
+    assert row["method"] == "pem" and row["n"] == 20000 and row["recall"] == 1.0
+    assert 0 <= row["precision"] <= 1 and row["relative_error"] < 0.2
+    assert png.stat().st_size > 10_000
+    assert f"plot -> {png}" in result.stderr.replace("\n", "")  # beside --json: on stderr
+    table = " ".join(cli("simulate", "heavy-hitters", "--methods", "sfp", "--epsilons", "4", "--n", "1000",
+                         "--top", 3, "--words", 20).stdout.split())
+    for label in ("recall", "precision", "median rel. error", "device s", "server s", "sfp"):
+        assert label in table

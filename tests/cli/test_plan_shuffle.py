@@ -47,3 +47,22 @@ def test_simulate_mse_compares_post_processings_on_the_same_surveys(cli, tmp_pat
     assert png.stat().st_size > 0
     bad = cli("simulate", "mse", "--post", "mle,nope")
     assert bad.exit_code == 1 and "--post: 'nope' is not one of" in bad.stderr
+
+
+def test_plan_compares_split_and_sampled_allocation(cli) -> None:
+    """Exact: the JSON is the library's comparison; the table names the ratio and the choice."""
+    data = json.loads(cli("plan", "--k", 4, "--epsilon", 2, "--n", 50000, "--questions", 5, "--json").stdout)
+    c = dn.compare_allocations([4] * 5, 2.0, 50000)
+    assert data["allocation"] == {
+        "questions": 5, "recommended": "sample", "variance_ratio": float(c.ratio[0]),
+        "split": {"epsilon_per_question": c.split_mechanisms[0].epsilon,
+                  "mechanism": c.split_mechanisms[0].name, "variance": float(c.split_variance[0])},
+        "sample": {"epsilon_per_question": c.sample_mechanisms[0].epsilon,
+                   "mechanism": c.sample_mechanisms[0].name, "variance": float(c.sample_variance[0])},
+    }
+    table = " ".join(cli("plan", "--k", 2, "--epsilon", 12, "--questions", 2).stdout.split())
+    ratio = dn.compare_allocations([2, 2], 12.0, 100_000).ratio[0]
+    assert f"Variance ratio split/sample: {ratio:.3g}; recommended: allocation: split" in table
+    assert json.loads(cli("plan", "--k", 4, "--epsilon", 1, "--json").stdout)["allocation"] is None
+    bad = cli("plan", "--k", 4, "--epsilon", 1, "--questions", 0)
+    assert bad.exit_code == 1 and "--questions must be >= 1; got 0" in bad.stderr

@@ -90,6 +90,7 @@ def test_parquet_round_trip_with_structured_reports(cli, tmp_path: Path, rng, wr
               "--consistent", "norm-sub")
     assert est.exit_code == 0, est.output
     out = json.loads(est.stdout)
+    assert f"plot -> {png}" in est.stderr.replace("\n", "")  # stdout stays JSON
     assert out["mechanism"] == "OLH" and out["n"] == 300_000
     _check_band(out["categories"], _shares(answers, ["A", "B", "C", "D"]))
     consistent = np.array([r["consistent"] for r in out["categories"]])
@@ -127,6 +128,7 @@ def test_binary_column(cli, tmp_path: Path, rng) -> None:
     truth = rng.random(n) < 0.3
     data, private = tmp_path / "yes.csv", tmp_path / "yes-private.csv"
     spelled = np.where(truth, rng.choice(["true", "Yes", "1"], n), rng.choice(["FALSE", "no", "0"], n))
+    spelled[0] = "true"  # the first answer's spelling is the output's: here the JSON booleans
     pd.DataFrame({"q": spelled}).to_csv(data, index=False)
     result = cli("privatize", data, "-c", "q", "-m", "binary-rr", "-e", 1, "-o", private)
     assert result.exit_code == 0, result.output
@@ -135,6 +137,25 @@ def test_binary_column(cli, tmp_path: Path, rng) -> None:
     rows = json.loads(est.stdout)["categories"]
     assert [r["category"] for r in rows] == [False, True]
     _check_band(rows, np.array([1 - truth.mean(), truth.mean()]))
+
+
+@pytest.mark.parametrize(("first", "labels"), [("yes", ["no", "yes"]), ("No", ["No", "Yes"]),
+                                               ("YES", ["NO", "YES"]), ("0", ["0", "1"]),
+                                               ("False", ["False", "True"])])
+def test_binary_column_keeps_its_labels(cli, tmp_path: Path, first: str, labels: list[str]) -> None:
+    """A yes/no column comes back in its own words (the first answer's spelling), and the
+    estimate names its categories with them."""
+    data, private = tmp_path / "q.csv", tmp_path / "q-private.csv"
+    answers = [first] + ["yes", "no", "1", "0", "TRUE", "false"] * 50
+    pd.DataFrame({"id": range(len(answers)), "q": answers}).to_csv(data, index=False)
+    result = cli("privatize", data, "-c", "q", "-m", "binary-rr", "-e", 1, "-o", private)
+    assert result.exit_code == 0, result.output
+    written = pd.read_csv(private, dtype=str)
+    assert set(written["q"]) == set(labels) and written["id"].tolist() == [str(i) for i in range(len(answers))]
+    rows = json.loads(cli("estimate", private, "-c", "q", "--json").stdout)["categories"]
+    assert [r["category"] for r in rows] == labels
+    table = cli("estimate", private, "-c", "q").stdout
+    assert all(f"│ {label} " in table for label in labels)
 
 
 def test_discovered_categories_sort_numerically(cli, tmp_path: Path) -> None:
@@ -293,3 +314,29 @@ def test_estimate_reads_the_report_column_alone(cli, tmp_path: Path, rng, kind: 
     frame.to_csv(paths["full"], index=False) if kind == "csv" else frame.to_parquet(paths["full"])
     line = " (line 25 of the file)" if kind == "csv" else ""
     _error(cli("estimate", paths["full"], "-c", "answer", "--chunk-size", 7), f"row 24{line}", "'Z'")
+
+
+def test_an_empty_file_is_named(cli, tmp_path: Path) -> None:
+    """A 0-byte (or blank) input is one error line naming the file, for every command that reads one."""
+    for name in ("empty.csv", "blank.csv", "empty.parquet"):
+        path = tmp_path / name
+        path.write_text("\n\n" if name == "blank.csv" else "")
+        expected = "a header row naming the columns" if name.endswith(".csv") else "a Parquet file"
+        for args in (("privatize", path, "-c", "answer", "-e", 1, "--categories", "A,B", "-o",
+                      tmp_path / f"o{path.suffix}"),
+                     ("estimate", path, "-c", "answer"),
+                     ("analyze", path, "--design", "FR", "--p", "1/6,1/6", "--response", "answer")):
+            _error(cli(*args), f"{path} is empty: expected {expected}")
+
+
+def test_a_rejected_report_shows_its_value(cli, tmp_path: Path) -> None:
+    """``report '0' rejected``: the cell as written, never a numpy repr, for every report form."""
+    for m in (dn.GRR(["A", "B"], epsilon=1.0), dn.OUE(3, epsilon=1.0), dn.OLH(3, epsilon=1.0),
+              dn.BinaryRR(prob=0.75), dn.Laplace(0, 1, epsilon=1.0)):
+        path = tmp_path / f"{m.wire_id}.csv"
+        pd.DataFrame({"answer": ["x" if m.report_kind == "bool" else "zz"]}).to_csv(path, index=False)
+        cli_data.config_path(path).write_text(json.dumps(m.to_config()))
+        result = cli("estimate", path, "-c", "answer")
+        bad = "x" if m.report_kind == "bool" else "zz"
+        _error(result, f"row 1 (line 2 of the file): report '{bad}' rejected: ")
+        assert "np." not in result.stderr

@@ -1,11 +1,18 @@
 """Finding node, playwright-core and Chromium for the browser-client tests.
 
+playwright-core (the Node library that drives Chromium) and node come from
+``npm ci`` and the system when present, else from the Python ``playwright``
+package that ``pip install -e '.[test]'`` installs: it ships playwright-core
+and a node of its own (its ``driver`` folder). The browser is always the
+system Chromium; nothing is downloaded.
+
 A missing tool skips the test with the reason, unless the environment
 variable ``DENIABLE_REQUIRE_BROWSER=1`` is set (CI sets it): then it fails.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -27,15 +34,33 @@ def missing(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+def _driver() -> Path | None:
+    """The ``driver`` folder of the Python ``playwright`` package (node + playwright-core), if installed."""
+    spec = importlib.util.find_spec("playwright")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    driver = Path(next(iter(spec.submodule_search_locations))) / "driver"
+    return driver if driver.is_dir() else None
+
+
+def _version(path: str) -> int:
+    text = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip()
+    return int(text.lstrip("v").split(".")[0])
+
+
 def node() -> str:
-    """Path of the node executable (version >= 20 for node:test and playwright-core)."""
-    path = shutil.which("node")
-    if path is None:
-        missing("node is not installed")
-    version = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip()
-    if int(version.lstrip("v").split(".")[0]) < 20:
-        missing(f"node >= 20 is needed; found {version}")
-    return path
+    """Path of a node executable of version >= 20 (node:test and playwright-core need it):
+    the system's, else the one the Python playwright package ships."""
+    system = shutil.which("node")
+    if system is not None and _version(system) >= 20:
+        return system
+    driver = _driver()
+    bundled = driver / ("node.exe" if os.name == "nt" else "node") if driver else None
+    if bundled is not None and bundled.is_file():
+        return str(bundled)
+    if system is None:
+        missing("node is not installed (pip install playwright ships one; the test extra has it)")
+    missing(f"node >= 20 is needed; found version {_version(system)}")
 
 
 def chromium() -> str:
@@ -46,12 +71,27 @@ def chromium() -> str:
     missing("Chromium is not installed (apt-get install chromium, or set DENIABLE_CHROMIUM)")
 
 
+def _find_playwright_core() -> Path | None:
+    for package in (ROOT / "node_modules" / "playwright-core", (_driver() or ROOT) / "package"):
+        manifest = package / "package.json"
+        if manifest.is_file() and json.loads(manifest.read_text()).get("name") == "playwright-core":
+            return package
+    return None
+
+
 def playwright_core() -> Path:
-    """The installed playwright-core package (``npm ci`` at the repository root)."""
-    package = ROOT / "node_modules" / "playwright-core"
-    if not (package / "package.json").exists():
-        missing("playwright-core is not installed; run `npm ci` at the repository root")
+    """The playwright-core package: ``npm ci`` at the repository root, else the Python playwright's."""
+    package = _find_playwright_core()
+    if package is None:
+        missing("playwright-core is not installed: pip install -e '.[test]' (the Python playwright "
+                "package ships it), or npm ci at the repository root")
     return package
+
+
+def _playwright_env() -> dict[str, str]:
+    """``DENIABLE_PLAYWRIGHT_CORE``: where drive.mjs imports playwright-core from."""
+    package = _find_playwright_core()
+    return {"DENIABLE_PLAYWRIGHT_CORE": str(package)} if package else {}
 
 
 def run_node(script: Path, payload: Any, *, timeout: float = 120.0, env: dict[str, str] | None = None) -> Any:
@@ -63,7 +103,7 @@ def run_node(script: Path, payload: Any, *, timeout: float = 120.0, env: dict[st
         text=True,
         timeout=timeout,
         cwd=ROOT,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **_playwright_env(), **(env or {})},
     )
     if proc.returncode != 0:
         raise AssertionError(f"{script.name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")

@@ -10,6 +10,7 @@ import {
   secureRandomBytes,
   stringify,
   uniformGroup,
+  assignQuestion,
 } from '../../src/deniable/server/static/deniable.js';
 import { loadFixtures, seededBytes } from './helpers.mjs';
 
@@ -84,6 +85,9 @@ test('every mechanism returns the wire JSON form of its report', () => {
     olh: (r, m) => Number.isInteger(r.seed) && r.value >= 0 && r.value < Number(m.config.params.g),
     hadamard: (r, m) => Number.isInteger(r) && r >= 0 && r < Number(m.config.params.K),
     subset: (r, m) => r.length === Number(m.config.params.omega) && r.every((v, i) => v >= 0 && v < m.k && (i === 0 || r[i - 1] < v)),
+    rappor: (r, m) => Object.keys(r).join() === 'cohort,bits' && Number.isInteger(r.cohort) && r.cohort >= 0 &&
+      r.cohort < Number(m.config.params.num_cohorts) && Number.isInteger(r.bits) && r.bits >= 0 &&
+      r.bits < 2 ** Number(m.config.params.num_bits),
   };
   const seen = new Set();
   for (const c of fixtures.chi_square) {
@@ -139,7 +143,7 @@ test('bad configs and values raise DeniableError naming the field', () => {
   };
   bad({ format: 'other' }, 'format');
   bad({ version: 2 }, 'version');
-  bad({ mechanism: 'rappor' }, 'mechanism');
+  bad({ mechanism: 'cms' }, 'mechanism');
   bad({ params: [] }, 'params');
   bad({ domain: ['only'] }, 'domain');
   bad({ params: { truth_numerator: 5 } }, 'params.other_numerator');
@@ -200,4 +204,15 @@ test('uniformGroup draws 1 + (u mod k) from the exact sampler, redrawing words a
   assert.equal(uniformGroup(2, { randomBytes: scripted([5]) }), 2);
   assert.equal(uniformGroup(3, { randomBytes: scripted([0xffffffff, 5]) }), 3);
   assert.throws(() => uniformGroup(1), (e) => e instanceof DeniableError && e.field === 'k');
+});
+
+test('assignQuestion draws u mod d from the exact sampler (allocation: sample), redrawing at or above the limit', () => {
+  assert.equal(assignQuestion(1, { randomBytes: scripted([]) }), 0);
+  assert.equal(assignQuestion(3, { randomBytes: scripted([7]) }), 1);
+  // 3 * floor(2^32 / 3) = 0xffffffff: that word is redrawn
+  assert.equal(assignQuestion(3, { randomBytes: scripted([0xffffffff, 0xfffffffe]) }), 0xfffffffe % 3);
+  const counts = [0, 0, 0, 0, 0];
+  for (let i = 0; i < 5000; i++) counts[assignQuestion(5)] += 1; // the platform CSPRNG
+  assert.ok(counts.every((c) => c > 800 && c < 1200), `${counts}`); // 200 is 7 sd of Binomial(5000, 1/5)
+  assert.throws(() => assignQuestion(0), (e) => e instanceof DeniableError && e.field === 'd');
 });

@@ -202,7 +202,11 @@ def test_square_wave_estimate_carries_a_histogram() -> None:
     assert isinstance(h, dn.HistogramEstimate) and h.probabilities.shape == (16,)
     assert h.probabilities.sum() == pytest.approx(1.0)
     assert h.edges[0] == 0 and h.edges[-1] == 10
-    assert float(h.quantile(0.5)[()]) == pytest.approx(2.5, abs=1.0)
+    # the reconstructed median of 20,000 reports at 2.5 is within 0.01 of it (measured over seeds,
+    # spread about 0.003); 0.1 is a sixth of a bin, and values one bin higher (3.125) fall outside
+    assert float(h.quantile(0.5)[()]) == pytest.approx(2.5, abs=0.1)
+    shifted = m.estimate(m.privatize_many(np.full(20_000, 3.125), rng=5)).histogram
+    assert shifted is not None and float(shifted.quantile(0.5)[()]) != pytest.approx(2.5, abs=0.1)
     assert m.distribution(m.privatize_many([1.0, 2.0], rng=1), bins=4, method="em").method == "em"
     with pytest.raises(ValueError, match="'ems' or 'em'"):
         m.distribution(m.privatize_many([1.0, 2.0], rng=1), method="mle")

@@ -60,6 +60,12 @@ def test_bar_estimate_on_a_given_axes_and_explicit_truth(tmp_path: Path) -> None
     assert plot.bar_estimate(est, ax=right, truth=[0.8, 0.2]) is right
     assert len(_bars(right).patches) == 2 and not left.containers
     assert [t.get_text() for t in right.get_xticklabels()] == ["no", "yes"]
+    assert right.get_xlabel() == "category"
+    named = plot.bar_estimate(est, truth=[0.8, 0.2], xlabel="Have you broken the honor code?")
+    assert named.get_xlabel() == "Have you broken the honor code?"
+    (whiskers,) = [c for c in named.containers if isinstance(c, ErrorbarContainer)]
+    (marks,) = [c for c in named.collections if isinstance(c, PathCollection)]
+    assert whiskers.lines[2][0].get_zorder() > marks.get_zorder()  # the interval is drawn over the truth
     with pytest.raises(ValueError, match="one value per category"):
         plot.bar_estimate(est, truth=[0.1, 0.2, 0.7])
     _save(right, tmp_path / "given-axes.png")
@@ -124,3 +130,21 @@ def test_mse_vs_epsilon_records_and_dataframe(tmp_path: Path) -> None:
         plot.mse_vs_epsilon([{"mechanism": "GRR", "epsilon": 1.0}])
     with pytest.raises(ValueError, match="at least one record"):
         plot.mse_vs_epsilon([])
+
+
+def test_discovery_quality_lines_per_method_and_epsilon(tmp_path: Path) -> None:
+    records = [
+        {"method": m, "epsilon": e, "n": n, "top": 10, "recall": r, "precision": 1.0}
+        for m, e in (("pem", 4.0), ("sfp", 8.0)) for n, r in ((1000, 0.2), (10_000, 0.7))
+    ]
+    ax = plot.discovery_quality(records)
+    assert [line.get_label() for line in ax.get_lines()] == ["PEM, \u03b5 = 4", "SFP, \u03b5 = 8"]
+    assert ax.get_lines()[0].get_ydata().tolist() == [0.2, 0.7]
+    assert "top 10" in ax.get_ylabel() and ax.get_xscale() == "log"
+    precision = plot.discovery_quality(records, metric="precision")
+    assert precision.get_lines()[1].get_ydata().tolist() == [1.0, 1.0]
+    ax.figure.savefig(tmp_path / "d.png")
+    with pytest.raises(ValueError, match="metric must be 'recall' or 'precision'"):
+        plot.discovery_quality(records, metric="f1")
+    with pytest.raises(ValueError, match="lacks \\['recall'\\]"):
+        plot.discovery_quality([{"method": "pem", "epsilon": 1, "n": 5, "precision": 1}])

@@ -45,6 +45,13 @@ print(json.dumps(acked))
 """
 
 
+def _unlimited(examples: Path, tmp_path: Path) -> Path:
+    """The honor-code survey without its per-address rate limit: every poster here is one loopback client."""
+    path = tmp_path / "honor-code.yaml"
+    path.write_text((examples / "honor-code.yaml").read_text() + "\nrate_limit: off\n")
+    return path
+
+
 def _stored_keys(storage: Storage) -> list[str]:
     with storage.engine.connect() as conn:
         return [row[0] for row in conn.execute(select(responses_table.c.idempotency_key))]
@@ -62,11 +69,11 @@ def _aggregate_matches_rows(storage: Storage) -> int:
 
 @pytest.mark.slow
 def test_concurrent_processes_lose_and_duplicate_nothing(
-    db_url: str, examples: Path, server_process: Any
+    db_url: str, examples: Path, server_process: Any, tmp_path: Path
 ) -> None:
     """4 processes x 500 posts (125 on PostgreSQL), +10% retries, into two servers sharing
     one database: every acknowledged key is stored once and the aggregate matches the rows."""
-    survey = examples / "honor-code.yaml"
+    survey = _unlimited(examples, tmp_path)
     posts = POSTS["sqlite" if db_url.startswith("sqlite") else "postgres"]
     with BackgroundServer([survey], db_url=db_url) as local:
         other = server_process([survey], db_url, args=("--no-access-log",))
@@ -106,9 +113,9 @@ def _post_until_failure(url: str, acked: list[dict[str, Any]], stop: threading.E
 
 @pytest.mark.slow
 def test_sigkill_keeps_every_acknowledged_report(
-    db_url: str, examples: Path, server_process: Any
+    db_url: str, examples: Path, server_process: Any, tmp_path: Path
 ) -> None:
-    survey = examples / "honor-code.yaml"
+    survey = _unlimited(examples, tmp_path)
     server = server_process([survey], db_url, args=("--no-access-log",))
     acked: list[dict[str, Any]] = []
     stop = threading.Event()
@@ -125,9 +132,10 @@ def test_sigkill_keeps_every_acknowledged_report(
         t.join(timeout=60)
     assert len(acked) >= 300
 
-    restarted = server_process([survey], db_url, args=("--no-access-log",))
-    replay = httpx.post(f"{restarted.url}/surveys/honor-code/responses/batch",
-                        json={"responses": acked}, timeout=120)
+    token = "relay-token-for-the-replay"
+    restarted = server_process([survey], db_url, args=("--no-access-log",), env={"DENIABLE_RELAY_TOKEN": token})
+    replay = httpx.post(f"{restarted.url}/surveys/honor-code/responses/batch", json={"responses": acked},
+                        headers={"Authorization": f"Bearer {token}"}, timeout=120)
     assert replay.status_code == 201
     assert replay.json() == {"accepted": 0, "duplicates": len(acked)}
     storage = Storage(db_url)

@@ -227,7 +227,8 @@ def test_results_are_the_survey_packages_prevalence_by_year(
         reports = _simulate(rng, 3000, prevalence)
         batch = {"responses": [{"idempotency_key": f"{survey_id}-{i:06d}", "reports": r}
                                for i, r in enumerate(reports)]}
-        stored = http.post(f"/surveys/{survey_id}/responses/batch", json=batch)
+        stored = http.post(f"/surveys/{survey_id}/responses/batch", json=batch,
+                           headers={"Authorization": f"Bearer {ADMIN}"})
         assert stored.status_code == 201, stored.text
         results = {q["id"]: q for q in http.get(f"/surveys/{survey_id}/results").json()["questions"]}
         export = http.get(f"/admin/surveys/{survey_id}/export", headers={"Authorization": f"Bearer {ADMIN}"})
@@ -285,7 +286,7 @@ def test_the_python_client_randomizes_two_group_designs(server: BackgroundServer
     truth = rng.random(n) < 0.2
     unrelated = rng.random(n) < 0.7
     answers = [{"copied": {"answer": bool(t), "unrelated": bool(u)}} for t, u in zip(truth, unrelated, strict=True)]
-    with Client(server.url, timeout=120) as client:
+    with Client(server.url, timeout=120, token=ADMIN) as client:
         assert client.respond_many("uqt", answers, batch_size=10_000)["accepted"] == n
     export = httpx.get(f"{server.url}/admin/surveys/uqt/export", headers=headers).text
     reports = [json.loads(row["copied"]) for row in csv.DictReader(io.StringIO(export))]

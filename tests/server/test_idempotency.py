@@ -58,19 +58,19 @@ def test_batches_count_duplicates(server: BackgroundServer) -> None:
     url = f"{server.url}/surveys/honor-code/responses/batch"
     bodies = [{"idempotency_key": f"batch-key-{i:04d}", "reports": {"violated": i % 3 == 0}}
               for i in range(20)]
-    assert httpx.post(url, json={"responses": bodies}).json() == {"accepted": 20, "duplicates": 0}
-    repeat = httpx.post(url, json={"responses": bodies[5:] + bodies[:2] + [bodies[0]]})
+    assert httpx.post(url, headers=AUTH, json={"responses": bodies}).json() == {"accepted": 20, "duplicates": 0}
+    repeat = httpx.post(url, headers=AUTH, json={"responses": bodies[5:] + bodies[:2] + [bodies[0]]})
     assert repeat.status_code == 201 and repeat.json() == {"accepted": 0, "duplicates": 18}
     fresh = {"idempotency_key": "batch-key-new1", "reports": {"violated": True}}
-    assert httpx.post(url, json={"responses": [fresh, fresh, bodies[1]]}).json() == {
+    assert httpx.post(url, headers=AUTH, json={"responses": [fresh, fresh, bodies[1]]}).json() == {
         "accepted": 1, "duplicates": 2}
     assert _n(server) == (21, 21)
     # the same key twice in one batch with different bodies, or a stored key with another body
     clash = {**fresh, "idempotency_key": "batch-key-new2"}
-    r = httpx.post(url, json={"responses": [clash, {**clash, "reports": {"violated": False}}]})
+    r = httpx.post(url, headers=AUTH, json={"responses": [clash, {**clash, "reports": {"violated": False}}]})
     assert r.status_code == 409 and r.json()["detail"]["field"] == "responses[1].idempotency_key"
     changed = {**bodies[4], "reports": {"violated": not bodies[4]["reports"]["violated"]}}
-    r = httpx.post(url, json={"responses": [fresh | {"idempotency_key": "batch-key-new3"}, changed]})
+    r = httpx.post(url, headers=AUTH, json={"responses": [fresh | {"idempotency_key": "batch-key-new3"}, changed]})
     assert r.status_code == 409 and r.json()["detail"]["field"] == "responses[1].idempotency_key"
     assert _n(server) == (21, 21)
     # a single-response retry of a key stored by a batch is answered, not stored
@@ -142,7 +142,7 @@ def test_client_retries_with_the_same_key(server: BackgroundServer) -> None:
     assert _n(server) == (2, 2)  # the first attempt was stored, the retry was answered
 
     busy = FailFirstWith503()
-    client = Client(server.url, transport=busy, backoff=0.0)
+    client = Client(server.url, transport=busy, backoff=0.0, token=ADMIN)
     assert client.respond_many("honor-code", [{"violated": True}] * 3) == {
         "accepted": 3, "duplicates": 0}
     assert busy.calls == 3  # GET (503, retried) + batch

@@ -39,7 +39,7 @@ def test_exports_hold_every_stored_report(
     db_url: str, examples: Path, rng: np.random.Generator
 ) -> None:
     with BackgroundServer([examples / "messaging.yaml"], db_url=db_url,
-                          admin_token=ADMIN) as server, Client(server.url) as client:
+                          admin_token=ADMIN) as server, Client(server.url, token=ADMIN) as client:
         categories = client.survey("messaging")["questions"][0]["categories"]
         client.respond_many("messaging", _answers(categories, 300, rng), batch_size=128, rng=rng)
         results = client.results("messaging")
@@ -86,8 +86,8 @@ def test_results_name_their_target(sqlite_url: str, examples: Path, rng: np.rand
     """``GET .../results`` is for the population by default and ``?target=respondents`` on
     request: same estimates, the library's standard errors and intervals for each target,
     ``target`` in the body and in every question; any other target is a 422 naming it."""
-    with BackgroundServer([examples / "messaging.yaml"], db_url=sqlite_url) as server, \
-            Client(server.url) as client:
+    with BackgroundServer([examples / "messaging.yaml"], db_url=sqlite_url, admin_token=ADMIN) as server, \
+            Client(server.url, token=ADMIN) as client:
         categories = client.survey("messaging")["questions"][0]["categories"]
         client.respond_many("messaging", _answers(categories, 200, rng), rng=rng)
         url = f"{server.url}/surveys/messaging/results"
@@ -205,9 +205,9 @@ def test_client_sends_only_reports(sqlite_url: str) -> None:
     survey = {"id": "animals", "title": "t", "budget": 2, "questions": [
         {"id": "pet", "text": "?", "type": "categorical", "categories": categories,
          "mechanism": "oue", "epsilon": 1.0}]}
-    with BackgroundServer([survey], db_url=sqlite_url) as server:
+    with BackgroundServer([survey], db_url=sqlite_url, admin_token=ADMIN) as server:
         recorder = Recorder()
-        with Client(server.url, transport=recorder) as client:
+        with Client(server.url, transport=recorder, token=ADMIN) as client:
             client.respond("animals", {"pet": "Cheetah-Answer"})
             client.respond_many("animals", [{"pet": c} for c in categories * 5])
             with pytest.raises(ValueError, match="not in the domain"):

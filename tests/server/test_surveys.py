@@ -58,6 +58,10 @@ def test_json_file_loads_like_yaml(tmp_path: Path, examples: Path) -> None:
         ("olh", {"epsilon": 2.0, "g": 4}, dn.OLH),
         ("hadamard", {"epsilon": 1.0}, dn.HadamardResponse),
         ("subset", {"epsilon": 1.0, "omega": 3}, dn.SubsetSelection),
+        ("dbitflip", {"epsilon": 1.0, "d": 2}, dn.DBitFlip),
+        ("dbitflip", {"epsilon": 1.0}, dn.DBitFlip),
+        ("l-grr", {"epsilon_perm": 3.0, "epsilon_1": 1.0}, dn.LGRR),
+        ("l-osue", {"epsilon_perm": 3.0, "epsilon_1": 1.0}, dn.LOSUE),
     ],
 )
 def test_every_mechanism_builds(mechanism: str, params: dict[str, Any], cls: type) -> None:

@@ -12,6 +12,7 @@ import pytest
 from deniable.server.runner import BackgroundServer
 
 ADMIN = "admin-token-for-tests-7f3a"
+AUTH = {"Authorization": f"Bearer {ADMIN}"}  # batches to an open survey come from relays
 CATS = [f"c{i}" for i in range(10)]
 KINDS = {
     "id": "kinds",
@@ -136,11 +137,11 @@ def test_batch_is_all_or_nothing(server: BackgroundServer, http: httpx.Client) -
     before = _stored(server)
     responses = [_body(key=f"batch-key-{i:04d}") for i in range(5)]
     responses[3] = _body(key="batch-key-0003", grr="z")
-    r = http.post("/surveys/kinds/responses/batch", json={"responses": responses})
+    r = http.post("/surveys/kinds/responses/batch", json={"responses": responses}, headers=AUTH)
     assert r.status_code == 422
     assert r.json()["detail"]["field"] == "responses[3].reports.grr"
     responses[3] = {"idempotency_key": "x", "reports": VALID}
-    r = http.post("/surveys/kinds/responses/batch", json={"responses": responses})
+    r = http.post("/surveys/kinds/responses/batch", json={"responses": responses}, headers=AUTH)
     assert r.json()["detail"]["field"] == "responses[3].idempotency_key"
     assert _stored(server) == before
 
@@ -148,7 +149,7 @@ def test_batch_is_all_or_nothing(server: BackgroundServer, http: httpx.Client) -
 def test_batch_size_limit(server: BackgroundServer, http: httpx.Client) -> None:
     before = _stored(server)
     responses = [_body(key=f"many-keys-{i:06d}") for i in range(10_001)]
-    r = http.post("/surveys/kinds/responses/batch", json={"responses": responses})
+    r = http.post("/surveys/kinds/responses/batch", json={"responses": responses}, headers=AUTH)
     assert r.status_code == 422 and r.json()["detail"]["field"] == "responses"
     assert _stored(server) == before
 

@@ -272,7 +272,9 @@ def test_slow_path_through_real_reports(cell: Cell, rng: np.random.Generator) ->
 # ------------------------------------------------------------------ simulate()
 def test_simulate_matches_population(rng: np.random.Generator) -> None:
     """dn.simulate: the truth is the rounded population, and its estimate is within
-    z sd of it for each category (alpha 1e-6 over the 4 mechanisms x k)."""
+    z sd of it for each category (alpha 1e-6 over the 4 mechanisms x k). Power: the band
+    around a population with the shares 0.5 and 0.25 swapped (0.25 apart, about 10 sd)
+    rejects the same estimate."""
     truth = np.array([0.5, 0.25, 0.125, 0.125, 0.0])
     mechs = [dn.GRR(5, epsilon=1.0), dn.OUE(5, epsilon=1.0), dn.OLH(5, epsilon=1.0), dn.SubsetSelection(5, epsilon=1.0)]
     z = testing.z_for(ALPHA / (len(mechs) * 5))
@@ -283,6 +285,9 @@ def test_simulate_matches_population(rng: np.random.Generator) -> None:
         assert abs(est.truth - truth).max() <= 1 / 4001
         sd = np.sqrt(m.variance(4001, est.truth, "respondents"))
         assert np.all(np.abs(est.frequencies - est.truth) <= z * sd), (m, est.frequencies)
+        # power: the same band around another population (first two shares swapped) rejects the estimate
+        other = est.truth[[1, 0, 2, 3, 4]]
+        assert not np.all(np.abs(est.frequencies - other) <= z * np.sqrt(m.variance(4001, other))), m
 
 
 # ----------------------------------------------------------------- consistency

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from liars import claiming
 
 import deniable as dn
 from deniable import testing
@@ -155,15 +156,6 @@ def test_sampler_matches_exact_distribution(kind: str, secure: bool, rng: np.ran
     wrong = KINDS[kind](epsilon=2.4, **shape)
     observed = np.bincount(codes(m, wrong.privatize_many(["é🙂 ok"] * 200_000, rng=rng)), minlength=size)
     assert not testing.chi_square_gof(observed, exact_pmf(m, "é🙂 ok"), ALPHA / 2).passed
-
-
-def claiming(m: Any, claimed: float) -> Any:
-    """``m`` whose ``epsilon`` property lies: it says ``claimed``."""
-    cls = type(m)
-    liar_cls = type(f"Lying{cls.__name__}", (cls,), {"epsilon": property(lambda self: claimed)})
-    liar = liar_cls.__new__(liar_cls)
-    liar.__dict__.update(m.__dict__)
-    return liar
 
 
 @pytest.mark.audit

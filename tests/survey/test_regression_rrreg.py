@@ -84,9 +84,9 @@ def test_rrlog_likelihood_ratio_tests(model: str, simulated: pd.DataFrame) -> No
 
 def test_nigeria_against_rrlog_and_rrreg() -> None:
     shared = load()["nigeria"]
-    from test_regression_nigeria import SHARED, _data
+    from test_regression_nigeria import SHIPPED
 
-    data = _data(SHARED)
+    data = pd.read_csv(SHIPPED)
     design = sv.design("FR", p=["1/6", "1/6"])
     rrlog, rrreg = shared["RRlog"], shared["rrreg"]
     oim = sv.logit(rrlog["formula"], data, design)

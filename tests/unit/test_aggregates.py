@@ -143,3 +143,82 @@ def test_aggregate_of_wrong_length_refused() -> None:
     m = dn.GRR(4, epsilon=1.0)
     with pytest.raises(ValueError, match="k=4"):
         m.estimate_from(SupportCounts(m.fingerprint, np.array([1, 2, 3]), 10))
+
+
+def test_equality_tells_aggregates_apart() -> None:
+    """``==`` is False as soon as one field differs, so the merge laws above compare something."""
+    base = SupportCounts("a" * 16, np.array([1, 2, 0]), 3)
+    assert base == SupportCounts("a" * 16, np.array([1, 2, 0]), 3)
+    for other in (
+        SupportCounts("b" * 16, np.array([1, 2, 0]), 3),
+        SupportCounts("a" * 16, np.array([1, 2, 0]), 4),
+        SupportCounts("a" * 16, np.array([2, 1, 0]), 3),
+        SupportCounts("a" * 16, np.array([1, 2]), 3),
+        MeanStat("a" * 16, 3, 1.0, 1.0),
+        "a" * 16,
+    ):
+        assert base != other and not base == other
+    stat = MeanStat("a" * 16, 3, 1.5, 1.25, np.array([1, 2]))
+    assert stat == MeanStat("a" * 16, 3, 1.5, 1.25, np.array([1, 2]))
+    for other in (
+        MeanStat("b" * 16, 3, 1.5, 1.25, np.array([1, 2])),
+        MeanStat("a" * 16, 4, 1.5, 1.25, np.array([1, 2])),
+        MeanStat("a" * 16, 3, 1.0, 1.25, np.array([1, 2])),
+        MeanStat("a" * 16, 3, 1.5, 1.0, np.array([1, 2])),
+        MeanStat("a" * 16, 3, 1.5, 1.25, np.array([2, 1])),
+        MeanStat("a" * 16, 3, 1.5, 1.25, None),
+        base,
+    ):
+        assert stat != other and other != stat
+    assert MeanStat("a" * 16, 3, 1.5, 1.25) == MeanStat("a" * 16, 3, 1.5, 1.25)
+
+
+def test_merge_adds_every_field() -> None:
+    a = MeanStat("f" * 16, 2, 0.5, 0.25, np.array([1, 1]))
+    b = MeanStat("f" * 16, 3, -1.0, 2.0, np.array([3, 0]))
+    assert a + b == MeanStat("f" * 16, 5, -0.5, 2.25, np.array([4, 1]))
+    assert a + MeanStat("f" * 16, 3, -1.0, 2.0) == MeanStat("f" * 16, 5, -0.5, 2.25)
+    assert sum([a, b]) == a + b and 0 + a is a
+    s = SupportCounts("f" * 16, np.array([1, 0]), 1) + SupportCounts("f" * 16, np.array([1, 1]), 2)
+    assert s == SupportCounts("f" * 16, np.array([2, 1]), 3)
+    with pytest.raises(TypeError):
+        a + s
+    with pytest.raises(AggregateError, match=r"cannot merge aggregates of different mechanisms \(ffff"):
+        a + MeanStat("g" * 16, 1, 0.0, 0.0)
+
+
+def test_require_names_the_kind_and_the_configuration() -> None:
+    s = SupportCounts("f" * 16, np.array([1, 0]), 1)
+    s.require(SupportCounts, "f" * 16)
+    with pytest.raises(TypeError, match="estimate_from needs a MeanStat aggregate; got SupportCounts"):
+        s.require(MeanStat, "f" * 16)
+    with pytest.raises(AggregateError, match=r"another mechanism configuration \(ffff+, this is gggg+\)"):
+        s.require(SupportCounts, "g" * 16)
+
+
+def test_json_boundaries_accepted() -> None:
+    """n = 0, counts equal to n, total^2 = n total_sq exactly, cell counts adding up to n: all valid."""
+    assert SupportCounts.from_json({"fingerprint": "f", "n": 0, "counts": [0, 0]}).n == 0
+    assert SupportCounts.from_json({"fingerprint": "f", "n": 2, "counts": [2, 0]}).counts.tolist() == [2, 0]
+    stat = MeanStat.from_json({"fingerprint": "f", "n": 4, "total": 2.0, "total_sq": 1.0, "cell_counts": [4, 0]})
+    assert stat == MeanStat("f", 4, 2.0, 1.0, np.array([4, 0]))
+    assert MeanStat.from_json({"fingerprint": "f", "n": 1, "total": 0, "total_sq": 0}).total_sq == 0.0
+    with pytest.raises(AggregateError, match=r"'counts' must be a list of integers in 0..n=2"):
+        SupportCounts.from_json({"fingerprint": "f", "n": 2, "counts": [3, 0]})
+    with pytest.raises(AggregateError, match=r"fields 'fingerprint', 'n' and 'counts'"):
+        SupportCounts.from_json({"fingerprint": "f", "n": 2})
+
+
+def test_mean_stat_cauchy_schwarz_tolerance() -> None:
+    """total^2 <= n total_sq (1 + 1e-9) + 1e-9: equality passes; 1% above is refused; no cell counts stay None."""
+    edge = 3.1622776601683795e-05  # edge * edge == 1e-9 exactly in binary64
+    assert edge * edge == 1e-9
+    stat = MeanStat.from_json({"fingerprint": "f", "n": 1, "total": edge, "total_sq": 0.0})
+    assert stat.cell_counts is None and stat.total == edge
+    with pytest.raises(AggregateError, match="inconsistent with n=1 reports"):
+        MeanStat.from_json({"fingerprint": "f", "n": 1, "total": 1.0, "total_sq": 0.99})
+
+
+def test_empty_count_lists_are_integers() -> None:
+    assert SupportCounts.from_json({"fingerprint": "f", "n": 0, "counts": []}).counts.dtype == np.int64
+    assert SupportCounts.from_json({"fingerprint": "f", "n": 5, "counts": [5]}).counts.dtype == np.int64

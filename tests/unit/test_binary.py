@@ -1,9 +1,15 @@
-"""Binary randomized response and forced response: parameters, epsilon, the textbook estimators."""
+"""Binary randomized response and forced response: parameters, epsilon, the textbook estimators.
+
+Also: Binary randomized response: its constructors, report checks, support counts and config checks.
+
+Deterministic: exact values and whole error messages.
+"""
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,6 +18,8 @@ from hypothesis import strategies as st
 from mechanism_grid import BAD_EPSILONS
 
 import deniable as dn
+from deniable.errors import ConfigError
+from deniable.wire import from_config
 
 
 @pytest.mark.parametrize(("eps", "exc"), BAD_EPSILONS, ids=repr)
@@ -31,10 +39,6 @@ def test_bad_epsilon_binary(eps, exc) -> None:  # type: ignore[no-untyped-def]
         ({"prob": float("inf")}, ValueError, "prob must be in"),
         ({"prob": "0.75"}, TypeError, "prob must be a number"),
         ({"prob": True}, TypeError, "prob must be a number"),
-        ({"gamma": 0.0}, ValueError, r"gamma must be in \(0, 0\.5\)"),
-        ({"gamma": 0.5}, ValueError, r"gamma must be in \(0, 0\.5\)"),
-        ({"gamma": -0.1}, ValueError, "gamma must be in"),
-        ({}, TypeError, "exactly one of prob, epsilon or gamma; got none"),
         ({"prob": 0.75, "epsilon": 1.0}, TypeError, "exactly one of prob, epsilon or gamma; got prob, epsilon"),
     ],
 )
@@ -90,3 +94,66 @@ def test_forced_response_variance() -> None:
         lam_t, lam_f = yt, yf  # per-respondent yes rates
         var = (pi * lam_t * (1 - lam_t) + (1 - pi) * lam_f * (1 - lam_f)) / (yt - yf) ** 2
         assert m.variance(1, [1 - pi, pi], target="respondents")[1] == pytest.approx(var, rel=1e-12)
+
+
+def test_support_counts_of_every_report_form() -> None:
+    m = dn.BinaryRR(prob=0.75)
+    assert m.aggregate([True, False, True]).counts.tolist() == [1, 2]
+    assert m.aggregate(np.array([True, False, False], dtype=object)).counts.tolist() == [2, 1]
+    assert m.aggregate(np.array([False, False, False, True])).counts.tolist() == [3, 1]
+    stat = m.aggregate([False] * 5)
+    assert stat.counts.tolist() == [5, 0] and stat.counts.dtype == np.int64 and stat.n == 5
+    for bad, shown in [(np.array([True, 1], dtype=object), "1"), (np.array([True, "yes"], dtype=object), "'yes'")]:
+        with pytest.raises(ValueError, match=rf"^BinaryRR reports must be booleans \(true/false\); got {shown}$"):
+            m.aggregate(bad)
+
+
+def test_simulated_counts_add_up() -> None:
+    m = dn.BinaryRR(prob=0.75)
+    counts = m.simulate_support_counts(np.array([3, 5]), np.random.default_rng(1))
+    assert counts.dtype == np.int64 and counts.shape == (2,) and counts.sum() == 8 and (counts >= 0).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, r"^BinaryRR needs exactly one of prob, epsilon or gamma; got none$"),
+        ({"prob": 0.7, "gamma": 0.1}, r"^BinaryRR needs exactly one of prob, epsilon or gamma; got prob, gamma$"),
+        ({"epsilon": 1.0, "gamma": 0.1}, r"^BinaryRR needs exactly one of prob, epsilon or gamma; got epsilon, gamma$"),
+    ],
+)
+def test_exactly_one_parameter(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        dn.BinaryRR(**kwargs)
+
+
+def test_parameter_ranges_name_the_parameter() -> None:
+    assert dn.BinaryRR(gamma=0.1).p_yes_given_yes == Fraction(3, 5)
+    assert dn.BinaryRR(gamma=Fraction(1, 4)).p_yes_given_no == Fraction(1, 4)
+    for gamma in (0, 0.5, -0.1):
+        with pytest.raises(ValueError, match=rf"^gamma must be in \(0, 0.5\) for BinaryRR; got {gamma}$"):
+            dn.BinaryRR(gamma=gamma)
+    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for BinaryRR; got 0$"):
+        dn.BinaryRR(epsilon=0)
+    with pytest.raises(ValueError, match=r"^p_truth must be in \(0, 1\) for forced_response; got 1.0$"):
+        dn.BinaryRR.forced_response(1.0, 0.5)
+    with pytest.raises(ValueError, match=r"^p_yes must be in \(0, 1\) for forced_response; got 0.0$"):
+        dn.BinaryRR.forced_response(0.5, 0.0)
+    with pytest.raises(ValueError, match=r"^value 'maybe' is not in the domain of BinaryRR: \[False, True\]$"):
+        dn.BinaryRR(prob=0.75).privatize("maybe")
+
+
+def test_config_numerators_are_checked() -> None:
+    config = dn.BinaryRR(prob=0.75).to_config()
+    assert config["params"] == {"denominator": 4, "yes_numerators": [1, 3]}
+    assert from_config(config) == dn.BinaryRR(prob=0.75)
+    # any channel with two different numerators in [0, denominator] is a design's channel (survey designs)
+    for numerators, eps in (([0, 3], math.inf), ([3, 1], math.log(3)), ([1, 4], math.inf)):
+        channel = dn.BinaryRR.channel(Fraction(numerators[1], 4), Fraction(numerators[0], 4))
+        assert channel.to_config()["params"] == {"denominator": 4, "yes_numerators": numerators}
+        assert from_config(channel.to_config()) == channel and channel.epsilon == pytest.approx(eps)
+    for numerators in ([2, 2], [5, 1], [-1, 3]):
+        bad = dict(config, params={"denominator": 4, "yes_numerators": numerators})
+        message = r"^BinaryRR params need two different yes_numerators in \[0, denominator\]"
+        with pytest.raises(ConfigError, match=message):
+            from_config(bad)

@@ -83,3 +83,37 @@ def test_nothing_is_applied_by_default() -> None:
     with pytest.raises(ValueError, match="standard errors"):
         fixed.consistent("base-cut")
     assert est.consistent("base-cut").std_errors is None
+
+
+def test_norm_mul_examples() -> None:
+    """Clip negatives, then scale: [0.6, -0.2, 0.2] -> [0.75, 0, 0.25]; nothing positive left -> uniform."""
+    np.testing.assert_allclose(consistency.norm_mul(np.array([0.6, -0.2, 0.2])), [0.75, 0.0, 0.25], rtol=1e-15)
+    np.testing.assert_allclose(consistency.norm_mul(np.array([1.5, 0.5, 0.0, -3.0])), [0.75, 0.25, 0, 0], rtol=1e-15)
+    np.testing.assert_array_equal(consistency.norm_mul(np.array([0.0, -1.0, 0.0, -0.5])), [0.25] * 4)
+
+
+def test_normalize_and_clip_examples() -> None:
+    np.testing.assert_allclose(consistency.normalize(np.array([1.0, -0.2, 0.5])), [0.9, -0.3, 0.4], atol=1e-15)
+    np.testing.assert_array_equal(consistency.clip(np.array([0.6, -0.2, 0.0])), [0.6, 0.0, 0.0])
+
+
+def test_base_cut_keeps_estimates_at_the_threshold_and_needs_standard_errors() -> None:
+    """Bonferroni threshold Phi^-1(1 - alpha/k) SE, one-sided; an estimate equal to it is kept."""
+    threshold = stats.norm.isf(0.01 / 4) * 0.1
+    f = np.array([threshold, np.nextafter(threshold, 0), 0.5, -0.1])
+    np.testing.assert_array_equal(consistency.base_cut(f, np.full(4, 0.1), alpha=0.01), [f[0], 0, 0.5, 0])
+    with pytest.raises(ValueError, match="^base-cut needs the unbiased estimate.s standard errors$"):
+        consistency.base_cut(f, None)
+
+
+def test_apply_by_name() -> None:
+    f = np.array([0.6, -0.2, 0.2])
+    se = np.full(3, 0.01)
+    for name, fn in [
+        ("clip", consistency.clip), ("normalize", consistency.normalize), ("norm-mul", consistency.norm_mul),
+        ("norm-sub", consistency.norm_sub), ("project", consistency.project_simplex),
+    ]:
+        np.testing.assert_array_equal(consistency.apply(name, f), fn(f))
+    np.testing.assert_array_equal(consistency.apply("base-cut", f, se), consistency.base_cut(f, se))
+    with pytest.raises(ValueError, match=r"consistency method must be one of \['base-cut', .*got 'norm'"):
+        consistency.apply("norm", f)

@@ -255,3 +255,17 @@ def test_malformed_reports_rejected(m, reports, message) -> None:  # type: ignor
 def test_malformed_json_reports_rejected(m, items, message) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match=message):
         m.reports_from_json(items)
+
+
+@pytest.mark.parametrize("m", [dn.GRR(["a", "b"], epsilon=1.0), dn.OUE(3, epsilon=1.0), dn.OLH(3, epsilon=1.0),
+                               dn.SubsetSelection(4, epsilon=1.0), dn.Laplace(0, 1, epsilon=1.0)],
+                         ids=lambda m: m.name)
+def test_a_rejected_numpy_scalar_is_shown_as_its_value(m: Any) -> None:
+    """Reports given as numpy scalars (``list(array)``) are named as the values they hold:
+    ``'0'``, not ``np.str_('0')``, in the message and the reason."""
+    good = m.reports_to_json(m.privatize_many([0.5] if m.name == "Laplace" else [m.domain[0]], rng=1))
+    with pytest.raises(ReportError) as caught:
+        m.reports_from_json([*good, np.str_("0")])
+    assert caught.value.index == 1
+    for text in (str(caught.value), caught.value.reason):
+        assert "np." not in text and "'0'" in text, text

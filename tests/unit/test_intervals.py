@@ -50,6 +50,15 @@ def test_wilson_matches_scipy(c: int, n: int) -> None:
     assert (ci.low, ci.high) == pytest.approx((ref.low, ref.high), abs=1e-12)
 
 
+def test_wilson_with_billions_of_trials() -> None:
+    """Counts are taken as floats: 4 n^2 at n = 3e9 overflows 64-bit integers."""
+    ref = stats.binomtest(10**9, 3 * 10**9).proportion_ci(0.95, method="wilson")
+    ci = wilson_interval(np.int64(10**9), np.int64(3 * 10**9), 0.05)
+    assert (ci.low, ci.high) == pytest.approx((ref.low, ref.high), rel=1e-12)
+    # the z^2/(4n^2) term is 1e-7 of the half-width here; an overflow would change the width by about that
+    assert ci.high - ci.low == pytest.approx(ref.high - ref.low, rel=1e-9)
+
+
 @pytest.mark.parametrize(("c", "n"), CASES)
 def test_clopper_pearson_matches_scipy(c: int, n: int) -> None:
     for level in (0.95, 0.999):
@@ -179,3 +188,46 @@ def test_docstring_examples() -> None:
     from deniable import intervals
 
     assert doctest.testmod(intervals).failed == 0
+
+
+def test_interval_contains_its_ends() -> None:
+    """A closed interval: both ends belong to it, points just outside do not."""
+    ci = normal_interval(np.array([0.5]), np.array([0.1]), 0.05)
+    assert ci.contains(ci.low).all() and ci.contains(ci.high).all()
+    assert not ci.contains(np.nextafter(ci.low, -1)).any() and not ci.contains(np.nextafter(ci.high, 2)).any()
+
+
+def test_levels_are_one_minus_alpha() -> None:
+    for ci in (wilson_interval(3, 10, 0.1), clopper_pearson(3, 10, 0.1), normal_interval(0.3, 0.1, 0.1)):
+        assert ci.level == pytest.approx(0.9, abs=1e-15)
+
+
+def test_wilson_clips_rounding_outside_the_unit_interval() -> None:
+    """At c = 0 (n = 77) and c = n (n = 38) the raw formula rounds just below 0 / above 1; the ends are clipped."""
+    assert wilson_interval(0, 77, 0.05).low == 0.0
+    assert wilson_interval(38, 38, 0.05).high == 1.0
+    ci = wilson_interval(np.array([0, 38]), 38, 0.05)
+    assert ci.low.min() >= 0.0 and ci.high.max() <= 1.0
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1.5, -0.1, float("nan"), "0.05"])
+def test_alpha_outside_0_1_is_refused(alpha: Any) -> None:
+    for fn in (z_for, lambda a: wilson_interval(1, 10, a), lambda a: clopper_pearson(1, 10, a)):
+        with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+            fn(alpha)
+
+
+def test_counts_checks_name_the_function_and_accept_one_trial() -> None:
+    """One trial is a valid sample; negative successes are refused; the message names the function called."""
+    assert tuple(clopper_pearson(1, 1, 0.05)) == pytest.approx((0.025, 1.0), abs=1e-15)
+    assert wilson_interval(0, 1, 0.05).low == 0.0
+    for fn, name in [
+        (wilson_interval, "wilson_interval"),
+        (clopper_pearson, "clopper_pearson"),
+        (clopper_pearson_lower, "clopper_pearson_lower"),
+        (clopper_pearson_upper, "clopper_pearson_upper"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^{name} needs 0 <= successes"):
+            fn(-1, 10, 0.05)
+        with pytest.raises(ValueError, match=rf"^{name} needs"):
+            fn(np.array([1, 11]), 10, 0.05)

@@ -1,4 +1,7 @@
-"""Generalized (k-ary) randomized response: parameters, epsilon, a single report debiased."""
+"""Generalized (k-ary) randomized response: parameters, epsilon, a single report debiased.
+
+Also: Generalized randomized response (GRR): counts, simulation, messages and config checks. Deterministic.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import deniable as dn
+from deniable.errors import ConfigError
+from deniable.randomness import GeneratorSource
+from deniable.wire import from_config
 
 
 @pytest.mark.parametrize(
@@ -18,8 +24,6 @@ import deniable as dn
         (4, {"prob": 0.25}, ValueError, r"prob must be in \(0\.25, 1\) for GRR; got 0\.25"),
         (4, {"prob": 0.2}, ValueError, r"prob must be in \(0\.25, 1\) for GRR"),
         (4, {"prob": 1.0}, ValueError, "prob must be in"),
-        (4, {}, TypeError, "exactly one of epsilon or prob"),
-        (4, {"prob": 0.5, "epsilon": 1.0}, TypeError, "exactly one of epsilon or prob"),
         (1, {"epsilon": 1.0}, ValueError, "k must be >= 2"),
         (0, {"epsilon": 1.0}, ValueError, "k must be >= 2"),
         (-3, {"epsilon": 1.0}, ValueError, "k must be >= 2"),
@@ -29,7 +33,6 @@ import deniable as dn
         ([], {"epsilon": 1.0}, ValueError, "at least 2 categories"),
         (["only"], {"epsilon": 1.0}, ValueError, "at least 2 categories"),
         (["A", "B", "A"], {"epsilon": 1.0}, ValueError, "duplicate category 'A'"),
-        ([1, 2, 1], {"epsilon": 1.0}, ValueError, "duplicate category 1"),
         ([0.5, float("nan")], {"epsilon": 1.0}, TypeError, "not a usable category"),
         ([[1], [2]], {"epsilon": 1.0}, TypeError, "not a usable category"),
     ],
@@ -63,3 +66,82 @@ def test_single_krr_report_debiased(make) -> None:
     expected = np.full(10, -0.5)
     expected[4] = 5.5
     np.testing.assert_allclose(est.frequencies, expected, atol=1e-9)
+
+
+def test_counts_cover_categories_without_reports() -> None:
+    m = dn.GRR(5, epsilon=1.0)
+    assert m.aggregate([0, 1, 1]).counts.tolist() == [1, 2, 0, 0, 0]
+
+
+def test_simulated_counts_add_up() -> None:
+    m = dn.GRR(4, epsilon=1.0)
+    counts = m.simulate_support_counts(np.array([5, 0, 3, 2]), np.random.default_rng(2))
+    assert counts.shape == (4,) and counts.dtype == np.int64 and counts.sum() == 10 and (counts >= 0).all()
+
+
+def test_messages_name_grr() -> None:
+    for kwargs in ({}, {"epsilon": 1.0, "prob": 0.5}):
+        with pytest.raises(TypeError, match=r"^GRR needs exactly one of epsilon or prob$"):
+            dn.GRR(5, **kwargs)
+    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for GRR; got 0$"):
+        dn.GRR(5, epsilon=0)
+    with pytest.raises(ValueError, match=r"^domain for GRR has duplicate category 1$"):
+        dn.GRR([1, 1], epsilon=1.0)
+
+
+def test_config_numerators_are_checked() -> None:
+    config = dn.GRR(5, epsilon=1.0).to_config()
+    assert from_config(config) == dn.GRR(5, epsilon=1.0)
+    for truth, other in [(5, 0), (5, 5), (3, 5)]:
+        bad = dict(config, params={"truth_numerator": truth, "other_numerator": other})
+        with pytest.raises(ConfigError, match=r"GRR"):
+            from_config(bad)
+    bad = dict(config, domain=[1, 1])
+    with pytest.raises(ConfigError, match=r"domain for GRR has duplicate category 1"):
+        from_config(bad)
+
+
+def test_simulated_reports_move_only_to_other_categories() -> None:
+    """All 1,000 respondents hold category 0: the moved reports land on categories 1 and 2 (each gets
+    some unless a Binomial(about 270, 1/2) draw is 0, probability 2^-270), never back on 0."""
+    m = dn.GRR(3, epsilon=1.0)
+    counts = m.simulate_support_counts(np.array([1000, 0, 0]), np.random.default_rng(3))
+    assert counts is not None and counts.sum() == 1000 and counts[1] > 0 and counts[2] > 0
+    for k, simulated in [(2048, True), (2049, False)]:  # above 2048 categories: None (simulate by reports)
+        got = dn.GRR(k, epsilon=1.0).simulate_support_counts(np.zeros(k, np.int64), np.random.default_rng(1))
+        assert (got is not None) == simulated
+
+
+def test_integer_probabilities_fill_32_bits() -> None:
+    """D = a + (k - 1) b fits 2^32 and b is the largest that does (exp_ratio with k - 1 others)."""
+    from deniable.privacy import exp_ratio
+
+    for k, eps in [(3, 1.0), (5, 2.0), (100, 0.5)]:
+        params = dn.GRR(k, epsilon=eps).to_config()["params"]
+        a, b = exp_ratio(eps, k - 1)
+        assert (params["truth_numerator"], params["other_numerator"]) == (a, b)
+        assert a + (k - 1) * b <= 1 << 32
+
+
+class Scripted(GeneratorSource):
+    """A simulation source that hands out the scripted bytes in order."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def random_bytes(self, n: int) -> bytes:
+        assert n <= len(self.data)
+        out, self.data = self.data[:n], self.data[n:]
+        return out
+
+
+def test_draws_near_2_63_are_compared_as_integers() -> None:
+    """At epsilon 20 the denominator D = a + 2b is near 2^63: the draw a - 1 keeps the truth and
+    the draw a gives the first other category (float64 could not tell a - 1 from a)."""
+    m = dn.GRR(["x", "y", "z"], epsilon=20.0)
+    params = m.to_config()["params"]
+    a, b = params["truth_numerator"], params["other_numerator"]
+    assert a + 2 * b > 1 << 62
+    for draw, want in [(a - 1, "x"), (a, "y"), (a + b, "z")]:
+        source = Scripted(np.array([draw], dtype=np.uint64).tobytes())
+        assert m.privatize_many(["x"], rng=source).tolist() == [want] and source.data == b""

@@ -3,6 +3,11 @@
 Every mechanism refuses a bad epsilon naming it; the realised epsilon is the
 worst log-ratio of the exact transition matrix, rounded up to the next float,
 never above the request, and monotone in the privacy parameter. No sampling.
+
+Also: ``deniable.privacy``: exact epsilon <-> integer conversions, their guards, composition and budgets.
+
+Deterministic: every reference is exact rational arithmetic or a 60-digit
+Decimal computation, independent of the code under test.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +25,8 @@ from mechanism_grid import BAD_EPSILONS, CASES, ENUMERABLE, K_ORACLES, Case, mat
 
 import deniable as dn
 from deniable import privacy
+from deniable.errors import BudgetError
+from deniable.privacy import PrivacyBudget, exp_ratio
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered in exp:RuntimeWarning")  # OLH sizing g at 1e6
@@ -180,3 +188,173 @@ def test_named_epsilons() -> None:
     m = dn.BinaryRR.forced_response(0.3, 0.8)  # yes: 0.86 / 0.56
     assert m.p_yes_given_yes == Fraction(43, 50) and m.p_yes_given_no == Fraction(14, 25)
     assert m.epsilon == privacy.ln_up(max(Fraction(43, 28), Fraction(44, 14)))
+
+
+def _exp(eps: float) -> Decimal:
+    with localcontext() as ctx:
+        ctx.prec = 80
+        return Decimal(eps).exp()
+
+
+def _is_closest_below(a: int, b: int, eps: float) -> bool:
+    """``a / b <= e^eps < (a + 1) / b``: a is the largest numerator the denominator allows."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        growth = _exp(eps)
+        return Decimal(a) / Decimal(b) <= growth < Decimal(a + 1) / Decimal(b)
+
+
+def _largest_b(b: int, eps: float, others: int, bits: int) -> bool:
+    """``b (e^eps + others) <= 2^bits < (b + 1) (e^eps + others)``: the finest denominator that fits."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        step = _exp(eps) + others
+        return b * step <= (1 << bits) < (b + 1) * step
+
+
+@pytest.mark.parametrize(("eps", "others"), [(1.0, 1), (1.0, 9), (0.1, 2), (5.0, 99)])
+def test_exp_ratio_in_32_bit_words(eps: float, others: int) -> None:
+    a, b = exp_ratio(eps, others)
+    assert a + others * b <= 1 << 32 and b >= 1 << 16
+    assert _largest_b(b, eps, others, 32)
+    assert _is_closest_below(a, b, eps) and privacy.ln_up(Fraction(a, b)) <= eps
+
+
+@pytest.mark.parametrize(("eps", "others"), [(12.0, 1), (1.0, 70_000), (20.0, 3), (1e-12, 1)])
+def test_exp_ratio_falls_back_to_63_bits(eps: float, others: int) -> None:
+    """e^eps + others > 2^16 (b would be coarser than 2^-16), or eps so small that a = b in 32 bits."""
+    a, b = exp_ratio(eps, others)
+    assert 1 << 32 < a + others * b <= 1 << 63
+    assert _largest_b(b, eps, others, 63)
+    assert _is_closest_below(a, b, eps) and a > b
+
+
+def test_exp_ratio_word_choice_at_the_coarseness_threshold() -> None:
+    """32-bit words are kept while b >= 2^16: b = 2^16 exactly (e^eps + 1 = 65535.5) and b near 2^16.5
+    stay in 32 bits."""
+    a, b = exp_ratio(math.log(65534.5), 1)
+    assert b == 1 << 16 and a + b <= 1 << 32
+    a, b = exp_ratio(math.log(46340.0), 1)
+    assert (1 << 16) < b < (1 << 17) and a + b <= 1 << 32 and _largest_b(b, math.log(46340.0), 1, 32)
+    a, b = exp_ratio(math.log(65537.0), 1)  # b = 65535 < 2^16: 63 bits
+    assert a + b > 1 << 32
+
+
+def test_exp_ratio_guards() -> None:
+    """Too large for 63 bits (even b = 1 overflows, or eps >= 64 ln 2) and too small (a = b) are refused."""
+    a, b = exp_ratio(43.6, 1)  # e^43.6 < 2^63: b = 1 still fits
+    assert b == 1 and _is_closest_below(a, b, 43.6)
+    for eps in (44.0, math.log(2) * 63.99, math.log(2) * 64, 50.0, 1e7):
+        with pytest.raises(ValueError, match=rf"epsilon={eps} is too large to realise with 63-bit"):
+            exp_ratio(eps, 1)
+    with pytest.raises(ValueError, match=r"epsilon=1e-20 is too small to realise with 63-bit"):
+        exp_ratio(1e-20, 1)
+
+
+def test_ln_up_is_the_smallest_float_not_below_ln() -> None:
+    with localcontext() as ctx:
+        ctx.prec = 60
+        for x in (Fraction(2), Fraction(3, 7), Fraction(10**18 + 1, 10**18), Fraction(1, 3)):
+            exact = (Decimal(x.numerator) / Decimal(x.denominator)).ln()
+            value = privacy.ln_up(x)
+            assert Decimal(value) >= exact > Decimal(math.nextafter(value, -math.inf))
+    assert privacy.ln_up(1) == 0.0 and privacy.ln_up(Fraction(1, 2)) < 0
+    for bad in (0, -1, Fraction(-1, 2)):
+        with pytest.raises(ValueError, match="ln_up needs a positive number"):
+            privacy.ln_up(bad)
+
+
+@pytest.mark.parametrize("value", [0, 0.0, -1.0, float("inf"), float("nan"), -0.0])
+def test_check_epsilon_refuses_non_positive_and_non_finite(value: float) -> None:
+    with pytest.raises(ValueError, match=rf"^epsilon must be a positive finite number; got {value!r}$"):
+        privacy.check_epsilon(value)
+    with pytest.raises(ValueError, match=r"^budget must be a positive finite number for SUE; got"):
+        privacy.check_epsilon(value, "budget", "SUE")
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(False), "1", None, [1.0], np.array([1.0])])
+def test_check_epsilon_refuses_non_numbers(value: Any) -> None:
+    with pytest.raises(TypeError, match=r"^epsilon must be a positive finite number; got"):
+        privacy.check_epsilon(value)
+
+
+def test_check_epsilon_accepts_numbers() -> None:
+    for value, want in [(1, 1.0), (0.5, 0.5), (np.float32(0.25), 0.25), (np.int64(2), 2.0), (5e-324, 5e-324)]:
+        got = privacy.check_epsilon(value)
+        assert got == want and type(got) is float
+
+
+def test_check_probability() -> None:
+    lo, hi = Fraction(0), Fraction(1)
+    assert privacy.check_probability(0.3, "p", lo, hi) == Fraction(3, 10)  # the decimal it prints as
+    assert privacy.check_probability(np.float64(0.3), "p", lo, hi) == Fraction(3, 10)
+    assert privacy.check_probability(np.float32(0.25), "p", lo, hi) == Fraction(1, 4)
+    assert privacy.check_probability(Fraction(1, 3), "p", lo, hi) == Fraction(1, 3)
+    for bad in (0, 1, 0.0, 1.0, -0.5, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match=r"^p must be in \(0, 1\) for GRR; got"):
+            privacy.check_probability(bad, "p", lo, hi, "GRR")
+    for bad in (True, "0.5", None, np.int64(1)):
+        with pytest.raises(TypeError, match=r"^p must be a number; got"):
+            privacy.check_probability(bad, "p", lo, hi)
+
+
+def test_integer_probabilities() -> None:
+    assert privacy.integer_probabilities([Fraction(1, 3), Fraction(1, 6)]) == ([2, 1], 6)
+    assert privacy.integer_probabilities([Fraction(1, 4)], limit=4) == ([1], 4)
+    with pytest.raises(ValueError, match=r"^probabilities \['1/5'\] need a denominator of 5, above the sampler's "
+                       r"limit 2\*\*2; pass simpler values$"):
+        privacy.integer_probabilities([Fraction(1, 5)], limit=4)
+
+
+def test_conversions() -> None:
+    a, b = exp_ratio(1.0, 1)
+    assert privacy.binary_prob(1.0) == Fraction(a, a + b)
+    assert privacy.binary_epsilon(Fraction(3, 4)) == privacy.ln_up(3)
+    assert privacy.grr_epsilon(Fraction(1, 2), 5) == privacy.ln_up(4)
+    with pytest.raises(ValueError, match="epsilon must be a positive finite number"):
+        privacy.binary_prob(0.0)
+
+
+def test_compose_adds_exactly() -> None:
+    assert privacy.compose([0.5, 0.25, 0.25]) == 1.0
+    assert privacy.compose([0.1] * 10) == 1.0  # fsum: exact despite 0.1's rounding
+    assert privacy.compose(iter([2.0])) == 2.0 and privacy.compose([]) == 0.0
+    with pytest.raises(ValueError, match="epsilon must be a positive finite number; got 0"):
+        privacy.compose([1.0, 0])
+
+
+def test_budget_arithmetic() -> None:
+    budget = PrivacyBudget(2.0)
+    assert budget.used == 0.0 and budget.remaining == 2.0
+    budget.spend(0.5, "q1")
+    budget.spend(0.25)
+    assert budget.used == 0.75 and budget.remaining == 1.25
+    assert budget.spent == [("q1", 0.5), ("", 0.25)]
+    budget.spend(1.25, "q3")  # exactly to the total
+    assert budget.remaining == 0.0
+    with pytest.raises(BudgetError, match=r"spending epsilon=1e-09 for this release brings the total to 2, "
+                       r"above the budget 2 \(already spent: q1=0.5, \?=0.25, q3=1.25\)"):
+        budget.spend(1e-9)
+    assert budget.used == 2.0  # a refused spend is not recorded
+
+
+def test_budget_tolerates_only_rounding_noise() -> None:
+    """Spends that overshoot the total by float noise (relative 1e-12) pass; anything above is refused."""
+    budget = PrivacyBudget(1.0)
+    budget.spend(1.0 + 5e-13)
+    PrivacyBudget(1.0).spend(1.0 * (1 + 1e-12))  # exactly at the tolerance: accepted
+    budget = PrivacyBudget(1.0)
+    for _ in range(10):
+        budget.spend(0.1)
+    with pytest.raises(BudgetError, match=r"for q brings the total to 1, above the budget 1 \(already spent: nothing"):
+        PrivacyBudget(1.0).spend(1.0 + 2e-12, "q")
+    with pytest.raises(ValueError, match="total budget must be a positive finite number; got 0"):
+        PrivacyBudget(0)
+    with pytest.raises(BudgetError):
+        PrivacyBudget(1.0).spend(1.5)
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    assert doctest.testmod(privacy, optionflags=doctest.ELLIPSIS).failed == 0

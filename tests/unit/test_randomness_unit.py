@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable import randomness
 from deniable.randomness import GeneratorSource, SecureSource, resolve
 
 
@@ -80,12 +79,6 @@ def test_fork_child_and_parent_draw_differently() -> None:
     assert len(child) == len(parent) == 32 + 4 * 8
     assert child[:32] != parent[:32]
     assert child[32:] != parent[32:]
-
-
-def test_secure_source_keeps_no_state() -> None:
-    source = SecureSource()
-    assert vars(source) == {}  # nothing buffered that a fork() could duplicate
-    assert isinstance(randomness.SECURE, SecureSource)
 
 
 @pytest.mark.parametrize("rng", [np.random.RandomState(0), True, 1.5, "seed"], ids=repr)

@@ -107,7 +107,7 @@ def test_config_round_trip_and_validation() -> None:
     with pytest.raises(ValueError, match="must be"):
         m.reports_from_json(["nope"])
     with pytest.raises(ValueError, match="num_bits"):
-        RAPPOR(["x", "y"], f=0.5, num_bits=65)
+        RAPPOR(["x", "y"], f=0.5, num_bits=257)
     with pytest.raises(ValueError, match="q must exceed p"):
         RAPPOR(["x", "y"], f=0.5, p=0.75, q=0.5)
     with pytest.raises(TypeError, match="exactly one"):

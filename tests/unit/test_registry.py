@@ -11,6 +11,8 @@ FREQUENCY_PARAMS = {"epsilon": 1.0}
 RECIPE_PARAMS = {
     "forced-response": {"p_truth": 0.5, "p_yes": 0.5},
     "gaussian": {"epsilon": 1.0, "delta": 1e-6},
+    "l-grr": {"epsilon_perm": 2.0, "epsilon_1": 1.0},
+    "l-osue": {"epsilon_perm": 2.0, "epsilon_1": 1.0},
 }
 
 

@@ -21,7 +21,7 @@ import typer
 from rich.table import Table
 
 from deniable.cli.common import CLIError, JsonOpt, handle_errors, out
-from deniable.cli.data import file_kind
+from deniable.cli.data import data_file, file_kind
 from deniable.cli.output import print_json
 
 __all__ = ["analyze_cmd", "read_table", "responses_and_groups"]
@@ -33,9 +33,10 @@ def read_table(path: Path) -> Any:
     """The whole file as a pandas DataFrame, JSON-text cells (a server export's) decoded."""
     import pandas as pd
 
-    kind = file_kind(path)
+    file_kind(path)
     if not path.is_file():
         raise CLIError(f"FILE: no such file: {path}")
+    kind = data_file(path)
     frame = pd.read_csv(path) if kind == "csv" else pd.read_parquet(path)
     for name in frame.columns:
         if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name]):

@@ -15,6 +15,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(f"the deniable command line needs its extra: pip install 'deniable[cli]' ({exc})") from exc
 
+import deniable
 from deniable.cli import analyze, files, plan, server
 from deniable.cli.common import state
 from deniable.cli.simulate import simulate_app
@@ -40,9 +41,19 @@ app.command("estimate")(files.estimate_cmd)
 app.command("analyze")(analyze.analyze_cmd)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"deniable {deniable.__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
+    ] = False,
 ) -> None:
     state.debug = debug
 

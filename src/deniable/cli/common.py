@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -39,9 +40,14 @@ __all__ = [
     "progress",
     "parse_epsilon",
     "state",
+    "OUTPUT_DIR",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+OUTPUT_DIR = Path("deniable-output")
+"""Where commands write what they make unless told (the demo's plot, the server's database):
+``deniable-output/`` under the current directory, made on first use."""
 
 
 class CLIError(DeniableError):

@@ -2,11 +2,7 @@
 
 Files are read in chunks (pandas ``read_csv(chunksize=...)``, pyarrow
 ``iter_batches``), so 10^7 rows never sit in memory at once. The privatized
-column is stored as text: a report whose JSON form is a string (a GRR
-category, the hex of a unary-encoding bit vector) as that string, any other
-report as its compact JSON (``true``, ``5``, ``{"seed":1,"value":0}``,
-``[0,3]``), exactly the wire forms of :mod:`deniable.wire`. Reading also
-accepts JSON-quoted strings (``"A"``), as in the collection server's exports.
+column is stored as text (:mod:`deniable.report_text`).
 """
 
 from __future__ import annotations
@@ -23,6 +19,8 @@ from numpy.typing import NDArray
 
 from deniable.cli.common import CLIError
 from deniable.errors import ReportError
+from deniable.report_text import all_json_strings, from_text, parse_yes_no, plain_reports
+from deniable.report_text import to_text as reports_to_text
 from deniable.wire import from_config
 
 __all__ = [
@@ -30,6 +28,7 @@ __all__ = [
     "ColumnReader",
     "ColumnWriter",
     "file_kind",
+    "data_file",
     "config_path",
     "load_mechanism",
     "discover_categories",
@@ -42,10 +41,6 @@ __all__ = [
     "aggregate_file",
 ]
 
-_TRUE = ("true", "1", "yes")
-_FALSE = ("false", "0", "no")
-
-
 def file_kind(path: Path) -> str:
     """``"csv"`` or ``"parquet"`` from the file name."""
     suffix = path.suffix.lower()
@@ -54,6 +49,19 @@ def file_kind(path: Path) -> str:
     if suffix in (".parquet", ".pq"):
         return "parquet"
     raise CLIError(f"{str(path)!r}: expected a .csv or .parquet file")
+
+
+def data_file(path: Path) -> str:
+    """The kind (``"csv"`` or ``"parquet"``) of an input file that exists and is not empty;
+    else a CLIError naming the file."""
+    kind = file_kind(path)
+    if not path.is_file():
+        raise CLIError(f"no such file: {path}")
+    if path.stat().st_size == 0 or (kind == "csv" and not path.read_bytes()[:4096].strip()):
+        expected = ("a header row naming the columns, then one row per answer" if kind == "csv"
+                    else "a Parquet file")
+        raise CLIError(f"{path} is empty: expected {expected}")
+    return kind
 
 
 def config_path(data: Path) -> Path:
@@ -131,11 +139,10 @@ class ColumnReader:
             raise CLIError(f"--chunk-size must be positive; got {chunk_size}")
         self.path, self.column, self.chunk_size = path, column, chunk_size
         self.only_column = only_column
-        self.kind = file_kind(path)
-        if not path.is_file():
-            raise CLIError(f"no such file: {path}")
+        self.kind = data_file(path)
         self._handle: Any = None
         self._read = 0
+        self.first_value = ""  # the column's first cell, once iterated
         if self.kind == "csv":
             import pandas as pd
 
@@ -163,6 +170,12 @@ class ColumnReader:
         return self._read
 
     def __iter__(self) -> Iterator[Chunk]:
+        for chunk in self._chunks():
+            if chunk.first_row == 1 and chunk.values.size:
+                self.first_value = str(chunk.values[0])
+            yield chunk
+
+    def _chunks(self) -> Iterator[Chunk]:
         row = 1
         self._read = 0
         if self.kind == "csv" and self.only_column:
@@ -227,6 +240,7 @@ class ColumnWriter:
         if file_kind(path) != kind:
             raise CLIError(f"output {str(path)!r} must be a .{kind} file like the input")
         self.path, self.kind, self.column = path, kind, column
+        path.parent.mkdir(parents=True, exist_ok=True)
         self.partial = path.with_name(f".{path.name}.partial")
         self._writer: Any = None
         self._first = True
@@ -315,12 +329,10 @@ def _is_number(text: str) -> bool:
 
 def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
     """Yes/no values (true/false, 1/0, yes/no, any case) as booleans."""
-    low = np.char.lower(np.char.strip(chunk.values))
-    yes, no = np.isin(low, _TRUE), np.isin(low, _FALSE)
-    bad = np.flatnonzero(~(yes | no))
-    if bad.size:
-        raise _row_error(chunk, int(bad[0]), column,
-                         f"value {str(chunk.values[bad[0]])!r} is not a yes/no answer "
+    yes, bad = parse_yes_no(chunk.values)
+    if bad is not None:
+        raise _row_error(chunk, bad, column,
+                         f"value {str(chunk.values[bad])!r} is not a yes/no answer "
                          "(expected true/false, 1/0 or yes/no)")
     return yes
 
@@ -338,56 +350,13 @@ def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLI
 
 
 # --------------------------------------------------------------- reports text
-def plain_reports(mechanism: Any) -> bool:
-    """Whether every report's JSON form is a string (stored as-is, not JSON-quoted)."""
-    if mechanism.report_kind == "bits":
-        return True
-    return mechanism.report_kind == "category" and all(isinstance(v, str) for v in mechanism.domain)
-
-
-def reports_to_text(mechanism: Any, reports: NDArray[Any]) -> list[str] | NDArray[np.str_]:
-    """Reports ``mechanism.privatize_many`` just made, as the column text (see the module docstring).
-
-    They are not checked again (the mechanism made them): a 1-D array of
-    booleans or numbers converts at once, anything else report by report
-    through ``mechanism.report_to_json``.
-    """
-    plain = plain_reports(mechanism)
-    if plain and reports.dtype.kind == "U":
-        return reports
-    if reports.ndim == 1 and reports.dtype.kind in "biuf":
-        items: list[Any] = reports.tolist()
-    else:
-        items = [mechanism.report_to_json(r) for r in reports]
-    if plain:
-        return items
-    return [json.dumps(x, separators=(",", ":")) for x in items]
-
-
-def _all_json_strings(values: NDArray[np.str_]) -> bool:
-    """Whether every cell is a JSON string literal (the server's export quotes them)."""
-    return bool(values.size) and bool(
-        (np.char.startswith(values, '"') & np.char.endswith(values, '"')).all()
-    )
-
-
 def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
     """Parse and validate a chunk of report text; the error names the first bad row."""
-    values = chunk.values
-    if plain_reports(mechanism) and not _all_json_strings(values):
-        items: list[Any] = values.tolist()
-    else:
-        items = []
-        for i, text in enumerate(values.tolist()):
-            try:
-                items.append(json.loads(text))
-            except json.JSONDecodeError:
-                raise _row_error(chunk, i, column, f"{text!r} is not a report (invalid JSON)") from None
     try:
-        return mechanism.reports_from_json(items)
+        return from_text(mechanism, chunk.values)
     except ReportError as exc:
         i = exc.index
-        raise _row_error(chunk, i, column, f"report {str(values[i])!r} rejected: {exc.reason}") from None
+        raise _row_error(chunk, i, column, f"report {str(chunk.values[i])!r} rejected: {exc.reason}") from None
 
 
 def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> Any:
@@ -396,7 +365,7 @@ def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -
     direct = mechanism.report_kind == "category" and plain_reports(mechanism)
     for chunk in reader:
         stat = None
-        if direct and not _all_json_strings(chunk.values):
+        if direct and not all_json_strings(chunk.values):
             try:  # category text is the report itself: aggregate the array, no list in between
                 stat = mechanism.aggregate(chunk.values)
             except ValueError:

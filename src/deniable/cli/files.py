@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import glob
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,6 +35,7 @@ from deniable.cli.output import show_estimate, show_mean
 from deniable.errors import CategoryError
 from deniable.estimate import MeanEstimate, check_target
 from deniable.mechanisms import registry
+from deniable.report_text import yes_no_labels
 
 __all__ = ["privatize_cmd", "estimate_cmd"]
 
@@ -71,7 +74,8 @@ def privatize_cmd(
     columns are kept as they are. The reports replace the column (as text;
     structured reports as compact JSON) and the mechanism config is written
     beside the output as OUTPUT.deniable.json for `deniable estimate`.
-    Use --mechanism binary-rr for yes/no columns (true/false, 1/0, yes/no),
+    Use --mechanism binary-rr for yes/no columns (true/false, 1/0, yes/no; the
+    output keeps the spelling of the column's first answer, e.g. Yes/No),
     and a numeric mechanism (laplace, gaussian, duchi, piecewise, hybrid,
     square-wave) with --low and --high for numbers (clamped to that range).
 
@@ -125,12 +129,15 @@ def privatize_cmd(
         m = build_mechanism(mechanism, listed, epsilon)
     rng = np.random.default_rng(seed) if seed is not None else None
     rows = 0
+    labels: tuple[str, str] | None = None  # a yes/no column's own spelling, kept in the output
     try:
         with progress(unit=reader.progress_unit) as bar:
             task = bar.add_task("privatizing", total=reader.progress_total)
             for chunk in reader:
                 if binary:
                     values: Any = cli_data.parse_binary(chunk, column)
+                    if rows == 0 and values.size:
+                        labels = yes_no_labels(str(chunk.values[0]))
                 elif numeric:
                     values = cli_data.parse_numbers(chunk, column)
                 else:
@@ -141,7 +148,7 @@ def privatize_cmd(
                     if exc.index is None:
                         raise
                     raise cli_data.category_error(chunk, column, m, exc.index) from None
-                writer.write(chunk, cli_data.reports_to_text(m, reports))
+                writer.write(chunk, cli_data.reports_to_text(m, reports, labels))
                 rows += len(chunk.values)
                 bar.update(task, completed=reader.position())
         if rows == 0:
@@ -183,6 +190,16 @@ def estimate_cmd(
     plot: Annotated[Path | None, typer.Option(help="Write a bar chart (.png/.svg/.pdf).")] = None,
     as_json: JsonOpt = False,
     chunk_size: Annotated[int, typer.Option(help="Rows per chunk.")] = 500_000,
+    dask: Annotated[
+        bool,
+        typer.Option("--dask", help="Aggregate with Dask, partition by partition; DATA may be a glob "
+                     "('reports/*.parquet') of files privatized with one mechanism (deniable[dask])."),
+    ] = False,
+    scheduler: Annotated[
+        str,
+        typer.Option(help="With --dask: threads, processes, sync, or a distributed scheduler's "
+                     "address (tcp://host:8786)."),
+    ] = "threads",
 ) -> None:
     """Debiased frequencies with standard errors and confidence intervals.
 
@@ -195,8 +212,12 @@ def estimate_cmd(
     pass --config with the survey JSON of GET /surveys/ID and the question id
     as --column), or a server's database (--db URL --survey ID).
 
+    With --dask the column is read and aggregated by Dask (deniable.scale.aggregate_files),
+    from one file or a glob of files, on this machine or a distributed cluster.
+
     Examples:
       deniable estimate private.csv --column answer --consistent norm-sub
+      deniable estimate 'reports/*.parquet' --column answer --dask
       deniable estimate export.csv --column violated --config survey.json
       deniable estimate --db sqlite:///deniable.db --survey honor-code
     """
@@ -214,19 +235,74 @@ def estimate_cmd(
         return
     if data is None or column is None:
         raise CLIError("give a privatized file and its --column (or --db URL --survey ID)")
-    reader = cli_data.ColumnReader(data, column, chunk_size, only_column=True)
-    m = cli_data.load_mechanism(data, column, config)
-    if registry.entry_of(m).kind == "numeric" and (consistent or plot is not None):
-        raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
-    with progress(transient=True, unit=reader.progress_unit) as bar:
-        task = bar.add_task("aggregating", total=reader.progress_total)
-        stat = cli_data.aggregate_file(
-            m, reader, on_chunk=lambda: bar.update(task, completed=reader.position())
-        )
+    if dask:
+        m, paths = _dask_inputs(data, column, config)
+        _check_frequency_options(m, consistent, plot)
+        stat, first = _dask_aggregate(m, paths, column, scheduler)
+    else:
+        reader = cli_data.ColumnReader(data, column, chunk_size, only_column=True)
+        m = cli_data.load_mechanism(data, column, config)
+        _check_frequency_options(m, consistent, plot)
+        with progress(transient=True, unit=reader.progress_unit) as bar:
+            task = bar.add_task("aggregating", total=reader.progress_total)
+            stat = cli_data.aggregate_file(
+                m, reader, on_chunk=lambda: bar.update(task, completed=reader.position())
+            )
+        first = reader.first_value
     if stat.n == 0:
         raise CLIError(f"{data} has no reports")
     est = m.estimate_from(stat, target=check_target(target))
+    if m.report_kind == "bool" and (labels := yes_no_labels(first)) is not None:
+        est = replace(est, domain=labels)  # the column's own yes/no words, as privatize kept them
     if isinstance(est, MeanEstimate):
         show_mean(est, level=level, as_json=as_json)
         return
-    show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json)
+    show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json, xlabel=column)
+
+
+
+def _check_frequency_options(m: Any, consistent: str | None, plot: Path | None) -> None:
+    """Refuse --consistent and --plot for a numeric mechanism (before reading the data)."""
+    if registry.entry_of(m).kind == "numeric" and (consistent or plot is not None):
+        raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
+
+
+def _dask_inputs(pattern: Path, column: str, config: Path | None) -> tuple[Any, list[Path]]:
+    """``estimate --dask``: the files matching ``pattern`` and the one mechanism that privatized them all
+    (its config beside each file, the Parquet metadata, or --config for all)."""
+    paths = [Path(p) for p in sorted(glob.glob(str(pattern)))]
+    if not paths:
+        raise CLIError(f"no file matches {str(pattern)!r}")
+    m = None
+    for path in paths:
+        cli_data.data_file(path)
+        found = cli_data.load_mechanism(path, column, config)
+        if m is not None and found.fingerprint != m.fingerprint:
+            raise CLIError(f"{path} was privatized with another mechanism ({found!r}) than {paths[0]} ({m!r})")
+        m = found
+    return m, paths
+
+
+def _dask_aggregate(m: Any, paths: list[Path], column: str, scheduler: str) -> tuple[Any, str]:
+    """The aggregate of every file's column on Dask, and the first report's text."""
+    try:
+        from deniable import scale
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise CLIError(f"--dask needs the dask extra: pip install 'deniable[dask]' ({exc})") from None
+    first = next((str(c.values[0]) for c in cli_data.ColumnReader(paths[0], column, 1, only_column=True)
+                  if c.values.size), "")
+    client: Any = None
+    if "://" in scheduler:
+        from distributed import Client
+
+        client = Client(scheduler)  # type: ignore[no-untyped-call]
+    elif scheduler not in ("threads", "processes", "sync"):
+        raise CLIError(f"--scheduler must be threads, processes, sync or an address; got {scheduler!r}")
+    try:
+        with progress(transient=True) as bar:
+            bar.add_task(f"aggregating {len(paths)} file(s) with Dask", total=None)
+            stat = scale.aggregate_files(m, paths, column, scheduler=client or scheduler)
+    finally:
+        if client is not None:
+            client.close()
+    return stat, first

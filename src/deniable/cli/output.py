@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from deniable.cli.common import CLIError, out
+from deniable.cli.common import CLIError, err, out
 from deniable.estimate import Estimate, MeanEstimate, Target
 
 __all__ = [
-    "estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate", "show_mean",
+    "check_figure_path", "estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate", "show_mean",
     "target_note",
 ]
 
@@ -109,12 +109,20 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def save_axes(ax: Any, path: Path) -> Path:
-    """Write the figure of ``ax`` to ``path`` (PNG, SVG or PDF by suffix) at 150 dpi."""
+def save_axes(ax: Any, path: Path, *, as_json: bool = False) -> Path:
+    """Write the figure of ``ax`` to ``path`` (PNG, SVG or PDF by suffix) at 150 dpi, making its
+    folder, and say where (``plot -> PATH``: on stdout, or on stderr beside ``--json`` output)."""
+    check_figure_path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ax.figure.savefig(path, dpi=150)
+    (err if as_json else out).print(f"plot -> {path}", soft_wrap=True)
+    return path
+
+
+def check_figure_path(path: Path) -> None:
+    """A figure is written as PNG, SVG or PDF, by its suffix."""
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise CLIError(f"--plot/--out must end in .png, .svg or .pdf; got {str(path)!r}")
-    ax.figure.savefig(path, dpi=150)
-    return path
 
 
 def show_estimate(
@@ -125,21 +133,22 @@ def show_estimate(
     plot: Path | None,
     as_json: bool,
     title: str | None = None,
+    xlabel: str | None = None,
 ) -> None:
-    """Print an Estimate as a table or JSON, and plot it when asked."""
+    """Print an Estimate as a table or JSON, and plot it when asked (``xlabel``: the question)."""
     post = est.consistent(consistent) if consistent else None
     if plot is not None:
-        from deniable.plot import bar_estimate
-
-        save_axes(bar_estimate(est, level=level, title=title), plot)
+        check_figure_path(plot)
     if as_json:
         print_json({"mechanism": est.mechanism, "epsilon": est.epsilon, "n": est.n,
                     "target": est.target, "level": level, "title": title,
                     "categories": estimate_records(est, level, post)})
-        return
-    out.print(estimate_table(est, level, post, title=title))
+    else:
+        out.print(estimate_table(est, level, post, title=title))
     if plot is not None:
-        out.print(f"plot -> {plot}")
+        from deniable.plot import bar_estimate
+
+        save_axes(bar_estimate(est, level=level, title=title, xlabel=xlabel), plot, as_json=as_json)
 
 
 def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | None = None) -> None:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 import deniable as dn
 from deniable import plan as planning
+from deniable.allocation import AllocationComparison
 from deniable.cli.common import (
     NUMERIC_NAMES,
     CLIError,
@@ -60,6 +61,9 @@ def plan_cmd(
     delta: Annotated[
         float, typer.Option(help="delta of the central guarantee of shuffled collection of --n reports.")
     ] = 1e-6,
+    questions: Annotated[
+        int, typer.Option("--questions", help="Questions of --k categories sharing the budget --epsilon.")
+    ] = 1,
     as_json: JsonOpt = False,
 ) -> None:
     """Compare every frequency oracle for k categories at epsilon and pick one; or plan a survey design.
@@ -75,6 +79,11 @@ def plan_cmd(
     With --design: the design's epsilon, the standard error and power at --n
     respondents, and the respondents needed to detect --prevalence against
     --null with --power (Wald test at --level).
+
+    With --questions d > 1: the variance per question when the d questions
+    split --epsilon (each respondent answers all, at epsilon/d) or each
+    respondent answers one question drawn at random with the whole
+    --epsilon (allocation: sample), and which is lower.
 
     Both end with the central (epsilon, delta) guarantee of the --n reports
     if they are collected through a shuffler (anonymously, in random order):
@@ -96,7 +105,12 @@ def plan_cmd(
         raise CLIError(f"--n must be positive; got {n}")
     parse_epsilon(epsilon)
     _check_delta(delta)
+    if questions < 1:
+        raise CLIError(f"--questions must be >= 1; got {questions}")
     choice = dn.best_mechanism(k, epsilon)
+    comparison = (
+        dn.compare_allocations([k] * questions, epsilon, n, target=check_target(target)) if questions > 1 else None
+    )
     rows = []
     for name, m in planning.candidates(k, epsilon).items():
         var = choice.variances[name]
@@ -116,7 +130,8 @@ def plan_cmd(
         print_json(
             {"k": k, "epsilon": epsilon, "n": n, "margin": margin, "level": level, "target": target,
              "recommended": choice.name, "respondents_needed": needed, "mechanisms": rows,
-             "shuffled": _shuffled(choice.mechanism.epsilon, n, delta)}
+             "shuffled": _shuffled(choice.mechanism.epsilon, n, delta),
+             "allocation": None if comparison is None else _allocation_json(comparison)}
         )
         return
     table = Table(title=f"Frequency oracles for k = {k}, epsilon = {epsilon:g}", title_justify="left")
@@ -139,7 +154,41 @@ def plan_cmd(
         f"[bold]{needed:,}[/bold]"
     )
     out.print(target_note(check_target(target)))
+    if comparison is not None:
+        _print_allocation(comparison)
     _print_shuffled(choice.mechanism.epsilon, n, delta)
+
+
+def _allocation_json(c: AllocationComparison) -> dict[str, object]:
+    return {
+        "questions": c.d, "recommended": c.recommended,
+        "split": {"epsilon_per_question": c.split_mechanisms[0].epsilon,
+                  "mechanism": c.split_mechanisms[0].name, "variance": float(c.split_variance[0])},
+        "sample": {"epsilon_per_question": c.sample_mechanisms[0].epsilon,
+                   "mechanism": c.sample_mechanisms[0].name, "variance": float(c.sample_variance[0])},
+        "variance_ratio": float(c.ratio[0]),
+    }
+
+
+def _print_allocation(c: AllocationComparison) -> None:
+    table = Table(
+        title=f"{c.d} questions sharing epsilon = {c.epsilon:g}, n = {c.n:,} respondents (worst case over the share)",
+        title_justify="left",
+    )
+    for header in ("allocation", "epsilon per question", "mechanism", "reports per question",
+                   "variance per question", "std. error"):
+        table.add_column(header, justify="left" if header in ("allocation", "mechanism") else "right")
+    rows = (("split", c.split_mechanisms[0], f"{c.n:,}", c.split_variance[0]),
+            ("sample", c.sample_mechanisms[0], f"~{c.n / c.d:,.0f} (random)", c.sample_variance[0]))
+    for name, m, reports, var in rows:
+        best = name == c.recommended
+        table.add_row(name + (" *" if best else ""), f"{m.epsilon:.4g}", m.name, reports,
+                      f"{var:.4g}", f"{math.sqrt(var):.4g}", style="bold green" if best else None)
+    out.print(table)
+    out.print(
+        f"Variance ratio split/sample: [bold]{c.ratio[0]:.3g}[/bold]; recommended: allocation: "
+        f"[bold]{c.recommended}[/bold] (sample: each respondent answers one question drawn on the device)."
+    )
 
 
 def _check_delta(delta: float) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -12,8 +13,8 @@ import numpy as np
 import typer
 
 import deniable as dn
-from deniable.cli.common import CLIError, err, handle_errors, out, progress
-from deniable.cli.output import print_json, save_axes, show_estimate
+from deniable.cli.common import OUTPUT_DIR, CLIError, err, handle_errors, out, progress
+from deniable.cli.output import check_figure_path, print_json, save_axes, show_estimate
 from deniable.estimate import Estimate, Target
 
 __all__ = ["HONOR_CODE_SURVEY", "STUDY_DRUG_SURVEY", "register", "estimate_db", "run_demo", "run_covariate_demo"]
@@ -80,8 +81,7 @@ def run_demo(
         raise CLIError(f"--n must be >= 2; got {n}")
     if not 0 <= truth <= 1:
         raise CLIError(f"--truth must be a share in [0, 1]; got {truth!r}")
-    if out_png.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise CLIError(f"--out must end in .png, .svg or .pdf; got {str(out_png)!r}")
+    check_figure_path(out_png)
     if not 1 <= batch_size <= 10_000:
         raise CLIError(f"--batch-size must be in 1..10000; got {batch_size}")
     if seed is not None:
@@ -101,7 +101,9 @@ def run_demo(
         f"{true_share:.1%} truly violated"
     )
     rng = np.random.default_rng(seed) if seed is not None else None
-    with BackgroundServer([HONOR_CODE_SURVEY]) as server, Client(server.url, timeout=120) as client:
+    token = secrets.token_urlsafe(24)  # batches to an open survey come from a trusted relay: here, the demo
+    with BackgroundServer([HONOR_CODE_SURVEY], admin_token=token) as server, \
+            Client(server.url, timeout=120, token=token) as client:
         out.print(f"collection server on {server.url} (temporary SQLite database)")
         try:
             question = client.survey(survey_id)["questions"][0]
@@ -126,8 +128,7 @@ def run_demo(
     low, high = est.ci(0.95)
     f, se = float(est.frequencies[1]), float(est.std_errors[1])  # type: ignore[index]
     ax = bar_estimate(est, title=f"Honor-code survey over HTTP: n = {est.n:,}, "
-                                 f"\u03b5 = {est.epsilon:.4g}")
-    save_axes(ax, out_png)
+                                 f"\u03b5 = {est.epsilon:.4g}", xlabel=question["text"])
     out.print(f"posted {results['n_responses']:,} privatized responses in {elapsed:.1f} s "
               f"({results['n_responses'] / elapsed:,.0f} per second)")
     out.print(f"'yes' reports:       {est.observed[1]:.4f}  (randomized; half the answers are coin flips)")
@@ -136,7 +137,7 @@ def run_demo(
     out.print(f"true violators:      {true_share:.4f}  "
               f"(inside the interval: {'yes' if low[1] <= true_share <= high[1] else 'no'}; "
               f"error = {(f - true_share) / se:+.2f} std. errors)")
-    out.print(f"plot -> {out_png}")
+    save_axes(ax, out_png)
     return {"n": est.n, "estimate": f, "std_error": se, "ci_low": float(low[1]),
             "ci_high": float(high[1]), "truth": true_share, "seconds": elapsed}
 
@@ -160,7 +161,6 @@ COVARIATE_TRUTH = {"Intercept": -4.2, "age": 0.15}
 
 def run_covariate_demo(n: int, seed: int | None, batch_size: int) -> dict[str, Any]:
     """Part 2: a survey design with a covariate, posted over HTTP, analysed from the export."""
-    import secrets
     import tempfile
 
     import httpx
@@ -182,7 +182,7 @@ def run_covariate_demo(n: int, seed: int | None, batch_size: int) -> dict[str, A
     token = secrets.token_urlsafe(24)
     device_rng = np.random.default_rng(seed) if seed is not None else None
     with BackgroundServer([STUDY_DRUG_SURVEY], admin_token=token) as server, \
-            Client(server.url, timeout=120) as client:
+            Client(server.url, timeout=120, token=token) as client:
         try:
             answers = [{"used": bool(u), "age": int(a)} for u, a in zip(used, age, strict=True)]
             client.respond_many(STUDY_DRUG_SURVEY["id"], answers, batch_size=batch_size, rng=device_rng)
@@ -227,7 +227,7 @@ def demo_cmd(
     n: Annotated[int, typer.Option("--n", help="Simulated respondents.")] = 50_000,
     truth: Annotated[float, typer.Option(help="True share of violators.")] = 0.2,
     out_png: Annotated[Path, typer.Option("--out", help="Where to write the plot.")] =
-        Path("deniable-demo.png"),
+        OUTPUT_DIR / "deniable-demo.png",
     seed: Annotated[
         int | None,
         typer.Option(help="Seed the respondents' randomization (reproducible, NOT private)."),
@@ -247,7 +247,10 @@ def demo_cmd(
     respondents posting over HTTP; the prevalence (and a logistic regression
     on age) is estimated from the server's export and shown against the truth.
 
-    Example: deniable demo --out deniable-demo.png
+    The plot goes to deniable-output/deniable-demo.png under the current
+    directory unless --out says otherwise.
+
+    Example: deniable demo --out demo.png
     """
     run_demo(n, truth, out_png, seed, batch_size)
     run_covariate_demo(n, seed, batch_size)
@@ -256,8 +259,11 @@ def demo_cmd(
 # --------------------------------------------------------------------- serve
 def serve_cmd(
     surveys: Annotated[list[Path], typer.Argument(help="Survey definition files (YAML or JSON).")],
-    db: Annotated[str, typer.Option(help="Database URL (SQLite file or PostgreSQL).")] =
-        "sqlite:///deniable.db",
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (SQLite file or PostgreSQL); default "
+                     "sqlite:///deniable-output/deniable.db under the current directory.", show_default=False),
+    ] = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8000,
     admin_token: Annotated[
@@ -272,14 +278,28 @@ def serve_cmd(
                      "acknowledged reports survive a power cut too; without it they survive a "
                      "killed server."),
     ] = False,
+    relay_token: Annotated[
+        str | None,
+        typer.Option(envvar="DENIABLE_RELAY_TOKEN", show_default=False,
+                     help="Bearer token that may only post batches (for trusted relays; prefer "
+                          "the environment variable)."),
+    ] = None,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option("--trusted-proxy", help="A reverse proxy (address or network) whose "
+                     "X-Forwarded-For names the client, for the rate limit; repeatable."),
+    ] = None,
 ) -> None:
     """Run the collection server until Ctrl-C.
 
-    Example: DENIABLE_ADMIN_TOKEN=... deniable serve examples/honor-code.yaml --db sqlite:///deniable.db
+    Example: DENIABLE_ADMIN_TOKEN=... deniable serve examples/honor-code.yaml --db sqlite:///survey.db
     """
     _server_extra()
+    from deniable.server.database import DEFAULT_DB_URL
     from deniable.server.runner import run
     from deniable.server.surveys import load_surveys
+
+    db = db or DEFAULT_DB_URL
 
     for path in surveys:
         if not path.is_file():
@@ -292,8 +312,15 @@ def serve_cmd(
         soft_wrap=True,
     )
     # a refusal (a StorageError, e.g. the database holds another survey with this id) is one line
+    from deniable.server.ratelimit import parse_networks
+
+    try:
+        parse_networks(trusted_proxy or ())
+    except ValueError as exc:
+        raise CLIError(f"--trusted-proxy: {exc}") from None
     run(loaded, db_url=db, host=host, port=port, admin_token=admin_token,
-        sqlite_synchronous="FULL" if durable else "NORMAL")
+        sqlite_synchronous="FULL" if durable else "NORMAL", relay_token=relay_token,
+        trusted_proxies=trusted_proxy or ())
 
 
 # ------------------------------------------------------------- estimate --db
@@ -345,7 +372,7 @@ def estimate_db(
         if plot is not None:
             figure = plot if len(questions) == 1 else plot.with_name(f"{plot.stem}-{q.id}{plot.suffix}")
         show_estimate(est, consistent=consistent, level=level, plot=figure, as_json=False,
-                      title=f"{q.id}: {q.text}")
+                      title=f"{q.id}: {q.text}", xlabel=q.text)
         if i + 1 < len(questions):
             out.print()
 
@@ -363,8 +390,47 @@ def _other_line(result: dict[str, Any], level: float) -> str:
             f"{level:.0%} interval {pi['ci_low']:.4f} .. {pi['ci_high']:.4f}")
 
 
+# ------------------------------------------------------------------------ db
+def db_upgrade_cmd(
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (SQLite file or PostgreSQL); default: the server's, "
+                     "sqlite:///deniable-output/deniable.db.", show_default=False),
+    ] = None,
+) -> None:
+    """Create or upgrade the collection service's database schema (Alembic migrations).
+
+    The server does this itself at start-up; run it alone before starting
+    several servers on one database, or to upgrade at a time of your choosing.
+    A database made by an older deniable is upgraded in place, its reports kept.
+
+    Example: deniable db upgrade --db postgresql://deniable@db-host/deniable
+    """
+    _server_extra()
+    from sqlalchemy.exc import DBAPIError
+
+    from deniable.server.database import DEFAULT_DB_URL, make_engine
+    from deniable.server.schema import upgrade
+
+    db = db or DEFAULT_DB_URL
+
+    engine = make_engine(db, "NORMAL")
+    try:
+        revision = upgrade(engine)
+    except DBAPIError as exc:  # cannot connect, no permission, ...: the driver's first line
+        first = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
+        raise CLIError(f"database {_safe_url(db)}: {first}") from None
+    finally:
+        engine.dispose()
+    out.print(f"database {_safe_url(db)}: schema at revision {revision}", soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``demo`` and ``serve`` to the main app (``demo`` first in --help)."""
+    """Add ``demo``, ``serve`` and ``db`` to the main app (``demo`` first in --help)."""
     app.command("demo")(handle_errors(demo_cmd))
     app.command("serve")(handle_errors(serve_cmd))
+    db_app = typer.Typer(help="The collection service's database: create or upgrade its schema.",
+                         no_args_is_help=True)
+    db_app.command("upgrade")(handle_errors(db_upgrade_cmd))
+    app.add_typer(db_app, name="db")
 

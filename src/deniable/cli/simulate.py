@@ -30,7 +30,7 @@ __all__ = ["simulate_app"]
 
 simulate_app = typer.Typer(
     help="Simulated surveys: the honor-code survey, estimate vs n, privacy vs utility, "
-    "MSE vs theory.",
+    "MSE vs theory, discovery of frequent strings.",
     no_args_is_help=True,
 )
 
@@ -76,7 +76,8 @@ def survey_cmd(
     if plot is not None:
         from deniable.plot import bar_estimate
 
-        save_axes(bar_estimate(est, title=f"Honor-code survey (simulated), n = {n:,}"), plot)
+        save_axes(bar_estimate(est, title=f"Honor-code survey (simulated), n = {n:,}",
+                               xlabel="Have you broken the honor code?"), plot, as_json=as_json)
     if as_json:
         print_json({"mechanism": m.name, "epsilon": m.epsilon, "n": n, "seed": seed,
                     "target": est.target, "categories": estimate_records(est)})
@@ -120,7 +121,7 @@ def convergence_cmd(
     if plot is not None:
         from deniable.plot import convergence
 
-        save_axes(convergence(sweep), plot)
+        save_axes(convergence(sweep), plot, as_json=as_json)
     if as_json:
         print_json({"mechanism": m.name, "epsilon": m.epsilon, "seed": seed, "target": target,
                     "rows": rows})
@@ -168,7 +169,7 @@ def gamma_cmd(
         from deniable.plot import mse_vs_epsilon
 
         save_axes(mse_vs_epsilon(records, title=f"Warner's design: MSE vs \u03b5 (n = {n:,})"),
-                  plot)
+                  plot, as_json=as_json)
     if as_json:
         print_json({"truth": truth, "seed": seed, "target": target, "rows": records})
         return
@@ -242,7 +243,7 @@ def mse_cmd(
              else f"{r['mechanism']} ({r['post_processing']})"} for r in records
         ]
         save_axes(mse_vs_epsilon(labelled, title=f"MSE vs \u03b5, k = {k}, n = {n:,} ({distribution})"),
-                  plot)
+                  plot, as_json=as_json)
     if as_json:
         print_json({"k": k, "n": n, "reps": reps, "distribution": distribution, "seed": seed,
                     "target": target, "rows": records})
@@ -255,4 +256,73 @@ def mse_cmd(
     for r in records:
         table.add_row(r["mechanism"], f"{r['epsilon']:.4g}", r["post_processing"], f"{r['variance']:.4e}",
                       f"{r['mse']:.4e}", f"{r['ratio']:.3f}")
+    out.print(table)
+
+
+@simulate_app.command("heavy-hitters")
+@handle_errors
+def heavy_hitters_cmd(
+    methods: Annotated[str, typer.Option("--methods", "-m", help="Comma-separated: pem, sfp.")] = "pem,sfp",
+    epsilons: Annotated[str, typer.Option(help="Comma-separated epsilons (each device's).")] = "2,4,8",
+    ns: Annotated[str, typer.Option("--n", help="Comma-separated numbers of devices.")] = "20000,100000",
+    top: Annotated[int, typer.Option(help="Score against the true top this many values.")] = 10,
+    max_length: Annotated[int, typer.Option(help="Letters per word (bytes kept).")] = 6,
+    words: Annotated[int, typer.Option(help="Distinct words of the Zipf body.")] = 1000,
+    tail: Annotated[float, typer.Option(help="Share of devices typing a word of their own.")] = 0.25,
+    seed: SeedOpt = 2026,
+    plot: PlotOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recall and precision of heavy-hitter discovery against n and epsilon, on a Zipf(1.1) workload.
+
+    Each device types a word (a Zipf body of --words words, and a --tail share
+    of unique words); HeavyHitters finds the frequent ones. Recall: share of
+    the true top --top values found; precision: share of the reported values
+    that are among them.
+
+    Example: deniable simulate heavy-hitters --epsilons 2,4,8 --n 20000,100000 --plot recall.png
+    """
+    from deniable.heavy.protocols import PROTOCOLS
+    from deniable.heavy.quality import discovery_sweep
+
+    chosen = [m.strip().lower() for m in methods.split(",") if m.strip()]
+    for m in chosen:
+        if m not in PROTOCOLS:
+            raise CLIError(f"--methods: {m!r} is not one of {', '.join(PROTOCOLS)}")
+    eps_values = [parse_epsilon(e) for e in _floats(epsilons, "--epsilons")]
+    sizes = [int(x) for x in _floats(ns, "--n")]
+    if any(x < 100 for x in sizes):
+        raise CLIError(f"--n must be at least 100 devices each; got {ns!r}")
+    if top < 1 or words < top:
+        raise CLIError(f"--top must be in 1..--words ({words}); got {top}")
+    if not 3 <= max_length <= 254:
+        raise CLIError(f"--max-length must be in 3..254; got {max_length}")
+    if not 0 <= tail < 1:
+        raise CLIError(f"--tail must be a share in [0, 1); got {tail}")
+    records = discovery_sweep(chosen, eps_values, sizes, top, np.random.default_rng(seed),
+                              max_length=max_length, words=words, tail=tail)
+    if plot is not None:
+        from matplotlib.figure import Figure
+
+        from deniable.plot import discovery_quality
+
+        figure = Figure(figsize=(11.0, 4.2), layout="constrained")
+        left, right = figure.subplots(1, 2)
+        discovery_quality(records, left, metric="recall", title="Recall")
+        discovery_quality(records, right, metric="precision", title="Precision", legend=False)
+        figure.suptitle(f"Discovering the top {top} words (Zipf over {words:,} words, {tail:.0%} of devices unique)")
+        save_axes(left, plot, as_json=as_json)
+    if as_json:
+        print_json({"top": top, "words": words, "tail": tail, "max_length": max_length, "seed": seed,
+                    "rows": records})
+        return
+    table = Table(title=f"Discovery of the top {top}: Zipf(1.1) over {words:,} words, {tail:.0%} of devices "
+                  "typing a unique word", title_justify="left")
+    for header in ("method", "epsilon", "n", "recall", "precision", "median rel. error", "device s",
+                   "server s"):
+        table.add_column(header, justify="left" if header == "method" else "right")
+    for r in records:
+        table.add_row(r["method"], f"{r['epsilon']:.3g}", f"{r['n']:,}", f"{r['recall']:.2f}",
+                      f"{r['precision']:.2f}", f"{r['relative_error']:.3f}", f"{r['device_seconds']:.2f}",
+                      f"{r['server_seconds']:.2f}")
     out.print(table)

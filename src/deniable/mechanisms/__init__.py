@@ -26,6 +26,8 @@ from deniable.mechanisms.numeric import (
     Piecewise,
     SquareWave,
 )
+from deniable.mechanisms.chained import LGRR, LOSUE, LongitudinalClient
+from deniable.mechanisms.telemetry import DBitFlip, DBitFlipClient, OneBitMean, OneBitMeanClient
 # isort: on
 
 __all__ = [
@@ -53,4 +55,11 @@ __all__ = [
     "Piecewise",
     "Hybrid",
     "SquareWave",
+    "LGRR",
+    "LOSUE",
+    "LongitudinalClient",
+    "OneBitMean",
+    "OneBitMeanClient",
+    "DBitFlip",
+    "DBitFlipClient",
 ]

@@ -34,7 +34,9 @@ from deniable.errors import ReportError
 __all__ = ["Mechanism", "CheckedReports"]
 
 CONFIG_FORMAT = "deniable.mechanism"
+"""The ``format`` field of every mechanism configuration."""
 CONFIG_VERSION = 1
+"""The ``version`` field of every mechanism configuration; another version is refused."""
 
 
 class CheckedReports(np.ndarray):
@@ -221,9 +223,27 @@ class Mechanism(ABC):
         try:
             checked = self._reports_from_json(items)
         except (ValueError, TypeError, OverflowError) as exc:
-            index, reason = self._first_bad(items)
-            raise ReportError(str(exc), index, reason) from None
+            raise self._report_error(items, exc) from None
+        if len(checked) != len(items):  # a validator bug must not store a misaligned batch
+            raise ReportError(f"{len(items)} reports checked into {len(checked)}", 0, "is not a report")
         return CheckedReports.wrap(self._public(checked), checked, self.fingerprint)
+
+    def _report_error(self, items: list[Any], exc: Exception) -> ReportError:
+        """The ReportError of a rejected batch (error path only).
+
+        Numpy scalars among the items are shown as the values they hold
+        (``'0'``, not ``np.str_('0')``): the batch is checked again as plain
+        Python values to word the message.
+        """
+        plain = [x.item() if isinstance(x, np.generic) else x for x in items]
+        message = str(exc)
+        if any(p is not x for p, x in zip(plain, items, strict=True)):
+            try:
+                self._reports_from_json(plain)
+            except (ValueError, TypeError, OverflowError) as again:
+                message = str(again)
+        index, reason = self._first_bad(plain)
+        return ReportError(message, index, reason)
 
     def _first_bad(self, items: list[Any]) -> tuple[int, str]:
         """Index of the first report in ``items`` rejected on its own, and why (error path only)."""

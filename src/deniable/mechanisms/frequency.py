@@ -160,7 +160,7 @@ class FrequencyOracle(Mechanism):
 
         Standard errors: for ``"population"`` the plug-in of
         ``lambda (1 - lambda) / (n (p*-q*)^2)`` at the observed share
-        ``lambda = C_v / n``; for ``"respondents"`` formula (A) at
+        ``lambda = C_v / n``; for ``"respondents"`` [formula (A)][formula-a] at
         ``clip(f_v, 0, 1)`` (:func:`deniable.estimate.pure_variance`).
         """
         target = check_target(target)
@@ -196,7 +196,7 @@ class FrequencyOracle(Mechanism):
     ) -> NDArray[np.float64]:
         """Per-category variance of the estimate for ``n`` reports.
 
-        ``"respondents"``: formula (A),
+        ``"respondents"``: [formula (A)][formula-a],
         ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``, for the
         fixed set of ``n`` respondents. ``"population"`` (the default) adds
         the sampling term ``f_v (1 - f_v) / n``. ``frequencies=None``

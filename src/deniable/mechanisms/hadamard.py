@@ -72,21 +72,31 @@ class HadamardResponse(FrequencyOracle):
         return y.astype(np.int64)
 
     def _validate(self, reports: Any) -> NDArray[np.int64]:
+        if isinstance(reports, (list, tuple)) and bool in set(map(type, reports)):
+            reports = np.array(reports, dtype=object)  # JSON true/false are not reports (numpy would read 1/0)
         arr = np.asarray(reports)
-        if arr.size == 0:
+        if arr.shape == (0,):  # no reports (not [[]], one empty report)
             return np.zeros(0, dtype=np.int64)
+        if arr.ndim == 1 and arr.dtype == object and all(type(v) is int for v in arr.tolist()):
+            # Python ints (a JSON array) may not fit 64 bits: range-check them as Python ints
+            outside = [not 0 <= v < self.K for v in arr.tolist()]
+            if any(outside):
+                row = outside.index(True)
+                raise self._out_of_range(row, arr[row])
+            return arr.astype(np.int64)
         if arr.ndim != 1 or arr.dtype.kind not in "iu":
-            if arr.ndim == 1 and arr.dtype == object and all(type(v) is int for v in arr.tolist()):
-                arr = arr.astype(np.int64)
-            else:
-                raise ValueError(
-                    f"HadamardResponse reports must be a 1-D array of integers in 0..{self.K - 1}; "
-                    f"got dtype {arr.dtype} and shape {arr.shape}"
-                )
+            raise ValueError(
+                f"HadamardResponse reports must be a 1-D array of integers in 0..{self.K - 1}; "
+                f"got dtype {arr.dtype} and shape {arr.shape}"
+            )
         if arr.min() < 0 or arr.max() >= self.K:
-            bad = arr[(arr < 0) | (arr >= self.K)][0]
-            raise ValueError(f"HadamardResponse report {bad!r} is not in 0..{self.K - 1}")
+            row = int(np.argmax((arr < 0) | (arr >= self.K)))
+            raise self._out_of_range(row, arr[row])
         return arr.astype(np.int64, copy=False)
+
+    def _out_of_range(self, row: int, value: Any) -> ValueError:
+        """The refusal of report ``row`` (the first one outside ``0..K-1``), naming its value."""
+        return ValueError(f"HadamardResponse report {row} is {int(value)}, not in 0..{self.K - 1}")
 
     def _support_counts(self, reports: NDArray[np.int64]) -> NDArray[np.int64]:
         spectrum = fwht(np.bincount(reports, minlength=self.K))

@@ -3,7 +3,14 @@
 Device, per report of value ``v``:
 
 1. cohort ``c`` (uniform in ``[m]``, drawn once per client) and Bloom filter
-   ``B`` of ``v``: ``h`` bits of ``num_bits`` set by SHA-256 of ``(c, v)``;
+   ``B`` of ``v``: ``h`` bits of ``num_bits`` (at most 256) set by a hash of
+   ``(c, v)``: ``hashing="sha256"`` (the default, and what configurations
+   without a choice mean) takes 4-byte words of SHA-256 of
+   ``c NUL type NUL v``; ``hashing="google"`` computes the bits exactly as
+   google/rappor's clients do (:func:`google_bloom_bits`: byte ``i`` of
+   MD5 of the cohort as 4 big-endian bytes followed by ``v`` in UTF-8, modulo
+   ``num_bits``), so reports of Google's clients decode here
+   (:meth:`RAPPOR.reports_from_google`);
 2. permanent randomized response (PRR): each bit becomes 1 w.p. ``f/2``, 0
    w.p. ``f/2`` and stays ``B_i`` otherwise; a :class:`RapporClient` memoizes
    it per value (derived from the client's secret, as google/rappor's
@@ -34,25 +41,62 @@ cross-bit covariances within a report are left out.
 from __future__ import annotations
 
 import hashlib
-import hmac
+import struct
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import privacy, randomness
+from deniable import client_state, privacy, randomness
+from deniable.client_state import StateLike
+from deniable.errors import ReportError
 from deniable.estimate import Estimate, SupportCounts, Target, check_target, sampling_variance
+from deniable.mechanisms.contract import CheckedReports
 from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
-__all__ = ["RAPPOR", "RapporClient"]
+__all__ = ["RAPPOR", "RapporClient", "google_bloom_bits", "HASHINGS", "MAX_BITS"]
 
 _BITS = 32
 _ONE = 1 << _BITS
+_WORD = 64
+MAX_BITS = 256  #: a Bloom filter of Google's clients addresses its bits with one byte
 REPORT_DTYPE = np.dtype([("cohort", "<u4"), ("bits", "<u8")])
+"""Reports of up to 64 bits; wider filters hold ``bits`` as 64-bit words, least significant first."""
+
+HASHINGS = {
+    "sha256": "sha256(cohort NUL type NUL value)",
+    "google": "md5(cohort u32be, utf8 value) byte i mod num_bits (google/rappor)",
+}
+"""Bloom hashings by name, and how a configuration's ``params.hash`` records each."""
+_MAX_HASHES = {"sha256": 8, "google": 16}  # 4-byte words of a SHA-256 digest / bytes of an MD5 digest
+
+
+def google_bloom_bits(value: str, cohort: int, num_hashes: int, num_bits: int) -> list[int]:
+    """The Bloom bit positions google/rappor's clients set for ``value`` in ``cohort``.
+
+    ``d = MD5(cohort as 4 big-endian bytes || value in UTF-8)``; hash ``i``
+    sets bit ``d[i] mod num_bits`` (bit 0 the least significant of the
+    report integer), for ``num_hashes <= 16`` and ``num_bits <= 256``.
+
+    >>> google_bloom_bits("foo", 0, 2, 16)
+    [6, 6]
+    """
+    digest = hashlib.md5(struct.pack(">I", cohort) + value.encode("utf-8"), usedforsecurity=False).digest()
+    return [digest[i] % num_bits for i in range(num_hashes)]
+
+
+def _sha256_bloom_bits(value: Any, cohort: int, num_hashes: int, num_bits: int) -> list[int]:
+    digest = hashlib.sha256(f"{cohort}\x00{type(value).__name__}\x00{value}".encode()).digest()
+    return [int.from_bytes(digest[4 * j : 4 * j + 4], "big") % num_bits for j in range(num_hashes)]
+
+
+def _report_dtype(words: int) -> np.dtype[Any]:
+    return REPORT_DTYPE if words == 1 else np.dtype([("cohort", "<u4"), ("bits", "<u8", (words,))])
 
 
 def _dyadic(x: Fraction, up: bool = False) -> int:
@@ -89,12 +133,13 @@ def _least_squares(
     return freqs, np.einsum("ij,ij->i", inverse @ weighted, inverse)
 
 
-@register(decode_cost="O(n num_bits) + least squares over the candidates")
+@register(decode_cost="O(n num_bits) + least squares over the candidates", browser=True)
 class RAPPOR(FrequencyOracle):
     """Bloom-filter RAPPOR with cohorts, permanent and instantaneous randomized response."""
 
     wire_id = "rappor"
     report_kind = "structured"
+    param_defaults: ClassVar[dict[str, Any]] = {"hash": HASHINGS["sha256"]}  # configs without a hashing
 
     def __init__(
         self,
@@ -107,11 +152,14 @@ class RAPPOR(FrequencyOracle):
         num_bits: int = 16,
         num_hashes: int = 2,
         num_cohorts: int = 64,
+        hashing: str = "sha256",
     ) -> None:
         domain = Domain(categories, "RAPPOR")
+        if hashing not in HASHINGS:
+            raise ValueError(f"hashing must be one of {sorted(HASHINGS)} for RAPPOR; got {hashing!r}")
         for name, value, low, high in (
-            ("num_bits", num_bits, 1, 64),
-            ("num_hashes", num_hashes, 1, 16),
+            ("num_bits", num_bits, 1, MAX_BITS),
+            ("num_hashes", num_hashes, 1, _MAX_HASHES[hashing]),
             ("num_cohorts", num_cohorts, 1, 1 << 16),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -133,13 +181,21 @@ class RAPPOR(FrequencyOracle):
         else:
             ff = privacy.check_probability(f, "f", zero, one + Fraction(1, _ONE), "RAPPOR")
             half_f = _dyadic(ff / 2, up=True)
-        self._setup(domain, num_bits, num_hashes, num_cohorts, half_f, _dyadic(pp), _dyadic(qq))
+        self._setup(domain, num_bits, num_hashes, num_cohorts, half_f, _dyadic(pp), _dyadic(qq), hashing)
 
     def _setup(
-        self, domain: Domain, bits: int, hashes: int, cohorts: int, half_f: int, p: int, q: int
+        self, domain: Domain, bits: int, hashes: int, cohorts: int, half_f: int, p: int, q: int, hashing: str
     ) -> None:
+        if hashing == "google" and not all(isinstance(v, str) for v in domain.values):
+            raise ValueError("RAPPOR with hashing='google' needs string categories (hashed as UTF-8)")
         self.domain_obj = domain
         self.num_bits, self.num_hashes, self.num_cohorts = bits, hashes, cohorts
+        self.hashing = hashing
+        self._words = -(-bits // _WORD)
+        self._dtype = _report_dtype(self._words)
+        keep = [(1 << _WORD) - 1] * self._words
+        keep[-1] = (1 << (bits - _WORD * (self._words - 1))) - 1
+        self._keep = np.array(keep, dtype=np.uint64)
         self._half_f, self._p, self._q = half_f, p, q
         f2, pp, qq = Fraction(half_f, _ONE), Fraction(p, _ONE), Fraction(q, _ONE)
         self.q_star = f2 * (pp + qq) + (1 - 2 * f2) * qq
@@ -149,18 +205,21 @@ class RAPPOR(FrequencyOracle):
         ratio = self.q_star * (1 - self.p_star) / (self.p_star * (1 - self.q_star))
         self._epsilon = privacy.ln_up(ratio**hashes)
         self.epsilon_infinity = privacy.ln_up(((1 - f2) / f2) ** (2 * hashes)) if f2 else float("inf")
-        self.bloom = self._bloom_table()
+        self._bloom3 = self._bloom_table()
+        self.bloom = self._bloom3[:, :, 0] if self._words == 1 else self._bloom3
 
     def _bloom_table(self) -> NDArray[np.uint64]:
-        """``bloom[cohort, position]``: the Bloom filter of each category in each cohort."""
-        table = np.zeros((self.num_cohorts, self.k), dtype=np.uint64)
+        """``[cohort, position, word]``: the Bloom filter of each category in each cohort, in 64-bit words.
+
+        ``self.bloom`` is the same table indexed ``[cohort, position]`` (one
+        integer per filter) when ``num_bits <= 64``.
+        """
+        positions = google_bloom_bits if self.hashing == "google" else _sha256_bloom_bits
+        table = np.zeros((self.num_cohorts, self.k, self._words), dtype=np.uint64)
         for c in range(self.num_cohorts):
             for i, value in enumerate(self.domain):
-                digest = hashlib.sha256(f"{c}\x00{type(value).__name__}\x00{value}".encode()).digest()
-                word = 0
-                for j in range(self.num_hashes):
-                    word |= 1 << (int.from_bytes(digest[4 * j : 4 * j + 4], "big") % self.num_bits)
-                table[c, i] = word
+                for bit in positions(value, c, self.num_hashes, self.num_bits):
+                    table[c, i, bit // _WORD] |= np.uint64(1 << (bit % _WORD))
         return table
 
     def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:
@@ -168,42 +227,82 @@ class RAPPOR(FrequencyOracle):
 
     # -------------------------------------------------------------- sampling
     def _prr(self, blooms: NDArray[np.uint64], source: Source) -> NDArray[np.uint64]:
+        """Permanent randomized response of ``(n, words)`` Bloom filters."""
         n = blooms.size
-        noisy = randomness.bernoulli_words(2 * self._half_f, _BITS, n, source)
-        coins = np.frombuffer(source.random_bytes(8 * n), dtype=np.uint64)
+        noisy = randomness.bernoulli_words(2 * self._half_f, _BITS, n, source).reshape(blooms.shape)
+        coins = np.frombuffer(source.random_bytes(8 * n), dtype=np.uint64).reshape(blooms.shape)
         return (blooms & ~noisy) | (coins & noisy)
 
     def _irr(self, prr: NDArray[np.uint64], source: Source) -> NDArray[np.uint64]:
+        """Instantaneous randomized response of ``(n, words)`` permanent responses."""
         n = prr.size
-        ones = randomness.bernoulli_words(self._q, _BITS, n, source)
-        zeros = randomness.bernoulli_words(self._p, _BITS, n, source)
-        keep = np.uint64((1 << self.num_bits) - 1)
-        return ((prr & ones) | (~prr & zeros)) & keep
+        ones = randomness.bernoulli_words(self._q, _BITS, n, source).reshape(prr.shape)
+        zeros = randomness.bernoulli_words(self._p, _BITS, n, source).reshape(prr.shape)
+        return ((prr & ones) | (~prr & zeros)) & self._keep
 
     def _reports(self, cohorts: NDArray[np.uint64], bits: NDArray[np.uint64]) -> NDArray[np.void]:
-        out = np.empty(bits.size, dtype=REPORT_DTYPE)
-        out["cohort"], out["bits"] = cohorts, bits
+        out = np.empty(len(bits), dtype=self._dtype)
+        out["cohort"], out["bits"] = cohorts, bits[:, 0] if self._words == 1 else bits
         return out
+
+    def _bit_words(self, reports: NDArray[np.void]) -> NDArray[np.uint64]:
+        """The reports' bits as ``(n, words)`` 64-bit words, least significant first."""
+        return np.asarray(reports["bits"], dtype=np.uint64).reshape(len(reports), self._words)
 
     def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[np.void]:
         """One-time reports: a fresh cohort, PRR and IRR for every report (epsilon each)."""
         cohorts = randomness.uniform_below(self.num_cohorts, idx.size, source)
-        prr = self._prr(self.bloom[cohorts.astype(np.int64), idx], source)
+        prr = self._prr(self._bloom3[cohorts.astype(np.int64), idx], source)
         return self._reports(cohorts, self._irr(prr, source))
 
-    def client(self, secret: bytes | None = None, cohort: int | None = None) -> RapporClient:
-        """A device-side client with a fixed cohort and a memoized PRR per value."""
+    def client(
+        self,
+        state: StateLike | None = None,
+        *,
+        secret: bytes | None = None,
+        cohort: int | None = None,
+    ) -> RapporClient:
+        """A device-side client with a fixed cohort and a memoized PRR per value.
+
+        ``state`` (a file path or a :class:`~deniable.client_state.StateStore`)
+        keeps the client's secret and cohort across processes and restarts:
+        created on first use (a file with mode 0600), reused afterwards, and
+        refused (:class:`~deniable.client_state.StateError`) if it was written
+        for another configuration. Without ``state`` the client lives only as
+        long as the object (or pass an explicit ``secret`` and ``cohort``):
+        a client re-created without its state draws new permanent responses,
+        and the lifetime guarantee ``epsilon_infinity`` no longer holds.
+        """
+        if state is not None:
+            if secret is not None or cohort is not None:
+                raise TypeError("pass either state or secret/cohort to RAPPOR.client, not both")
+            kept = client_state.load_or_create(
+                state,
+                self.wire_id,
+                self.fingerprint,
+                lambda source: {"cohort": randomness.scalar_below(self.num_cohorts, source)},
+            )
+            stored = kept.fields.get("cohort")
+            if type(stored) is not int:
+                raise client_state.StateError(f"client state for RAPPOR: field 'cohort' must be an int; got {stored!r}")
+            return RapporClient(self, kept.secret, stored)
         return RapporClient(self, secret, cohort)
 
     # --------------------------------------------------------------- reports
     def _validate(self, reports: Any) -> NDArray[np.void]:
         if isinstance(reports, np.ndarray) and reports.dtype.names:
-            if set(reports.dtype.names) != {"cohort", "bits"} or reports.ndim != 1:
-                raise ValueError(f"RAPPOR reports need fields 'cohort' and 'bits'; got {reports.dtype}")
-            arr = reports.astype(REPORT_DTYPE, copy=False)
+            shape = () if self._words == 1 else (self._words,)
+            if set(reports.dtype.names) != {"cohort", "bits"} or reports.ndim != 1 or (
+                reports.dtype["bits"].shape != shape
+            ):
+                raise ValueError(
+                    f"RAPPOR reports need fields 'cohort' and 'bits' ({self._words} 64-bit word(s)); "
+                    f"got {reports.dtype}"
+                )
+            arr = reports.astype(self._dtype, copy=False)
         else:
             items = list(reports)
-            arr = np.empty(len(items), dtype=REPORT_DTYPE)
+            arr = np.empty(len(items), dtype=self._dtype)
             for i, item in enumerate(items):
                 if not isinstance(item, dict) or set(item) != {"cohort", "bits"}:
                     raise ValueError(f"RAPPOR report {i} must be {{'cohort': int, 'bits': int}}; got {item!r:.60}")
@@ -214,11 +313,13 @@ class RAPPOR(FrequencyOracle):
                         f"RAPPOR report {i}: cohort must be below {self.num_cohorts} and bits below "
                         f"2**{self.num_bits}; got {item!r:.60}"
                     )
-                arr[i] = (item["cohort"], item["bits"])
+                bits = item["bits"]
+                words = [(bits >> (_WORD * w)) & ((1 << _WORD) - 1) for w in range(self._words)]
+                arr[i] = (item["cohort"], words[0] if self._words == 1 else words)
         if arr.size:
             if int(arr["cohort"].max()) >= self.num_cohorts:
                 raise ValueError(f"RAPPOR report cohort must be below {self.num_cohorts}")
-            if self.num_bits < 64 and int(arr["bits"].max()) >> self.num_bits:
+            if np.any(self._bit_words(arr) & ~self._keep):
                 raise ValueError(f"RAPPOR report bits must be below 2**{self.num_bits}")
         return arr
 
@@ -227,8 +328,9 @@ class RAPPOR(FrequencyOracle):
         table = np.zeros((self.num_cohorts, self.num_bits + 1), dtype=np.int64)
         cohorts = reports["cohort"].astype(np.int64)
         table[:, 0] = np.bincount(cohorts, minlength=self.num_cohorts)
+        words = self._bit_words(reports)
         for i in range(self.num_bits):
-            bit = ((reports["bits"] >> np.uint64(i)) & np.uint64(1)).astype(bool)
+            bit = ((words[:, i // _WORD] >> np.uint64(i % _WORD)) & np.uint64(1)).astype(bool)
             table[:, i + 1] = np.bincount(cohorts[bit], minlength=self.num_cohorts)
         return table.ravel()
 
@@ -236,8 +338,8 @@ class RAPPOR(FrequencyOracle):
 
     def _supports(self, reports: NDArray[np.void], position: int) -> NDArray[np.bool_]:
         """Whether the report has every Bloom bit of the category (in its cohort) set."""
-        need = self.bloom[reports["cohort"].astype(np.int64), position]
-        return (reports["bits"] & need) == need
+        need = self._bloom3[reports["cohort"].astype(np.int64), position]
+        return np.all((self._bit_words(reports) & need) == need, axis=1)
 
     def audit_events(self, reports: NDArray[np.void], x: Any, other: Any) -> NDArray[np.int64]:
         """Audit cells: all Bloom bits of ``x`` not in ``x'`` set / none of ``x'``'s own bits set.
@@ -248,16 +350,16 @@ class RAPPOR(FrequencyOracle):
         """
         checked = self._checked(reports)
         cohort = checked["cohort"].astype(np.int64)
-        bx = self.bloom[cohort, self.domain_obj.encode_one(x)]
-        bo = self.bloom[cohort, self.domain_obj.encode_one(other)]
+        bx = self._bloom3[cohort, self.domain_obj.encode_one(x)]
+        bo = self._bloom3[cohort, self.domain_obj.encode_one(other)]
         only_x, only_o = bx & ~bo, bo & ~bx
-        bits = checked["bits"]
+        bits = self._bit_words(checked)
         # only cohorts where the two filters are disjoint with h bits each
-        pure = (np.bitwise_count(only_x) == self.num_hashes) & (
-            np.bitwise_count(only_o) == self.num_hashes
+        pure = (np.bitwise_count(only_x).sum(axis=1) == self.num_hashes) & (
+            np.bitwise_count(only_o).sum(axis=1) == self.num_hashes
         )
-        hit_x = ((bits & only_x) == only_x) & pure
-        miss_o = ((bits & only_o) == 0) & pure
+        hit_x = np.all((bits & only_x) == only_x, axis=1) & pure
+        miss_o = np.all((bits & only_o) == 0, axis=1) & pure
         return 2 * hit_x.astype(np.int64) + miss_o
 
     def estimate_from(self, stat: SupportCounts, target: Target = "population") -> Estimate:
@@ -316,7 +418,9 @@ class RAPPOR(FrequencyOracle):
 
         pattern = self.__dict__.get("_bloom_pattern")
         if pattern is None:  # the 0/1 matrix, built once per mechanism
-            bits = (self.bloom[:, :, None] >> np.arange(self.num_bits, dtype=np.uint64)) & np.uint64(1)
+            shifts = np.arange(_WORD, dtype=np.uint64)
+            bits = (self._bloom3[:, :, :, None] >> shifts) & np.uint64(1)  # [cohort, value, word, bit]
+            bits = bits.reshape(self.num_cohorts, self.k, self._words * _WORD)[:, :, : self.num_bits]
             cohort, value, bit = np.nonzero(bits)
             shape = (self.num_cohorts * self.num_bits, self.k)
             pattern = sparse.csr_matrix((np.ones(cohort.size), (cohort * self.num_bits + bit, value)), shape=shape)
@@ -352,11 +456,18 @@ class RAPPOR(FrequencyOracle):
             "half_f_numerator": self._half_f,
             "p_numerator": self._p,
             "q_numerator": self._q,
-            "hash": "sha256(cohort NUL type NUL value)",
+            "hash": HASHINGS[self.hashing],
         }
 
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> RAPPOR:
+        recorded = params.get("hash", cls.param_defaults["hash"])
+        hashing = next((name for name, text in HASHINGS.items() if text == recorded), None)
+        if hashing is None:
+            raise ValueError(
+                f"config field 'params.hash' for rappor must be one of {sorted(HASHINGS.values())}; "
+                f"got {recorded!r} (a hashing this reader does not know)"
+            )
         self = cls.__new__(cls)
         self._setup(
             Domain(domain, "RAPPOR"),
@@ -366,6 +477,7 @@ class RAPPOR(FrequencyOracle):
             int(params["half_f_numerator"]),
             int(params["p_numerator"]),
             int(params["q_numerator"]),
+            hashing,
         )
         return self
 
@@ -374,12 +486,48 @@ class RAPPOR(FrequencyOracle):
         return self.num_bits + max(1, (self.num_cohorts - 1).bit_length())
 
     def _report_to_json(self, report: Any) -> dict[str, int]:
-        return {"cohort": int(report["cohort"]), "bits": int(report["bits"])}
+        return {"cohort": int(report["cohort"]), "bits": _as_int(report["bits"])}
+
+    # ------------------------------------------------------- google/rappor
+    def reports_from_google(self, cohorts: Sequence[int], irrs: Sequence[int | str]) -> CheckedReports:
+        """Reports of google/rappor's clients, checked: each ``(cohort, irr)``.
+
+        ``irr`` is what Google's ``Encoder.encode`` returns (an int whose bit
+        ``i`` is Bloom bit ``i``) or its bit string (``num_bits`` characters
+        ``0``/``1``, most significant bit first, as in Google's simulation
+        CSV files and ``sum_bits.py``). Use ``hashing="google"`` and the
+        parameters of the collection (``f``, ``p``, ``q``, ``num_bits``,
+        ``num_hashes``, ``num_cohorts``). Raises
+        :class:`~deniable.errors.ReportError` naming the first bad row.
+        """
+        if len(cohorts) != len(irrs):
+            raise ReportError(f"reports_from_google: {len(cohorts)} cohorts but {len(irrs)} irrs")
+        items = []
+        for i, (cohort, irr) in enumerate(zip(cohorts, irrs, strict=True)):
+            if isinstance(irr, str):
+                if len(irr) != self.num_bits or irr.strip("01"):
+                    raise ReportError(
+                        f"Google report {i}: irr must be {self.num_bits} characters 0/1 (most significant "
+                        f"first); got {irr!r:.80}",
+                        i,
+                    )
+                irr = int(irr, 2)
+            items.append({"cohort": cohort, "bits": irr})
+        return self.reports_from_json(items)
+
+    def reports_to_google(self, reports: Any, bit_strings: bool = False) -> list[tuple[int, int | str]]:
+        """``(cohort, irr)`` per report in Google's forms: ints, or MSB-first bit strings."""
+        out: list[tuple[int, int | str]] = []
+        for item in self.reports_to_json(reports):
+            bits = item["bits"]
+            out.append((item["cohort"], format(bits, f"0{self.num_bits}b") if bit_strings else bits))
+        return out
 
     def __repr__(self) -> str:
+        hashing = ", hashing='google'" if self.hashing == "google" else ""
         return (
             f"RAPPOR(k={self.k}, bits={self.num_bits}, hashes={self.num_hashes}, "
-            f"cohorts={self.num_cohorts}, epsilon={self.epsilon:.6g}, "
+            f"cohorts={self.num_cohorts}{hashing}, epsilon={self.epsilon:.6g}, "
             f"epsilon_infinity={self.epsilon_infinity:.6g})"
         )
 
@@ -387,25 +535,38 @@ class RAPPOR(FrequencyOracle):
 class RapporClient:
     """One device: a fixed cohort and a permanent (memoized) response per value.
 
-    The PRR of a value is derived from ``HMAC-SHA256(secret, value)``, so it
-    is the same on every report without being stored; only the IRR is drawn
-    fresh (from the OS CSPRNG). Keep ``secret`` on the device.
+    The PRR of a value is derived from ``HMAC-SHA256(secret, type NUL value)``
+    (:meth:`deniable.client_state.ClientState.source`), so it is the same on
+    every report without being stored; only the IRR is drawn fresh (from the
+    OS CSPRNG). Keep ``secret`` on the device (``RAPPOR.client(state=...)``
+    keeps it in a file).
     """
 
     def __init__(self, mechanism: RAPPOR, secret: bytes | None = None, cohort: int | None = None):
         self.mechanism = mechanism
-        self.secret = secret if secret is not None else randomness.SECURE.random_bytes(32)
+        if secret is None:
+            secret = randomness.SECURE.random_bytes(client_state.SECRET_BYTES)
         if cohort is None:
             cohort = randomness.scalar_below(mechanism.num_cohorts, randomness.SECURE)
-        if not 0 <= cohort < mechanism.num_cohorts:
-            raise ValueError(f"cohort must be in 0..{mechanism.num_cohorts - 1}; got {cohort!r}")
+        if isinstance(cohort, bool) or not isinstance(cohort, int) or not 0 <= cohort < mechanism.num_cohorts:
+            raise ValueError(f"cohort must be an int in 0..{mechanism.num_cohorts - 1}; got {cohort!r}")
         self.cohort = cohort
+        self._state = client_state.ClientState(mechanism.wire_id, mechanism.fingerprint, secret)
+
+    @property
+    def secret(self) -> bytes:
+        return self._state.secret
+
+    def permanent(self, value: Any) -> int:
+        """The memoized permanent response (PRR) of ``value``: the Bloom bits the IRR randomizes."""
+        prr = self._permanent(self.mechanism.domain_obj.encode_one(value))[0] & self.mechanism._keep
+        return _as_int(prr)
 
     def _permanent(self, position: int) -> NDArray[np.uint64]:
+        """``(1, words)``: the PRR of the category at ``position``."""
         value = self.mechanism.domain[position]
-        key = hmac.new(self.secret, f"{type(value).__name__}\x00{value}".encode(), "sha256").digest()
-        stream = _HashStream(key)
-        bloom = self.mechanism.bloom[self.cohort, position : position + 1]
+        stream = self._state.source(type(value).__name__, str(value))
+        bloom = self.mechanism._bloom3[self.cohort, position : position + 1]
         return self.mechanism._prr(bloom, stream)
 
     def privatize(self, value: Any) -> Any:
@@ -415,17 +576,11 @@ class RapporClient:
         bits = m._irr(self._permanent(position), randomness.SECURE)
         return m._reports(np.array([self.cohort], dtype=np.uint64), bits)[0]
 
+    def __repr__(self) -> str:
+        return f"RapporClient({self.mechanism!r}, cohort={self.cohort})"
 
-class _HashStream:
-    """Deterministic byte source: SHAKE-256 of a key (for the memoized PRR only)."""
 
-    secure = True
-
-    def __init__(self, key: bytes) -> None:
-        self._key = key
-        self._used = 0
-
-    def random_bytes(self, n: int) -> bytes:
-        out = hashlib.shake_256(self._key).digest(self._used + n)[self._used :]
-        self._used += n
-        return out
+def _as_int(words: Any) -> int:
+    """A report's bits (one 64-bit word, or words least significant first) as one integer."""
+    flat = np.atleast_1d(np.asarray(words, dtype=np.uint64))
+    return sum(int(w) << (_WORD * i) for i, w in enumerate(flat))

@@ -49,11 +49,15 @@ class UnaryEncoding(FrequencyOracle):
                 f"{type(self).__name__} needs 0 < q < p < 1 in 32-bit probabilities (epsilon too small "
                 f"or too large to realise); got p={p_num}/2^32, q={q_num}/2^32"
             )
-        self.domain_obj = domain
+        self._set_domain(domain)
         self._p, self._q = p_num, q_num
         self._epsilon = privacy.ln_up(
             Fraction(p_num * (_ONE - q_num), (_ONE - p_num) * q_num)
         )
+
+    def _set_domain(self, domain: Domain) -> None:
+        """The categories and the packed report layout (``ceil(k / 8)`` bytes)."""
+        self.domain_obj = domain
         self.report_bytes = (domain.k + 7) // 8
         self._last_byte = np.uint8((0xFF << (-domain.k % 8)) & 0xFF)  # the real bits of a report's last byte
 
@@ -224,10 +228,16 @@ class OUE(UnaryEncoding):
 
     def __init__(self, categories: Any, *, epsilon: float) -> None:
         eps = privacy.check_epsilon(epsilon, owner="OUE")
-        a, b = privacy.exp_ratio(eps, 1)
-        q_num = -((-b * _ONE) // (a + b))  # ceil: more noise, never more epsilon
-        half = _ONE // 2
-        while privacy.ln_up(Fraction(half * (_ONE - q_num), half * q_num)) > eps:
-            q_num += 1
-        self._setup(Domain(categories, "OUE"), half, q_num)
+        self._setup(Domain(categories, "OUE"), _ONE // 2, oue_q_numerator(eps))
         self._check_realised(eps)
+
+
+def oue_q_numerator(epsilon: float) -> int:
+    """OUE's ``q = 1 / (e^eps + 1)`` in units of 2**-32, rounded up so that
+    ``ln(p (1-q) / ((1-p) q)) <= eps`` with ``p = 1/2``."""
+    a, b = privacy.exp_ratio(epsilon, 1)
+    q_num = -((-b * _ONE) // (a + b))  # ceil: more noise, never more epsilon
+    half = _ONE // 2
+    while privacy.ln_up(Fraction(half * (_ONE - q_num), half * q_num)) > epsilon:
+        q_num += 1
+    return q_num

@@ -12,12 +12,20 @@ document at ``/openapi.json`` (browsable at ``/docs``).
 
 The app never logs report payloads or tokens; the runner's access log omits
 query strings and client addresses (:mod:`deniable.server.runner`).
+
+Against flooding (docs/howto/flooding.md): single responses to a survey open
+to everyone are rate-limited per client address
+(:mod:`deniable.server.ratelimit`), a survey's ``max_responses`` is enforced
+by the storage, and batches to an open survey need the admin or a relay
+token (:mod:`deniable.server.access`). Every answer carries the security
+headers of :mod:`deniable.server.headers`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,19 +41,23 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
+from deniable.server.access import BASIC_REALM, is_token, presented_token
+from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError, printable
 from deniable.server.export import csv_chunks, parquet_bytes
+from deniable.server.headers import DOCS_ASSETS, SecurityHeaders, swagger_ui_dir
+from deniable.server.ratelimit import RateLimiter, client_address, parse_networks, retry_after
 from deniable.server.results import question_estimates, results_json
 from deniable.server.storage import Storage, SubmitResult
 from deniable.server.submissions import KEY_PATTERN, MAX_TOKEN_LENGTH
 from deniable.server.surveys import Survey, SurveyError
 from deniable.wire import MAX_BATCH
 
-__all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV"]
+__all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 16 * 1024 * 1024
 ADMIN_TOKEN_ENV = "DENIABLE_ADMIN_TOKEN"
+RELAY_TOKEN_ENV = "DENIABLE_RELAY_TOKEN"
 
 
 # --------------------------------------------------------------------- models
@@ -79,19 +91,17 @@ ResponseBody = Annotated[dict[str, Any], WithJsonSchema({"$ref": "#/components/s
 
 
 class BatchIn(BaseModel):
-    """Up to 10,000 responses, each a :class:`ResponseIn`.
+    """1 to 10,000 responses, each a :class:`ResponseIn`.
 
-    The items and their number are checked by
-    :func:`deniable.server.submissions.prepare` (paths like
-    ``responses[3].idempotency_key``), once, instead of being built into
+    This model documents the request body; the body is decoded in the thread
+    pool and checked once by :func:`deniable.server.submissions.prepare`
+    (paths like ``responses[3].idempotency_key``) instead of being built into
     10,000 models first.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    responses: list[dict[str, Any]] = Field(
-        json_schema_extra={"items": {"$ref": "#/components/schemas/ResponseIn"}, "maxItems": MAX_BATCH},
-    )
+    responses: list[ResponseIn] = Field(min_length=1, max_length=MAX_BATCH)
 
 
 class Accepted(BaseModel):
@@ -155,10 +165,14 @@ class SurveyOut(BaseModel):
     status: Literal["open", "closed"]
     budget: float
     epsilon_total: float | None = Field(
-        description="sum of the questions' epsilons (per respondent); null if infinite (an allowed "
-        "design whose answer reveals the truth)"
+        description="sum of the questions' epsilons (per respondent; the largest under allocation: "
+        "sample); null if infinite (an allowed design whose answer reveals the truth)"
     )
     invite_only: bool
+    allocation: Literal["split", "sample"] = Field(
+        description="split: answer every question; sample: the device draws one question uniformly "
+        "(exact integer from its CSPRNG) and sends only that question's report"
+    )
     questions: list[QuestionOut]
 
 
@@ -238,10 +252,25 @@ class PlainResult(BaseModel):
     max: int | None = None
 
 
+class ShuffledOut(BaseModel):
+    """The central guarantee of the responses if collected through a trusted shuffler."""
+
+    n: int = Field(description="responses")
+    epsilon_local: float = Field(description="each response's epsilon (the survey's epsilon_total)")
+    epsilon: float = Field(description="central epsilon of the shuffled responses (Feldman, McMillan & Talwar)")
+    delta: float = Field(description="min(1e-6, n^-1.1)")
+
+
 class ResultsOut(BaseModel):
     id: str
     title: str
+    allocation: Literal["split", "sample"] = Field(
+        description="split: every response answers every question; sample: one random question each"
+    )
     n_responses: int
+    shuffled: ShuffledOut | None = Field(
+        description="null for an infinite epsilon_total or plain (unrandomized) questions"
+    )
     target: Literal["population", "respondents"]
     level: float
     questions: list[QuestionResult | DesignResult | PlainResult]
@@ -259,14 +288,36 @@ class InvitesOut(BaseModel):
     tokens: list[str]
 
 
+class RootOut(BaseModel):
+    service: str
+    surveys: str = Field(description="surveys are not listed; where to open one")
+    api: str
+
+
 class StatusOut(BaseModel):
     id: str
     status: Literal["open", "closed"]
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (401, 403, 404, 409, 413, 422)
+_ERROR_MEANING = {
+    400: "the body is not decodable JSON (bad UTF-8, nested too deep, a number too long)",
+    401: "missing or wrong token: the admin token (admin API, results: admin), or the admin or a "
+         "relay token (batches to a survey open to everyone)",
+    403: "an invite-only survey without a valid, unused invite token",
+    404: "no survey with this id",
+    409: "a conflict with what is stored (a reused key, a closed or full survey, another survey's id)",
+    413: "the request body is too large",
+    422: "a malformed request; the field and the expected value are named",
+    429: "the survey's rate limit for one client address (rate_limit); Retry-After says when to try again",
 }
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` of a route's refusals: every status it can answer besides its success."""
+    return {code: {"model": ErrorOut, "description": _ERROR_MEANING[code]} for code in codes}
+
+
+_BODY = (400, 413, 422)  # a route that reads a JSON body
 
 _STATUS: dict[type[StorageError], int] = {
     NotFound: 404, Conflict: 409, Forbidden: 403, Invalid: 422, StorageError: 400,
@@ -328,6 +379,26 @@ def _top(_index: int) -> str:
     return ""
 
 
+def _batch_items(raw: bytes) -> list[Any]:
+    """The responses of a batch body, decoded as FastAPI would and shaped as :class:`BatchIn` says."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise Invalid("body", f"is not valid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError):  # bad UTF-8, nested too deep, an integer too long
+        raise HTTPException(400, {"field": "body", "message": "cannot be decoded as JSON (UTF-8, "
+                                  "nesting depth and integer length are limited)"}) from None
+    if not isinstance(data, dict):
+        raise Invalid("body", f'must be an object {{"responses": [...]}}; got {type(data).__name__}')
+    extra = sorted(set(data) - {"responses"})
+    if extra:
+        raise Invalid(printable(extra[0]), "is not a field of a batch (only 'responses')")
+    items = data.get("responses")
+    if not isinstance(items, list):
+        raise Invalid("responses", f"must be an array of responses; got {type(items).__name__}")
+    return items
+
+
 _bearer = HTTPBearer(auto_error=False, description="the admin token given at start-up")
 
 
@@ -354,6 +425,23 @@ def require_admin(
 _ADMIN = Depends(require_admin)
 
 
+def _results_access(request: Request, survey: Survey) -> None:
+    """401 unless the survey's results are public or the request presents the admin token.
+
+    The challenge offers Basic too, so a browser asks for the token (as the password) once.
+    """
+    if survey.policy.results == "public":
+        return
+    token: str | None = request.app.state.admin_token
+    if not is_token(presented_token(request), token):
+        raise HTTPException(
+            401, {"field": "Authorization", "message": f"the results of survey {survey.id!r} are for "
+                  "its administrators (results: admin): send the admin token as 'Bearer <token>' "
+                  "(or as the password of HTTP Basic authentication)"},
+            {"WWW-Authenticate": f'Basic realm="{BASIC_REALM}", charset="UTF-8"'},
+        )
+
+
 def _page(name: str) -> Response:
     path = STATIC_DIR / name
     if not path.is_file():
@@ -368,28 +456,44 @@ def create_app(
     *,
     admin_token: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    relay_token: str | None = None,
+    trusted_proxies: Iterable[str] = (),
 ) -> FastAPI:
     """The collection service over ``storage`` (a Storage or a database URL).
 
     ``surveys`` (files, dicts or Survey objects) are stored at start-up;
-    one already stored must be identical. The admin endpoints need
+    one already stored must have the same questions (its settings, such as
+    the rate limit, are updated). The admin endpoints need
     ``Authorization: Bearer <admin_token>`` (default: environment variable
-    ``DENIABLE_ADMIN_TOKEN``); without a token they answer 401.
+    ``DENIABLE_ADMIN_TOKEN``); without a token they answer 401. Batches to
+    a survey open to everyone need the admin token or ``relay_token``
+    (default: ``DENIABLE_RELAY_TOKEN``), which allows nothing else.
+
+    Single responses to open surveys are rate-limited per client address
+    (:mod:`deniable.server.ratelimit`): the socket peer's, or, when the peer
+    is one of ``trusted_proxies`` (addresses or networks), the one its
+    ``X-Forwarded-For`` names.
     """
     store = storage if isinstance(storage, Storage) else Storage(storage)
     for source in surveys:
         store.add_survey(source)
     token = admin_token if admin_token is not None else os.environ.get(ADMIN_TOKEN_ENV) or None
+    relay = relay_token if relay_token is not None else os.environ.get(RELAY_TOKEN_ENV) or None
+    proxies = parse_networks(trusted_proxies)
+    limiter = RateLimiter()
 
     app = FastAPI(
         title="deniable collection service",
         version="1",
         summary="Surveys out, privatized (locally differentially private) reports in, "
         "estimates with error bars.",
+        docs_url=None,  # served below from the package's Swagger UI files, not from a CDN
+        redoc_url=None,
     )
     app.state.storage = store
     app.state.admin_token = token
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(SecurityHeaders)
 
     # ----------------------------------------------------------- errors
     @app.exception_handler(StorageError)
@@ -417,73 +521,132 @@ def create_app(
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if isinstance(exc.detail, dict):
             return JSONResponse({"detail": exc.detail}, exc.status_code, headers=exc.headers)
+        field = "body" if exc.status_code == 400 else "path"  # 400: FastAPI could not decode the body
         return JSONResponse(
-            {"detail": {"field": "path", "message": str(exc.detail)}}, exc.status_code,
+            {"detail": {"field": field, "message": str(exc.detail)}}, exc.status_code,
             headers=exc.headers,
         )
 
     async def submit(
         survey_id: str, bodies: list[dict[str, Any]], where: Callable[[int], str] = _top
     ) -> SubmitResult:
-        # SQLite has one writer at a time anyway: writing on the event loop's thread saves
-        # two thread hand-offs per request (about half the server's CPU time per post); a
-        # write holds the loop for its duration (~0.1 s for a 10,000-response batch).
-        # Other databases write from the thread pool, concurrently.
-        if store.dialect == "sqlite":
-            return store.submit(survey_id, bodies, where)
+        # checking and writing block (~0.1 s for a 10,000-response batch): from the thread
+        # pool, so the event loop keeps answering reads meanwhile (SQLite writers queue on
+        # the storage's lock; the 2xx is sent only after the commit returned)
         return await run_in_threadpool(store.submit, survey_id, bodies, where)
 
     # ------------------------------------------------------------ public
-    @app.get("/surveys/{survey_id}", response_model=SurveyOut, responses=_ERRORS, tags=["devices"])
+    @app.get("/", response_model=RootOut, tags=["devices"])
+    def root() -> dict[str, Any]:
+        """Where to look: surveys are not listed (a survey's id is given by whoever runs it)."""
+        return {
+            "service": app.title,
+            "surveys": "not listed; open /s/{survey_id} (the survey page) or /s/{survey_id}/results "
+            "with the id you were given",
+            "api": "/docs (the OpenAPI document: /openapi.json)",
+        }
+
+    @app.get("/surveys/{survey_id}", response_model=SurveyOut, responses=_errors(404), tags=["devices"])
     def get_survey(survey_id: str) -> dict[str, Any]:
         """The survey as devices need it: each question's exact mechanism configuration."""
         return store.public(survey_id)
 
     @app.post(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
-        responses=_ERRORS, tags=["devices"],
+        responses=_errors(*_BODY, 403, 404, 409, 429), tags=["devices"],
     )
-    async def post_response(survey_id: str, body: ResponseBody) -> dict[str, Any]:
+    async def post_response(survey_id: str, body: ResponseBody, request: Request) -> dict[str, Any]:
         """Store one respondent's privatized reports (idempotent by ``idempotency_key``).
 
         A retry with the same key and body gets the identical answer; the same
-        key with another body is refused (409).
+        key with another body is refused (409). A survey open to everyone takes
+        at most its ``rate_limit`` of requests per client address (429 with
+        ``Retry-After`` beyond it).
         """
-        await submit(survey_id, [body])
+        survey = store.survey(survey_id)
+        limit = survey.policy.rate_limit
+        if limit is None or survey.invite_only:
+            await submit(survey_id, [body])
+        else:
+            client = client_address(
+                request.client.host if request.client else None,
+                request.headers.getlist("x-forwarded-for"), proxies,
+            )
+            wait = limiter.take(survey.id, client, limit)
+            if wait:
+                raise HTTPException(
+                    429, {"field": "rate_limit", "message": f"too many responses from your address: survey "
+                          f"{survey.id!r} takes at most {limit.responses} per {limit.seconds:g} seconds from "
+                          f"one address; try again in {retry_after(wait)} s"},
+                    {"Retry-After": retry_after(wait)},
+                )
+            stored = 0
+            try:
+                stored = (await submit(survey_id, [body])).accepted
+            finally:
+                if not stored:  # refused, or a retry of a stored response: it costs nothing
+                    limiter.give_back(survey.id, client, limit)
         key = body["idempotency_key"]
         return {"status": "accepted", "response_id": public_response_id(survey_id, key),
                 "idempotency_key": key}
 
+    def decode_and_submit(survey_id: str, raw: bytes) -> SubmitResult:
+        return store.submit(survey_id, _batch_items(raw), lambda i: f"responses[{i}].")
+
     @app.post(
         "/surveys/{survey_id}/responses/batch", status_code=201, response_model=BatchAccepted,
-        responses=_ERRORS, tags=["devices"],
+        responses=_errors(*_BODY, 401, 403, 404, 409), tags=["devices"],
+        openapi_extra={"requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/BatchIn"}}}}},
     )
-    async def post_batch(survey_id: str, body: BatchIn) -> dict[str, Any]:
-        """Store up to 10,000 responses at once; all are validated before any is stored."""
-        result = await submit(survey_id, body.responses, lambda i: f"responses[{i}].")
+    async def post_batch(
+        survey_id: str, request: Request,
+        _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> dict[str, Any]:
+        """Store up to 10,000 responses at once (a :class:`BatchIn`); all are validated before any is stored.
+
+        For trusted relays: a survey open to everyone needs ``Authorization:
+        Bearer <token>`` with the admin token or the relay token (checked
+        before the body is read); on an invite-only survey every response
+        needs its own unused invite instead.
+        """
+        survey = store.survey(survey_id)
+        if not survey.invite_only and not is_token(presented_token(request), token, relay):
+            raise HTTPException(
+                401, {"field": "Authorization", "message": f"survey {survey_id!r} is open to everyone: "
+                      "its batches come from trusted relays only and need 'Bearer <token>' with the "
+                      "admin or relay token (a respondent posts to /responses)"},
+                {"WWW-Authenticate": "Bearer"},
+            )
+        # the body (up to 16 MB) is decoded in the thread pool too, not on the event loop
+        result = await run_in_threadpool(decode_and_submit, survey_id, await request.body())
         return {"accepted": result.accepted, "duplicates": result.duplicates}
 
     @app.get(
-        "/surveys/{survey_id}/results", response_model=ResultsOut, responses=_ERRORS,
+        "/surveys/{survey_id}/results", response_model=ResultsOut, responses=_errors(401, 404, 422),
         tags=["analysts"],
     )
     def get_results(
         survey_id: str,
+        request: Request,
+        _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
         target: Annotated[Literal["population", "respondents"], Query()] = "population",
     ) -> dict[str, Any]:
         """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version.
 
         ``target=population`` (the default): shares in the population the
         respondents were sampled from; ``target=respondents``: shares among
-        these respondents only (smaller standard errors).
+        these respondents only (smaller standard errors). A survey with
+        ``results: admin`` needs the admin token.
         """
         survey = store.survey(survey_id)
+        _results_access(request, survey)
         aggregates = store.aggregates(survey_id)
         return results_json(survey, question_estimates(survey, aggregates, target), aggregates=aggregates)
 
     # ------------------------------------------------------------- admin
     @app.post(
-        "/admin/surveys", status_code=201, response_model=SurveyOut, responses=_ERRORS,
+        "/admin/surveys", status_code=201, response_model=SurveyOut, responses=_errors(*_BODY, 401, 409),
         dependencies=[_ADMIN], tags=["admin"],
     )
     def create_survey(definition: dict[str, Any]) -> dict[str, Any]:
@@ -492,7 +655,7 @@ def create_app(
         return store.public(survey.id)
 
     @app.post(
-        "/admin/surveys/{survey_id}/close", response_model=StatusOut, responses=_ERRORS,
+        "/admin/surveys/{survey_id}/close", response_model=StatusOut, responses=_errors(401, 404),
         dependencies=[_ADMIN], tags=["admin"],
     )
     def close_survey(survey_id: str) -> dict[str, Any]:
@@ -501,7 +664,8 @@ def create_app(
         return {"id": survey_id, "status": "closed"}
 
     @app.post(
-        "/admin/surveys/{survey_id}/invites", response_model=InvitesOut, responses=_ERRORS,
+        "/admin/surveys/{survey_id}/invites", response_model=InvitesOut,
+        responses=_errors(*_BODY, 401, 404, 409),
         dependencies=[_ADMIN], tags=["admin"],
     )
     def create_invites(survey_id: str, body: InvitesIn) -> dict[str, Any]:
@@ -509,7 +673,7 @@ def create_app(
         return {"tokens": store.create_invites(survey_id, body.count)}
 
     @app.get(
-        "/admin/surveys/{survey_id}/export", responses=_ERRORS, dependencies=[_ADMIN],
+        "/admin/surveys/{survey_id}/export", responses=_errors(401, 404, 422), dependencies=[_ADMIN],
         tags=["admin"],
         response_class=Response,
     )
@@ -537,13 +701,29 @@ def create_app(
         return _page("survey.html")
 
     @app.get("/s/{survey_id}/results", include_in_schema=False)
-    def results_page(survey_id: str) -> Response:
-        store.survey(survey_id)
+    def results_page(survey_id: str, request: Request) -> Response:
+        _results_access(request, store.survey(survey_id))
         return _page("results.html")
+
+    assets = swagger_ui_dir()
+
+    @app.get("/docs", include_in_schema=False)
+    def docs_page() -> Response:
+        if assets is None:
+            return _error(404, "path", "the API documentation needs the server extra's Swagger UI: "
+                          "pip install 'deniable[server]'")
+        return _page("docs.html")
+
+    @app.get("/docs/assets/{name}", include_in_schema=False)
+    def docs_asset(name: str) -> Response:
+        if assets is None or name not in DOCS_ASSETS:
+            return _error(404, "path", f"no such file; the documentation's files are {list(DOCS_ASSETS)}")
+        media = "text/css" if name.endswith(".css") else "text/javascript"
+        return FileResponse(assets / name, media_type=media, headers={"Cache-Control": "public, max-age=86400"})
 
     if STATIC_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    _document_schemas(app, ResponseIn)
+    _document_schemas(app, ResponseIn, BatchIn)
     return app
 
 
@@ -555,9 +735,9 @@ def _document_schemas(app: FastAPI, *models: type[BaseModel]) -> None:
         if app.openapi_schema is None:
             schemas = generate()["components"]["schemas"]
             for model in models:
-                schemas[model.__name__] = model.model_json_schema(
-                    ref_template="#/components/schemas/{model}"
-                )
+                schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                schemas.update(schema.pop("$defs", {}))
+                schemas[model.__name__] = schema
         return generate()  # the cached document, now with the models
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -14,6 +14,10 @@ Tables
                          shard rows that a writer picks at random, merged with
                          ``+`` on reading).
 ``deniable_invites``     single-use invite tokens (only their SHA-256 is stored).
+``alembic_version``      the schema's revision (:mod:`deniable.server.schema`
+                         creates and upgrades the tables with the migrations
+                         in :mod:`deniable.server.migrations`, which must
+                         build exactly the tables declared here).
 
 Engines
 -------
@@ -30,6 +34,7 @@ group commit).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -99,6 +104,11 @@ invites_table = Table(
 )
 
 
+DEFAULT_DB_URL = "sqlite:///deniable-output/deniable.db"
+"""Where a server keeps its reports unless told: a SQLite file in ``deniable-output/`` under the
+current directory (made on first use)."""
+
+
 def normalize_url(db_url: str) -> str:
     """``postgres://`` and ``postgresql://`` mean psycopg 3; SQLite must be a file."""
     url = make_url(db_url)
@@ -116,15 +126,19 @@ def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
     """An engine for ``db_url``; on SQLite, WAL mode and ``BEGIN IMMEDIATE`` for writers.
 
     ``sqlite_synchronous`` is SQLite's ``PRAGMA synchronous`` (``FULL``,
-    ``NORMAL`` or ``EXTRA``, any case); PostgreSQL ignores it.
+    ``NORMAL`` or ``EXTRA``, any case); PostgreSQL ignores it. Database errors
+    never show their SQL parameters (idempotency keys, body hashes, reports).
     """
     synchronous = sqlite_synchronous.upper()
     if synchronous not in ("FULL", "NORMAL", "EXTRA"):
         raise ValueError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA; got {sqlite_synchronous!r}")
     url = normalize_url(db_url)
     if make_url(url).get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16)
-    engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
+        return create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16, hide_parameters=True)
+    database = make_url(url).database
+    if database and not database.startswith("file:"):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False}, hide_parameters=True)
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:

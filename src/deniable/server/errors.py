@@ -9,7 +9,25 @@ from __future__ import annotations
 
 from deniable.errors import DeniableError
 
-__all__ = ["StorageError", "NotFound", "Conflict", "Forbidden", "Invalid", "SurveyError"]
+__all__ = ["StorageError", "NotFound", "Conflict", "Forbidden", "Invalid", "SurveyError", "is_text", "printable"]
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` is valid Unicode text (encodes as UTF-8: no lone surrogate such as ``"\\ud800"``).
+
+    JSON can carry a lone surrogate (``"\\ud800"``), which no database or
+    UTF-8 answer can hold.
+    """
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(name: str) -> str:
+    """``name`` as it can appear in a field path or message: lone surrogates as ``\\udXXX`` escapes."""
+    return name if is_text(name) else name.encode("utf-8", "backslashreplace").decode()
 
 
 class StorageError(DeniableError):

@@ -5,7 +5,9 @@ sequential row id, in storage order; not the receipt a device got) and one
 column per question holding that response's report as compact JSON text,
 exactly as stored. A Parquet export also carries the survey definition
 (every mechanism's exact configuration) in its schema metadata under
-``deniable.survey``, so it can be decoded without the server.
+``deniable.survey``, so it can be decoded without the server. Under
+``allocation: sample`` a response holds one report; its other questions'
+cells are empty (null in Parquet).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def _rows(store: Storage, survey: Survey) -> Iterator[list[list[Any]]]:
         rows = []
         for row, text in chunk:
             reports = json.loads(text)
-            rows.append([row, *(dumps(reports[q]) for q in qids)])
+            rows.append([row, *(dumps(reports[q]) if q in reports else None for q in qids)])
         yield rows
 
 

@@ -9,36 +9,83 @@ probabilities ``p*`` and ``q*``, the estimate of category ``v`` is
 ``"population"`` (the default: the respondents are a sample of a
 population) or ``"respondents"`` (these respondents only).
 
+Under ``allocation: sample`` each question is estimated from the reports of
+the respondents who drew it (:func:`deniable.allocation.sampled_estimate`):
+``n`` differs by question and ``n_responses`` is their sum.
+
+The results also state the central guarantee the reports would have if they
+were collected through a trusted shuffler (anonymously, in random order):
+``shuffled`` gives ``(epsilon, delta)`` of Feldman, McMillan & Talwar's bound
+(:func:`deniable.shuffle_epsilon`) for the ``n_responses`` responses, each
+from an ``epsilon_total``-LDP randomizer, at ``delta = min(1e-6, n^-1.1)``
+(below ``1/n``, the usual requirement, for every ``n``), computed for ``n``
+rounded down to two significant digits (cached; fewer reports give a larger
+epsilon and delta, so the statement holds for all of them). It is ``None``
+where it does not apply: an infinite ``epsilon_total``, or plain questions
+(answers sent as given are not randomized).
+
 >>> estimates = question_estimates(survey, storage.aggregates(survey.id))  # doctest: +SKIP
 >>> results_json(survey, estimates)["questions"][0]["estimate"]            # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import scipy.stats  # noqa: F401 - at server start: the shuffled guarantee needs it (seconds to import when busy)
 
 from deniable.aggregates import SupportCounts
+from deniable.allocation import sampled_estimate
 from deniable.estimate import Estimate, Target
 from deniable.server.design_results import design_json, plain_json
 from deniable.server.questions import DesignQuestion, PlainQuestion
 from deniable.server.surveys import Question, Survey
+from deniable.shuffle import shuffle_epsilon
 
-__all__ = ["question_estimates", "results_json"]
+__all__ = ["question_estimates", "results_json", "shuffled_json", "SHUFFLE_DELTA"]
+
+SHUFFLE_DELTA = 1e-6
+"""The largest delta of the shuffled guarantee the results state (``n^-1.1`` when smaller)."""
 
 
 def question_estimates(
     survey: Survey, aggregates: Mapping[str, Any], target: Target = "population"
 ) -> dict[str, Estimate]:
     """The unbiased estimate of every mechanism question for ``target``, by question id, from its merged aggregate."""
+    if survey.allocation == "sample":
+        respondents = sum(aggregates[q.id].n for q in survey.questions)
+        return {
+            q.id: sampled_estimate(q.mechanism, aggregates[q.id], respondents, target)
+            for q in survey.questions
+            if isinstance(q, Question)
+        }
     return {
         q.id: q.mechanism.estimate_from(aggregates[q.id], target=target)
         for q in survey.questions
         if isinstance(q, Question)
     }
+
+
+def shuffled_json(survey: Survey, n: int) -> dict[str, Any] | None:
+    """The central ``(epsilon, delta)`` of ``n`` shuffled responses, or None where it does not apply."""
+    epsilon0 = survey.epsilon_total
+    if n < 1 or not math.isfinite(epsilon0) or any(isinstance(q, PlainQuestion) for q in survey.questions):
+        return None
+    step = 10 ** max(len(str(n)) - 2, 0)
+    counted = n // step * step  # two significant digits, rounded down
+    delta = min(SHUFFLE_DELTA, float(counted) ** -1.1)
+    return {
+        "n": n, "epsilon_local": epsilon0, "epsilon": _shuffle_epsilon(epsilon0, counted, delta), "delta": delta,
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def _shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float:
+    return shuffle_epsilon(epsilon0, n, delta)
 
 
 def _finite_or_none(values: Any) -> list[float | None]:
@@ -93,10 +140,13 @@ def results_json(
         else plain_json(q, aggregates[q.id])  # type: ignore[index]
         for q in survey.questions
     ]
+    n_responses = sum(q["n"] for q in questions) if survey.allocation == "sample" else questions[0]["n"]
     return {
         "id": survey.id,
         "title": survey.title,
-        "n_responses": questions[0]["n"],
+        "allocation": survey.allocation,
+        "n_responses": n_responses,
+        "shuffled": shuffled_json(survey, n_responses),
         # design questions' prevalence is always for the population (RRuni's sampling model)
         "target": next((e.target for e in estimates.values()), "population"),
         "level": level,

@@ -15,7 +15,10 @@ already there, that transaction is rolled back and the keys are looked up, so
 that a retry with the same body is answered as a duplicate and another body
 is a conflict. PostgreSQL writers lock the aggregate rows of one of
 :data:`AGGREGATE_SHARDS` shards (``SELECT ... FOR UPDATE``, always in
-question-id order, so writers cannot deadlock).
+question-id order, so writers cannot deadlock). Writers to a survey with
+``max_responses`` lock all its aggregate rows (in shard, question-id order)
+and count its responses in the same transaction, so the cap holds under
+concurrent writers.
 """
 
 from __future__ import annotations
@@ -38,15 +41,16 @@ from deniable.server.database import (
     aggregates_table,
     invites_table,
     make_engine,
-    metadata,
     normalize_url,
     responses_table,
     surveys_table,
 )
 from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
+from deniable.server.policy import POLICY_FIELDS
 from deniable.server.questions import Tally
+from deniable.server.schema import upgrade
 from deniable.server.submissions import Prepared, prepare, token_hash
-from deniable.server.surveys import Survey, load_survey
+from deniable.server.surveys import ID_PATTERN, Survey, load_survey
 from deniable.wire import MAX_BATCH
 
 __all__ = [
@@ -80,6 +84,13 @@ _LOCK_AGGREGATES = (  # (SQLite ignores FOR UPDATE; BEGIN IMMEDIATE has locked t
     .order_by(_a.question_id)  # one lock order for every writer
     .with_for_update()
 )
+_LOCK_ALL_AGGREGATES = (
+    select(_a.shard, _a.question_id, _a.stat)
+    .where(_a.survey_id == bindparam("sid"))
+    .order_by(_a.shard, _a.question_id)
+    .with_for_update()
+)
+_COUNT_RESPONSES = select(func.count()).where(_r.survey_id == bindparam("sid"))
 _UPDATE_AGGREGATE = (
     update(aggregates_table)
     .where(
@@ -97,6 +108,12 @@ _SELECT_INVITES = (
 _UPDATE_INVITE = (
     update(invites_table).where(_i.token_hash == bindparam("h")).values(used_by=bindparam("k"))
 )
+
+
+def _without_settings(definition: str) -> str:
+    """A stored canonical definition without its settings (:data:`~deniable.server.policy.POLICY_FIELDS`)."""
+    data = {k: v for k, v in json.loads(definition).items() if k not in POLICY_FIELDS}
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 class _KeyExists(Exception):
@@ -140,7 +157,7 @@ class Storage:
         self._write_lock: AbstractContextManager[Any] = (
             threading.Lock() if self.dialect == "sqlite" else nullcontext()
         )
-        metadata.create_all(self.engine)
+        upgrade(self.engine)  # create or migrate the schema (deniable.server.schema)
         self._surveys: dict[str, Survey] = {}
 
     def close(self) -> None:
@@ -194,11 +211,16 @@ class Storage:
                             ],
                         )
                     elif stored != survey.canonical():
-                        raise Conflict(
-                            "id",
-                            f"a different survey with id {survey.id!r} is already stored; "
-                            "its reports must keep the configuration they were made with, "
-                            "so give the new survey another id",
+                        if _without_settings(stored) != survey.canonical(settings=False):
+                            raise Conflict(
+                                "id",
+                                f"a different survey with id {survey.id!r} is already stored; "
+                                "its reports must keep the configuration they were made with, "
+                                "so give the new survey another id",
+                            )
+                        # only its settings (rate limit, cap, results access) changed: take the new ones
+                        conn.execute(
+                            update(surveys_table).where(_s.id == survey.id).values(definition=survey.canonical())
                         )
                 break
             except IntegrityError:  # another process stored it at the same time
@@ -212,6 +234,8 @@ class Storage:
         cached = self._surveys.get(survey_id)
         if cached is not None:
             return cached
+        if not ID_PATTERN.fullmatch(survey_id):  # not stored (and PostgreSQL refuses NUL in text)
+            raise NotFound("id", f"no survey with id {survey_id!r:.80}")
         with self._read() as conn:
             stored = conn.execute(_SELECT_DEFINITION, {"sid": survey_id}).scalar_one_or_none()
         if stored is None:
@@ -240,6 +264,7 @@ class Storage:
             "budget": survey.budget,
             "epsilon_total": survey.epsilon_total if math.isfinite(survey.epsilon_total) else None,
             "invite_only": survey.invite_only,
+            "allocation": survey.allocation,
             "questions": [q.public_json() for q in survey.questions],
         }
 
@@ -411,18 +436,44 @@ class Storage:
     def _merge_aggregates(
         self, conn: Connection, survey: Survey, p: Prepared, new: list[int]
     ) -> None:
-        """Add the responses ``new`` to one shard of every question's stored aggregate."""
+        """Add the responses ``new`` to one shard of every question's stored aggregate.
+
+        A survey with ``max_responses`` locks all its aggregate rows first, so
+        its writers take turns, and counts the stored responses (this
+        request's included, the rows being inserted already): over the cap,
+        :class:`Conflict` rolls the whole request back.
+        """
         everything = len(new) == len(p.keys)
-        shard = secrets.randbelow(self.shards)
-        stored = conn.execute(_LOCK_AGGREGATES, {"sid": survey.id, "part": shard}).all()
+        cap = survey.policy.max_responses
+        stored: list[tuple[str, str]]
+        if cap is None:
+            shard = secrets.randbelow(self.shards)
+            stored = [(qid, stat) for qid, stat in conn.execute(_LOCK_AGGREGATES, {"sid": survey.id, "part": shard})]
+        else:
+            shard = 0
+            every = conn.execute(_LOCK_ALL_AGGREGATES, {"sid": survey.id}).all()
+            count = conn.execute(_COUNT_RESPONSES, {"sid": survey.id}).scalar_one()
+            if count > cap:
+                before = count - len(new)
+                raise Conflict(
+                    "id",
+                    f"survey {survey.id!r} accepts at most {cap} responses (max_responses) and has "
+                    f"{before}; " + ("it accepts no new responses" if before >= cap else
+                                     f"this request's {len(new)} new responses would exceed it by {count - cap}"),
+                )
+            stored = [(qid, stat) for part, qid, stat in every if part == shard]
         updates = []
         for qid, stat in stored:
             q = survey.question(qid)
-            merged = q.aggregate_from_json(json.loads(stat)) + q.aggregate(p.reports, None if everything else new)
+            rows = p.rows(qid, None if everything else new)
+            if len(p.reports[qid]) == 0 or rows == []:
+                continue  # a sampled survey's question that no new response answered
+            merged = q.aggregate_from_json(json.loads(stat)) + q.aggregate(p.reports, rows)
             updates.append(
                 {"sid": survey.id, "qid": qid, "part": shard, "new_stat": json.dumps(merged.to_json())}
             )
-        conn.execute(_UPDATE_AGGREGATE, updates)
+        if updates:
+            conn.execute(_UPDATE_AGGREGATE, updates)
 
     # --------------------------------------------------------------- results
     def aggregates(self, survey_id: str) -> dict[str, SupportCounts | Tally]:

@@ -7,6 +7,10 @@ question's reports at once through its mechanism (``reports_from_json``,
 which checks them once and names the first bad one), and returns what the
 storage writes: the canonical reports text and body hash per response, and
 the checked reports per question for the aggregates.
+
+Under ``allocation: sample`` a response carries exactly one report, for the
+question its device drew; each question's checked reports then hold only
+the responses that answered it (``Prepared.answered``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deniable.errors import ReportError
-from deniable.server.errors import Invalid
+from deniable.server.errors import Invalid, is_text, printable
 from deniable.server.surveys import Survey
 from deniable.wire import MAX_BATCH
 
@@ -43,7 +47,17 @@ class Prepared:
     tokens: list[str | None]  # SHA-256 of the invite tokens
     texts: list[str]  # canonical reports JSON per response
     hashes: list[str]  # body hash per response (reports and invite token)
-    reports: dict[str, Any]  # checked reports per question id, one per response
+    reports: dict[str, Any]  # checked reports per question id, one per response answering it
+    answered: dict[str, list[int]] | None = None  # sampled surveys: the responses answering each question
+
+    def rows(self, question_id: str, responses: Sequence[int] | None) -> list[int] | None:
+        """Positions in ``reports[question_id]`` of the responses ``responses`` (None: all of them)."""
+        if responses is None:
+            return None
+        if self.answered is None:
+            return list(responses)
+        wanted = set(responses)
+        return [row for row, response in enumerate(self.answered[question_id]) if response in wanted]
 
 
 def token_hash(text: str) -> str:
@@ -53,6 +67,8 @@ def token_hash(text: str) -> str:
 
 def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
     """Invalid naming the first bad field of one response (``where`` is its path prefix)."""
+    if not isinstance(body, Mapping):
+        raise Invalid(where.rstrip(".") or "body", f"must be an object (a response); got {type(body).__name__}")
     key = body.get("idempotency_key")
     if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
         raise Invalid(
@@ -60,17 +76,28 @@ def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
             f"must be 8-128 characters of A-Z a-z 0-9 _ -; got {key!r:.140}",
         )
     token = body.get("invite_token")
-    if token is not None and (not isinstance(token, str) or not 1 <= len(token) <= MAX_TOKEN_LENGTH):
+    if token is not None and (
+        not isinstance(token, str) or not 1 <= len(token) <= MAX_TOKEN_LENGTH or not is_text(token)
+    ):
         raise Invalid(
-            f"{where}invite_token", f"must be a string of 1-{MAX_TOKEN_LENGTH} characters; got {token!r:.60}"
+            f"{where}invite_token",
+            f"must be a string of 1-{MAX_TOKEN_LENGTH} Unicode characters; got {token!r:.60}",
         )
     if len(body) > 2 and not body.keys() <= BODY_FIELDS:
         extra = sorted(set(body) - BODY_FIELDS)[0]
-        raise Invalid(f"{where}{extra}", f"is not a field of a response {sorted(BODY_FIELDS)}")
+        raise Invalid(f"{where}{printable(extra)}", f"is not a field of a response {sorted(BODY_FIELDS)}")
     reports = body.get("reports")
     if not isinstance(reports, Mapping):
         raise Invalid(f"{where}reports", "must be an object {question id: report}")
     question_ids = [q.id for q in survey.questions]
+    if survey.allocation == "sample":
+        if len(reports) != 1 or not reports.keys() <= set(question_ids):
+            raise Invalid(
+                f"{where}reports", f"must hold exactly one report, for the question this device drew at "
+                f"random (survey {survey.id!r} has allocation: sample; questions: {question_ids}); "
+                f"got {sorted(reports)!r:.200}"
+            )
+        return
     if reports.keys() != set(question_ids):
         for qid in question_ids:
             if qid not in reports:
@@ -81,7 +108,7 @@ def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
                 )
         extra = sorted(set(reports) - set(question_ids))[0]
         raise Invalid(
-            f"{where}reports.{extra}",
+            f"{where}reports.{printable(extra)}",
             f"is not a question of survey {survey.id!r} (questions: {question_ids})",
         )
 
@@ -97,24 +124,37 @@ def prepare(
     once, and only once: the checked reports give both the canonical text
     that is stored and the aggregate.
     """
-    if len(bodies) > MAX_BATCH:
-        raise Invalid("responses", f"at most {MAX_BATCH} responses per batch; got {len(bodies)}")
+    if not 1 <= len(bodies) <= MAX_BATCH:
+        raise Invalid("responses", f"a batch holds 1 to {MAX_BATCH} responses; got {len(bodies)}")
     for i, body in enumerate(bodies):
         _check_body(survey, body, where(i))
+    sampled = survey.allocation == "sample"
+    everyone = list(range(len(bodies)))
+    answered = {
+        q.id: [i for i, body in enumerate(bodies) if q.id in body["reports"]] if sampled else everyone
+        for q in survey.questions
+    }
     checked: dict[str, Any] = {}
-    canonical: list[list[Any]] = []
+    canonical: dict[str, list[Any]] = {}
     for q in survey.questions:
+        mine = answered[q.id]
         try:
-            reports = q.reports_from_json([body["reports"][q.id] for body in bodies])
+            reports = q.reports_from_json([bodies[i]["reports"][q.id] for i in mine])
         except ReportError as exc:
             subfield = getattr(exc, "subfield", "")
-            raise Invalid(f"{where(exc.index)}reports.{q.id}{subfield}", exc.reason) from None
+            raise Invalid(f"{where(mine[exc.index])}reports.{q.id}{subfield}", exc.reason) from None
         checked[q.id] = reports
-        canonical.append(q.reports_to_json(reports))  # type: ignore[arg-type]
-    question_ids = list(checked)
+        canonical[q.id] = q.reports_to_json(reports)  # type: ignore[arg-type]
     encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-    texts = [encode(dict(zip(question_ids, row, strict=True))) for row in zip(*canonical, strict=True)]
+    if sampled:
+        rows: list[dict[str, Any]] = [{} for _ in bodies]
+        for qid, mine in answered.items():
+            for i, report in zip(mine, canonical[qid], strict=True):
+                rows[i][qid] = report
+        texts = [encode(row) for row in rows]
+    else:
+        texts = [encode(dict(zip(canonical, row, strict=True))) for row in zip(*canonical.values(), strict=True)]
     tokens = [None if (t := body.get("invite_token")) is None else token_hash(t) for body in bodies]
     hashes = [token_hash(f"{text}\n{token or ''}") for text, token in zip(texts, tokens, strict=True)]
     keys = [body["idempotency_key"] for body in bodies]
-    return Prepared(keys, tokens, texts, hashes, checked)
+    return Prepared(keys, tokens, texts, hashes, checked, answered if sampled else None)

@@ -22,6 +22,15 @@ once, so the survey's privacy loss per respondent is the sum of the
 questions' epsilons (each the epsilon realised by the mechanism's integer
 probabilities, rounded up). A survey whose sum exceeds ``budget`` is refused.
 
+``allocation: sample`` (the default is ``split``, the above) has each
+respondent's device draw one question uniformly at random (its own CSPRNG,
+an exact uniform integer) and answer only that one, so each question may
+use the whole budget: the privacy loss per respondent is the largest
+question epsilon (:mod:`deniable.allocation`; ``deniable plan --questions``
+compares the two). A response then carries one report; each question is
+estimated from its own reports. A sampled survey's questions are all
+mechanism questions (no designs, no plain questions).
+
 Mechanisms and their parameters:
 
 =================  =============  ==========================================
@@ -34,11 +43,19 @@ sue, oue, blh      any            ``epsilon``
 olh                any            ``epsilon``, optional ``g``
 hadamard           any            ``epsilon``
 subset             any            ``epsilon``, optional ``omega``
+dbitflip           any            ``epsilon``, optional ``d`` (default 1)
+l-grr, l-osue      any            ``epsilon_perm``, ``epsilon_1``
 auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 =================  =============  ==========================================
 
 A yes-no question has the categories ``[false, true]``; ``auto`` there is
 Warner's design, which for two categories is GRR.
+
+dbitflip, l-grr and l-osue are not implemented by the browser client
+(``registry`` entries with ``browser=False``): their questions are for
+Python devices (:mod:`deniable.client`), which send one report per response
+(each ``epsilon``, L-GRR's ``epsilon_1``; what the budget adds up), without
+the memoization of ``m.client(state=...)``.
 
 A yes-no question may instead name a classic survey design with RRreg's
 model name and ``p`` (``design: {model: FR, p: [1/6, 1/6]}``), and a question
@@ -47,6 +64,10 @@ or a category), stored as given: see :mod:`deniable.server.questions`. Plain
 questions add nothing to the budget; a design whose epsilon is infinite is
 refused unless the question says ``allow_infinite_epsilon: true``, and is
 then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
+
+Beside its questions a survey has settings against flooding and for its
+results (``rate_limit``, ``max_responses``, ``results``:
+:mod:`deniable.server.policy`); unlike the questions they may change.
 """
 
 from __future__ import annotations
@@ -60,11 +81,13 @@ from pathlib import Path
 from typing import Any
 
 from deniable.aggregates import SupportCounts
+from deniable.allocation import Allocation, check_allocation
 from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
 from deniable.mechanisms.contract import CheckedReports
 from deniable.plan import best_mechanism
 from deniable.privacy import PrivacyBudget
-from deniable.server.errors import SurveyError
+from deniable.server.errors import SurveyError, is_text, printable
+from deniable.server.policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server.questions import DesignQuestion, PlainQuestion, load_design_question, load_plain_question
 from deniable.wire import from_config
 
@@ -140,6 +163,8 @@ class Survey:
     budget: float
     questions: tuple[AnyQuestion, ...]
     invite_only: bool = False
+    allocation: Allocation = "split"
+    policy: Policy = Policy()
 
     @property
     def epsilon_total(self) -> float:
@@ -147,8 +172,11 @@ class Survey:
 
         Infinite if a design question whose answer reveals the truth was allowed
         (``allow_infinite_epsilon``); plain questions are disclosed as given and
-        carry no epsilon.
+        carry no epsilon. Under ``allocation: sample`` the largest question
+        epsilon (a respondent answers one question, drawn independently of the answers).
         """
+        if self.allocation == "sample":
+            return max(q.epsilon for q in self.questions)
         return math.fsum(q.epsilon for q in self.questions)
 
     def question(self, question_id: str) -> AnyQuestion:
@@ -161,19 +189,31 @@ class Survey:
         """The stored (canonical) form: mechanisms as exact configs.
 
         ``load_survey(s.to_json())`` rebuilds an equal survey with the same
-        configurations, without re-running ``auto``.
+        configurations, without re-running ``auto``. ``allocation`` is
+        written only when it is ``sample``, so surveys stored before it
+        existed keep their canonical text.
         """
+        sampled = {"allocation": self.allocation} if self.allocation == "sample" else {}
         return {
             "id": self.id,
             "title": self.title,
             "budget": self.budget,
             "invite_only": self.invite_only,
+            **sampled,
             "questions": [q.to_json() for q in self.questions],
+            **self.policy.to_json(),
         }
 
-    def canonical(self) -> str:
-        """``to_json`` as canonical text (identical definitions compare equal)."""
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+    def canonical(self, *, settings: bool = True) -> str:
+        """``to_json`` as canonical text (identical definitions compare equal).
+
+        ``settings=False`` leaves out the :class:`~deniable.server.policy.Policy`
+        (what may change between runs without changing what a report means).
+        """
+        data = self.to_json()
+        if not settings:
+            data = {k: v for k, v in data.items() if k not in POLICY_FIELDS}
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 # ------------------------------------------------------------------ loading
@@ -199,7 +239,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 
 
 def _check_id(value: str, field: str) -> str:
-    if not ID_PATTERN.match(value):
+    if not ID_PATTERN.fullmatch(value):
         raise SurveyError(
             field, f"must be 1-64 characters of letters, digits, '_', '.', '-' "
             f"(starting with a letter or digit); got {value!r:.80}"
@@ -332,7 +372,8 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
         data = dict(source)
     if not isinstance(data, dict):
         raise SurveyError("$", f"a survey must be an object; got {type(data).__name__}")
-    known = {"id", "title", "budget", "questions", "invite_only", "description"}
+    _check_text(data, "")
+    known = {"id", "title", "budget", "questions", "invite_only", "description", "allocation", *POLICY_FIELDS}
     extra = sorted(set(data) - known)
     if extra:
         raise SurveyError(extra[0], f"is not a survey field (allowed: {sorted(known)})")
@@ -343,9 +384,16 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     if not isinstance(invite_only, bool):
         raise SurveyError("invite_only", f"must be true or false; got {invite_only!r:.60}")
     try:
+        allocation = check_allocation(data.get("allocation", "split"))
+    except ValueError:
+        raise SurveyError(
+            "allocation", f"must be 'split' or 'sample'; got {data.get('allocation')!r:.60}"
+        ) from None
+    try:
         budget = PrivacyBudget(budget_value)
     except (ValueError, TypeError) as exc:
         raise SurveyError("budget", str(exc)) from None
+    policy = load_policy(data)
     raw_questions = _require(data, "questions", "", list)
     if not raw_questions:
         raise SurveyError("questions", "needs at least one question")
@@ -367,6 +415,9 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     by = tuple((q.id, len(q.categories)) for q in questions
                if isinstance(q, PlainQuestion) and q.type == "categorical")
     questions = [replace(q, by=by) if isinstance(q, DesignQuestion) else q for q in questions]
+    if allocation == "sample":
+        _check_sampled(questions, float(budget.total))
+        return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy)
     for q in questions:
         if not q.randomized or math.isinf(q.epsilon):
             continue
@@ -381,7 +432,23 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
                 f"{math.fsum(p.epsilon for p in counted):.6g}, above the budget "
                 f"{budget.total:.6g}; raise the budget or lower the epsilons",
             ) from None
-    return Survey(sid, title, float(budget.total), tuple(questions), invite_only)
+    return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy)
+
+
+def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
+    """``allocation: sample``: mechanism questions only, each within the whole budget."""
+    for i, q in enumerate(questions):
+        if not isinstance(q, Question):
+            kind = "a plain question" if isinstance(q, PlainQuestion) else "a survey design"
+            raise SurveyError(
+                f"questions[{i}]", f"is {kind}; allocation: sample takes mechanism questions only "
+                "(each respondent answers one of them, drawn at random)"
+            )
+        if q.epsilon > budget * (1 + 1e-12):
+            raise SurveyError(
+                "budget", f"question {q.id!r} has epsilon {q.epsilon:.6g}, above the budget {budget:.6g}; "
+                "under allocation: sample each question may use at most the whole budget"
+            )
 
 
 def load_surveys(sources: Iterable[str | Path | Mapping[str, Any] | Survey]) -> list[Survey]:
@@ -393,6 +460,30 @@ def load_surveys(sources: Iterable[str | Path | Mapping[str, Any] | Survey]) -> 
             raise SurveyError("id", f"two surveys share the id {survey.id!r}")
         out.append(survey)
     return out
+
+
+def _check_text(value: Any, path: str) -> None:
+    """SurveyError naming the first string of a definition that is not valid Unicode text.
+
+    A lone surrogate (JSON ``"\\ud800"``) could be stored but never answered as UTF-8.
+    """
+    items: Iterable[tuple[Any, Any]]
+    if isinstance(value, Mapping):
+        items = value.items()
+    elif isinstance(value, list):
+        items = ((None, v) for v in value)
+    else:
+        if isinstance(value, str) and not is_text(value):
+            raise SurveyError(path or "$", f"is not valid Unicode text (a lone surrogate); got {value!r:.80}")
+        return
+    for i, (key, item) in enumerate(items):
+        if key is None:
+            where = f"{path}[{i}]"
+        else:
+            where = f"{path}.{printable(str(key))}" if path else printable(str(key))
+            if isinstance(key, str) and not is_text(key):
+                raise SurveyError(where, "is not valid Unicode text (a lone surrogate)")
+        _check_text(item, where)
 
 
 def _read_file(path: Path) -> Any:

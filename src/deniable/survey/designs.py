@@ -675,6 +675,7 @@ MODELS: dict[str, type[Design]] = {
         StochasticLieDetector,
     )
 }
+"""The design classes by RRreg's model name (``"Warner"``, ``"FR"``, ...), as :func:`design` looks them up."""
 
 
 def design(model: str, p: object, Kukrep: int = 1) -> Design:  # noqa: N803 (RRreg's name)

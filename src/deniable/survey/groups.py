@@ -64,6 +64,21 @@ class GroupedPrevalence:
             frames.append(frame)
         return pd.concat(frames, ignore_index=True)
 
+    def _repr_html_(self) -> str:
+        """The prevalence per level as an HTML table (Jupyter), the test of equal prevalence below."""
+        from deniable.html import table
+
+        rows = []
+        for value, fit in self.fits.items():
+            key = next(iter(fit.params))
+            low, high = fit.ci()[key]
+            rows.append([value, fit.n, fit.params[key], fit.bse[key], low, high])
+        note = (f"equal prevalence: likelihood-ratio statistic {self.lr_statistic:.3f}, df {self.df}, "
+                f"p = {self.pvalue:.4g}" + (f"; {self.dropped} respondents without a level left out"
+                                            if self.dropped else ""))
+        return table(f"Prevalence by level ({self.design.model} design)",
+                     ["level", "n", "prevalence", "std. error", "95% interval low", "interval high"], rows, note)
+
     def __repr__(self) -> str:
         parts = ", ".join(f"{k!r}: pi={f.params[next(iter(f.params))]:.4f} (n={f.n})" for k, f in self.fits.items())
         return (

@@ -149,6 +149,18 @@ class PrevalenceFit:
             }
         )
 
+    def _repr_html_(self) -> str:
+        """The fit as an HTML table (Jupyter): parameter, estimate, standard error, 95% profile interval."""
+        from deniable.html import table
+
+        ci = self.ci()
+        rows = [[k, v, self.bse[k], ci[k][0], ci[k][1]] for k, v in self.params.items()]
+        eps = self.design.epsilon
+        privacy = "infinite: an answer reveals the truth" if math.isinf(eps) else f"{eps:.4g}"
+        return table(f"{self.design.model} design, n = {self.n:,}, \u03b5 = {privacy}",
+                     ["parameter", "estimate", "std. error", "95% interval low", "interval high"], rows,
+                     f"profile-likelihood intervals; {self.method} estimate")
+
     def __repr__(self) -> str:
         ci = self.ci()
         rows = ", ".join(

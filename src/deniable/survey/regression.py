@@ -134,6 +134,11 @@ class _RRResults(GenericLikelihoodModelResults):  # type: ignore[misc]
         return smry
 
 
+    def _repr_html_(self) -> str:
+        """The summary table as HTML (Jupyter)."""
+        return str(self.summary().as_html())
+
+
 class RRLogitResults(_RRResults):
     """A fitted randomized-response logistic regression (statsmodels results, ``params`` indexed by term)."""
 

@@ -10,6 +10,13 @@
 //   blh, olh   {"seed": int, "value": int}
 //   hadamard   int below K
 //   subset     the omega category positions, sorted ascending
+//   rappor     {"cohort": int, "bits": int} (a BigInt above 2^53; bit i is Bloom bit i)
+//
+// Repeated collection. `fromConfig(cfg).privatize` makes one-time reports (RAPPOR: a fresh
+// cohort and permanent response each time). A device that reports again and again must keep
+// its permanent responses, or averaging its reports reveals the value: `persistentClient(cfg,
+// {key})` keeps a secret and the cohort in IndexedDB under `key` (one per survey and question),
+// across reloads, and derives each value's permanent response from the secret.
 //
 // Exactness. Every probability is a ratio of the integers in cfg.params and is
 // realised by drawing an integer uniformly below the denominator D by
@@ -267,15 +274,17 @@ function parseDomain(domain) {
 /**
  * ln(num / den) of positive BigInts as a float, rounded up (never below the exact value), for
  * display and the epsilon consistency check only (never for sampling). Number() rounds each to
- * 2^-53 relative and Math.log is within an ulp or two, so the float difference is within
- * 4 * 2^-52 * (|ln num| + |ln den| + 1) of the exact value; that margin is added.
+ * 2^-53 relative and so does the division, so the ratio r is within 3 * 2^-53 relative of the
+ * exact one, and Math.log is within an ulp or two: the float is within
+ * 4 * 2^-52 * (|ln r| + 1) of the exact value; that margin is added. (Taking the logarithms of
+ * num and den apart would make the margin grow with their size, not with the ratio's.)
  */
 function lnRatio(num, den) {
-  const top = Math.log(Number(num));
-  const bottom = Math.log(Number(den));
-  const diff = top - bottom;
-  if (!Number.isFinite(diff)) return diff; // a zero probability: exactly +-infinity
-  return diff + 4 * Number.EPSILON * (Math.abs(top) + Math.abs(bottom) + 1);
+  const top = Number(num);
+  const bottom = Number(den);
+  if (top === 0 || bottom === 0) return Math.log(top) - Math.log(bottom); // exactly +-infinity
+  const log = Math.log(top / bottom);
+  return log + 4 * Number.EPSILON * (Math.abs(log) + 1);
 }
 
 /** |ln(a / b)| of non-negative BigInts, not both 0: Infinity when exactly one is 0. */
@@ -394,6 +403,8 @@ const BUILDERS = {
       },
     };
   },
+
+  rappor,
 };
 
 /** Wire ids of the mechanisms this client implements (the Python registry's browser=True list). */
@@ -474,6 +485,197 @@ function localHashing(params, dom, name) {
   };
 }
 
+// ------------------------------------------------------------------ hashes (RAPPOR's Bloom filters)
+
+const rotr = (x, n) => (x >>> n) | (x << (32 - n));
+const rotl = (x, n) => (x << n) | (x >>> (32 - n));
+
+/** Message bytes padded to 64-byte blocks with the bit length (big- or little-endian), as SHA-256 and MD5 do. */
+function padBlocks(bytes, bigEndian) {
+  const total = ((bytes.length + 8) >> 6) * 64 + 64;
+  const out = new Uint8Array(total);
+  out.set(bytes);
+  out[bytes.length] = 0x80;
+  const bits = BigInt(bytes.length) * 8n;
+  for (let i = 0; i < 8; i++) {
+    const byte = Number((bits >> BigInt(8 * i)) & 0xffn);
+    out[bigEndian ? total - 1 - i : total - 8 + i] = byte;
+  }
+  return out;
+}
+
+// the first 32 bits of the fractional parts of the cube roots of the first 64 primes (FIPS 180-4)
+const PRIMES = [];
+for (let n = 2; PRIMES.length < 64; n++) if (PRIMES.every((p) => n % p)) PRIMES.push(n);
+const frac32 = (x) => ((x - Math.floor(x)) * TWO32) >>> 0;
+const SHA256_K = PRIMES.map((p) => frac32(Math.cbrt(p)));
+const SHA256_H = PRIMES.slice(0, 8).map((p) => frac32(Math.sqrt(p)));
+
+/** SHA-256 (FIPS 180-4) of a byte array: 32 bytes. Synchronous, for Bloom-filter hashing only. */
+export function sha256(bytes) {
+  const data = padBlocks(bytes, true);
+  const h = SHA256_H.slice();
+  const w = new Array(64);
+  for (let off = 0; off < data.length; off += 64) {
+    for (let i = 0; i < 16; i++) {
+      const j = off + 4 * i;
+      w[i] = (data[j] << 24) | (data[j + 1] << 16) | (data[j + 2] << 8) | data[j + 3];
+    }
+    for (let i = 16; i < 64; i++) {
+      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
+      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
+    }
+    let [a, b, c, d, e, f, g, hh] = h;
+    for (let i = 0; i < 64; i++) {
+      const t1 = (hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + SHA256_K[i] + w[i]) | 0;
+      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+      hh = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+    }
+    [a, b, c, d, e, f, g, hh].forEach((v, i) => { h[i] = (h[i] + v) | 0; });
+  }
+  const out = new Uint8Array(32);
+  h.forEach((v, i) => { for (let j = 0; j < 4; j++) out[4 * i + j] = (v >>> (24 - 8 * j)) & 0xff; });
+  return out;
+}
+
+// MD5 (RFC 1321): per-step constants floor(|sin(i + 1)| * 2^32) and rotation amounts
+const MD5_K = Array.from({ length: 64 }, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * TWO32) >>> 0);
+const MD5_S = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
+
+/** MD5 (RFC 1321) of a byte array: 16 bytes. Only to set Bloom bits as google/rappor's clients do. */
+export function md5(bytes) {
+  const data = padBlocks(bytes, false);
+  const h = [0x67452301, 0xefcdab89 | 0, 0x98badcfe | 0, 0x10325476];
+  const m = new Array(16);
+  for (let off = 0; off < data.length; off += 64) {
+    for (let i = 0; i < 16; i++) {
+      const j = off + 4 * i;
+      m[i] = data[j] | (data[j + 1] << 8) | (data[j + 2] << 16) | (data[j + 3] << 24);
+    }
+    let [a, b, c, d] = h;
+    for (let i = 0; i < 64; i++) {
+      const round = i >> 4;
+      let f;
+      let g;
+      if (round === 0) { f = (b & c) | (~b & d); g = i; }
+      else if (round === 1) { f = (d & b) | (~d & c); g = (5 * i + 1) % 16; }
+      else if (round === 2) { f = b ^ c ^ d; g = (3 * i + 5) % 16; }
+      else { f = c ^ (b | ~d); g = (7 * i) % 16; }
+      const sum = (a + f + MD5_K[i] + m[g]) | 0;
+      a = d; d = c; c = b;
+      b = (b + rotl(sum, MD5_S[4 * round + (i & 3)])) | 0;
+    }
+    h[0] = (h[0] + a) | 0; h[1] = (h[1] + b) | 0; h[2] = (h[2] + c) | 0; h[3] = (h[3] + d) | 0;
+  }
+  const out = new Uint8Array(16);
+  h.forEach((v, i) => { for (let j = 0; j < 4; j++) out[4 * i + j] = (v >>> (8 * j)) & 0xff; });
+  return out;
+}
+
+// ------------------------------------------------------------------ RAPPOR
+
+const utf8 = (text) => new TextEncoder().encode(text);
+
+const RAPPOR_HASHES = Object.freeze({
+  'sha256(cohort NUL type NUL value)': 'sha256',
+  'md5(cohort u32be, utf8 value) byte i mod num_bits (google/rappor)': 'google',
+});
+
+/** Python's str() and type name of a category, as deniable.mechanisms.rappor hashes it. */
+function pythonText(value) {
+  if (typeof value === 'string') return ['str', value];
+  if (typeof value === 'boolean') return ['bool', value ? 'True' : 'False'];
+  if (Number.isSafeInteger(value)) return ['int', String(value)];
+  throw new DeniableError('domain', `rappor in the browser hashes string, integer and boolean categories; got ${stringify(value)}`);
+}
+
+/** The Bloom bit positions of a category in a cohort (deniable's SHA-256 scheme or Google's MD5 one). */
+function bloomPositions(hashing, value, cohort, hashes, bits) {
+  if (hashing === 'google') {
+    const word = utf8(value);
+    const input = new Uint8Array(4 + word.length);
+    input.set([cohort >>> 24, (cohort >>> 16) & 0xff, (cohort >>> 8) & 0xff, cohort & 0xff]);
+    input.set(word, 4);
+    const digest = md5(input);
+    return Array.from({ length: hashes }, (_, i) => digest[i] % bits);
+  }
+  const [type, text] = pythonText(value);
+  const digest = sha256(utf8(`${cohort}\u0000${type}\u0000${text}`));
+  return Array.from({ length: hashes }, (_, j) => {
+    const word = ((digest[4 * j] << 24) | (digest[4 * j + 1] << 16) | (digest[4 * j + 2] << 8) | digest[4 * j + 3]) >>> 0;
+    return word % bits;
+  });
+}
+
+function rappor(params, dom) {
+  const bits32 = params.bits === undefined ? 32 : params.bits;
+  if (bits32 !== 32) throw new DeniableError('params.bits', `must be 32; got ${stringify(bits32)}`);
+  // a config without params.hash (written before Google's hashing existed) means deniable's own
+  const hashing = params.hash === undefined ? 'sha256' : RAPPOR_HASHES[params.hash];
+  if (hashing === undefined) {
+    throw new DeniableError('params.hash', `must be one of ${Object.keys(RAPPOR_HASHES).map((h) => JSON.stringify(h)).join(', ')}; got ${stringify(params.hash)}`);
+  }
+  const width = Number(integerParam(params, 'num_bits', { min: 1n, max: 256n }));
+  const hashes = Number(integerParam(params, 'num_hashes', { min: 1n, max: hashing === 'google' ? 16n : 8n }));
+  const cohorts = Number(integerParam(params, 'num_cohorts', { min: 1n, max: 1n << 16n }));
+  if (hashes > width) throw new DeniableError('params.num_hashes', `cannot exceed num_bits (${width}); got ${hashes}`);
+  if (hashing === 'google' && !(dom.values || []).every((v) => typeof v === 'string') ) {
+    throw new DeniableError('domain', "rappor with Google's hashing needs string categories");
+  }
+  const halfF = integerParam(params, 'half_f_numerator', { min: 0n, max: TWO32N / 2n });
+  const p = integerParam(params, 'p_numerator', { min: 0n, max: TWO32N });
+  const q = integerParam(params, 'q_numerator', { min: 0n, max: TWO32N });
+  // P(report bit 1 | Bloom bit 1) and (| 0), in units of 2^-64
+  const qStar = halfF * (p + q) + (TWO32N - 2n * halfF) * q;
+  const pStar = halfF * (p + q) + (TWO32N - 2n * halfF) * p;
+  if (!(0n < pStar && pStar < qStar && qStar < TWO64N)) {
+    throw new DeniableError('params', `rappor parameters give no signal (need 0 < p* < q* < 1); got ${stringify(params)}`);
+  }
+  const epsilon = hashes * lnRatio(qStar * (TWO64N - pStar), pStar * (TWO64N - qStar));
+  const values = dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
+  const bloom = Array.from({ length: cohorts }, (_, c) => values.map((v) => {
+    let filter = 0n;
+    for (const b of bloomPositions(hashing, v, c, hashes, width)) filter |= 1n << BigInt(b);
+    return filter;
+  }));
+  const noise = Number(2n * halfF); // P(a PRR bit is a coin) = 2 half_f / 2^32, compared with a u32
+  const [pn, qn] = [Number(p), Number(q)];
+  // the permanent response of a Bloom filter: each bit a fair coin w.p. f, else the Bloom bit
+  const permanent = (pool, filter) => {
+    let prr = 0n;
+    for (let i = 0; i < width; i++) {
+      const coin = pool.u32() < noise;
+      const fair = pool.u32() >>> 31;
+      const bit = coin ? fair : Number((filter >> BigInt(i)) & 1n);
+      prr |= BigInt(bit) << BigInt(i);
+    }
+    return prr;
+  };
+  // the instantaneous response: bit 1 w.p. q where the PRR has a 1, w.p. p where it has a 0
+  const report = (pool, cohort, prr) => {
+    let irr = 0n;
+    for (let i = 0; i < width; i++) {
+      const threshold = (prr >> BigInt(i)) & 1n ? qn : pn;
+      irr |= BigInt(+(pool.u32() < threshold)) << BigInt(i);
+    }
+    return { cohort, bits: width <= 53 ? Number(irr) : irr };
+  };
+  return {
+    epsilon,
+    words: 3 * width + 2,
+    sample(pool, x) {
+      const cohort = uniformBelowSmall(pool, cohorts);
+      return report(pool, cohort, permanent(pool, bloom[cohort][x]));
+    },
+    memo: {
+      cohorts,
+      permanent: (pool, cohort, x) => permanent(pool, bloom[cohort][x]),
+      report,
+    },
+  };
+}
+
 // ------------------------------------------------------------------ public API
 
 /**
@@ -525,7 +727,7 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
     return i;
   };
   const chunkFor = (count) => Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) * count + 64);
-  return Object.freeze({
+  const mechanism = Object.freeze({
     mechanism: name,
     domain: Object.freeze(domain.slice()),
     k: dom.k,
@@ -543,6 +745,163 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
       return xs.map((x) => impl.sample(pool, x));
     },
   });
+  INTERNALS.set(mechanism, { impl, position });
+  return mechanism;
+}
+
+// ------------------------------------------------------------------ kept state (repeated collection)
+
+export const STATE_FORMAT = 'deniable.client-state';
+const INTERNALS = new WeakMap(); // fromConfig's object -> {impl, position}
+
+/** JSON text of a value with object keys sorted (what identifies a configuration in a kept state). */
+function canonical(value) {
+  if (value === null || typeof value !== 'object') return stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+}
+
+/**
+ * Kept states in the browser's IndexedDB (database `name`, one record per key), for
+ * persistentClient. `update(key, fn)` runs `fn(stored or undefined)` and stores its result in
+ * one readwrite transaction, so two tabs never both create a state.
+ */
+export function indexedDBStore(name = 'deniable-client-state') {
+  const open = () => new Promise((resolve, reject) => {
+    const request = globalThis.indexedDB.open(name, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore('states');
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  return {
+    async update(key, fn) {
+      const db = await open();
+      try {
+        return await new Promise((resolve, reject) => {
+          const tx = db.transaction('states', 'readwrite');
+          const states = tx.objectStore('states');
+          let result;
+          let failure = null;
+          const get = states.get(key);
+          get.onsuccess = () => {
+            try {
+              result = fn(get.result);
+              states.put(result, key);
+            } catch (error) {
+              failure = error;
+              tx.abort();
+            }
+          };
+          tx.oncomplete = () => resolve(result);
+          tx.onabort = () => reject(failure ?? tx.error);
+          tx.onerror = () => reject(failure ?? tx.error);
+        });
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+/** Kept states in memory (one page or process; for tests). Same interface as indexedDBStore. */
+export function memoryStore() {
+  const states = new Map();
+  return {
+    async update(key, fn) {
+      const result = fn(states.has(key) ? structuredClone(states.get(key)) : undefined);
+      states.set(key, structuredClone(result));
+      return structuredClone(result);
+    },
+  };
+}
+
+/** HMAC-SHA256 (RFC 2104) of a message under a key of at most 64 bytes. */
+export function hmacSha256(key, message) {
+  const block = new Uint8Array(64);
+  block.set(key.length > 64 ? sha256(key) : key);
+  const inner = new Uint8Array(64 + message.length);
+  const outer = new Uint8Array(64 + 32);
+  for (let i = 0; i < 64; i++) {
+    inner[i] = block[i] ^ 0x36;
+    outer[i] = block[i] ^ 0x5c;
+  }
+  inner.set(message, 64);
+  outer.set(sha256(inner), 64);
+  return sha256(outer);
+}
+
+/** A deterministic random-bytes function: SHA-256(key || counter as 4 big-endian bytes), block after block. */
+function keyedStream(key) {
+  let counter = 0;
+  let buffer = new Uint8Array(0);
+  return (n) => {
+    while (buffer.length < n) {
+      const input = new Uint8Array(key.length + 4);
+      input.set(key);
+      input.set([counter >>> 24, (counter >>> 16) & 0xff, (counter >>> 8) & 0xff, counter & 0xff], key.length);
+      counter += 1;
+      const next = new Uint8Array(buffer.length + 32);
+      next.set(buffer);
+      next.set(sha256(input), buffer.length);
+      buffer = next;
+    }
+    const out = buffer.slice(0, n);
+    buffer = buffer.slice(n);
+    return out;
+  };
+}
+
+const toHex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+const fromHex = (hex) => Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16));
+
+/**
+ * A device client that keeps its permanent randomized responses, for repeated collection.
+ *
+ * `key` names the state (use one per survey and question, e.g. "<survey id>/<question id>");
+ * `store` keeps it (default: IndexedDB, so reloads and browser restarts reuse it). The state is
+ * a 32-byte secret and the cohort, drawn on first use; it records no value. The permanent
+ * response of a category is derived from the secret (a SHA-256 stream keyed by
+ * HMAC-SHA256(secret, the category as JSON)), so it is the same on every report and repeated
+ * reports of one value leak at most the mechanism's lifetime epsilon (epsilon_infinity)
+ * instead of adding up. A state kept for another configuration is refused (DeniableError on
+ * field "state"). Returns {mechanism, cohort, permanent(value), privatize(value)}.
+ */
+export async function persistentClient(cfg, { key, store = indexedDBStore(), randomBytes = secureRandomBytes } = {}) {
+  const m = fromConfig(cfg, { randomBytes });
+  const { impl, position } = INTERNALS.get(m);
+  if (!impl.memo) throw new DeniableError('mechanism', `${m.mechanism} has no permanent response to keep`);
+  if (typeof key !== 'string' || key === '') {
+    throw new DeniableError('key', 'must be a non-empty string naming the state, e.g. "<survey id>/<question id>"');
+  }
+  const config = canonical(m.config);
+  const chunk = Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) + 64);
+  const fresh = {
+    format: STATE_FORMAT, version: 1, mechanism: m.mechanism, config,
+    secret: toHex(randomBytes(32)), cohort: uniformBelowSmall(new WordPool(randomBytes, 64), impl.memo.cohorts),
+  };
+  const state = await store.update(key, (old) => old ?? fresh);
+  if (state?.format !== STATE_FORMAT || state.version !== 1 || state.config !== config) {
+    throw new DeniableError('state', `the kept state "${key}" belongs to another mechanism configuration; keep each configuration's state under its own key`);
+  }
+  if (!/^[0-9a-f]{64}$/.test(state.secret) || !Number.isSafeInteger(state.cohort) || state.cohort < 0 || state.cohort >= impl.memo.cohorts) {
+    throw new DeniableError('state', `the kept state "${key}" is malformed`);
+  }
+  const secret = fromHex(state.secret);
+  const permanent = (value) => {
+    const x = position(value);
+    const stream = keyedStream(hmacSha256(secret, utf8(stringify(m.domain[x]))));
+    return impl.memo.permanent(new WordPool(stream, chunk), state.cohort, x);
+  };
+  return Object.freeze({
+    mechanism: m.mechanism,
+    cohort: state.cohort,
+    /** The permanent response of `value` (a BigInt of its Bloom bits after the PRR): the same on every call. */
+    permanent,
+    /** One report of `value`: its permanent response through a fresh instantaneous response. */
+    privatize(value) {
+      return impl.memo.report(new WordPool(randomBytes, chunk), state.cohort, permanent(value));
+    },
+  });
 }
 
 /**
@@ -552,6 +911,16 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
 export function uniformGroup(k = 2, { randomBytes = secureRandomBytes } = {}) {
   if (!Number.isInteger(k) || k < 2 || k > TWO32) throw new DeniableError('k', `must be an integer in 2..2^32; got ${stringify(k)}`);
   return 1 + uniformBelowSmall(new WordPool(randomBytes, 64), k);
+}
+
+/**
+ * The question a device of a survey with `allocation: sample` answers: an integer uniform in
+ * 0..d-1 (d a Number in 1..2^32) from the exact sampler on the platform CSPRNG, as
+ * deniable.allocation.assign_questions draws it in Python.
+ */
+export function assignQuestion(d, { randomBytes = secureRandomBytes } = {}) {
+  if (!Number.isInteger(d) || d < 1 || d > TWO32) throw new DeniableError('d', `must be an integer in 1..2^32; got ${stringify(d)}`);
+  return d === 1 ? 0 : uniformBelowSmall(new WordPool(randomBytes, 64), d);
 }
 
 /** A random idempotency key (UUID v4 text) from crypto.randomUUID or, failing that, getRandomValues. */

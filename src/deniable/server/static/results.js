@@ -162,6 +162,23 @@ function table(q, level) {
   return t;
 }
 
+const sci = (x) => Number(x.toPrecision(2)).toExponential();
+
+/** The central guarantee the responses would have if collected through a shuffler (results.shuffled). */
+function shuffledLine(shuffled) {
+  const line = $('shuffled');
+  line.hidden = !shuffled;
+  if (!shuffled) return;
+  const { n, epsilon, delta } = shuffled;
+  const local = Number(shuffled.epsilon_local).toFixed(2);
+  const how = 'With shuffled collection (a trusted shuffler hiding who sent which response, and when), ';
+  line.textContent = epsilon < shuffled.epsilon_local * (1 - 1e-9)
+    ? `${how}these ${n.toLocaleString('en-US')} responses are also (${Number(epsilon.toPrecision(3))}, ${sci(delta)})-DP `
+      + `centrally, not only ε = ${local} locally (Feldman, McMillan & Talwar's bound; δ = min(1e-6, n^-1.1), below 1/n).`
+    : `${how}${n.toLocaleString('en-US')} responses would still be only ε = ${local}: too few to hide among `
+      + '(Feldman, McMillan & Talwar\'s bound).';
+}
+
 let shown = null; // the results on screen, redrawn when the window width changes
 
 function render(results) {
@@ -174,7 +191,9 @@ function render(results) {
   const target = TARGETS[results.target] ?? TARGETS.population;
   $('target-text').textContent = target.long;
   targetSelect.value = results.target in TARGETS ? results.target : 'population';
-  $('summary').textContent = `${n} response${n === 1 ? '' : 's'} · updated ${new Date().toLocaleTimeString()}`;
+  const sampled = results.allocation === 'sample' ? ' · each answered one question, drawn at random' : '';
+  $('summary').textContent = `${n} response${n === 1 ? '' : 's'}${sampled} · updated ${new Date().toLocaleTimeString()}`;
+  shuffledLine(results.shuffled);
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {

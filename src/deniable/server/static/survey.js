@@ -1,6 +1,8 @@
 // The survey page: fetch the survey, randomize every answer in the page with deniable.js,
-// and POST only the randomized reports (with a random idempotency key).
-import { fromConfig, idempotencyKey, parseJSON, stringify, uniformGroup } from './deniable.js';
+// and POST only the randomized reports (with a random idempotency key). A survey with
+// `allocation: sample` shows one question, drawn on this device (assignQuestion: an exact
+// uniform integer from crypto.getRandomValues), and sends only its report.
+import { assignQuestion, fromConfig, idempotencyKey, parseJSON, stringify, uniformGroup } from './deniable.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -13,6 +15,7 @@ const kiosk = query.get('kiosk') === '1';
 const RETRIES = 3;
 
 let pending = null; // {key, body} of a submission not yet acknowledged: a retry resends it unchanged
+let asked = []; // indices of the questions this respondent answers (one, drawn, under allocation: sample)
 
 function status(kind, html) {
   const el = $('status');
@@ -25,6 +28,8 @@ function escapeHtml(text) {
 }
 
 const fmt = (x, digits = 2) => Number(x).toFixed(digits);
+// the most certain a guesser who started at even odds can be after a likelihood ratio of at most f
+const sure = (f) => (f / (1 + f) > 0.999 ? 'more than 99.9%' : `${Number((100 * f / (1 + f)).toPrecision(3))}%`);
 const NAMES = {
   'binary-rr': 'randomized response',
   grr: 'k-ary randomized response',
@@ -220,12 +225,13 @@ function done() {
   if (kiosk) $('next').disabled = false;
 }
 
-function nextRespondent() {
+function nextRespondent(ask) {
   $('survey-form').querySelectorAll('input').forEach((el) => {
     el.checked = false;
     if (el.type === 'number') el.value = '';
     el.disabled = false;
   });
+  ask(); // (after clearing the shown answers) a sampled survey draws the next respondent's question
   $('submit').disabled = false;
   $('next').hidden = true;
   $('sent').hidden = true;
@@ -265,21 +271,32 @@ async function main() {
     status('error', `This survey's randomization settings could not be checked, so nothing will be sent. (${escapeHtml(err.message)})`);
     return;
   }
+  const sampled = survey.allocation === 'sample';
   const randomized = devices.filter((d, i) => survey.questions[i].randomized !== false);
   const bounded = randomized.filter((d) => !d.reveals);
-  const total = bounded.reduce((s, d) => s + d.epsilon, 0);
+  const total = sampled ? Math.max(...bounded.map((d) => d.epsilon)) : bounded.reduce((s, d) => s + d.epsilon, 0);
   const plain = devices.length - randomized.length;
   const revealing = survey.questions.filter((q, i) => devices[i].reveals).map((q) => `“${escapeHtml(q.text)}”`);
+  const over = sampled
+    ? `(this device drew one of the survey's ${devices.length} questions for you at random; only that answer is randomized and sent)`
+    : `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''})`;
   $('privacy-epsilon').innerHTML =
-    `Privacy loss for the whole survey: <strong>ε = ${fmt(total)}</strong> ` +
-    `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''}). Whatever else is known about you, ` +
-    `your reports change the odds of any guess about your answers by at most a factor ` +
-    `e<sup>ε</sup> = ${Number(Math.exp(total).toPrecision(3))}.` +
+    `Privacy loss for the whole survey: <strong>ε = ${fmt(total)}</strong> ${over}. ` +
+    `Whatever someone trying to guess your answers already knows about you, what this page sends makes ` +
+    `any answer at most e<sup>ε</sup> = ${Number(Math.exp(total).toPrecision(3))} times more likely, ` +
+    `compared with any other, than they thought before: if they thought two answers equally likely, ` +
+    `they can be at most ${sure(Math.exp(total))} sure which one is yours afterwards.` +
     (revealing.length ? ` <strong>Except</strong>: ${revealing.join(', ')} uses a design in which some answers reveal the truth (no such bound).` : '') +
-    (plain ? ` ${plain} question${plain === 1 ? ' is' : 's are'} <strong>not randomized</strong>: those answers are sent as you give them.` : '');
+    (plain ? ` ${plain} question${plain === 1 ? ' is' : 's are'} <strong>not randomized</strong>: those answers are sent as you give them.` : '') +
+    ' Not protected: your network address, when you answer, and that you took part.';
 
   const container = $('questions');
-  devices.forEach((d) => container.append(d.fieldset));
+  const ask = () => {
+    asked = sampled ? [assignQuestion(devices.length)] : devices.map((_, i) => i);
+    container.replaceChildren(...asked.map((i) => devices[i].fieldset));
+    document.body.dataset.asked = asked.map((i) => survey.questions[i].id).join(' ');
+  };
+  ask();
   $('survey-form').hidden = false;
 
   if (survey.status === 'closed') {
@@ -298,7 +315,8 @@ async function main() {
     if (pending) return; // already randomized: only "Try again" resends it
     const reports = {};
     const missing = [];
-    survey.questions.forEach((q, i) => {
+    asked.forEach((i) => {
+      const q = survey.questions[i];
       const report = devices[i].report();
       devices[i].fieldset.classList.toggle('missing', report === undefined);
       if (report === undefined) missing.push(q.text);
@@ -325,7 +343,7 @@ async function main() {
     if (!pending && !container.querySelector('.missing')) status('', '');
   });
   $('retry').addEventListener('click', () => pending && send());
-  $('next').addEventListener('click', nextRespondent);
+  $('next').addEventListener('click', () => nextRespondent(ask));
   document.body.dataset.state = 'ready';
 }
 

@@ -1,0 +1,259 @@
+"""Discovery of frequent values nobody listed: :class:`HeavyHitters`.
+
+Strings (UTF-8, cut at ``max_length`` bytes as :mod:`deniable.heavy.items`
+says) or 64-bit integers, found by one of the protocols of
+:mod:`deniable.heavy.protocols` (PEM or SFP) over one of Apple's count-mean
+sketches.
+
+**Choosing** (``method=None``, ``oracle=None``). With ``V(e)`` a sketch's
+variance per report at frequency 0 and epsilon ``e``, the least share a
+protocol finds is ``sqrt(n)``-proportional:
+
+* PEM: ``z(0.05 / (256 top_k)) sqrt(L V(eps))`` (a level holds ``n / L``
+  devices and tests ``256 top_k`` prefixes);
+* SFP: the larger of ``z(0.05 / 65536) sqrt(L V(eps / 2))`` (a position's
+  fragments) and ``z(0.05 / top_k) sqrt(V(eps / 2))`` (the word sketch).
+
+The default takes the (protocol, sketch) pair of the smallest such share;
+``n`` cancels, so the choice depends on epsilon, the item length and
+``top_k`` only. With one-byte fragments and half the budget per sketch, SFP
+loses to PEM at every epsilon; it is there to run Apple's protocol, or to
+compare.
+
+**Wire form.** :meth:`HeavyHitters.to_config` is versioned JSON like a
+mechanism's (``format`` ``"deniable.discovery"``, version 1): the method,
+kind, ``max_length``, ``top_k``, the realised epsilon and the sketch's own
+configuration; :meth:`HeavyHitters.from_config` rebuilds it exactly and
+rejects what it does not understand. A report is a JSON object
+``{"level": i, "sketch": {...}}`` (SFP adds ``"word": {...}``), the
+sketches' reports in their own JSON form.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable import randomness, wire
+from deniable.errors import AggregateError, ConfigError, ReportError
+from deniable.heavy.items import Items
+from deniable.heavy.protocols import PROTOCOLS, Protocol
+from deniable.heavy.results import Discovery, HeavyStat
+from deniable.intervals import z_for
+from deniable.mechanisms.sketch import CountMeanSketch, HadamardCountMeanSketch, Sketch
+
+__all__ = ["HeavyHitters"]
+
+ORACLES: dict[str, Any] = {"hcms": HadamardCountMeanSketch, "cms": CountMeanSketch}
+CONFIG_FORMAT, CONFIG_VERSION = "deniable.discovery", 1
+_CONFIG_FIELDS = {"format", "version", "method", "kind", "max_length", "top_k", "epsilon", "sketch"}
+
+
+def _check_top_k(top_k: Any) -> None:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
+        raise ValueError(f"top_k must be an integer in 1..4096; got {top_k!r}")
+
+
+def _per_report_variance(oracle: str, epsilon: float) -> float:
+    """A sketch's variance per report at frequency 0 (no collisions), at ``epsilon``."""
+    return float(ORACLES[oracle](epsilon=epsilon, rows=1, width=8, seed=bytes(32)).variance(1))
+
+
+class HeavyHitters:
+    """Find the frequent strings (or integers) among devices that each send one randomized report.
+
+    ``epsilon``: each device's privacy loss. ``method``: ``"pem"``, ``"sfp"``
+    or None (the better for this workload, see the module docstring).
+    ``kind``: ``"text"`` or ``"integer"``. ``max_length``: bytes of UTF-8
+    kept (text). ``top_k``: values kept per level (find at most that many).
+    ``oracle`` (``"cms"``, ``"hcms"`` or None), ``rows``, ``width``, ``seed``:
+    the sketch.
+    """
+
+    def __init__(
+        self, *, epsilon: float, method: str | None = None, kind: str = "text", max_length: int = 8,
+        top_k: int = 32, oracle: str | None = None, rows: int = 256, width: int = 1024,
+        seed: bytes | str | None = None,
+    ) -> None:
+        if method is not None and method not in PROTOCOLS:
+            raise ValueError(f"method must be one of {list(PROTOCOLS)} or None; got {method!r}")
+        if oracle is not None and oracle not in ORACLES:
+            raise ValueError(f"oracle must be one of {list(ORACLES)} or None; got {oracle!r}")
+        _check_top_k(top_k)
+        self.items_of = Items(kind, max_length)
+        self.kind, self.max_length, self.top_k = kind, max_length, top_k
+        sketch_shape = {"rows": 1, "width": 8, "seed": bytes(32)}
+        choices = []
+        for name in [method] if method else list(PROTOCOLS):
+            for o in [oracle] if oracle else list(ORACLES):
+                share = PROTOCOLS[name].budget_share
+                probe = PROTOCOLS[name](self.items_of, ORACLES[o](epsilon=epsilon / share, **sketch_shape), top_k)
+                choices.append((probe.detectable(_per_report_variance(o, epsilon / share)), name, o))
+        _, method, oracle = min(choices)
+        assert method is not None and oracle is not None
+        share = PROTOCOLS[method].budget_share
+        self._setup(method, ORACLES[oracle](epsilon=epsilon / share, rows=rows, width=width, seed=seed))
+
+    def _setup(self, method: str, sketch: Sketch) -> None:
+        self.method = method
+        self.oracle: Sketch = sketch
+        self.protocol: Protocol = PROTOCOLS[method](self.items_of, sketch, self.top_k)
+        self.levels = self.protocol.levels
+        self.dtype = self.protocol.dtype
+        self.fingerprint = f"{sketch.fingerprint}:{method}:{self.kind}:{self.max_length}:{self.top_k}"
+
+    # ------------------------------------------------------------ wire form
+    def to_config(self) -> dict[str, Any]:
+        """Versioned JSON-ready configuration (what a device needs; see the module docstring)."""
+        return {
+            "format": CONFIG_FORMAT, "version": CONFIG_VERSION, "method": self.method, "kind": self.kind,
+            "max_length": self.max_length, "top_k": self.top_k, "epsilon": self.epsilon,
+            "sketch": self.oracle.to_config(),
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any] | str) -> HeavyHitters:
+        """Rebuild from :meth:`to_config` (a dict or its JSON); ConfigError naming the field otherwise."""
+        if isinstance(config, str):
+            try:
+                config = json.loads(config)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"discovery config is not valid JSON: {exc}") from None
+        if not isinstance(config, dict) or set(config) != _CONFIG_FIELDS:
+            got = sorted(config) if isinstance(config, dict) else type(config).__name__
+            raise ConfigError(f"discovery config must be an object with fields {sorted(_CONFIG_FIELDS)}; got {got}")
+        if config["format"] != CONFIG_FORMAT or config["version"] != CONFIG_VERSION:
+            raise ConfigError(
+                f"config fields 'format'/'version' must be {CONFIG_FORMAT!r}/{CONFIG_VERSION}; "
+                f"got {config['format']!r}/{config['version']!r}"
+            )
+        if config["method"] not in PROTOCOLS:
+            raise ConfigError(f"config field 'method' must be one of {list(PROTOCOLS)}; got {config['method']!r}")
+        sketch = wire.from_config(config["sketch"])
+        if not isinstance(sketch, Sketch):
+            raise ConfigError(f"config field 'sketch' must configure one of {list(ORACLES)}; got {sketch.name}")
+        self = cls.__new__(cls)
+        try:
+            self.items_of = Items(config["kind"], config["max_length"])
+            _check_top_k(config["top_k"])
+        except ValueError as exc:
+            raise ConfigError(f"discovery config: {exc}") from None
+        self.kind, self.max_length, self.top_k = config["kind"], config["max_length"], config["top_k"]
+        self._setup(config["method"], sketch)
+        claimed = config["epsilon"]
+        if not isinstance(claimed, (int, float)) or not math.isclose(claimed, self.epsilon, rel_tol=1e-12):
+            raise ConfigError(f"config field 'epsilon' says {claimed!r} but the parameters give {self.epsilon!r}")
+        return self
+
+    def reports_to_json(self, reports: Any) -> list[dict[str, Any]]:
+        """Reports as JSON objects ``{"level", "sketch"[, "word"]}``."""
+        arr = self._checked(reports)
+        parts = {"sketch": ""} if self.method == "pem" else {"sketch": "", "word": "word_"}
+        as_json = {
+            name: self.oracle.reports_to_json(self.protocol.sketch_part(arr, prefix)) for name, prefix in parts.items()
+        }
+        return [
+            {"level": int(level), **{name: as_json[name][i] for name in parts}}
+            for i, level in enumerate(arr["level"].tolist())
+        ]
+
+    def reports_from_json(self, items: Any) -> NDArray[Any]:
+        """Structured reports from their JSON form; ReportError with the first bad report's ``index``."""
+        if not isinstance(items, (list, tuple)):
+            raise ReportError(f"reports must be a JSON array; got {type(items).__name__}")
+        parts = ("level", "sketch", "word") if self.method == "sfp" else ("level", "sketch")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or set(item) != set(parts):
+                reason = f"report must be an object with fields {list(parts)}; got {item!r:.60}"
+                raise ReportError(f"report {i}: {reason}", i, reason)
+            level = item["level"]
+            if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= self.levels:
+                reason = f"report level must be an integer in 1..{self.levels}; got {level!r:.20}"
+                raise ReportError(f"report {i}: {reason}", i, reason)
+        out = np.empty(len(items), dtype=self.dtype)
+        out["level"] = [item["level"] for item in items]
+        for part, prefix in (("sketch", ""), ("word", "word_"))[: len(parts) - 1]:
+            sketch = np.asarray(self.oracle.reports_from_json([item[part] for item in items]))
+            for f in self.oracle.dtype.names or ():
+                out[prefix + f] = sketch[f]
+        return out
+
+    def __repr__(self) -> str:
+        return (f"HeavyHitters(method={self.method!r}, kind={self.kind!r}, max_length={self.max_length}, "
+                f"top_k={self.top_k}, oracle={self.oracle!r}, epsilon={self.epsilon:.6g})")
+
+    @property
+    def epsilon(self) -> float:
+        """Each device's privacy loss: its sketch report's epsilon (SFP: the sum of its two reports')."""
+        return self.oracle.epsilon * self.protocol.budget_share
+
+    def items(self, values: Any) -> tuple[list[bytes], NDArray[np.int64]]:
+        """The distinct values' items and each value's position among them."""
+        return self.items_of.encode(values)
+
+    def privatize_many(self, values: Any, rng: randomness.RNGLike = None) -> NDArray[Any]:
+        """One structured report per value; ``rng=None`` uses the OS CSPRNG (a seed is for simulation only)."""
+        items, inverse = self.items(values)
+        return self.protocol.privatize(items, inverse, randomness.resolve(rng))
+
+    def _checked(self, reports: Any) -> NDArray[Any]:
+        arr = np.asarray(reports)
+        if arr.dtype.names is None or set(arr.dtype.names) != set(self.dtype.names or ()):
+            raise ValueError(
+                f"reports must be a structured array with fields {list(self.dtype.names or ())}; got {arr.dtype}"
+            )
+        level = arr["level"].astype(np.int64)
+        if arr.size and (level.min() < 1 or level.max() > self.levels):
+            bad = int(np.flatnonzero((level < 1) | (level > self.levels))[0])
+            raise ValueError(f"report {bad}: level must be in 1..{self.levels}; got {int(level[bad])}")
+        return arr
+
+    def aggregate(self, reports: Any) -> HeavyStat:
+        """The mergeable aggregate (with ``+``) of structured reports from :meth:`privatize_many`."""
+        return self.protocol.aggregate(self._checked(reports), self.fingerprint)
+
+    def aggregate_from_json(self, data: Any) -> HeavyStat:
+        """An aggregate of this configuration from its ``to_json`` form (AggregateError otherwise)."""
+        stat = HeavyStat.from_json(data)
+        stat.require(HeavyStat, self.fingerprint)
+        if len(stat.levels) != self.levels:
+            raise AggregateError(f"discovery aggregate has {len(stat.levels)} levels; this one needs {self.levels}")
+        if (stat.word is None) != (self.method == "pem"):
+            raise AggregateError(f"discovery aggregate: 'word' is {'missing' if stat.word is None else 'unexpected'}")
+        for sketch in (*stat.levels, *([stat.word] if stat.word is not None else [])):
+            self.oracle._check_stat(sketch)
+        return stat
+
+    def identify(self, stat: HeavyStat, top: int | None = None, threshold: float | None = None,
+                 level: float = 0.95) -> Discovery:
+        """The discovered values, most frequent first, with counts, SEs and ``level`` CIs.
+
+        ``threshold``: the least estimated count reported; None reports the
+        values whose count is significantly above 0 (one-sided z test at 5%,
+        Bonferroni over every candidate the last step estimated, the kept and
+        the dropped: a value of true count 0 is reported with probability at
+        most 5% per call). ``top``: at most
+        that many. A string cut at ``max_length`` and the same text uncut are
+        different rows (``truncated`` tells them apart).
+        """
+        if not isinstance(stat, HeavyStat):
+            raise TypeError(f"identify needs a HeavyStat aggregate; got {type(stat).__name__}")
+        stat.require(HeavyStat, self.fingerprint)
+        kept, f, se, tests = self.protocol.candidates(stat)
+        n = stat.n
+        order = np.argsort(-f, kind="stable")[: self.top_k]
+        if threshold is None:
+            keep = f[order] > z_for(0.05 / max(tests, 1), two_sided=False) * se[order]
+        else:
+            keep = f[order] * n >= threshold
+        idx = order[np.flatnonzero(keep)][:top]
+        decoded = [self.items_of.decode(kept[i]) for i in idx]
+        z = z_for(1 - level)
+        return Discovery(
+            tuple(v for v, _ in decoded), np.array([c for _, c in decoded], dtype=bool), f[idx] * n, se[idx] * n,
+            (f[idx] - z * se[idx]) * n, (f[idx] + z * se[idx]) * n, n, level,
+        )

@@ -1,0 +1,93 @@
+"""Items: the fixed-length byte strings that heavy-hitter discovery works on.
+
+**Text** (``kind="text"``). A value is a ``str`` (or UTF-8 ``bytes``). Its
+item is ``max_length + 1`` bytes: the UTF-8 bytes, then the end marker
+``0xFF``, padded with ``0xFF``. A string longer than ``max_length`` bytes is
+cut after its last whole character that fits and marked ``0xFE`` instead: it
+is found as that prefix with ``truncated=True``, never merged with the
+shorter string itself. ``0xFE`` and ``0xFF`` never occur in UTF-8, so items
+of distinct strings (up to the cut) are distinct.
+
+**Integers** (``kind="integer"``). A value is an integer in
+``-2**63 .. 2**63 - 1`` (Python or numpy, not bool). Its item is the 8
+bytes big-endian of ``value + 2**63``: distinct integers have distinct
+items, and no integer is cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable.mechanisms.sketch import text_bytes
+
+__all__ = ["END", "CUT", "KINDS", "Items"]
+
+END, CUT = 0xFF, 0xFE
+KINDS = ("text", "integer")
+_OFFSET = 1 << 63
+_INT_BYTES = 8
+
+
+def _cut(data: bytes, limit: int) -> bytes:
+    """The longest prefix of UTF-8 ``data`` of at most ``limit`` bytes that ends on a character boundary."""
+    end = limit
+    while end > 0 and data[end] & 0xC0 == 0x80:  # data[end] continues the character before it
+        end -= 1
+    return data[:end]
+
+
+def _integers(values: Any) -> tuple[list[bytes], NDArray[np.int64]]:
+    """The distinct integers' items and each value's position among them (TypeError/ValueError name the value)."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"values must be a sequence of integers; got a single {type(values).__name__}")
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    for i, v in enumerate(items):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"values[{i}] must be an integer; got {type(v).__name__} {v!r:.60}")
+        if not -_OFFSET <= int(v) < _OFFSET:
+            raise ValueError(f"values[{i}] must be in -2**63..2**63-1; got {int(v)}")
+    shifted = np.array([int(v) + _OFFSET for v in items], dtype=np.uint64)
+    distinct, inverse = np.unique(shifted, return_inverse=True)
+    return [int(u).to_bytes(_INT_BYTES, "big") for u in distinct.tolist()], inverse.astype(np.int64).reshape(-1)
+
+
+class Items:
+    """Encode values of one ``kind`` as items of ``length`` bytes, and decode them back."""
+
+    def __init__(self, kind: str, max_length: int) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {list(KINDS)}; got {kind!r}")
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or not 1 <= max_length <= 254:
+            raise ValueError(f"max_length must be an integer in 1..254 (bytes); got {max_length!r}")
+        self.kind, self.max_length = kind, max_length
+        self.length = max_length + 1 if kind == "text" else _INT_BYTES
+
+    def encode(self, values: Any) -> tuple[list[bytes], NDArray[np.int64]]:
+        """The distinct values' items and each value's position among them."""
+        if self.kind == "integer":
+            return _integers(values)
+        data, inverse = text_bytes(values)
+        items = []
+        for d in data:
+            item = d + bytes([END]) if len(d) <= self.max_length else _cut(d, self.max_length) + bytes([CUT])
+            items.append(item.ljust(self.length, bytes([END])))
+        return items, inverse
+
+    def extensions(self, prefix: bytes) -> Sequence[int]:
+        """Bytes that can follow ``prefix`` in an item: after a text marker only padding; a marker last."""
+        if self.kind == "integer":
+            return range(256)
+        if prefix[-1:] in (bytes([END]), bytes([CUT])):
+            return (END,)
+        return (END, CUT) if len(prefix) == self.length - 1 else range(256)
+
+    def decode(self, item: bytes) -> tuple[Any, bool]:
+        """The value an item stands for, and whether it was cut."""
+        if self.kind == "integer":
+            return int.from_bytes(item, "big") - _OFFSET, False
+        end = min(j for j, b in enumerate(item) if b in (END, CUT))
+        return item[:end].decode("utf-8", errors="replace"), item[end] == CUT

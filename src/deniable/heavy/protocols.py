@@ -1,0 +1,215 @@
+"""The two discovery protocols: PEM (prefix extending) and SFP (sequence fragment puzzle).
+
+Both run over one of Apple's count-mean sketches (:mod:`deniable.mechanisms.sketch`)
+and work on the items of :mod:`deniable.heavy.items` (``L`` bytes each).
+Each device reports once; which level it reports is its own uniform draw,
+independent of its value, so the split of devices costs no epsilon.
+
+**PEM** (Wang, Li & Jha, "Locally differentially private heavy hitter
+identification", TDSC 2019), byte by byte. A device draws its level ``i`` in
+``1..L`` and sends a sketch report of the key ``bytes([i]) + item[:i]`` with
+the whole epsilon. The server estimates all 256 first bytes; each later
+level extends the ``top_k`` best prefixes of the level before by every byte
+that can follow and keeps the ``top_k`` best again. The last level's
+candidates are whole items. A value's share is estimated from the last
+level's ``n_L`` reports, a uniform random subset of the ``n`` devices, so its
+variance is the sketch's plus the subsampling term
+``f (1 - f) (n - n_L) / (n_L (n - 1))``.
+
+**SFP** (Apple Differential Privacy Team, "Learning with Privacy at Scale",
+2017), with one-byte fragments (so that every byte value can occur: Apple's
+two-letter fragments assume a small alphabet). A device computes the 8-bit
+puzzle piece ``r = h(item)`` (BLAKE2b keyed with the sketch's seed, person
+``b"deniable:sfp"``, first byte), draws a position ``i`` in ``1..L`` and
+sends two sketch reports at epsilon/2 each: the fragment key
+``bytes([i, r, item[i - 1]])`` and the whole item. The server estimates the
+``256 x 256`` pairs ``(r, byte)`` at each position and keeps the significant
+ones (one-sided z test, Bonferroni over the 65,536 pairs, at most
+``4 top_k``); for each ``r`` kept at every position, it joins the fragments
+into candidate items (at most ``8 top_k`` partial items per ``r``, by summed
+fragment share) whose piece is ``r``; and it estimates the candidates from
+the whole-item sketch, which every device fed, so no subsampling term.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable.heavy.items import Items
+from deniable.heavy.results import HeavyStat
+from deniable.intervals import z_for
+from deniable.mechanisms.sketch import Sketch, SketchCounts
+from deniable.randomness import Source, uniform_below
+
+__all__ = ["PEM", "SFP", "PROTOCOLS", "Candidates"]
+
+# (items, shares, standard errors, number of candidates the significance filter corrects for)
+Candidates = tuple[list[bytes], NDArray[np.float64], NDArray[np.float64], int]
+_PAIRS = 256 * 256
+
+
+class Protocol:
+    """Shared device and aggregate steps: one level report per device, plus ``extra`` sketch reports."""
+
+    name: str
+    budget_share: int  # the sketch runs at epsilon / budget_share
+
+    def __init__(self, items: Items, oracle: Sketch, top_k: int) -> None:
+        self.items, self.oracle, self.top_k = items, oracle, top_k
+        self.levels = items.length
+        fields = [(f, oracle.dtype[f]) for f in oracle.dtype.names or ()]
+        self.dtype = np.dtype([("level", "u1"), *fields, *self._extra_fields(fields)])
+
+    def _extra_fields(self, fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        return []
+
+    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
+        raise NotImplementedError
+
+    def privatize(self, items: list[bytes], inverse: NDArray[np.int64], source: Source) -> NDArray[Any]:
+        """One report per entry of ``inverse`` (the device's level draw, then its sketch report(s))."""
+        level = uniform_below(self.levels, inverse.size, source).astype(np.int64) + 1
+        pair = inverse * self.levels + (level - 1)
+        used, key_of = np.unique(pair, return_inverse=True)
+        sketch = self.oracle.privatize_keys(self._level_keys(items, used), key_of.reshape(-1).astype(np.int64), source)
+        out = np.empty(inverse.size, dtype=self.dtype)
+        out["level"] = level
+        for f in sketch.dtype.names or ():
+            out[f] = sketch[f]
+        self._privatize_extra(items, inverse, source, out)
+        return out
+
+    def _privatize_extra(self, items: list[bytes], inverse: NDArray[np.int64], source: Source,
+                         out: NDArray[Any]) -> None:
+        """Add the reports beyond the level report (none for PEM)."""
+
+    def aggregate(self, arr: NDArray[Any], fingerprint: str) -> HeavyStat:
+        level = arr["level"].astype(np.int64)
+        sketch = self.sketch_part(arr)
+        stats = tuple(self.oracle.aggregate(sketch[level == i]) for i in range(1, self.levels + 1))
+        return HeavyStat(fingerprint, stats, self._aggregate_extra(arr))
+
+    def _aggregate_extra(self, arr: NDArray[Any]) -> SketchCounts | None:
+        return None
+
+    def sketch_part(self, arr: NDArray[Any], prefix: str = "") -> NDArray[Any]:
+        """The sketch reports inside structured reports (``prefix`` ``"word_"``: SFP's whole-item reports)."""
+        part = np.empty(arr.size, dtype=self.oracle.dtype)
+        for f in self.oracle.dtype.names or ():
+            part[f] = arr[prefix + f]
+        return part
+
+    def candidates(self, stat: HeavyStat) -> Candidates:
+        raise NotImplementedError
+
+    def detectable(self, epsilon_variance: float) -> float:
+        """``sqrt(n)`` times the least share found with the sketch's per-report variance ``epsilon_variance``."""
+        raise NotImplementedError
+
+
+class PEM(Protocol):
+    """Prefix extending (see the module docstring)."""
+
+    name = "pem"
+    budget_share = 1
+
+    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
+        L = self.levels
+        return [bytes([p % L + 1]) + items[p // L][: p % L + 1] for p in used.tolist()]
+
+    def _estimate(self, stat: HeavyStat, level: int, prefixes: list[bytes]) -> Any:
+        keys = [bytes([level]) + p for p in prefixes]
+        return self.oracle.estimate_keys(stat.levels[level - 1], keys, np.arange(len(keys)), tuple(prefixes))
+
+    def candidates(self, stat: HeavyStat) -> Candidates:
+        kept = [b""]
+        for lev in range(1, self.levels + 1):
+            if stat.levels[lev - 1].n == 0:
+                return [], np.zeros(0), np.zeros(0), 0
+            options = [p + bytes([b]) for p in kept for b in self.items.extensions(p)]
+            est = self._estimate(stat, lev, options)
+            order = np.argsort(-est.frequencies, kind="stable")[: self.top_k]
+            kept = [options[i] for i in order]
+        f, se_sketch = est.frequencies[order], est.std_errors[order]
+        n, n_last = stat.n, stat.levels[-1].n
+        plug = np.clip(f, 0, 1)
+        subsample = plug * (1 - plug) * (n - n_last) / (n_last * max(n - 1, 1))
+        # the kept are the best of all options at the last level: the filter corrects for every option
+        return kept, f, np.sqrt(se_sketch**2 + subsample), len(options)
+
+    def detectable(self, epsilon_variance: float) -> float:
+        """A level has ``n / L`` reports; each of the ``top_k * 256`` options is tested."""
+        return z_for(0.05 / (self.top_k * 256), two_sided=False) * float(np.sqrt(self.levels * epsilon_variance))
+
+
+class SFP(Protocol):
+    """Sequence fragment puzzle (see the module docstring)."""
+
+    name = "sfp"
+    budget_share = 2
+
+    def _extra_fields(self, fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        return [(f"word_{f}", t) for f, t in fields]
+
+    def piece(self, item: bytes) -> int:
+        """The 8-bit puzzle piece ``r = h(item)``."""
+        return hashlib.blake2b(item, digest_size=1, key=self.oracle.seed, person=b"deniable:sfp").digest()[0]
+
+    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
+        L = self.levels
+        pieces = [self.piece(item) for item in items]
+        return [bytes([p % L + 1, pieces[p // L], items[p // L][p % L]]) for p in used.tolist()]
+
+    def _privatize_extra(self, items: list[bytes], inverse: NDArray[np.int64], source: Source,
+                         out: NDArray[Any]) -> None:
+        word = self.oracle.privatize_keys(items, inverse, source)
+        for f in word.dtype.names or ():
+            out[f"word_{f}"] = word[f]
+
+    def _aggregate_extra(self, arr: NDArray[Any]) -> SketchCounts:
+        return self.oracle.aggregate(self.sketch_part(arr, "word_"))
+
+    def _fragments(self, stat: SketchCounts, level: int) -> dict[int, list[tuple[int, float]]]:
+        """The significant ``(r, byte)`` pairs at one position, best first, grouped by ``r``."""
+        keys = [bytes([level, r, b]) for r in range(256) for b in range(256)]
+        est = self.oracle.estimate_keys(stat, keys, np.arange(_PAIRS), tuple(range(_PAIRS)))
+        f, se = est.frequencies, np.asarray(est.std_errors, dtype=float)
+        sig = np.flatnonzero(f > z_for(0.05 / _PAIRS, two_sided=False) * se)
+        sig = sig[np.argsort(-f[sig], kind="stable")][: 4 * self.top_k]
+        out: dict[int, list[tuple[int, float]]] = {}
+        for pair in sig.tolist():
+            out.setdefault(pair >> 8, []).append((pair & 0xFF, float(f[pair])))
+        return out
+
+    def candidates(self, stat: HeavyStat) -> Candidates:
+        if stat.word is None or stat.word.n == 0 or any(s.n == 0 for s in stat.levels):
+            return [], np.zeros(0), np.zeros(0), 0
+        fragments = [self._fragments(s, lev) for lev, s in enumerate(stat.levels, start=1)]
+        pieces = set(fragments[0]).intersection(*fragments[1:])
+        found: list[bytes] = []
+        for r in sorted(pieces):
+            partial: list[tuple[bytes, float]] = [(b"", 0.0)]
+            for frags in fragments:
+                partial = [
+                    (p + bytes([b]), score + share)
+                    for p, score in partial for b, share in frags[r] if b in self.items.extensions(p)
+                ]
+                partial = sorted(partial, key=lambda ps: -ps[1])[: 8 * self.top_k]
+            found.extend(p for p, _ in partial if self.piece(p) == r)
+        if not found:
+            return [], np.zeros(0), np.zeros(0), 0
+        est = self.oracle.estimate_keys(stat.word, found, np.arange(len(found)), tuple(found))
+        return found, est.frequencies, np.asarray(est.std_errors, dtype=float), len(found)
+
+    def detectable(self, epsilon_variance: float) -> float:
+        """The harder of the two stages: a position's ``n / L`` reports over 65,536 pairs, then the word."""
+        fragment = z_for(0.05 / _PAIRS, two_sided=False) * float(np.sqrt(self.levels * epsilon_variance))
+        word = z_for(0.05 / self.top_k, two_sided=False) * float(np.sqrt(epsilon_variance))
+        return max(fragment, word)
+
+
+PROTOCOLS: dict[str, type[Protocol]] = {"pem": PEM, "sfp": SFP}

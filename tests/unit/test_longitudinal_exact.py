@@ -1,0 +1,343 @@
+"""Layer A for the longitudinal mechanisms: L-GRR, L-OSUE, 1BitMean, dBitFlip.
+
+Exact checks (no sampling): the realised epsilons from the integers, the
+transition matrices' privacy loss, the second-round parameters against the
+papers' closed forms (and multi-freq-ldpy's L-GRR formula, whose shortfall
+for k > 2 MECHANISMS.md 5.2 documents), the estimators on expected counts,
+configurations on the wire, bad parameters, and the clients' memoization.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+
+import deniable as dn
+from deniable import randomness, wire
+from deniable.aggregates import SupportCounts
+from deniable.client_state import MemoryStore, StateError
+from deniable.errors import ConfigError
+from deniable.mechanisms import registry
+from deniable.mechanisms.telemetry import sample_subsets
+
+
+def max_log_ratio(matrix: np.ndarray) -> float:
+    with np.errstate(divide="ignore"):
+        logs = np.log(matrix)
+    return float(np.max(logs.max(axis=0) - logs.min(axis=0)))
+
+
+# ------------------------------------------------------------------ epsilons
+@pytest.mark.parametrize("k", [2, 3, 10, 50])
+@pytest.mark.parametrize(("perm", "one"), [(4.0, 1.0), (2.0, 0.5), (1.0, 0.9), (8.0, 3.0)])
+def test_lgrr_realises_both_epsilons(k: int, perm: float, one: float) -> None:
+    m = dn.LGRR(k, epsilon_perm=perm, epsilon_1=one)
+    (p1, q1), (p2, q2) = m.rounds
+    assert p1 + (k - 1) * q1 == 1 and p2 + (k - 1) * q2 == 1
+    p_star, q_star = p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
+    assert m.prob == p_star
+    assert perm * 0.99 <= m.epsilon_perm <= perm and one * 0.99 <= m.epsilon <= one
+    assert m.epsilon_perm == dn.GRR(k, epsilon=perm).epsilon  # the first round is GRR's own choice
+    assert math.isclose(m.epsilon, math.log(p_star / q_star), rel_tol=1e-12)
+    assert m.epsilon_irr == pytest.approx(math.log(p2 / q2))
+    if k <= 10:
+        assert max_log_ratio(m.transition_matrix()[1]) == pytest.approx(m.epsilon, rel=1e-12)
+
+
+def test_lgrr_second_round_against_the_papers() -> None:
+    """k = 2: our exact solution is the paper's (and multi-freq-ldpy's) closed form; for k > 2
+    that closed form realises less than epsilon_1 (0.92 of 1 at k = 10, epsilon_perm = 4)."""
+
+    def reference_p2(k: int, perm: float, one: float) -> tuple[float, float]:
+        p1 = math.exp(perm) / (math.exp(perm) + k - 1)
+        q1 = (1 - p1) / (k - 1)
+        e1 = math.exp(one)
+        p2 = (q1 - e1 * p1) / (-p1 * e1 + k * q1 * e1 - q1 * e1 - p1 * (k - 1) + q1)
+        q2 = (1 - p2) / (k - 1)
+        realised = math.log((p1 * p2 + (1 - p1) * q2) / (q1 * p2 + (1 - q1) * q2))
+        return p2, realised
+
+    p2, realised = reference_p2(2, 4.0, 1.0)
+    ours = dn.LGRR(2, epsilon_perm=4.0, epsilon_1=1.0)
+    assert float(ours.rounds[1][0]) == pytest.approx(p2, rel=1e-8) and realised == pytest.approx(1.0)
+    _, realised10 = reference_p2(10, 4.0, 1.0)
+    assert realised10 == pytest.approx(0.92, abs=0.005)
+    assert dn.LGRR(10, epsilon_perm=4.0, epsilon_1=1.0).epsilon == pytest.approx(1.0, abs=1e-8)
+
+
+@pytest.mark.parametrize("k", [2, 5, 12])
+@pytest.mark.parametrize(("perm", "one"), [(4.0, 1.0), (2.0, 0.5), (1.0, 0.9)])
+def test_losue_realises_both_epsilons_with_the_paper_closed_form(k: int, perm: float, one: float) -> None:
+    m = dn.LOSUE(k, epsilon_perm=perm, epsilon_1=one)
+    (p1, q1), (p2, q2) = m.rounds
+    assert p1 == Fraction(1, 2) and q2 == 1 - p2
+    assert float(q1) == pytest.approx(1 / (math.exp(perm) + 1), rel=1e-6)
+    e1, ep = math.exp(one), math.exp(perm)
+    assert float(p2) == pytest.approx((1 - e1 * ep) / (e1 - ep - e1 * ep + 1), rel=1e-7)
+    assert (m.p, m.q) == (p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2)
+    assert perm * 0.99 <= m.epsilon_perm <= perm and one * 0.99 <= m.epsilon <= one
+    assert m.epsilon_perm == dn.OUE(k, epsilon=perm).epsilon
+    if k <= 5:
+        assert max_log_ratio(m.transition_matrix()[1]) == pytest.approx(m.epsilon, rel=1e-12)
+
+
+@pytest.mark.parametrize(("k", "d", "eps"), [(2, 1, 1.0), (2, 2, 1.0), (4, 2, 2.0), (5, 1, 0.5), (6, 3, 1.0)])
+def test_dbitflip_epsilon_is_the_transition_matrix_loss(k: int, d: int, eps: float) -> None:
+    m = dn.DBitFlip(k, d=d, epsilon=eps)
+    assert eps * 0.99 <= m.epsilon <= eps
+    outputs, matrix = m.transition_matrix()
+    assert len(outputs) == math.comb(k, d) * 2**d
+    np.testing.assert_allclose(matrix.sum(axis=1), 1.0, rtol=1e-12)
+    assert max_log_ratio(matrix) == pytest.approx(m.epsilon, rel=1e-9)
+
+
+@pytest.mark.parametrize("points", [2, 3, 11])
+def test_one_bit_mean_distribution_and_epsilon(points: int) -> None:
+    m = dn.OneBitMean(-5.0, 5.0, epsilon=1.5, points=points)
+    assert 1.5 * 0.99 <= m.epsilon <= 1.5
+    e = math.exp(m.epsilon)
+    for value in (-9.0, -5.0, -1.234, 0.0, 2.5, 5.0, 17.0):
+        u = min(1.0, max(0.0, (value + 5.0) / 10.0))
+        support, probs = m.report_distribution(value)
+        assert list(support) == [0.0, 1.0]
+        assert probs[1] == pytest.approx(1 / (e + 1) + u * (e - 1) / (e + 1), rel=1e-12)
+    ends = [m.report_distribution(v)[1] for v in (-5.0, 5.0)]
+    assert max_log_ratio(np.array(ends)) == pytest.approx(m.epsilon, rel=1e-12)
+    # the unit variance: Var(t_hat) = pi (1 - pi) / b1^2
+    t = np.linspace(-1, 1, 5)
+    pi = 0.5 + t * (e - 1) / (2 * (e + 1))
+    np.testing.assert_allclose(m._unit_variance(t), pi * (1 - pi) * (2 * (e + 1) / (e - 1)) ** 2, rtol=1e-9)
+
+
+def test_lifetime_epsilons() -> None:
+    lg = dn.LGRR(4, epsilon_perm=3.0, epsilon_1=1.0)
+    assert lg.lifetime_epsilon() == lg.epsilon_perm and lg.lifetime_epsilon(3) == 3 * lg.epsilon_perm
+    ob = dn.OneBitMean(0, 1, epsilon=1.0, points=3)
+    assert ob.lifetime_epsilon() == ob.epsilon and ob.lifetime_epsilon(10) == 3 * ob.epsilon
+    db = dn.DBitFlip(10, d=2, epsilon=1.0)
+    assert db.lifetime_epsilon(2) == 2 * db.epsilon and db.lifetime_epsilon(99) == 3 * db.epsilon
+    for m in (lg, ob, db):
+        for bad in (0, -1, 1.5, True):
+            with pytest.raises(ValueError, match="distinct"):
+                m.lifetime_epsilon(bad)
+
+
+# ---------------------------------------------------------------- estimators
+@pytest.mark.parametrize("make", [lambda: dn.LGRR(5, epsilon_perm=3.0, epsilon_1=1.0),
+                                  lambda: dn.LOSUE(5, epsilon_perm=3.0, epsilon_1=1.0)])
+def test_chained_estimate_of_expected_counts_is_the_truth(make: Any) -> None:
+    """The paper's estimator ``(C - n q1 (p2 - q2) - n q2) / (n (p1 - q1)(p2 - q2))`` and its
+    f -> 0 variance ``sigma (1 - sigma) / (n (p1-q1)^2 (p2-q2)^2)``, ``sigma = q*``."""
+    m = make()
+    (p1, q1), (p2, q2) = (tuple(float(x) for x in r) for r in m.rounds)
+    n, truth = 10_000, np.array([0.4, 0.3, 0.2, 0.1, 0.0])
+    expected = n * ((p1 * p2 + (1 - p1) * q2) * truth + (q1 * p2 + (1 - q1) * q2) * (1 - truth))
+    paper = (expected - n * q1 * (p2 - q2) - n * q2) / (n * (p1 - q1) * (p2 - q2))
+    est = m.estimate_from(SupportCounts(m.fingerprint, expected, n))
+    np.testing.assert_allclose(est.frequencies, truth, atol=1e-12)
+    np.testing.assert_allclose(paper, truth, atol=1e-12)
+    sigma = q1 * p2 + (1 - q1) * q2
+    np.testing.assert_allclose(m.variance(n)[0], sigma * (1 - sigma) / (n * (p1 - q1) ** 2 * (p2 - q2) ** 2))
+
+
+def test_dbitflip_estimate_and_variance_from_expected_counts() -> None:
+    """The estimate of the expected counts is the truth; the respondents' variance formula is
+    the exact variance of the paper's estimator (computed here from one device's Z)."""
+    m = dn.DBitFlip(6, d=2, epsilon=2.0)
+    n, truth = 6000, np.array([0.5, 0.2, 0.15, 0.1, 0.05, 0.0])
+    r, e = 2 / 6, math.exp(1.0)
+    p = e / (e + 1)
+    sampled = np.full(6, n * r)
+    ones = n * r * (p * truth + (1 - p) * (1 - truth))
+    est = m.estimate_from(SupportCounts(m.fingerprint, np.concatenate([ones, sampled]), n), target="respondents")
+    np.testing.assert_allclose(est.frequencies, truth, atol=1e-9)
+    # Z = S (bit (e+1) - 1)/(e-1): E Z^2 = r (p_bit e^2 + (1 - p_bit)) / (e-1)^2 per device
+    for f in (truth, truth * 0):
+        holder = r * (p * e**2 + (1 - p)) / (e - 1) ** 2 - r**2
+        other = r * ((1 - p) * e**2 + p) / (e - 1) ** 2
+        exact = (f * holder + (1 - f) * other) / (n * r**2)
+        np.testing.assert_allclose(m.variance(n, f, "respondents"), exact, rtol=1e-9)
+        np.testing.assert_allclose(m.variance(n, f, "population"), exact + f * (1 - f) / n, rtol=1e-9)
+    # var* = (k/d) e^(eps/2) / (e^(eps/2) - 1)^2 (MECHANISMS.md 1.10)
+    assert m.variance(1)[0] == pytest.approx(3 * e / (e - 1) ** 2)
+
+
+def test_sample_subsets_are_sorted_distinct_and_cover_every_subset() -> None:
+    s = sample_subsets(5000, 5, 3, randomness.resolve(1))
+    assert s.shape == (5000, 3) and (np.diff(s, axis=1) > 0).all() and s.min() >= 0 and s.max() < 5
+    assert len({tuple(row) for row in s}) == math.comb(5, 3)
+    full = sample_subsets(10, 4, 4, randomness.resolve(2))
+    assert (full == np.arange(4)).all()
+
+
+# --------------------------------------------------------------------- wire
+MECHANISMS = [
+    lambda: dn.LGRR(["a", "b", "c"], epsilon_perm=4.0, epsilon_1=1.0),
+    lambda: dn.LOSUE(11, epsilon_perm=2.0, epsilon_1=0.7),
+    lambda: dn.OneBitMean(0, 86400, epsilon=1.0, points=4),
+    lambda: dn.DBitFlip(["x", "y", "z", "w"], d=2, epsilon=1.5),
+]
+
+
+@pytest.mark.parametrize("make", MECHANISMS)
+def test_config_round_trip_and_reports_on_the_wire(make: Any) -> None:
+    m = make()
+    config = m.to_config()
+    back = dn.from_config(config)
+    assert back == m and back.fingerprint == m.fingerprint and back.epsilon == m.epsilon
+    assert dn.from_config(wire.to_json(m)) == m
+    values = [0.0, 1.5, 86400.0] if isinstance(m, dn.OneBitMean) else list(m.domain)
+    reports = m.privatize_many(values * 20, rng=3)
+    items = m.reports_to_json(reports)
+    checked = back.reports_from_json(items)
+    assert back.aggregate(checked) == m.aggregate(reports)
+    stat = m.aggregate(reports[:30]) + m.aggregate(reports[30:])
+    assert stat == m.aggregate(reports)
+    assert m.aggregate_from_json(stat.to_json()) == stat
+    assert m.estimate_from(stat).n == len(reports)
+    assert registry.entry_of(m).browser is False
+
+
+BAD_CONFIGS = [
+    ("l-grr", {"perm_truth_numerator": 5, "perm_other_numerator": 9, "irr_truth_numerator": 3,
+               "irr_other_numerator": 1}, "truth_numerator"),
+    ("l-grr", {"perm_truth_numerator": 9, "perm_other_numerator": 1, "irr_truth_numerator": 3}, "missing"),
+    ("l-grr", {"perm_truth_numerator": "9", "perm_other_numerator": 1, "irr_truth_numerator": 3,
+               "irr_other_numerator": 1}, "params"),
+    ("l-osue", {"bits": 32, "perm_p_numerator": 1 << 31, "perm_q_numerator": 1 << 30,
+                "irr_p_numerator": 1 << 30}, "irr_p_numerator"),
+    ("l-osue", {"bits": 16, "perm_p_numerator": 1 << 31, "perm_q_numerator": 1 << 30,
+                "irr_p_numerator": 3 << 30}, "bits"),
+    ("dbitflip", {"d": 9, "truth_numerator": 3, "other_numerator": 1}, "d must be"),
+    ("dbitflip", {"d": 2, "truth_numerator": 1, "other_numerator": 3}, "other_numerator"),
+    ("dbitflip", {"d": 2, "truth_numerator": 3, "other_numerator": 1, "extra": 1}, "unknown"),
+    ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 1}, "points"),
+    ("one-bit-mean", {"high_numerator": 1, "low_numerator": 1, "points": 2}, "low_numerator"),
+]
+
+
+@pytest.mark.parametrize(("wire_id", "params", "match"), BAD_CONFIGS, ids=[f"{w}-{m}" for w, _, m in BAD_CONFIGS])
+def test_bad_configs_are_refused_naming_the_field(wire_id: str, params: dict[str, Any], match: str) -> None:
+    domain = [0, 10] if wire_id == "one-bit-mean" else ["a", "b", "c", "d"]
+    config = {"format": "deniable.mechanism", "version": 1, "mechanism": wire_id, "domain": domain,
+              "params": params}
+    with pytest.raises(ConfigError, match=match):
+        dn.from_config(config)
+
+
+@pytest.mark.parametrize("make", MECHANISMS)
+def test_a_config_claiming_another_epsilon_is_refused(make: Any) -> None:
+    config = make().to_config()
+    config["epsilon"] *= 1.01
+    with pytest.raises(ConfigError, match="epsilon"):
+        dn.from_config(config)
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "match"),
+    [
+        (lambda: dn.LGRR(4, epsilon_perm=1.0, epsilon_1=1.0), ValueError, "epsilon_1 must be below"),
+        (lambda: dn.LGRR(4, epsilon_perm=1.0, epsilon_1=2.0), ValueError, "epsilon_1 must be below"),
+        (lambda: dn.LGRR(4, epsilon_perm=float("nan"), epsilon_1=0.5), ValueError, "epsilon_perm"),
+        (lambda: dn.LGRR(4, epsilon_perm=2.0, epsilon_1=-1), ValueError, "epsilon_1"),
+        (lambda: dn.LGRR(4, epsilon_perm=2.0), TypeError, "epsilon_1"),
+        (lambda: dn.LGRR(1, epsilon_perm=2.0, epsilon_1=1.0), ValueError, "k must be >= 2"),
+        (lambda: dn.LOSUE(4, epsilon_perm="2", epsilon_1=1.0), TypeError, "epsilon_perm"),
+        (lambda: dn.LOSUE(4, epsilon_perm=3.0, epsilon_1=1e-12), ValueError, "too small"),
+        (lambda: dn.DBitFlip(4, d=5, epsilon=1.0), ValueError, "d must be an int in 1..4"),
+        (lambda: dn.DBitFlip(4, d=0, epsilon=1.0), ValueError, "d must be"),
+        (lambda: dn.DBitFlip(4, d=2.0, epsilon=1.0), ValueError, "d must be"),
+        (lambda: dn.DBitFlip(4, epsilon=1.0), TypeError, "d"),
+        (lambda: dn.OneBitMean(1, 1, epsilon=1.0), ValueError, "low must be < high"),
+        (lambda: dn.OneBitMean(0, 1, epsilon=1.0, points=1), ValueError, "points must be"),
+        (lambda: dn.OneBitMean(0, 1, epsilon=0), ValueError, "epsilon"),
+    ],
+)
+def test_bad_parameters_are_refused(build: Any, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        build()
+
+
+def test_bad_reports_are_refused_naming_the_report() -> None:
+    m = dn.DBitFlip(4, d=2, epsilon=1.0)
+    good = {"buckets": [0, 3], "bits": [1, 0]}
+    for bad, why in [({"buckets": [3, 0], "bits": [1, 0]}, "increasing"),
+                     ({"buckets": [0, 4], "bits": [1, 0]}, "below"), ({"buckets": [0, 1], "bits": [2, 0]}, "bits"),
+                     ({"buckets": [0], "bits": [1]}, "list of 2"),
+                     ({"buckets": [0, 1]}, "must be")]:
+        with pytest.raises(dn.ReportError, match=why) as info:
+            m.reports_from_json([good, bad])
+        assert info.value.index == 1
+    ob = dn.OneBitMean(0, 10, epsilon=1.0)
+    with pytest.raises(dn.ReportError, match="not a possible OneBitMean report"):
+        ob.reports_from_json([0, 1, 0.5])
+    with pytest.raises(dn.ReportError):
+        ob.reports_from_json([True])
+
+
+# ------------------------------------------------------------------- clients
+def test_chained_client_memoizes_the_first_round_per_value() -> None:
+    m = dn.LGRR(list("ABCDEFGH"), epsilon_perm=2.0, epsilon_1=1.0)
+    c = m.client(secret=b"s" * 32)
+    again = m.client(secret=b"s" * 32)
+    assert all(c.permanent(v) == again.permanent(v) for v in m.domain)
+    firsts = [int(m.client().permanent("A")[0]) for _ in range(200)]
+    assert len(set(firsts)) > 1  # fresh secrets give fresh first rounds
+    reports = {c.privatize("A") for _ in range(200)}
+    assert len(reports) > 1  # the second round is fresh
+    assert all(r in m.domain for r in reports)
+    o = dn.LOSUE(9, epsilon_perm=2.0, epsilon_1=1.0)
+    oc = o.client(secret=b"t" * 32)
+    assert np.array_equal(oc.permanent(3), o.client(secret=b"t" * 32).permanent(3))
+    assert o.validate(np.array([oc.privatize(3)])).shape == (1, 2)
+
+
+def test_clients_keep_their_state_in_a_store(tmp_path: Any) -> None:
+    for m in (dn.LGRR(4, epsilon_perm=2.0, epsilon_1=1.0), dn.DBitFlip(6, d=2, epsilon=1.0),
+              dn.OneBitMean(0, 10, epsilon=1.0, points=3)):
+        path = tmp_path / f"{m.wire_id}.state"
+        first, second = m.client(state=path), m.client(state=path)
+        assert first.secret == second.secret
+        store = MemoryStore()
+        assert m.client(state=store).secret == m.client(state=store).secret
+        with pytest.raises(TypeError, match="either state or secret"):
+            m.client(state=path, secret=b"x" * 32)
+    other = dn.LGRR(4, epsilon_perm=3.0, epsilon_1=1.0)
+    with pytest.raises(StateError, match="fingerprint"):
+        other.client(state=tmp_path / "l-grr.state")
+    with pytest.raises(ValueError, match="at least 16 bytes"):
+        other.client(secret=b"short")
+
+
+def test_one_bit_mean_client_rounds_once_and_memoizes_a_bit_per_point() -> None:
+    m = dn.OneBitMean(0, 100, epsilon=1.0, points=11)
+    c = m.client(secret=bytes(range(32)))
+    assert c.privatize(37.0) == c.privatize(37.0) and c.point(37.0) in (3, 4)
+    # every value in a step maps to the lower point below the device's threshold and the upper above
+    points = [c.point(v) for v in np.linspace(30, 40, 101)]
+    assert points == sorted(points) and set(points) <= {3, 4}
+    assert [c.privatize(v) for v in np.linspace(30, 40, 101)] == [float(c.bit(p)) for p in points]
+    assert c.point(-5) == 0 and c.point(1e9) == 10
+    assert {m.client().point(35.0) for _ in range(100)} == {3, 4}
+
+
+def test_dbitflip_client_samples_buckets_once_and_sends_at_most_d_plus_1_reports() -> None:
+    m = dn.DBitFlip(10, d=3, epsilon=1.0)
+    c = m.client(secret=b"k" * 32)
+    assert np.array_equal(c.buckets, m.client(secret=b"k" * 32).buckets)
+    reports = {m.report_to_json(c.privatize(v))["bits"].__repr__() for v in range(10) for _ in range(3)}
+    assert len(reports) <= 4
+    unsampled = [v for v in range(10) if v not in c.buckets]
+    assert len({repr(m.report_to_json(c.privatize(v))) for v in unsampled}) == 1
+    assert all(c.slot(v) == 3 for v in unsampled)
+
+
+def test_simulate_runs_every_new_frequency_oracle() -> None:
+    for m in (dn.LGRR(5, epsilon_perm=3.0, epsilon_1=1.0), dn.LOSUE(5, epsilon_perm=3.0, epsilon_1=1.0),
+              dn.DBitFlip(5, d=2, epsilon=2.0)):
+        est = dn.simulate(m, [0.4, 0.3, 0.2, 0.1, 0.0], 200_000, rng=5)
+        assert est.n == 200_000 and np.all(np.abs(est.frequencies - est.truth) < 8 * est.std_errors)

@@ -1,0 +1,258 @@
+"""``deniable.randomness`` fed crafted bytes: rejection boundaries, byte order and seeded single reports.
+
+A :class:`Scripted` source hands out exactly the bytes a test wrote, so a
+boundary the statistical suites cannot see (a word at the rejection limit
+occurs with probability 2^-32) is checked directly. Deterministic: no
+assertion here depends on chance.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+from mechanism_grid import CASES
+from scripted import Scripted
+
+import deniable as dn
+from deniable import randomness
+from deniable.randomness import TWO64, below, bernoulli, fixed_point, randomized_round, scalar_below, uniform_below
+
+U32 = 1 << 32
+
+
+class Constant:
+    """An endless source of one repeated byte."""
+
+    secure = False
+
+    def __init__(self, byte: int) -> None:
+        self.byte = byte
+
+    def random_bytes(self, n: int) -> bytes:
+        return bytes([self.byte]) * n
+
+
+def words32(*values: int) -> Scripted:
+    return Scripted(np.array(values, dtype=np.uint32).tobytes())
+
+
+def words64(*values: int) -> Scripted:
+    return Scripted(np.array(values, dtype=np.uint64).tobytes())
+
+
+def msb_first(*values: int) -> Scripted:
+    """64-bit values as bytes, most significant first (the order :func:`below` reads them lazily)."""
+    return Scripted(b"".join(v.to_bytes(8, "big") for v in values))
+
+
+def test_rejection_at_the_limit_32_bit() -> None:
+    """bound 3: words >= 3 * floor(2^32 / 3) = 2^32 - 1 are redrawn; the one below it is kept."""
+    limit = (U32 // 3) * 3
+    src = words32(limit, limit, 7)
+    assert uniform_below(3, 1, src).tolist() == [7 % 3] and src.data == b""
+    src = words32(limit - 1)
+    assert uniform_below(3, 1, src).tolist() == [(limit - 1) % 3] and src.data == b""
+    # several lanes: only the rejected ones draw again, in lane order, until none is left
+    src = words32(limit, 5, limit, limit - 1, limit, 9)
+    assert uniform_below(3, 3, src).tolist() == [(limit - 1) % 3, 5 % 3, 9 % 3] and src.data == b""
+
+
+def test_rejection_at_the_limit_64_bit() -> None:
+    bound = U32 + 1  # above 2^32: 64-bit words
+    limit = (TWO64 // bound) * bound
+    src = words64(limit, TWO64 - 1, limit - 1)
+    assert uniform_below(bound, 1, src).tolist() == [(limit - 1) % bound] and src.data == b""
+    assert uniform_below(U32, 1, words32(U32 - 1)).tolist() == [U32 - 1]  # 2^32 itself: 32-bit words
+
+
+def test_powers_of_two_mask_without_rejection() -> None:
+    assert uniform_below(8, 2, words32(U32 - 1, 12)).tolist() == [7, 4]
+    assert uniform_below(1 << 40, 1, words64(TWO64 - 1)).tolist() == [(1 << 40) - 1]
+    assert uniform_below(TWO64, 1, words64(TWO64 - 1)).tolist() == [TWO64 - 1]
+    src = Scripted(b"")
+    assert uniform_below(1, 4, src).tolist() == [0, 0, 0, 0]  # no randomness needed
+    for bad in (0, TWO64 + 1):
+        with pytest.raises(ValueError, match=rf"bound must be in \[1, 2\*\*64\]; got {bad}"):
+            uniform_below(bad, 1, src)
+
+
+def test_bernoulli_compares_below_the_numerator() -> None:
+    assert bernoulli(3, 10, 3, words32(2, 3, 13)).tolist() == [True, False, False]
+    assert bernoulli(10, 10, 1, words32(9)).tolist() == [True]
+    with pytest.raises(ValueError, match=r"probability 11/10 is not in \[0, 1\]"):
+        bernoulli(11, 10, 1, Scripted(b""))
+
+
+def test_scalar_below_reads_the_given_source() -> None:
+    """A seeded or scripted source is used as is (only the OS CSPRNG goes through :mod:`secrets`)."""
+    limit = (U32 // 3) * 3
+    assert scalar_below(3, words32(limit, 4)) == 1
+    assert scalar_below(1000, randomness.resolve(7)) == scalar_below(1000, randomness.resolve(7))
+    assert 0 <= scalar_below(5, randomness.SECURE) < 5
+
+
+@pytest.mark.parametrize("threshold", [0x0102030405060708, 1 << 63, 0xFF00000000000001, 0x00FF00FF00FF00FF])
+@pytest.mark.parametrize("lazy", [True, False])
+def test_below_is_strict_at_the_threshold(threshold: int, lazy: bool) -> None:
+    """``U < T``: U = T is not below, U = T - 1 is, U = T + 1 is not; lazily bytes are read MSB first."""
+    t = np.array([threshold], dtype=np.uint64)
+    for u, want in [(threshold, False), (threshold - 1, True), (threshold + 1, False)]:
+        src = msb_first(u) if lazy else words64(u)
+        assert below(t, src, lazy).tolist() == [want]
+        if not lazy:
+            assert src.data == b""
+
+
+def test_lazy_below_draws_only_for_tied_lanes() -> None:
+    """Lane 0 ties on its first byte and draws a second one; lane 1 is settled by its first byte."""
+    t = np.array([0x80 << 56 | 0x40 << 48, 0x80 << 56], dtype=np.uint64)
+    src = Scripted(bytes([0x80, 0x7F, 0x3F]))  # first bytes of both lanes, then lane 0's second byte
+    assert below(t, src).tolist() == [True, True] and src.data == b""
+    src = Scripted(bytes([0x80, 0x81, 0x41]))
+    assert below(t, src).tolist() == [False, False] and src.data == b""
+
+
+def test_bernoulli_words_extremes() -> None:
+    """The lazy comparison reads a stream of fair bits; a lane ends at its stream's next 1 after G 0s
+    and is ``c_G`` (bit G of the numerator, most significant first), False once G passes c's last 1.
+
+    All-ones bytes decide every lane at G = 0 (c's top bit); 0x55 (01010101) at G = 1; 0x11 at G = 3.
+    Numerators 0 and 2^bits are certain and read nothing.
+    """
+    empty = Scripted(b"")
+    assert bernoulli_words_of(0, empty) == [0] * 3 and bernoulli_words_of(1 << 32, empty) == [TWO64 - 1] * 3
+    assert bernoulli_words_of(5, Constant(0xFF)) == [0] * 3  # c_0 = 0
+    assert bernoulli_words_of(1 << 31, Constant(0xFF)) == [TWO64 - 1] * 3  # c = 0.1b: c_0 = 1
+    assert bernoulli_words_of(1 << 31, Constant(0x55)) == [0] * 3  # G = 1 is past c's last 1
+    assert bernoulli_words_of(3 << 30, Constant(0x55)) == [TWO64 - 1] * 3  # c = 0.11b: c_1 = 1
+    assert bernoulli_words_of(3 << 29, Constant(0xFF)) == [0] * 3  # c = 0.011b: c_0 = 0
+    assert bernoulli_words_of(5 << 29, Constant(0x55)) == [0] * 3  # c = 0.101b: c_1 = 0
+    assert bernoulli_words_of(5 << 29, Constant(0x11)) == [0] * 3  # G = 3: past c's last 1 (bit 2)
+    # 0xAA (10101010): the first lane ends at the first bit (G = 0), every later one after a 0 (G = 1)
+    assert randomness.bernoulli_bits(1 << 31, 32, 4, Constant(0xAA)).tolist() == [True, False, False, False]
+    assert randomness.bernoulli_bits(5 << 29, 32, 4, Constant(0x22)).tolist() == [True, False, False, False]
+    with pytest.raises(ValueError, match=r"numerator must be in \[0, 2\*\*bits\]; got 9/8"):
+        randomness.bernoulli_words(9, 3, 1, Constant(0))
+
+
+def bernoulli_words_of(numerator: int, source: Any) -> list[int]:
+    return [int(w) for w in randomness.bernoulli_words(numerator, 32, 3, source)]
+
+
+def test_fixed_point_and_randomized_round() -> None:
+    np.testing.assert_array_equal(
+        fixed_point(np.array([0.0, 0.5, 0.25, 1.0])),
+        np.array([0, 1 << 63, 1 << 62, ((1 << 53) - 1) << 11], dtype=np.uint64),
+    )
+    x = np.array([1.5, 2.0, -0.25, 7.75])
+    assert randomized_round(x.copy(), Constant(0x00)).tolist() == [2, 2, 0, 8]  # U = 0: up iff a fraction
+    assert randomized_round(x.copy(), Constant(0xFF)).tolist() == [1, 2, -1, 7]  # U = 2^64 - 1: never up
+    y = x.copy()
+    randomized_round(y, Constant(0x00), overwrite=True)
+    assert not np.array_equal(y, x)  # scratch space used as allowed
+    randomized_round(x, Constant(0x00))
+    assert x.tolist() == [1.5, 2.0, -0.25, 7.75]  # untouched otherwise
+
+
+def test_secure_source_reads_the_os_for_each_call() -> None:
+    """Every draw is a fresh ``os.urandom`` call of exactly the size asked: nothing is read ahead or kept."""
+    calls: list[int] = []
+    real = os.urandom
+
+    def counting(n: int) -> bytes:
+        calls.append(n)
+        return real(n)
+
+    source = randomness.SecureSource()
+    os.urandom = counting
+    try:
+        first, second = source.random_bytes(16), source.random_bytes(5)
+    finally:
+        os.urandom = real
+    assert calls == [16, 5] and len(first) == 16 and len(second) == 5
+    assert randomness.resolve(None) is randomness.SECURE and repr(randomness.SECURE) == "SecureSource()"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.heavy], ids=lambda c: c.id)
+def test_seeded_single_reports_are_reproducible(case: Any) -> None:
+    """``privatize(v, rng=seed)`` is the seeded simulation path: the same seed gives the same report."""
+    m = case.make()
+    for value in (m.domain[0], m.domain[-1]):
+        for seed in range(8):
+            a, b = m.privatize(value, rng=seed), m.privatize(value, rng=seed)
+            assert np.array_equal(np.asarray(a), np.asarray(b)), (value, seed)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: dn.Duchi(0.0, 1.0, epsilon=1.0),
+        lambda: dn.Laplace(0.0, 1.0, epsilon=1.0),
+        lambda: dn.Piecewise(0.0, 1.0, epsilon=1.0),
+        lambda: dn.Hybrid(0.0, 1.0, epsilon=1.0),
+        lambda: dn.SquareWave(0.0, 1.0, epsilon=1.0),
+    ],
+    ids=["Duchi", "Laplace", "Piecewise", "Hybrid", "SquareWave"],
+)
+def test_seeded_single_numeric_reports_are_reproducible(build: Any) -> None:
+    m = build()
+    for seed in range(8):
+        assert np.array_equal(np.asarray(m.privatize(0.3, rng=seed)), np.asarray(m.privatize(0.3, rng=seed)))
+
+
+class Counting:
+    """Wraps a source and counts the bytes drawn."""
+
+    secure = False
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.drawn = inner, 0
+
+    def random_bytes(self, n: int) -> bytes:
+        self.drawn += n
+        return bytes(self.inner.random_bytes(n))
+
+
+def test_bernoulli_bits_draw_only_what_they_need() -> None:
+    """One draw of ``count // 4 + 64`` bytes (2 bits per lane on average, with a margin) when it
+    decides every lane, whatever the numerator; a certain numerator draws nothing."""
+    for count in (1, 64, 65, 1000):
+        for byte in (0xFF, 0x55):  # 1 or 2 stream bits per lane: one draw suffices
+            src = Counting(Constant(byte))
+            bits = randomness.bernoulli_bits(3 << 30, 32, count, src)
+            assert bits.shape == (count,) and bits.all()
+            assert src.drawn == count // 4 + 64
+    src = Counting(Constant(0xFF))
+    assert randomness.bernoulli_bits(1 << 32, 32, 100, src).all() and src.drawn == 0
+
+
+def test_probability_zero_and_one_are_valid() -> None:
+    assert bernoulli(0, 10, 2, words32(0, 9)).tolist() == [False, False]
+    assert uniform_below(1, 3, Scripted(b"")).dtype == np.uint64
+    for bad in (-1, 11):
+        with pytest.raises(ValueError, match=rf"^probability {bad}/10 is not in \[0, 1\]$"):
+            bernoulli(bad, 10, 1, Scripted(b""))
+
+
+def test_randomized_round_is_lazy_by_default_and_returns_integers() -> None:
+    """One lane at 1/2: the threshold's top byte is 0x80, so one random byte (0x7F) decides it."""
+    src = Scripted(bytes([0x7F]))
+    out = randomized_round(np.array([2.5]), src)
+    assert out.tolist() == [3] and out.dtype == np.int64 and src.data == b""
+    out = randomized_round(np.array([2.5]), words64(1 << 63), lazy=False)  # U = T: not below
+    assert out.tolist() == [2] and out.dtype == np.int64
+
+
+def test_legacy_random_state_message() -> None:
+    with pytest.raises(TypeError, match=r"^rng must be None, an int seed or a numpy Generator; the legacy "
+                       r"RandomState is not accepted \(use np\.random\.default_rng\)$"):
+        randomness.resolve(np.random.RandomState(1))
+
+
+def test_a_stuck_source_fails_instead_of_hanging() -> None:
+    """The lazy comparison waits for a 1 bit; a source of only zero bytes is refused, not waited on."""
+    with pytest.raises(RuntimeError, match="zero bits in a row .* broken or stuck"):
+        randomness.bernoulli_packed(1, 2, 64, Scripted(bytes(1 << 20)))

@@ -1,0 +1,180 @@
+"""Mutation testing of the core, one module at a time (mutmut 3).
+
+    pip install -e '.[all,mutation]'
+    python tools/mutation.py intervals          # one module
+    python tools/mutation.py --list             # the modules and their tests
+    python tools/mutation.py core               # the core modules, in order
+    python tools/mutation.py all                # every module (hours on 2 cores)
+
+Each run copies ``src/``, ``tests/`` and ``pyproject.toml`` into
+``build/mutation/<module>/``, adds a ``[tool.mutmut]`` section that mutates
+only that module and selects only the tests named for it below, and runs
+``mutmut run`` at low priority (``nice -n 10``). mutmut runs, for each mutant,
+only the selected tests that call the mutated function. At the end the
+survivors are listed (``mutmut show <name>`` in that directory prints the
+diff) and the score is printed as ``killed / (killed + survived)``; mutants
+that no selected test reaches count as survivors. Known equivalent mutants
+are listed in MUTATION.md, not filtered here.
+
+Not part of the normal test run: it takes minutes to hours per module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+UNIT = "tests/unit"
+STAT = "tests/stat"
+NUMERIC = "tests/numeric"
+
+# module (dotted, under deniable) -> the tests that exercise it. Keep these
+# lists small: every mutant runs the listed tests that reach its function.
+MODULES: dict[str, list[str]] = {
+    "intervals": [f"{UNIT}/test_intervals.py", f"{UNIT}/test_estimate.py"],
+    "estimate": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_consistency.py"],
+    "consistency": [f"{UNIT}/test_consistency.py", f"{UNIT}/test_estimate.py"],
+    "privacy": [f"{UNIT}/test_privacy.py", f"{UNIT}/test_unary.py", f"{UNIT}/test_frequency.py"],
+    "randomness": [f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_randomness_unit.py", f"{STAT}/test_randomness.py"],
+    "aggregates": [f"{UNIT}/test_aggregates.py"],
+    **{
+        f"mechanisms.{name}": [
+            f"{UNIT}/test_{name}.py", f"{UNIT}/test_frequency.py", f"{UNIT}/test_contract.py",
+            f"{UNIT}/test_wire.py", f"{UNIT}/test_randomness_bytes.py", f"{STAT}/test_samplers.py",
+        ]
+        for name in ("binary", "kary", "unary", "hashing", "hadamard", "subset", "rappor", "walsh")
+    },
+    "mechanisms.frequency": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_frequency.py", f"{STAT}/test_estimators.py"],
+    **{
+        f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]
+        for name in ("domain", "contract", "registry")
+    },
+    **{
+        f"mechanisms.numeric.{name}": [f"{UNIT}/test_contract.py", NUMERIC]
+        for name in (
+            "additive", "alias", "base", "duchi", "em", "hybrid", "lattice", "piecewise", "square_wave", "window",
+        )
+    },
+}
+
+# the modules the issue names first, in this order
+CORE = ["intervals", "estimate", "consistency", "privacy", "randomness", "aggregates",
+        "mechanisms.unary", "mechanisms.binary", "mechanisms.kary"]
+
+
+def module_path(module: str) -> str:
+    return "src/deniable/" + module.replace(".", "/") + ".py"
+
+
+def existing_tests(module: str) -> list[str]:
+    """The module's test paths that exist in this checkout (others are skipped)."""
+    return [p for p in dict.fromkeys(MODULES[module]) if (ROOT / p).exists()]
+
+
+def prepare(module: str, workdir: Path) -> None:
+    """A scratch copy of the repository whose pyproject.toml configures mutmut for ``module``."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "node_modules", ".hypothesis", ".pytest_cache")
+    shutil.copytree(ROOT / "src", workdir / "src", ignore=ignore)
+    shutil.copytree(ROOT / "tests", workdir / "tests", ignore=ignore)
+    for name in ("README.md", "MUTATION.md"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, workdir / name)
+    tests = existing_tests(module)
+    config = (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["src"]\n'
+        f"only_mutate = [{json.dumps(module_path(module))}]\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
+        'pytest_add_cli_args = ["-m", "not slow and not postgres and not browser", "-p", "no:cacheprovider", "-q"]\n'
+        "use_git_change_detection = false\n"
+    )
+    (workdir / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config)
+
+
+def results(workdir: Path) -> dict[str, list[str]]:
+    """mutmut's verdicts, grouped: ``{"killed": [...], "survived": [...], ...}``."""
+    out = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        cwd=workdir, capture_output=True, text=True, check=True,
+    ).stdout
+    grouped: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep:
+            grouped.setdefault(status.strip(), []).append(name)
+    return grouped
+
+
+def change(workdir: Path, name: str) -> str:
+    """The changed line of a mutant, as ``old  ->  new`` (from ``mutmut show``)."""
+    diff = subprocess.run(
+        [sys.executable, "-m", "mutmut", "show", name], cwd=workdir, capture_output=True, text=True
+    ).stdout.splitlines()
+    old = [line[1:].strip() for line in diff if line.startswith("-") and not line.startswith("---")]
+    new = [line[1:].strip() for line in diff if line.startswith("+") and not line.startswith("+++")]
+    return f"{' / '.join(old) or '(nothing)'}  ->  {' / '.join(new) or '(deleted)'}"
+
+
+def run(module: str, children: int, report_only: bool = False) -> dict[str, list[str]]:
+    workdir = ROOT / "build" / "mutation" / module
+    start = time.monotonic()
+    if not report_only:
+        prepare(module, workdir)
+        env = dict(os.environ, CI="1")
+        cmd = ["nice", "-n", "10", sys.executable, "-m", "mutmut", "run", "--max-children", str(children)]
+        subprocess.run(cmd, cwd=workdir, env=env, check=False, stdout=subprocess.DEVNULL)
+    grouped = results(workdir)
+    killed = len(grouped.get("killed", [])) + len(grouped.get("timeout", []))
+    missed = [n for status, names in grouped.items() if status not in ("killed", "timeout") for n in names]
+    total = killed + len(missed)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"\n{module}: {killed}/{total} mutants killed ({100 * killed / max(total, 1):.1f}%)")
+    if not report_only:
+        cpu = usage.ru_utime + usage.ru_stime
+        load = os.getloadavg()[0]
+        print(f"run took {time.monotonic() - start:.0f} s wall, {cpu:.0f} s CPU (load average {load:.1f})")
+    for status, names in sorted(grouped.items()):
+        if status not in ("killed", "timeout"):
+            print(f"  {status}: {len(names)}")
+            for name in names:
+                print(f"    {name}: {change(workdir, name)}")
+    print(f"diffs: cd {workdir.relative_to(ROOT)} && python -m mutmut show <name>")
+    return grouped
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "modules", nargs="*", help="modules under deniable (e.g. intervals, mechanisms.unary), 'core' or 'all'"
+    )
+    parser.add_argument("--list", action="store_true", help="list the modules and their tests")
+    parser.add_argument("--report", action="store_true", help="only print the last run's results")
+    parser.add_argument("--children", type=int, default=2, help="parallel mutant runs (default 2)")
+    args = parser.parse_args(argv)
+    if args.list or not args.modules:
+        for module in MODULES:
+            print(f"{module:32} {' '.join(existing_tests(module))}")
+        return 0
+    modules = {"all": list(MODULES), "core": CORE}.get(args.modules[0], args.modules)
+    unknown = [m for m in modules if m not in MODULES]
+    if unknown:
+        parser.error(f"unknown module(s) {unknown}; choose from {sorted(MODULES)} or 'all'")
+    for module in modules:
+        run(module, args.children, args.report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
