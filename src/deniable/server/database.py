@@ -34,6 +34,8 @@ group commit).
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +124,29 @@ def normalize_url(db_url: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
+_BUSY_TIMEOUT_S = 60
+
+
+def _enter_wal(cursor: sqlite3.Cursor) -> None:
+    """Switch the database to WAL mode, waiting up to the busy timeout for other connections.
+
+    Leaving the rollback journal needs an exclusive lock, and SQLite answers
+    "database is locked" at once, without its busy handler, when another
+    connection of a fresh database holds a write transaction meanwhile (e.g.
+    several servers creating the schema together). WAL mode is persistent, so
+    only the first connections of a new database can meet this.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
 def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
     """An engine for ``db_url``; on SQLite, WAL mode and ``BEGIN IMMEDIATE`` for writers.
 
@@ -138,16 +163,18 @@ def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
     database = make_url(url).database
     if database and not database.startswith("file:"):
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False}, hide_parameters=True)
+    engine = create_engine(
+        url, connect_args={"timeout": _BUSY_TIMEOUT_S, "check_same_thread": False}, hide_parameters=True
+    )
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         # let SQLAlchemy's "begin" event below emit BEGIN, not the sqlite3 module
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_S * 1000}")
+        _enter_wal(cursor)
         cursor.execute(f"PRAGMA synchronous={synchronous}")
-        cursor.execute("PRAGMA busy_timeout=60000")
         cursor.close()
 
     @event.listens_for(engine, "begin")
