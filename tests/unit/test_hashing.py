@@ -212,3 +212,58 @@ def test_wire_reports_are_exactly_seed_and_value() -> None:
             m.reports_from_json([{"seed": 0, "value": 0}, item])
     report = m.privatize(4, rng=1)
     assert m.report_to_json(report) == {"seed": int(report["seed"]), "value": int(report["value"])}
+
+
+def test_support_counts_of_no_report_and_of_one() -> None:
+    """One report supports exactly the categories hashed to its value (here from the definition);
+    no reports count zero, as integers."""
+    m = dn.OLH(6, epsilon=1.0, g=4)
+    report = np.zeros(1, dtype=REPORT_DTYPE)
+    report["seed"], report["value"] = 0b10_1011, 2
+    counts = m.aggregate(report).counts
+    assert counts.tolist() == [int(_toeplitz_hash(0b10_1011, v, m.hash_bits, m.m) == 2) for v in range(6)]
+    assert counts.sum() > 0 and counts.dtype == np.int64
+    empty = m.aggregate([]).counts
+    assert empty.tolist() == [0] * 6 and empty.dtype == np.int64
+
+
+def test_counts_of_single_seeds_against_the_definition() -> None:
+    """Every seed of OLH(5, g=4) with every value, one report each: each category's count is the
+    number of (seed, value) pairs hashing it there, i.e. the number of seeds (once per seed)."""
+    m = dn.OLH(5, epsilon=1.0, g=4)
+    seeds = np.arange(1 << m.seed_bits, dtype=np.uint64)
+    reports = np.zeros(seeds.size * m.g, dtype=REPORT_DTYPE)
+    reports["seed"] = np.repeat(seeds, m.g)
+    reports["value"] = np.tile(np.arange(m.g), seeds.size)
+    assert m.aggregate(reports).counts.tolist() == [seeds.size] * 5
+    half = reports[reports["value"] < 2]  # values 0 and 1 only: the seeds hashing v below 2
+    want = [sum(_toeplitz_hash(int(s), v, m.hash_bits, m.m) < 2 for s in seeds) for v in range(5)]
+    assert m.aggregate(half).counts.tolist() == want
+
+
+def test_transition_matrix_size_limit_is_2_to_the_14_outputs() -> None:
+    """OLH(257, g=4): 9 hash bits, 12 seed bits and 2 value bits, exactly 2^14 outputs: enumerated."""
+    m = dn.OLH(257, epsilon=1.0, g=4)
+    assert m.seed_bits + m.m == 14
+    outputs, matrix = m.transition_matrix()
+    assert matrix.shape == (257, 1 << 14)
+    np.testing.assert_allclose(matrix.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_config_owner_names_and_the_smallest_numerators() -> None:
+    from fractions import Fraction
+
+    from deniable.privacy import ln_up
+
+    config = dn.OLH(["a", "b", "c"], epsilon=1.0).to_config()
+    config["params"].update(truth_numerator=3, other_numerator=1)
+    config["epsilon"] = ln_up(Fraction(3))
+    m = dn.from_config(config)
+    assert (m._a, m._b) == (3, 1) and m.prob == Fraction(3, 3 + (m.g - 1))
+    config["domain"] = ["a", "a", "c"]
+    with pytest.raises(ValueError, match=r"^domain for OLH has duplicate category 'a'$"):
+        dn.from_config(config)
+    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for BLH; got -1$"):
+        dn.BLH(3, epsilon=-1)
+    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for OLH; got 0$"):
+        dn.OLH(3, epsilon=0)
