@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -64,10 +65,10 @@ def test_smallest_keys_check_has_power(check, rng: np.random.Generator) -> None:
     assert not result.passed, str(result)
 
 
-@pytest.mark.parametrize(("population", "size"), [(17, 17), (17, 1), (300, 299), (65_535, 17_625)])
+@pytest.mark.parametrize(("population", "size"), [(17, 17), (17, 1), (300, 299), (300, 300), (65_535, 17_625)])
 def test_smallest_keys_shape(population: int, size: int, rng: np.random.Generator) -> None:
-    """Distinct ascending positions in range, at the edges (all chosen, one chosen) and at
-    the size of omega-SS for k = 65,536 at epsilon 1."""
+    """Distinct ascending positions in range, at the edges (all chosen, with 5- and 8-bit first
+    key parts; one chosen) and at the size of omega-SS for k = 65,536 at epsilon 1."""
     picks = _smallest_keys(3, population, size, randomness.GeneratorSource(rng))
     assert picks.shape == (3, size)
     assert (np.diff(picks, axis=1) > 0).all() and picks.min() >= 0 and picks.max() < population
@@ -185,3 +186,37 @@ def test_omega_must_be_an_int_below_k(omega: object) -> None:
         return
     with pytest.raises(ValueError, match=rf"^omega must be an int in 1\.\.4 for SubsetSelection; got {omega!r}$"):
         dn.SubsetSelection(5, epsilon=1.0, omega=omega)  # type: ignore[arg-type]
+
+
+def test_keys_tied_on_both_parts_at_the_cut_are_drawn_again() -> None:
+    """Two rows of 4 positions, 2 chosen; 3-bit first parts (the bytes' top bits). Row 0's keys are
+    0, 1, 2, 3 (no choice at the cut); row 1's are 0, 1, 1, 2, so one of its two positions tied at 1
+    is taken by the 32-bit words. The first words tie there (7, 7): drawn again (3 < 9, position 2)."""
+    from scripted import Scripted
+
+    keys = bytes([0x00, 0x20, 0x40, 0x60, 0x00, 0x20, 0x20, 0x40])
+    words = np.array([5, 7, 7, 5, 9, 3], dtype=np.uint32).tobytes()  # row 0's tied key, then row 1's two
+    src = Scripted(keys + words)
+    assert _smallest_keys(2, 4, 2, src).tolist() == [[0, 1], [0, 2]]
+    assert src.data == b""  # both draws of words were used
+    once = Scripted(keys + np.array([5, 9, 3], dtype=np.uint32).tobytes())
+    assert _smallest_keys(2, 4, 2, once).tolist() == [[0, 1], [0, 2]] and once.data == b""
+
+
+def test_messages_name_subset_selection() -> None:
+    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for SubsetSelection; got -1$"):
+        dn.SubsetSelection(4, epsilon=-1)
+    with pytest.raises(ValueError, match=r"^domain for SubsetSelection has duplicate category 'a'$"):
+        dn.SubsetSelection(["a", "b", "a"], epsilon=1.0)
+    config = dn.SubsetSelection(["a", "b", "c"], epsilon=1.0).to_config()
+    config["domain"] = ["a", "b", "a"]
+    with pytest.raises(ValueError, match=r"^domain for SubsetSelection has duplicate category 'a'$"):
+        dn.from_config(config)
+
+
+def test_json_positions_beyond_64_bits_name_the_report() -> None:
+    """Regression: a JSON position of 2**70 raised numpy's 'Python int too large to convert to C long'."""
+    for item in ([0, 2**70], [-(2**70), 1], [0, 6]):
+        with pytest.raises(ValueError, match=rf"^SubsetSelection report 1 has a position outside 0\.\.5: "
+                           rf"{re.escape(repr(item))}$"):
+            SS6.reports_from_json([[0, 1], item])
