@@ -1,6 +1,9 @@
-"""Local hashing: structured reports are checked field by field."""
+"""Local hashing: the Toeplitz hash family against its definition, the probabilities, bucket
+count and sizes, and the report checks field by field (exact: no assertion depends on chance)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -113,11 +116,11 @@ def test_olh_probabilities_and_sizes() -> None:
 
 
 def test_seeds_hold_at_most_64_bits() -> None:
-    """``L + 2m - 1 <= 64``: k = 17 (L = 5) takes g = 2^30 (64 bits), not 2^31."""
+    """``L + 2m - 1 <= 64``: k = 17 (L = 5) takes g = 2^30 (64 bits); k = 16 (L = 4) not 2^31 (65)."""
     assert dn.OLH(17, epsilon=1.0, g=1 << 30).seed_bits == 64
-    with pytest.raises(ValueError, match=r"^OLH: k=17 with g=2147483648 needs a 66-bit seed \(at most 64\); "
+    with pytest.raises(ValueError, match=r"^OLH: k=16 with g=2147483648 needs a 65-bit seed \(at most 64\); "
                        r"use fewer buckets$"):
-        dn.OLH(17, epsilon=1.0, g=1 << 31)
+        dn.OLH(16, epsilon=1.0, g=1 << 31)
 
 
 @pytest.mark.parametrize("g", [0, 1, 3, 6, 2.0, True, "4"])
@@ -263,7 +266,20 @@ def test_config_owner_names_and_the_smallest_numerators() -> None:
     config["domain"] = ["a", "a", "c"]
     with pytest.raises(ValueError, match=r"^domain for OLH has duplicate category 'a'$"):
         dn.from_config(config)
+    for cls in (dn.OLH, dn.BLH):
+        with pytest.raises(ValueError, match=rf"^domain for {cls.__name__} has duplicate category 'a'$"):
+            cls(["a", "b", "a"], epsilon=1.0)
     with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for BLH; got -1$"):
         dn.BLH(3, epsilon=-1)
     with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for OLH; got 0$"):
         dn.OLH(3, epsilon=0)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 1.5, 2.5, 4.0])
+def test_olh_default_g_minimises_the_variance(epsilon: float) -> None:
+    """The power of two ``g`` (from 2) with the least ``q (1 - q) / (p - q)^2``, ``p = e / (e + g - 1)``,
+    ``q = 1 / g``: 2 at small epsilon (the textbook ``e^eps + 1`` is below 3)."""
+    e = math.exp(epsilon)
+    best = min((1 << b for b in range(1, 11)), key=lambda g: (1 / g) * (1 - 1 / g) / (e / (e + g - 1) - 1 / g) ** 2)
+    assert dn.OLH(10, epsilon=epsilon).g == best
+    assert epsilon >= 1.0 or best == 2
