@@ -128,6 +128,8 @@ def test_estimate_html_notes_one_more_category_and_the_target() -> None:
         "1 more categories (to_frame() has all). target: population (the population the respondents were sampled from)"
     )
     assert _parse(est._repr_html_(max_rows=4)).note.startswith("target: population")
+    wide = _parse(dn.simulate(dn.GRR(61, epsilon=1.0), np.full(61, 1 / 61), 1_000, rng=6)._repr_html_())
+    assert len(wide.rows) == 60 and wide.note.startswith("1 more categories")  # 60 rows by default
 
 
 def test_mean_estimate_html_shows_delta_and_target() -> None:
