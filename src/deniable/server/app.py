@@ -36,7 +36,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -67,9 +67,9 @@ IdempotencyKey = Annotated[str, StringConstraints(pattern=f"^{KEY_PATTERN.patter
 class ResponseIn(BaseModel):
     """One respondent's privatized reports, one per question.
 
-    This model documents the request body; the body is checked (once) by
-    :func:`deniable.server.submissions.prepare`, as each item of a batch is,
-    with the same messages.
+    This model documents the request body; the body is decoded after the
+    rate limit and checked (once) by :func:`deniable.server.submissions.prepare`,
+    as each item of a batch is, with the same messages.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -84,10 +84,6 @@ class ResponseIn(BaseModel):
         description="{question id: report JSON}, every question exactly once; the report "
         "format is the question's mechanism's (m.reports_to_json)"
     )
-
-
-ResponseBody = Annotated[dict[str, Any], WithJsonSchema({"$ref": "#/components/schemas/ResponseIn"})]
-"""A response as received: any JSON object, documented as :class:`ResponseIn`."""
 
 
 class BatchIn(BaseModel):
@@ -375,19 +371,37 @@ class BodyLimit:
         await self.app(scope, limited, send)
 
 
+class _App(FastAPI):
+    """FastAPI with :class:`SecurityHeaders` outside every other layer.
+
+    Starlette's ``ServerErrorMiddleware`` is always the outermost layer of the
+    stack it builds, and answers an unexpected exception (500) itself, past
+    any middleware added with ``add_middleware``: wrapping the whole stack
+    gives that answer the security headers too.
+    """
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack())
+
+
 def _top(_index: int) -> str:
     return ""
 
 
-def _batch_items(raw: bytes) -> list[Any]:
-    """The responses of a batch body, decoded as FastAPI would and shaped as :class:`BatchIn` says."""
+def _json_body(raw: bytes) -> Any:
+    """A request body decoded as JSON: 422 naming the body if it is not JSON, 400 if undecodable."""
     try:
-        data = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise Invalid("body", f"is not valid JSON: {exc.msg}") from None
     except (ValueError, RecursionError):  # bad UTF-8, nested too deep, an integer too long
         raise HTTPException(400, {"field": "body", "message": "cannot be decoded as JSON (UTF-8, "
                                   "nesting depth and integer length are limited)"}) from None
+
+
+def _batch_items(raw: bytes) -> list[Any]:
+    """The responses of a batch body, decoded and shaped as :class:`BatchIn` says."""
+    data = _json_body(raw)
     if not isinstance(data, dict):
         raise Invalid("body", f'must be an object {{"responses": [...]}}; got {type(data).__name__}')
     extra = sorted(set(data) - {"responses"})
@@ -482,7 +496,7 @@ def create_app(
     proxies = parse_networks(trusted_proxies)
     limiter = RateLimiter()
 
-    app = FastAPI(
+    app = _App(
         title="deniable collection service",
         version="1",
         summary="Surveys out, privatized (locally differentially private) reports in, "
@@ -493,7 +507,6 @@ def create_app(
     app.state.storage = store
     app.state.admin_token = token
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(SecurityHeaders)
 
     # ----------------------------------------------------------- errors
     @app.exception_handler(StorageError)
@@ -554,20 +567,22 @@ def create_app(
     @app.post(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
         responses=_errors(*_BODY, 403, 404, 409, 429), tags=["devices"],
+        openapi_extra={"requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/ResponseIn"}}}}},
     )
-    async def post_response(survey_id: str, body: ResponseBody, request: Request) -> dict[str, Any]:
-        """Store one respondent's privatized reports (idempotent by ``idempotency_key``).
+    async def post_response(survey_id: str, request: Request) -> dict[str, Any]:
+        """Store one respondent's privatized reports (a :class:`ResponseIn`; idempotent by ``idempotency_key``).
 
         A retry with the same key and body gets the identical answer; the same
         key with another body is refused (409). A survey open to everyone takes
         at most its ``rate_limit`` of requests per client address (429 with
-        ``Retry-After`` beyond it).
+        ``Retry-After`` beyond it, answered before the body is read).
         """
         survey = store.survey(survey_id)
-        limit = survey.policy.rate_limit
-        if limit is None or survey.invite_only:
-            await submit(survey_id, [body])
-        else:
+        limit = None if survey.invite_only else survey.policy.rate_limit
+        client = ""
+        if limit is not None:
+            # checked before the body is read and decoded: a refused flood costs no parsing
             client = client_address(
                 request.client.host if request.client else None,
                 request.headers.getlist("x-forwarded-for"), proxies,
@@ -580,12 +595,13 @@ def create_app(
                           f"one address; try again in {retry_after(wait)} s"},
                     {"Retry-After": retry_after(wait)},
                 )
-            stored = 0
-            try:
-                stored = (await submit(survey_id, [body])).accepted
-            finally:
-                if not stored:  # refused, or a retry of a stored response: it costs nothing
-                    limiter.give_back(survey.id, client, limit)
+        stored = 0
+        try:
+            body = _json_body(await request.body())
+            stored = (await submit(survey_id, [body])).accepted
+        finally:
+            if limit is not None and not stored:  # refused, or a retry of a stored response: free
+                limiter.give_back(survey.id, client, limit)
         key = body["idempotency_key"]
         return {"status": "accepted", "response_id": public_response_id(survey_id, key),
                 "idempotency_key": key}
