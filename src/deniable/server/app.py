@@ -47,6 +47,7 @@ from deniable.server.export import csv_chunks, parquet_bytes
 from deniable.server.headers import DOCS_ASSETS, SecurityHeaders, swagger_ui_dir
 from deniable.server.ratelimit import RateLimiter, client_address, parse_networks, retry_after
 from deniable.server.results import question_estimates, results_json
+from deniable.server.shuffled import Ahead
 from deniable.server.storage import Storage, SubmitResult
 from deniable.server.submissions import KEY_PATTERN, MAX_TOKEN_LENGTH
 from deniable.server.surveys import Survey, SurveyError
@@ -495,6 +496,7 @@ def create_app(
     relay = relay_token if relay_token is not None else os.environ.get(RELAY_TOKEN_ENV) or None
     proxies = parse_networks(trusted_proxies)
     limiter = RateLimiter()
+    shuffled = Ahead()  # the results' shuffled guarantee, never computed while a read waits once stated
 
     app = _App(
         title="deniable collection service",
@@ -658,7 +660,9 @@ def create_app(
         survey = store.survey(survey_id)
         _results_access(request, survey)
         aggregates = store.aggregates(survey_id)
-        return results_json(survey, question_estimates(survey, aggregates, target), aggregates=aggregates)
+        return results_json(
+            survey, question_estimates(survey, aggregates, target), aggregates=aggregates, ahead=shuffled,
+        )
 
     # ------------------------------------------------------------- admin
     @app.post(

@@ -19,8 +19,10 @@ were collected through a trusted shuffler (anonymously, in random order):
 (:func:`deniable.shuffle_epsilon`) for the ``n_responses`` responses, each
 from an ``epsilon_total``-LDP randomizer, at ``delta = min(1e-6, n^-1.1)``
 (below ``1/n``, the usual requirement, for every ``n``), computed for ``n``
-rounded down to two significant digits (cached; fewer reports give a larger
-epsilon and delta, so the statement holds for all of them). It is ``None``
+rounded down to two significant digits (computed once; fewer reports give a
+larger epsilon and delta, so the statement holds for all of them; while a new
+value is computed the service repeats the last one it stated:
+:mod:`deniable.server.shuffled`). It is ``None``
 where it does not apply: an infinite ``epsilon_total``, or plain questions
 (answers sent as given are not randomized).
 
@@ -30,7 +32,6 @@ where it does not apply: an infinite ``epsilon_total``, or plain questions
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -43,13 +44,11 @@ from deniable.allocation import sampled_estimate
 from deniable.estimate import Estimate, Target
 from deniable.server.design_results import design_json, plain_json
 from deniable.server.questions import DesignQuestion, PlainQuestion
+from deniable.server.shuffled import SHUFFLE_DELTA, Ahead
+from deniable.server.shuffled import bound as shuffled_bound
 from deniable.server.surveys import Question, Survey
-from deniable.shuffle import shuffle_epsilon
 
 __all__ = ["question_estimates", "results_json", "shuffled_json", "SHUFFLE_DELTA"]
-
-SHUFFLE_DELTA = 1e-6
-"""The largest delta of the shuffled guarantee the results state (``n^-1.1`` when smaller)."""
 
 
 def question_estimates(
@@ -70,22 +69,18 @@ def question_estimates(
     }
 
 
-def shuffled_json(survey: Survey, n: int) -> dict[str, Any] | None:
-    """The central ``(epsilon, delta)`` of ``n`` shuffled responses, or None where it does not apply."""
+def shuffled_json(survey: Survey, n: int, ahead: Ahead | None = None) -> dict[str, Any] | None:
+    """The central ``(epsilon, delta)`` of ``n`` shuffled responses, or None where it does not apply.
+
+    ``ahead``: a service's statements (:class:`deniable.server.shuffled.Ahead`), which may
+    repeat the bound for fewer responses while the new one is computed.
+    """
     epsilon0 = survey.epsilon_total
     if n < 1 or not math.isfinite(epsilon0) or any(isinstance(q, PlainQuestion) for q in survey.questions):
         return None
-    step = 10 ** max(len(str(n)) - 2, 0)
-    counted = n // step * step  # two significant digits, rounded down
-    delta = min(SHUFFLE_DELTA, float(counted) ** -1.1)
-    return {
-        "n": n, "epsilon_local": epsilon0, "epsilon": _shuffle_epsilon(epsilon0, counted, delta), "delta": delta,
-    }
-
-
-@functools.lru_cache(maxsize=256)
-def _shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float:
-    return shuffle_epsilon(epsilon0, n, delta)
+    # for n rounded down to two significant digits
+    epsilon, delta = shuffled_bound(epsilon0, n) if ahead is None else ahead.bound(epsilon0, n)
+    return {"n": n, "epsilon_local": epsilon0, "epsilon": epsilon, "delta": delta}
 
 
 def _finite_or_none(values: Any) -> list[float | None]:
@@ -120,7 +115,7 @@ def _question_json(q: Question, est: Estimate, level: float) -> dict[str, Any]:
 
 def results_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float = 0.95,
-    aggregates: Mapping[str, Any] | None = None,
+    aggregates: Mapping[str, Any] | None = None, ahead: Ahead | None = None,
 ) -> dict[str, Any]:
     """The results as ``GET /surveys/{id}/results`` answers them.
 
@@ -131,7 +126,7 @@ def results_json(
     (:meth:`deniable.SupportCounts.to_json`: fingerprint, n, counts) to
     recompute any of them exactly. Values undefined without reports are ``None``.
     Design and plain questions (their tallies in ``aggregates``) are answered
-    by :mod:`deniable.server.design_results`.
+    by :mod:`deniable.server.design_results`. ``ahead``: :func:`shuffled_json`'s.
     """
     plain = {q.id: q for q in survey.questions if isinstance(q, PlainQuestion)}
     questions = [
@@ -146,7 +141,7 @@ def results_json(
         "title": survey.title,
         "allocation": survey.allocation,
         "n_responses": n_responses,
-        "shuffled": shuffled_json(survey, n_responses),
+        "shuffled": shuffled_json(survey, n_responses, ahead),
         # design questions' prevalence is always for the population (RRuni's sampling model)
         "target": next((e.target for e in estimates.values()), "population"),
         "level": level,
