@@ -125,7 +125,7 @@ _SELECT_ALL_ROUND_AGGREGATES = (
 )
 _UPDATE_ROUND_AGGREGATE = (
     update(round_aggregates_table)
-    .where(_ra.survey_id == bindparam("sid"), _ra.round == bindparam("round"), _ra.question_id == bindparam("qid"))
+    .where(_ra.survey_id == bindparam("sid"), _ra.round == bindparam("rnd"), _ra.question_id == bindparam("qid"))
     .values(stat=bindparam("new_stat"))
 )
 _SELECT_INVITES = (
@@ -631,7 +631,7 @@ class Storage:
             q = survey.question(qid)
             if qid in this_round:
                 merged = q.aggregate_from_json(json.loads(this_round[qid])) + part
-                round_updates.append({"sid": survey.id, "round": current, "qid": qid,
+                round_updates.append({"sid": survey.id, "rnd": current, "qid": qid,
                                       "new_stat": json.dumps(merged.to_json())})
             else:
                 round_inserts.append({"survey_id": survey.id, "round": current, "question_id": qid,
