@@ -199,4 +199,5 @@ def results_json(
         "target": next((e.target for e in estimates.values()), "population"),
         "level": level,
         "questions": questions,
+        "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app
     }
