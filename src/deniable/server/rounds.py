@@ -176,4 +176,4 @@ def check_round_cost(rounds: Rounds, costs: Mapping[str, ReportCost], allocation
 
 def device_hash(salt: bytes, key: str) -> str:
     """``HMAC-SHA256(salt, key)`` in hex: how a device key is stored (see the module docstring)."""
-    return hmac.new(salt, key.encode(), hashlib.sha256).hexdigest()
+    return hmac.digest(salt, key.encode(), hashlib.sha256).hex()

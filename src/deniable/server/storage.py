@@ -108,15 +108,6 @@ _UPDATE_AGGREGATE = (
 )
 _d, _ra = devices_table.c, round_aggregates_table.c
 _SELECT_SALT = select(device_salts_table.c.salt).where(device_salts_table.c.survey_id == bindparam("sid"))
-_SELECT_DEVICES = select(_d.device, _d.last_round, _d.reports).where(
-    _d.survey_id == bindparam("sid"), _d.device.in_(bindparam("devices", expanding=True))
-)
-_UPDATE_DEVICE = (
-    update(devices_table)
-    .where(_d.survey_id == bindparam("sid"), _d.device == bindparam("dev"))
-    .values(last_round=bindparam("last"), reports=bindparam("counts"), spent=bindparam("eps"),
-            spent_fresh=bindparam("eps_fresh"))
-)
 _SELECT_ROUND_AGGREGATES = select(_ra.question_id, _ra.stat).where(
     _ra.survey_id == bindparam("sid"), _ra.round == bindparam("round")
 )
@@ -186,6 +177,19 @@ class Storage:
         )
         self._insert_new_sql = (
             f"{self._insert_many_sql} ON CONFLICT (survey_id, idempotency_key) DO NOTHING"
+        )
+        self._mark = mark
+        self._select_devices_sql = (
+            f"SELECT device, last_round, reports, spent FROM {devices_table.name} "
+            f"WHERE survey_id = {mark} AND device IN "
+        )
+        self._insert_device_sql = (
+            f"INSERT INTO {devices_table.name} (survey_id, device, last_round, reports, spent, spent_fresh) "
+            f"VALUES ({', '.join([mark] * 6)})"
+        )
+        self._update_device_sql = (
+            f"UPDATE {devices_table.name} SET last_round = {mark}, reports = {mark}, spent = {mark}, "
+            f"spent_fresh = {mark} WHERE survey_id = {mark} AND device = {mark}"
         )
         self._write_lock: AbstractContextManager[Any] = (
             threading.Lock() if self.dialect == "sqlite" else nullcontext()
@@ -572,31 +576,49 @@ class Storage:
             )
         salt = self._salt(conn, survey.id)
         hashes = {i: device_hash(salt, p.devices[i]) for i in new}
-        known: dict[str, tuple[int, dict[str, int]]] = {}
+        # device: last round, reports per question (canonical JSON text and parsed), spent
+        known: dict[str, tuple[int, str, dict[str, int], float]] = {}
+        parsed: dict[str, dict[str, int]] = {}  # devices share few distinct counts: parse each once
         unique = list(dict.fromkeys(hashes.values()))
         for start in range(0, len(unique), _IN_CHUNK):
-            rows = conn.execute(_SELECT_DEVICES, {"sid": survey.id, "devices": unique[start : start + _IN_CHUNK]})
-            known.update({device: (last, json.loads(reports)) for device, last, reports in rows})
+            chunk = unique[start : start + _IN_CHUNK]
+            sql = self._select_devices_sql + f"({', '.join([self._mark] * len(chunk))})"
+            for device, last, text, eps in conn.exec_driver_sql(sql, (survey.id, *chunk)).fetchall():
+                counts = parsed.get(text)
+                if counts is None:
+                    counts = parsed[text] = json.loads(text)
+                known[device] = (last, text, counts, eps)
         stored = set(known)
-        answered = {i: [q.id for q in survey.questions] for i in new}
+        every_question = [q.id for q in survey.questions]
+        answered: dict[int, list[str]] = {i: every_question for i in new}
         if p.answered is not None:  # allocation: sample, one question each
-            answered = {i: [qid for qid, mine in p.answered.items() if i in mine] for i in new}
+            answered = {i: [] for i in new}
+            for qid, mine in p.answered.items():
+                for i in mine:
+                    if i in answered:
+                        answered[i].append(qid)
         lifetime = rounds.lifetime_epsilon
         ends = iso_utc((rounds.start or 0) + (current + 1) * rounds.every)
+        encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+        # devices share few distinct (reports so far, questions answered): compute each step once
+        steps: dict[tuple[str, tuple[str, ...]], tuple[str, dict[str, int], float, float]] = {}
         for i in new:
             device = hashes[i]
-            last, counts = known.get(device, (-1, {}))
+            last, text, counts, before = known.get(device, (-1, "{}", {}, 0.0))
             if last >= current:
                 raise Conflict(
                     f"{where(i)}device",
                     f"this device already answered round {last} of survey {survey.id!r}; a device answers "
                     f"once per round (this is round {current}, the next starts at {ends})",
                 )
-            before = spent(survey.costs, counts)
-            after_counts = dict(counts)
-            for qid in answered[i]:
-                after_counts[qid] = after_counts.get(qid, 0) + 1
-            after = spent(survey.costs, after_counts)
+            step = (text, tuple(answered[i]))
+            if step not in steps:
+                after_counts = dict(counts)
+                for qid in answered[i]:
+                    after_counts[qid] = after_counts.get(qid, 0) + 1
+                steps[step] = (encode(after_counts), after_counts, spent(survey.costs, after_counts),
+                               spent_fresh(survey.costs, after_counts))
+            after_text, after_counts, after, _ = steps[step]
             if after > lifetime * (1 + TOLERANCE):
                 raise Forbidden(
                     f"{where(i)}device",
@@ -604,25 +626,21 @@ class Storage:
                     f"lifetime_epsilon is {lifetime:.6g} and this device has spent {before:.6g}; this "
                     f"round's report would cost {after - before:.6g} more ({after:.6g} in all)",
                 )
-            known[device] = (current, after_counts)
-        touched = dict.fromkeys(hashes.values())
-        rows_out = [
-            {"sid": survey.id, "dev": device, "last": known[device][0],
-             "counts": json.dumps(known[device][1], sort_keys=True, separators=(",", ":")),
-             "eps": spent(survey.costs, known[device][1]),
-             "eps_fresh": spent_fresh(survey.costs, known[device][1])}
-            for device in touched
-        ]
-        inserts = [
-            {"survey_id": row["sid"], "device": row["dev"], "last_round": row["last"], "reports": row["counts"],
-             "spent": row["eps"], "spent_fresh": row["eps_fresh"]}
-            for row in rows_out if row["dev"] not in stored
-        ]
-        updates = [row for row in rows_out if row["dev"] in stored]
+            known[device] = (current, after_text, after_counts, after)
+        fresh = {after_text: eps_fresh for after_text, _, _, eps_fresh in steps.values()}
+        # straight through the driver, as the responses are (no per-row parameter processing)
+        inserts, updates = [], []
+        for device in dict.fromkeys(hashes.values()):
+            last, text, _, eps = known[device]
+            values = (last, text, eps, fresh[text])
+            if device in stored:
+                updates.append((*values, survey.id, device))
+            else:
+                inserts.append((survey.id, device, *values))
         if inserts:
-            conn.execute(insert(devices_table), inserts)
+            conn.exec_driver_sql(self._insert_device_sql, inserts)
         if updates:
-            conn.execute(_UPDATE_DEVICE, updates)
+            conn.exec_driver_sql(self._update_device_sql, updates)
         this_round = {
             qid: stat for qid, stat in conn.execute(_SELECT_ROUND_AGGREGATES, {"sid": survey.id, "round": current})
         }
