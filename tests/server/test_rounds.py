@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 import threading
 from typing import Any
@@ -95,6 +96,30 @@ def test_rounds_are_read_in_any_unit_and_stored_in_seconds() -> None:
     # one round (1.0) fits; the sampled allocation costs the largest question's epsilon
     sampled = {**SURVEY, "allocation": "sample", "rounds": {"every": 60, "lifetime_epsilon": 0.6}}
     assert load_survey(sampled).rounds is not None
+
+
+def test_what_each_kind_of_question_costs_per_round() -> None:
+    """A mechanism question costs its epsilon (capped if it memoizes), a design its epsilon, a plain one nothing."""
+    questions = [
+        *SURVEY["questions"],
+        {"id": "late", "text": "Up late?", "type": "yes-no", "design": {"model": "Warner", "p": 0.6}},
+        {"id": "age", "text": "Age?", "type": "integer", "randomized": False, "min": 16, "max": 99},
+    ]
+    survey = load_survey({**SURVEY, "budget": 3, "questions": questions})
+    lgrr = survey.question("where").mechanism  # type: ignore[union-attr]
+    costs = survey.costs
+    assert costs["sick"].lifetime is None and costs["sick"].per_report == pytest.approx(0.5)
+    assert (costs["where"].per_report, costs["where"].lifetime) == (lgrr.epsilon, lgrr.epsilon_perm)
+    assert costs["late"].lifetime is None and costs["late"].per_report == pytest.approx(math.log(1.5))
+    assert costs["age"].per_report == 0 and costs["age"].lifetime is None
+    # ten rounds: the design and binary-rr every time, L-GRR at most epsilon_perm
+    ten = spent(costs, dict.fromkeys(costs, 10))
+    assert ten == pytest.approx(10 * (costs["sick"].per_report + costs["late"].per_report) + lgrr.epsilon_perm)
+    # a design whose answer reveals the truth (allowed) makes a single round cost infinity
+    reveals = {"id": "copied", "text": "Copied?", "type": "yes-no", "design": {"model": "UQTunknown", "p": [0.7, 0.3]},
+               "unrelated_question": "Born in spring?", "allow_infinite_epsilon": True}
+    with pytest.raises(SurveyError, match="one round already costs a device inf"):
+        load_survey({**SURVEY, "questions": [*SURVEY["questions"], reveals]})
 
 
 def test_the_start_defaults_to_when_the_survey_was_first_stored(sqlite_url: str) -> None:
