@@ -127,11 +127,11 @@ def test_the_start_defaults_to_when_the_survey_was_first_stored(sqlite_url: str)
     without_start = {**SURVEY, "rounds": {"every": "1h", "lifetime_epsilon": 3}}
     storage = Storage(sqlite_url, clock=clock)
     storage.add_survey(without_start)
-    assert storage.public("daily")["rounds"]["start"] == "2026-12-01T00:20:34Z"
+    assert storage.public("daily")["rounds"]["start"] == "2026-12-01T00:20:34.500Z"
     storage.close()
     clock.now += 3 * 3600
     storage = Storage(sqlite_url, clock=clock)  # a restart: the same file again keeps its start
-    assert storage.add_survey(without_start).rounds.start == START + 1234  # type: ignore[union-attr]
+    assert storage.add_survey(without_start).rounds.start == START + 1234.5  # type: ignore[union-attr]
     assert storage.public("daily")["current_round"] == 3
     with pytest.raises(dn.errors.DeniableError, match="different survey"):
         storage.add_survey({**without_start, "rounds": {"every": "2h", "lifetime_epsilon": 3}})

@@ -6,6 +6,7 @@ A survey may ask the same devices again, once per round::
       every: 1d                 # seconds, or "<n>s", "<n>m", "<n>h", "<n>d"
       lifetime_epsilon: 6       # what one device may spend over all rounds
       start: 2026-12-01T00:00:00Z   # optional; default: when the survey was first stored
+                                    # (to the millisecond)
 
 Round ``r`` (0-based) is ``floor((now - start) / every)`` of the server's
 clock (:func:`deniable.accounting.round_index`). Every response carries a
@@ -79,7 +80,8 @@ class Rounds:
         return round_index(now, self.start, self.every)
 
     def starting(self, start: float) -> Rounds:
-        return replace(self, start=float(math.floor(start)))
+        """These rounds from ``start`` (to the millisecond, as devices' clocks read it)."""
+        return replace(self, start=round(start, 3))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"every": self.every, "lifetime_epsilon": self.lifetime_epsilon}
@@ -89,8 +91,9 @@ class Rounds:
 
 
 def iso_utc(seconds: float) -> str:
-    """``seconds`` since the epoch as ISO-8601 UTC, ``2026-12-01T00:00:00Z`` (microseconds if any)."""
-    text = datetime.fromtimestamp(seconds, UTC).isoformat()
+    """``seconds`` since the epoch as ISO-8601 UTC: ``2026-12-01T00:00:00Z``, milliseconds if any."""
+    when = datetime.fromtimestamp(seconds, UTC)
+    text = when.isoformat(timespec="milliseconds" if when.microsecond else "seconds")
     return text.removesuffix("+00:00") + "Z"
 
 
@@ -121,7 +124,7 @@ def _start(value: Any) -> float:
     offset = parsed.utcoffset()
     if offset is None or offset.total_seconds() != 0:
         raise SurveyError("rounds.start", f"{message} (ending in Z or +00:00); got {value!r:.60}")
-    return parsed.timestamp()
+    return round(parsed.timestamp(), 3)  # to the millisecond, as it is written back
 
 
 def load_rounds(value: Any) -> Rounds:
