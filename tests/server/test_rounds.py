@@ -232,6 +232,9 @@ def test_rounds_budget_and_results_over_several_days(db_url: str) -> None:
     second = rounds["rounds"][1]
     assert (second["start"], second["end"]) == ("2026-12-02T00:00:00Z", "2026-12-03T00:00:00Z")
     assert results["n_responses"] == 7
+    # the shuffled guarantee is per round (one response per device), not for a device's several rounds
+    assert results["shuffled"] is None
+    assert [r["shuffled"]["n"] for r in rounds["rounds"]] == [3, 2, 1, 1]
     mechanisms = {q["id"]: dn.from_config(q["mechanism"]) for q in survey["questions"]}
     for r in rounds["rounds"]:
         for q in r["questions"]:

@@ -302,6 +302,7 @@ class RoundResult(BaseModel):
     start: str = Field(description="ISO-8601 UTC")
     end: str
     n_responses: int
+    shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
     questions: list[QuestionResult | DesignResult | PlainResult]
 
 
@@ -324,7 +325,8 @@ class ResultsOut(BaseModel):
     )
     n_responses: int
     shuffled: ShuffledOut | None = Field(
-        description="null for an infinite epsilon_total or plain (unrandomized) questions"
+        description="null for an infinite epsilon_total or plain (unrandomized) questions; for a survey "
+        "with rounds it is per round (rounds.rounds[].shuffled)"
     )
     target: Literal["population", "respondents"]
     level: float

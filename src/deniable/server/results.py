@@ -22,7 +22,10 @@ from an ``epsilon_total``-LDP randomizer, at ``delta = min(1e-6, n^-1.1)``
 rounded down to two significant digits (cached; fewer reports give a larger
 epsilon and delta, so the statement holds for all of them). It is ``None``
 where it does not apply: an infinite ``epsilon_total``, or plain questions
-(answers sent as given are not randomized).
+(answers sent as given are not randomized). A survey with rounds has it for
+each round (a device answers at most once per round), not for all rounds
+together: the Feldman-McMillan-Talwar bound is for ``n`` responses of ``n``
+different people, and a device's responses in several rounds compose.
 
 A survey with ``rounds`` also gets ``rounds`` (:func:`rounds_json`): every
 round's results (each round's aggregates estimated exactly as the whole
@@ -150,7 +153,8 @@ def rounds_json(
     responses gets ``round``, its ``start`` and ``end`` (ISO-8601 UTC),
     ``n_responses`` and ``questions`` exactly as the whole survey's results
     have them (estimates for ``target`` with standard errors, intervals at
-    ``level`` and ``n``), so a round is read like a survey of its own.
+    ``level`` and ``n``) and the ``shuffled`` guarantee of its responses, so a
+    round is read like a survey of its own.
     ``devices`` is :meth:`Storage.device_budgets
     <deniable.server.storage.Storage.device_budgets>`: how much of
     ``lifetime_epsilon`` the devices have spent, with the memoization cap
@@ -162,11 +166,13 @@ def rounds_json(
     out = []
     for index, aggregates in per_round.items():
         questions = _questions_json(survey, question_estimates(survey, aggregates, target), level, aggregates)
+        n_responses = _n_responses(survey, questions)
         out.append({
             "round": index,
             "start": iso_utc(rounds.start + index * rounds.every),
             "end": iso_utc(rounds.start + (index + 1) * rounds.every),
-            "n_responses": _n_responses(survey, questions),
+            "n_responses": n_responses,
+            "shuffled": shuffled_json(survey, n_responses),
             "questions": questions,
         })
     return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
@@ -194,7 +200,8 @@ def results_json(
         "title": survey.title,
         "allocation": survey.allocation,
         "n_responses": n_responses,
-        "shuffled": shuffled_json(survey, n_responses),
+        # per round only for a survey with rounds (one response per device per round)
+        "shuffled": None if survey.rounds is not None else shuffled_json(survey, n_responses),
         # design questions' prevalence is always for the population (RRuni's sampling model)
         "target": next((e.target for e in estimates.values()), "population"),
         "level": level,
