@@ -103,7 +103,7 @@ def test_the_results_page_draws_each_rounds_trend_and_the_budgets(run: dict[str,
         assert shown[qid]["lines"] == series and shown[qid]["bands"] == series, shown[qid]
         assert shown[qid]["dots"] == series * ROUNDS
         assert len(shown[qid]["rows"]) == ROUNDS
-        assert shown[qid]["rows"][0].startswith(f"0{posted[0]}")  # round 0, its n
+        assert shown[qid]["rows"][0].startswith(f"02026-12-01 00:00{posted[0]}")  # round 0, its start, its n
     sick = results["rounds"]["rounds"]
     first = f"{100 * sick[0]['questions'][0]['estimate'][1]:.1f}%"  # round 0's "Yes" estimate, as drawn
     assert f"round 0: Yes {first}" in shown["sick"]["svg_desc"]

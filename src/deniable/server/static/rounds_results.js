@@ -53,6 +53,9 @@ export function duration(seconds) {
   return `${n} ${name}${n === 1 ? '' : 's'}`;
 }
 
+/** An ISO-8601 UTC time as "2026-12-01 00:00" (seconds only when there are any). */
+const utc = (iso) => new Date(iso).toISOString().replace('T', ' ').replace(/(:00)?\.\d{3}Z$/, '');
+
 const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c === false ? 'No' : String(c)) : String(c));
 
 /** The series a question has per round: one per answer (mechanism questions) or the prevalence (designs). */
@@ -177,7 +180,7 @@ function budgetCard(info) {
 /** The rounds part of the results page: the budget card, then per question a trend chart and a table. */
 export function roundsSection(info, level, width) {
   const wrap = html('div', 'rounds');
-  const when = new Date(info.start).toISOString().replace('T', ' ').replace(/:00\.000Z$/, ' UTC');
+  const when = `${utc(info.start)} UTC`;
   const current = info.current_round === null ? 'not started' : `now in round ${info.current_round}`;
   const intro = html('p', 'legend rounds-intro', `This survey runs in rounds of ${duration(info.every)} from ${when} `
     + `(${current}); each device answers at most once per round. Below: each round's estimates, then all rounds together.`);
@@ -200,14 +203,15 @@ export function roundsSection(info, level, width) {
     details.append(html('summary', '', 'Show each round’s numbers'));
     const labels = perRound.find((s) => s).map((s) => s.label);
     const rows = info.rounds.map((r, k) => [
-      `${r.round}`, `${r.questions[qi].n}`,
+      `${r.round}`, utc(r.start), `${r.questions[qi].n}`,
       ...labels.map((_, j) => {
         const p = perRound[k]?.[j];
         return p && Number.isFinite(p.est) ? `${pct(p.est)} (${pct(p.low)} to ${pct(p.high)}; s.e. ${pct(p.se)})` : '–';
       }),
     ]);
     const scroller = html('div', 'scroll');
-    scroller.append(table(['Round', 'n', ...labels], rows, `Estimate (${level} confidence interval; standard error)`));
+    scroller.append(table(['Round', 'Starts (UTC)', 'n', ...labels], rows,
+      `Estimate (${level} confidence interval; standard error)`));
     details.append(scroller);
     section.append(details);
     wrap.append(section);
