@@ -75,6 +75,31 @@ def test_create_all_equals_the_first_revision(db_url: str) -> None:
         engine.dispose()
 
 
+def test_a_database_at_the_first_revision_gets_the_rounds_tables(db_url: str) -> None:
+    """Revision 0002 (surveys in rounds) runs on a database of revision 0001 and keeps its reports."""
+    from alembic import command
+
+    from deniable.server.schema import _config
+
+    engine = make_engine(db_url, "NORMAL")
+    with engine.begin() as conn:
+        command.upgrade(_config(conn), FIRST_REVISION)
+    with engine.connect() as conn:
+        assert current_revision(conn) == FIRST_REVISION
+        assert set(inspect(conn).get_table_names()) >= set(FIRST_TABLES)
+        assert not set(inspect(conn).get_table_names()) & (set(metadata.tables) - set(FIRST_TABLES))
+    engine.dispose()
+    storage = Storage(db_url)  # upgrades at start-up
+    storage.add_survey(SURVEY)
+    assert storage.submit("m", [{"idempotency_key": "at-the-head", "reports": {"q": True}}]).accepted == 1
+    storage.close()
+    engine = make_engine(db_url, "NORMAL")
+    with engine.connect() as conn:
+        assert current_revision(conn) == head_revision()
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+    engine.dispose()
+
+
 def test_concurrent_upgrades_take_turns(db_url: str) -> None:
     errors: list[BaseException] = []
 
