@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                                headers={"content-type": "application/json"})
             assert first.status_code == 201, first.text  # the bucket is empty from here on
             for label, size in SIZES.items():
-                posts = max(2, args.posts // (1 + size // (64 << 10)))  # fewer of the big ones
+                posts = max(20, args.posts // (1 + size // (64 << 10)))  # fewer of the big ones
                 got = flood(server, [body(i, size) for i in range(posts)])
                 codes = got["codes"]
                 assert isinstance(codes, Counter) and set(codes) == {429}, codes
