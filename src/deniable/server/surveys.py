@@ -60,7 +60,9 @@ the memoization of ``m.client(state=...)``.
 A yes-no question may instead name a classic survey design with RRreg's
 model name and ``p`` (``design: {model: FR, p: [1/6, 1/6]}``), and a question
 marked ``randomized: false`` is a plain question (an integer in ``min..max``
-or a category), stored as given: see :mod:`deniable.server.questions`. Plain
+or a category), stored as given: see :mod:`deniable.server.questions`.
+A question of ``type: free-text`` (``max_length``, ``epsilon``) discovers
+the frequent answers nobody listed: see :mod:`deniable.server.discovery`. Plain
 questions add nothing to the budget; a design whose epsilon is infinite is
 refused unless the question says ``allow_infinite_epsilon: true``, and is
 then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
@@ -86,6 +88,7 @@ from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
 from deniable.mechanisms.contract import CheckedReports
 from deniable.plan import best_mechanism
 from deniable.privacy import PrivacyBudget
+from deniable.server.discovery import FREE_TEXT, FreeTextQuestion, load_free_text_question
 from deniable.server.errors import SurveyError, is_text, printable
 from deniable.server.policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server.questions import DesignQuestion, PlainQuestion, load_design_question, load_plain_question
@@ -150,8 +153,9 @@ class Question:
         return self.mechanism.aggregate(reports if rows is None else reports.select(rows))
 
 
-AnyQuestion = Question | DesignQuestion | PlainQuestion
-"""A survey question: randomized by a mechanism or a survey design, or plain (not randomized)."""
+AnyQuestion = Question | DesignQuestion | PlainQuestion | FreeTextQuestion
+"""A survey question: randomized by a mechanism, a survey design or heavy-hitter discovery
+(free text), or plain (not randomized)."""
 
 
 @dataclass(frozen=True)
@@ -272,6 +276,10 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
     randomized = data.get("randomized", True)
     if not isinstance(randomized, bool):
         raise SurveyError(f"{where}randomized", f"must be true or false; got {randomized!r:.60}")
+    if qtype == FREE_TEXT:  # deniable.server.discovery
+        if not randomized:
+            raise SurveyError(f"{where}randomized", "a free-text question is always randomized")
+        return load_free_text_question(data, qid, text, where)
     if not randomized:
         return load_plain_question(data, qid, text, where)
     if "design" in data:
@@ -439,7 +447,8 @@ def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
     """``allocation: sample``: mechanism questions only, each within the whole budget."""
     for i, q in enumerate(questions):
         if not isinstance(q, Question):
-            kind = "a plain question" if isinstance(q, PlainQuestion) else "a survey design"
+            kind = ("a plain question" if isinstance(q, PlainQuestion) else "a free-text question"
+                    if isinstance(q, FreeTextQuestion) else "a survey design")
             raise SurveyError(
                 f"questions[{i}]", f"is {kind}; allocation: sample takes mechanism questions only "
                 "(each respondent answers one of them, drawn at random)"
