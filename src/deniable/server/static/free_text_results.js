@@ -18,6 +18,7 @@ export function discoverySection(q, level) {
   const section = document.createElement('section');
   section.className = 'card question-result discovery';
   section.dataset.question = q.id;
+  section.dataset.kind = q.kind;
   const h = document.createElement('h2');
   h.textContent = q.text;
   const meta = document.createElement('p');
