@@ -1,7 +1,7 @@
 """End to end in a real headless Chromium: a free-text question (heavy-hitter discovery).
 
-The survey: a free-text question (``max_length: 12``, epsilon 6) and a yes-no
-question. ``drive.mjs`` answers it 6 times, typing a script payload, a word,
+The survey (``examples/editors.yaml``): a free-text question
+(``max_length: 12``, epsilon 6) and a yes-no question. ``drive.mjs`` answers it 6 times, typing a script payload, a word,
 accented text and an answer longer than ``max_length``; a trusted relay adds
 3,000 reports made by the Python library with the same configuration, so that
 there is something to discover. Checks:
@@ -38,23 +38,15 @@ from deniable.heavy import HeavyHitters  # noqa: E402
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
 httpx = pytest.importorskip("httpx")
+yaml = pytest.importorskip("yaml")
 runner = pytest.importorskip("deniable.server.runner")
 
 DRIVER = Path(__file__).with_name("drive.mjs")
 PAYLOAD = "<script>alert(1)</script>"
 RELAY = "relay-token-for-free-text"
-SURVEY = {
-    "id": "editors",
-    "title": "Which editor?",
-    "budget": 7,
-    "rate_limit": "off",
-    "questions": [
-        {"id": "editor", "text": "Which text editor do you use most?", "type": "free-text", "max_length": 12,
-         "epsilon": 6},
-        {"id": "daily", "text": "Do you use it every day?", "type": "yes-no", "mechanism": "binary-rr",
-         "epsilon": 1},
-    ],
-}
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "editors.yaml"
+# many respondents answer from one browser (one address): no per-address rate limit here
+SURVEY = {**yaml.safe_load(EXAMPLE.read_text()), "rate_limit": "off"}
 TYPED = [PAYLOAD, "vim", "  café  ", "a much longer answer than twelve bytes", "vim", "日本語エディタ"]
 
 
