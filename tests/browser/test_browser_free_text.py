@@ -1,8 +1,9 @@
 """End to end in a real headless Chromium: a free-text question (heavy-hitter discovery).
 
 The survey (``examples/editors.yaml``): a free-text question
-(``max_length: 12``, epsilon 6) and a yes-no question. ``drive.mjs`` answers it 6 times, typing a script payload, a word,
-accented text and an answer longer than ``max_length``; a trusted relay adds
+(``max_length: 12``, epsilon 6) and a yes-no question. ``drive.mjs`` answers
+it 6 times, typing a script payload, a word, accented text and an answer
+longer than ``max_length``; a trusted relay adds
 3,000 reports made by the Python library with the same configuration, so that
 there is something to discover. Checks:
 

@@ -57,7 +57,7 @@ def test_the_example_survey_loads(examples: Any) -> None:
     survey = load_survey(examples / "editors.yaml")
     editor, daily = survey.questions
     assert (editor.type, editor.max_length, editor.hitters.method) == ("free-text", 12, "pem")
-    assert survey.epsilon_total == pytest.approx(7, rel=1e-8) <= survey.budget
+    assert survey.epsilon_total == pytest.approx(7, rel=1e-8) and survey.epsilon_total <= survey.budget
 
 
 def test_a_definition_loads_and_its_stored_form_is_the_same_survey() -> None:
