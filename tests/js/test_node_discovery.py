@@ -70,3 +70,14 @@ def test_js_reports_are_identified_in_python(method: str, oracle: str) -> None:
         **h.to_config()["sketch"], "params": {**h.to_config()["sketch"]["params"], "seed": "ab" * 32}}})
     lost = other.identify(other.aggregate(other.reports_from_json(reports)))
     assert not set(lost.values) & {w for w, _ in truth.most_common(3)}
+
+
+@pytest.mark.parametrize("oracle", ["cms", "hcms"])
+def test_js_sfp_reports_are_the_wire_form(oracle: str) -> None:
+    """SFP reports (fragment and word) from discovery.js pass ``reports_from_json`` byte for byte
+    (their distribution is tested in discovery.test.mjs)."""
+    h = HeavyHitters(epsilon=4.0, method="sfp", oracle=oracle, max_length=5, rows=8, width=64, seed=bytes(32))
+    values = ["vim", "emacs", "日本", "a longer text", ""] * 20
+    reports = run_node(HERE / "discovery_cli.mjs", {"config": h.to_config(), "values": values, "seed": "sfp"})
+    assert all(set(r) == {"level", "sketch", "word"} for r in reports)
+    assert h.reports_to_json(h.reports_from_json(reports)) == reports

@@ -208,3 +208,18 @@ def test_results_list_the_discovered_values_as_identify_finds_them(
     assert results["questions"][1]["n"] == len(values)
     # cached: the same aggregate answers the same
     assert http.get("/surveys/editors/results").json()["questions"][0] == q
+
+
+def test_python_devices_answer_free_text_through_the_client(http: httpx.Client, server: BackgroundServer) -> None:
+    """``deniable.client`` randomizes a free-text answer with the question's exact config."""
+    from deniable.client import Client, privatize_answers
+
+    survey = http.get("/surveys/editors").json()
+    report = privatize_answers(survey, {"tool": "vim", "daily": True})
+    assert set(report["tool"]) == {"level", "sketch"}
+    before = http.get("/surveys/editors/results").json()["n_responses"]
+    with Client(server.url, token=ADMIN) as client:
+        answered = client.respond_many("editors", [{"tool": "emacs", "daily": False}] * 300)
+    assert answered == {"accepted": 300, "duplicates": 0}
+    after = http.get("/surveys/editors/results").json()
+    assert after["n_responses"] == before + 300 and after["questions"][0]["n"] == before + 300

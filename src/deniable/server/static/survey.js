@@ -232,6 +232,7 @@ function nextRespondent(ask) {
     el.checked = false;
     if (el.type === 'number' || el.type === 'text') el.value = '';
     el.disabled = false;
+    if (el.type === 'text') el.dispatchEvent(new Event('input')); // a free-text box's byte counter
   });
   ask(); // (after clearing the shown answers) a sampled survey draws the next respondent's question
   $('submit').disabled = false;
