@@ -37,8 +37,10 @@ export function discoverySection(q, level) {
   }
   const table = document.createElement('table');
   table.className = 'numbers discovered';
-  const caption = document.createElement('caption');
+  const caption = document.createElement('p');
+  caption.className = 'table-note';  // above the scroller: it wraps on a narrow screen
   caption.textContent = `Answers found, most frequent first (${level} confidence intervals).`;
+  table.setAttribute('aria-label', caption.textContent);
   const thead = document.createElement('thead');
   const hr = document.createElement('tr');
   ['Answer', 'Respondents (estimate)', 'Share', 'Standard error', `${level} interval`].forEach((t) => {
@@ -64,7 +66,7 @@ export function discoverySection(q, level) {
     });
     body.append(tr);
   });
-  table.append(caption, thead, body);
+  table.append(thead, body);
   const scroller = document.createElement('div');
   scroller.className = 'scroll';
   scroller.append(table);
@@ -72,6 +74,6 @@ export function discoverySection(q, level) {
   note.className = 'table-note';
   note.textContent = 'Only answers whose count is significantly above zero are listed; an answer typed by few '
     + 'respondents is not found. Intervals below zero are shown from 0.';
-  section.append(scroller, note);
+  section.append(caption, scroller, note);
   return section;
 }
