@@ -60,12 +60,14 @@ the memoization of ``m.client(state=...)``.
 A yes-no question may instead name a classic survey design with RRreg's
 model name and ``p`` (``design: {model: FR, p: [1/6, 1/6]}``), and a question
 marked ``randomized: false`` is a plain question (an integer in ``min..max``
-or a category), stored as given: see :mod:`deniable.server.questions`.
-A question of ``type: free-text`` (``max_length``, ``epsilon``) discovers
-the frequent answers nobody listed: see :mod:`deniable.server.discovery`. Plain
+or a category), stored as given: see :mod:`deniable.server.questions`. Plain
 questions add nothing to the budget; a design whose epsilon is infinite is
 refused unless the question says ``allow_infinite_epsilon: true``, and is
 then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
+
+A question of ``type: free-text`` (``max_length``, ``epsilon``) discovers
+the frequent answers nobody listed (heavy hitters); its epsilon counts in
+the budget like a mechanism's: see :mod:`deniable.server.discovery`.
 
 Beside its questions a survey has settings against flooding and for its
 results (``rate_limit``, ``max_responses``, ``results``:
