@@ -24,6 +24,10 @@
 // flip_numerator / 2^32, HCMS draws l uniform below m and keeps (-1)^popcount(l & bucket) with
 // probability a / (a + b).
 //
+// Timing: hashing and sampling run a number of times fixed by the configuration (items have L
+// bytes, keys are chosen by the level); only encoding the text as UTF-8 and finding where to
+// cut it take time that grows with the answer's length.
+//
 // Exactness: every draw is deniable.js's integer sampler (rejection sampling of uniform words
 // from crypto.getRandomValues); no float meets randomness. BLAKE2b is RFC 7693 with its key
 // and personalization parameters (as Python's hashlib.blake2b), over BigInt words.
