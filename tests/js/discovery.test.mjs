@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { parseJSON } from '../../src/deniable/server/static/deniable.js';
 import { blake2b, fromDiscoveryConfig, sketchFromConfig } from '../../src/deniable/server/static/discovery.js';
+import { normalizeAnswer } from '../../src/deniable/server/static/free_text.js';
+import { shownValue } from '../../src/deniable/server/static/free_text_results.js';
 import { seededBytes, TEST_SEED } from './helpers.mjs';
 
 const fixtures = parseJSON(fs.readFileSync(new URL('./fixtures/discovery.json', import.meta.url), 'utf8'));
@@ -68,6 +70,13 @@ test('configs: a wrong epsilon, method or sketch is refused naming the field', (
   assert.throws(() => fromDiscoveryConfig({ ...config, version: 2 }), /version/);
   assert.throws(() => fromDiscoveryConfig({ ...config, sketch: { ...config.sketch, mechanism: 'olh' } }), /sketch\.mechanism/);
   assert.throws(() => fromDiscoveryConfig(config).privatize(3), /value/);
+});
+
+test('the survey page sends answers trimmed and NFC; the results page shows control characters escaped', () => {
+  assert.equal(normalizeAnswer('  cafe\u0301 '), 'café');
+  assert.equal(shownValue({ value: 'emac\u001cvQ', truncated: false }), 'emac\\x1cvQ');
+  assert.equal(shownValue({ value: '<script>aler', truncated: true }), '<script>aler… (begins with)');
+  assert.equal(shownValue({ value: -5, truncated: false }), '-5');
 });
 
 function popcount8(x) {
