@@ -223,3 +223,28 @@ def test_python_devices_answer_free_text_through_the_client(http: httpx.Client, 
     assert answered == {"accepted": 300, "duplicates": 0}
     after = http.get("/surveys/editors/results").json()
     assert after["n_responses"] == before + 300 and after["questions"][0]["n"] == before + 300
+
+
+def test_a_free_text_question_in_rounds(sqlite_url: str) -> None:
+    """In a survey with rounds the free-text question costs its epsilon per round and each
+    round's results list what that round's devices typed."""
+    rounds_survey = {**SURVEY, "id": "weekly-editors", "rounds": {"every": "7d", "lifetime_epsilon": 21}}
+    loaded = load_survey(rounds_survey)
+    assert loaded.costs["tool"].per_report == pytest.approx(loaded.questions[0].epsilon)
+    h = loaded.questions[0].hitters
+    values = ["vim"] * 1500 + ["emacs"] * 1000 + [f"u{i:04d}" for i in range(500)]
+    reports = h.reports_to_json(h.privatize_many(values, rng=np.random.default_rng(7)))
+    bodies = [{"idempotency_key": f"round0-{i:06d}", "device": f"device-{i:06d}-abcdefghijklmnop",
+               "reports": {"tool": r, "daily": True}} for i, r in enumerate(reports)]
+    with BackgroundServer([rounds_survey], db_url=sqlite_url, admin_token=ADMIN) as server, \
+            httpx.Client(base_url=server.url, timeout=60) as http:
+        r = http.post("/surveys/weekly-editors/responses/batch", content=json.dumps({"responses": bodies}),
+                      headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
+        assert r.status_code == 201, r.text
+        results = http.get("/surveys/weekly-editors/results")
+    assert results.status_code == 200, results.text
+    body = results.json()
+    (round0,) = body["rounds"]["rounds"]
+    per_round, pooled = round0["questions"][0], body["questions"][0]
+    assert per_round["kind"] == pooled["kind"] == "discovery" and per_round["n"] == len(values)
+    assert [v["value"] for v in per_round["values"]][:2] == ["vim", "emacs"]
