@@ -361,7 +361,7 @@ def unary_checks(claimed: Any, bits: np.ndarray, x: int, alpha: float, label: st
 
 
 @params(UNARY)
-def test_unary_bits(case: Case, rng: np.random.Generator) -> None:
+def test_unary_bits(case: Case, rng: np.random.Generator, accelerator: str) -> None:
     """Per-bit Wilson intervals and pairwise independence; alpha 1e-6 over rows x paths x checks."""
     m = case.make()
     failures = []
@@ -373,7 +373,7 @@ def test_unary_bits(case: Case, rng: np.random.Generator) -> None:
 
 
 @params(UNARY)
-def test_unary_bits_power(case: Case, rng: np.random.Generator) -> None:
+def test_unary_bits_power(case: Case, rng: np.random.Generator, accelerator: str) -> None:
     """Power: epsilon 20% stronger fails the per-bit checks; bits copied 20% of the time
     fail the independence check."""
     m = case.make()
@@ -396,7 +396,7 @@ N_THREADED = 1 << 17  # above the size from which secure batches are split over 
 
 @params(by_name("GRR-k10-eps1", "HadamardResponse-k8-eps2", "SubsetSelection-k12-w5-eps2", "OLH-k10-g4-eps1",
                 "OUE-str9-eps1"))
-def test_large_secure_batches(case: Case) -> None:
+def test_large_secure_batches(case: Case, accelerator: str) -> None:
     """Secure batches big enough to be split over threads: each half matches the distribution
     and the halves are not copies of each other; alpha 1e-6 over the two halves (power of
     the same checks: test_discrete_check_has_power, test_unary_bits_power)."""
