@@ -218,18 +218,22 @@ def _decide_numpy(
             carried += 8 * octets.size
             _stuck(carried)
             continue
-        run = np.diff(ones, prepend=-1 - carried)[: lanes - done]  # G + 1 per lane
+        run = np.empty(min(ones.size, lanes - done), dtype=np.int64)  # G + 1 per lane
+        run[0] = ones[0] + 1 + carried
+        np.subtract(ones[1 : run.size], ones[: run.size - 1], out=run[1:])
         carried = 8 * octets.size - 1 - int(ones[-1])
         runs.append(run)
         done += run.size
-    g = runs[0] if len(runs) == 1 else np.concatenate(runs)
-    g -= 1
-    np.minimum(g, tables.shape[1] - 1, out=g)
+    g1 = runs[0] if len(runs) == 1 else np.concatenate(runs)
+    width = tables.shape[1]  # indexed by G + 1: entry 0 unused, G >= width - 1 clipped to the last
+    shifted = np.zeros((tables.shape[0], width + 1), dtype=np.uint8)
+    shifted[:, 1:] = tables
     if tables.shape[0] == 1:
-        bits = tables[0][g]
+        bits = shifted[0].take(g1, mode="clip")
     else:
-        rows = np.unpackbits(select[lane0 // 8 : (lane0 + lanes + 7) // 8], count=lanes)
-        bits = tables[rows, g]
+        np.minimum(g1, width, out=g1)
+        g1 += np.unpackbits(select[lane0 // 8 : (lane0 + lanes + 7) // 8], count=lanes) * (width + 1)
+        bits = shifted.ravel().take(g1)
     out[lane0 // 8 : (lane0 + lanes + 7) // 8] = np.packbits(bits)
 
 
