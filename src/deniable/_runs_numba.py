@@ -11,8 +11,12 @@ of ``out``, which holds 0s from ``lane0`` on.
 It works a byte at a time: with the run so far capped at ``cap = width - 1``
 (every longer run gives the same bit) as the state ``s``, a byte ``b`` ends
 ``popcount(b)`` lanes whose bits, first lane highest, are ``pattern[row, s,
-b]`` (for one row; with two, each lane takes its row's bit), and leaves the
-state ``after[s, b]``. The tables are built once per ``tables`` with numpy.
+b]`` (for one row; with two, each lane takes its row's bit). The next state
+is the 0s after ``b``'s last 1 (capped), or ``s + 8`` (capped) for a zero
+byte, so consecutive bytes do not wait on each other's table lookups, and
+the output bits are appended without a branch (a flush branch taken half the
+time would be mispredicted half the time). The pattern table is built once
+per ``tables`` with numpy.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ _TRAILING = np.array([8] + [(b & -b).bit_length() - 1 for b in range(1, 256)], d
 
 
 @lru_cache(maxsize=64)
-def _cached(tables: bytes, rows: int) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+def _cached(tables: bytes, rows: int) -> NDArray[np.uint8]:
     table = np.frombuffer(tables, dtype=np.uint8).reshape(rows, -1)
     cap = table.shape[1] - 1
     g = np.repeat(np.arange(cap + 1)[:, None], 256, axis=1)
@@ -42,35 +46,32 @@ def _cached(tables: bytes, rows: int) -> tuple[NDArray[np.uint8], NDArray[np.uin
         bit = table[:, np.minimum(g, cap)]  # (rows, states, bytes): a lane ending here
         pattern = np.where(one, pattern << 1 | bit, pattern)
         g = np.where(one, 0, g + 1)
-    pattern_u8, after = pattern.astype(np.uint8), np.minimum(g, cap).astype(np.uint8)
-    pattern_u8.flags.writeable = after.flags.writeable = False
-    return pattern_u8, after
+    pattern_u8 = pattern.astype(np.uint8)
+    pattern_u8.flags.writeable = False
+    return pattern_u8
 
 
-def byte_tables(tables: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
-    """``(pattern[row, state, byte], after[state, byte])`` for the rows of ``tables`` (cached)."""
+def byte_tables(tables: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """``pattern[row, state, byte]`` for the rows of ``tables`` (cached)."""
     return _cached(np.ascontiguousarray(tables, dtype=np.uint8).tobytes(), tables.shape[0])
 
 
 _READ_1D = numba.types.Array(numba.uint8, 1, "C", readonly=True)
-_READ_2D = numba.types.Array(numba.uint8, 2, "C", readonly=True)
 _READ_3D = numba.types.Array(numba.uint8, 3, "C", readonly=True)
 _SIGNATURE = numba.types.UniTuple(numba.int64, 2)(
-    _READ_1D, numba.int64, _READ_3D, _READ_2D, _READ_1D, numba.uint8[::1], numba.int64, numba.int64
+    _READ_1D, numba.int64, _READ_3D, _READ_1D, numba.uint8[::1], numba.int64, numba.int64
 )
 
 
 @numba.njit(_SIGNATURE, nogil=True, cache=True)
-def decide(
-    octets: Any, carried: int, pattern: Any, after: Any, select: Any, out: Any, lane0: int, need: int
-) -> tuple[int, int]:
+def decide(octets: Any, carried: int, pattern: Any, select: Any, out: Any, lane0: int, need: int) -> tuple[int, int]:
     """Decide up to ``need`` lanes from ``octets``; returns ``(lanes decided, 0s after the last 1)``.
 
     ``carried``: the 0s at the end of the previous draw (the run in
     progress). The returned count of 0s (exact, not capped) matters only
     when fewer than ``need`` lanes were decided.
     """
-    cap = after.shape[0] - 1
+    cap = pattern.shape[1] - 1
     two = pattern.shape[0] == 2
     flat0 = pattern[0].ravel()
     flat1 = pattern[-1].ravel()
@@ -119,7 +120,7 @@ def decide(
         pos += full
         acc &= (1 << nacc) - 1
         zeros = _TRAILING[b]
-        state = min(zeros, cap)  # after[state, b]: a byte with a 1 forgets the state
+        state = min(zeros, cap)  # a byte with a 1 forgets the state before it
     if nacc:
         out[pos] = np.uint8((acc << (8 - nacc)) & 0xFF)
     return done, zeros
@@ -127,9 +128,9 @@ def decide(
 
 def decoder(tables: NDArray[np.uint8]) -> Any:
     """``decode(octets, carried, select, out, lane0, need)``: :func:`decide` with the byte tables of ``tables``."""
-    pattern, after = byte_tables(tables)
+    pattern = byte_tables(tables)
 
     def decode(octets: Any, carried: int, select: Any, out: Any, lane0: int, need: int) -> tuple[int, int]:
-        return decide(octets, carried, pattern, after, select, out, lane0, need)
+        return decide(octets, carried, pattern, select, out, lane0, need)
 
     return decode

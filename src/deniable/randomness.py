@@ -15,7 +15,9 @@ by scaling a float) and comparing it with ``a``. Bernoulli bits with a dyadic
 probability ``c / 2**w`` compare uniform bits with the binary expansion of
 ``c`` (most significant bit first), a lane being decided at the first bit
 that differs: a run of one random bit stream per lane, 2 random bits per
-output bit on average, not a float.
+output bit on average, not a float. Large batches decode the stream with
+numba when it is installed (:mod:`deniable.accelerate`): the same bits for
+the same bytes.
 
 Per-value probabilities are 64-bit thresholds: :func:`below` returns
 ``U < T`` for a uniform 64-bit ``U``, so ``P = T / 2**64`` exactly. Its batch
