@@ -62,9 +62,9 @@ def set_accelerator(name: str) -> str:
     raises ImportError if numba is not installed.
     """
     global _mode
-    previous, _mode = _mode, _check(name)
-    if name == "numba":
-        _load()
+    if _check(name) == "numba":
+        _load()  # before switching: without numba the setting stays as it was
+    previous, _mode = _mode, name
     return previous
 
 

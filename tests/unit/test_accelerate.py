@@ -191,3 +191,23 @@ def test_a_bad_environment_setting_is_refused() -> None:
     out = subprocess.run([sys.executable, "-c", "import deniable"], capture_output=True, text=True, env=env,
                          check=False)
     assert out.returncode != 0 and "accelerator must be one of auto, numba, numpy; got 'gpu'" in out.stderr
+
+
+def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
+    """numba made unimportable: ``auto`` samples with numpy, asking for ``numba`` raises ImportError and
+    leaves the setting as it was."""
+    code = (
+        "import sys\n"
+        "sys.modules['numba'] = None\n"
+        "import numpy as np, deniable as dn\n"
+        "from deniable import accelerate\n"
+        "dn.OUE(1024, epsilon=1.0).privatize_many(np.zeros(200, dtype=int))\n"
+        "try:\n"
+        "    accelerate.set_accelerator('numba')\n"
+        "except ImportError:\n"
+        "    print(accelerate.accelerator())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DENIABLE_ACCELERATOR"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "auto"
