@@ -224,6 +224,7 @@ def _decide_numpy(
         run[0] = ones[0] + 1 + carried
         np.subtract(ones[1 : run.size], ones[: run.size - 1], out=run[1:])
         carried = 8 * octets.size - 1 - int(ones[-1])
+        del ones  # not kept while the bits are looked up
         runs.append(run)
         done += run.size
     g1 = runs[0] if len(runs) == 1 else np.concatenate(runs)
