@@ -63,8 +63,7 @@ _SIGNATURE = numba.types.UniTuple(numba.int64, 2)(
 )
 
 
-@numba.njit(_SIGNATURE, nogil=True, cache=True)
-def decide(octets: Any, carried: int, pattern: Any, select: Any, out: Any, lane0: int, need: int) -> tuple[int, int]:
+def _decide(octets: Any, carried: int, pattern: Any, select: Any, out: Any, lane0: int, need: int) -> tuple[int, int]:
     """Decide up to ``need`` lanes from ``octets``; returns ``(lanes decided, 0s after the last 1)``.
 
     ``carried``: the 0s at the end of the previous draw (the run in
@@ -124,6 +123,12 @@ def decide(octets: Any, carried: int, pattern: Any, select: Any, out: Any, lane0
     if nacc:
         out[pos] = np.uint8((acc << (8 - nacc)) & 0xFF)
     return done, zeros
+
+
+try:  # compiled once, then loaded from numba's cache (next to this file, or in the user's cache directory)
+    decide = numba.njit(_SIGNATURE, nogil=True, cache=True)(_decide)
+except RuntimeError:  # no writable cache location: compile in every process
+    decide = numba.njit(_SIGNATURE, nogil=True)(_decide)
 
 
 def decoder(tables: NDArray[np.uint8]) -> Any:

@@ -211,3 +211,23 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "auto"
+
+
+@needs_numba
+def test_the_kernel_compiles_without_a_writable_cache() -> None:
+    """With nowhere to cache (numba's cache locators removed), the kernel is compiled in the process and
+    gives the numpy bits."""
+    code = (
+        "import numba.core.caching as caching\n"
+        "caching.CacheImpl._locator_classes = []\n"
+        "import numpy as np\n"
+        "from deniable import accelerate, randomness, _runs_numba\n"
+        "draw = lambda: randomness.bernoulli_packed(5, 3, 100_000, randomness.resolve(9)).tobytes()\n"
+        "accelerate.set_accelerator('numba')\n"
+        "fast = draw()\n"
+        "accelerate.set_accelerator('numpy')\n"
+        "print(type(_runs_numba.decide._cache).__name__, fast == draw())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["NullCache", "True"]
