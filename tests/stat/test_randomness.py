@@ -3,7 +3,9 @@
 Each test spends alpha = 1e-6 in total (Bonferroni over its bounds/probabilities,
 sources and checks), on both the seeded simulation source and the OS CSPRNG.
 Power: a modulo-without-rejection sampler (biased for bounds that do not divide
-2**32) and a Bernoulli with a 20%-too-large numerator are rejected.
+2**32) and a Bernoulli with a 20%-too-large numerator are rejected. The
+Bernoulli tests run once per run decoder (``accelerator`` fixture: numpy, and
+numba when installed).
 """
 
 from __future__ import annotations

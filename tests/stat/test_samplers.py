@@ -17,7 +17,9 @@ intervals plus pairwise 2x2 independence tests.
 Alpha: each test function spends at most 1e-6 in total, split by Bonferroni
 over its rows, paths and assertions. Power: each family's check is rerun on a
 sampler whose epsilon is 20% larger than claimed (and, for unary encoding, on
-bits made 20% correlated), and must reject.
+bits made 20% correlated), and must reject. The unary-encoding tests and the
+threaded secure batches run once per run decoder of the Bernoulli sampler
+(``accelerator`` fixture: numpy, and numba when installed).
 """
 
 from __future__ import annotations

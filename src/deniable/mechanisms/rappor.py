@@ -24,7 +24,10 @@ probabilities of a reported 1 given ``B_i = 1`` / ``0``), one report is
 ``epsilon = h ln(q*(1-p*) / (p*(1-q*)))``-LDP. ``RAPPOR(..., epsilon=e)``
 sets ``f`` so that ``epsilon_infinity = e``. ``f/2``, ``p`` and ``q`` are
 sampled as multiples of 2**-32 (``f/2`` rounded up, ``p`` and ``q`` to the
-nearest), and both epsilons are computed from those integers.
+nearest), and both epsilons are computed from those integers. A one-time
+report (``privatize_many``, no memoized PRR) draws each bit once with
+probability ``q*`` or ``p*`` (multiples of 2**-64): the law of the two steps,
+from fewer random bits.
 
 Server: per cohort ``j`` with ``N_j`` reports and ``c_ij`` set bits,
 ``t_ij = (c_ij - p* N_j) / (q* - p*)`` estimates how many of those reports
