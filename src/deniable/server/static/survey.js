@@ -3,6 +3,7 @@
 // `allocation: sample` shows one question, drawn on this device (assignQuestion: an exact
 // uniform integer from crypto.getRandomValues), and sends only its report.
 import { assignQuestion, fromConfig, idempotencyKey, parseJSON, stringify, uniformGroup } from './deniable.js';
+import { freeTextDevice, freeTextMeta } from './free_text.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -98,6 +99,7 @@ const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !
  */
 function device(question, index) {
   const name = `q${index}`;
+  if (question.type === 'free-text') return freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question)));
   if (question.randomized === false) {
     const fieldset = fieldsetFor(question, 'Not randomized: your answer is sent and stored exactly as you give it.');
     fieldset.classList.add('plain');
@@ -228,8 +230,9 @@ function done() {
 function nextRespondent(ask) {
   $('survey-form').querySelectorAll('input').forEach((el) => {
     el.checked = false;
-    if (el.type === 'number') el.value = '';
+    if (el.type === 'number' || el.type === 'text') el.value = '';
     el.disabled = false;
+    if (el.type === 'text') el.dispatchEvent(new Event('input')); // a free-text box's byte counter
   });
   ask(); // (after clearing the shown answers) a sampled survey draws the next respondent's question
   $('submit').disabled = false;
