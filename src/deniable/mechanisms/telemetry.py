@@ -107,7 +107,7 @@ def _lifetime(distinct: object, cap: int, epsilon: float) -> float:
 
 
 # ------------------------------------------------------------------ 1BitMean
-@register(kind="numeric", required={"epsilon"}, optional={"points"})
+@register(kind="numeric", browser=True, required={"epsilon"}, optional={"points"})
 class OneBitMean(NumericMechanism):
     """1BitMean (Ding et al. 2017) for counters in ``[low, high]``, with alpha-point rounding.
 
@@ -291,7 +291,7 @@ def _build_dbitflip(domain: Any, params: Any) -> DBitFlip:
     return DBitFlip(domain, d=d, epsilon=params["epsilon"])
 
 
-@register(decode_cost="O(n d + k)", required={"epsilon"}, optional={"d"}, build=_build_dbitflip)
+@register(decode_cost="O(n d + k)", browser=True, required={"epsilon"}, optional={"d"}, build=_build_dbitflip)
 class DBitFlip(FrequencyOracle):
     """dBitFlip (Ding et al. 2017): ``d`` sampled buckets, one randomized bit each.
 
