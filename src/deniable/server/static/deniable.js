@@ -699,6 +699,9 @@ function rappor(params, dom) {
     },
     memo: {
       cohorts,
+      draws: dom.k,
+      // epsilon_infinity = 2 h ln((1 - f/2) / (f/2)): what a value's permanent response reveals
+      epsilonPermanent: hashes * lnRatio((TWO32N - halfF) ** 2n, halfF ** 2n),
       permanent: (pool, cohort, x) => permanent(pool, bloom[cohort][x]),
       report,
     },
@@ -711,7 +714,9 @@ function rappor(params, dom) {
 // device's once-for-life quantities from keyed streams (`stream(label)`: a word pool on the
 // SHA-256 stream keyed by HMAC-SHA256(secret, label)), `label(x, device)` names the memoized
 // draw a value uses, `permanent(pool, cohort, x, device)` draws it from that label's stream and
-// `report(pool, cohort, prr, device)` makes one report from it with fresh randomness.
+// `report(pool, cohort, prr, device)` makes one report from it with fresh randomness. `draws` is
+// how many memoized draws a device can ever use (one per category, slot or rounding point) and
+// `epsilonPermanent` what all reports from one of them reveal (the mechanism's epsilon if absent).
 
 /** Packed bits (category i is bit 7 - i % 8 of byte i // 8) as lowercase hex. */
 function packedHex(bytes) {
@@ -744,7 +749,7 @@ function longitudinalGRR(params, dom) {
     epsilon: lnRatio(a1 * a2 + (d1 - a1) * b2, b1 * a2 + (d1 - b1) * b2),
     words: 4,
     sample: (pool, x) => report(pool, 0, permanent(pool, 0, x)),
-    memo: { permanent, report, show: name },
+    memo: { permanent, report, show: name, epsilonPermanent: lnRatio(a1, b1), draws: dom.k },
   };
 }
 
@@ -783,7 +788,10 @@ function longitudinalOSUE(params, dom) {
     epsilon: lnRatio(P * (TWO64N - Q), (TWO64N - P) * Q),
     words: 2 * k,
     sample: (pool, x) => report(pool, 0, permanent(pool, 0, x)),
-    memo: { permanent, report, show: packedHex },
+    memo: {
+      permanent, report, show: packedHex, draws: k,
+      epsilonPermanent: lnRatio(BigInt(p1) * (TWO32N - BigInt(q1)), (TWO32N - BigInt(p1)) * BigInt(q1)),
+    },
   };
 }
 
@@ -837,6 +845,7 @@ function dbitflip(params, dom) {
       },
       report: (pool, cohort, prr, device) => ({ buckets: device.buckets.slice(), bits: prr.slice() }),
       show: (prr) => prr.join(''),
+      draws: d + 1,
     },
   };
 }
@@ -885,6 +894,7 @@ function oneBitMean(params, dom) {
       permanent: (pool, cohort, x, device) => bit(pool, point(x, device)),
       report: (pool, cohort, prr) => prr,
       show: String,
+      draws: points,
     },
   };
 }
@@ -1083,7 +1093,7 @@ const fromHex = (hex) => Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16
  * So a memoized draw is the same on every report without being stored, and repeated reports of
  * one memoized quantity leak at most the mechanism's lifetime epsilon instead of adding up.
  * A state kept for another configuration is refused (DeniableError on field "state").
- * Returns {mechanism, cohort, permanent(value), privatize(value)}.
+ * Returns {mechanism, epsilon, epsilonPermanent, draws, cohort, permanent(value), privatize(value)}.
  */
 export async function persistentClient(cfg, { key, store = indexedDBStore(), randomBytes = secureRandomBytes } = {}) {
   const m = fromConfig(cfg, { randomBytes });
@@ -1117,6 +1127,11 @@ export async function persistentClient(cfg, { key, store = indexedDBStore(), ran
   };
   return Object.freeze({
     mechanism: m.mechanism,
+    epsilon: m.epsilon,
+    /** What all reports sharing one memoized draw reveal together (epsilon_infinity). */
+    epsilonPermanent: memo.epsilonPermanent ?? m.epsilon,
+    /** The most memoized draws a device can use: its lifetime loss is at most draws x epsilonPermanent. */
+    draws: memo.draws,
     cohort: state.cohort,
     /**
      * The memoized draw `value` uses, the same on every call: RAPPOR's permanent response (a
