@@ -55,12 +55,13 @@ const NAMES = {
   'one-bit-mean': '1BitMean',
 };
 // what a memoizing mechanism keeps on this device, in the respondent's words
+const FIRST = () => 'its first randomization of each answer and reuses it';
 const KEPT = {
-  'l-grr': () => 'its first randomization of each answer',
-  'l-osue': () => 'its first randomization of each answer',
-  rappor: () => 'its first randomization of each answer',
-  dbitflip: (m) => `which ${m.config.params.d} of the ${m.k} answers it reports on, and its randomized bits for them`,
-  'one-bit-mean': (m) => `a random rounding of your number to ${m.config.params.points} points, and one randomized bit per point`,
+  'l-grr': FIRST,
+  'l-osue': FIRST,
+  rappor: FIRST,
+  dbitflip: (m) => `which ${m.config.params.d} of the ${m.k} answers it reports on, and its randomized bits for them, and reuses them`,
+  'one-bit-mean': (m) => `a random rounding of your number to ${m.config.params.points} points, and one randomized bit per point, and reuses them`,
 };
 
 /** What a question with a kept (memoizing) client tells the respondent. */
@@ -68,7 +69,7 @@ function memoText(mechanism, kept) {
   const reveal = kept.epsilonPermanent > mechanism.epsilon + 1e-9
     ? `the same answer, however often you give it, reveals at most ε = ${fmt(kept.epsilonPermanent)} in all`
     : `the same answer, however often you give it, reveals no more than one report (ε = ${fmt(mechanism.epsilon)})`;
-  return `This device keeps ${KEPT[mechanism.mechanism](mechanism)} and reuses them every time: ${reveal}. ` +
+  return `This device keeps ${KEPT[mechanism.mechanism](mechanism)} every time: ${reveal}. ` +
     `A changed answer can cost that again, at most ${kept.draws} times in all.`;
 }
 
@@ -411,7 +412,7 @@ async function main() {
     ? `(this device drew one of the survey's ${devices.length} questions for you at random; only that answer is randomized and sent)`
     : `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''})`;
   $('privacy-epsilon').innerHTML =
-    `Privacy loss for the whole survey: <strong>ε = ${fmt(total)}</strong> ${over}. ` +
+    `Privacy loss for ${survey.rounds ? 'each round' : 'the whole survey'}: <strong>ε = ${fmt(total)}</strong> ${over}. ` +
     `Whatever someone trying to guess your answers already knows about you, what this page sends makes ` +
     `any answer at most e<sup>ε</sup> = ${Number(Math.exp(total).toPrecision(3))} times more likely, ` +
     `compared with any other, than they thought before: if they thought two answers equally likely, ` +
