@@ -15,7 +15,10 @@ import {
 import { loadFixtures, seededBytes } from './helpers.mjs';
 
 const fixtures = loadFixtures();
-const memo = Object.fromEntries(fixtures.memo.map((c) => [c.config.mechanism, c]));
+// the first memo case of each mechanism (without output perturbation)
+const memo = Object.fromEntries(fixtures.memo.filter((c) => c.config.params.flip_numerator === undefined)
+  .map((c) => [c.config.mechanism, c]));
+const perturbed = fixtures.memo.filter((c) => c.config.params.flip_numerator !== undefined);
 const LONGITUDINAL = ['l-grr', 'l-osue', 'dbitflip', 'one-bit-mean'];
 const valuesOf = (c) => (c.config.mechanism === 'one-bit-mean' ? [-1, -0.2, 0.5, 0.9, 1] : fromConfig(c.config).domain);
 
@@ -139,5 +142,22 @@ test('base64url equals node\'s for every length mod 3', () => {
   for (const n of [0, 1, 2, 3, 16, 17, 31, 32]) {
     const b = bytes(n);
     assert.equal(base64url(b), Buffer.from(b).toString('base64url'), `n=${n}`);
+  }
+});
+
+test('output perturbation: the memoized draws stay, the reports flip afresh, one report is below epsilon_perm', async () => {
+  assert.deepEqual(perturbed.map((c) => c.config.mechanism).sort(), ['dbitflip', 'one-bit-mean']);
+  for (const c of perturbed) {
+    const client = await persistentClient(c.config, { key: 'k', store: memoryStore(), randomBytes: seededBytes(`flip-${c.name}`) });
+    assert.ok(client.epsilon < client.epsilonPermanent, c.name);
+    assert.equal(client.epsilon, c.config.epsilon);
+    const kept = stringify(client.permanent(c.value));
+    const reports = new Set();
+    for (let i = 0; i < 200; i++) {
+      reports.add(stringify(client.privatize(c.value)));
+      assert.equal(stringify(client.permanent(c.value)), kept);
+    }
+    // gamma >= 0.1 per bit: 200 equal reports have probability below 0.9^200 < 1e-9
+    assert.ok(reports.size > 1, c.name);
   }
 });

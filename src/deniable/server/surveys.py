@@ -43,7 +43,8 @@ sue, oue, blh      any            ``epsilon``
 olh                any            ``epsilon``, optional ``g``
 hadamard           any            ``epsilon``
 subset             any            ``epsilon``, optional ``omega``
-dbitflip           any            ``epsilon``, optional ``d`` (default 1)
+dbitflip           any            ``epsilon``, optional ``d`` (default 1),
+                                  ``gamma`` (output perturbation)
 l-grr, l-osue      any            ``epsilon_perm``, ``epsilon_1``
 auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 =================  =============  ==========================================

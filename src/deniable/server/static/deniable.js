@@ -725,6 +725,20 @@ function packedHex(bytes) {
   return hex;
 }
 
+/**
+ * Output perturbation (dbitflip, one-bit-mean): `params.flip_numerator` g (0 if absent) flips every
+ * reported bit w.p. g / 2^32, fresh. A bit that is 1 w.p. a / (a + b) is then 1 w.p. a' / (a' + b')
+ * with a' = a 2^32 - g (a - b), b' = b 2^32 + g (a - b): the report's channel.
+ */
+function flipParam(params, a, b) {
+  const g = params.flip_numerator === undefined ? 0n : integerParam(params, 'flip_numerator', { max: TWO32N / 2n - 1n });
+  return {
+    g: Number(g),
+    perturbed: [a * TWO32N - g * (a - b), b * TWO32N + g * (a - b)],
+    flip: (pool, bit) => bit ^ +(pool.u32() < Number(g)),
+  };
+}
+
 function checkRound(params, truth, other, k, name) {
   const a = integerParam(params, truth, { min: 1n });
   const b = integerParam(params, other, { min: 1n });
@@ -800,7 +814,7 @@ function longitudinalOSUE(params, dom) {
  * algorithm, as deniable.mechanisms.telemetry.sample_subsets), each with a bit that is 1 w.p.
  * a / (a + b) if the value is that bucket and b / (a + b) otherwise; epsilon = min(d, 2) ln(a/b).
  * A device keeps its buckets for life and one bit vector per slot (which sampled bucket holds
- * its value, or none).
+ * its value, or none). With output perturbation (flipParam) every report flips each bit afresh.
  */
 function dbitflip(params, dom) {
   const k = dom.k;
@@ -811,6 +825,7 @@ function dbitflip(params, dom) {
     throw new DeniableError('params', `dbitflip needs 0 < other_numerator < truth_numerator, a sum up to 2^64; got ${stringify(params)}`);
   }
   const m = BigInt(Math.min(d, 2));
+  const { perturbed: [ra, rb], flip } = flipParam(params, a, b);
   const buckets = (pool) => {
     const chosen = new Array(d);
     for (let i = 0; i < d; i++) {
@@ -830,11 +845,11 @@ function dbitflip(params, dom) {
     return s;
   };
   return {
-    epsilon: lnRatio(a ** m, b ** m),
-    words: 5 * d + 2,
+    epsilon: lnRatio(ra ** m, rb ** m),
+    words: 6 * d + 2,
     sample(pool, x) {
       const sampled = buckets(pool);
-      return { buckets: sampled, bits: answers(pool, sampled, x) };
+      return { buckets: sampled, bits: answers(pool, sampled, x).map((bit) => flip(pool, bit)) };
     },
     memo: {
       setup: (stream) => ({ buckets: buckets(stream('buckets')) }),
@@ -843,9 +858,10 @@ function dbitflip(params, dom) {
         const s = slot(x, device);
         return answers(pool, device.buckets, s < d ? device.buckets[s] : -1);
       },
-      report: (pool, cohort, prr, device) => ({ buckets: device.buckets.slice(), bits: prr.slice() }),
+      report: (pool, cohort, prr, device) => ({ buckets: device.buckets.slice(), bits: prr.map((bit) => flip(pool, bit)) }),
       show: (prr) => prr.join(''),
       draws: d + 1,
+      epsilonPermanent: lnRatio(a ** m, b ** m),
     },
   };
 }
@@ -855,7 +871,8 @@ function dbitflip(params, dom) {
  * its position u (points - 1) on a grid of `points` points is rounded up w.p. its fraction f
  * (a uniform 64-bit word below floor(f 2^53) 2^11, as deniable.randomness.fixed_point), and the
  * bit of point j is 1 w.p. (b s + j (a - b)) / ((a + b) s), s = points - 1: epsilon = ln(a/b).
- * A device fixes its 64-bit rounding offset alpha for life and keeps one bit per point.
+ * A device fixes its 64-bit rounding offset alpha for life and keeps one bit per point; with
+ * output perturbation (flipParam) every report flips it afresh.
  */
 function oneBitMean(params, dom) {
   const a = integerParam(params, 'high_numerator', { min: 1n });
@@ -866,6 +883,7 @@ function oneBitMean(params, dom) {
   if (!(b < a) || bound > TWO64N) {
     throw new DeniableError('params', `one-bit-mean needs 0 < low_numerator < high_numerator, (a + b)(points - 1) <= 2^64; got ${stringify(params)}`);
   }
+  const { perturbed: [ra, rb], flip } = flipParam(params, a, b);
   const [low, high] = dom.range;
   const mid = (low + high) / 2;
   const half = (high - low) / 2;
@@ -882,19 +900,20 @@ function oneBitMean(params, dom) {
     return base + +(device.alpha < threshold);
   };
   return {
-    epsilon: lnRatio(a, b),
-    words: 6,
+    epsilon: lnRatio(ra, rb),
+    words: 7,
     sample(pool, x) {
       const [base, threshold] = grid(x);
-      return bit(pool, base + +(pool.u64() < threshold));
+      return flip(pool, bit(pool, base + +(pool.u64() < threshold)));
     },
     memo: {
       setup: (stream) => ({ alpha: stream('alpha').u64() }),
       label: (x, device) => `point ${point(x, device)}`,
       permanent: (pool, cohort, x, device) => bit(pool, point(x, device)),
-      report: (pool, cohort, prr) => prr,
+      report: (pool, cohort, prr) => flip(pool, prr),
       show: String,
       draws: points,
+      epsilonPermanent: lnRatio(a, b),
     },
   };
 }
