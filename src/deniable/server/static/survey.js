@@ -69,8 +69,11 @@ function memoText(mechanism, kept) {
   const reveal = kept.epsilonPermanent > mechanism.epsilon + 1e-9
     ? `the same answer, however often you give it, reveals at most ε = ${fmt(kept.epsilonPermanent)} in all`
     : `the same answer, however often you give it, reveals no more than one report (ε = ${fmt(mechanism.epsilon)})`;
+  const flips = mechanism.config.params.flip_numerator
+    ? ` Every report also flips these bits at random (probability ${fmt(Number(mechanism.config.params.flip_numerator) / 2 ** 32)}), so a change of your answer does not show for sure.`
+    : '';
   return `This device keeps ${KEPT[mechanism.mechanism](mechanism)} every time: ${reveal}. ` +
-    `A changed answer can cost that again, at most ${kept.draws} times in all.`;
+    `A changed answer can cost that again, at most ${kept.draws} times in all.${flips}`;
 }
 
 function label(question, value, i) {
