@@ -123,3 +123,45 @@ def test_kiosk_mode_keeps_nothing_and_the_reports_decode(visits: dict[str, Any])
     m = dn.DBitFlip(BUCKETS, d=4, epsilon=1.0)
     bodies = [visits[k]["body"] for k in ("first", "reloaded", "restarted")] + [v["body"] for v in kiosk]
     assert len(m.reports_from_json([b["reports"]["bucket"] for b in bodies])) == 6
+
+
+def test_a_rounds_survey_page_sends_its_kept_device_key_and_explains_refusals(tmp_path: Path) -> None:
+    """Small and marked: needs a server that takes ``rounds`` (skips otherwise). One round per
+    second and a lifetime budget of one round: answered, refused in the same round (409), refused
+    in the next (403); the same device key every time."""
+    from deniable.server.surveys import SurveyError, load_survey
+
+    survey = {**SURVEY, "id": "every-second", "budget": 1, "rounds": {"every": 1, "lifetime_epsilon": 1},
+              "questions": [{"id": "ok", "text": "OK?", "type": "yes-no", "mechanism": "binary-rr", "epsilon": 1}]}
+    try:
+        load_survey(survey)
+    except SurveyError as exc:
+        pytest.skip(f"this server does not know rounds yet ({exc})")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing("the Python playwright package is not installed")
+    import time
+
+    seen, keys = [], []
+    with runner.BackgroundServer([survey], db_url=f"sqlite:///{tmp_path / 'r.db'}") as server, \
+            sync_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=chromium(),
+                                                       headless=True, args=["--no-sandbox"])
+        page = context.pages[0] if context.pages else context.new_page()
+        page.on("request", lambda r: keys.append(json.loads(r.post_data)["device"]) if r.method == "POST" else None)
+        for wait in (0, 0, 1.1):
+            time.sleep(wait)
+            page.goto(f"{server.url}/s/every-second")
+            page.wait_for_selector("body[data-state=ready]", timeout=30_000)
+            notice = page.inner_text("#privacy-rounds")
+            page.check("#q0-o1")
+            page.click("#submit")
+            page.wait_for_selector("body[data-state=submitted], body[data-state=refused]", timeout=30_000)
+            seen.append(page.inner_text("#status"))
+        context.close()
+    assert "This survey collects every second" in notice
+    assert seen[0].startswith("Thank you")
+    assert "You already answered this round; come back after" in seen[1]
+    assert "This device has used its privacy budget" in seen[2]
+    assert len(keys) == 3 and len(set(keys)) == 1 and len(keys[0]) == 22
