@@ -43,8 +43,7 @@ sue, oue, blh      any            ``epsilon``
 olh                any            ``epsilon``, optional ``g``
 hadamard           any            ``epsilon``
 subset             any            ``epsilon``, optional ``omega``
-dbitflip           any            ``epsilon``, optional ``d`` (default 1),
-                                  ``gamma`` (output perturbation)
+dbitflip           any            ``epsilon``, optional ``d`` (default 1) and ``gamma``
 l-grr, l-osue      any            ``epsilon_perm``, ``epsilon_1``
 auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 =================  =============  ==========================================
