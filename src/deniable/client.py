@@ -76,7 +76,7 @@ from deniable.wire import MAX_BATCH, from_config
 
 __all__ = [
     "Client", "ClientError", "AlreadyAnsweredError", "BudgetSpentError", "SurveyState",
-    "privatize_answers", "privatize_answers_many", "new_key", "new_device_key",
+    "privatize_answers", "privatize_answers_many", "new_key", "new_device_key", "survey_fingerprint",
 ]
 
 
@@ -126,10 +126,11 @@ class SurveyState:
     """This device's kept state for one survey: its device key and the secrets of its memoizing questions.
 
     Kept as a :class:`~deniable.client_state.ClientState` (``state`` is a
-    path or a store) under mechanism ``"survey <id>"`` and a fingerprint of
-    the survey's id and questions (their exact mechanism configurations), so
-    a state written for another survey, or for other questions, is refused
-    (:class:`~deniable.errors.StateError`). ``fields`` hold the device key.
+    path or a store) under mechanism ``"survey <id>"`` and
+    :func:`survey_fingerprint` (the questions' exact mechanism
+    configurations), so a state written for another survey, or for other
+    configurations, is refused (:class:`~deniable.errors.StateError`).
+    ``fields`` hold the device key.
     """
 
     def __init__(self, state: client_state.StateLike, survey: Mapping[str, Any]) -> None:
@@ -165,8 +166,13 @@ _KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 
 def survey_fingerprint(survey: Mapping[str, Any]) -> str:
-    """SHA-256 (32 hex digits) of a survey's id and questions' canonical JSON: what a kept state belongs to."""
-    text = json.dumps({"id": survey["id"], "questions": survey["questions"]}, sort_keys=True, separators=(",", ":"))
+    """What a kept state belongs to: SHA-256 (32 hex digits) of the survey's id and its questions'
+    randomization (each question's id and mechanism configuration, design channels or plainness),
+    so another configuration gets another state while a reworded text or a new field does not."""
+    questions = [
+        [q["id"], q.get("mechanism"), q.get("channels"), q.get("randomized", True)] for q in survey["questions"]
+    ]
+    text = json.dumps({"id": survey["id"], "questions": questions}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -127,6 +127,9 @@ def test_a_state_of_another_survey_or_other_questions_is_refused(tmp_path: Path)
     changed["questions"][2]["mechanism"] = "oue"
     with pytest.raises(StateError, match="fingerprint"):
         SurveyState(path, changed)
+    reworded = json.loads(json.dumps(SURVEY))
+    reworded["questions"][0]["text"] = "Which one did you use most?"
+    assert SurveyState(path, reworded).device == SurveyState(path, SURVEY).device  # same configuration
     kept = json.loads(path.read_text())
     assert kept["mechanism"] == "survey daily-use" and KEY.fullmatch(kept["fields"]["device"])
     assert set(kept) == {"format", "version", "mechanism", "fingerprint", "secret", "fields"}
@@ -214,3 +217,19 @@ def test_rounds_end_to_end_if_the_server_knows_rounds(sqlite_url: str, tmp_path:
         time.sleep(1.1)
         with pytest.raises(BudgetSpentError, match="lifetime_epsilon"):
             client.respond("every-second", {"ok": True})
+
+
+def test_a_sampled_survey_answers_the_drawn_question_with_its_kept_client(tmp_path: Path) -> None:
+    """allocation: sample draws one question per response; each memoizing one repeats its report."""
+    survey = {
+        "id": "sampled", "allocation": "sample", "questions": [
+            {"id": f"q{i}", "mechanism": dn.DBitFlip(CATEGORIES, d=3, epsilon=1.0).to_config()} for i in range(2)
+        ],
+    }
+    state = SurveyState(tmp_path / "s", survey)
+    seen: dict[str, set[str]] = {"q0": set(), "q1": set()}
+    for _ in range(40):
+        sent = privatize_answers(survey, {"q0": "c1", "q1": "c2"}, state=state)
+        (qid,) = sent
+        seen[qid].add(json.dumps(sent[qid]))
+    assert all(len(reports) == 1 for reports in seen.values())  # both drawn: P(not) = 2 * 2**-40
