@@ -126,12 +126,12 @@ def test_kiosk_mode_keeps_nothing_and_the_reports_decode(visits: dict[str, Any])
 
 
 def test_a_rounds_survey_page_sends_its_kept_device_key_and_explains_refusals(tmp_path: Path) -> None:
-    """Small and marked: needs a server that takes ``rounds`` (skips otherwise). One round per
-    second and a lifetime budget of one round: answered, refused in the same round (409), refused
+    """Small and marked: needs a server that takes ``rounds`` (skips otherwise). Rounds of five
+    seconds and a lifetime budget of one round: answered, refused in the same round (409), refused
     in the next (403); the same device key every time."""
     from deniable.server.surveys import SurveyError, load_survey
 
-    survey = {**SURVEY, "id": "every-second", "budget": 1, "rounds": {"every": 1, "lifetime_epsilon": 1},
+    survey = {**SURVEY, "id": "every-second", "budget": 1, "rounds": {"every": 5, "lifetime_epsilon": 1},
               "questions": [{"id": "ok", "text": "OK?", "type": "yes-no", "mechanism": "binary-rr", "epsilon": 1}]}
     try:
         load_survey(survey)
@@ -141,7 +141,10 @@ def test_a_rounds_survey_page_sends_its_kept_device_key_and_explains_refusals(tm
         from playwright import sync_api
     except ImportError:
         missing("the Python playwright package is not installed")
-    import time
+    import httpx
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+    from test_client_memo import wait_for_the_next_round
 
     seen, keys = [], []
     with runner.BackgroundServer([survey], db_url=f"sqlite:///{tmp_path / 'r.db'}") as server, \
@@ -150,8 +153,10 @@ def test_a_rounds_survey_page_sends_its_kept_device_key_and_explains_refusals(tm
                                                        headless=True, args=["--no-sandbox"])
         page = context.pages[0] if context.pages else context.new_page()
         page.on("request", lambda r: keys.append(json.loads(r.post_data)["device"]) if r.method == "POST" else None)
-        for wait in (0, 0, 1.1):
-            time.sleep(wait)
+        definition = httpx.get(f"{server.url}/surveys/every-second").json()
+        for next_round in (True, False, True):  # the first two in one round, the third in the next
+            if next_round:
+                wait_for_the_next_round(definition)
             page.goto(f"{server.url}/s/every-second")
             page.wait_for_selector("body[data-state=ready]", timeout=30_000)
             notice = page.inner_text("#privacy-rounds")
@@ -160,7 +165,7 @@ def test_a_rounds_survey_page_sends_its_kept_device_key_and_explains_refusals(tm
             page.wait_for_selector("body[data-state=submitted], body[data-state=refused]", timeout=30_000)
             seen.append(page.inner_text("#status"))
         context.close()
-    assert "This survey collects every second" in notice
+    assert "This survey collects every 5 seconds" in notice
     assert seen[0].startswith("Thank you")
     assert "You already answered this round; come back after" in seen[1]
     assert "This device has used its privacy budget" in seen[2]

@@ -15,6 +15,7 @@ server accepts a survey with ``rounds``.
 from __future__ import annotations
 
 import json
+import math
 import re
 import stat
 import subprocess
@@ -191,18 +192,28 @@ def test_a_rounds_survey_gets_the_kept_device_key_and_clear_refusals(tmp_path: P
 
 
 # ------------------------------------------------------------------ rounds end to end
+def wait_for_the_next_round(survey: dict[str, Any]) -> None:
+    """Sleep until just after the next round of ``survey`` (as ``GET /surveys/{id}`` gives it) starts."""
+    from datetime import datetime
+
+    start = datetime.fromisoformat(survey["rounds"]["start"].replace("Z", "+00:00")).timestamp()
+    every = survey["rounds"]["every"]
+    now = time.time()
+    time.sleep(start + (math.floor((now - start) / every) + 1) * every - now + 0.05)
+
+
 @pytest.mark.integration
 def test_rounds_end_to_end_if_the_server_knows_rounds(sqlite_url: str, tmp_path: Path) -> None:
     """Small and marked: needs a server that takes ``rounds`` (skips otherwise).
 
-    One round per second, a lifetime budget of one round's epsilon: the first
+    Rounds of two seconds, a lifetime budget of one round's epsilon: the first
     response is taken, a second in the same round is refused (409), and one in
     the next round (403: the budget is spent).
     """
     from deniable.server.surveys import SurveyError, load_survey
 
-    survey = {"id": "every-second", "title": "Every second", "budget": 1,
-              "rounds": {"every": 1, "lifetime_epsilon": 1},
+    survey = {"id": "every-second", "title": "Every two seconds", "budget": 1,
+              "rounds": {"every": 2, "lifetime_epsilon": 1},
               "questions": [{"id": "ok", "text": "OK?", "type": "yes-no", "mechanism": "binary-rr", "epsilon": 1}]}
     try:
         load_survey(survey)
@@ -210,11 +221,13 @@ def test_rounds_end_to_end_if_the_server_knows_rounds(sqlite_url: str, tmp_path:
         pytest.skip(f"this server does not know rounds yet ({exc})")
     with BackgroundServer([survey], db_url=sqlite_url) as server, \
             Client(server.url, state=tmp_path / "device.state") as client:
-        assert "current_round" in client.survey("every-second")
+        definition = client.survey("every-second")
+        assert "current_round" in definition
+        wait_for_the_next_round(definition)  # so that the first two responses share a round
         client.respond("every-second", {"ok": True})
         with pytest.raises(AlreadyAnsweredError):
             client.respond("every-second", {"ok": True})
-        time.sleep(1.1)
+        wait_for_the_next_round(definition)
         with pytest.raises(BudgetSpentError, match="lifetime_epsilon"):
             client.respond("every-second", {"ok": True})
 

@@ -235,6 +235,7 @@ async function device(question, index) {
 
 /** A round length in seconds as words: "day", "2 days", "12 hours", "week", ... */
 function period(seconds) {
+  if (!Number.isInteger(seconds) || seconds < 1) return String(seconds);
   const units = [[604800, 'week'], [86400, 'day'], [3600, 'hour'], [60, 'minute'], [1, 'second']];
   const [size, unit] = units.find(([u]) => seconds % u === 0);
   const n = seconds / size;
@@ -288,6 +289,15 @@ async function send() {
     if (response.ok) {
       done();
       return;
+    }
+    if (response.status === 409 && loaded?.rounds && payload?.detail?.field === 'device') {
+      // the round may have moved on since the page was loaded: say when the current one ends
+      try {
+        const fresh = await fetch(`/surveys/${encodeURIComponent(surveyId)}`, { headers: { Accept: 'application/json' } });
+        if (fresh.ok) loaded = { ...loaded, current_round: parseJSON(await fresh.text()).current_round };
+      } catch {
+        // keep what the page was loaded with
+      }
     }
     const refusal = deviceRefusal(response, payload);
     if (refusal) {
