@@ -488,23 +488,36 @@ class Client:
         *,
         batch_size: int = 1000,
         rng: randomness.RNGLike = None,
+        devices: Sequence[str] | None = None,
     ) -> dict[str, int]:
         """Privatize many respondents' answers (vectorized) and post them in batches.
 
         For relays and simulations: a survey open to everyone needs the
         client's ``token`` (admin or relay). ``rng=None`` uses the OS CSPRNG;
-        a seed is for simulations only.
+        a seed is for simulations only. Every response is randomized afresh
+        (no kept state: these are many respondents). A survey with ``rounds``
+        needs ``devices``, one device key per respondent (e.g.
+        :func:`new_device_key`, kept by the caller to simulate later rounds).
         Returns ``{"accepted": n new, "duplicates": n already stored}`` summed over batches.
         """
         if not 1 <= batch_size <= MAX_BATCH:
             raise ValueError(f"batch_size must be in 1..{MAX_BATCH}; got {batch_size}")
-        reports = privatize_answers_many(self.survey(survey_id), answers_list, rng=rng)
+        survey = self.survey(survey_id)
+        if devices is not None and len(devices) != len(answers_list):
+            raise ValueError(f"devices must hold one key per respondent ({len(answers_list)}); got {len(devices)}")
+        if survey.get("rounds") and devices is None:
+            raise ValueError(
+                f"survey {survey_id!r} runs in rounds: pass devices=[one device key per respondent]"
+            )
+        reports = privatize_answers_many(survey, answers_list, rng=rng)
+        keys: Sequence[str | None] = [None] * len(reports) if devices is None else devices
         totals = {"accepted": 0, "duplicates": 0}
         for start in range(0, len(reports), batch_size):
             body = {
                 "responses": [
-                    {"idempotency_key": new_key(), "reports": r}
-                    for r in reports[start : start + batch_size]
+                    {"idempotency_key": new_key(), "reports": r, **({"device": d} if d is not None else {})}
+                    for r, d in zip(reports[start : start + batch_size], keys[start : start + batch_size],
+                                    strict=True)
                 ]
             }
             result = self._request("POST", f"/surveys/{survey_id}/responses/batch", body)

@@ -191,6 +191,27 @@ def test_a_rounds_survey_gets_the_kept_device_key_and_clear_refusals(tmp_path: P
     assert len(sent) == 3  # nothing was sent without a device key
 
 
+def test_batches_to_a_rounds_survey_carry_one_device_key_per_respondent() -> None:
+    survey, sent = _rounds_survey(), []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json=survey)
+        body = json.loads(request.content)
+        sent.extend(body["responses"])
+        return httpx.Response(200, json={"accepted": len(body["responses"]), "duplicates": 0})
+
+    keys = [new_device_key() for _ in range(5)]
+    with Client("http://collector.test", transport=httpx.MockTransport(handle), token="relay") as client:
+        assert client.respond_many("daily-use", [ANSWERS] * 5, batch_size=2, devices=keys) == {
+            "accepted": 5, "duplicates": 0}
+        with pytest.raises(ValueError, match="runs in rounds: pass devices="):
+            client.respond_many("daily-use", [ANSWERS] * 5)
+        with pytest.raises(ValueError, match="one key per respondent"):
+            client.respond_many("daily-use", [ANSWERS] * 5, devices=keys[:4])
+    assert [r["device"] for r in sent] == keys
+
+
 # ------------------------------------------------------------------ rounds end to end
 def wait_for_the_next_round(survey: dict[str, Any]) -> None:
     """Sleep until just after the next round of ``survey`` (as ``GET /surveys/{id}`` gives it) starts."""
