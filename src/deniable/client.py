@@ -96,16 +96,18 @@ class ClientError(DeniableError):
 
 
 class AlreadyAnsweredError(ClientError):
-    """409 on field ``device``: this device already answered the survey's current round."""
+    """409 on field ``device`` (``responses[i].device`` in a batch): the device already answered this round."""
 
 
 class BudgetSpentError(ClientError):
-    """403 on field ``device``: this device has spent the survey's ``lifetime_epsilon``."""
+    """403 on field ``device`` (``responses[i].device`` in a batch): the device has spent ``lifetime_epsilon``."""
 
 
 def _client_error(status: int, field: str, message: str, retry_after: float | None) -> ClientError:
     """The server's refusal as a :class:`ClientError`, or its subclass for a device refused in a survey with rounds."""
-    kind = {(409, "device"): AlreadyAnsweredError, (403, "device"): BudgetSpentError}.get((status, field), ClientError)
+    device = field == "device" or field.endswith(".device")  # a batch names the response: responses[3].device
+    kinds = {409: AlreadyAnsweredError, 403: BudgetSpentError}
+    kind = kinds.get(status, ClientError) if device else ClientError
     return kind(status, field, message, retry_after)
 
 

@@ -210,6 +210,18 @@ def test_batches_to_a_rounds_survey_carry_one_device_key_per_respondent() -> Non
         with pytest.raises(ValueError, match="one key per respondent"):
             client.respond_many("daily-use", [ANSWERS] * 5, devices=keys[:4])
     assert [r["device"] for r in sent] == keys
+    refused = [(409, "responses[0].device", AlreadyAnsweredError), (403, "responses[1].device", BudgetSpentError),
+               (409, "idempotency_key", ClientError)]
+    for status, field, kind in refused:
+        def deny(request: httpx.Request, status: int = status, field: str = field) -> httpx.Response:
+            if request.method == "GET":
+                return httpx.Response(200, json=survey)
+            return httpx.Response(status, json={"detail": {"field": field, "message": "refused"}})
+
+        with Client("http://collector.test", transport=httpx.MockTransport(deny), token="relay") as client:
+            with pytest.raises(ClientError) as error:
+                client.respond_many("daily-use", [ANSWERS] * 2, devices=keys[:2])
+        assert type(error.value) is kind and error.value.field == field
 
 
 # ------------------------------------------------------------------ rounds end to end
