@@ -161,3 +161,18 @@ test('output perturbation: the memoized draws stay, the reports flip afresh, one
     assert.ok(reports.size > 1, c.name);
   }
 });
+
+test('one-bit-mean: every value of the range rounds (fractions below 2^-53 included), for any number of points', () => {
+  // values whose grid position is below 1 have fractions finer than 2^-53: the threshold is
+  // floor(fraction 2^53) 2^11, as deniable.randomness.fixed_point computes it
+  const bytes = seededBytes('grid');
+  for (const points of [2, 3, 4, 11, 1000]) {
+    const m = fromConfig(config({ mechanism: 'one-bit-mean', domain: [-3.5, 1e6], params: { high_numerator: 3, low_numerator: 1, points } }),
+      { randomBytes: bytes });
+    const values = [];
+    for (let i = 0; i <= 4000; i++) values.push(-3.5 + (i / 4000) ** 7 * (1e6 + 3.5));
+    values.push(-3.5 + 1e-9, 1e6 - 1e-6, 0, Number.MIN_VALUE, -1e300, 1e300);
+    const reports = m.privatizeMany(values);
+    assert.ok(reports.every((r) => r === 0 || r === 1), `points=${points}`);
+  }
+});

@@ -892,7 +892,7 @@ function oneBitMean(params, dom) {
     const t = Math.min(1, Math.max(-1, (x - mid) * (1 / half)));
     const u = Math.min(points - 1, Math.max(0, (t + 1) * (0.5 * (points - 1))));
     const base = Math.floor(u);
-    return [base, BigInt(Math.min((u - base) * 2 ** 53, 2 ** 53 - 1)) << 11n];
+    return [base, BigInt(Math.floor(Math.min((u - base) * 2 ** 53, 2 ** 53 - 1))) << 11n];
   };
   const bit = (pool, j) => +(uniformBelow(pool, bound) < b * s + BigInt(j) * (a - b));
   const point = (x, device) => {
