@@ -147,3 +147,13 @@ def test_perturbed_reports_are_decoded_without_bias() -> None:
     plain = OneBitMean(0, 10, epsilon=1.0, points=3)
     shrunk = plain.estimate(ob.privatize_many(xs, rng=rng))
     assert abs(shrunk.mean - xs.mean()) > z1 * shrunk.std_error
+
+
+def test_a_rounds_survey_caps_a_perturbed_question_at_its_memoized_bits_epsilon() -> None:
+    """deniable.accounting: per report the perturbed epsilon, for one value at most epsilon_perm."""
+    from deniable.accounting import report_cost
+
+    for m in (DBitFlip(5, d=2, epsilon=1.0, gamma=0.1), OneBitMean(0, 1, epsilon=1.0, points=3, gamma=0.1)):
+        cost = report_cost(m)
+        assert cost.per_report == m.epsilon < m.epsilon_perm
+        assert cost.after(100) == pytest.approx(m.epsilon_perm)
