@@ -19,7 +19,8 @@ Each survey's mechanisms are built from their configurations once and kept
 (keyed by the questions' JSON, so a changed survey is built again). A survey
 design's question is randomized with its group's exact channel, the group
 drawn uniformly (two-group designs); a plain question's answer is sent as
-given.
+given; a free-text question's answer (a string) is randomized by its exact
+:class:`~deniable.HeavyHitters` configuration.
 
 A survey with ``allocation: sample`` asks each respondent one question: the
 device draws it uniformly from the survey's questions with the OS CSPRNG
@@ -71,6 +72,7 @@ from deniable.allocation import assign_questions
 from deniable.client_state import ClientState
 from deniable.errors import DeniableError
 from deniable.estimate import Target, check_target
+from deniable.heavy import HeavyHitters
 from deniable.mechanisms.contract import Mechanism
 from deniable.wire import MAX_BATCH, from_config
 
@@ -220,20 +222,36 @@ class _Plain:
         return list(values)
 
 
-def _device(question: Mapping[str, Any]) -> Mechanism | _Design | _Plain:
-    """A plain question, a survey design's channels, or (most questions) the question's mechanism."""
+class _FreeText:
+    """A free-text question: the answer randomized by heavy-hitter discovery (its exact config)."""
+
+    def __init__(self, question: Mapping[str, Any]) -> None:
+        self.hitters = HeavyHitters.from_config(question["discovery"])
+
+    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
+        return self.hitters.reports_to_json(self.hitters.privatize_many(values, rng=source))
+
+
+Device = Mechanism | _Design | _Plain | _FreeText
+
+
+def _device(question: Mapping[str, Any]) -> Device:
+    """A plain question, a survey design's channels, a free-text question's discovery, or (most
+    questions) the question's mechanism."""
     if question.get("randomized") is False:
         return _Plain(question)
+    if question.get("discovery"):
+        return _FreeText(question)
     return _Design(question) if question.get("design") else from_config(question["mechanism"])
 
 
 @functools.lru_cache(maxsize=64)
-def _built(questions: str) -> Mapping[str, Mechanism | _Design | _Plain]:
+def _built(questions: str) -> Mapping[str, Device]:
     """The device of every question, from the questions' canonical JSON (built once)."""
     return MappingProxyType({q["id"]: _device(q) for q in json.loads(questions)})
 
 
-def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Mechanism | _Design | _Plain]:
+def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Device]:
     """``{question id: device}`` of a survey as ``GET /surveys/{id}`` gives it."""
     return _built(json.dumps(survey["questions"], sort_keys=True, separators=(",", ":")))
 
@@ -315,7 +333,7 @@ def _privatize_many(
         values = [a[qid] for a in answers_list]
         if qid in kept:
             columns[qid] = [None] * len(values)
-        elif isinstance(device, (_Design, _Plain)):
+        elif isinstance(device, (_Design, _Plain, _FreeText)):
             columns[qid] = device.reports(values, source)
         else:
             columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))

@@ -1226,3 +1226,6 @@ export function idempotencyKey(randomBytes = secureRandomBytes) {
   const h = Array.from(b, (v) => v.toString(16).padStart(2, '0')).join('');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
+
+// the exact samplers, for the other device modules (discovery.js)
+export { WordPool, uniformBelow, uniformBelowSmall };

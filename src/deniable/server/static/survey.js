@@ -12,6 +12,7 @@
 import {
   assignQuestion, deviceKey, fromConfig, idempotencyKey, parseJSON, persistentClient, stringify, uniformGroup,
 } from './deniable.js';
+import { freeTextDevice, freeTextMeta } from './free_text.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -133,6 +134,7 @@ const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !
  */
 async function device(question, index) {
   const name = `q${index}`;
+  if (question.type === 'free-text') return freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question)));
   if (question.randomized === false) {
     const fieldset = fieldsetFor(question, 'Not randomized: your answer is sent and stored exactly as you give it.');
     fieldset.classList.add('plain');
@@ -348,8 +350,9 @@ function done() {
 function nextRespondent(ask) {
   $('survey-form').querySelectorAll('input').forEach((el) => {
     el.checked = false;
-    if (el.type === 'number') el.value = '';
+    if (el.type === 'number' || el.type === 'text') el.value = '';
     el.disabled = false;
+    if (el.type === 'text') el.dispatchEvent(new Event('input')); // a free-text box's byte counter
   });
   ask(); // (after clearing the shown answers) a sampled survey draws the next respondent's question
   $('submit').disabled = false;
