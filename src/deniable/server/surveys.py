@@ -43,7 +43,7 @@ sue, oue, blh      any            ``epsilon``
 olh                any            ``epsilon``, optional ``g``
 hadamard           any            ``epsilon``
 subset             any            ``epsilon``, optional ``omega``
-dbitflip           any            ``epsilon``, optional ``d`` (default 1)
+dbitflip           any            ``epsilon``, optional ``d`` (default 1) and ``gamma``
 l-grr, l-osue      any            ``epsilon_perm``, ``epsilon_1``
 auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 =================  =============  ==========================================
@@ -51,11 +51,11 @@ auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 A yes-no question has the categories ``[false, true]``; ``auto`` there is
 Warner's design, which for two categories is GRR.
 
-dbitflip, l-grr and l-osue are not implemented by the browser client
-(``registry`` entries with ``browser=False``): their questions are for
-Python devices (:mod:`deniable.client`), which send one report per response
-(each ``epsilon``, L-GRR's ``epsilon_1``; what the budget adds up), without
-the memoization of ``m.client(state=...)``.
+dbitflip, l-grr and l-osue memoize: a device that keeps its state (the
+survey page, in IndexedDB; :class:`deniable.client.Client` with ``state=``)
+reuses its permanent randomization on every response, so answering again
+reveals at most the lifetime bound of each distinct answer. The budget adds
+up one response's epsilons (L-GRR's and L-OSUE's ``epsilon_1``).
 
 A yes-no question may instead name a classic survey design with RRreg's
 model name and ``p`` (``design: {model: FR, p: [1/6, 1/6]}``), and a question
