@@ -178,7 +178,7 @@ function budgetCard(info) {
   const scroller = html('div', 'scroll');
   scroller.append(table(['Devices that spent', 'With the memoization cap (enforced)', 'Every report counted'], rows));
   section.append(scroller);
-  section.append(html('p', 'table-note', 'The memoization cap counts a memoizing question (L-GRR, L-OSUE, dBitFlip, '
+  section.append(html('p', 'table-note', 'The memoization cap counts a memoizing question (L-GRR, L-OSUE, dBitFlip, 1BitMean, '
     + 'RAPPOR) at most its lifetime bound. That assumes each device reported the same value every round and kept '
     + 'its memoized state: a value that changes costs up to another lifetime bound per distinct value, which the '
     + 'server cannot see. “Every report counted” adds up each report’s ε, a bound that holds whatever the values.'));
