@@ -70,6 +70,14 @@ def _without(*keys: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- definitions
+def test_the_example_survey_loads(examples: Path) -> None:
+    survey = load_survey(examples / "screen-time.yaml")
+    minutes, night = survey.questions
+    assert (minutes.type, minutes.units, minutes.mechanism.low, minutes.mechanism.high) == ("number", "minutes", 0, 600)
+    assert night.type == "yes-no" and survey.epsilon_total <= survey.budget
+    assert survey.epsilon_total == pytest.approx(minutes.epsilon + 1, rel=1e-9)
+
+
 def test_a_definition_loads_and_its_stored_form_is_the_same_survey() -> None:
     survey = load_survey(SURVEY)
     q = survey.questions[0]
