@@ -254,6 +254,9 @@ def test_the_python_client_answers_a_number_question_with_its_kept_state(
     assert bits == {0.0, 1.0}
     results = http.get("/surveys/counter/results").json()["questions"][0]
     assert results["n"] == 2 and results["kind"] == "mean" and results["estimate"] is not None
+    # a survey of number questions only is estimated for the target asked for
+    respondents = http.get("/surveys/counter/results?target=respondents").json()
+    assert respondents["target"] == respondents["questions"][0]["target"] == "respondents"
     with pytest.raises(ValueError, match="real numbers"):
         privatize_answers(survey, {"m": "lots"})
 

@@ -761,7 +761,9 @@ def create_app(
         survey = store.survey(survey_id)
         _results_access(request, survey)
         aggregates = store.aggregates(survey_id)
-        out = results_json(survey, question_estimates(survey, aggregates, target), aggregates=aggregates)
+        out = results_json(
+            survey, question_estimates(survey, aggregates, target), aggregates=aggregates, target=target
+        )
         if survey.rounds is not None:
             out["rounds"] = rounds_json(
                 survey, store.round_aggregates(survey_id), store.device_budgets(survey_id),
