@@ -244,6 +244,13 @@ def test_the_python_client_answers_a_number_question_with_its_kept_state(
             assert client.respond("counter", {"m": 123.4})["status"] == "accepted"
     r = http.get("/admin/surveys/counter/export", headers={"Authorization": f"Bearer {ADMIN}"})
     sent = [json.loads(row["m"]) for row in csv.DictReader(io.StringIO(r.text))]
+    pq = pytest.importorskip("pyarrow.parquet")
+    r = http.get("/admin/surveys/counter/export?format=parquet", headers={"Authorization": f"Bearer {ADMIN}"})
+    table = pq.read_table(io.BytesIO(r.content))
+    assert [json.loads(v) for v in table.column("m").to_pylist()] == sent
+    stored = json.loads(table.schema.metadata[b"deniable.survey"])
+    assert load_survey(stored).questions[0].mechanism.to_config() == dn.from_config(
+        http.get("/surveys/counter").json()["questions"][0]["mechanism"]).to_config()
     survey = http.get("/surveys/counter").json()
     kept = SurveyState(path, survey)
     m = dn.from_config(survey["questions"][0]["mechanism"])
