@@ -138,7 +138,7 @@ class ErrorOut(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer", "free-text"]
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -165,6 +165,9 @@ class QuestionOut(BaseModel):
     max_length: int | None = Field(default=None, description="a free-text answer's bytes of UTF-8 kept")
     kind: Literal["text", "integer"] | None = Field(default=None, description="a free-text question's values")
     method: Literal["pem", "sfp"] | None = Field(default=None, description="a free-text question's protocol")
+    low: float | None = Field(default=None, description="a number question's smallest answer")
+    high: float | None = Field(default=None, description="a number question's largest answer")
+    units: str | None = Field(default=None, description="a number question's units (text)")
 
 
 class RoundsOut(BaseModel):
@@ -304,6 +307,28 @@ class DiscoveryResult(BaseModel):
     values: list[DiscoveredValue] = Field(description="most frequent first")
 
 
+class MeanResult(BaseModel):
+    """A number question's estimated mean (deniable.server.numeric_questions)."""
+
+    id: str
+    text: str
+    type: Literal["number"]
+    kind: Literal["mean"]
+    mechanism: str = Field(description="mechanism class name")
+    epsilon: float = Field(description="one report's epsilon")
+    n: int
+    target: Literal["population", "respondents"]
+    level: float
+    low: float
+    high: float
+    units: str | None
+    estimate: float | None = Field(description="unbiased mean of the answers (clamped to [low, high])")
+    std_error: float | None = Field(description="standard error, for target")
+    ci_low: float | None = Field(description="normal interval at level (low end)")
+    ci_high: float | None
+    aggregate: dict[str, Any] = Field(description="the merged MeanStat (n, sums of the standardized reports)")
+
+
 class ShuffledOut(BaseModel):
     """The central guarantee of the responses if collected through a trusted shuffler."""
 
@@ -334,7 +359,7 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
 
 
 class RoundsResult(BaseModel):
@@ -361,7 +386,7 @@ class ResultsOut(BaseModel):
     )
     target: Literal["population", "respondents"]
     level: float
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
 
 
@@ -756,6 +781,7 @@ def create_app(
         aggregates = store.aggregates(survey_id)
         out = results_json(
             survey, question_estimates(survey, aggregates, target), aggregates=aggregates, ahead=shuffled,
+            target=target,
         )
         if survey.rounds is not None:
             out["rounds"] = rounds_json(

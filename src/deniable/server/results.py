@@ -51,6 +51,7 @@ from deniable.allocation import sampled_estimate
 from deniable.estimate import Estimate, Target
 from deniable.server.design_results import design_json, plain_json
 from deniable.server.discovery import FreeTextQuestion, discovery_json
+from deniable.server.numeric_questions import NumberQuestion, mean_estimate, mean_json
 from deniable.server.questions import DesignQuestion, PlainQuestion
 from deniable.server.rounds import iso_utc
 from deniable.server.shuffled import SHUFFLE_DELTA, Ahead
@@ -124,10 +125,13 @@ def _question_json(q: Question, est: Estimate, level: float) -> dict[str, Any]:
 
 def _questions_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float, aggregates: Mapping[str, Any] | None,
+    target: Target,
 ) -> list[dict[str, Any]]:
     plain = {q.id: q for q in survey.questions if isinstance(q, PlainQuestion)}
     return [
         _question_json(q, estimates[q.id], level) if isinstance(q, Question)
+        else mean_json(q, mean_estimate(q, aggregates[q.id], target), aggregates[q.id], level)  # type: ignore[index]
+        if isinstance(q, NumberQuestion)
         else design_json(q, aggregates[q.id], plain, level) if isinstance(q, DesignQuestion)  # type: ignore[index]
         else discovery_json(q, aggregates[q.id], level) if isinstance(q, FreeTextQuestion)  # type: ignore[index]
         else plain_json(q, aggregates[q.id])  # type: ignore[index]
@@ -162,7 +166,9 @@ def rounds_json(
     assert rounds is not None and rounds.start is not None
     out = []
     for index, aggregates in per_round.items():
-        questions = _questions_json(survey, question_estimates(survey, aggregates, target), level, aggregates)
+        questions = _questions_json(
+            survey, question_estimates(survey, aggregates, target), level, aggregates, target
+        )
         n_responses = _n_responses(survey, questions)
         out.append({
             "round": index,
@@ -178,6 +184,7 @@ def rounds_json(
 def results_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float = 0.95,
     aggregates: Mapping[str, Any] | None = None, ahead: Ahead | None = None,
+    target: Target | None = None,
 ) -> dict[str, Any]:
     """The results as ``GET /surveys/{id}/results`` answers them.
 
@@ -189,10 +196,12 @@ def results_json(
     recompute any of them exactly. Values undefined without reports are ``None``.
     Design and plain questions (their tallies in ``aggregates``) are answered
     by :mod:`deniable.server.design_results`, free-text questions (their
-    discovery aggregates) by :mod:`deniable.server.discovery`. ``ahead``:
-    :func:`shuffled_json`'s.
+    discovery aggregates) by :mod:`deniable.server.discovery`, number questions (their
+    mean estimates, for ``target``: default the estimates' target, else the population)
+    by :mod:`deniable.server.numeric_questions`. ``ahead``: :func:`shuffled_json`'s.
     """
-    questions = _questions_json(survey, estimates, level, aggregates)
+    chosen: Target = target if target is not None else next((e.target for e in estimates.values()), "population")
+    questions = _questions_json(survey, estimates, level, aggregates, chosen)
     n_responses = _n_responses(survey, questions)
     return {
         "id": survey.id,
@@ -202,7 +211,7 @@ def results_json(
         # per round only for a survey with rounds (one response per device per round)
         "shuffled": None if survey.rounds is not None else shuffled_json(survey, n_responses, ahead),
         # design questions' prevalence is always for the population (RRuni's sampling model)
-        "target": next((e.target for e in estimates.values()), "population"),
+        "target": chosen,
         "level": level,
         "questions": questions,
         "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app
