@@ -19,6 +19,8 @@ from numpy.typing import NDArray
 
 from deniable.cli.common import CLIError
 from deniable.errors import ReportError
+from deniable.heavy import HeavyHitters
+from deniable.heavy.hitters import CONFIG_FORMAT as DISCOVERY_FORMAT
 from deniable.report_text import all_json_strings, from_text, parse_yes_no, plain_reports
 from deniable.report_text import to_text as reports_to_text
 from deniable.wire import from_config
@@ -35,6 +37,7 @@ __all__ = [
     "parse_binary",
     "parse_numbers",
     "category_error",
+    "row_error",
     "plain_reports",
     "reports_to_text",
     "reports_from_text",
@@ -91,7 +94,8 @@ def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
     From ``config`` (a mechanism config, or a survey JSON as served by
     ``GET /surveys/ID``, whose question ``column`` is used), else from
     ``DATA.deniable.json`` beside the file, else from the survey definition
-    a server's Parquet export carries in its metadata.
+    a server's Parquet export carries in its metadata. A discovery config
+    (``"format": "deniable.discovery"``) gives a :class:`~deniable.HeavyHitters`.
     """
     if config is None:
         beside = config_path(data)
@@ -112,6 +116,8 @@ def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
         raise CLIError(f"{config} is not valid JSON: {exc}") from None
     if isinstance(obj, dict) and "questions" in obj and "format" not in obj:
         return _question_mechanism(obj, column, str(config))
+    if isinstance(obj, dict) and obj.get("format") == DISCOVERY_FORMAT:
+        return HeavyHitters.from_config(obj)
     return from_config(obj)
 
 
@@ -196,8 +202,9 @@ class ColumnReader:
             import pandas as pd
 
             with open(self.path, "rb") as self._handle:
-                reader = pd.read_csv(
-                    self._handle, dtype=str, keep_default_na=False, chunksize=self.chunk_size
+                reader = pd.read_csv(  # bytes that are not UTF-8 reach the checks (and are written back)
+                    self._handle, dtype=object, keep_default_na=False, chunksize=self.chunk_size,
+                    encoding_errors="surrogateescape",
                 )
                 for frame in reader:
                     values = np.asarray(frame[self.column].to_numpy(), dtype=str)
@@ -216,14 +223,21 @@ class ColumnReader:
 
 def _text(column: Any) -> NDArray[np.str_]:
     """An Arrow column as numpy text (null as ""), through its dictionary of distinct values:
-    only those become Python strings, the rows are an integer take."""
+    only those become Python strings, the rows are an integer take. Binary cells that are not
+    UTF-8 keep their bytes as surrogate escapes (for the checks to name them)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    encoded = pc.dictionary_encode(pc.fill_null(pc.cast(column, pa.string()), ""))
+    binary = pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
+    encoded = pc.dictionary_encode(pc.fill_null(column if binary else pc.cast(column, pa.string()),
+                                                b"" if binary else ""))
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
-    distinct = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=str)
+    if binary:
+        words = [b.decode("utf-8", "surrogateescape") for b in encoded.dictionary.to_pylist()]
+        distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
+    else:
+        distinct = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=str)
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     return distinct[codes] if codes.size else np.zeros(0, dtype=str)
 
@@ -250,7 +264,7 @@ class ColumnWriter:
             frame = chunk.block
             frame[self.column] = text
             frame.to_csv(self.partial, mode="w" if self._first else "a", header=self._first,
-                         index=False)
+                         index=False, errors="surrogateescape")
         else:
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -280,7 +294,7 @@ class ColumnWriter:
 
 
 # ---------------------------------------------------------------- values in
-def _row_error(chunk: Chunk, i: int, column: str, what: str) -> CLIError:
+def row_error(chunk: Chunk, i: int, column: str, what: str) -> CLIError:
     row = chunk.first_row + i
     line = f" (line {row + 1} of the file)" if chunk.is_csv else ""
     return CLIError(f"row {row}{line}: {what} in column {column!r}")
@@ -296,7 +310,7 @@ def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]
     for chunk in reader:
         empty = np.flatnonzero(chunk.values == "")
         if empty.size:
-            raise _row_error(chunk, int(empty[0]), reader.column,
+            raise row_error(chunk, int(empty[0]), reader.column,
                              "empty value (drop missing answers first)")
         seen.update(np.unique(chunk.values).tolist())
         if on_chunk is not None:
@@ -315,7 +329,7 @@ def parse_numbers(chunk: Chunk, column: str) -> NDArray[np.float64]:
     except ValueError:  # error path only: find the row
         bad = np.array([i for i, cell in enumerate(chunk.values.tolist()) if not _is_number(cell)])
     if bad.size:
-        raise _row_error(chunk, int(bad[0]), column,
+        raise row_error(chunk, int(bad[0]), column,
                          f"value {str(chunk.values[bad[0]])!r} is not a finite number")
     return out
 
@@ -331,7 +345,7 @@ def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
     """Yes/no values (true/false, 1/0, yes/no, any case) as booleans."""
     yes, bad = parse_yes_no(chunk.values)
     if bad is not None:
-        raise _row_error(chunk, bad, column,
+        raise row_error(chunk, bad, column,
                          f"value {str(chunk.values[bad])!r} is not a yes/no answer "
                          "(expected true/false, 1/0 or yes/no)")
     return yes
@@ -345,7 +359,7 @@ def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLI
     """
     categories = np.asarray(mechanism.domain, dtype=str)
     shown = ", ".join(categories[:12].tolist()) + (", ..." if categories.size > 12 else "")
-    return _row_error(chunk, index, column,
+    return row_error(chunk, index, column,
                       f"value {str(chunk.values[index])!r} is not one of the categories [{shown}]")
 
 
@@ -356,7 +370,7 @@ def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
         return from_text(mechanism, chunk.values)
     except ReportError as exc:
         i = exc.index
-        raise _row_error(chunk, i, column, f"report {str(chunk.values[i])!r} rejected: {exc.reason}") from None
+        raise row_error(chunk, i, column, f"report {str(chunk.values[i])!r} rejected: {exc.reason}") from None
 
 
 def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> Any:
