@@ -33,7 +33,6 @@ from deniable.cli.common import (
     progress,
 )
 from deniable.cli.output import show_estimate, show_mean
-from deniable.errors import CategoryError
 from deniable.estimate import MeanEstimate, check_target
 from deniable.heavy import HeavyHitters
 from deniable.mechanisms import registry
@@ -133,7 +132,7 @@ def privatize_cmd(
             "the output is NOT private (use it only for simulations and tests)"
         )
     if text:
-        m = discovery.build(epsilon, max_length, method, top_k)
+        m: Any = discovery.build(epsilon, max_length, method, top_k)
     elif binary:
         m = build_mechanism(name, 2, epsilon)  # the yes/no domain
     elif numeric:
@@ -163,32 +162,27 @@ def privatize_cmd(
             )
         m = build_mechanism(mechanism, listed, epsilon)
     rng = np.random.default_rng(seed) if seed is not None else None
+    by_position: Any = None if text or binary or numeric else cli_data.positional(m)
     rows = 0
     labels: tuple[str, str] | None = None  # a yes/no column's own spelling, kept in the output
     try:
         with progress(unit=reader.progress_unit) as bar:
             task = bar.add_task("privatizing", total=reader.progress_total)
             for chunk in reader:
+                if binary and rows == 0 and len(chunk):
+                    labels = yes_no_labels(str(chunk.values[0]))
                 if text:
                     discovery.check_values(chunk, column, m.max_length, truncate)
-                    values: Any = chunk.values
-                elif binary:
-                    values = cli_data.parse_binary(chunk, column)
-                    if rows == 0 and values.size:
-                        labels = yes_no_labels(str(chunk.values[0]))
-                elif numeric:
-                    values = cli_data.parse_numbers(chunk, column)
-                else:
-                    values = chunk.values  # the encode in privatize_many is the one check
-                try:
-                    reports = m.privatize_many(values, rng=rng)
-                except CategoryError as exc:  # the encode refused a value: name its row
-                    if exc.index is None:
-                        raise
-                    raise cli_data.category_error(chunk, column, m, exc.index) from None
-                writer.write(chunk, discovery.reports_text(m, reports) if text
-                             else cli_data.reports_to_text(m, reports, labels))
-                rows += len(chunk.values)
+                    reports_text: Any = discovery.reports_text(m, m.privatize_many(chunk.values, rng=rng))
+                elif binary or numeric:
+                    values = (cli_data.parse_binary if binary else cli_data.parse_numbers)(chunk, column)
+                    reports_text = cli_data.reports_to_text(m, m.privatize_many(values, rng=rng), labels)
+                else:  # positions of the chunk's distinct values: the one check of the values
+                    reports = by_position.privatize_many(cli_data.category_positions(chunk, column, m), rng=rng)
+                    reports_text = (cli_data.category_text(m, reports) if m.report_kind == "category"
+                                    else cli_data.reports_to_text(m, reports))
+                writer.write(chunk, reports_text)
+                rows += len(chunk)
                 bar.update(task, completed=reader.position())
         if rows == 0:
             raise CLIError(f"{data} has no data rows")
