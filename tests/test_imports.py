@@ -23,7 +23,7 @@ LIGHT = [
     "deniable", "deniable.mechanisms.binary", "deniable.mechanisms", "deniable.mechanisms.numeric",
     "deniable.estimate", "deniable.intervals", "deniable.consistency", "deniable.plan",
     "deniable.simulate", "deniable.audit", "deniable.wire", "deniable.testing", "deniable.scale",
-    "deniable.report_text",
+    "deniable.report_text", "deniable.accounting",
 ]
 
 

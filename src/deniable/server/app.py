@@ -46,7 +46,8 @@ from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, Stora
 from deniable.server.export import csv_chunks, parquet_bytes
 from deniable.server.headers import DOCS_ASSETS, SecurityHeaders, swagger_ui_dir
 from deniable.server.ratelimit import RateLimiter, client_address, parse_networks, retry_after
-from deniable.server.results import question_estimates, results_json
+from deniable.server.results import question_estimates, results_json, rounds_json
+from deniable.server.rounds import DEVICE_PATTERN
 from deniable.server.storage import Storage, SubmitResult
 from deniable.server.submissions import KEY_PATTERN, MAX_TOKEN_LENGTH
 from deniable.server.surveys import Survey, SurveyError
@@ -79,6 +80,10 @@ class ResponseIn(BaseModel):
     )
     invite_token: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TOKEN_LENGTH)] | None = Field(
         default=None, description="single-use invite (required by invite-only surveys)"
+    )
+    device: Annotated[str, StringConstraints(pattern=f"^{DEVICE_PATTERN.pattern}$")] | None = Field(
+        default=None, description="the device's pseudonymous key (>= 128 random bits, base64url): required "
+        "by a survey with rounds, refused by any other; the server stores only a keyed hash of it"
     )
     reports: dict[str, Any] = Field(
         description="{question id: report JSON}, every question exactly once; the report "
@@ -159,6 +164,14 @@ class QuestionOut(BaseModel):
     max: int | None = None
 
 
+class RoundsOut(BaseModel):
+    """A survey's rounds (deniable.server.rounds)."""
+
+    every: int = Field(description="length of a round in seconds")
+    lifetime_epsilon: float = Field(description="the most one device may spend over all rounds")
+    start: str = Field(description="when round 0 starts (ISO-8601 UTC)")
+
+
 class SurveyOut(BaseModel):
     id: str
     title: str
@@ -172,6 +185,14 @@ class SurveyOut(BaseModel):
     allocation: Literal["split", "sample"] = Field(
         description="split: answer every question; sample: the device draws one question uniformly "
         "(exact integer from its CSPRNG) and sends only that question's report"
+    )
+    rounds: RoundsOut | None = Field(
+        default=None, description="null unless the survey runs in rounds: then one response per device per "
+        "round, each with the device's key, within lifetime_epsilon per device"
+    )
+    current_round: int | None = Field(
+        default=None, description="the 0-based round by the server's clock (surveys with rounds; "
+        "null before rounds.start)"
     )
     questions: list[QuestionOut]
 
@@ -261,6 +282,41 @@ class ShuffledOut(BaseModel):
     delta: float = Field(description="min(1e-6, n^-1.1)")
 
 
+class BudgetShare(BaseModel):
+    share: float = Field(description="a share of lifetime_epsilon")
+    devices: int = Field(description="devices that spent at least this share (memoization cap applied: "
+                         "what the server enforces)")
+    devices_fresh: int = Field(description="the same, every report counted (no memoization cap)")
+
+
+class DeviceBudgets(BaseModel):
+    devices: int = Field(description="devices seen")
+    lifetime_epsilon: float
+    max_spent: float
+    max_spent_fresh: float
+    at_least: list[BudgetShare]
+
+
+class RoundResult(BaseModel):
+    round: int
+    start: str = Field(description="ISO-8601 UTC")
+    end: str
+    n_responses: int
+    shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
+    questions: list[QuestionResult | DesignResult | PlainResult]
+
+
+class RoundsResult(BaseModel):
+    """The results of each round of a survey with rounds, and its devices' spent budgets."""
+
+    every: int
+    lifetime_epsilon: float
+    start: str
+    current_round: int | None
+    devices: DeviceBudgets
+    rounds: list[RoundResult] = Field(description="every round with responses, in order")
+
+
 class ResultsOut(BaseModel):
     id: str
     title: str
@@ -269,11 +325,13 @@ class ResultsOut(BaseModel):
     )
     n_responses: int
     shuffled: ShuffledOut | None = Field(
-        description="null for an infinite epsilon_total or plain (unrandomized) questions"
+        description="null for an infinite epsilon_total or plain (unrandomized) questions; for a survey "
+        "with rounds it is per round (rounds.rounds[].shuffled)"
     )
     target: Literal["population", "respondents"]
     level: float
     questions: list[QuestionResult | DesignResult | PlainResult]
+    rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
 
 
 class InvitesIn(BaseModel):
@@ -303,9 +361,11 @@ _ERROR_MEANING = {
     400: "the body is not decodable JSON (bad UTF-8, nested too deep, a number too long)",
     401: "missing or wrong token: the admin token (admin API, results: admin), or the admin or a "
          "relay token (batches to a survey open to everyone)",
-    403: "an invite-only survey without a valid, unused invite token",
+    403: "an invite-only survey without a valid, unused invite token; or a report that would take a "
+         "device over the survey's lifetime_epsilon (field device)",
     404: "no survey with this id",
-    409: "a conflict with what is stored (a reused key, a closed or full survey, another survey's id)",
+    409: "a conflict with what is stored (a reused key, a closed or full survey, another survey's id, "
+         "a second response of a device in one round)",
     413: "the request body is too large",
     422: "a malformed request; the field and the expected value are named",
     429: "the survey's rate limit for one client address (rate_limit); Retry-After says when to try again",
@@ -642,7 +702,13 @@ def create_app(
         survey = store.survey(survey_id)
         _results_access(request, survey)
         aggregates = store.aggregates(survey_id)
-        return results_json(survey, question_estimates(survey, aggregates, target), aggregates=aggregates)
+        out = results_json(survey, question_estimates(survey, aggregates, target), aggregates=aggregates)
+        if survey.rounds is not None:
+            out["rounds"] = rounds_json(
+                survey, store.round_aggregates(survey_id), store.device_budgets(survey_id),
+                store.current_round(survey), target,
+            )
+        return out
 
     # ------------------------------------------------------------- admin
     @app.post(

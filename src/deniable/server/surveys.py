@@ -68,10 +68,16 @@ then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
 Beside its questions a survey has settings against flooding and for its
 results (``rate_limit``, ``max_responses``, ``results``:
 :mod:`deniable.server.policy`); unlike the questions they may change.
+
+A survey may run in ``rounds`` (``rounds: {every: 1d, lifetime_epsilon: 6}``,
+:mod:`deniable.server.rounds`): devices answer once per round, identified by
+a pseudonymous key, and the server refuses a report that would take a
+device over ``lifetime_epsilon``. One round must fit in it (checked here).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -80,6 +86,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from deniable.accounting import ReportCost
 from deniable.aggregates import SupportCounts
 from deniable.allocation import Allocation, check_allocation
 from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
@@ -89,6 +96,7 @@ from deniable.privacy import PrivacyBudget
 from deniable.server.errors import SurveyError, is_text, printable
 from deniable.server.policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server.questions import DesignQuestion, PlainQuestion, load_design_question, load_plain_question
+from deniable.server.rounds import Rounds, check_round_cost, load_rounds, question_costs
 from deniable.wire import from_config
 
 __all__ = ["SurveyError", "Question", "Survey", "load_survey", "load_surveys", "ID_PATTERN"]
@@ -165,6 +173,7 @@ class Survey:
     invite_only: bool = False
     allocation: Allocation = "split"
     policy: Policy = Policy()
+    rounds: Rounds | None = None
 
     @property
     def epsilon_total(self) -> float:
@@ -179,6 +188,11 @@ class Survey:
             return max(q.epsilon for q in self.questions)
         return math.fsum(q.epsilon for q in self.questions)
 
+    @functools.cached_property
+    def costs(self) -> dict[str, ReportCost]:
+        """What a device's reports to each question cost (:mod:`deniable.accounting`), by question id."""
+        return question_costs(self.questions)
+
     def question(self, question_id: str) -> AnyQuestion:
         for q in self.questions:
             if q.id == question_id:
@@ -190,16 +204,18 @@ class Survey:
 
         ``load_survey(s.to_json())`` rebuilds an equal survey with the same
         configurations, without re-running ``auto``. ``allocation`` is
-        written only when it is ``sample``, so surveys stored before it
-        existed keep their canonical text.
+        written only when it is ``sample`` (``rounds`` only when set), so
+        surveys stored before they existed keep their canonical text.
         """
         sampled = {"allocation": self.allocation} if self.allocation == "sample" else {}
+        rounds = {} if self.rounds is None else {"rounds": self.rounds.to_json()}
         return {
             "id": self.id,
             "title": self.title,
             "budget": self.budget,
             "invite_only": self.invite_only,
             **sampled,
+            **rounds,
             "questions": [q.to_json() for q in self.questions],
             **self.policy.to_json(),
         }
@@ -373,7 +389,8 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     if not isinstance(data, dict):
         raise SurveyError("$", f"a survey must be an object; got {type(data).__name__}")
     _check_text(data, "")
-    known = {"id", "title", "budget", "questions", "invite_only", "description", "allocation", *POLICY_FIELDS}
+    known = {"id", "title", "budget", "questions", "invite_only", "description", "allocation", "rounds",
+             *POLICY_FIELDS}
     extra = sorted(set(data) - known)
     if extra:
         raise SurveyError(extra[0], f"is not a survey field (allowed: {sorted(known)})")
@@ -394,6 +411,7 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     except (ValueError, TypeError) as exc:
         raise SurveyError("budget", str(exc)) from None
     policy = load_policy(data)
+    rounds = None if data.get("rounds") is None else load_rounds(data["rounds"])
     raw_questions = _require(data, "questions", "", list)
     if not raw_questions:
         raise SurveyError("questions", "needs at least one question")
@@ -415,9 +433,11 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     by = tuple((q.id, len(q.categories)) for q in questions
                if isinstance(q, PlainQuestion) and q.type == "categorical")
     questions = [replace(q, by=by) if isinstance(q, DesignQuestion) else q for q in questions]
+    if rounds is not None:
+        check_round_cost(rounds, question_costs(questions), allocation)
     if allocation == "sample":
         _check_sampled(questions, float(budget.total))
-        return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy)
+        return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy, rounds)
     for q in questions:
         if not q.randomized or math.isinf(q.epsilon):
             continue
@@ -432,7 +452,7 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
                 f"{math.fsum(p.epsilon for p in counted):.6g}, above the budget "
                 f"{budget.total:.6g}; raise the budget or lower the epsilons",
             ) from None
-    return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy)
+    return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy, rounds)
 
 
 def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
