@@ -30,6 +30,7 @@ from functools import partial
 import numpy as np
 
 import deniable as dn
+from deniable import accelerate
 
 
 def cpu_seconds(fn: Callable[[], object], repeat: int) -> float:
@@ -95,28 +96,39 @@ class CountingSource:
 
 
 def bits_privatize(scale: int, repeat: int) -> tuple[str, str, str]:
-    """OUE k=1024 and RAPPOR secure privatize: random bytes, CPU time and peak memory per report."""
-    oue = dn.OUE(1024, epsilon=1.0)
-    rappor = dn.RAPPOR(range(128), epsilon=2.0, num_bits=64)
+    """OUE/SUE k=1024 and RAPPOR secure privatize: random bytes, CPU time and peak memory per report,
+    with each sampler backend available (numba when installed, and the numpy fallback)."""
+    mechanisms = (
+        ("OUE k=1024", dn.OUE(1024, epsilon=1.0)),
+        ("SUE k=1024", dn.SUE(1024, epsilon=1.0)),
+        ("RAPPOR 64 bits", dn.RAPPOR(range(128), epsilon=2.0, num_bits=64)),
+    )
     n = 200_000 // scale
     values = np.random.default_rng(0).integers(0, 128, n)
+    backends = ["numba", "numpy"] if accelerate.numba_available() else ["numpy"]
     cells = []
-    for name, m in (("OUE k=1024", oue), ("RAPPOR 64 bits", rappor)):
-        source = CountingSource()
-        m._sample(m.domain_obj.encode(values), source)
-        seconds = cpu_seconds(partial(m.privatize_many, values), repeat)
-        tracemalloc.start()
-        m.privatize_many(values)
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        width = m.privatize_many(values[:1]).nbytes
-        cells.append(f"{name}: {source.read / n:.0f} B random, {seconds / n * 1e6:.2f} us, "
-                     f"peak {peak / n:.0f} B ({peak / n / width:.1f}x its {width} B report)")
+    for backend in backends:
+        previous = accelerate.set_accelerator(backend)
+        try:
+            for name, m in mechanisms:
+                source = CountingSource()
+                m._sample(m.domain_obj.encode(values), source)
+                seconds = cpu_seconds(partial(m.privatize_many, values), repeat)
+                tracemalloc.start()
+                m.privatize_many(values)
+                peak = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+                width = m.privatize_many(values[:1]).nbytes
+                cells.append(f"{name} ({backend}): {source.read / n:.0f} B random, {seconds / n * 1e6:.2f} us, "
+                             f"peak {peak / n:.0f} B ({peak / n / width:.1f}x its {width} B report)")
+        finally:
+            accelerate.set_accelerator(previous)
     return (
-        "OUE k=1024 / RAPPOR (64 bits) secure privatize, per report",
+        "OUE/SUE k=1024 and RAPPOR (64 bits) secure privatize, per report",
         "; ".join(cells),
-        "randomness: 2 bits per output bit by an exact lazy comparison (256 B for OUE k=1024, 16 B "
-        "per IRR/PRR word of RAPPOR); memory: within 2x of the report",
+        "randomness: 2 bits per output bit by an exact lazy comparison (256 B for OUE/SUE k=1024, 16 B per "
+        "64-bit RAPPOR word), at most 300 B at k=1024; CPU: half the old bit-sliced sampler's; memory: within "
+        "2x of the report",
     )
 
 
@@ -141,6 +153,7 @@ import json, sys
 import numpy as np
 import pandas as pd
 import deniable as dn
+from deniable import accelerate
 path = sys.argv[1]
 m = dn.from_config(json.load(open(path + ".deniable.json")))
 read = pd.read_csv if path.endswith(".csv") else pd.read_parquet

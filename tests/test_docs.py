@@ -41,11 +41,11 @@ def test_repeated_collection_guide_runs(capsys: pytest.CaptureFixture[str]) -> N
     """The guide's Python blocks run in order and print what the page says they print."""
     text = (ROOT / "docs" / "guide" / "repeated-collection.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, "repeated-collection.md", "exec"), namespace)
-    assert capsys.readouterr().out.split() == ["-rw-------", "StateError", "2"]
+    assert capsys.readouterr().out.split() == ["-rw-------", "StateError", "1", "2"]
 
 
 def test_rounds_howto_runs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,8 @@ of a device cost
   minimum does. ``epsilon_lifetime`` is the lifetime loss of **one** value:
   RAPPOR's ``epsilon_infinity``, ``m.lifetime_epsilon(1)`` otherwise
   (L-GRR/L-OSUE: ``epsilon_perm``; dBitFlip and 1BitMean: ``epsilon``, since
-  their reports of one value repeat exactly).
+  their reports of one value repeat exactly, or with output perturbation
+  ``gamma`` their memoized bits' ``epsilon_perm``).
 
 That cap **assumes** that the device reported the same value every time
 and kept its memoized state (``m.client(state=...)``). It does not protect a

@@ -141,7 +141,7 @@ class ErrorOut(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer"]
+    type: Literal["yes-no", "categorical", "integer", "free-text"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -162,6 +162,12 @@ class QuestionOut(BaseModel):
     )
     min: int | None = Field(default=None, description="a plain integer question's smallest answer")
     max: int | None = None
+    discovery: dict[str, Any] | None = Field(
+        default=None, description="a free-text question's exact discovery config (HeavyHitters.to_config)"
+    )
+    max_length: int | None = Field(default=None, description="a free-text answer's bytes of UTF-8 kept")
+    kind: Literal["text", "integer"] | None = Field(default=None, description="a free-text question's values")
+    method: Literal["pem", "sfp"] | None = Field(default=None, description="a free-text question's protocol")
 
 
 class RoundsOut(BaseModel):
@@ -273,6 +279,34 @@ class PlainResult(BaseModel):
     max: int | None = None
 
 
+class DiscoveredValue(BaseModel):
+    value: str | int = Field(description="a value respondents typed (as typed: escape it before display)")
+    count: float = Field(description="estimated respondents who gave it")
+    std_error: float
+    ci_low: float = Field(description="normal interval at the results' level (low end)")
+    ci_high: float
+    truncated: bool = Field(description="a text cut at max_length (the answers began with it)")
+
+
+class DiscoveryResult(BaseModel):
+    """A free-text question's discovered values (deniable.server.discovery)."""
+
+    id: str
+    text: str
+    type: Literal["free-text"]
+    kind: Literal["discovery"]
+    method: Literal["pem", "sfp"]
+    value_kind: Literal["text", "integer"]
+    max_length: int
+    top_k: int
+    epsilon: float
+    n: int
+    target: Literal["population"]
+    level: float
+    selection: str
+    values: list[DiscoveredValue] = Field(description="most frequent first")
+
+
 class ShuffledOut(BaseModel):
     """The central guarantee of the responses if collected through a trusted shuffler."""
 
@@ -303,7 +337,7 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
-    questions: list[QuestionResult | DesignResult | PlainResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult]
 
 
 class RoundsResult(BaseModel):
@@ -330,7 +364,7 @@ class ResultsOut(BaseModel):
     )
     target: Literal["population", "respondents"]
     level: float
-    questions: list[QuestionResult | DesignResult | PlainResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
 
 

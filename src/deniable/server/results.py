@@ -49,6 +49,7 @@ from deniable.aggregates import SupportCounts
 from deniable.allocation import sampled_estimate
 from deniable.estimate import Estimate, Target
 from deniable.server.design_results import design_json, plain_json
+from deniable.server.discovery import FreeTextQuestion, discovery_json
 from deniable.server.questions import DesignQuestion, PlainQuestion
 from deniable.server.rounds import iso_utc
 from deniable.server.surveys import Question, Survey
@@ -133,6 +134,7 @@ def _questions_json(
     return [
         _question_json(q, estimates[q.id], level) if isinstance(q, Question)
         else design_json(q, aggregates[q.id], plain, level) if isinstance(q, DesignQuestion)  # type: ignore[index]
+        else discovery_json(q, aggregates[q.id], level) if isinstance(q, FreeTextQuestion)  # type: ignore[index]
         else plain_json(q, aggregates[q.id])  # type: ignore[index]
         for q in survey.questions
     ]
@@ -191,7 +193,8 @@ def results_json(
     (:meth:`deniable.SupportCounts.to_json`: fingerprint, n, counts) to
     recompute any of them exactly. Values undefined without reports are ``None``.
     Design and plain questions (their tallies in ``aggregates``) are answered
-    by :mod:`deniable.server.design_results`.
+    by :mod:`deniable.server.design_results`, free-text questions (their
+    discovery aggregates) by :mod:`deniable.server.discovery`.
     """
     questions = _questions_json(survey, estimates, level, aggregates)
     n_responses = _n_responses(survey, questions)

@@ -43,7 +43,7 @@ sue, oue, blh      any            ``epsilon``
 olh                any            ``epsilon``, optional ``g``
 hadamard           any            ``epsilon``
 subset             any            ``epsilon``, optional ``omega``
-dbitflip           any            ``epsilon``, optional ``d`` (default 1)
+dbitflip           any            ``epsilon``, optional ``d`` (default 1) and ``gamma``
 l-grr, l-osue      any            ``epsilon_perm``, ``epsilon_1``
 auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 =================  =============  ==========================================
@@ -51,11 +51,11 @@ auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 A yes-no question has the categories ``[false, true]``; ``auto`` there is
 Warner's design, which for two categories is GRR.
 
-dbitflip, l-grr and l-osue are not implemented by the browser client
-(``registry`` entries with ``browser=False``): their questions are for
-Python devices (:mod:`deniable.client`), which send one report per response
-(each ``epsilon``, L-GRR's ``epsilon_1``; what the budget adds up), without
-the memoization of ``m.client(state=...)``.
+dbitflip, l-grr and l-osue memoize: a device that keeps its state (the
+survey page, in IndexedDB; :class:`deniable.client.Client` with ``state=``)
+reuses its permanent randomization on every response, so answering again
+reveals at most the lifetime bound of each distinct answer. The budget adds
+up one response's epsilons (L-GRR's and L-OSUE's ``epsilon_1``).
 
 A yes-no question may instead name a classic survey design with RRreg's
 model name and ``p`` (``design: {model: FR, p: [1/6, 1/6]}``), and a question
@@ -64,6 +64,10 @@ or a category), stored as given: see :mod:`deniable.server.questions`. Plain
 questions add nothing to the budget; a design whose epsilon is infinite is
 refused unless the question says ``allow_infinite_epsilon: true``, and is
 then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
+
+A question of ``type: free-text`` (``max_length``, ``epsilon``) discovers
+the frequent answers nobody listed (heavy hitters); its epsilon counts in
+the budget like a mechanism's: see :mod:`deniable.server.discovery`.
 
 Beside its questions a survey has settings against flooding and for its
 results (``rate_limit``, ``max_responses``, ``results``:
@@ -93,6 +97,7 @@ from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
 from deniable.mechanisms.contract import CheckedReports
 from deniable.plan import best_mechanism
 from deniable.privacy import PrivacyBudget
+from deniable.server.discovery import FREE_TEXT, FreeTextQuestion, load_free_text_question
 from deniable.server.errors import SurveyError, is_text, printable
 from deniable.server.policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server.questions import DesignQuestion, PlainQuestion, load_design_question, load_plain_question
@@ -158,8 +163,9 @@ class Question:
         return self.mechanism.aggregate(reports if rows is None else reports.select(rows))
 
 
-AnyQuestion = Question | DesignQuestion | PlainQuestion
-"""A survey question: randomized by a mechanism or a survey design, or plain (not randomized)."""
+AnyQuestion = Question | DesignQuestion | PlainQuestion | FreeTextQuestion
+"""A survey question: randomized by a mechanism, a survey design or heavy-hitter discovery
+(free text), or plain (not randomized)."""
 
 
 @dataclass(frozen=True)
@@ -288,6 +294,10 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
     randomized = data.get("randomized", True)
     if not isinstance(randomized, bool):
         raise SurveyError(f"{where}randomized", f"must be true or false; got {randomized!r:.60}")
+    if qtype == FREE_TEXT:  # deniable.server.discovery
+        if not randomized:
+            raise SurveyError(f"{where}randomized", "a free-text question is always randomized")
+        return load_free_text_question(data, qid, text, where)
     if not randomized:
         return load_plain_question(data, qid, text, where)
     if "design" in data:
@@ -459,7 +469,8 @@ def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
     """``allocation: sample``: mechanism questions only, each within the whole budget."""
     for i, q in enumerate(questions):
         if not isinstance(q, Question):
-            kind = "a plain question" if isinstance(q, PlainQuestion) else "a survey design"
+            kind = ("a plain question" if isinstance(q, PlainQuestion) else "a free-text question"
+                    if isinstance(q, FreeTextQuestion) else "a survey design")
             raise SurveyError(
                 f"questions[{i}]", f"is {kind}; allocation: sample takes mechanism questions only "
                 "(each respondent answers one of them, drawn at random)"

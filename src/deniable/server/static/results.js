@@ -4,6 +4,7 @@
 // a standard error; the standard errors are in the table, labelled as such.
 import { parseJSON } from './deniable.js';
 import { designSection, plainSection } from './survey_results.js';
+import { discoverySection } from './free_text_results.js';
 import { roundsSection } from './rounds_results.js';
 
 const $ = (id) => document.getElementById(id);
@@ -205,6 +206,10 @@ function render(results) {
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {
+    if (q.kind === 'discovery') {
+      container.append(discoverySection(q, level));
+      return;
+    }
     if (q.kind === 'design' || q.kind === 'plain') {
       container.append(q.kind === 'design' ? designSection(q, level) : plainSection(q));
       return;

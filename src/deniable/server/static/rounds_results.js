@@ -60,7 +60,7 @@ const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c ===
 
 /** The series a question has per round: one per answer (mechanism questions) or the prevalence (designs). */
 function seriesOf(q) {
-  if (q.kind === 'plain') return null;
+  if (q.kind === 'plain' || q.kind === 'discovery') return null; // no fixed answers to follow
   if (q.kind === 'design') {
     const pi = q.parameters[0];
     return [{ label: 'Prevalence π', est: pi.estimate, low: pi.ci_low, high: pi.ci_high, se: pi.std_error }];
@@ -191,7 +191,7 @@ export function roundsSection(info, level, width) {
     return wrap;
   }
   info.rounds[0].questions.forEach((q0, qi) => {
-    if (q0.kind === 'plain') return; // answers as given: see the pooled results
+    if (q0.kind === 'plain' || q0.kind === 'discovery') return; // as given, or free text: see the pooled results
     const perRound = info.rounds.map((r) => seriesOf(r.questions[qi]));
     const section = html('section', 'card round-trend');
     section.dataset.question = q0.id;
