@@ -59,3 +59,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"deniable: DENIABLE_TEST_SEED={TEST_SEED}"
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def accelerator(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run the test once with the numpy sampler and once with the numba one (skipped without numba).
+
+    ``numba`` is forced for every batch, however small, so the compiled path is the one tested.
+    """
+    from deniable import accelerate
+
+    if request.param == "numba" and not accelerate.numba_available():
+        pytest.skip("numba is not installed (pip install 'deniable[fast]')")
+    previous = accelerate.set_accelerator(request.param)
+    yield request.param
+    accelerate.set_accelerator(previous)

@@ -17,7 +17,7 @@ CORE_MODULES = [
     "deniable.mechanisms.hashing", "deniable.mechanisms.hadamard", "deniable.mechanisms.subset",
     "deniable.mechanisms.rappor", "deniable.mechanisms.registry", "deniable.mechanisms.numeric.additive",
     "deniable.aggregates", "deniable.intervals", "deniable.testing", "deniable.shuffle",
-    "deniable.allocation", "deniable.joint", "deniable.client_state",
+    "deniable.allocation", "deniable.joint", "deniable.client_state", "deniable.accounting",
 ]
 
 
@@ -41,11 +41,25 @@ def test_repeated_collection_guide_runs(capsys: pytest.CaptureFixture[str]) -> N
     """The guide's Python blocks run in order and print what the page says they print."""
     text = (ROOT / "docs" / "guide" / "repeated-collection.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, "repeated-collection.md", "exec"), namespace)
-    assert capsys.readouterr().out.split() == ["-rw-------", "StateError", "2"]
+    assert capsys.readouterr().out.split() == ["-rw-------", "StateError", "1", "2"]
+
+
+def test_rounds_howto_runs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rounds how-to shows the example file as it is, and its Python block prints what the page says."""
+    pytest.importorskip("fastapi", reason="the rounds how-to runs the server")
+    text = (ROOT / "docs" / "howto" / "rounds.md").read_text()
+    (yaml_block,) = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+    example = (ROOT / "examples" / "weekly-checkin.yaml").read_text()
+    assert yaml_block == "".join(line for line in example.splitlines(keepends=True) if not line.startswith("#"))
+    (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    printed = text.split("It prints", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile(block, "rounds.md", "exec"), {})
+    assert capsys.readouterr().out == printed
 
 
 def test_readme_command_lines_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

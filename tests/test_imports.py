@@ -17,13 +17,13 @@ PACKAGE = ROOT / "src" / "deniable"
 # Imported at module level by none of the core modules below (each may import them inside a function).
 HEAVY = [
     "scipy", "pandas", "matplotlib", "fastapi", "sqlalchemy", "typer", "dask",
-    "uvicorn", "rich", "httpx", "pyarrow", "statsmodels",
+    "uvicorn", "rich", "httpx", "pyarrow", "statsmodels", "numba", "llvmlite",
 ]
 LIGHT = [
     "deniable", "deniable.mechanisms.binary", "deniable.mechanisms", "deniable.mechanisms.numeric",
     "deniable.estimate", "deniable.intervals", "deniable.consistency", "deniable.plan",
     "deniable.simulate", "deniable.audit", "deniable.wire", "deniable.testing", "deniable.scale",
-    "deniable.report_text",
+    "deniable.report_text", "deniable.accounting", "deniable.accelerate", "deniable.randomness",
 ]
 
 

@@ -15,7 +15,9 @@ CORE = [
     "audit.py", "wire.py", "debias.py", "scale.py", "mechanisms", "intervals.py", "errors.py",
     "aggregates.py", "testing.py", "report_text.py",
 ]
-OPTIONAL = ["fastapi", "sqlalchemy", "uvicorn", "typer", "rich", "matplotlib", "dask", "pandas", "pyarrow", "httpx"]
+OPTIONAL = [
+    "fastapi", "sqlalchemy", "uvicorn", "typer", "rich", "matplotlib", "dask", "pandas", "pyarrow", "httpx", "numba",
+]
 
 
 def test_core_imports_without_optional_extras() -> None:

@@ -19,7 +19,8 @@ Each survey's mechanisms are built from their configurations once and kept
 (keyed by the questions' JSON, so a changed survey is built again). A survey
 design's question is randomized with its group's exact channel, the group
 drawn uniformly (two-group designs); a plain question's answer is sent as
-given.
+given; a free-text question's answer (a string) is randomized by its exact
+:class:`~deniable.HeavyHitters` configuration.
 
 A survey with ``allocation: sample`` asks each respondent one question: the
 device draws it uniformly from the survey's questions with the OS CSPRNG
@@ -27,11 +28,29 @@ device draws it uniformly from the survey's questions with the OS CSPRNG
 randomizes only that answer and sends only its report. ``answers`` then
 holds every question's answer, or at least the drawn one's: the caller
 cannot steer which question is sent.
+
+Repeated collection. ``Client(url, state="device.state")`` keeps this
+device's state for one survey in that file (:mod:`deniable.client_state`:
+created once, owner-only, refused for another survey or another version of
+its questions): a 32-byte secret and the device key. Questions whose
+mechanism memoizes (L-GRR, L-OSUE, dBitFlip, 1BitMean, RAPPOR) then answer
+through the mechanism's kept client (``m.client(secret=...)``, the secret
+derived from the state's secret and the question id), so every process that
+answers with this state reuses the same permanent randomization and repeated
+answers leak at most the mechanism's lifetime epsilon. A survey that runs in
+``rounds`` gets the state's device key with every response (``device``: 128
+bits from the OS CSPRNG, base64url, 22 characters), so the server can take
+one response per device and round and keep the device within the survey's
+``lifetime_epsilon``; it refuses the rest with :class:`AlreadyAnsweredError`
+(409) or :class:`BudgetSpentError` (403). Such a survey needs ``state``.
+Without ``state`` each response is randomized afresh (one-time reports).
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import json
 import secrets
 import time
@@ -48,14 +67,19 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 import numpy as np
 
-from deniable import randomness
+from deniable import client_state, randomness
 from deniable.allocation import assign_questions
+from deniable.client_state import ClientState
 from deniable.errors import DeniableError
 from deniable.estimate import Target, check_target
+from deniable.heavy import HeavyHitters
 from deniable.mechanisms.contract import Mechanism
 from deniable.wire import MAX_BATCH, from_config
 
-__all__ = ["Client", "ClientError", "privatize_answers", "privatize_answers_many", "new_key"]
+__all__ = [
+    "Client", "ClientError", "AlreadyAnsweredError", "BudgetSpentError", "SurveyState",
+    "privatize_answers", "privatize_answers_many", "new_key", "new_device_key", "survey_fingerprint",
+]
 
 
 class ClientError(DeniableError):
@@ -73,9 +97,87 @@ class ClientError(DeniableError):
         self.retry_after = retry_after
 
 
+class AlreadyAnsweredError(ClientError):
+    """409 on field ``device`` (``responses[i].device`` in a batch): the device already answered this round."""
+
+
+class BudgetSpentError(ClientError):
+    """403 on field ``device`` (``responses[i].device`` in a batch): the device has spent ``lifetime_epsilon``."""
+
+
+def _client_error(status: int, field: str, message: str, retry_after: float | None) -> ClientError:
+    """The server's refusal as a :class:`ClientError`, or its subclass for a device refused in a survey with rounds."""
+    device = field == "device" or field.endswith(".device")  # a batch names the response: responses[3].device
+    kinds = {409: AlreadyAnsweredError, 403: BudgetSpentError}
+    kind = kinds.get(status, ClientError) if device else ClientError
+    return kind(status, field, message, retry_after)
+
+
 def new_key() -> str:
     """A fresh idempotency key: 32 URL-safe characters from the OS CSPRNG."""
     return secrets.token_urlsafe(24)
+
+
+DEVICE_KEY_BYTES = 16
+
+
+def new_device_key(source: randomness.Source = randomness.SECURE) -> str:
+    """A device key: 128 bits from the OS CSPRNG as base64url without padding (22 characters)."""
+    return base64.urlsafe_b64encode(source.random_bytes(DEVICE_KEY_BYTES)).rstrip(b"=").decode()
+
+
+class SurveyState:
+    """This device's kept state for one survey: its device key and the secrets of its memoizing questions.
+
+    Kept as a :class:`~deniable.client_state.ClientState` (``state`` is a
+    path or a store) under mechanism ``"survey <id>"`` and
+    :func:`survey_fingerprint` (the questions' exact mechanism
+    configurations), so a state written for another survey, or for other
+    configurations, is refused (:class:`~deniable.errors.StateError`).
+    ``fields`` hold the device key.
+    """
+
+    def __init__(self, state: client_state.StateLike, survey: Mapping[str, Any]) -> None:
+        self.survey_id = str(survey["id"])
+        self._state: ClientState = client_state.load_or_create(
+            state, f"survey {self.survey_id}", survey_fingerprint(survey),
+            lambda source: {"device": new_device_key(source)},
+        )
+        device = self._state.fields.get("device")
+        if not isinstance(device, str) or not 22 <= len(device) <= 128 or device.strip(_KEY_CHARS):
+            raise client_state.StateError(f"client state of survey {self.survey_id!r}: field 'device' is malformed")
+        self.device: str = device
+        self._clients: dict[str, Any] = {}
+
+    def client(self, question_id: str, mechanism: Mechanism) -> Any:
+        """The kept client of a memoizing question (its secret derived from the state's), or None."""
+        if not hasattr(mechanism, "client"):
+            return None
+        if question_id not in self._clients:
+            secret = self._state.source("question", question_id).random_bytes(client_state.SECRET_BYTES)
+            options: dict[str, Any] = {"secret": secret}
+            cohorts = getattr(mechanism, "num_cohorts", None)
+            if cohorts is not None:  # RAPPOR: a cohort drawn once, from the same secret
+                options["cohort"] = randomness.scalar_below(cohorts, self._state.source("cohort", question_id))
+            self._clients[question_id] = mechanism.client(**options)
+        return self._clients[question_id]
+
+    def __repr__(self) -> str:
+        return f"SurveyState(survey={self.survey_id!r})"
+
+
+_KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def survey_fingerprint(survey: Mapping[str, Any]) -> str:
+    """What a kept state belongs to: SHA-256 (32 hex digits) of the survey's id and its questions'
+    randomization (each question's id and mechanism configuration, design channels or plainness),
+    so another configuration gets another state while a reworded text or a new field does not."""
+    questions = [
+        [q["id"], q.get("mechanism"), q.get("channels"), q.get("randomized", True)] for q in survey["questions"]
+    ]
+    text = json.dumps({"id": survey["id"], "questions": questions}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 class _Design:
@@ -120,20 +222,36 @@ class _Plain:
         return list(values)
 
 
-def _device(question: Mapping[str, Any]) -> Mechanism | _Design | _Plain:
-    """A plain question, a survey design's channels, or (most questions) the question's mechanism."""
+class _FreeText:
+    """A free-text question: the answer randomized by heavy-hitter discovery (its exact config)."""
+
+    def __init__(self, question: Mapping[str, Any]) -> None:
+        self.hitters = HeavyHitters.from_config(question["discovery"])
+
+    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
+        return self.hitters.reports_to_json(self.hitters.privatize_many(values, rng=source))
+
+
+Device = Mechanism | _Design | _Plain | _FreeText
+
+
+def _device(question: Mapping[str, Any]) -> Device:
+    """A plain question, a survey design's channels, a free-text question's discovery, or (most
+    questions) the question's mechanism."""
     if question.get("randomized") is False:
         return _Plain(question)
+    if question.get("discovery"):
+        return _FreeText(question)
     return _Design(question) if question.get("design") else from_config(question["mechanism"])
 
 
 @functools.lru_cache(maxsize=64)
-def _built(questions: str) -> Mapping[str, Mechanism | _Design | _Plain]:
+def _built(questions: str) -> Mapping[str, Device]:
     """The device of every question, from the questions' canonical JSON (built once)."""
     return MappingProxyType({q["id"]: _device(q) for q in json.loads(questions)})
 
 
-def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Mechanism | _Design | _Plain]:
+def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Device]:
     """``{question id: device}`` of a survey as ``GET /surveys/{id}`` gives it."""
     return _built(json.dumps(survey["questions"], sort_keys=True, separators=(",", ":")))
 
@@ -161,12 +279,31 @@ def _check_questions(
 
 
 def privatize_answers(
-    survey: Mapping[str, Any], answers: Mapping[str, Any], rng: randomness.RNGLike = None
+    survey: Mapping[str, Any], answers: Mapping[str, Any], rng: randomness.RNGLike = None,
+    *, state: SurveyState | None = None,
 ) -> dict[str, Any]:
-    """``{question id: report JSON}`` for one respondent (secure randomness by default)."""
+    """``{question id: report JSON}`` for one respondent (secure randomness by default).
+
+    With ``state`` (this device's :class:`SurveyState`) memoizing questions
+    answer through their kept clients; the others as without it.
+    """
     if survey.get("allocation") != "sample":
         _check_questions(survey, answers, "answers")
-    return privatize_answers_many(survey, [answers], rng)[0]
+    if state is not None and state.survey_id != survey["id"]:
+        raise ValueError(f"state is survey {state.survey_id!r}'s; these answers are to survey {survey['id']!r}")
+    devices = _mechanisms(survey)
+    kept = frozenset() if state is None else frozenset(
+        qid for qid, device in devices.items() if isinstance(device, Mechanism) and hasattr(device, "client")
+    )
+    reports = _privatize_many(survey, [answers], randomness.resolve(rng), kept)[0]
+    for qid in kept & set(reports):  # a kept question drawn (or every one, without allocation: sample)
+        assert state is not None
+        device = devices[qid]
+        assert isinstance(device, Mechanism)
+        report = state.client(qid, device).privatize(answers[qid])
+        # a structured report (RAPPOR, dBitFlip) as a one-row array, any other as a one-item list
+        reports[qid] = device.reports_to_json(np.array([report]) if isinstance(report, np.void) else [report])[0]
+    return reports
 
 
 def privatize_answers_many(
@@ -178,15 +315,25 @@ def privatize_answers_many(
     Under ``allocation: sample`` each respondent's report is for one question
     drawn uniformly (module docstring), so each dict has one entry.
     """
-    source = randomness.resolve(rng)  # one stream for every question
+    return _privatize_many(survey, answers_list, randomness.resolve(rng), frozenset())
+
+
+def _privatize_many(
+    survey: Mapping[str, Any], answers_list: Sequence[Mapping[str, Any]], source: randomness.Source,
+    kept: frozenset[str],
+) -> list[dict[str, Any]]:
+    """privatize_answers_many with one stream; the questions in ``kept`` get a placeholder None
+    (their kept clients answer them)."""
     if survey.get("allocation") == "sample":
-        return _privatize_sampled(survey, answers_list, source)
+        return _privatize_sampled(survey, answers_list, source, kept)
     for i, answers in enumerate(answers_list):
         _check_questions(survey, answers, f"answers_list[{i}]")
-    columns = {}
+    columns: dict[str, list[Any]] = {}
     for qid, device in _mechanisms(survey).items():
         values = [a[qid] for a in answers_list]
-        if isinstance(device, (_Design, _Plain)):
+        if qid in kept:
+            columns[qid] = [None] * len(values)
+        elif isinstance(device, (_Design, _Plain, _FreeText)):
             columns[qid] = device.reports(values, source)
         else:
             columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))
@@ -194,7 +341,8 @@ def privatize_answers_many(
 
 
 def _privatize_sampled(
-    survey: Mapping[str, Any], answers_list: Sequence[Mapping[str, Any]], source: randomness.Source
+    survey: Mapping[str, Any], answers_list: Sequence[Mapping[str, Any]], source: randomness.Source,
+    kept: frozenset[str],
 ) -> list[dict[str, Any]]:
     devices = _mechanisms(survey)
     ids = list(devices)
@@ -208,7 +356,8 @@ def _privatize_sampled(
         if not rows or not isinstance(device, Mechanism):  # sampled surveys have mechanism questions only
             continue
         values = [answers_list[i][qid] for i in rows]
-        reports = device.reports_to_json(device.privatize_many(values, rng=source))
+        reports = ([None] * len(rows) if qid in kept
+                   else device.reports_to_json(device.privatize_many(values, rng=source)))
         for i, report in zip(rows, reports, strict=True):
             out[i][qid] = report
     return out
@@ -223,6 +372,11 @@ class Client:
     open to everyone takes batches (:meth:`respond_many`) only with it, and
     a survey whose results are for administrators needs the admin token for
     :meth:`results`. A respondent's device needs none.
+
+    ``state`` (a file path, or a :class:`~deniable.client_state.StateStore`)
+    keeps this device's :class:`SurveyState` for the one survey it answers:
+    memoizing questions reuse their permanent randomization across processes
+    and a survey with ``rounds`` gets the device key (module docstring).
     """
 
     def __init__(
@@ -234,9 +388,12 @@ class Client:
         backoff: float = 0.05,
         transport: httpx.BaseTransport | None = None,
         token: str | None = None,
+        state: client_state.StateLike | None = None,
     ) -> None:
         if retries < 0:
             raise ValueError(f"retries must be >= 0; got {retries}")
+        self.state = state
+        self._kept: dict[str, SurveyState] = {}
         self.retries = retries
         self.backoff = backoff
         headers = {} if token is None else {"Authorization": f"Bearer {token}"}
@@ -278,8 +435,7 @@ class Client:
             except (ValueError, KeyError, TypeError):
                 field, message = "", response.text[:200]
             wait = response.headers.get("retry-after", "")
-            raise ClientError(response.status_code, field, message,
-                              float(wait) if wait.isdigit() else None)
+            raise _client_error(response.status_code, field, message, float(wait) if wait.isdigit() else None)
         return response.json()
 
     # ------------------------------------------------------------- surveys
@@ -288,6 +444,24 @@ class Client:
         if survey_id not in self._surveys:
             self._surveys[survey_id] = self._request("GET", f"/surveys/{survey_id}")
         return self._surveys[survey_id]
+
+    def survey_state(self, survey_id: str) -> SurveyState | None:
+        """This device's kept state for the survey (created on first use), or None without ``state``.
+
+        Raises :class:`~deniable.errors.StateError` if the state file holds
+        another survey's state, or was written for other questions.
+        """
+        if self.state is None:
+            return None
+        if survey_id not in self._kept:
+            if self._kept:
+                other = next(iter(self._kept))
+                raise client_state.StateError(
+                    f"this Client's state keeps survey {other!r}; answer survey {survey_id!r} with a Client "
+                    "whose state is another file"
+                )
+            self._kept[survey_id] = SurveyState(self.state, self.survey(survey_id))
+        return self._kept[survey_id]
 
     def results(self, survey_id: str, target: Target = "population") -> dict[str, Any]:
         """``GET /surveys/{id}/results?target=...``: estimates of the population the
@@ -303,11 +477,27 @@ class Client:
         """Privatize one respondent's answers locally and post the reports.
 
         Returns the server's answer ``{"status": "accepted", "response_id", "idempotency_key"}``.
+        With the client's ``state``, memoizing questions answer through their
+        kept clients; a survey with ``rounds`` needs the state and gets its
+        device key, and a refusal of the device raises
+        :class:`AlreadyAnsweredError` (409: this round is answered) or
+        :class:`BudgetSpentError` (403: ``lifetime_epsilon`` is spent), each
+        with the server's message.
         """
-        reports = privatize_answers(self.survey(survey_id), answers)
+        survey = self.survey(survey_id)
+        state = self.survey_state(survey_id)
+        if survey.get("rounds") and state is None:
+            raise ValueError(
+                f"survey {survey_id!r} runs in rounds: create the Client with state=<a file path> so this device "
+                "keeps its key and its memoized randomization from one round to the next"
+            )
+        reports = privatize_answers(survey, answers, state=state)
         body: dict[str, Any] = {"idempotency_key": new_key(), "reports": reports}
         if invite_token is not None:
             body["invite_token"] = invite_token
+        if survey.get("rounds"):
+            assert state is not None
+            body["device"] = state.device
         result: dict[str, Any] = self._request("POST", f"/surveys/{survey_id}/responses", body)
         return result
 
@@ -318,23 +508,36 @@ class Client:
         *,
         batch_size: int = 1000,
         rng: randomness.RNGLike = None,
+        devices: Sequence[str] | None = None,
     ) -> dict[str, int]:
         """Privatize many respondents' answers (vectorized) and post them in batches.
 
         For relays and simulations: a survey open to everyone needs the
         client's ``token`` (admin or relay). ``rng=None`` uses the OS CSPRNG;
-        a seed is for simulations only.
+        a seed is for simulations only. Every response is randomized afresh
+        (no kept state: these are many respondents). A survey with ``rounds``
+        needs ``devices``, one device key per respondent (e.g.
+        :func:`new_device_key`, kept by the caller to simulate later rounds).
         Returns ``{"accepted": n new, "duplicates": n already stored}`` summed over batches.
         """
         if not 1 <= batch_size <= MAX_BATCH:
             raise ValueError(f"batch_size must be in 1..{MAX_BATCH}; got {batch_size}")
-        reports = privatize_answers_many(self.survey(survey_id), answers_list, rng=rng)
+        survey = self.survey(survey_id)
+        if devices is not None and len(devices) != len(answers_list):
+            raise ValueError(f"devices must hold one key per respondent ({len(answers_list)}); got {len(devices)}")
+        if survey.get("rounds") and devices is None:
+            raise ValueError(
+                f"survey {survey_id!r} runs in rounds: pass devices=[one device key per respondent]"
+            )
+        reports = privatize_answers_many(survey, answers_list, rng=rng)
+        keys: Sequence[str | None] = [None] * len(reports) if devices is None else devices
         totals = {"accepted": 0, "duplicates": 0}
         for start in range(0, len(reports), batch_size):
             body = {
                 "responses": [
-                    {"idempotency_key": new_key(), "reports": r}
-                    for r in reports[start : start + batch_size]
+                    {"idempotency_key": new_key(), "reports": r, **({"device": d} if d is not None else {})}
+                    for r, d in zip(reports[start : start + batch_size], keys[start : start + batch_size],
+                                    strict=True)
                 ]
             }
             result = self._request("POST", f"/surveys/{survey_id}/responses/batch", body)

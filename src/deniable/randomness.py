@@ -15,7 +15,9 @@ by scaling a float) and comparing it with ``a``. Bernoulli bits with a dyadic
 probability ``c / 2**w`` compare uniform bits with the binary expansion of
 ``c`` (most significant bit first), a lane being decided at the first bit
 that differs: a run of one random bit stream per lane, 2 random bits per
-output bit on average, not a float.
+output bit on average, not a float. Large batches decode the stream with
+numba when it is installed (:mod:`deniable.accelerate`): the same bits for
+the same bytes.
 
 Per-value probabilities are 64-bit thresholds: :func:`below` returns
 ``U < T`` for a uniform 64-bit ``U``, so ``P = T / 2**64`` exactly. Its batch
@@ -32,11 +34,12 @@ from __future__ import annotations
 import os
 import secrets
 import sys
-from collections.abc import Iterator
 from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
+
+from deniable import accelerate
 
 __all__ = [
     "RNGLike",
@@ -46,6 +49,8 @@ __all__ = [
     "resolve",
     "uniform_words",
     "uniform_below",
+    "expansion_table",
+    "dyadic_packed",
     "bernoulli_packed",
     "bernoulli_words",
     "bernoulli_bits",
@@ -173,59 +178,123 @@ def scalar_below(bound: int, source: Source) -> int:
     return int(uniform_below(bound, 1, source)[0])
 
 
-def _below_dyadic(expansion: list[int], count: int, source: Source) -> NDArray[np.bool_]:
-    """``count`` independent booleans ``U < c``, ``U`` uniform, ``c``'s bits in ``expansion``.
+def expansion_table(numerator: int, bits: int) -> NDArray[np.uint8]:
+    """The outcome of ``U < numerator / 2**bits`` by where a lazy comparison stops.
 
-    Comparing ``U`` with ``c`` most significant bit first, a lane is decided
-    at the first bit ``G`` where the two differ, to ``c_G`` (``U`` has a 0
-    there exactly when ``c`` has a 1); lanes equal to ``c`` up to its last
-    1-bit have ``U >= c``. Each random bit differs from ``c``'s with
-    probability 1/2 whatever ``c``, so ``G`` is the number of 0s before the
-    first 1 in a stream of fair bits, and consecutive lanes are the runs
-    ending at consecutive 1s of one random stream: ``P(True) = sum_j c_j
-    2**-(j+1) = c`` exactly, lanes independent, 2 random bits per lane on
-    average.
-    """
-    last = len(expansion)
-    table = np.array([*expansion, 0], dtype=np.bool_)  # c_G, and U >= c once G reaches last
-    runs: list[NDArray[np.int64]] = []
-    done, carried = 0, 0  # carried: 0s after the last 1 of the previous draw
-    while done < count:
-        octets = uniform_words((count - done) // 4 + 64, np.uint8, source)
-        ones = np.flatnonzero(np.unpackbits(octets).view(np.bool_))
-        if ones.size == 0:
-            carried += 8 * octets.size
-            if carried > _STUCK_BITS:
-                raise RuntimeError(
-                    f"the random source returned {carried} zero bits in a row (probability 2**-{carried}): "
-                    "it is broken or stuck"
-                )
-            continue
-        run = np.diff(ones, prepend=-1 - carried)[: count - done]  # G + 1 per lane
-        carried = 8 * octets.size - 1 - int(ones[-1])
-        runs.append(run)
-        done += run.size
-    g = runs[0] if len(runs) == 1 else np.concatenate(runs)
-    np.minimum(g, last + 1, out=g)
-    g -= 1
-    return table[g]
-
-
-def _dyadic_blocks(numerator: int, bits: int, count: int, source: Source) -> Iterator[tuple[int, NDArray[np.bool_]]]:
-    """``(start, booleans)`` blocks of at most ``_BLOCK_LANES`` i.i.d. Bernoulli(``numerator / 2**bits``).
-
-    Generating block by block keeps the working memory (two bytes and two
-    indices per lane) constant whatever ``count``.
+    Entry ``G < bits`` is bit ``G`` of the numerator (most significant
+    first): the comparison decided at the first bit ``G`` where ``U`` and the
+    numerator differ. Entry ``bits`` is the outcome when they never differ,
+    ``U == numerator``: False, except for the certain ``2**bits`` (all True).
     """
     if not 0 <= numerator <= (1 << bits):
         raise ValueError(f"numerator must be in [0, 2**bits]; got {numerator}/{1 << bits}")
-    certain = numerator in (0, 1 << bits)
-    expansion = [(numerator >> (bits - 1 - j)) & 1 for j in range(bits)]
-    if not certain:
-        expansion = expansion[: max(j for j, b in enumerate(expansion) if b) + 1]  # later bits give 0
+    if numerator == 1 << bits:
+        return np.ones(bits + 1, dtype=np.uint8)
+    return np.array([(numerator >> (bits - 1 - j)) & 1 for j in range(bits)] + [0], dtype=np.uint8)
+
+
+def _stuck(carried: int) -> None:
+    if carried > _STUCK_BITS:
+        raise RuntimeError(
+            f"the random source returned {carried} zero bits in a row (probability 2**-{carried}): "
+            "it is broken or stuck"
+        )
+
+
+def _decide_numpy(
+    tables: NDArray[np.uint8], select: NDArray[np.uint8], out: NDArray[np.uint8], lane0: int, lanes: int,
+    source: Source,
+) -> None:
+    """Lanes ``lane0 .. lane0 + lanes - 1`` (``lane0`` a multiple of 8) of :func:`dyadic_packed`, in numpy.
+
+    The lanes are the runs of one stream of fair bits, each ending at a 1
+    (``G`` the 0s before it); draws of ``remaining // 4 + 64`` bytes until
+    every lane has its run, the unused rest of the last draw discarded.
+    """
+    runs: list[NDArray[np.int64]] = []
+    done, carried = 0, 0  # carried: 0s after the last 1 of the previous draw
+    while done < lanes:
+        octets = uniform_words((lanes - done) // 4 + 64, np.uint8, source)
+        ones = np.flatnonzero(np.unpackbits(octets).view(np.bool_))
+        if ones.size == 0:
+            carried += 8 * octets.size
+            _stuck(carried)
+            continue
+        run = np.empty(min(ones.size, lanes - done), dtype=np.int64)  # G + 1 per lane
+        run[0] = ones[0] + 1 + carried
+        np.subtract(ones[1 : run.size], ones[: run.size - 1], out=run[1:])
+        carried = 8 * octets.size - 1 - int(ones[-1])
+        del ones  # not kept while the bits are looked up
+        runs.append(run)
+        done += run.size
+    g1 = runs[0] if len(runs) == 1 else np.concatenate(runs)
+    width = tables.shape[1]  # indexed by G + 1: entry 0 unused, G >= width - 1 clipped to the last
+    shifted = np.zeros((tables.shape[0], width + 1), dtype=np.uint8)
+    shifted[:, 1:] = tables
+    if tables.shape[0] == 1:
+        bits = shifted[0].take(g1, mode="clip")
+    else:
+        np.minimum(g1, width, out=g1)
+        g1 += np.unpackbits(select[lane0 // 8 : (lane0 + lanes + 7) // 8], count=lanes) * (width + 1)
+        bits = shifted.ravel().take(g1)
+    out[lane0 // 8 : (lane0 + lanes + 7) // 8] = np.packbits(bits)
+
+
+def _decide_kernel(
+    kernel: Any, tables: NDArray[np.uint8], select: NDArray[np.uint8], out: NDArray[np.uint8], lane0: int,
+    lanes: int, source: Source,
+) -> None:
+    """:func:`_decide_numpy` with the run decoding compiled (same draws, same lanes, same bits)."""
+    done, carried = 0, 0
+    while done < lanes:
+        octets = uniform_words((lanes - done) // 4 + 64, np.uint8, source)
+        got, carried = kernel(octets, carried, select, out, lane0 + done, lanes - done)
+        if got == 0:
+            _stuck(carried)
+        done += got
+
+
+def _read_only(a: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def dyadic_packed(
+    tables: NDArray[np.uint8], count: int, source: Source, select: NDArray[np.uint8] | None = None
+) -> NDArray[np.uint8]:
+    """``count`` independent Bernoulli bits decided lazily, packed as by :func:`numpy.packbits`.
+
+    ``tables`` holds one or two :func:`expansion_table` rows (of the same
+    width); with two, lane ``i`` uses row ``select``'s bit ``i`` (``select``
+    packed the same way), so each lane has its own probability. Comparing a
+    uniform ``U`` with the numerator ``c`` most significant bit first, a lane
+    is decided at the first bit ``G`` where the two differ, to ``c_G`` (``U``
+    has a 0 there exactly when ``c`` has a 1). Each random bit differs from
+    ``c``'s with probability 1/2 whatever ``c``, so ``G`` is the number of 0s
+    before the first 1 in a stream of fair bits, and consecutive lanes are
+    the runs ending at consecutive 1s of one random stream: ``P(True) =
+    sum_j c_j 2**-(j+1) = c`` exactly, lanes independent, 2 random bits per
+    lane on average. The output is a deterministic function of the random
+    bytes, whichever backend (:mod:`deniable.accelerate`) decodes the runs;
+    lanes are decided in blocks of ``_BLOCK_LANES``, so the working memory is
+    constant whatever ``count``.
+    """
+    out = np.zeros((count + 7) // 8, dtype=np.uint8)
+    tables = np.ascontiguousarray(tables, dtype=np.uint8)
+    if tables.ndim != 2 or tables.shape[0] not in (1, 2) or (tables.shape[0] == 2) != (select is not None):
+        raise ValueError("dyadic_packed needs one table row, or two rows and a select array")
+    rows = np.zeros((0,), dtype=np.uint8) if select is None else np.ascontiguousarray(select, dtype=np.uint8)
+    factory = accelerate.run_decoder(count)
+    kernel = None if factory is None else factory(tables)
+    rows = _read_only(rows)
     for start in range(0, count, _BLOCK_LANES):
         lanes = min(_BLOCK_LANES, count - start)
-        yield start, np.full(lanes, numerator != 0) if certain else _below_dyadic(expansion, lanes, source)
+        if kernel is None:
+            _decide_numpy(tables, rows, out, start, lanes, source)
+        else:
+            _decide_kernel(kernel, tables, rows, out, start, lanes, source)
+    return out
 
 
 def bernoulli_packed(numerator: int, bits: int, count: int, source: Source) -> NDArray[np.uint8]:
@@ -233,13 +302,13 @@ def bernoulli_packed(numerator: int, bits: int, count: int, source: Source) -> N
 
     ``ceil(count / 8)`` bytes, the unused low bits of the last byte 0. Each
     bit is ``U < numerator`` for an independent uniform ``bits``-bit ``U``,
-    decided lazily (:func:`_below_dyadic`): 2 random bits per output bit on
-    average.
+    decided lazily (:func:`dyadic_packed`): 2 random bits per output bit on
+    average; the certain numerators 0 and ``2**bits`` read nothing.
     """
-    out = np.zeros((count + 7) // 8, dtype=np.uint8)
-    for start, block in _dyadic_blocks(numerator, bits, count, source):
-        out[start // 8 : (start + block.size + 7) // 8] = np.packbits(block)
-    return out
+    table = expansion_table(numerator, bits)
+    if numerator in (0, 1 << bits):
+        return np.packbits(np.full(count, numerator != 0))
+    return dyadic_packed(table[None, :], count, source)
 
 
 def bernoulli_words(numerator: int, bits: int, count: int, source: Source) -> NDArray[np.uint64]:
@@ -262,10 +331,7 @@ def bernoulli_bits(numerator: int, bits: int, count: int, source: Source) -> NDA
 
     The bits of :func:`bernoulli_packed`, unpacked.
     """
-    out = np.empty(count, dtype=np.bool_)
-    for start, block in _dyadic_blocks(numerator, bits, count, source):
-        out[start : start + block.size] = block
-    return out
+    return np.unpackbits(bernoulli_packed(numerator, bits, count, source), count=count).view(np.bool_)
 
 
 def below(thresholds: NDArray[np.uint64], source: Source, lazy: bool = True) -> NDArray[np.bool_]:

@@ -51,6 +51,28 @@ def test_secure_path_passes(case: Case) -> None:
     assert result.passed, str(result)
 
 
+BIT_SAMPLED = by_name("OUE-k12-eps0.5", "OUE-str9-eps1", "SUE-k12-eps3", "SUE-str5-eps0.5")
+
+
+@params(BIT_SAMPLED)
+def test_bit_samplers_pass_with_each_backend(case: Case, rng: np.random.Generator, accelerator: str) -> None:
+    """alpha 1e-6; OUE/SUE through the numpy and the numba run decoder, seeded and secure paths
+    (power: test_audit_catches_understated_epsilon_with_each_backend)."""
+    m = case.make()
+    for source in (rng, None):
+        result = dn.audit(m, trials=TRIALS, rng=source, alpha=ALPHA / 2)
+        assert result.passed, str(result)
+
+
+@params([c for c in BIT_SAMPLED if c.requested is not None and c.requested >= 1.0])
+def test_audit_catches_understated_epsilon_with_each_backend(
+    case: Case, rng: np.random.Generator, accelerator: str
+) -> None:
+    m = case.make()
+    liar = claiming(rebuilt(m, m.epsilon * 1.2), m.epsilon)
+    assert not dn.audit(liar, trials=TRIALS, rng=rng, alpha=ALPHA / 2).passed
+
+
 # ------------------------------------------------------------------ mutants
 def rebuilt(m: Any, epsilon: float) -> Any:
     """The same family and structure (omega, g) at another epsilon."""

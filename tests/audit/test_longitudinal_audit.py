@@ -1,8 +1,9 @@
 """Layer C for the longitudinal mechanisms: black-box audits of each part separately.
 
-* one report (the chain, or dBitFlip / 1BitMean's single report): ``dn.audit``
-  of the real ``privatize_many`` path against ``epsilon`` (L-GRR / L-OSUE's
-  ``epsilon_1``), seeded and on the OS CSPRNG;
+* one report (the chain, or dBitFlip / 1BitMean's single report, with and
+  without output perturbation): ``dn.audit`` of the real ``privatize_many``
+  path against ``epsilon`` (L-GRR / L-OSUE's ``epsilon_1``), seeded and on
+  the OS CSPRNG;
 * the memoized part: the first round of L-GRR / L-OSUE alone against
   ``epsilon_perm`` (the mechanism's own ``_permanent`` sampler, and the
   device client's secret-derived first round over 20000 fresh clients);
@@ -39,6 +40,9 @@ CASES = {
     "DBitFlip-k6-d2": lambda: dn.DBitFlip(6, d=2, epsilon=2.0),
     "DBitFlip-k4-d1": lambda: dn.DBitFlip(4, d=1, epsilon=1.0),
     "OneBitMean": lambda: dn.OneBitMean(0.0, 10.0, epsilon=1.0, points=5),
+    # output perturbation: one report is the perturbed channel, audited against its (smaller) epsilon
+    "DBitFlip-k6-d2-gamma": lambda: dn.DBitFlip(6, d=2, epsilon=2.0, gamma=0.1),
+    "OneBitMean-gamma": lambda: dn.OneBitMean(0.0, 10.0, epsilon=1.0, points=5, gamma=0.1),
 }
 CHAINED = ["LGRR-k4", "LGRR-k10", "LOSUE-k6"]
 
@@ -56,7 +60,8 @@ def test_one_report_passes_on_the_secure_path(name: str) -> None:
     assert result.passed, str(result)
 
 
-@pytest.mark.parametrize("name", ["LGRR-k4", "LOSUE-k6", "DBitFlip-k6-d2", "OneBitMean"])
+@pytest.mark.parametrize("name", ["LGRR-k4", "LOSUE-k6", "DBitFlip-k6-d2", "OneBitMean", "DBitFlip-k6-d2-gamma",
+                                  "OneBitMean-gamma"])
 def test_an_understated_one_report_epsilon_is_caught(name: str, rng: np.random.Generator) -> None:
     m = CASES[name]()
     result = dn.audit(claiming(m, m.epsilon / 1.2), trials=TRIALS, rng=rng, alpha=ALPHA)

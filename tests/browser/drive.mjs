@@ -186,6 +186,18 @@ try {
       kind: s.dataset.kind ?? null,
       test: s.querySelector('p.test')?.textContent ?? null,
     })));
+    // a survey in rounds: each question's trend over the rounds and the devices' budgets
+    out.rounds = await page.$$eval('section.round-trend', (sections) => sections.map((s) => ({
+      id: s.dataset.question,
+      heading: s.querySelector('h2').textContent,
+      lines: s.querySelectorAll('svg polyline.line').length,
+      bands: s.querySelectorAll('svg polygon.band').length,
+      dots: s.querySelectorAll('svg circle.dot').length,
+      svg_desc: s.querySelector('svg desc')?.textContent,
+      rows: [...s.querySelectorAll('table.numbers tbody tr')].map((tr) => tr.textContent),
+    })));
+    out.budgets = (await page.$('section.budgets')) ? await page.textContent('section.budgets') : null;
+    out.rounds_intro = (await page.$('.rounds-intro')) ? await page.textContent('.rounds-intro') : null;
     out.results_summary = await page.textContent('#summary');
     out.results_legend = await page.textContent('#legend');
     out.results_shuffled = (await page.isVisible('#shuffled')) ? await page.textContent('#shuffled') : null;

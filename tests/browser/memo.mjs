@@ -1,8 +1,10 @@
-// Persistent RAPPOR state in a real headless Chromium (playwright-core, system browser).
-// Reads {chromium, base_url, page_path, config, other_config, key, values} as JSON on stdin;
+// Persistent client state in a real headless Chromium (playwright-core, system browser).
+// Reads {chromium, base_url, page_path, config, other_config, key, values} as JSON on stdin
+// (or {chromium, base_url, page_path, cases: [{config, other_config, key, values}, ...]});
 // on a page of the collection server it makes a persistentClient (IndexedDB) and records its
 // cohort and permanent responses: first visit, after a reload, after a browser restart with
-// the same profile, and with a fresh profile. Writes what it saw as JSON on stdout.
+// the same profile, and with a fresh profile. Writes what it saw as JSON on stdout (with
+// `cases`: each observation is the list of the cases' observations).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,7 +31,16 @@ async function launch(profile) {
 }
 
 // in the page: the kept client's cohort, permanent responses and one report per value
-async function observe(page, config = plan.config) {
+async function observe(page, other = false) {
+  if (plan.cases) {
+    const seen = [];
+    for (const c of plan.cases) seen.push(await observeOne(page, other ? c.other_config : c.config, c));
+    return seen;
+  }
+  return observeOne(page, other ? plan.other_config : plan.config, plan);
+}
+
+async function observeOne(page, config, { key, values }) {
   return page.evaluate(async ({ config, key, values }) => {
     const d = await import('/static/deniable.js');
     try {
@@ -42,7 +53,7 @@ async function observe(page, config = plan.config) {
     } catch (e) {
       return { error: e.name, field: e.field, message: e.message };
     }
-  }, { config, key: plan.key, values: plan.values });
+  }, { config, key, values });
 }
 
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'deniable-memo-'));
@@ -52,7 +63,7 @@ let { context, page } = await launch(profile);
 out.first = await observe(page);
 await page.reload();
 out.reloaded = await observe(page);
-out.other_config = await observe(page, plan.other_config);
+out.other_config = await observe(page, true);
 await context.close();
 ({ context, page } = await launch(profile)); // a browser restart: same profile, same IndexedDB
 out.restarted = await observe(page);

@@ -11,7 +11,7 @@
 // "crypto" runs the default crypto.getRandomValues path that browsers use.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fromConfig, MECHANISMS, stringify, uniformGroup } from '../../src/deniable/server/static/deniable.js';
+import { fromConfig, MECHANISMS, memoryStore, persistentClient, stringify, uniformGroup } from '../../src/deniable/server/static/deniable.js';
 import { loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
 
 const fixtures = loadFixtures();
@@ -47,7 +47,7 @@ function draw(config, c, source, label) {
 }
 
 test('fixture accounting: the calibrated tests below are the n_tests alpha is split over', () => {
-  const planned = 2 * fixtures.chi_square.length + 2 * fixtures.bits.length + fixtures.bits.length + 2;
+  const planned = 2 * fixtures.chi_square.length + 2 * fixtures.bits.length + fixtures.bits.length + 2 + fixtures.memo.length;
   assert.equal(planned, fixtures.n_tests);
   assert.ok(Math.abs(fixtures.alpha_per_test * fixtures.n_tests - 1e-6) < 1e-15);
 });
@@ -175,3 +175,27 @@ test('power: the group test rejects a 5% bias', () => {
   const groups = groupDraws.seeded ?? Array.from({ length: groupCase.n }, () => uniformGroup(2, { randomBytes: seededBytes('group') }));
   assert.ok(groupChiSquare(groups, groupCase.wrong_probs) > groupCase.critical);
 });
+
+// Memoizing clients: n devices, each with a fresh kept state (persistentClient, in memory),
+// make one report each. A device's memoized draws come from its secret's keyed streams, the
+// rest from the CSPRNG; over devices the report has the one-time distribution of the fixture.
+async function devices(config, c, label) {
+  const randomBytes = seededBytes(label);
+  const reports = [];
+  for (let i = 0; i < Number(c.n); i++) {
+    const client = await persistentClient(config, { key: 'device', store: memoryStore(), randomBytes });
+    reports.push(client.privatize(c.value));
+  }
+  return reports;
+}
+
+for (const c of fixtures.memo) {
+  test(`chi-square ${c.name}: one report from each of n=${c.n} kept clients (seeded, df=${c.df})`, async () => {
+    const { statistic, detail } = chiSquare(await devices(c.config, c, c.name), c);
+    assert.ok(statistic <= c.critical, `chi2=${statistic.toFixed(2)} > critical ${c.critical.toFixed(2)}; ${detail}; seed ${TEST_SEED}`);
+  });
+  test(`power: chi-square ${c.name} rejects ${c.wrong_param}`, async () => {
+    const { statistic } = chiSquare(await devices(c.wrong_config, c, `${c.name}:wrong`), c);
+    assert.ok(statistic > c.critical, `wrong config passed: chi2=${statistic} <= ${c.critical}`);
+  });
+}

@@ -40,8 +40,11 @@ MECHANISMS: list[tuple[str, Any, list[float]]] = [
     ("olh", dn.OLH(12, epsilon=2.5), [0.4, 0.2] + [0.04] * 10),
     ("hadamard", dn.HadamardResponse(7, epsilon=2.0), [0.4, 0.3, 0.1, 0.1, 0.05, 0.05, 0.0]),
     ("subset", dn.SubsetSelection(10, epsilon=1.0), [0.35, 0.25] + [0.05] * 8),
+    ("l-grr", dn.LGRR(["a", "b", "c", "d"], epsilon_perm=4.0, epsilon_1=2.0), [0.5, 0.3, 0.15, 0.05]),
+    ("l-osue", dn.LOSUE(6, epsilon_perm=4.0, epsilon_1=2.0), [0.4, 0.3, 0.1, 0.1, 0.05, 0.05]),
+    ("dbitflip", dn.DBitFlip(8, d=3, epsilon=2.0), [0.4, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05, 0.0]),
 ]
-ALPHA_EACH = ALPHA / len(MECHANISMS)  # then split over the k categories by outside_bands
+ALPHA_EACH = ALPHA / (len(MECHANISMS) + 1)  # and 1BitMean; then split over the k categories by outside_bands
 
 
 def _counts(truth: list[float]) -> np.ndarray:
@@ -80,9 +83,36 @@ def test_js_reports_decode_in_python(name: str, m: Any, truth: list[float]) -> N
     assert m.reports_to_json(parsed) == reports  # the canonical wire form, byte for byte
     est = m.estimate(parsed)
     assert est.n == N
-    assert outside_bands(m, counts, est.frequencies, ALPHA_EACH) == []
+    # the bands are of the support counts; dBitFlip's estimate also divides by how often each
+    # bucket was sampled, so its support counts are checked through the pure-oracle estimate
+    p, q = (np.array(x, dtype=float) for x in m.support_probabilities())
+    freqs = (est.support_counts / N - q) / (p - q) if isinstance(m, dn.DBitFlip) else est.frequencies
+    assert outside_bands(m, counts, freqs, ALPHA_EACH) == []
     # power: the bands of a wrong truth (the answers rotated by one category) reject it
-    assert outside_bands(m, np.roll(counts, 1), est.frequencies, ALPHA_EACH) != []
+    assert outside_bands(m, np.roll(counts, 1), freqs, ALPHA_EACH) != []
+
+
+def test_js_one_bit_mean_reports_decode_in_python() -> None:
+    """1BitMean reports from deniable.js decode: their number of ones lies in its exact band
+    (a sum of two binomials), a wrong truth's band rejects it, the estimate debiases it."""
+    from support_bands import support_count_band
+
+    m = dn.OneBitMean(0, 100, epsilon=1.0, points=11)
+    values = [12.5] * (N // 2) + [87.0] * (N // 2)  # each between two rounding points
+    reports = run_node(HERE / "privatize_cli.mjs", {"config": m.to_config(), "values": values, "seed": "1bm"})
+    parsed = m.reports_from_json(reports)
+    ones = int(np.sum(parsed))
+    pi = [float(m.report_distribution(v)[1][1]) for v in (12.5, 87.0)]
+    low, high = support_count_band(N // 2, N, pi[0], pi[1], ALPHA_EACH)
+    assert low <= ones <= high
+    # power: the band of values 25 higher (the second clipped to the range's end) rejects them
+    wrong = [float(m.report_distribution(v)[1][1]) for v in (37.5, 100.0)]
+    w_low, w_high = support_count_band(N // 2, N, wrong[0], wrong[1], ALPHA_EACH)
+    assert not w_low <= ones <= w_high
+    est = m.estimate(parsed)
+    # the estimate is the debiased share of ones: pi(x) = pi(low) + (x - low) / (high - low) slope
+    at_low, at_high = (float(m.report_distribution(v)[1][1]) for v in (0.0, 100.0))
+    assert est.n == N and est.mean == pytest.approx(100 * (ones / N - at_low) / (at_high - at_low), rel=1e-9)
 
 
 def test_exact_band_of_a_single_binomial() -> None:

@@ -88,6 +88,12 @@ test('every mechanism returns the wire JSON form of its report', () => {
     rappor: (r, m) => Object.keys(r).join() === 'cohort,bits' && Number.isInteger(r.cohort) && r.cohort >= 0 &&
       r.cohort < Number(m.config.params.num_cohorts) && Number.isInteger(r.bits) && r.bits >= 0 &&
       r.bits < 2 ** Number(m.config.params.num_bits),
+    'l-grr': (r, m) => m.domain.includes(r),
+    'l-osue': (r, m) => typeof r === 'string' && r.length === 2 * Math.ceil(m.k / 8) && /^[0-9a-f]+$/.test(r),
+    dbitflip: (r, m) => Object.keys(r).join() === 'buckets,bits' && r.buckets.length === Number(m.config.params.d) &&
+      r.buckets.every((v, i) => Number.isInteger(v) && v >= 0 && v < m.k && (i === 0 || r.buckets[i - 1] < v)) &&
+      r.bits.length === r.buckets.length && r.bits.every((b) => b === 0 || b === 1),
+    'one-bit-mean': (r) => r === 0 || r === 1,
   };
   const seen = new Set();
   for (const c of fixtures.chi_square) {

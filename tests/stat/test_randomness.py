@@ -3,7 +3,9 @@
 Each test spends alpha = 1e-6 in total (Bonferroni over its bounds/probabilities,
 sources and checks), on both the seeded simulation source and the OS CSPRNG.
 Power: a modulo-without-rejection sampler (biased for bounds that do not divide
-2**32) and a Bernoulli with a 20%-too-large numerator are rejected.
+2**32) and a Bernoulli with a 20%-too-large numerator are rejected. The
+Bernoulli tests run once per run decoder (``accelerator`` fixture: numpy, and
+numba when installed).
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ def bernoulli_checks(words: np.ndarray, num: int, bits: int, alpha: float, label
     return out
 
 
-def test_bernoulli_words_rates_and_independence(rng: np.random.Generator) -> None:
+def test_bernoulli_words_rates_and_independence(rng: np.random.Generator, accelerator: str) -> None:
     """Each bit is Bernoulli(num / 2**bits), independent of its neighbours; alpha 1e-6 over
     probabilities x sources x lanes."""
     alpha = ALPHA / (len(PROBS) * 2)
@@ -123,7 +125,7 @@ def test_bernoulli_words_rates_and_independence(rng: np.random.Generator) -> Non
     assert not failures, "\n".join(failures)
 
 
-def test_bernoulli_words_exact_ends(rng: np.random.Generator) -> None:
+def test_bernoulli_words_exact_ends(rng: np.random.Generator, accelerator: str) -> None:
     """Probabilities 0 and 1 are exact; 1 - 2**-32 essentially never gives a 0 in 1.3M bits."""
     source = GeneratorSource(rng)
     assert not randomness.bernoulli_words(0, 32, 1000, source).any()
@@ -138,7 +140,7 @@ def test_bernoulli_words_exact_ends(rng: np.random.Generator) -> None:
         randomness.bernoulli_words(-1, 2, 1, source)
 
 
-def test_bernoulli_check_has_power(rng: np.random.Generator) -> None:
+def test_bernoulli_check_has_power(rng: np.random.Generator, accelerator: str) -> None:
     """Power: a numerator 20% too large is caught; so are duplicated words."""
     alpha = ALPHA / (len(PROBS) * 2)
     source = GeneratorSource(rng)
@@ -169,7 +171,9 @@ def _triples(num: int, bits: int, n: int, source: Any) -> np.ndarray:
     return np.bincount(b[:, 0] * 4 + b[:, 1] * 2 + b[:, 2], minlength=8)
 
 
-def test_bernoulli_packed_joint_law_across_blocks(rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bernoulli_packed_joint_law_across_blocks(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, accelerator: str
+) -> None:
     """Blocks of 64 lanes (so that most triples cross or sit next to a block edge): the 8
     patterns of 3 consecutive bits follow the product law, chi-square at alpha 1e-6 / 2 per
     source; power: a numerator 20% too large fails the same test."""

@@ -17,7 +17,9 @@ intervals plus pairwise 2x2 independence tests.
 Alpha: each test function spends at most 1e-6 in total, split by Bonferroni
 over its rows, paths and assertions. Power: each family's check is rerun on a
 sampler whose epsilon is 20% larger than claimed (and, for unary encoding, on
-bits made 20% correlated), and must reject.
+bits made 20% correlated), and must reject. The unary-encoding tests and the
+threaded secure batches run once per run decoder of the Bernoulli sampler
+(``accelerator`` fixture: numpy, and numba when installed).
 """
 
 from __future__ import annotations
@@ -361,7 +363,7 @@ def unary_checks(claimed: Any, bits: np.ndarray, x: int, alpha: float, label: st
 
 
 @params(UNARY)
-def test_unary_bits(case: Case, rng: np.random.Generator) -> None:
+def test_unary_bits(case: Case, rng: np.random.Generator, accelerator: str) -> None:
     """Per-bit Wilson intervals and pairwise independence; alpha 1e-6 over rows x paths x checks."""
     m = case.make()
     failures = []
@@ -373,7 +375,7 @@ def test_unary_bits(case: Case, rng: np.random.Generator) -> None:
 
 
 @params(UNARY)
-def test_unary_bits_power(case: Case, rng: np.random.Generator) -> None:
+def test_unary_bits_power(case: Case, rng: np.random.Generator, accelerator: str) -> None:
     """Power: epsilon 20% stronger fails the per-bit checks; bits copied 20% of the time
     fail the independence check."""
     m = case.make()
@@ -396,7 +398,7 @@ N_THREADED = 1 << 17  # above the size from which secure batches are split over 
 
 @params(by_name("GRR-k10-eps1", "HadamardResponse-k8-eps2", "SubsetSelection-k12-w5-eps2", "OLH-k10-g4-eps1",
                 "OUE-str9-eps1"))
-def test_large_secure_batches(case: Case) -> None:
+def test_large_secure_batches(case: Case, accelerator: str) -> None:
     """Secure batches big enough to be split over threads: each half matches the distribution
     and the halves are not copies of each other; alpha 1e-6 over the two halves (power of
     the same checks: test_discrete_check_has_power, test_unary_bits_power)."""

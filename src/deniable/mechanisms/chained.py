@@ -139,7 +139,7 @@ class _Chained:
         return distinct * self.epsilon_perm
 
 
-@register(decode_cost="O(n + k)", required={"epsilon_perm", "epsilon_1"})
+@register(decode_cost="O(n + k)", browser=True, required={"epsilon_perm", "epsilon_1"})
 class LGRR(_Chained, GRR):
     """L-GRR: GRR memoized at ``epsilon_perm``, then GRR again, fresh, so that one report is ``epsilon_1``-LDP.
 
@@ -250,7 +250,7 @@ def _ue_epsilon(p: Fraction, q: Fraction) -> float:
     return privacy.ln_up(p * (1 - q) / ((1 - p) * q))
 
 
-@register(decode_cost="O(n k) bit sums", required={"epsilon_perm", "epsilon_1"})
+@register(decode_cost="O(n k) bit sums", browser=True, required={"epsilon_perm", "epsilon_1"})
 class LOSUE(_Chained, UnaryEncoding):
     """L-OSUE: OUE memoized at ``epsilon_perm``, then SUE on each bit, fresh, so one report is ``epsilon_1``-LDP.
 

@@ -38,6 +38,9 @@ class FrequencyOracle(Mechanism):
     """
 
     stat_type: ClassVar[type[SupportCounts]] = SupportCounts
+    _block_reports: int | None = None
+    """Secure batches are sampled this many reports at a time into one output array (None: all at once),
+    so the working memory is a block's, not the batch's."""
 
     domain_obj: Domain
 
@@ -105,13 +108,29 @@ class FrequencyOracle(Mechanism):
         """
         idx = self.domain_obj.encode(values)
         source = randomness.resolve(rng)
-        if source.secure and idx.size >= _PARALLEL_FROM:
-            # the OS CSPRNG and numpy release the GIL: use both cores
-            halves = np.array_split(idx, _THREADS)
-            with ThreadPoolExecutor(_THREADS) as pool:
-                parts = list(pool.map(lambda part: self._sample(part, source), halves))
-            return np.concatenate(parts)
-        return self._sample(idx, source)
+        if not source.secure:
+            return self._sample(idx, source)
+        block = self._block_reports or idx.size
+        threads = _THREADS if idx.size >= _PARALLEL_FROM else 1
+        if threads == 1 and idx.size <= block:
+            return self._sample(idx, source)
+        first = self._sample(idx[:1], source)  # the report's shape and dtype
+        out = np.empty((idx.size, *first.shape[1:]), dtype=first.dtype)
+
+        def fill(part: slice) -> None:
+            for start in range(part.start, part.stop, block):
+                stop = min(start + block, part.stop)
+                out[start:stop] = self._sample(idx[start:stop], source)
+
+        out[:1] = first
+        bounds = np.linspace(1, idx.size, threads + 1).astype(int)
+        parts = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        if threads == 1:
+            fill(parts[0])
+        else:  # the OS CSPRNG, numpy and the compiled sampler release the GIL: use both cores
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(fill, parts))
+        return out
 
     # ------------------------------------------------------------- aggregate
     def aggregate(self, reports: Any) -> SupportCounts:

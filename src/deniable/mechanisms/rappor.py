@@ -24,7 +24,10 @@ probabilities of a reported 1 given ``B_i = 1`` / ``0``), one report is
 ``epsilon = h ln(q*(1-p*) / (p*(1-q*)))``-LDP. ``RAPPOR(..., epsilon=e)``
 sets ``f`` so that ``epsilon_infinity = e``. ``f/2``, ``p`` and ``q`` are
 sampled as multiples of 2**-32 (``f/2`` rounded up, ``p`` and ``q`` to the
-nearest), and both epsilons are computed from those integers.
+nearest), and both epsilons are computed from those integers. A one-time
+report (``privatize_many``, no memoized PRR) draws each bit once with
+probability ``q*`` or ``p*`` (multiples of 2**-64): the law of the two steps,
+from fewer random bits.
 
 Server: per cohort ``j`` with ``N_j`` reports and ``c_ij`` set bits,
 ``t_ij = (c_ij - p* N_j) / (q* - p*)`` estimates how many of those reports
@@ -139,6 +142,7 @@ class RAPPOR(FrequencyOracle):
 
     wire_id = "rappor"
     report_kind = "structured"
+    _block_reports = 1 << 13  # secure batches: 8,192 reports at a time (about 0.5 MiB of working memory)
     param_defaults: ClassVar[dict[str, Any]] = {"hash": HASHINGS["sha256"]}  # configs without a hashing
 
     def __init__(
@@ -205,6 +209,10 @@ class RAPPOR(FrequencyOracle):
         ratio = self.q_star * (1 - self.p_star) / (self.p_star * (1 - self.q_star))
         self._epsilon = privacy.ln_up(ratio**hashes)
         self.epsilon_infinity = privacy.ln_up(((1 - f2) / f2) ** (2 * hashes)) if f2 else float("inf")
+        self._irr_tables = np.stack([randomness.expansion_table(p, _BITS), randomness.expansion_table(q, _BITS)])
+        stars = [star * randomness.TWO64 for star in (self.p_star, self.q_star)]  # integers: f/2, p, q are /2^32
+        assert all(star.denominator == 1 for star in stars)
+        self._one_time_tables = np.stack([randomness.expansion_table(int(star), _WORD) for star in stars])
         self._bloom3 = self._bloom_table()
         self.bloom = self._bloom3[:, :, 0] if self._words == 1 else self._bloom3
 
@@ -227,18 +235,35 @@ class RAPPOR(FrequencyOracle):
 
     # -------------------------------------------------------------- sampling
     def _prr(self, blooms: NDArray[np.uint64], source: Source) -> NDArray[np.uint64]:
-        """Permanent randomized response of ``(n, words)`` Bloom filters."""
+        """Permanent randomized response of ``(n, words)`` Bloom filters.
+
+        A client derives its PRR from its secret through this function, so
+        the bytes it reads and how it uses them must never change (a changed
+        PRR for the same secret would be a fresh permanent response).
+        """
         n = blooms.size
         noisy = randomness.bernoulli_words(2 * self._half_f, _BITS, n, source).reshape(blooms.shape)
         coins = np.frombuffer(source.random_bytes(8 * n), dtype=np.uint64).reshape(blooms.shape)
         return (blooms & ~noisy) | (coins & noisy)
 
     def _irr(self, prr: NDArray[np.uint64], source: Source) -> NDArray[np.uint64]:
-        """Instantaneous randomized response of ``(n, words)`` permanent responses."""
-        n = prr.size
-        ones = randomness.bernoulli_words(self._q, _BITS, n, source).reshape(prr.shape)
-        zeros = randomness.bernoulli_words(self._p, _BITS, n, source).reshape(prr.shape)
-        return ((prr & ones) | (~prr & zeros)) & self._keep
+        """Instantaneous randomized response of ``(n, words)`` permanent responses.
+
+        Each bit is 1 with probability ``q`` where the PRR has a 1 and ``p``
+        where it has a 0: one exact lazy comparison per bit against the
+        threshold its PRR bit selects (2 random bits per bit on average).
+        """
+        return self._per_bit(self._irr_tables, prr, source)
+
+    def _per_bit(
+        self, tables: NDArray[np.uint8], select: NDArray[np.uint64], source: Source
+    ) -> NDArray[np.uint64]:
+        """``(n, words)`` words whose bits are Bernoulli with ``tables[1]``'s threshold where ``select`` has
+        a 1 and ``tables[0]``'s where it has a 0 (:func:`~deniable.randomness.dyadic_packed`), masked to
+        ``num_bits``."""
+        select = np.ascontiguousarray(select, dtype=np.uint64)
+        packed = randomness.dyadic_packed(tables, 64 * select.size, source, select.view(np.uint8).ravel())
+        return packed.view(np.uint64).reshape(select.shape) & self._keep
 
     def _reports(self, cohorts: NDArray[np.uint64], bits: NDArray[np.uint64]) -> NDArray[np.void]:
         out = np.empty(len(bits), dtype=self._dtype)
@@ -250,10 +275,17 @@ class RAPPOR(FrequencyOracle):
         return np.asarray(reports["bits"], dtype=np.uint64).reshape(len(reports), self._words)
 
     def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[np.void]:
-        """One-time reports: a fresh cohort, PRR and IRR for every report (epsilon each)."""
+        """One-time reports: a fresh cohort, PRR and IRR for every report (epsilon each).
+
+        A fresh PRR followed by an IRR sets each bit independently, with
+        probability ``q*`` where the Bloom filter has a 1 and ``p*`` where it
+        has a 0 (both multiples of ``2**-64``), so each bit is drawn once
+        from that law by an exact lazy comparison: the same distribution as
+        the two steps, from a third of their random bits.
+        """
         cohorts = randomness.uniform_below(self.num_cohorts, idx.size, source)
-        prr = self._prr(self._bloom3[cohorts.astype(np.int64), idx], source)
-        return self._reports(cohorts, self._irr(prr, source))
+        blooms = self._bloom3[cohorts.astype(np.int64), idx]
+        return self._reports(cohorts, self._per_bit(self._one_time_tables, blooms, source))
 
     def client(
         self,

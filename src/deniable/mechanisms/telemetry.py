@@ -49,9 +49,25 @@ all its reports are one report: lifetime ``epsilon``. Each further distinct
 memoized quantity reveals another independent memoized draw:
 ``lifetime_epsilon(distinct) = distinct * epsilon``, at most ``points`` or
 ``d + 1`` times ``epsilon``. That compares value histories whose memoized
-quantity changes at the same reports; *when* it changes is not protected
-(the paper's output perturbation, which flips memoized bits at random, is
-not implemented here).
+quantity changes at the same reports.
+
+**Output perturbation** (the paper's answer to *when* it changes;
+``gamma=``): every report flips each memoized bit afresh with probability
+``gamma = g / 2**32`` (``0 < gamma < 1/2``), so a change of the memoized bits
+no longer shows as a sure change of the reports. Given its memoized bit a
+report bit is ``b XOR Bernoulli(gamma)``: two histories whose memoized bits
+change at different reports (one round apart) differ only in that round's
+report, by a likelihood ratio of at most ``(1 - gamma) / gamma`` per
+differing bit, so the time of a change is ``time_epsilon = ln((1 - gamma) /
+gamma)``-private per round it is moved (1BitMean: one bit; dBitFlip: ``d``
+bits, ``d ln((1 - gamma) / gamma)``). The memoized bits keep their
+``epsilon_perm`` (the constructor's ``epsilon``: what all reports sharing one
+memoized draw reveal, so ``lifetime_epsilon`` is unchanged), and one report
+is the chained channel, a bit with ``1`` probability
+``p' = gamma + (1 - 2 gamma) p``: in integers, ``a' = a 2**32 - g (a - b)``,
+``b' = b 2**32 + g (a - b)``, ``epsilon = ln(a' / b')`` (times ``min(d, 2)``
+for dBitFlip), below ``epsilon_perm``. The estimators use ``a', b'``: the
+collector decodes one report's channel, as without perturbation.
 
 Every probability is an integer ratio (``e^eps = a / b`` from
 :func:`deniable.privacy.exp_ratio`), sampled exactly; epsilon is computed from
@@ -82,6 +98,8 @@ from deniable.randomness import TWO64, Source
 __all__ = ["OneBitMean", "DBitFlip", "OneBitMeanClient", "DBitFlipClient"]
 
 _CLOSE = 1e-2  # realised epsilon within 1% of the request, or refused
+_FLIP_BITS = 32
+_FLIP_ONE = 1 << _FLIP_BITS  # output perturbation: gamma = flip_numerator / 2**32
 _MAX_POINTS = 1 << 16
 _SIMULATE_CHUNK = 1 << 20
 
@@ -100,6 +118,41 @@ def _check_close(owner: str, realised: float, requested: float) -> None:
         )
 
 
+def _flip_numerator(gamma: object, owner: str) -> int:
+    """``floor(gamma 2**32)``: output perturbation's flip probability as an exact numerator (0: none)."""
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma < 0.5:
+        raise ValueError(f"gamma must be a number in [0, 0.5) for {owner}; got {gamma!r}")
+    g = math.floor(gamma * _FLIP_ONE)
+    if gamma > 0 and g == 0:
+        raise ValueError(f"gamma={gamma!r} is below 2**-32, the smallest flip probability of {owner}")
+    return g
+
+
+def _check_flip(params: dict[str, Any], owner: str) -> int:
+    g = params.get("flip_numerator", 0)
+    if isinstance(g, bool) or not isinstance(g, int) or not 0 <= g < _FLIP_ONE // 2:
+        raise ValueError(f"{owner} params: flip_numerator must be an int in 0..2**31-1; got {g!r}")
+    return g
+
+
+def _perturbed(a: int, b: int, g: int) -> tuple[int, int]:
+    """``(a', b')``: a bit that is 1 w.p. ``a/(a+b)`` (or ``b/(a+b)``), then flipped w.p. ``g / 2**32``."""
+    return a * _FLIP_ONE - g * (a - b), b * _FLIP_ONE + g * (a - b)
+
+
+def _flips(shape: tuple[int, ...], g: int, source: Source) -> NDArray[np.uint8]:
+    """Fresh output-perturbation flips: 1 w.p. ``g / 2**32`` each (zeros without perturbation)."""
+    if not g:
+        return np.zeros(shape, dtype=np.uint8)
+    size = int(np.prod(shape))
+    return (randomness.uniform_below(_FLIP_ONE, size, source) < np.uint64(g)).astype(np.uint8).reshape(shape)
+
+
+def _time_epsilon(g: int, bits: int) -> float:
+    """``bits ln((1 - gamma) / gamma)``: how private the time a memoized draw changes is (inf without perturbation)."""
+    return math.inf if not g else bits * privacy.ln_up(Fraction(_FLIP_ONE - g, g))
+
+
 def _lifetime(distinct: object, cap: int, epsilon: float) -> float:
     if isinstance(distinct, bool) or not isinstance(distinct, int) or distinct < 1:
         raise ValueError(f"distinct must be an int >= 1; got {distinct!r}")
@@ -107,7 +160,7 @@ def _lifetime(distinct: object, cap: int, epsilon: float) -> float:
 
 
 # ------------------------------------------------------------------ 1BitMean
-@register(kind="numeric", required={"epsilon"}, optional={"points"})
+@register(kind="numeric", browser=True, required={"epsilon"}, optional={"points", "gamma"})
 class OneBitMean(NumericMechanism):
     """1BitMean (Ding et al. 2017) for counters in ``[low, high]``, with alpha-point rounding.
 
@@ -117,24 +170,39 @@ class OneBitMean(NumericMechanism):
     returns a :class:`~deniable.MeanEstimate` (module docstring for the
     math). ``e^eps = a / b`` exactly; the bit of rounding point ``j`` (of
     ``s = points - 1`` steps) is 1 with probability
-    ``(b s + j (a - b)) / ((a + b) s)``.
+    ``(b s + j (a - b)) / ((a + b) s)``. ``gamma`` (default 0: none) adds
+    output perturbation (module docstring): ``epsilon`` is then the memoized
+    bits' (:attr:`epsilon_perm`) and one report's :attr:`epsilon` is smaller.
     """
 
     wire_id = "one-bit-mean"
     report_kind = "bit"
 
-    def __init__(self, low: float, high: float, *, epsilon: float, points: int = 2) -> None:
+    def __init__(self, low: float, high: float, *, epsilon: float, points: int = 2, gamma: float = 0.0) -> None:
         super().__init__(low, high)
         eps = privacy.check_epsilon(epsilon, owner="OneBitMean")
         a, b = privacy.exp_ratio(eps, 1)
-        self._set(a, b, _check_int(points, "points", 2, _MAX_POINTS, "OneBitMean"))
-        _check_close("OneBitMean", self._epsilon, eps)
+        g = _flip_numerator(gamma, "OneBitMean")
+        self._set(a, b, _check_int(points, "points", 2, _MAX_POINTS, "OneBitMean"), g)
+        _check_close("OneBitMean", self.epsilon_perm, eps)
 
-    def _set(self, a: int, b: int, points: int) -> None:
-        self._a, self._b, self.points = a, b, points
-        self._epsilon = privacy.ln_up(Fraction(a, b))
-        # the bit is 1 w.p. 1/2 + t b1 for t in [-1, 1]: t_hat = (bit - 1/2) / b1
-        self._b0, self._b1 = 0.5, (a - b) / (2 * (a + b))
+    def _set(self, a: int, b: int, points: int, g: int = 0) -> None:
+        self._a, self._b, self.points, self._g = a, b, points, g
+        self.epsilon_perm = privacy.ln_up(Fraction(a, b))
+        ra, rb = _perturbed(a, b, g)
+        self._epsilon = privacy.ln_up(Fraction(ra, rb))
+        # a report is 1 w.p. 1/2 + t b1 for t in [-1, 1]: t_hat = (bit - 1/2) / b1
+        self._b0, self._b1 = 0.5, (ra - rb) / (2 * (ra + rb))
+
+    @property
+    def gamma(self) -> Fraction:
+        """Output perturbation's flip probability (0: none)."""
+        return Fraction(self._g, _FLIP_ONE)
+
+    @property
+    def time_epsilon(self) -> float:
+        """``ln((1 - gamma) / gamma)``: the privacy of when a memoized bit changes, per round it is moved."""
+        return _time_epsilon(self._g, 1)
 
     @property
     def epsilon(self) -> float:
@@ -147,10 +215,11 @@ class OneBitMean(NumericMechanism):
     def lifetime_epsilon(self, distinct: int = 1) -> float:
         """Privacy loss of all reports of a device whose rounded value took ``distinct`` points.
 
-        ``min(distinct, points) * epsilon`` (module docstring): one memoized
-        bit per rounding point, each an ``epsilon``-LDP 1BitMean report.
+        ``min(distinct, points) * epsilon_perm`` (module docstring): one
+        memoized bit per rounding point, each an ``epsilon_perm``-LDP 1BitMean
+        report (``epsilon_perm == epsilon`` without output perturbation).
         """
-        return _lifetime(distinct, self.points, self._epsilon)
+        return _lifetime(distinct, self.points, self.epsilon_perm)
 
     def client(self, state: StateLike | None = None, *, secret: bytes | None = None) -> OneBitMeanClient:
         """A device-side client: a rounding offset fixed for life and one memoized bit per point.
@@ -175,7 +244,8 @@ class OneBitMean(NumericMechanism):
         points = randomness.randomized_round(self._steps(t), source, lazy, overwrite=True)
         bound = (self._a + self._b) * (self.points - 1)
         r = randomness.uniform_below(bound, points.size, source)
-        return (r < self._thresholds(points)).astype(np.float64)
+        bits = (r < self._thresholds(points)).astype(np.uint8) ^ _flips(points.shape, self._g, source)
+        return bits.astype(np.float64)
 
     def _unit_variance(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
         one = 0.5 + np.asarray(t, dtype=float) * self._b1
@@ -189,6 +259,8 @@ class OneBitMean(NumericMechanism):
         s = self.points - 1
         pi = [Fraction(self._b * s + i * (self._a - self._b), (self._a + self._b) * s) for i in (j, min(j + 1, s))]
         one = (1 - up) * float(pi[0]) + up * float(pi[1])
+        gamma = float(self.gamma)
+        one = gamma + (1 - 2 * gamma) * one  # output perturbation
         return np.array([0.0, 1.0]), np.array([1 - one, one])
 
     @property
@@ -209,12 +281,14 @@ class OneBitMean(NumericMechanism):
 
     # ---------------------------------------------------------------- wire
     def _params(self) -> dict[str, Any]:
-        return {"high_numerator": self._a, "low_numerator": self._b, "points": self.points}
+        flip = {"flip_numerator": self._g} if self._g else {}  # written only when used
+        return {"high_numerator": self._a, "low_numerator": self._b, "points": self.points, **flip}
 
     @classmethod
     def _build(cls, low: float, high: float, params: dict[str, Any]) -> OneBitMean:
         a, b = int(params["high_numerator"]), int(params["low_numerator"])
         points = _check_int(params["points"], "points", 2, _MAX_POINTS, "OneBitMean")
+        g = _check_flip(params, "OneBitMean")
         if not 0 < b < a or (a + b) * (points - 1) > TWO64:
             raise ValueError(
                 f"OneBitMean params need 0 < low_numerator < high_numerator and "
@@ -222,13 +296,14 @@ class OneBitMean(NumericMechanism):
             )
         self = cls.__new__(cls)
         NumericMechanism.__init__(self, low, high)
-        self._set(a, b, points)
+        self._set(a, b, points, g)
         return self
 
     def __repr__(self) -> str:
+        flip = f", gamma={float(self.gamma):.6g}" if self._g else ""
         return (
             f"OneBitMean(low={self.low:.6g}, high={self.high:.6g}, epsilon={self.epsilon:.6g}, "
-            f"points={self.points})"
+            f"points={self.points}{flip})"
         )
 
 
@@ -263,8 +338,9 @@ class OneBitMeanClient(PermanentClient):
         return int(r[0] < m._thresholds(np.array([point]))[0])
 
     def privatize(self, value: float) -> float:
-        """One report: the memoized bit of the point ``value`` rounds to."""
-        return float(self.bit(self.point(value)))
+        """One report: the memoized bit of the point ``value`` rounds to (flipped w.p. ``gamma``, fresh)."""
+        flip = int(_flips((1,), self.mechanism._g, randomness.SECURE)[0])
+        return float(self.bit(self.point(value)) ^ flip)
 
 
 # ------------------------------------------------------------------ dBitFlip
@@ -288,10 +364,11 @@ def _build_dbitflip(domain: Any, params: Any) -> DBitFlip:
     d = params.get("d", 1)
     if isinstance(d, float) and d.is_integer():
         d = int(d)  # survey files write numbers
-    return DBitFlip(domain, d=d, epsilon=params["epsilon"])
+    return DBitFlip(domain, d=d, epsilon=params["epsilon"], gamma=params.get("gamma", 0.0))
 
 
-@register(decode_cost="O(n d + k)", required={"epsilon"}, optional={"d"}, build=_build_dbitflip)
+@register(decode_cost="O(n d + k)", browser=True, required={"epsilon"}, optional={"d", "gamma"},
+          build=_build_dbitflip)
 class DBitFlip(FrequencyOracle):
     """dBitFlip (Ding et al. 2017): ``d`` sampled buckets, one randomized bit each.
 
@@ -306,26 +383,43 @@ class DBitFlip(FrequencyOracle):
     with ``p* = (d/k) a/(a+b)``, ``q* = (d/k) b/(a+b)`` (what the Wilson and
     Clopper-Pearson intervals and the MLE use). The aggregate's counts are
     these ``k`` counts followed by the ``k`` numbers of reports that sampled
-    each bucket.
+    each bucket. ``gamma`` (default 0: none) adds output perturbation
+    (module docstring): every report flips each memoized bit w.p. ``gamma``;
+    ``epsilon`` is then the memoized bits' (:attr:`epsilon_perm`), one
+    report's :attr:`epsilon` is smaller, and the probabilities above are the
+    perturbed ``a' / (a' + b')``.
     """
 
     wire_id = "dbitflip"
     report_kind = "structured"
     _FIELDS: ClassVar[frozenset[str]] = frozenset({"buckets", "bits"})
 
-    def __init__(self, buckets: Any, *, d: int, epsilon: float) -> None:
+    def __init__(self, buckets: Any, *, d: int, epsilon: float, gamma: float = 0.0) -> None:
         domain = Domain(buckets, "DBitFlip")
         dd = _check_int(d, "d", 1, domain.k, "DBitFlip")
         eps = privacy.check_epsilon(epsilon, owner="DBitFlip")
         a, b = privacy.exp_ratio(eps / min(dd, 2), 1)
-        self._setup(domain, dd, a, b)
-        _check_close("DBitFlip", self._epsilon, eps)
+        self._setup(domain, dd, a, b, _flip_numerator(gamma, "DBitFlip"))
+        _check_close("DBitFlip", self.epsilon_perm, eps)
 
-    def _setup(self, domain: Domain, d: int, a: int, b: int) -> None:
+    def _setup(self, domain: Domain, d: int, a: int, b: int, g: int = 0) -> None:
         self.domain_obj = domain
-        self.d, self._a, self._b = d, a, b
-        self._epsilon = privacy.ln_up(Fraction(a, b) ** min(d, 2))
+        self.d, self._a, self._b, self._g = d, a, b, g
+        # one report's bits: the memoized channel a:b through the flips (a' : b')
+        self._ra, self._rb = _perturbed(a, b, g)
+        self.epsilon_perm = privacy.ln_up(Fraction(a, b) ** min(d, 2))
+        self._epsilon = privacy.ln_up(Fraction(self._ra, self._rb) ** min(d, 2))
         self.report_dtype = np.dtype([("buckets", "<u4", (d,)), ("bits", "u1", (d,))])
+
+    @property
+    def gamma(self) -> Fraction:
+        """Output perturbation's flip probability (0: none)."""
+        return Fraction(self._g, _FLIP_ONE)
+
+    @property
+    def time_epsilon(self) -> float:
+        """``d ln((1 - gamma) / gamma)``: the privacy of when the memoized answers change, per round moved."""
+        return _time_epsilon(self._g, self.d)
 
     @property
     def report_bits(self) -> int:
@@ -334,16 +428,17 @@ class DBitFlip(FrequencyOracle):
 
     def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:
         rate = Fraction(self.d, self.k)
-        total = self._a + self._b
-        return [rate * Fraction(self._a, total)] * self.k, [rate * Fraction(self._b, total)] * self.k
+        total = self._ra + self._rb
+        return [rate * Fraction(self._ra, total)] * self.k, [rate * Fraction(self._rb, total)] * self.k
 
     def lifetime_epsilon(self, distinct: int = 1) -> float:
         """Privacy loss of all reports of a device whose slot took ``distinct`` values.
 
         The slot is which sampled bucket holds the value, or none of them;
-        ``min(distinct, d + 1) * epsilon`` (module docstring).
+        ``min(distinct, d + 1) * epsilon_perm`` (module docstring;
+        ``epsilon_perm == epsilon`` without output perturbation).
         """
-        return _lifetime(distinct, self.d + 1, self._epsilon)
+        return _lifetime(distinct, self.d + 1, self.epsilon_perm)
 
     def client(self, state: StateLike | None = None, *, secret: bytes | None = None) -> DBitFlipClient:
         """A device-side client: buckets sampled once, one memoized answer vector per slot.
@@ -361,6 +456,10 @@ class DBitFlip(FrequencyOracle):
         hit = sampled == truth[:, None]
         return (r < np.where(hit, self._a, self._b).astype(np.uint64)).astype(np.uint8)
 
+    def _perturb(self, bits: NDArray[np.uint8], source: Source) -> NDArray[np.uint8]:
+        """Output perturbation: each bit flipped w.p. ``gamma``, fresh (unchanged without it)."""
+        return bits ^ _flips(bits.shape, self._g, source) if self._g else bits
+
     def _records(self, sampled: NDArray[np.int64], bits: NDArray[np.uint8]) -> NDArray[np.void]:
         out = np.empty(sampled.shape[0], dtype=self.report_dtype)
         out["buckets"], out["bits"] = sampled, bits
@@ -368,7 +467,7 @@ class DBitFlip(FrequencyOracle):
 
     def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[np.void]:
         sampled = sample_subsets(idx.size, self.k, self.d, source)
-        return self._records(sampled, self._answers(sampled, idx, source))
+        return self._records(sampled, self._perturb(self._answers(sampled, idx, source), source))
 
     # --------------------------------------------------------------- reports
     def _validate(self, reports: Any) -> NDArray[np.void]:
@@ -438,7 +537,7 @@ class DBitFlip(FrequencyOracle):
         """Per bucket, the sums over reports of ``Z`` and ``Z^2``, ``Z = [v sampled] (bit (a+b) - b) / (a - b)``."""
         counts = np.asarray(stat.counts, dtype=float)
         ones, sampled = counts[..., : self.k], counts[..., self.k :]
-        a, b = float(self._a), float(self._b)
+        a, b = float(self._ra), float(self._rb)
         total = ((a + b) * ones - b * sampled) / (a - b)
         squares = (a * a * ones + b * b * (sampled - ones)) / (a - b) ** 2
         return total, squares
@@ -485,7 +584,7 @@ class DBitFlip(FrequencyOracle):
         )
 
     def _respondents_variance(self, n: int, f: NDArray[np.float64]) -> NDArray[np.float64]:
-        a, b, ratio = float(self._a), float(self._b), self.k / self.d
+        a, b, ratio = float(self._ra), float(self._rb), self.k / self.d
         return np.asarray(ratio * a * b / (a - b) ** 2 / n + f * (ratio - 1) / n, dtype=float)
 
     def variance(self, n: int, frequencies: Any = None, target: Target = "population") -> NDArray[np.float64]:
@@ -515,7 +614,7 @@ class DBitFlip(FrequencyOracle):
         subsets = list(itertools.combinations(range(self.k), self.d))
         if len(subsets) << self.d > 1 << 12:
             raise NotImplementedError("transition_matrix enumerates C(k, d) 2**d outputs; too many")
-        p = self._a / (self._a + self._b)
+        p = self._ra / (self._ra + self._rb)
         patterns = list(itertools.product((0, 1), repeat=self.d))
         outputs = [(s, bits) for s in subsets for bits in patterns]
         matrix = np.empty((self.k, len(outputs)))
@@ -527,7 +626,8 @@ class DBitFlip(FrequencyOracle):
 
     # ------------------------------------------------------------------ wire
     def _params(self) -> dict[str, Any]:
-        return {"d": self.d, "truth_numerator": self._a, "other_numerator": self._b}
+        flip = {"flip_numerator": self._g} if self._g else {}  # written only when used
+        return {"d": self.d, "truth_numerator": self._a, "other_numerator": self._b, **flip}
 
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> DBitFlip:
@@ -539,14 +639,15 @@ class DBitFlip(FrequencyOracle):
                 f"DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2**64; got {params!r}"
             )
         self = cls.__new__(cls)
-        self._setup(dom, d, a, b)
+        self._setup(dom, d, a, b, _check_flip(params, "DBitFlip"))
         return self
 
     def _report_to_json(self, report: Any) -> dict[str, list[int]]:
         return {"buckets": [int(v) for v in report["buckets"]], "bits": [int(v) for v in report["bits"]]}
 
     def __repr__(self) -> str:
-        return f"DBitFlip(k={self.k}, d={self.d}, epsilon={self.epsilon:.6g})"
+        flip = f", gamma={float(self.gamma):.6g}" if self._g else ""
+        return f"DBitFlip(k={self.k}, d={self.d}, epsilon={self.epsilon:.6g}{flip})"
 
 
 class DBitFlipClient(PermanentClient):
@@ -555,7 +656,8 @@ class DBitFlipClient(PermanentClient):
     The slot is the position among the sampled buckets of the value's
     bucket, or ``d`` when none of them holds it; each slot's ``d`` bits are
     drawn once (from the client's keyed stream) and reused, so the device
-    ever sends at most ``d + 1`` distinct reports.
+    ever sends at most ``d + 1`` distinct reports (before output
+    perturbation, which flips each bit afresh w.p. ``gamma``).
     """
 
     def __init__(self, mechanism: DBitFlip, state: StateLike | None = None, *, secret: bytes | None = None) -> None:
@@ -574,4 +676,4 @@ class DBitFlipClient(PermanentClient):
         slot = self.slot(value)
         truth = np.array([self.buckets[slot] if slot < m.d else -1], dtype=np.int64)
         bits = m._answers(self.buckets[None, :], truth, self._stream(f"slot {slot}"))
-        return m._records(self.buckets[None, :], bits)[0]
+        return m._records(self.buckets[None, :], m._perturb(bits, randomness.SECURE))[0]

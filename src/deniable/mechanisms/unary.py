@@ -35,6 +35,7 @@ __all__ = ["SUE", "OUE", "UnaryEncoding"]
 _BITS = 32
 _ONE = 1 << _BITS
 _CHUNK_BITS = 1 << 22  # bits unpacked at a time when counting (4 MiB of uint8: stays in cache)
+_BLOCK_BITS = 1 << 22  # report bits sampled at a time on the secure path (512 KiB)
 _UINT8_ROWS = 255  # rows a uint8 column sum can take without overflow
 
 
@@ -59,6 +60,7 @@ class UnaryEncoding(FrequencyOracle):
         """The categories and the packed report layout (``ceil(k / 8)`` bytes)."""
         self.domain_obj = domain
         self.report_bytes = (domain.k + 7) // 8
+        self._block_reports = max(1, _BLOCK_BITS // (8 * self.report_bytes))
         self._last_byte = np.uint8((0xFF << (-domain.k % 8)) & 0xFF)  # the real bits of a report's last byte
 
     def _check_realised(self, requested: float) -> None:

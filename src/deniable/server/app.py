@@ -36,7 +36,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -46,7 +46,9 @@ from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, Stora
 from deniable.server.export import csv_chunks, parquet_bytes
 from deniable.server.headers import DOCS_ASSETS, SecurityHeaders, swagger_ui_dir
 from deniable.server.ratelimit import RateLimiter, client_address, parse_networks, retry_after
-from deniable.server.results import question_estimates, results_json
+from deniable.server.results import question_estimates, results_json, rounds_json
+from deniable.server.rounds import DEVICE_PATTERN
+from deniable.server.shuffled import Ahead
 from deniable.server.storage import Storage, SubmitResult
 from deniable.server.submissions import KEY_PATTERN, MAX_TOKEN_LENGTH
 from deniable.server.surveys import Survey, SurveyError
@@ -67,9 +69,9 @@ IdempotencyKey = Annotated[str, StringConstraints(pattern=f"^{KEY_PATTERN.patter
 class ResponseIn(BaseModel):
     """One respondent's privatized reports, one per question.
 
-    This model documents the request body; the body is checked (once) by
-    :func:`deniable.server.submissions.prepare`, as each item of a batch is,
-    with the same messages.
+    This model documents the request body; the body is decoded after the
+    rate limit and checked (once) by :func:`deniable.server.submissions.prepare`,
+    as each item of a batch is, with the same messages.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -80,14 +82,14 @@ class ResponseIn(BaseModel):
     invite_token: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TOKEN_LENGTH)] | None = Field(
         default=None, description="single-use invite (required by invite-only surveys)"
     )
+    device: Annotated[str, StringConstraints(pattern=f"^{DEVICE_PATTERN.pattern}$")] | None = Field(
+        default=None, description="the device's pseudonymous key (>= 128 random bits, base64url): required "
+        "by a survey with rounds, refused by any other; the server stores only a keyed hash of it"
+    )
     reports: dict[str, Any] = Field(
         description="{question id: report JSON}, every question exactly once; the report "
         "format is the question's mechanism's (m.reports_to_json)"
     )
-
-
-ResponseBody = Annotated[dict[str, Any], WithJsonSchema({"$ref": "#/components/schemas/ResponseIn"})]
-"""A response as received: any JSON object, documented as :class:`ResponseIn`."""
 
 
 class BatchIn(BaseModel):
@@ -136,7 +138,7 @@ class ErrorOut(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer"]
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -157,6 +159,23 @@ class QuestionOut(BaseModel):
     )
     min: int | None = Field(default=None, description="a plain integer question's smallest answer")
     max: int | None = None
+    discovery: dict[str, Any] | None = Field(
+        default=None, description="a free-text question's exact discovery config (HeavyHitters.to_config)"
+    )
+    max_length: int | None = Field(default=None, description="a free-text answer's bytes of UTF-8 kept")
+    kind: Literal["text", "integer"] | None = Field(default=None, description="a free-text question's values")
+    method: Literal["pem", "sfp"] | None = Field(default=None, description="a free-text question's protocol")
+    low: float | None = Field(default=None, description="a number question's smallest answer")
+    high: float | None = Field(default=None, description="a number question's largest answer")
+    units: str | None = Field(default=None, description="a number question's units (text)")
+
+
+class RoundsOut(BaseModel):
+    """A survey's rounds (deniable.server.rounds)."""
+
+    every: int = Field(description="length of a round in seconds")
+    lifetime_epsilon: float = Field(description="the most one device may spend over all rounds")
+    start: str = Field(description="when round 0 starts (ISO-8601 UTC)")
 
 
 class SurveyOut(BaseModel):
@@ -172,6 +191,14 @@ class SurveyOut(BaseModel):
     allocation: Literal["split", "sample"] = Field(
         description="split: answer every question; sample: the device draws one question uniformly "
         "(exact integer from its CSPRNG) and sends only that question's report"
+    )
+    rounds: RoundsOut | None = Field(
+        default=None, description="null unless the survey runs in rounds: then one response per device per "
+        "round, each with the device's key, within lifetime_epsilon per device"
+    )
+    current_round: int | None = Field(
+        default=None, description="the 0-based round by the server's clock (surveys with rounds; "
+        "null before rounds.start)"
     )
     questions: list[QuestionOut]
 
@@ -252,6 +279,56 @@ class PlainResult(BaseModel):
     max: int | None = None
 
 
+class DiscoveredValue(BaseModel):
+    value: str | int = Field(description="a value respondents typed (as typed: escape it before display)")
+    count: float = Field(description="estimated respondents who gave it")
+    std_error: float
+    ci_low: float = Field(description="normal interval at the results' level (low end)")
+    ci_high: float
+    truncated: bool = Field(description="a text cut at max_length (the answers began with it)")
+
+
+class DiscoveryResult(BaseModel):
+    """A free-text question's discovered values (deniable.server.discovery)."""
+
+    id: str
+    text: str
+    type: Literal["free-text"]
+    kind: Literal["discovery"]
+    method: Literal["pem", "sfp"]
+    value_kind: Literal["text", "integer"]
+    max_length: int
+    top_k: int
+    epsilon: float
+    n: int
+    target: Literal["population"]
+    level: float
+    selection: str
+    values: list[DiscoveredValue] = Field(description="most frequent first")
+
+
+class MeanResult(BaseModel):
+    """A number question's estimated mean (deniable.server.numeric_questions)."""
+
+    id: str
+    text: str
+    type: Literal["number"]
+    kind: Literal["mean"]
+    mechanism: str = Field(description="mechanism class name")
+    epsilon: float = Field(description="one report's epsilon")
+    n: int
+    target: Literal["population", "respondents"]
+    level: float
+    low: float
+    high: float
+    units: str | None
+    estimate: float | None = Field(description="unbiased mean of the answers (clamped to [low, high])")
+    std_error: float | None = Field(description="standard error, for target")
+    ci_low: float | None = Field(description="normal interval at level (low end)")
+    ci_high: float | None
+    aggregate: dict[str, Any] = Field(description="the merged MeanStat (n, sums of the standardized reports)")
+
+
 class ShuffledOut(BaseModel):
     """The central guarantee of the responses if collected through a trusted shuffler."""
 
@@ -259,6 +336,41 @@ class ShuffledOut(BaseModel):
     epsilon_local: float = Field(description="each response's epsilon (the survey's epsilon_total)")
     epsilon: float = Field(description="central epsilon of the shuffled responses (Feldman, McMillan & Talwar)")
     delta: float = Field(description="min(1e-6, n^-1.1)")
+
+
+class BudgetShare(BaseModel):
+    share: float = Field(description="a share of lifetime_epsilon")
+    devices: int = Field(description="devices that spent at least this share (memoization cap applied: "
+                         "what the server enforces)")
+    devices_fresh: int = Field(description="the same, every report counted (no memoization cap)")
+
+
+class DeviceBudgets(BaseModel):
+    devices: int = Field(description="devices seen")
+    lifetime_epsilon: float
+    max_spent: float
+    max_spent_fresh: float
+    at_least: list[BudgetShare]
+
+
+class RoundResult(BaseModel):
+    round: int
+    start: str = Field(description="ISO-8601 UTC")
+    end: str
+    n_responses: int
+    shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+
+
+class RoundsResult(BaseModel):
+    """The results of each round of a survey with rounds, and its devices' spent budgets."""
+
+    every: int
+    lifetime_epsilon: float
+    start: str
+    current_round: int | None
+    devices: DeviceBudgets
+    rounds: list[RoundResult] = Field(description="every round with responses, in order")
 
 
 class ResultsOut(BaseModel):
@@ -269,11 +381,13 @@ class ResultsOut(BaseModel):
     )
     n_responses: int
     shuffled: ShuffledOut | None = Field(
-        description="null for an infinite epsilon_total or plain (unrandomized) questions"
+        description="null for an infinite epsilon_total or plain (unrandomized) questions; for a survey "
+        "with rounds it is per round (rounds.rounds[].shuffled)"
     )
     target: Literal["population", "respondents"]
     level: float
-    questions: list[QuestionResult | DesignResult | PlainResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+    rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
 
 
 class InvitesIn(BaseModel):
@@ -303,9 +417,11 @@ _ERROR_MEANING = {
     400: "the body is not decodable JSON (bad UTF-8, nested too deep, a number too long)",
     401: "missing or wrong token: the admin token (admin API, results: admin), or the admin or a "
          "relay token (batches to a survey open to everyone)",
-    403: "an invite-only survey without a valid, unused invite token",
+    403: "an invite-only survey without a valid, unused invite token; or a report that would take a "
+         "device over the survey's lifetime_epsilon (field device)",
     404: "no survey with this id",
-    409: "a conflict with what is stored (a reused key, a closed or full survey, another survey's id)",
+    409: "a conflict with what is stored (a reused key, a closed or full survey, another survey's id, "
+         "a second response of a device in one round)",
     413: "the request body is too large",
     422: "a malformed request; the field and the expected value are named",
     429: "the survey's rate limit for one client address (rate_limit); Retry-After says when to try again",
@@ -375,19 +491,37 @@ class BodyLimit:
         await self.app(scope, limited, send)
 
 
+class _App(FastAPI):
+    """FastAPI with :class:`SecurityHeaders` outside every other layer.
+
+    Starlette's ``ServerErrorMiddleware`` is always the outermost layer of the
+    stack it builds, and answers an unexpected exception (500) itself, past
+    any middleware added with ``add_middleware``: wrapping the whole stack
+    gives that answer the security headers too.
+    """
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack())
+
+
 def _top(_index: int) -> str:
     return ""
 
 
-def _batch_items(raw: bytes) -> list[Any]:
-    """The responses of a batch body, decoded as FastAPI would and shaped as :class:`BatchIn` says."""
+def _json_body(raw: bytes) -> Any:
+    """A request body decoded as JSON: 422 naming the body if it is not JSON, 400 if undecodable."""
     try:
-        data = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise Invalid("body", f"is not valid JSON: {exc.msg}") from None
     except (ValueError, RecursionError):  # bad UTF-8, nested too deep, an integer too long
         raise HTTPException(400, {"field": "body", "message": "cannot be decoded as JSON (UTF-8, "
                                   "nesting depth and integer length are limited)"}) from None
+
+
+def _batch_items(raw: bytes) -> list[Any]:
+    """The responses of a batch body, decoded and shaped as :class:`BatchIn` says."""
+    data = _json_body(raw)
     if not isinstance(data, dict):
         raise Invalid("body", f'must be an object {{"responses": [...]}}; got {type(data).__name__}')
     extra = sorted(set(data) - {"responses"})
@@ -481,8 +615,9 @@ def create_app(
     relay = relay_token if relay_token is not None else os.environ.get(RELAY_TOKEN_ENV) or None
     proxies = parse_networks(trusted_proxies)
     limiter = RateLimiter()
+    shuffled = Ahead()  # the results' shuffled guarantee, never computed while a read waits once stated
 
-    app = FastAPI(
+    app = _App(
         title="deniable collection service",
         version="1",
         summary="Surveys out, privatized (locally differentially private) reports in, "
@@ -493,7 +628,6 @@ def create_app(
     app.state.storage = store
     app.state.admin_token = token
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(SecurityHeaders)
 
     # ----------------------------------------------------------- errors
     @app.exception_handler(StorageError)
@@ -554,20 +688,22 @@ def create_app(
     @app.post(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
         responses=_errors(*_BODY, 403, 404, 409, 429), tags=["devices"],
+        openapi_extra={"requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/ResponseIn"}}}}},
     )
-    async def post_response(survey_id: str, body: ResponseBody, request: Request) -> dict[str, Any]:
-        """Store one respondent's privatized reports (idempotent by ``idempotency_key``).
+    async def post_response(survey_id: str, request: Request) -> dict[str, Any]:
+        """Store one respondent's privatized reports (a :class:`ResponseIn`; idempotent by ``idempotency_key``).
 
         A retry with the same key and body gets the identical answer; the same
         key with another body is refused (409). A survey open to everyone takes
         at most its ``rate_limit`` of requests per client address (429 with
-        ``Retry-After`` beyond it).
+        ``Retry-After`` beyond it, answered before the body is read).
         """
         survey = store.survey(survey_id)
-        limit = survey.policy.rate_limit
-        if limit is None or survey.invite_only:
-            await submit(survey_id, [body])
-        else:
+        limit = None if survey.invite_only else survey.policy.rate_limit
+        client = ""
+        if limit is not None:
+            # checked before the body is read and decoded: a refused flood costs no parsing
             client = client_address(
                 request.client.host if request.client else None,
                 request.headers.getlist("x-forwarded-for"), proxies,
@@ -580,12 +716,13 @@ def create_app(
                           f"one address; try again in {retry_after(wait)} s"},
                     {"Retry-After": retry_after(wait)},
                 )
-            stored = 0
-            try:
-                stored = (await submit(survey_id, [body])).accepted
-            finally:
-                if not stored:  # refused, or a retry of a stored response: it costs nothing
-                    limiter.give_back(survey.id, client, limit)
+        stored = 0
+        try:
+            body = _json_body(await request.body())
+            stored = (await submit(survey_id, [body])).accepted
+        finally:
+            if limit is not None and not stored:  # refused, or a retry of a stored response: free
+                limiter.give_back(survey.id, client, limit)
         key = body["idempotency_key"]
         return {"status": "accepted", "response_id": public_response_id(survey_id, key),
                 "idempotency_key": key}
@@ -642,7 +779,16 @@ def create_app(
         survey = store.survey(survey_id)
         _results_access(request, survey)
         aggregates = store.aggregates(survey_id)
-        return results_json(survey, question_estimates(survey, aggregates, target), aggregates=aggregates)
+        out = results_json(
+            survey, question_estimates(survey, aggregates, target), aggregates=aggregates, ahead=shuffled,
+            target=target,
+        )
+        if survey.rounds is not None:
+            out["rounds"] = rounds_json(
+                survey, store.round_aggregates(survey_id), store.device_budgets(survey_id),
+                store.current_round(survey), target,
+            )
+        return out
 
     # ------------------------------------------------------------- admin
     @app.post(

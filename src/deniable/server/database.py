@@ -14,6 +14,16 @@ Tables
                          shard rows that a writer picks at random, merged with
                          ``+`` on reading).
 ``deniable_invites``     single-use invite tokens (only their SHA-256 is stored).
+``deniable_device_salts`` per survey with rounds: the random salt of its
+                         device-key hashes (:mod:`deniable.server.rounds`).
+``deniable_devices``     per survey with rounds and device: the keyed hash of
+                         the device's key (never the key), the last round it
+                         answered, its reports per question and its spent
+                         epsilon (with and without the memoization cap). No
+                         report and no response id: nothing stored joins a
+                         device to its responses.
+``deniable_round_aggregates`` per survey with rounds, round and question: the
+                         aggregate of that round's reports (results per round).
 ``alembic_version``      the schema's revision (:mod:`deniable.server.schema`
                          creates and upgrades the tables with the migrations
                          in :mod:`deniable.server.migrations`, which must
@@ -44,6 +54,7 @@ from sqlalchemy import (
     Column,
     Connection,
     Engine,
+    Float,
     Integer,
     MetaData,
     String,
@@ -61,6 +72,9 @@ __all__ = [
     "responses_table",
     "aggregates_table",
     "invites_table",
+    "device_salts_table",
+    "devices_table",
+    "round_aggregates_table",
     "normalize_url",
     "make_engine",
     "READ_ONLY",
@@ -103,6 +117,31 @@ invites_table = Table(
     Column("token_hash", String(64), primary_key=True),
     Column("survey_id", String(64), nullable=False),
     Column("used_by", String(128), nullable=True),
+)
+
+device_salts_table = Table(
+    "deniable_device_salts",
+    metadata,
+    Column("survey_id", String(64), primary_key=True),
+    Column("salt", String(64), nullable=False),  # 32 random bytes, hex
+)
+devices_table = Table(
+    "deniable_devices",
+    metadata,
+    Column("survey_id", String(64), primary_key=True),
+    Column("device", String(64), primary_key=True),  # HMAC-SHA256(salt, key), hex
+    Column("last_round", Integer, nullable=False),
+    Column("reports", Text, nullable=False),  # {"<question id>": reports made, ...}
+    Column("spent", Float, nullable=False),  # epsilon, memoizing questions capped at their lifetime bound
+    Column("spent_fresh", Float, nullable=False),  # epsilon, every report counted (no cap)
+)
+round_aggregates_table = Table(
+    "deniable_round_aggregates",
+    metadata,
+    Column("survey_id", String(64), primary_key=True),
+    Column("round", Integer, primary_key=True),
+    Column("question_id", String(64), primary_key=True),
+    Column("stat", Text, nullable=False),
 )
 
 

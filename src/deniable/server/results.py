@@ -19,10 +19,19 @@ were collected through a trusted shuffler (anonymously, in random order):
 (:func:`deniable.shuffle_epsilon`) for the ``n_responses`` responses, each
 from an ``epsilon_total``-LDP randomizer, at ``delta = min(1e-6, n^-1.1)``
 (below ``1/n``, the usual requirement, for every ``n``), computed for ``n``
-rounded down to two significant digits (cached; fewer reports give a larger
-epsilon and delta, so the statement holds for all of them). It is ``None``
+rounded down to two significant digits (computed once; fewer reports give a
+larger epsilon and delta, so the statement holds for all of them; while a new
+value is computed the service repeats the last one it stated:
+:mod:`deniable.server.shuffled`). It is ``None``
 where it does not apply: an infinite ``epsilon_total``, or plain questions
-(answers sent as given are not randomized).
+(answers sent as given are not randomized). A survey with rounds has it for
+each round (a device answers at most once per round), not for all rounds
+together: the Feldman-McMillan-Talwar bound is for ``n`` responses of ``n``
+different people, and a device's responses in several rounds compose.
+
+A survey with ``rounds`` also gets ``rounds`` (:func:`rounds_json`): every
+round's results (each round's aggregates estimated exactly as the whole
+survey's are) and how much of ``lifetime_epsilon`` its devices have spent.
 
 >>> estimates = question_estimates(survey, storage.aggregates(survey.id))  # doctest: +SKIP
 >>> results_json(survey, estimates)["questions"][0]["estimate"]            # doctest: +SKIP
@@ -30,7 +39,6 @@ where it does not apply: an infinite ``epsilon_total``, or plain questions
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -42,14 +50,15 @@ from deniable.aggregates import SupportCounts
 from deniable.allocation import sampled_estimate
 from deniable.estimate import Estimate, Target
 from deniable.server.design_results import design_json, plain_json
+from deniable.server.discovery import FreeTextQuestion, discovery_json
+from deniable.server.numeric_questions import NumberQuestion, mean_estimate, mean_json
 from deniable.server.questions import DesignQuestion, PlainQuestion
+from deniable.server.rounds import iso_utc
+from deniable.server.shuffled import SHUFFLE_DELTA, Ahead
+from deniable.server.shuffled import bound as shuffled_bound
 from deniable.server.surveys import Question, Survey
-from deniable.shuffle import shuffle_epsilon
 
-__all__ = ["question_estimates", "results_json", "shuffled_json", "SHUFFLE_DELTA"]
-
-SHUFFLE_DELTA = 1e-6
-"""The largest delta of the shuffled guarantee the results state (``n^-1.1`` when smaller)."""
+__all__ = ["question_estimates", "results_json", "rounds_json", "shuffled_json", "SHUFFLE_DELTA"]
 
 
 def question_estimates(
@@ -70,22 +79,18 @@ def question_estimates(
     }
 
 
-def shuffled_json(survey: Survey, n: int) -> dict[str, Any] | None:
-    """The central ``(epsilon, delta)`` of ``n`` shuffled responses, or None where it does not apply."""
+def shuffled_json(survey: Survey, n: int, ahead: Ahead | None = None) -> dict[str, Any] | None:
+    """The central ``(epsilon, delta)`` of ``n`` shuffled responses, or None where it does not apply.
+
+    ``ahead``: a service's statements (:class:`deniable.server.shuffled.Ahead`), which may
+    repeat the bound for fewer responses while the new one is computed.
+    """
     epsilon0 = survey.epsilon_total
     if n < 1 or not math.isfinite(epsilon0) or any(isinstance(q, PlainQuestion) for q in survey.questions):
         return None
-    step = 10 ** max(len(str(n)) - 2, 0)
-    counted = n // step * step  # two significant digits, rounded down
-    delta = min(SHUFFLE_DELTA, float(counted) ** -1.1)
-    return {
-        "n": n, "epsilon_local": epsilon0, "epsilon": _shuffle_epsilon(epsilon0, counted, delta), "delta": delta,
-    }
-
-
-@functools.lru_cache(maxsize=256)
-def _shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float:
-    return shuffle_epsilon(epsilon0, n, delta)
+    # for n rounded down to two significant digits
+    epsilon, delta = shuffled_bound(epsilon0, n) if ahead is None else ahead.bound(epsilon0, n)
+    return {"n": n, "epsilon_local": epsilon0, "epsilon": epsilon, "delta": delta}
 
 
 def _finite_or_none(values: Any) -> list[float | None]:
@@ -118,9 +123,68 @@ def _question_json(q: Question, est: Estimate, level: float) -> dict[str, Any]:
     }
 
 
+def _questions_json(
+    survey: Survey, estimates: Mapping[str, Estimate], level: float, aggregates: Mapping[str, Any] | None,
+    target: Target,
+) -> list[dict[str, Any]]:
+    plain = {q.id: q for q in survey.questions if isinstance(q, PlainQuestion)}
+    return [
+        _question_json(q, estimates[q.id], level) if isinstance(q, Question)
+        else mean_json(q, mean_estimate(q, aggregates[q.id], target), aggregates[q.id], level)  # type: ignore[index]
+        if isinstance(q, NumberQuestion)
+        else design_json(q, aggregates[q.id], plain, level) if isinstance(q, DesignQuestion)  # type: ignore[index]
+        else discovery_json(q, aggregates[q.id], level) if isinstance(q, FreeTextQuestion)  # type: ignore[index]
+        else plain_json(q, aggregates[q.id])  # type: ignore[index]
+        for q in survey.questions
+    ]
+
+
+def _n_responses(survey: Survey, questions: list[dict[str, Any]]) -> int:
+    return sum(q["n"] for q in questions) if survey.allocation == "sample" else int(questions[0]["n"])
+
+
+def rounds_json(
+    survey: Survey, per_round: Mapping[int, Mapping[str, Any]], budgets: Mapping[str, Any],
+    current_round: int | None, target: Target = "population", level: float = 0.95,
+) -> dict[str, Any]:
+    """The ``rounds`` part of the results of a survey with rounds.
+
+    ``per_round`` holds each round's aggregates (:meth:`Storage.round_aggregates
+    <deniable.server.storage.Storage.round_aggregates>`); every round with
+    responses gets ``round``, its ``start`` and ``end`` (ISO-8601 UTC),
+    ``n_responses`` and ``questions`` exactly as the whole survey's results
+    have them (estimates for ``target`` with standard errors, intervals at
+    ``level`` and ``n``) and the ``shuffled`` guarantee of its responses, so a
+    round is read like a survey of its own.
+    ``devices`` is :meth:`Storage.device_budgets
+    <deniable.server.storage.Storage.device_budgets>`: how much of
+    ``lifetime_epsilon`` the devices have spent, with the memoization cap
+    (assumes each device's value did not change and it kept its memoized
+    state) and without it (every report counted).
+    """
+    rounds = survey.rounds
+    assert rounds is not None and rounds.start is not None
+    out = []
+    for index, aggregates in per_round.items():
+        questions = _questions_json(
+            survey, question_estimates(survey, aggregates, target), level, aggregates, target
+        )
+        n_responses = _n_responses(survey, questions)
+        out.append({
+            "round": index,
+            "start": iso_utc(rounds.start + index * rounds.every),
+            "end": iso_utc(rounds.start + (index + 1) * rounds.every),
+            "n_responses": n_responses,
+            "shuffled": shuffled_json(survey, n_responses),
+            "questions": questions,
+        })
+    return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
+
+
 def results_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float = 0.95,
-    aggregates: Mapping[str, Any] | None = None,
+    aggregates: Mapping[str, Any] | None = None, ahead: Ahead | None = None,
+    target: Target | None = None,
 ) -> dict[str, Any]:
     """The results as ``GET /surveys/{id}/results`` answers them.
 
@@ -131,24 +195,24 @@ def results_json(
     (:meth:`deniable.SupportCounts.to_json`: fingerprint, n, counts) to
     recompute any of them exactly. Values undefined without reports are ``None``.
     Design and plain questions (their tallies in ``aggregates``) are answered
-    by :mod:`deniable.server.design_results`.
+    by :mod:`deniable.server.design_results`, free-text questions (their
+    discovery aggregates) by :mod:`deniable.server.discovery`, number questions (their
+    mean estimates, for ``target``: default the estimates' target, else the population)
+    by :mod:`deniable.server.numeric_questions`. ``ahead``: :func:`shuffled_json`'s.
     """
-    plain = {q.id: q for q in survey.questions if isinstance(q, PlainQuestion)}
-    questions = [
-        _question_json(q, estimates[q.id], level) if isinstance(q, Question)
-        else design_json(q, aggregates[q.id], plain, level) if isinstance(q, DesignQuestion)  # type: ignore[index]
-        else plain_json(q, aggregates[q.id])  # type: ignore[index]
-        for q in survey.questions
-    ]
-    n_responses = sum(q["n"] for q in questions) if survey.allocation == "sample" else questions[0]["n"]
+    chosen: Target = target if target is not None else next((e.target for e in estimates.values()), "population")
+    questions = _questions_json(survey, estimates, level, aggregates, chosen)
+    n_responses = _n_responses(survey, questions)
     return {
         "id": survey.id,
         "title": survey.title,
         "allocation": survey.allocation,
         "n_responses": n_responses,
-        "shuffled": shuffled_json(survey, n_responses),
+        # per round only for a survey with rounds (one response per device per round)
+        "shuffled": None if survey.rounds is not None else shuffled_json(survey, n_responses, ahead),
         # design questions' prevalence is always for the population (RRuni's sampling model)
-        "target": next((e.target for e in estimates.values()), "population"),
+        "target": chosen,
         "level": level,
         "questions": questions,
+        "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app
     }

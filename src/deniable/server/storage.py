@@ -27,27 +27,33 @@ import json
 import math
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy import Connection, bindparam, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from deniable.accounting import TOLERANCE, spent, spent_fresh
 from deniable.aggregates import SupportCounts
 from deniable.server.database import (
     READ_ONLY,
     aggregates_table,
+    device_salts_table,
+    devices_table,
     invites_table,
     make_engine,
     normalize_url,
     responses_table,
+    round_aggregates_table,
     surveys_table,
 )
 from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
 from deniable.server.policy import POLICY_FIELDS
 from deniable.server.questions import Tally
+from deniable.server.rounds import SALT_BYTES, device_hash, iso_utc, load_rounds
 from deniable.server.schema import upgrade
 from deniable.server.submissions import Prepared, prepare, token_hash
 from deniable.server.surveys import ID_PATTERN, Survey, load_survey
@@ -100,6 +106,19 @@ _UPDATE_AGGREGATE = (
     )
     .values(stat=bindparam("new_stat"))
 )
+_d, _ra = devices_table.c, round_aggregates_table.c
+_SELECT_SALT = select(device_salts_table.c.salt).where(device_salts_table.c.survey_id == bindparam("sid"))
+_SELECT_ROUND_AGGREGATES = select(_ra.question_id, _ra.stat).where(
+    _ra.survey_id == bindparam("sid"), _ra.round == bindparam("round")
+)
+_SELECT_ALL_ROUND_AGGREGATES = (
+    select(_ra.round, _ra.question_id, _ra.stat).where(_ra.survey_id == bindparam("sid")).order_by(_ra.round)
+)
+_UPDATE_ROUND_AGGREGATE = (
+    update(round_aggregates_table)
+    .where(_ra.survey_id == bindparam("sid"), _ra.round == bindparam("rnd"), _ra.question_id == bindparam("qid"))
+    .values(stat=bindparam("new_stat"))
+)
 _SELECT_INVITES = (
     select(_i.token_hash, _i.used_by)
     .where(_i.survey_id == bindparam("sid"), _i.token_hash.in_(bindparam("hashes", expanding=True)))
@@ -138,9 +157,14 @@ class Storage:
     ``sqlite_synchronous`` is SQLite's ``PRAGMA synchronous`` (``"NORMAL"``,
     the default, in WAL mode: a commit survives a killed process but the last
     commits may be lost on power loss; ``"FULL"``: a commit survives a power cut).
+    ``clock`` gives the time (seconds since the epoch) that decides a survey's
+    round; tests pass one they can move forward.
     """
 
-    def __init__(self, db_url: str, *, sqlite_synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self, db_url: str, *, sqlite_synchronous: str = "NORMAL", clock: Callable[[], float] = time.time
+    ) -> None:
+        self.clock = clock
         self.engine = make_engine(db_url, sqlite_synchronous)
         self.dialect = self.engine.dialect.name
         # PostgreSQL: writers lock one of several aggregate rows per question (results merge
@@ -154,11 +178,25 @@ class Storage:
         self._insert_new_sql = (
             f"{self._insert_many_sql} ON CONFLICT (survey_id, idempotency_key) DO NOTHING"
         )
+        self._mark = mark
+        self._select_devices_sql = (
+            f"SELECT device, last_round, reports, spent FROM {devices_table.name} "
+            f"WHERE survey_id = {mark} AND device IN "
+        )
+        self._insert_device_sql = (
+            f"INSERT INTO {devices_table.name} (survey_id, device, last_round, reports, spent, spent_fresh) "
+            f"VALUES ({', '.join([mark] * 6)})"
+        )
+        self._update_device_sql = (
+            f"UPDATE {devices_table.name} SET last_round = {mark}, reports = {mark}, spent = {mark}, "
+            f"spent_fresh = {mark} WHERE survey_id = {mark} AND device = {mark}"
+        )
         self._write_lock: AbstractContextManager[Any] = (
             threading.Lock() if self.dialect == "sqlite" else nullcontext()
         )
         upgrade(self.engine)  # create or migrate the schema (deniable.server.schema)
         self._surveys: dict[str, Survey] = {}
+        self._salts: dict[str, bytes] = {}
 
     def close(self) -> None:
         self.engine.dispose()
@@ -191,6 +229,7 @@ class Storage:
                     stored = conn.execute(
                         _SELECT_DEFINITION, {"sid": survey.id}
                     ).scalar_one_or_none()
+                    survey = self._with_start(survey, stored)
                     if stored is None:
                         conn.execute(
                             insert(surveys_table).values(
@@ -210,6 +249,10 @@ class Storage:
                                 for shard in range(self.shards)
                             ],
                         )
+                        if survey.rounds is not None:
+                            conn.execute(insert(device_salts_table).values(
+                                survey_id=survey.id, salt=secrets.token_hex(SALT_BYTES)
+                            ))
                     elif stored != survey.canonical():
                         if _without_settings(stored) != survey.canonical(settings=False):
                             raise Conflict(
@@ -228,6 +271,18 @@ class Storage:
                     raise
         self._surveys[survey.id] = survey
         return survey
+
+    def _with_start(self, survey: Survey, stored: str | None) -> Survey:
+        """A survey with rounds but no ``start``: the stored survey's start, or now for a new survey."""
+        if survey.rounds is None or survey.rounds.start is not None:
+            return survey
+        before = None if stored is None else json.loads(stored).get("rounds")
+        if isinstance(before, dict) and before.get("start") is not None:
+            start = load_rounds(before).start
+            assert start is not None
+        else:
+            start = self.clock()
+        return replace(survey, rounds=survey.rounds.starting(start))
 
     def survey(self, survey_id: str) -> Survey:
         """The stored survey (cached: definitions never change once stored)."""
@@ -265,8 +320,20 @@ class Storage:
             "epsilon_total": survey.epsilon_total if math.isfinite(survey.epsilon_total) else None,
             "invite_only": survey.invite_only,
             "allocation": survey.allocation,
+            **self._rounds_public(survey),
             "questions": [q.public_json() for q in survey.questions],
         }
+
+    def _rounds_public(self, survey: Survey) -> dict[str, Any]:
+        if survey.rounds is None:
+            return {}
+        return {"rounds": survey.rounds.to_json(), "current_round": self.current_round(survey)}
+
+    def current_round(self, survey: Survey) -> int | None:
+        """The round of a survey with rounds by the server's clock (None before ``rounds.start``)."""
+        assert survey.rounds is not None
+        current = survey.rounds.round_at(self.clock())
+        return current if current >= 0 else None
 
     def close_survey(self, survey_id: str) -> None:
         """Stop accepting new responses (retries of stored ones are still answered)."""
@@ -313,7 +380,7 @@ class Storage:
         prepared = prepare(survey, bodies, where)
         try:  # the common case first: every key is new
             with self._write() as conn:
-                return self._store_new(conn, survey, prepared)
+                return self._store_new(conn, survey, prepared, where)
         except _KeyExists:
             pass  # rolled back; look the keys up
         for attempt in range(3):
@@ -326,7 +393,9 @@ class Storage:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _store_new(self, conn: Connection, survey: Survey, p: Prepared) -> SubmitResult:
+    def _store_new(
+        self, conn: Connection, survey: Survey, p: Prepared, where: Callable[[int], str]
+    ) -> SubmitResult:
         """Store a request whose keys are all new, without looking them up first.
 
         ``INSERT ... ON CONFLICT DO NOTHING`` inserts every row or reveals (by
@@ -342,7 +411,7 @@ class Storage:
         everything = list(range(len(p.keys)))
         if self._insert(conn, survey, p, everything, self._insert_new_sql) != len(everything):
             raise _KeyExists
-        self._merge_aggregates(conn, survey, p, everything)
+        self._merge_aggregates(conn, survey, p, everything, where)
         return SubmitResult(len(everything), 0)
 
     def _insert(
@@ -399,7 +468,7 @@ class Storage:
         if survey.invite_only:
             self._claim_invites(conn, survey.id, p, new, where)
         self._insert(conn, survey, p, new, self._insert_many_sql)
-        self._merge_aggregates(conn, survey, p, new)
+        self._merge_aggregates(conn, survey, p, new, where)
         return SubmitResult(len(new), duplicates)
 
     def _claim_invites(
@@ -434,26 +503,27 @@ class Storage:
         conn.execute(_UPDATE_INVITE, [{"h": p.tokens[i], "k": p.keys[i]} for i in new])
 
     def _merge_aggregates(
-        self, conn: Connection, survey: Survey, p: Prepared, new: list[int]
+        self, conn: Connection, survey: Survey, p: Prepared, new: list[int], where: Callable[[int], str]
     ) -> None:
         """Add the responses ``new`` to one shard of every question's stored aggregate.
 
-        A survey with ``max_responses`` locks all its aggregate rows first, so
-        its writers take turns, and counts the stored responses (this
-        request's included, the rows being inserted already): over the cap,
-        :class:`Conflict` rolls the whole request back.
+        A survey with ``max_responses`` or ``rounds`` locks all its aggregate
+        rows first, so its writers take turns; then it counts the stored
+        responses (this request's included, the rows being inserted already):
+        over the cap, :class:`Conflict` rolls the whole request back; and
+        accounts the devices of a survey with rounds (:meth:`_account_rounds`).
         """
         everything = len(new) == len(p.keys)
         cap = survey.policy.max_responses
         stored: list[tuple[str, str]]
-        if cap is None:
+        if cap is None and survey.rounds is None:
             shard = secrets.randbelow(self.shards)
             stored = [(qid, stat) for qid, stat in conn.execute(_LOCK_AGGREGATES, {"sid": survey.id, "part": shard})]
         else:
             shard = 0
             every = conn.execute(_LOCK_ALL_AGGREGATES, {"sid": survey.id}).all()
-            count = conn.execute(_COUNT_RESPONSES, {"sid": survey.id}).scalar_one()
-            if count > cap:
+            count = conn.execute(_COUNT_RESPONSES, {"sid": survey.id}).scalar_one() if cap is not None else 0
+            if cap is not None and count > cap:
                 before = count - len(new)
                 raise Conflict(
                     "id",
@@ -462,18 +532,132 @@ class Storage:
                                      f"this request's {len(new)} new responses would exceed it by {count - cap}"),
                 )
             stored = [(qid, stat) for part, qid, stat in every if part == shard]
+        added: dict[str, Any] = {}  # per question, the aggregate of the new responses that answered it
+        for q in survey.questions:
+            rows = p.rows(q.id, None if everything else new)
+            if len(p.reports[q.id]) and rows != []:  # (a sampled survey's question may have none)
+                added[q.id] = q.aggregate(p.reports, rows)
+        if survey.rounds is not None:
+            self._account_rounds(conn, survey, p, new, where, added)
         updates = []
         for qid, stat in stored:
-            q = survey.question(qid)
-            rows = p.rows(qid, None if everything else new)
-            if len(p.reports[qid]) == 0 or rows == []:
-                continue  # a sampled survey's question that no new response answered
-            merged = q.aggregate_from_json(json.loads(stat)) + q.aggregate(p.reports, rows)
-            updates.append(
-                {"sid": survey.id, "qid": qid, "part": shard, "new_stat": json.dumps(merged.to_json())}
-            )
+            if qid in added:
+                merged = survey.question(qid).aggregate_from_json(json.loads(stat)) + added[qid]
+                updates.append({"sid": survey.id, "qid": qid, "part": shard, "new_stat": json.dumps(merged.to_json())})
         if updates:
             conn.execute(_UPDATE_AGGREGATE, updates)
+
+    def _salt(self, conn: Connection, survey_id: str) -> bytes:
+        salt = self._salts.get(survey_id)
+        if salt is None:
+            text = conn.execute(_SELECT_SALT, {"sid": survey_id}).scalar_one()
+            salt = self._salts[survey_id] = bytes.fromhex(text)
+        return salt
+
+    def _account_rounds(
+        self, conn: Connection, survey: Survey, p: Prepared, new: list[int], where: Callable[[int], str],
+        added: Mapping[str, Any],
+    ) -> None:
+        """Count the responses ``new`` against their devices; add them to this round's aggregates.
+
+        Called with the survey's writers locked out. Refuses (the whole
+        request rolls back) a device that already answered this round or a
+        later one (:class:`Conflict`), and a report that would take a device's
+        spent epsilon (:func:`deniable.accounting.spent`) over the survey's
+        ``lifetime_epsilon`` (:class:`Forbidden`).
+        """
+        rounds = survey.rounds
+        assert rounds is not None and p.devices is not None
+        current = rounds.round_at(self.clock())
+        if current < 0:
+            raise Conflict(
+                "id", f"survey {survey.id!r} runs in rounds from {iso_utc(rounds.start or 0)} (rounds.start); "
+                "it accepts responses from then on"
+            )
+        salt = self._salt(conn, survey.id)
+        hashes = {i: device_hash(salt, p.devices[i]) for i in new}
+        # device: last round, reports per question (canonical JSON text and parsed), spent
+        known: dict[str, tuple[int, str, dict[str, int], float]] = {}
+        parsed: dict[str, dict[str, int]] = {}  # devices share few distinct counts: parse each once
+        unique = list(dict.fromkeys(hashes.values()))
+        for start in range(0, len(unique), _IN_CHUNK):
+            chunk = unique[start : start + _IN_CHUNK]
+            sql = self._select_devices_sql + f"({', '.join([self._mark] * len(chunk))})"
+            for device, last, text, eps in conn.exec_driver_sql(sql, (survey.id, *chunk)).fetchall():
+                counts = parsed.get(text)
+                if counts is None:
+                    counts = parsed[text] = json.loads(text)
+                known[device] = (last, text, counts, eps)
+        stored = set(known)
+        every_question = [q.id for q in survey.questions]
+        answered: dict[int, list[str]] = {i: every_question for i in new}
+        if p.answered is not None:  # allocation: sample, one question each
+            answered = {i: [] for i in new}
+            for qid, mine in p.answered.items():
+                for i in mine:
+                    if i in answered:
+                        answered[i].append(qid)
+        lifetime = rounds.lifetime_epsilon
+        ends = iso_utc((rounds.start or 0) + (current + 1) * rounds.every)
+        encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+        # devices share few distinct (reports so far, questions answered): compute each step once
+        steps: dict[tuple[str, tuple[str, ...]], tuple[str, dict[str, int], float, float]] = {}
+        for i in new:
+            device = hashes[i]
+            last, text, counts, before = known.get(device, (-1, "{}", {}, 0.0))
+            if last >= current:
+                raise Conflict(
+                    f"{where(i)}device",
+                    f"this device already answered round {last} of survey {survey.id!r}; a device answers "
+                    f"once per round (this is round {current}, the next starts at {ends})",
+                )
+            step = (text, tuple(answered[i]))
+            if step not in steps:
+                after_counts = dict(counts)
+                for qid in answered[i]:
+                    after_counts[qid] = after_counts.get(qid, 0) + 1
+                steps[step] = (encode(after_counts), after_counts, spent(survey.costs, after_counts),
+                               spent_fresh(survey.costs, after_counts))
+            after_text, after_counts, after, _ = steps[step]
+            if after > lifetime * (1 + TOLERANCE):
+                raise Forbidden(
+                    f"{where(i)}device",
+                    f"this report would take the device over the lifetime budget of survey {survey.id!r}: "
+                    f"lifetime_epsilon is {lifetime:.6g} and this device has spent {before:.6g}; this "
+                    f"round's report would cost {after - before:.6g} more ({after:.6g} in all)",
+                )
+            known[device] = (current, after_text, after_counts, after)
+        fresh = {after_text: eps_fresh for after_text, _, _, eps_fresh in steps.values()}
+        # straight through the driver, as the responses are (no per-row parameter processing)
+        inserts, updates = [], []
+        for device in dict.fromkeys(hashes.values()):
+            last, text, _, eps = known[device]
+            values = (last, text, eps, fresh[text])
+            if device in stored:
+                updates.append((*values, survey.id, device))
+            else:
+                inserts.append((survey.id, device, *values))
+        if inserts:
+            conn.exec_driver_sql(self._insert_device_sql, inserts)
+        if updates:
+            conn.exec_driver_sql(self._update_device_sql, updates)
+        this_round = {
+            qid: stat for qid, stat in conn.execute(_SELECT_ROUND_AGGREGATES, {"sid": survey.id, "round": current})
+        }
+        round_inserts, round_updates = [], []
+        for qid, part in added.items():
+            q = survey.question(qid)
+            if qid in this_round:
+                merged = q.aggregate_from_json(json.loads(this_round[qid])) + part
+                round_updates.append({"sid": survey.id, "rnd": current, "qid": qid,
+                                      "new_stat": json.dumps(merged.to_json())})
+            else:
+                round_inserts.append({"survey_id": survey.id, "round": current, "question_id": qid,
+                                      "stat": json.dumps(part.to_json())})
+        if round_inserts:
+            conn.execute(insert(round_aggregates_table), round_inserts)
+        if round_updates:
+            conn.execute(_UPDATE_ROUND_AGGREGATE, round_updates)
 
     # --------------------------------------------------------------- results
     def aggregates(self, survey_id: str) -> dict[str, SupportCounts | Tally]:
@@ -492,6 +676,56 @@ class Storage:
             part = survey.question(qid).aggregate_from_json(json.loads(stat))
             merged[qid] = merged[qid] + part if qid in merged else part
         return merged
+
+    def round_aggregates(self, survey_id: str) -> dict[int, dict[str, SupportCounts | Tally]]:
+        """Per round (ascending), the aggregate of that round's reports of every question, by question id.
+
+        A question no report of the round answered has its empty aggregate;
+        rounds without any response are left out.
+        """
+        survey = self.survey(survey_id)
+        with self._read() as conn:
+            rows = conn.execute(_SELECT_ALL_ROUND_AGGREGATES, {"sid": survey_id}).all()
+        out: dict[int, dict[str, Any]] = {}
+        for round_, qid, stat in rows:
+            out.setdefault(int(round_), {})[qid] = survey.question(qid).aggregate_from_json(json.loads(stat))
+        for aggregates in out.values():
+            for q in survey.questions:
+                aggregates.setdefault(q.id, q.empty_aggregate())
+        return dict(sorted(out.items()))
+
+    def device_budgets(self, survey_id: str, shares: Sequence[float] = (0.25, 0.5, 0.75, 1.0)) -> dict[str, Any]:
+        """How much of ``lifetime_epsilon`` the devices of a survey with rounds have spent.
+
+        ``devices`` seen; per share ``s`` of ``lifetime_epsilon``, how many
+        devices have spent at least ``s`` of it, counted with the memoization
+        cap (``spent``, what the server enforces) and without it
+        (``spent_fresh``, every report counted); and the largest of each.
+        Computed in the database (no device row is read out).
+        """
+        survey = self.survey(survey_id)
+        if survey.rounds is None:
+            raise Conflict("id", f"survey {survey_id!r} does not run in rounds")
+        lifetime = survey.rounds.lifetime_epsilon
+        d = devices_table.c
+        columns: list[Any] = [func.count(), func.max(d.spent), func.max(d.spent_fresh)]
+        for share in shares:
+            floor = share * lifetime * (1 - TOLERANCE)
+            columns.append(func.sum(case((d.spent >= floor, 1), else_=0)))
+            columns.append(func.sum(case((d.spent_fresh >= floor, 1), else_=0)))
+        with self._read() as conn:
+            row = conn.execute(select(*columns).where(d.survey_id == survey_id)).one()
+        devices = int(row[0])
+        return {
+            "devices": devices,
+            "lifetime_epsilon": lifetime,
+            "max_spent": float(row[1] or 0.0),
+            "max_spent_fresh": float(row[2] or 0.0),
+            "at_least": [
+                {"share": share, "devices": int(row[3 + 2 * k] or 0), "devices_fresh": int(row[4 + 2 * k] or 0)}
+                for k, share in enumerate(shares)
+            ],
+        }
 
     def iter_responses(self, survey_id: str, chunk: int = 10_000) -> Iterator[list[tuple[int, str]]]:
         """Stored responses in chunks of ``(row, reports JSON text)``, in row order.

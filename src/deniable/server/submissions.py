@@ -1,7 +1,8 @@
 """Checking a request of responses before anything is stored.
 
-A response is ``{"idempotency_key", "invite_token" (optional), "reports"}``
-with one report per question of the survey. :func:`prepare` checks every
+A response is ``{"idempotency_key", "invite_token" (optional), "device"
+(surveys with rounds only), "reports"}`` with one report per question of
+the survey. :func:`prepare` checks every
 response of a request (one, or a batch of up to :data:`MAX_BATCH`), each
 question's reports at once through its mechanism (``reports_from_json``,
 which checks them once and names the first bad one), and returns what the
@@ -24,6 +25,7 @@ from typing import Any
 
 from deniable.errors import ReportError
 from deniable.server.errors import Invalid, is_text, printable
+from deniable.server.rounds import DEVICE_PATTERN
 from deniable.server.surveys import Survey
 from deniable.wire import MAX_BATCH
 
@@ -35,7 +37,7 @@ KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
 MAX_TOKEN_LENGTH = 256
 """Longest invite token accepted (the server issues 32 characters)."""
 
-BODY_FIELDS = frozenset({"idempotency_key", "invite_token", "reports"})
+BODY_FIELDS = frozenset({"idempotency_key", "invite_token", "device", "reports"})
 """The fields of a response."""
 
 
@@ -49,6 +51,7 @@ class Prepared:
     hashes: list[str]  # body hash per response (reports and invite token)
     reports: dict[str, Any]  # checked reports per question id, one per response answering it
     answered: dict[str, list[int]] | None = None  # sampled surveys: the responses answering each question
+    devices: list[str] | None = None  # surveys with rounds: each response's device key (never stored)
 
     def rows(self, question_id: str, responses: Sequence[int] | None) -> list[int] | None:
         """Positions in ``reports[question_id]`` of the responses ``responses`` (None: all of them)."""
@@ -86,6 +89,7 @@ def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
     if len(body) > 2 and not body.keys() <= BODY_FIELDS:
         extra = sorted(set(body) - BODY_FIELDS)[0]
         raise Invalid(f"{where}{printable(extra)}", f"is not a field of a response {sorted(BODY_FIELDS)}")
+    _check_device(survey, body.get("device"), where)
     reports = body.get("reports")
     if not isinstance(reports, Mapping):
         raise Invalid(f"{where}reports", "must be an object {question id: report}")
@@ -110,6 +114,28 @@ def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
         raise Invalid(
             f"{where}reports.{printable(extra)}",
             f"is not a question of survey {survey.id!r} (questions: {question_ids})",
+        )
+
+
+def _check_device(survey: Survey, device: Any, where: str) -> None:
+    """Invalid naming ``device``: required with rounds, refused without (the key is never echoed)."""
+    if survey.rounds is None:
+        if device is not None:
+            raise Invalid(
+                f"{where}device", f"is only for surveys with rounds; survey {survey.id!r} has none, so "
+                "leave the device key out"
+            )
+        return
+    if device is None:
+        raise Invalid(
+            f"{where}device", f"is required: survey {survey.id!r} runs in rounds and counts each device's "
+            "privacy loss; send the device's key (22-128 characters of A-Z a-z 0-9 _ -)"
+        )
+    if not isinstance(device, str) or not DEVICE_PATTERN.fullmatch(device):
+        got = f"a string of {len(device)} characters" if isinstance(device, str) else type(device).__name__
+        raise Invalid(
+            f"{where}device", f"must be 22-128 characters of A-Z a-z 0-9 _ - (at least 128 random bits, "
+            f"base64url); got {got}"
         )
 
 
@@ -156,5 +182,7 @@ def prepare(
         texts = [encode(dict(zip(canonical, row, strict=True))) for row in zip(*canonical.values(), strict=True)]
     tokens = [None if (t := body.get("invite_token")) is None else token_hash(t) for body in bodies]
     hashes = [token_hash(f"{text}\n{token or ''}") for text, token in zip(texts, tokens, strict=True)]
+    # the device key is not part of the body hash: nothing stored with a response links it to a device
+    devices = None if survey.rounds is None else [body["device"] for body in bodies]
     keys = [body["idempotency_key"] for body in bodies]
-    return Prepared(keys, tokens, texts, hashes, checked, answered if sampled else None)
+    return Prepared(keys, tokens, texts, hashes, checked, answered if sampled else None, devices)

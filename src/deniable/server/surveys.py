@@ -43,7 +43,7 @@ sue, oue, blh      any            ``epsilon``
 olh                any            ``epsilon``, optional ``g``
 hadamard           any            ``epsilon``
 subset             any            ``epsilon``, optional ``omega``
-dbitflip           any            ``epsilon``, optional ``d`` (default 1)
+dbitflip           any            ``epsilon``, optional ``d`` (default 1) and ``gamma``
 l-grr, l-osue      any            ``epsilon_perm``, ``epsilon_1``
 auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 =================  =============  ==========================================
@@ -51,11 +51,11 @@ auto               any            ``epsilon``: ``best_mechanism(k, epsilon)``
 A yes-no question has the categories ``[false, true]``; ``auto`` there is
 Warner's design, which for two categories is GRR.
 
-dbitflip, l-grr and l-osue are not implemented by the browser client
-(``registry`` entries with ``browser=False``): their questions are for
-Python devices (:mod:`deniable.client`), which send one report per response
-(each ``epsilon``, L-GRR's ``epsilon_1``; what the budget adds up), without
-the memoization of ``m.client(state=...)``.
+dbitflip, l-grr and l-osue memoize: a device that keeps its state (the
+survey page, in IndexedDB; :class:`deniable.client.Client` with ``state=``)
+reuses its permanent randomization on every response, so answering again
+reveals at most the lifetime bound of each distinct answer. The budget adds
+up one response's epsilons (L-GRR's and L-OSUE's ``epsilon_1``).
 
 A yes-no question may instead name a classic survey design with RRreg's
 model name and ``p`` (``design: {model: FR, p: [1/6, 1/6]}``), and a question
@@ -65,13 +65,28 @@ questions add nothing to the budget; a design whose epsilon is infinite is
 refused unless the question says ``allow_infinite_epsilon: true``, and is
 then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
 
+A question of ``type: free-text`` (``max_length``, ``epsilon``) discovers
+the frequent answers nobody listed (heavy hitters); its epsilon counts in
+the budget like a mechanism's: see :mod:`deniable.server.discovery`.
+
+A question of ``type: number`` (``low``, ``high``, ``mechanism:
+one-bit-mean``, ``epsilon``, optional ``gamma``, ``points`` and ``units``)
+collects a number whose mean is estimated; one report's epsilon counts in
+the budget: see :mod:`deniable.server.numeric_questions`.
+
 Beside its questions a survey has settings against flooding and for its
 results (``rate_limit``, ``max_responses``, ``results``:
 :mod:`deniable.server.policy`); unlike the questions they may change.
+
+A survey may run in ``rounds`` (``rounds: {every: 1d, lifetime_epsilon: 6}``,
+:mod:`deniable.server.rounds`): devices answer once per round, identified by
+a pseudonymous key, and the server refuses a report that would take a
+device over ``lifetime_epsilon``. One round must fit in it (checked here).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -80,15 +95,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from deniable.accounting import ReportCost
 from deniable.aggregates import SupportCounts
 from deniable.allocation import Allocation, check_allocation
 from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
 from deniable.mechanisms.contract import CheckedReports
 from deniable.plan import best_mechanism
 from deniable.privacy import PrivacyBudget
+from deniable.server.discovery import FREE_TEXT, FreeTextQuestion, load_free_text_question
 from deniable.server.errors import SurveyError, is_text, printable
+from deniable.server.numeric_questions import NUMBER, NumberQuestion, load_number_question
 from deniable.server.policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server.questions import DesignQuestion, PlainQuestion, load_design_question, load_plain_question
+from deniable.server.rounds import Rounds, check_round_cost, load_rounds, question_costs
 from deniable.wire import from_config
 
 __all__ = ["SurveyError", "Question", "Survey", "load_survey", "load_surveys", "ID_PATTERN"]
@@ -150,8 +169,9 @@ class Question:
         return self.mechanism.aggregate(reports if rows is None else reports.select(rows))
 
 
-AnyQuestion = Question | DesignQuestion | PlainQuestion
-"""A survey question: randomized by a mechanism or a survey design, or plain (not randomized)."""
+AnyQuestion = Question | DesignQuestion | PlainQuestion | FreeTextQuestion | NumberQuestion
+"""A survey question: randomized by a mechanism, a survey design, heavy-hitter discovery
+(free text) or a numeric mechanism (number), or plain (not randomized)."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +185,7 @@ class Survey:
     invite_only: bool = False
     allocation: Allocation = "split"
     policy: Policy = Policy()
+    rounds: Rounds | None = None
 
     @property
     def epsilon_total(self) -> float:
@@ -179,6 +200,11 @@ class Survey:
             return max(q.epsilon for q in self.questions)
         return math.fsum(q.epsilon for q in self.questions)
 
+    @functools.cached_property
+    def costs(self) -> dict[str, ReportCost]:
+        """What a device's reports to each question cost (:mod:`deniable.accounting`), by question id."""
+        return question_costs(self.questions)
+
     def question(self, question_id: str) -> AnyQuestion:
         for q in self.questions:
             if q.id == question_id:
@@ -190,16 +216,18 @@ class Survey:
 
         ``load_survey(s.to_json())`` rebuilds an equal survey with the same
         configurations, without re-running ``auto``. ``allocation`` is
-        written only when it is ``sample``, so surveys stored before it
-        existed keep their canonical text.
+        written only when it is ``sample`` (``rounds`` only when set), so
+        surveys stored before they existed keep their canonical text.
         """
         sampled = {"allocation": self.allocation} if self.allocation == "sample" else {}
+        rounds = {} if self.rounds is None else {"rounds": self.rounds.to_json()}
         return {
             "id": self.id,
             "title": self.title,
             "budget": self.budget,
             "invite_only": self.invite_only,
             **sampled,
+            **rounds,
             "questions": [q.to_json() for q in self.questions],
             **self.policy.to_json(),
         }
@@ -272,6 +300,12 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
     randomized = data.get("randomized", True)
     if not isinstance(randomized, bool):
         raise SurveyError(f"{where}randomized", f"must be true or false; got {randomized!r:.60}")
+    if qtype == FREE_TEXT:  # deniable.server.discovery
+        if not randomized:
+            raise SurveyError(f"{where}randomized", "a free-text question is always randomized")
+        return load_free_text_question(data, qid, text, where)
+    if qtype == NUMBER:  # deniable.server.numeric_questions
+        return load_number_question(data, qid, text, where)
     if not randomized:
         return load_plain_question(data, qid, text, where)
     if "design" in data:
@@ -373,7 +407,8 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     if not isinstance(data, dict):
         raise SurveyError("$", f"a survey must be an object; got {type(data).__name__}")
     _check_text(data, "")
-    known = {"id", "title", "budget", "questions", "invite_only", "description", "allocation", *POLICY_FIELDS}
+    known = {"id", "title", "budget", "questions", "invite_only", "description", "allocation", "rounds",
+             *POLICY_FIELDS}
     extra = sorted(set(data) - known)
     if extra:
         raise SurveyError(extra[0], f"is not a survey field (allowed: {sorted(known)})")
@@ -394,6 +429,7 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     except (ValueError, TypeError) as exc:
         raise SurveyError("budget", str(exc)) from None
     policy = load_policy(data)
+    rounds = None if data.get("rounds") is None else load_rounds(data["rounds"])
     raw_questions = _require(data, "questions", "", list)
     if not raw_questions:
         raise SurveyError("questions", "needs at least one question")
@@ -415,9 +451,11 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
     by = tuple((q.id, len(q.categories)) for q in questions
                if isinstance(q, PlainQuestion) and q.type == "categorical")
     questions = [replace(q, by=by) if isinstance(q, DesignQuestion) else q for q in questions]
+    if rounds is not None:
+        check_round_cost(rounds, question_costs(questions), allocation)
     if allocation == "sample":
         _check_sampled(questions, float(budget.total))
-        return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy)
+        return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy, rounds)
     for q in questions:
         if not q.randomized or math.isinf(q.epsilon):
             continue
@@ -432,14 +470,16 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
                 f"{math.fsum(p.epsilon for p in counted):.6g}, above the budget "
                 f"{budget.total:.6g}; raise the budget or lower the epsilons",
             ) from None
-    return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy)
+    return Survey(sid, title, float(budget.total), tuple(questions), invite_only, allocation, policy, rounds)
 
 
 def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
     """``allocation: sample``: mechanism questions only, each within the whole budget."""
     for i, q in enumerate(questions):
         if not isinstance(q, Question):
-            kind = "a plain question" if isinstance(q, PlainQuestion) else "a survey design"
+            kind = ("a plain question" if isinstance(q, PlainQuestion) else "a free-text question"
+                    if isinstance(q, FreeTextQuestion) else "a number question"
+                    if isinstance(q, NumberQuestion) else "a survey design")
             raise SurveyError(
                 f"questions[{i}]", f"is {kind}; allocation: sample takes mechanism questions only "
                 "(each respondent answers one of them, drawn at random)"

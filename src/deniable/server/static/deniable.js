@@ -11,12 +11,18 @@
 //   hadamard   int below K
 //   subset     the omega category positions, sorted ascending
 //   rappor     {"cohort": int, "bits": int} (a BigInt above 2^53; bit i is Bloom bit i)
+//   l-grr      the category value itself
+//   l-osue     lowercase hex of the packed bits, as sue / oue
+//   dbitflip   {"buckets": [d increasing bucket positions], "bits": [d times 0 or 1]}
+//   one-bit-mean  0 or 1 (its domain is the interval [low, high]; the value is a number)
 //
 // Repeated collection. `fromConfig(cfg).privatize` makes one-time reports (RAPPOR: a fresh
-// cohort and permanent response each time). A device that reports again and again must keep
-// its permanent responses, or averaging its reports reveals the value: `persistentClient(cfg,
-// {key})` keeps a secret and the cohort in IndexedDB under `key` (one per survey and question),
-// across reloads, and derives each value's permanent response from the secret.
+// cohort and permanent response each time; the longitudinal mechanisms: both rounds fresh).
+// A device that reports again and again must keep its permanent responses, or averaging its
+// reports reveals the value: `persistentClient(cfg, {key})` keeps a secret (and RAPPOR's cohort)
+// in IndexedDB under `key` (one per survey and question), across reloads, and derives every
+// memoized draw from the secret (RAPPOR, l-grr, l-osue, dbitflip, one-bit-mean). `deviceKey`
+// keeps the random device key a survey that runs in rounds asks for.
 //
 // Exactness. Every probability is a ratio of the integers in cfg.params and is
 // realised by drawing an integer uniformly below the denominator D by
@@ -271,6 +277,22 @@ function parseDomain(domain) {
   return { k: domain.length, values: domain.slice() };
 }
 
+/** A numeric mechanism's domain [low, high]: finite numbers, low < high. */
+function parseRange(domain) {
+  if (!Array.isArray(domain) || domain.length !== 2 || !domain.every((v) => typeof v === 'number' && Number.isFinite(v)) || !(domain[0] < domain[1])) {
+    throw new DeniableError('domain', `must be [low, high] with finite numbers low < high; got ${stringify(domain)}`);
+  }
+  return { k: 2, values: null, range: domain.slice() };
+}
+
+/** A numeric mechanism's input: a finite number (clipped to the range by the sampler). */
+function finiteValue(value) {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new DeniableError('value', `must be a finite number; got ${stringify(value)}`);
+  }
+  return value;
+}
+
 /**
  * ln(num / den) of positive BigInts as a float, rounded up (never below the exact value), for
  * display and the epsilon consistency check only (never for sampling). Number() rounds each to
@@ -405,7 +427,14 @@ const BUILDERS = {
   },
 
   rappor,
+  'l-grr': longitudinalGRR,
+  'l-osue': longitudinalOSUE,
+  'one-bit-mean': oneBitMean,
+  dbitflip,
 };
+
+/** Mechanisms whose domain is a real interval [low, high] (the value is a number, not a category). */
+const NUMERIC = new Set(['one-bit-mean']);
 
 /** Wire ids of the mechanisms this client implements (the Python registry's browser=True list). */
 export const MECHANISMS = Object.freeze(Object.keys(BUILDERS));
@@ -670,8 +699,221 @@ function rappor(params, dom) {
     },
     memo: {
       cohorts,
+      draws: dom.k,
+      // epsilon_infinity = 2 h ln((1 - f/2) / (f/2)): what a value's permanent response reveals
+      epsilonPermanent: hashes * lnRatio((TWO32N - halfF) ** 2n, halfF ** 2n),
       permanent: (pool, cohort, x) => permanent(pool, bloom[cohort][x]),
       report,
+    },
+  };
+}
+
+// ------------------------------------------------------------------ longitudinal mechanisms
+//
+// Each has `memo`, what persistentClient keeps for repeated collection: `setup(stream)` draws the
+// device's once-for-life quantities from keyed streams (`stream(label)`: a word pool on the
+// SHA-256 stream keyed by HMAC-SHA256(secret, label)), `label(x, device)` names the memoized
+// draw a value uses, `permanent(pool, cohort, x, device)` draws it from that label's stream and
+// `report(pool, cohort, prr, device)` makes one report from it with fresh randomness. `draws` is
+// how many memoized draws a device can ever use (one per category, slot or rounding point) and
+// `epsilonPermanent` what all reports from one of them reveal (the mechanism's epsilon if absent).
+
+/** Packed bits (category i is bit 7 - i % 8 of byte i // 8) as lowercase hex. */
+function packedHex(bytes) {
+  let hex = '';
+  for (let i = 0; i < bytes.length; i++) hex += bytes[i].toString(16).padStart(2, '0');
+  return hex;
+}
+
+/**
+ * Output perturbation (dbitflip, one-bit-mean): `params.flip_numerator` g (0 if absent) flips every
+ * reported bit w.p. g / 2^32, fresh. A bit that is 1 w.p. a / (a + b) is then 1 w.p. a' / (a' + b')
+ * with a' = a 2^32 - g (a - b), b' = b 2^32 + g (a - b): the report's channel.
+ */
+function flipParam(params, a, b) {
+  const g = params.flip_numerator === undefined ? 0n : integerParam(params, 'flip_numerator', { max: TWO32N / 2n - 1n });
+  return {
+    g: Number(g),
+    perturbed: [a * TWO32N - g * (a - b), b * TWO32N + g * (a - b)],
+    flip: (pool, bit) => bit ^ +(pool.u32() < Number(g)),
+  };
+}
+
+function checkRound(params, truth, other, k, name) {
+  const a = integerParam(params, truth, { min: 1n });
+  const b = integerParam(params, other, { min: 1n });
+  if (!(b < a)) throw new DeniableError('params', `${name} needs 0 < ${other} < ${truth}; got ${stringify(params)}`);
+  const d = a + BigInt(k - 1) * b;
+  if (d > TWO64N) throw new DeniableError('params', `${name} round denominator exceeds 2^64`);
+  return [a, b, d];
+}
+
+/**
+ * L-GRR (Arcolezi et al.): GRR with (a1, b1) memoized per value, then GRR with (a2, b2) fresh.
+ * One report keeps the value w.p. A / (d1 d2), A = a1 a2 + (d1 - a1) b2, and shows each other
+ * category w.p. B / (d1 d2), B = b1 a2 + (d1 - b1) b2: epsilon = ln(A / B).
+ */
+function longitudinalGRR(params, dom) {
+  const [a1, b1, d1] = checkRound(params, 'perm_truth_numerator', 'perm_other_numerator', dom.k, 'l-grr');
+  const [a2, b2, d2] = checkRound(params, 'irr_truth_numerator', 'irr_other_numerator', dom.k, 'l-grr');
+  const name = (pos) => (dom.values === null ? Number(pos) : dom.values[Number(pos)]);
+  const permanent = (pool, cohort, x) => kRR(pool, BigInt(x), a1, b1, d1);
+  const report = (pool, cohort, prr) => name(kRR(pool, prr, a2, b2, d2));
+  return {
+    epsilon: lnRatio(a1 * a2 + (d1 - a1) * b2, b1 * a2 + (d1 - b1) * b2),
+    words: 4,
+    sample: (pool, x) => report(pool, 0, permanent(pool, 0, x)),
+    memo: { permanent, report, show: name, epsilonPermanent: lnRatio(a1, b1), draws: dom.k },
+  };
+}
+
+/**
+ * L-OSUE: OUE bits (1 w.p. p1 / 2^32 for the value's category, q1 / 2^32 for the others)
+ * memoized per value, then each bit kept w.p. p2 / 2^32 (else flipped), fresh. Per bit of a
+ * report p* = (p1 p2 + (2^32 - p1)(2^32 - p2)) / 2^64 and likewise q* from q1; epsilon =
+ * ln(p*(1 - q*) / ((1 - p*) q*)).
+ */
+function longitudinalOSUE(params, dom) {
+  const bits = params.bits === undefined ? 32 : params.bits;
+  if (bits !== 32) throw new DeniableError('params.bits', `must be 32; got ${stringify(bits)}`);
+  const p1 = Number(integerParam(params, 'perm_p_numerator', { min: 1n, max: TWO32N - 1n }));
+  const q1 = Number(integerParam(params, 'perm_q_numerator', { min: 1n, max: TWO32N - 1n }));
+  const p2 = Number(integerParam(params, 'irr_p_numerator', { min: TWO32N / 2n + 1n, max: TWO32N - 1n }));
+  if (!(q1 < p1)) throw new DeniableError('params', `l-osue needs 0 < perm_q_numerator < perm_p_numerator; got ${stringify(params)}`);
+  const k = dom.k;
+  const nbytes = (k + 7) >> 3;
+  const flip = TWO32 - p2;
+  const chained = (r1) => BigInt(r1) * BigInt(p2) + (TWO32N - BigInt(r1)) * BigInt(flip);
+  const [P, Q] = [chained(p1), chained(q1)];
+  const permanent = (pool, cohort, x) => {
+    const bytes = new Uint8Array(nbytes);
+    for (let i = 0; i < k; i++) {
+      const threshold = q1 + +(i === x) * (p1 - q1);
+      bytes[i >> 3] |= +(pool.u32() < threshold) << (7 - (i & 7));
+    }
+    return bytes;
+  };
+  const report = (pool, cohort, prr) => {
+    const bytes = prr.slice();
+    for (let i = 0; i < k; i++) bytes[i >> 3] ^= +(pool.u32() < flip) << (7 - (i & 7));
+    return packedHex(bytes);
+  };
+  return {
+    epsilon: lnRatio(P * (TWO64N - Q), (TWO64N - P) * Q),
+    words: 2 * k,
+    sample: (pool, x) => report(pool, 0, permanent(pool, 0, x)),
+    memo: {
+      permanent, report, show: packedHex, draws: k,
+      epsilonPermanent: lnRatio(BigInt(p1) * (TWO32N - BigInt(q1)), (TWO32N - BigInt(p1)) * BigInt(q1)),
+    },
+  };
+}
+
+/**
+ * dBitFlip (Ding, Kulkarni, Yekhanin 2017): d distinct buckets drawn uniformly (Floyd's
+ * algorithm, as deniable.mechanisms.telemetry.sample_subsets), each with a bit that is 1 w.p.
+ * a / (a + b) if the value is that bucket and b / (a + b) otherwise; epsilon = min(d, 2) ln(a/b).
+ * A device keeps its buckets for life and one bit vector per slot (which sampled bucket holds
+ * its value, or none). With output perturbation (flipParam) every report flips each bit afresh.
+ */
+function dbitflip(params, dom) {
+  const k = dom.k;
+  const d = Number(integerParam(params, 'd', { min: 1n, max: BigInt(k) }));
+  const a = integerParam(params, 'truth_numerator', { min: 1n });
+  const b = integerParam(params, 'other_numerator', { min: 1n });
+  if (!(b < a) || a + b > TWO64N) {
+    throw new DeniableError('params', `dbitflip needs 0 < other_numerator < truth_numerator, a sum up to 2^64; got ${stringify(params)}`);
+  }
+  const m = BigInt(Math.min(d, 2));
+  const { perturbed: [ra, rb], flip } = flipParam(params, a, b);
+  const buckets = (pool) => {
+    const chosen = new Array(d);
+    for (let i = 0; i < d; i++) {
+      const j = k - d + i;
+      const t = uniformBelowSmall(pool, j + 1);
+      let taken = false;
+      for (let c = 0; c < i; c++) taken = taken || chosen[c] === t;
+      chosen[i] = taken ? j : t;
+    }
+    return chosen.sort((u, v) => u - v);
+  };
+  // the bits for sampled buckets and the value's position x (-1: a slot holding no value)
+  const answers = (pool, sampled, x) => sampled.map((j) => +(uniformBelow(pool, a + b) < (j === x ? a : b)));
+  const slot = (x, device) => {
+    let s = d;
+    for (let p = 0; p < d; p++) s = s === d && device.buckets[p] === x ? p : s;
+    return s;
+  };
+  return {
+    epsilon: lnRatio(ra ** m, rb ** m),
+    words: 6 * d + 2,
+    sample(pool, x) {
+      const sampled = buckets(pool);
+      return { buckets: sampled, bits: answers(pool, sampled, x).map((bit) => flip(pool, bit)) };
+    },
+    memo: {
+      setup: (stream) => ({ buckets: buckets(stream('buckets')) }),
+      label: (x, device) => `slot ${slot(x, device)}`,
+      permanent(pool, cohort, x, device) {
+        const s = slot(x, device);
+        return answers(pool, device.buckets, s < d ? device.buckets[s] : -1);
+      },
+      report: (pool, cohort, prr, device) => ({ buckets: device.buckets.slice(), bits: prr.map((bit) => flip(pool, bit)) }),
+      show: (prr) => prr.join(''),
+      draws: d + 1,
+      epsilonPermanent: lnRatio(a ** m, b ** m),
+    },
+  };
+}
+
+/**
+ * 1BitMean with alpha-point rounding (Ding, Kulkarni, Yekhanin 2017) for a value in [low, high]:
+ * its position u (points - 1) on a grid of `points` points is rounded up w.p. its fraction f
+ * (a uniform 64-bit word below floor(f 2^53) 2^11, as deniable.randomness.fixed_point), and the
+ * bit of point j is 1 w.p. (b s + j (a - b)) / ((a + b) s), s = points - 1: epsilon = ln(a/b).
+ * A device fixes its 64-bit rounding offset alpha for life and keeps one bit per point; with
+ * output perturbation (flipParam) every report flips it afresh.
+ */
+function oneBitMean(params, dom) {
+  const a = integerParam(params, 'high_numerator', { min: 1n });
+  const b = integerParam(params, 'low_numerator', { min: 1n });
+  const points = Number(integerParam(params, 'points', { min: 2n, max: 1n << 16n }));
+  const s = BigInt(points - 1);
+  const bound = (a + b) * s;
+  if (!(b < a) || bound > TWO64N) {
+    throw new DeniableError('params', `one-bit-mean needs 0 < low_numerator < high_numerator, (a + b)(points - 1) <= 2^64; got ${stringify(params)}`);
+  }
+  const { perturbed: [ra, rb], flip } = flipParam(params, a, b);
+  const [low, high] = dom.range;
+  const mid = (low + high) / 2;
+  const half = (high - low) / 2;
+  // the value's place on the grid: its lower point and the threshold for rounding up
+  const grid = (x) => {
+    const t = Math.min(1, Math.max(-1, (x - mid) * (1 / half)));
+    const u = Math.min(points - 1, Math.max(0, (t + 1) * (0.5 * (points - 1))));
+    const base = Math.floor(u);
+    return [base, BigInt(Math.floor(Math.min((u - base) * 2 ** 53, 2 ** 53 - 1))) << 11n];
+  };
+  const bit = (pool, j) => +(uniformBelow(pool, bound) < b * s + BigInt(j) * (a - b));
+  const point = (x, device) => {
+    const [base, threshold] = grid(x);
+    return base + +(device.alpha < threshold);
+  };
+  return {
+    epsilon: lnRatio(ra, rb),
+    words: 7,
+    sample(pool, x) {
+      const [base, threshold] = grid(x);
+      return flip(pool, bit(pool, base + +(pool.u64() < threshold)));
+    },
+    memo: {
+      setup: (stream) => ({ alpha: stream('alpha').u64() }),
+      label: (x, device) => `point ${point(x, device)}`,
+      permanent: (pool, cohort, x, device) => bit(pool, point(x, device)),
+      report: (pool, cohort, prr) => flip(pool, prr),
+      show: String,
+      draws: points,
+      epsilonPermanent: lnRatio(a, b),
     },
   };
 }
@@ -703,7 +945,8 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   if (params === null || typeof params !== 'object' || Array.isArray(params)) {
     throw new DeniableError('params', 'must be an object');
   }
-  const dom = parseDomain(config.domain);
+  const numeric = NUMERIC.has(name);
+  const dom = numeric ? parseRange(config.domain) : parseDomain(config.domain);
   if (name === 'binary-rr' && (dom.values === null || dom.values[0] !== false || dom.values[1] !== true)) {
     throw new DeniableError('domain', `binary-rr needs the domain [false, true]; got ${stringify(config.domain)}`);
   }
@@ -716,8 +959,9 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   }
   // the configuration's epsilon is the server's exact ln rounded up to a float; report that
   const epsilon = typeof claimed === 'number' ? claimed : impl.epsilon;
-  const domain = dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
-  const position = (value) => {
+  const domain = numeric ? dom.range : dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
+  // the sampler's input: a category's position, or a numeric mechanism's value itself
+  const position = numeric ? finiteValue : (value) => {
     // a full pass over the domain whatever the value (no early exit)
     let i = -1;
     for (let j = 0; j < domain.length; j++) i = i < 0 && domain[j] === value ? j : i;
@@ -729,11 +973,12 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   const chunkFor = (count) => Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) * count + 64);
   const mechanism = Object.freeze({
     mechanism: name,
+    kind: numeric ? 'numeric' : 'frequency',
     domain: Object.freeze(domain.slice()),
     k: dom.k,
     epsilon,
     config,
-    /** One report for `value` (a category of the domain), as JSON-ready data. */
+    /** One report for `value` (a category of the domain; a number for a numeric mechanism), as JSON-ready data. */
     privatize(value) {
       const x = position(value);
       return impl.sample(new WordPool(randomBytes, chunkFor(1)), x);
@@ -859,49 +1104,97 @@ const fromHex = (hex) => Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16
  *
  * `key` names the state (use one per survey and question, e.g. "<survey id>/<question id>");
  * `store` keeps it (default: IndexedDB, so reloads and browser restarts reuse it). The state is
- * a 32-byte secret and the cohort, drawn on first use; it records no value. The permanent
- * response of a category is derived from the secret (a SHA-256 stream keyed by
- * HMAC-SHA256(secret, the category as JSON)), so it is the same on every report and repeated
- * reports of one value leak at most the mechanism's lifetime epsilon (epsilon_infinity)
- * instead of adding up. A state kept for another configuration is refused (DeniableError on
- * field "state"). Returns {mechanism, cohort, permanent(value), privatize(value)}.
+ * a 32-byte secret (and RAPPOR's cohort), drawn on first use; it records no value. Every
+ * memoized draw comes from a SHA-256 stream keyed by HMAC-SHA256(secret, label), the label
+ * naming what is memoized: a category as JSON (RAPPOR's and L-GRR's / L-OSUE's permanent
+ * response of that value), "buckets" and "slot <s>" (dBitFlip's sampled buckets and the bits of
+ * each slot), "alpha" and "point <j>" (1BitMean's rounding offset and the bit of each point).
+ * So a memoized draw is the same on every report without being stored, and repeated reports of
+ * one memoized quantity leak at most the mechanism's lifetime epsilon instead of adding up.
+ * A state kept for another configuration is refused (DeniableError on field "state").
+ * Returns {mechanism, epsilon, epsilonPermanent, draws, cohort, permanent(value), privatize(value)}.
  */
 export async function persistentClient(cfg, { key, store = indexedDBStore(), randomBytes = secureRandomBytes } = {}) {
   const m = fromConfig(cfg, { randomBytes });
   const { impl, position } = INTERNALS.get(m);
-  if (!impl.memo) throw new DeniableError('mechanism', `${m.mechanism} has no permanent response to keep`);
+  const memo = impl.memo;
+  if (!memo) throw new DeniableError('mechanism', `${m.mechanism} has no permanent response to keep`);
   if (typeof key !== 'string' || key === '') {
     throw new DeniableError('key', 'must be a non-empty string naming the state, e.g. "<survey id>/<question id>"');
   }
   const config = canonical(m.config);
   const chunk = Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) + 64);
+  const cohorts = memo.cohorts ?? 1;
   const fresh = {
     format: STATE_FORMAT, version: 1, mechanism: m.mechanism, config,
-    secret: toHex(randomBytes(32)), cohort: uniformBelowSmall(new WordPool(randomBytes, 64), impl.memo.cohorts),
+    secret: toHex(randomBytes(32)), cohort: uniformBelowSmall(new WordPool(randomBytes, 64), cohorts),
   };
   const state = await store.update(key, (old) => old ?? fresh);
   if (state?.format !== STATE_FORMAT || state.version !== 1 || state.config !== config) {
     throw new DeniableError('state', `the kept state "${key}" belongs to another mechanism configuration; keep each configuration's state under its own key`);
   }
-  if (!/^[0-9a-f]{64}$/.test(state.secret) || !Number.isSafeInteger(state.cohort) || state.cohort < 0 || state.cohort >= impl.memo.cohorts) {
+  if (!/^[0-9a-f]{64}$/.test(state.secret) || !Number.isSafeInteger(state.cohort) || state.cohort < 0 || state.cohort >= cohorts) {
     throw new DeniableError('state', `the kept state "${key}" is malformed`);
   }
   const secret = fromHex(state.secret);
-  const permanent = (value) => {
+  const stream = (label) => new WordPool(keyedStream(hmacSha256(secret, utf8(label))), chunk);
+  const device = memo.setup ? memo.setup(stream) : {};
+  const label = memo.label ?? ((x) => stringify(m.domain[x]));
+  const draw = (value) => {
     const x = position(value);
-    const stream = keyedStream(hmacSha256(secret, utf8(stringify(m.domain[x]))));
-    return impl.memo.permanent(new WordPool(stream, chunk), state.cohort, x);
+    return memo.permanent(stream(label(x, device)), state.cohort, x, device);
   };
   return Object.freeze({
     mechanism: m.mechanism,
+    epsilon: m.epsilon,
+    /** What all reports sharing one memoized draw reveal together (epsilon_infinity). */
+    epsilonPermanent: memo.epsilonPermanent ?? m.epsilon,
+    /** The most memoized draws a device can use: its lifetime loss is at most draws x epsilonPermanent. */
+    draws: memo.draws,
     cohort: state.cohort,
-    /** The permanent response of `value` (a BigInt of its Bloom bits after the PRR): the same on every call. */
-    permanent,
-    /** One report of `value`: its permanent response through a fresh instantaneous response. */
+    /**
+     * The memoized draw `value` uses, the same on every call: RAPPOR's permanent response (a
+     * BigInt of Bloom bits), L-GRR's first-round category, L-OSUE's first-round bits (hex),
+     * dBitFlip's slot bits ("0110"), 1BitMean's bit ("0" / "1").
+     */
+    permanent: (value) => (memo.show ? memo.show(draw(value)) : draw(value)),
+    /** One report of `value`: its memoized draw through fresh randomness where the mechanism has any. */
     privatize(value) {
-      return impl.memo.report(new WordPool(randomBytes, chunk), state.cohort, permanent(value));
+      return memo.report(new WordPool(randomBytes, chunk), state.cohort, draw(value), device);
     },
   });
+}
+
+export const DEVICE_KEY_FORMAT = 'deniable.device-key';
+
+/** Bytes as base64url without padding (RFC 4648 section 5). */
+export function base64url(bytes) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    const chars = Math.min(4, Math.ceil(((bytes.length - i) * 8) / 6));
+    for (let j = 0; j < chars; j++) out += alphabet[(n >> (18 - 6 * j)) & 63];
+  }
+  return out;
+}
+
+/**
+ * The device key this browser sends with every response to a survey that runs in rounds: 128
+ * bits from the CSPRNG, base64url without padding (22 characters), drawn on first use and kept
+ * in `store` under `key` (use "<survey id>#device", beside the survey's memo states), so every
+ * round gets the same key and the server can allow one response per round and track the
+ * device's lifetime budget. It identifies the device to the collector across rounds (as the
+ * memoized reports do anyway); it carries nothing about the answers.
+ */
+export async function deviceKey(key, { store = indexedDBStore(), randomBytes = secureRandomBytes } = {}) {
+  if (typeof key !== 'string' || key === '') throw new DeniableError('key', 'must be a non-empty string, e.g. "<survey id>#device"');
+  const fresh = { format: DEVICE_KEY_FORMAT, version: 1, device: base64url(randomBytes(16)) };
+  const kept = await store.update(key, (old) => old ?? fresh);
+  if (kept?.format !== DEVICE_KEY_FORMAT || kept.version !== 1 || !/^[A-Za-z0-9_-]{22,128}$/.test(kept.device)) {
+    throw new DeniableError('state', `the kept state "${key}" is not a device key`);
+  }
+  return kept.device;
 }
 
 /**
@@ -933,3 +1226,6 @@ export function idempotencyKey(randomBytes = secureRandomBytes) {
   const h = Array.from(b, (v) => v.toString(16).padStart(2, '0')).join('');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
+
+// the exact samplers, for the other device modules (discovery.js)
+export { WordPool, uniformBelow, uniformBelowSmall };

@@ -4,6 +4,9 @@
 // a standard error; the standard errors are in the table, labelled as such.
 import { parseJSON } from './deniable.js';
 import { designSection, plainSection } from './survey_results.js';
+import { discoverySection } from './free_text_results.js';
+import { meanSection } from './number_results.js';
+import { roundsSection } from './rounds_results.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -52,6 +55,11 @@ function order(q) {
   return q.type === 'yes-no' ? positions.reverse() : positions;
 }
 
+/** Charts are drawn at the container's pixel width (text stays legible on phones), 340..680 px. */
+function chartWidth() {
+  return Math.round(Math.max(340, Math.min(680, $('questions').clientWidth - 42 || 680)));
+}
+
 function chart(q, index, level) {
   const rows = order(q).map((i) => ({
     label: categoryLabel(q, q.categories[i]),
@@ -67,8 +75,7 @@ function chart(q, index, level) {
   lo = Math.floor(lo / step + 1e-9) * step;
   hi = Math.ceil(hi / step - 1e-9) * step;
 
-  // drawn at the container's pixel width (text stays legible on phones), 340..680 px
-  const width = Math.round(Math.max(340, Math.min(680, $('questions').clientWidth - 42 || 680)));
+  const width = chartWidth();
   const narrow = width < 520;
   const labelW = narrow ? 104 : 160;
   const valueW = narrow ? 92 : 120;
@@ -194,9 +201,20 @@ function render(results) {
   const sampled = results.allocation === 'sample' ? ' · each answered one question, drawn at random' : '';
   $('summary').textContent = `${n} response${n === 1 ? '' : 's'}${sampled} · updated ${new Date().toLocaleTimeString()}`;
   shuffledLine(results.shuffled);
+  $('rounds').replaceChildren();
+  $('pooled').hidden = !results.rounds;
+  if (results.rounds) $('rounds').append(roundsSection(results.rounds, level, chartWidth()));
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {
+    if (q.kind === 'discovery') {
+      container.append(discoverySection(q, level));
+      return;
+    }
+    if (q.kind === 'mean') {
+      container.append(meanSection(q, level, chartWidth()));
+      return;
+    }
     if (q.kind === 'design' || q.kind === 'plain') {
       container.append(q.kind === 'design' ? designSection(q, level) : plainSection(q));
       return;
@@ -274,9 +292,10 @@ let lastWidth = window.innerWidth;
 window.addEventListener('resize', () => {
   if (shown && window.innerWidth !== lastWidth) {
     lastWidth = window.innerWidth;
-    const open = [...document.querySelectorAll('section.question-result details')].map((d) => d.open);
+    const sections = 'section.question-result details, section.round-trend details';
+    const open = [...document.querySelectorAll(sections)].map((d) => d.open);
     render(shown);
-    document.querySelectorAll('section.question-result details').forEach((d, i) => { d.open = Boolean(open[i]); });
+    document.querySelectorAll(sections).forEach((d, i) => { d.open = Boolean(open[i]); });
   }
 });
 load();

@@ -2,7 +2,17 @@
 // and POST only the randomized reports (with a random idempotency key). A survey with
 // `allocation: sample` shows one question, drawn on this device (assignQuestion: an exact
 // uniform integer from crypto.getRandomValues), and sends only its report.
-import { assignQuestion, fromConfig, idempotencyKey, parseJSON, stringify, uniformGroup } from './deniable.js';
+//
+// Repeated collection. A question whose mechanism memoizes (L-GRR, L-OSUE, dBitFlip, 1BitMean)
+// is answered through persistentClient, which keeps this browser's secret for the survey and
+// question in IndexedDB, so answering again (the next round, after a reload) reuses the
+// permanent randomization instead of drawing a fresh one that could be averaged out. A survey
+// that runs in rounds (`rounds` in its definition) gets this browser's device key (deviceKey,
+// kept beside the memo states) with every response.
+import {
+  assignQuestion, deviceKey, fromConfig, idempotencyKey, parseJSON, persistentClient, stringify, uniformGroup,
+} from './deniable.js';
+import { freeTextDevice, freeTextMeta } from './free_text.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -16,6 +26,7 @@ const RETRIES = 3;
 
 let pending = null; // {key, body} of a submission not yet acknowledged: a retry resends it unchanged
 let asked = []; // indices of the questions this respondent answers (one, drawn, under allocation: sample)
+let loaded = null; // the survey as the server gave it
 
 function status(kind, html) {
   const el = $('status');
@@ -39,7 +50,32 @@ const NAMES = {
   olh: 'optimized local hashing',
   hadamard: 'Hadamard response',
   subset: 'subset selection',
+  'l-grr': 'longitudinal k-ary randomized response (L-GRR)',
+  'l-osue': 'longitudinal unary encoding (L-OSUE)',
+  dbitflip: 'dBitFlip',
+  'one-bit-mean': '1BitMean',
 };
+// what a memoizing mechanism keeps on this device, in the respondent's words
+const FIRST = () => 'its first randomization of each answer and reuses it';
+const KEPT = {
+  'l-grr': FIRST,
+  'l-osue': FIRST,
+  rappor: FIRST,
+  dbitflip: (m) => `which ${m.config.params.d} of the ${m.k} answers it reports on, and its randomized bits for them, and reuses them`,
+  'one-bit-mean': (m) => `a random rounding of your number to ${m.config.params.points} points, and one randomized bit per point, and reuses them`,
+};
+
+/** What a question with a kept (memoizing) client tells the respondent. */
+function memoText(mechanism, kept) {
+  const reveal = kept.epsilonPermanent > mechanism.epsilon + 1e-9
+    ? `the same answer, however often you give it, reveals at most ε = ${fmt(kept.epsilonPermanent)} in all`
+    : `the same answer, however often you give it, reveals no more than one report (ε = ${fmt(mechanism.epsilon)})`;
+  const flips = mechanism.config.params.flip_numerator
+    ? ` Every report also flips these bits at random (probability ${fmt(Number(mechanism.config.params.flip_numerator) / 2 ** 32)}), so a change of your answer does not show for sure.`
+    : '';
+  return `This device keeps ${KEPT[mechanism.mechanism](mechanism)} every time: ${reveal}. ` +
+    `A changed answer can cost that again, at most ${kept.draws} times in all.${flips}`;
+}
 
 function label(question, value, i) {
   if (question.type === 'yes-no') return value ? 'Yes' : 'No';
@@ -96,8 +132,9 @@ const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !
  * One question's form part and its device: {fieldset, epsilon, reveals, report()}, where
  * report() is the randomized report of the chosen answer, or undefined if unanswered.
  */
-function device(question, index) {
+async function device(question, index) {
   const name = `q${index}`;
+  if (question.type === 'free-text') return freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question)));
   if (question.randomized === false) {
     const fieldset = fieldsetFor(question, 'Not randomized: your answer is sent and stored exactly as you give it.');
     fieldset.classList.add('plain');
@@ -156,15 +193,66 @@ function device(question, index) {
     };
   }
   const mechanism = fromConfig(question.mechanism);
-  const fieldset = fieldsetFor(question, `Randomized with ${NAMES[mechanism.mechanism]}, ${epsilonText(mechanism.epsilon)}`);
+  // a memoizing mechanism: this browser's kept client for this survey and question (IndexedDB);
+  // not in kiosk mode, where the respondents sharing the device must not share randomizations
+  const kept = KEPT[mechanism.mechanism] === undefined || kiosk ? null
+    : await persistentClient(question.mechanism, { key: `${surveyId}/${question.id}` });
+  const fieldset = fieldsetFor(question, `Randomized with ${NAMES[mechanism.mechanism] ?? mechanism.mechanism}, ${epsilonText(mechanism.epsilon)}`);
+  if (kept) {
+    const memo = document.createElement('p');
+    memo.className = 'meta memo';
+    memo.textContent = memoText(mechanism, kept);
+    fieldset.querySelector('.meta').after(memo);
+  }
+  const privatize = (value) => (kept ? kept.privatize(value) : mechanism.privatize(value));
+  if (mechanism.kind === 'numeric') {
+    const [low, high] = mechanism.domain;
+    const wrap = document.createElement('div');
+    wrap.className = 'options';
+    const input = document.createElement('input');
+    Object.assign(input, { type: 'number', name, id: `${name}-value`, min: low, max: high, step: 'any' });
+    input.setAttribute('aria-label', question.text);
+    const hint = document.createElement('span');
+    hint.className = 'hint';
+    hint.textContent = ` (${low} to ${high}${question.units ? ` ${question.units}` : ''})`;
+    wrap.append(input, hint);
+    fieldset.append(wrap);
+    return {
+      fieldset, epsilon: mechanism.epsilon, reveals: false, memoizes: kept !== null,
+      report() {
+        const v = Number(input.value);
+        return input.value !== '' && Number.isFinite(v) && v >= low && v <= high ? privatize(v) : undefined;
+      },
+    };
+  }
   fieldset.append(radios(question, mechanism.domain, name));
   return {
-    fieldset, epsilon: mechanism.epsilon, reveals: false,
+    fieldset, epsilon: mechanism.epsilon, reveals: false, memoizes: kept !== null,
     report() {
       const i = chosenIn(fieldset, name);
-      return i === undefined ? undefined : mechanism.privatize(mechanism.domain[i]);
+      return i === undefined ? undefined : privatize(mechanism.domain[i]);
     },
   };
+}
+
+/** A round length in seconds as words: "day", "2 days", "12 hours", "week", ... */
+function period(seconds) {
+  if (!Number.isInteger(seconds) || seconds < 1) return String(seconds);
+  const units = [[604800, 'week'], [86400, 'day'], [3600, 'hour'], [60, 'minute'], [1, 'second']];
+  const [size, unit] = units.find(([u]) => seconds % u === 0);
+  const n = seconds / size;
+  return n === 1 ? unit : `${n} ${unit}s`;
+}
+
+const when = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** {start, end} (ms since the epoch) of the survey's current round, or null before the first. */
+function currentRound(survey) {
+  const { rounds } = survey;
+  const start = Date.parse(rounds.start);
+  if (!Number.isInteger(survey.current_round) || !Number.isFinite(start)) return null;
+  const every = 1000 * rounds.every;
+  return { start: start + survey.current_round * every, end: start + (survey.current_round + 1) * every };
 }
 
 function explainError(response, payload) {
@@ -204,11 +292,45 @@ async function send() {
       done();
       return;
     }
+    if (response.status === 409 && loaded?.rounds && payload?.detail?.field === 'device') {
+      // the round may have moved on since the page was loaded: say when the current one ends
+      try {
+        const fresh = await fetch(`/surveys/${encodeURIComponent(surveyId)}`, { headers: { Accept: 'application/json' } });
+        if (fresh.ok) loaded = { ...loaded, current_round: parseJSON(await fresh.text()).current_round };
+      } catch {
+        // keep what the page was loaded with
+      }
+    }
+    const refusal = deviceRefusal(response, payload);
+    if (refusal) {
+      // nothing to retry: this device may not answer (this round, or ever again)
+      $('survey-form').querySelectorAll('input, button').forEach((el) => { el.disabled = true; });
+      status('info', refusal);
+      document.body.dataset.state = 'refused';
+      pending = null;
+      return;
+    }
     lastError = explainError(response, payload);
     if (response.status < 500) break; // the request itself is wrong: retrying will not help
   }
   status('error', `Your answers were not recorded. ${lastError}`);
   $('retry').hidden = false;
+}
+
+/** The friendly message for a rounds survey's refusal of this device (409 / 403 on field device), else null. */
+function deviceRefusal(response, payload) {
+  const detail = payload && payload.detail;
+  if (!loaded?.rounds || !detail || detail.field !== 'device') return null;
+  if (response.status === 409) {
+    const round = currentRound(loaded);
+    const after = round ? `come back after ${escapeHtml(when(round.end))}` : 'come back in the next round';
+    return `<strong>You already answered this round</strong>; ${after}. This survey collects once every ${period(loaded.rounds.every)}.`;
+  }
+  if (response.status === 403) {
+    return '<strong>This device has used its privacy budget for this survey</strong> ' +
+      `(lifetime ε = ${fmt(loaded.rounds.lifetime_epsilon)}), so it cannot answer again. Thank you for taking part.`;
+  }
+  return null;
 }
 
 function done() {
@@ -228,8 +350,9 @@ function done() {
 function nextRespondent(ask) {
   $('survey-form').querySelectorAll('input').forEach((el) => {
     el.checked = false;
-    if (el.type === 'number') el.value = '';
+    if (el.type === 'number' || el.type === 'text') el.value = '';
     el.disabled = false;
+    if (el.type === 'text') el.dispatchEvent(new Event('input')); // a free-text box's byte counter
   });
   ask(); // (after clearing the shown answers) a sampled survey draws the next respondent's question
   $('submit').disabled = false;
@@ -239,6 +362,27 @@ function nextRespondent(ask) {
   status('', '');
   document.body.dataset.state = 'ready';
   window.scrollTo(0, 0);
+}
+
+/** The privacy card's paragraph for a survey that runs in rounds. */
+function roundsNotice(survey, devices) {
+  const { rounds } = survey;
+  const round = currentRound(survey);
+  const now = round
+    ? `This is round ${survey.current_round + 1}; it ends ${escapeHtml(when(round.end))}.`
+    : `The first round starts ${escapeHtml(when(Date.parse(rounds.start)))}.`;
+  const memo = devices.filter((d) => d.memoizes).length;
+  const kept = memo
+    ? ` For ${memo === devices.length ? 'every question' : `${memo} of the questions`}, this device keeps its ` +
+      'randomization and reuses it every round, so the same answer, given again and again, reveals no more ' +
+      'than it did the first time; only a changed answer costs more.'
+    : ' Each round\'s answers are randomized afresh, so every round adds its ε.';
+  const el = $('privacy-rounds');
+  el.innerHTML = `<strong>This survey collects every ${period(rounds.every)}</strong>: you may answer once per round. ${now}${kept} ` +
+    `The server counts what this device has revealed over all rounds and stops at <strong>ε = ${fmt(rounds.lifetime_epsilon)}</strong>. ` +
+    'To tell rounds apart it gets a random key this browser keeps for the survey (nothing about you or your answers; ' +
+    'clearing this site\'s data discards it, and with it the kept randomizations).';
+  el.hidden = false;
 }
 
 async function main() {
@@ -264,9 +408,12 @@ async function main() {
   document.title = survey.title;
   $('title').textContent = survey.title;
 
+  loaded = survey;
   let devices;
+  let deviceId = null;
   try {
-    devices = survey.questions.map((q, i) => device(q, i));
+    devices = await Promise.all(survey.questions.map((q, i) => device(q, i)));
+    if (survey.rounds) deviceId = await deviceKey(`${surveyId}#device`);
   } catch (err) {
     status('error', `This survey's randomization settings could not be checked, so nothing will be sent. (${escapeHtml(err.message)})`);
     return;
@@ -281,7 +428,7 @@ async function main() {
     ? `(this device drew one of the survey's ${devices.length} questions for you at random; only that answer is randomized and sent)`
     : `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''})`;
   $('privacy-epsilon').innerHTML =
-    `Privacy loss for the whole survey: <strong>ε = ${fmt(total)}</strong> ${over}. ` +
+    `Privacy loss for ${survey.rounds ? 'each round' : 'the whole survey'}: <strong>ε = ${fmt(total)}</strong> ${over}. ` +
     `Whatever someone trying to guess your answers already knows about you, what this page sends makes ` +
     `any answer at most e<sup>ε</sup> = ${Number(Math.exp(total).toPrecision(3))} times more likely, ` +
     `compared with any other, than they thought before: if they thought two answers equally likely, ` +
@@ -289,6 +436,7 @@ async function main() {
     (revealing.length ? ` <strong>Except</strong>: ${revealing.join(', ')} uses a design in which some answers reveal the truth (no such bound).` : '') +
     (plain ? ` ${plain} question${plain === 1 ? ' is' : 's are'} <strong>not randomized</strong>: those answers are sent as you give them.` : '') +
     ' Not protected: your network address, when you answer, and that you took part.';
+  if (survey.rounds) roundsNotice(survey, devices);
 
   const container = $('questions');
   const ask = () => {
@@ -330,6 +478,7 @@ async function main() {
     const key = idempotencyKey();
     const body = { idempotency_key: key };
     if (invite) body.invite_token = invite;
+    if (deviceId) body.device = deviceId;
     body.reports = reports;
     // the answers are fixed from here on: a retry must resend these very reports, since fresh
     // randomization of the same answers would reveal more about them

@@ -1,0 +1,96 @@
+"""Optional compiled kernels, with the pure-numpy code as the reference and fallback.
+
+The exact Bernoulli sampler (:func:`deniable.randomness.dyadic_packed`)
+decodes a stream of random bits into runs, one per output bit. numpy does
+that with ``flatnonzero`` and ``diff`` (an int64 index per bit); with numba
+installed (``pip install 'deniable[fast]'``) a compiled loop does it in a
+fraction of the time. Both read the same bytes and give the same bits for
+the same bytes (tested); numba is imported only when a large enough batch
+is first sampled, never by ``import deniable``.
+
+Which one runs is chosen by :func:`set_accelerator` or, at start-up, by the
+environment variable ``DENIABLE_ACCELERATOR``:
+
+* ``auto`` (the default): numba if it is installed, for batches of at least
+  ``AUTO_FROM`` bits (smaller ones, such as a single report, stay in numpy
+  and do not pay numba's import);
+* ``numba``: numba for every batch (an ImportError if it is not installed);
+* ``numpy``: never numba.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["ACCELERATORS", "AUTO_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder"]
+
+ACCELERATORS = ("auto", "numba", "numpy")
+AUTO_FROM = 1 << 16
+"""Bits per call from which ``auto`` uses numba (a single report of up to 65,535 bits stays in numpy)."""
+
+_lock = threading.Lock()
+_kernel: Callable[..., Any] | None = None
+
+
+def _check(name: str) -> str:
+    if name not in ACCELERATORS:
+        raise ValueError(f"accelerator must be one of {', '.join(ACCELERATORS)}; got {name!r}")
+    return name
+
+
+_mode = _check(os.environ.get("DENIABLE_ACCELERATOR", "auto").strip().lower() or "auto")
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def accelerator() -> str:
+    """The current setting: ``auto``, ``numba`` or ``numpy``."""
+    return _mode
+
+
+def set_accelerator(name: str) -> str:
+    """Choose the backend (``auto``, ``numba`` or ``numpy``); returns the previous setting.
+
+    ``numba`` compiles (or loads from numba's cache) the kernel at once and
+    raises ImportError if numba is not installed.
+    """
+    global _mode
+    if _check(name) == "numba":
+        _load()  # before switching: without numba the setting stays as it was
+    previous, _mode = _mode, name
+    return previous
+
+
+def _load() -> Callable[..., Any]:
+    global _kernel
+    with _lock:
+        if _kernel is None:
+            from deniable import _runs_numba
+
+            _kernel = _runs_numba.decoder
+        return _kernel
+
+
+def run_decoder(bits: int) -> Callable[..., Any] | None:
+    """For a call of ``bits`` output bits: None for numpy, or the compiled decoder's factory
+    (``factory(tables)`` gives ``decode(octets, carried, select, out, lane0, need) -> (decided, zeros)``)."""
+    if _mode == "numpy" or (_mode == "auto" and (bits < AUTO_FROM or not _available())):
+        return None
+    return _load()
+
+
+_found: bool | None = None
+
+
+def _available() -> bool:
+    global _found
+    if _found is None:
+        _found = numba_available()
+    return _found

@@ -1,0 +1,280 @@
+"""Free-text questions: discover what respondents type, privately (heavy hitters).
+
+A question of ``type: free-text`` asks for a short text (or an integer) that
+nobody listed in advance::
+
+    - id: tool
+      text: Which tool do you use most for note taking?
+      type: free-text
+      max_length: 12      # bytes of UTF-8 kept; a longer answer is cut (and marked cut)
+      epsilon: 4
+
+Each device randomizes its answer by :class:`deniable.heavy.HeavyHitters`
+(PEM by default; ``method: sfp`` runs Apple's sequence fragment puzzle) and
+sends one report in the exact JSON form of ``reports_from_json``; the
+question keeps the exact versioned configuration (``"deniable.discovery"``,
+:meth:`HeavyHitters.to_config`) that devices randomize with and results are
+decoded with. Optional fields: ``kind`` (``text``, the default, or
+``integer``), ``top_k`` (values kept per level, default
+:data:`DEFAULT_TOP_K`), ``oracle`` (``cms`` or ``hcms``; default: the better
+for the epsilon), ``rows`` and ``width`` (the count-mean sketch, defaults
+:data:`DEFAULT_ROWS` x :data:`DEFAULT_WIDTH`), ``seed`` (64 hex digits).
+
+**Seed.** The sketch's public hash seed is, unless given, derived from the
+question's definition (BLAKE2b of its canonical JSON), so that loading the
+same definition again gives the same survey (a server restarted with its
+YAML file must not conflict with what it stored). Privacy never depends on
+the seed; accuracy needs it chosen independently of the answers, which a
+hash of the definition is.
+
+**Aggregate.** The mergeable :class:`~deniable.heavy.HeavyStat` (one
+``rows x width`` sketch per level), stored and merged like every other
+question's aggregate; its size is ``levels x rows x width`` integers,
+capped at :data:`MAX_SKETCH_CELLS` so that a write stays cheap.
+
+**Results.** :meth:`HeavyHitters.identify` on the merged aggregate: the
+values whose count is significantly above 0, most frequent first, with the
+count, standard error and normal interval at the results' level. It costs
+``levels x top_k x 256`` sketch look-ups, so it is cached by aggregate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable.errors import ConfigError, ReportError
+from deniable.heavy import HeavyHitters, HeavyStat
+from deniable.heavy.items import KINDS
+from deniable.heavy.protocols import PROTOCOLS
+from deniable.server.errors import SurveyError
+
+__all__ = ["FREE_TEXT", "FreeTextQuestion", "load_free_text_question", "discovery_json",
+           "DEFAULT_TOP_K", "DEFAULT_ROWS", "DEFAULT_WIDTH", "MAX_SKETCH_CELLS"]
+
+FREE_TEXT = "free-text"
+DEFAULT_TOP_K = 16
+DEFAULT_ROWS = 32
+DEFAULT_WIDTH = 256
+MAX_SKETCH_CELLS = 1 << 19
+"""Largest ``levels x rows x width`` of a free-text question's aggregate (integers stored per shard)."""
+
+_DEFINITION_KEYS = frozenset({"id", "text", "type", "max_length", "epsilon", "method", "kind", "top_k", "oracle",
+                              "rows", "width", "seed"})
+_STORED_KEYS = frozenset({"id", "text", "type", "discovery"})
+
+
+class _PartReportError(ReportError):
+    """A bad free-text report whose fault is inside it (``subfield``: ``.level``, ``.sketch`` or ``.word``)."""
+
+    def __init__(self, message: str, index: int, subfield: str) -> None:
+        super().__init__(message, index)
+        self.subfield = subfield
+
+
+@dataclass(frozen=True)
+class FreeTextQuestion:
+    """A free-text question: devices randomize with :class:`~deniable.heavy.HeavyHitters`."""
+
+    id: str
+    text: str
+    hitters: HeavyHitters
+    type: str = FREE_TEXT
+    randomized: bool = True
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.hitters.epsilon)
+
+    @property
+    def max_length(self) -> int:
+        return int(self.hitters.max_length)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored (canonical) definition: the exact discovery configuration."""
+        return {"id": self.id, "text": self.text, "type": self.type, "discovery": self.hitters.to_config()}
+
+    def public_json(self) -> dict[str, Any]:
+        """As devices get it: the configuration, and the limits the page shows."""
+        h = self.hitters
+        return {**self.to_json(), "randomized": True, "epsilon": self.epsilon, "max_length": h.max_length,
+                "kind": h.kind, "method": h.method}
+
+    # ---------------------------------------------------------------- reports
+    def reports_from_json(self, values: Sequence[Any]) -> NDArray[Any]:
+        """Structured reports; :class:`ReportError` names the first bad one (and the part at fault)."""
+        try:
+            return self.hitters.reports_from_json(list(values))
+        except ReportError as exc:
+            raise self._located(values, exc) from None
+
+    def _located(self, values: Sequence[Any], exc: ReportError) -> ReportError:
+        """The error of a rejected batch, with the part of the bad report at fault (error path only)."""
+        item = values[exc.index] if 0 <= exc.index < len(values) else None
+        parts = ("sketch", "word") if self.hitters.method == "sfp" else ("sketch",)
+        if not isinstance(item, dict) or set(item) != {"level", *parts}:
+            return exc
+        level = item["level"]
+        if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= self.hitters.levels:
+            return _PartReportError(exc.reason, exc.index, ".level")
+        for part in parts:
+            try:
+                self.hitters.oracle.reports_from_json([item[part]])
+            except ReportError as bad:
+                return _PartReportError(bad.reason, exc.index, f".{part}")
+        return exc
+
+    def reports_to_json(self, checked: NDArray[Any]) -> list[Any]:
+        return self.hitters.reports_to_json(checked)
+
+    # -------------------------------------------------------------- aggregate
+    def empty_aggregate(self) -> HeavyStat:
+        return self.hitters.aggregate(np.empty(0, dtype=self.hitters.dtype))
+
+    def aggregate_from_json(self, data: Mapping[str, Any]) -> HeavyStat:
+        return self.hitters.aggregate_from_json(data)
+
+    def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> HeavyStat:
+        reports = checked[self.id]
+        return self.hitters.aggregate(reports if rows is None else reports[np.asarray(rows, dtype=np.int64)])
+
+
+# -------------------------------------------------------------------- loading
+def _integer(data: Mapping[str, Any], key: str, where: str, default: int | None, low: int, high: int) -> int:
+    if key not in data:
+        if default is None:
+            raise SurveyError(f"{where}{key}", f"is required by a free-text question (an integer in {low}..{high})")
+        return default
+    value = data[key]
+    if type(value) is not int or not low <= value <= high:
+        raise SurveyError(f"{where}{key}", f"must be an integer in {low}..{high}; got {value!r:.60}")
+    return value
+
+
+def _choice(data: Mapping[str, Any], key: str, where: str, options: Sequence[str], default: Any) -> Any:
+    value = data.get(key, default)
+    if value is not default and value not in options:
+        raise SurveyError(f"{where}{key}", f"must be one of {list(options)}; got {value!r:.60}")
+    return value
+
+
+def _derived_seed(data: Mapping[str, Any]) -> bytes:
+    """The sketch seed of a definition without ``seed``: BLAKE2b of its canonical JSON."""
+    text = json.dumps(dict(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=32, person=b"deniable:q-seed").digest()
+
+
+def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> FreeTextQuestion:
+    """A free-text question from its definition or its stored form (``where``: the path prefix)."""
+    if isinstance(data.get("discovery"), dict):
+        extra = sorted(set(data) - _STORED_KEYS)
+        if extra:
+            raise SurveyError(f"{where}{extra[0]}", "is not a field of a free-text question with a discovery config")
+        try:
+            return FreeTextQuestion(qid, text, HeavyHitters.from_config(data["discovery"]))
+        except (ConfigError, ValueError, TypeError) as exc:
+            raise SurveyError(f"{where}discovery", str(exc)) from None
+    extra = sorted(set(data) - _DEFINITION_KEYS - {"randomized"})
+    if extra:
+        raise SurveyError(
+            f"{where}{extra[0]}", f"is not a field of a free-text question (allowed: {sorted(_DEFINITION_KEYS)})"
+        )
+    kind = _choice(data, "kind", where, KINDS, "text")
+    max_length = _integer(data, "max_length", where, None if kind == "text" else 8, 1, 63)
+    if kind == "integer" and "max_length" in data:
+        raise SurveyError(f"{where}max_length", "applies to kind: text only (an integer is 8 bytes)")
+    if "epsilon" not in data:
+        raise SurveyError(f"{where}epsilon", "is required by a free-text question (each respondent's privacy loss)")
+    epsilon = data["epsilon"]
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
+        raise SurveyError(f"{where}epsilon", f"must be a number; got {epsilon!r:.60}")
+    method = _choice(data, "method", where, list(PROTOCOLS), "pem")
+    oracle = _choice(data, "oracle", where, ["cms", "hcms"], None)
+    top_k = _integer(data, "top_k", where, DEFAULT_TOP_K, 1, 256)
+    rows = _integer(data, "rows", where, DEFAULT_ROWS, 1, 1024)
+    width = _integer(data, "width", where, DEFAULT_WIDTH, 8, 4096)
+    if width & (width - 1):
+        raise SurveyError(f"{where}width", f"must be a power of two in 8..4096; got {width}")
+    levels = max_length + 1 if kind == "text" else 8
+    if levels * rows * width > MAX_SKETCH_CELLS:
+        raise SurveyError(
+            f"{where}rows", f"the aggregate would hold levels x rows x width = {levels} x {rows} x {width} = "
+            f"{levels * rows * width} counts, above {MAX_SKETCH_CELLS}; lower rows, width or max_length"
+        )
+    seed = data.get("seed")
+    if seed is not None and not (isinstance(seed, str) and len(seed) == 64):
+        raise SurveyError(f"{where}seed", f"must be 64 hex digits (32 bytes); got {seed!r:.80}")
+    try:
+        hitters = HeavyHitters(
+            epsilon=epsilon, method=method, kind=kind, max_length=max_length, top_k=top_k, oracle=oracle,
+            rows=rows, width=width, seed=seed if seed is not None else _derived_seed(data),
+        )
+    except (ValueError, TypeError) as exc:
+        message = str(exc)
+        field = "epsilon" if "epsilon" in message else "seed" if "seed" in message else "type"
+        raise SurveyError(f"{where}{field}", message) from None
+    return FreeTextQuestion(qid, text, hitters)
+
+
+# -------------------------------------------------------------------- results
+_CACHE: OrderedDict[tuple[str, str, float], dict[str, Any]] = OrderedDict()
+_CACHE_SIZE = 64
+_CACHE_LOCK = threading.Lock()
+
+
+def _stat_digest(stat: HeavyStat) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for sketch in (*stat.levels, *([stat.word] if stat.word is not None else [])):
+        h.update(np.ascontiguousarray(sketch.row_counts).tobytes())
+        h.update(np.ascontiguousarray(sketch.table).tobytes())
+    return h.hexdigest()
+
+
+def _discovered(q: FreeTextQuestion, stat: HeavyStat, level: float) -> dict[str, Any]:
+    found = q.hitters.identify(stat, level=level)
+    rows = [
+        {"value": v, "count": float(c), "std_error": float(s), "ci_low": float(lo), "ci_high": float(hi),
+         "truncated": bool(t)}
+        for v, c, s, lo, hi, t in zip(found.values, found.counts, found.std_errors, found.ci_low, found.ci_high,
+                                      found.truncated.tolist(), strict=True)
+    ]
+    return {"values": rows}
+
+
+def discovery_json(q: FreeTextQuestion, stat: HeavyStat, level: float) -> dict[str, Any]:
+    """A free-text question's results: the discovered values, most frequent first, with counts and CIs.
+
+    ``values`` are those :meth:`HeavyHitters.identify` reports (count
+    significantly above 0: one-sided z test at 5%, Bonferroni over every
+    candidate of the last step), each with ``count`` (estimated respondents),
+    ``std_error``, the normal interval at ``level`` (``ci_low``, ``ci_high``)
+    and ``truncated`` (a text cut at ``max_length``). Cached by aggregate.
+    """
+    h = q.hitters
+    key = (h.fingerprint, _stat_digest(stat), level)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            _CACHE.move_to_end(key)
+    if cached is None:
+        cached = _discovered(q, stat, level) if stat.n else {"values": []}
+        with _CACHE_LOCK:
+            _CACHE[key] = cached
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return {
+        "id": q.id, "text": q.text, "type": q.type, "kind": "discovery", "method": h.method,
+        "value_kind": h.kind, "max_length": h.max_length, "top_k": h.top_k, "epsilon": q.epsilon,
+        "n": stat.n, "target": "population", "level": level,
+        "selection": "values whose count is significantly above 0 (one-sided z test at 5%, Bonferroni over "
+        "the candidates of the last step), most frequent first",
+        "values": [dict(v) for v in cached["values"]],
+    }

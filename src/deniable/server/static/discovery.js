@@ -1,0 +1,344 @@
+// discovery.js -- randomize a free-text answer on the respondent's device (heavy-hitter discovery).
+//
+// A dependency-free ES module beside deniable.js. Given a discovery configuration as produced
+// by the Python library (`HeavyHitters.to_config()`, format "deniable.discovery" version 1),
+// `fromDiscoveryConfig(cfg).privatize(value)` returns one report in exactly the JSON form
+// `HeavyHitters.reports_from_json` accepts:
+//
+//   pem  {"level": i, "sketch": S}
+//   sfp  {"level": i, "sketch": S, "word": S}
+//
+// where S is a count-mean sketch report: cms {"row": j, "bits": hex of the m bits, bit b being
+// bit b % 8 of byte b / 8}, hcms {"row": j, "index": l, "bit": 0 or 1}.
+//
+// The protocol (deniable.heavy): a text value becomes its item of L = max_length + 1 bytes
+// (UTF-8, cut after the last whole character within max_length bytes and marked 0xFE, else
+// ended by 0xFF; padded with 0xFF); an integer its 8 bytes big-endian of value + 2^63. The
+// device draws its level i uniformly in 1..L. PEM sends a sketch report of the key
+// [i] + item[0:i]; SFP computes the 8-bit piece r = BLAKE2b(item, digest 1, key seed, person
+// "deniable:sfp") and sends a report of [i, r, item[i-1]] and one of the whole item (each sketch
+// at epsilon / 2). A sketch report of key x: fingerprint phi = BLAKE2b(x, digest 8, key seed,
+// person "deniable:value") little-endian; row j uniform below rows; bucket bit t = parity of
+// R[j, t] & phi with R[j, t] = BLAKE2b(j as 4 bytes LE + [t], digest 8, key seed, person
+// "deniable:row"); then CMS flips each of the m one-hot bits with probability
+// flip_numerator / 2^32, HCMS draws l uniform below m and keeps (-1)^popcount(l & bucket) with
+// probability a / (a + b).
+//
+// Timing: hashing and sampling run a number of times fixed by the configuration (items have L
+// bytes, keys are chosen by the level); only encoding the text as UTF-8 and finding where to
+// cut it take time that grows with the answer's length.
+//
+// Exactness: every draw is deniable.js's integer sampler (rejection sampling of uniform words
+// from crypto.getRandomValues); no float meets randomness. BLAKE2b is RFC 7693 with its key
+// and personalization parameters (as Python's hashlib.blake2b), over BigInt words.
+import { DeniableError, parseJSON, secureRandomBytes, stringify, uniformBelow, uniformBelowSmall, WordPool } from './deniable.js';
+
+export const DISCOVERY_FORMAT = 'deniable.discovery';
+export const DISCOVERY_VERSION = 1;
+const SHARE = { pem: 1, sfp: 2 };
+const MASK64 = (1n << 64n) - 1n;
+const END = 0xff;
+const CUT = 0xfe;
+const MAX_GETRANDOM = 65536;
+
+// ------------------------------------------------------------------ BLAKE2b (RFC 7693)
+
+const IV = [
+  0x6a09e667f3bcc908n, 0xbb67ae8584caa73bn, 0x3c6ef372fe94f82bn, 0xa54ff53a5f1d36f1n,
+  0x510e527fade682d1n, 0x9b05688c2b3e6c1fn, 0x1f83d9abfb41bd6bn, 0x5be0cd19137e2179n,
+];
+const SIGMA = [
+  [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+  [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
+  [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
+  [7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8],
+  [9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13],
+  [2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9],
+  [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11],
+  [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
+  [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
+  [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
+];
+const rotr64 = (x, n) => ((x >> n) | (x << (64n - n))) & MASK64;
+
+/** Little-endian 64-bit word of `bytes` at `offset`. */
+function word64(bytes, offset) {
+  let w = 0n;
+  for (let k = 7; k >= 0; k--) w = (w << 8n) | BigInt(bytes[offset + k]);
+  return w;
+}
+
+function compress(h, block, t, last) {
+  const v = [...h, ...IV];
+  const m = Array.from({ length: 16 }, (_, i) => word64(block, 8 * i));
+  v[12] ^= t & MASK64;
+  v[13] ^= t >> 64n;
+  if (last) v[14] ^= MASK64;
+  const g = (a, b, c, d, x, y) => {
+    v[a] = (v[a] + v[b] + x) & MASK64;
+    v[d] = rotr64(v[d] ^ v[a], 32n);
+    v[c] = (v[c] + v[d]) & MASK64;
+    v[b] = rotr64(v[b] ^ v[c], 24n);
+    v[a] = (v[a] + v[b] + y) & MASK64;
+    v[d] = rotr64(v[d] ^ v[a], 16n);
+    v[c] = (v[c] + v[d]) & MASK64;
+    v[b] = rotr64(v[b] ^ v[c], 63n);
+  };
+  for (let r = 0; r < 12; r++) {
+    const s = SIGMA[r % 10];
+    g(0, 4, 8, 12, m[s[0]], m[s[1]]);
+    g(1, 5, 9, 13, m[s[2]], m[s[3]]);
+    g(2, 6, 10, 14, m[s[4]], m[s[5]]);
+    g(3, 7, 11, 15, m[s[6]], m[s[7]]);
+    g(0, 5, 10, 15, m[s[8]], m[s[9]]);
+    g(1, 6, 11, 12, m[s[10]], m[s[11]]);
+    g(2, 7, 8, 13, m[s[12]], m[s[13]]);
+    g(3, 4, 9, 14, m[s[14]], m[s[15]]);
+  }
+  for (let i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+}
+
+/**
+ * BLAKE2b of `data` (Uint8Array) with hashlib.blake2b's parameters: `digestLength` 1..64 bytes,
+ * `key` (0..64 bytes), `salt` and `personal` (0..16 bytes each, zero-padded). A Uint8Array.
+ */
+export function blake2b(data, { digestLength = 64, key = new Uint8Array(0), salt = new Uint8Array(0), personal = new Uint8Array(0) } = {}) {
+  if (!Number.isInteger(digestLength) || digestLength < 1 || digestLength > 64) throw new RangeError('digestLength must be in 1..64');
+  if (key.length > 64 || salt.length > 16 || personal.length > 16) throw new RangeError('key <= 64, salt and personal <= 16 bytes');
+  const param = new Uint8Array(64);
+  param[0] = digestLength;
+  param[1] = key.length;
+  param[2] = 1; // fanout
+  param[3] = 1; // depth
+  param.set(salt, 32);
+  param.set(personal, 48);
+  const h = IV.map((w, i) => w ^ word64(param, 8 * i));
+  const input = new Uint8Array((key.length ? 128 : 0) + data.length);
+  input.set(key, 0);
+  input.set(data, key.length ? 128 : 0);
+  const blocks = Math.max(1, Math.ceil(input.length / 128));
+  for (let b = 0; b < blocks; b++) {
+    const block = new Uint8Array(128);
+    block.set(input.subarray(128 * b, 128 * (b + 1)));
+    const last = b === blocks - 1;
+    compress(h, block, BigInt(last ? input.length : 128 * (b + 1)), last);
+  }
+  const out = new Uint8Array(digestLength);
+  for (let i = 0; i < digestLength; i++) out[i] = Number((h[i >> 3] >> BigInt(8 * (i & 7))) & 0xffn);
+  return out;
+}
+
+// ------------------------------------------------------------------ count-mean sketches
+
+const utf8 = (text) => new TextEncoder().encode(text);
+const PERSON_VALUE = utf8('deniable:value');
+const PERSON_ROW = utf8('deniable:row');
+const PERSON_SFP = utf8('deniable:sfp');
+
+function littleEndian64(bytes) {
+  return word64(bytes, 0);
+}
+
+function parity64(x) {
+  // popcount(x) mod 2 of a 64-bit BigInt, by folding (the same steps for every x)
+  let y = x ^ (x >> 32n);
+  y ^= y >> 16n;
+  y ^= y >> 8n;
+  y ^= y >> 4n;
+  y ^= y >> 2n;
+  y ^= y >> 1n;
+  return Number(y & 1n);
+}
+
+function integerField(params, name, field, min, max) {
+  const raw = params[name];
+  const v = typeof raw === 'bigint' ? raw : (typeof raw === 'number' && Number.isSafeInteger(raw) ? BigInt(raw) : null);
+  if (v === null || v < BigInt(min) || v > BigInt(max)) {
+    throw new DeniableError(`${field}.${name}`, `must be an integer in ${min}..${max}; got ${stringify(raw)}`);
+  }
+  return v;
+}
+
+/**
+ * A count-mean sketch (cms or hcms) from its mechanism config:
+ * {name, epsilon, seed, bucket(row, keyBytes), report(pool, keyBytes)} (optional last argument:
+ * a Map memo of fingerprints, for a batch).
+ */
+export function sketchFromConfig(config, field = 'sketch') {
+  if (config === null || typeof config !== 'object' || config.format !== 'deniable.mechanism' || config.version !== 1) {
+    throw new DeniableError(field, 'must be a deniable.mechanism version 1 config');
+  }
+  const name = config.mechanism;
+  if (name !== 'cms' && name !== 'hcms') throw new DeniableError(`${field}.mechanism`, `must be cms or hcms; got ${stringify(name)}`);
+  const params = config.params;
+  if (params === null || typeof params !== 'object') throw new DeniableError(`${field}.params`, 'must be an object');
+  const where = `${field}.params`;
+  if (params.hash !== 'blake2b-gf2') throw new DeniableError(`${where}.hash`, `must be "blake2b-gf2"; got ${stringify(params.hash)}`);
+  const rows = Number(integerField(params, 'rows', where, 1, 65536));
+  const width = Number(integerField(params, 'width', where, 8, 1 << 20));
+  if (width & (width - 1)) throw new DeniableError(`${where}.width`, `must be a power of two; got ${width}`);
+  const bits = Math.log2(width);
+  if (typeof params.seed !== 'string' || !/^[0-9a-f]{64}$/.test(params.seed)) {
+    throw new DeniableError(`${where}.seed`, 'must be 64 lowercase hex digits');
+  }
+  const seed = Uint8Array.from(params.seed.match(/../g), (h) => parseInt(h, 16));
+  const masks = new Map(); // row -> its `bits` 64-bit masks, computed when first needed
+  const rowMasks = (j) => {
+    if (!masks.has(j)) {
+      masks.set(j, Array.from({ length: bits }, (_, t) => {
+        const input = new Uint8Array([j & 0xff, (j >>> 8) & 0xff, (j >>> 16) & 0xff, (j >>> 24) & 0xff, t]);
+        return littleEndian64(blake2b(input, { digestLength: 8, key: seed, personal: PERSON_ROW }));
+      }));
+    }
+    return masks.get(j);
+  };
+  const fingerprint = (key) => littleEndian64(blake2b(key, { digestLength: 8, key: seed, personal: PERSON_VALUE }));
+  // memo: a batch (privatizeMany) hashes each distinct key once, as the Python library does
+  const bucket = (j, key, memo = null) => {
+    let phi;
+    if (memo === null) phi = fingerprint(key);
+    else {
+      const id = key.join(',');
+      phi = memo.get(id);
+      if (phi === undefined) memo.set(id, (phi = fingerprint(key)));
+    }
+    let b = 0;
+    rowMasks(j).forEach((mask, t) => { b |= parity64(mask & phi) << t; });
+    return b;
+  };
+  if (name === 'cms') {
+    const t = Number(integerField(params, 'flip_numerator', where, 1, 2 ** 31 - 1));
+    const epsilon = 2 * Math.log((2 ** 32 - t) / t);
+    return {
+      name, epsilon, seed, bucket, words: width + 2,
+      report(pool, key, memo = null) {
+        const j = uniformBelowSmall(pool, rows);
+        const b = bucket(j, key, memo);
+        const packed = new Uint8Array(width / 8);
+        for (let i = 0; i < width; i++) {
+          const bit = (pool.u32() < t ? 1 : 0) ^ (i === b ? 1 : 0);
+          packed[i >> 3] |= bit << (i & 7);
+        }
+        return { row: j, bits: Array.from(packed, (x) => x.toString(16).padStart(2, '0')).join('') };
+      },
+    };
+  }
+  const a = integerField(params, 'keep_numerator', where, 1, 2n ** 64n - 1n);
+  const other = integerField(params, 'other_numerator', where, 1, 2n ** 64n - 1n);
+  if (!(other < a) || a + other > 2n ** 64n) throw new DeniableError(where, 'hcms needs 0 < other_numerator < keep_numerator, sum <= 2^64');
+  const epsilon = Math.log(Number(a) / Number(other));
+  return {
+    name, epsilon, seed, bucket, words: 8,
+    report(pool, key, memo = null) {
+      const j = uniformBelowSmall(pool, rows);
+      const b = bucket(j, key, memo);
+      const l = uniformBelowSmall(pool, width);
+      const keep = uniformBelow(pool, a + other) < a;
+      return { row: j, index: l, bit: parity64(BigInt(l & b)) ^ (keep ? 0 : 1) };
+    },
+  };
+}
+
+// ------------------------------------------------------------------ items
+
+/** The item of a text value: L = maxLength + 1 bytes (see the header). */
+function textItem(value, maxLength) {
+  if (typeof value !== 'string') throw new DeniableError('value', `must be a string; got ${stringify(value)}`);
+  const data = utf8(value);
+  const item = new Uint8Array(maxLength + 1).fill(END);
+  if (data.length <= maxLength) {
+    item.set(data);
+    return item;
+  }
+  let end = maxLength;
+  while (end > 0 && (data[end] & 0xc0) === 0x80) end--; // data[end] continues the character before it
+  item.set(data.subarray(0, end));
+  item[end] = CUT;
+  return item;
+}
+
+const OFFSET = 1n << 63n;
+
+/** The item of an integer in -2^63..2^63-1 (a safe integer Number or a BigInt): 8 bytes big-endian of value + 2^63. */
+function integerItem(value) {
+  const v = typeof value === 'bigint' ? value : (Number.isSafeInteger(value) ? BigInt(value) : null);
+  if (v === null || v < -OFFSET || v >= OFFSET) throw new DeniableError('value', `must be an integer in -2^63..2^63-1; got ${stringify(value)}`);
+  const u = v + OFFSET;
+  return Uint8Array.from({ length: 8 }, (_, k) => Number((u >> BigInt(8 * (7 - k))) & 0xffn));
+}
+
+// ------------------------------------------------------------------ the device
+
+/**
+ * A discovery device from its configuration (an object, or JSON text).
+ *
+ * options.randomBytes: (n) => Uint8Array of n uniform bytes (default: crypto.getRandomValues).
+ * Returns {method, kind, maxLength, epsilon, config, item(value), privatize(value), privatizeMany(values)}.
+ */
+export function fromDiscoveryConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
+  const config = typeof cfg === 'string' ? parseJSON(cfg) : cfg;
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new DeniableError('config', 'must be a JSON object');
+  if (config.format !== DISCOVERY_FORMAT) {
+    throw new DeniableError('format', `must be ${JSON.stringify(DISCOVERY_FORMAT)}; got ${stringify(config.format)}`);
+  }
+  if (config.version !== DISCOVERY_VERSION) {
+    throw new DeniableError('version', `must be ${DISCOVERY_VERSION} (this reader's version); got ${stringify(config.version)}`);
+  }
+  const method = config.method;
+  if (!Object.prototype.hasOwnProperty.call(SHARE, method)) throw new DeniableError('method', `must be pem or sfp; got ${stringify(method)}`);
+  const kind = config.kind;
+  if (kind !== 'text' && kind !== 'integer') throw new DeniableError('kind', `must be text or integer; got ${stringify(kind)}`);
+  const maxLength = config.max_length;
+  if (!Number.isInteger(maxLength) || maxLength < 1 || maxLength > 254) {
+    throw new DeniableError('max_length', `must be an integer in 1..254; got ${stringify(maxLength)}`);
+  }
+  const sketch = sketchFromConfig(config.sketch, 'sketch');
+  const epsilon = sketch.epsilon * SHARE[method];
+  if (typeof config.epsilon !== 'number' || Math.abs(config.epsilon - epsilon) > 1e-9 * Math.max(1, epsilon)) {
+    throw new DeniableError('epsilon', `says ${stringify(config.epsilon)} but the parameters give ${epsilon}`);
+  }
+  const L = kind === 'text' ? maxLength + 1 : 8;
+  const item = (value) => (kind === 'text' ? textItem(value, maxLength) : integerItem(value));
+  const sample = (pool, it, memo = null) => {
+    const level = 1 + uniformBelowSmall(pool, L);
+    if (method === 'pem') {
+      const key = new Uint8Array(level + 1);
+      key[0] = level;
+      key.set(it.subarray(0, level), 1);
+      return { level, sketch: sketch.report(pool, key, memo) };
+    }
+    let piece = memo === null ? undefined : memo.get(`piece:${it.join(',')}`);
+    if (piece === undefined) {
+      piece = blake2b(it, { digestLength: 1, key: sketch.seed, personal: PERSON_SFP })[0];
+      if (memo !== null) memo.set(`piece:${it.join(',')}`, piece);
+    }
+    const fragment = new Uint8Array([level, piece, it[level - 1]]);
+    return { level, sketch: sketch.report(pool, fragment, memo), word: sketch.report(pool, it, memo) };
+  };
+  const chunkFor = (count) => Math.min(MAX_GETRANDOM, 4 * (SHARE[method] * sketch.words + 4) * count + 64);
+  return Object.freeze({
+    method,
+    kind,
+    maxLength,
+    epsilon: config.epsilon,
+    config,
+    /** The fixed-length item a value is hashed as (for tests and display). */
+    item,
+    /** One report for `value` (a string, or an integer for kind "integer"), as JSON-ready data. */
+    privatize(value) {
+      return sample(new WordPool(randomBytes, chunkFor(1)), item(value));
+    },
+    /** Reports for many values (one random pool for the batch: faster, same distribution). */
+    privatizeMany(values) {
+      const items = Array.from(values, item);
+      const pool = new WordPool(randomBytes, chunkFor(items.length));
+      const memo = new Map();
+      return items.map((it) => sample(pool, it, memo));
+    },
+  });
+}
+
+/** Whether a value fits without being cut: its UTF-8 length in bytes (what max_length counts). */
+export function utf8Length(text) {
+  return utf8(String(text)).length;
+}

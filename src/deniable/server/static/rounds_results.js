@@ -1,0 +1,230 @@
+// Results of a survey that runs in rounds (results.rounds), drawn by results.js: how much of the
+// lifetime budget the devices have spent, and per question each round's estimates as a trend chart
+// (an SVG line per answer with its confidence band) and a table. Only DOM/SVG elements and classes:
+// the page's Content-Security-Policy forbids inline styles.
+import { numberText } from './number_results.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const share = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
+const SERIES = 6; // colours in style.css (.series-0 .. .series-5)
+
+function svgEl(name, attrs = {}, text) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function html(name, className, text) {
+  const node = document.createElement(name);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function table(head, rows, caption) {
+  const t = html('table', 'numbers');
+  if (caption) t.append(html('caption', '', caption));
+  const thead = html('thead');
+  const hr = html('tr');
+  head.forEach((h) => {
+    const th = html('th', '', h);
+    th.scope = 'col';
+    hr.append(th);
+  });
+  thead.append(hr);
+  const body = html('tbody');
+  rows.forEach((cells) => {
+    const tr = html('tr');
+    cells.forEach((text, j) => {
+      const cell = html(j === 0 ? 'th' : 'td', '', text);
+      if (j === 0) cell.scope = 'row';
+      tr.append(cell);
+    });
+    body.append(tr);
+  });
+  t.append(thead, body);
+  return t;
+}
+
+/** "1 day", "12 hours", "30 minutes", "90 seconds": the length of a round. */
+export function duration(seconds) {
+  const units = [[86400, 'day'], [3600, 'hour'], [60, 'minute'], [1, 'second']];
+  const [size, name] = units.find(([s]) => seconds % s === 0);
+  const n = seconds / size;
+  return `${n} ${name}${n === 1 ? '' : 's'}`;
+}
+
+/** An ISO-8601 UTC time as "2026-12-01 00:00" (seconds only when there are any). */
+const utc = (iso) => new Date(iso).toISOString().replace('T', ' ').replace(/(:00)?\.\d{3}Z$/, '');
+
+const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c === false ? 'No' : String(c)) : String(c));
+
+/** The series a question has per round: one per answer (mechanism questions), the prevalence (designs)
+ * or the mean (number questions). */
+function seriesOf(q) {
+  if (q.kind === 'plain' || q.kind === 'discovery') return null; // no fixed answers to follow
+  if (q.kind === 'mean') {
+    return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }];
+  }
+  if (q.kind === 'design') {
+    const pi = q.parameters[0];
+    return [{ label: 'Prevalence π', est: pi.estimate, low: pi.ci_low, high: pi.ci_high, se: pi.std_error }];
+  }
+  const order = q.categories.map((_, i) => i);
+  if (q.type === 'yes-no') order.reverse(); // "Yes" first
+  return order.map((i) => ({
+    label: answerLabel(q, q.categories[i]), est: q.estimate[i], low: q.ci_low[i], high: q.ci_high[i],
+    se: q.std_error[i],
+  }));
+}
+
+function niceStep(span, count) {
+  const raw = span / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
+}
+
+/** Each round's estimate per answer as lines over the rounds, with the confidence interval as a band. */
+function trendChart(title, rounds, perRound, level, index, width, fmt = share) {
+  const labels = perRound.find((s) => s)?.map((s) => s.label) ?? [];
+  const values = perRound.flatMap((s) => (s ?? []).flatMap((p) => [p.est, p.low, p.high]))
+    .filter((v) => Number.isFinite(v));
+  const shares = fmt === share; // shares start at 0; a mean's axis spans its values
+  let lo = shares ? Math.min(0, ...values) : Math.min(...values);
+  let hi = shares ? Math.max(0.1, ...values) : Math.max(...values);
+  if (!(hi > lo)) hi = lo + 1;
+  const step = niceStep(hi - lo, 5);
+  lo = Math.floor(lo / step + 1e-9) * step;
+  hi = Math.ceil(hi / step - 1e-9) * step;
+  const left = 48;
+  const right = 16;
+  const top = 10;
+  const plotH = 200;
+  const legendH = 22 * Math.ceil(labels.length / 3);
+  const height = top + plotH + 30 + legendH;
+  const first = rounds[0];
+  const last = rounds[rounds.length - 1];
+  const span = Math.max(1, last - first);
+  const x = (r) => (rounds.length === 1 ? left + (width - left - right) / 2
+    : left + ((r - first) / span) * (width - left - right));
+  const y = (v) => top + (1 - (v - lo) / (hi - lo)) * plotH;
+
+  const titleId = `trend-title-${index}`;
+  const descId = `trend-desc-${index}`;
+  const svg = svgEl('svg', {
+    class: labels.length > 2 ? 'chart trend many' : 'chart trend', viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': `${titleId} ${descId}`,
+  });
+  svg.append(svgEl('title', { id: titleId }, `Estimates per round: ${title}`));
+  svg.append(svgEl('desc', { id: descId }, rounds.map((r, k) => `round ${r}: ${(perRound[k] ?? [])
+    .map((p) => `${p.label} ${fmt(p.est)} (${level} interval ${fmt(p.low)} to ${fmt(p.high)})`).join(', ')}`)
+    .join('; ')));
+
+  for (let t = lo; t <= hi + step / 2; t += step) {
+    const ty = y(t);
+    const g = svgEl('g', { class: 'tick' });
+    g.append(svgEl('line', { class: Math.abs(t) < step / 2 ? 'zero' : 'grid', x1: left, x2: width - right, y1: ty, y2: ty }));
+    g.append(svgEl('text', { x: left - 6, y: ty + 4, 'text-anchor': 'end' }, fmt(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
+    svg.append(g);
+  }
+  const every = Math.max(1, Math.ceil(rounds.length / 10)); // at most ~10 round labels
+  rounds.forEach((r, k) => {
+    if (k % every !== 0 && k !== rounds.length - 1) return;
+    svg.append(svgEl('text', { class: 'axis-label', x: x(r), y: top + plotH + 16, 'text-anchor': 'middle' }, String(r)));
+  });
+  svg.append(svgEl('text', { class: 'axis-label', x: width - right, y: top + plotH + 28, 'text-anchor': 'end' }, 'round'));
+
+  labels.forEach((label, j) => {
+    const cls = `series-${j % SERIES}`;
+    const points = rounds.map((r, k) => ({ r, p: perRound[k]?.[j] })).filter(({ p }) => p && Number.isFinite(p.est));
+    const banded = points.filter(({ p }) => Number.isFinite(p.low) && Number.isFinite(p.high));
+    if (banded.length > 1) {
+      const upper = banded.map(({ r, p }) => `${x(r)},${y(p.high)}`);
+      const lower = banded.map(({ r, p }) => `${x(r)},${y(p.low)}`).reverse();
+      svg.append(svgEl('polygon', { class: `band ${cls}`, points: [...upper, ...lower].join(' ') }));
+    }
+    if (points.length > 1) {
+      svg.append(svgEl('polyline', { class: `line ${cls}`, points: points.map(({ r, p }) => `${x(r)},${y(p.est)}`).join(' ') }));
+    }
+    points.forEach(({ r, p }) => {
+      if (banded.length === 1 && Number.isFinite(p.low)) {
+        svg.append(svgEl('line', { class: `whisker ${cls}`, x1: x(r), x2: x(r), y1: y(p.low), y2: y(p.high) }));
+      }
+      const dot = svgEl('circle', { class: `dot ${cls}`, cx: x(r), cy: y(p.est), r: 3.2 });
+      dot.append(svgEl('title', {}, `${label}, round ${r}: ${fmt(p.est)} (${fmt(p.low)} to ${fmt(p.high)})`));
+      svg.append(dot);
+    });
+    const lx = left + (j % 3) * ((width - left) / 3);
+    const ly = top + plotH + 44 + 22 * Math.floor(j / 3);
+    svg.append(svgEl('rect', { class: `key ${cls}`, x: lx, y: ly - 9, width: 14, height: 10, rx: 2 }));
+    const room = 22;
+    svg.append(svgEl('text', { class: 'label', x: lx + 20, y: ly }, label.length > room ? `${label.slice(0, room - 1)}…` : label));
+  });
+  return svg;
+}
+
+function budgetCard(info) {
+  const { devices } = info;
+  const section = html('section', 'card budgets');
+  section.append(html('h2', '', 'Devices and their privacy budget'));
+  const eps = Number(info.lifetime_epsilon);
+  section.append(html('p', 'meta', `${devices.devices} device${devices.devices === 1 ? '' : 's'} seen · each may spend `
+    + `ε = ${eps.toFixed(2)} over all rounds (lifetime_epsilon); the server refuses a report that would go over it`));
+  const rows = devices.at_least.map((s) => [
+    s.share >= 1 ? 'the whole budget' : `at least ${Math.round(100 * s.share)}%`,
+    `${s.devices}`, `${s.devices_fresh}`,
+  ]);
+  rows.push(['largest spent (ε)', Number(devices.max_spent).toFixed(2), Number(devices.max_spent_fresh).toFixed(2)]);
+  const scroller = html('div', 'scroll');
+  scroller.append(table(['Devices that spent', 'With the memoization cap (enforced)', 'Every report counted'], rows));
+  section.append(scroller);
+  section.append(html('p', 'table-note', 'The memoization cap counts a memoizing question (L-GRR, L-OSUE, dBitFlip, 1BitMean, '
+    + 'RAPPOR) at most its lifetime bound. That assumes each device reported the same value every round and kept '
+    + 'its memoized state: a value that changes costs up to another lifetime bound per distinct value, which the '
+    + 'server cannot see. “Every report counted” adds up each report’s ε, a bound that holds whatever the values.'));
+  return section;
+}
+
+/** The rounds part of the results page: the budget card, then per question a trend chart and a table. */
+export function roundsSection(info, level, width) {
+  const wrap = html('div', 'rounds');
+  const when = `${utc(info.start)} UTC`;
+  const current = info.current_round === null ? 'not started' : `now in round ${info.current_round}`;
+  const intro = html('p', 'legend rounds-intro', `This survey runs in rounds of ${duration(info.every)} from ${when} `
+    + `(${current}); each device answers at most once per round. Below: each round's estimates, then all rounds together.`);
+  wrap.append(intro, budgetCard(info));
+  const rounds = info.rounds.map((r) => r.round);
+  if (!rounds.length) {
+    wrap.append(html('p', 'empty', 'No round has responses yet.'));
+    return wrap;
+  }
+  info.rounds[0].questions.forEach((q0, qi) => {
+    if (q0.kind === 'plain' || q0.kind === 'discovery') return; // as given, or free text: see the pooled results
+    const perRound = info.rounds.map((r) => seriesOf(r.questions[qi]));
+    const section = html('section', 'card round-trend');
+    section.dataset.question = q0.id;
+    section.append(html('h2', '', q0.text));
+    const what = { design: 'prevalence', mean: 'estimated mean' }[q0.kind] ?? 'estimated share per answer';
+    const format = q0.kind === 'mean' ? numberText : share;
+    section.append(html('p', 'meta', `Per round: ${what}, with its ${level} confidence interval (the band)`));
+    section.append(trendChart(q0.text, rounds, perRound, level, qi, width, format));
+    const details = html('details');
+    details.append(html('summary', '', 'Show each round’s numbers'));
+    const labels = perRound.find((s) => s).map((s) => s.label);
+    const rows = info.rounds.map((r, k) => [
+      `${r.round}`, utc(r.start), `${r.questions[qi].n}`,
+      ...labels.map((_, j) => {
+        const p = perRound[k]?.[j];
+        return p && Number.isFinite(p.est)
+          ? `${format(p.est)} (${format(p.low)} to ${format(p.high)}; s.e. ${format(p.se)})` : '–';
+      }),
+    ]);
+    const scroller = html('div', 'scroll');
+    scroller.append(table(['Round', 'Starts (UTC)', 'n', ...labels], rows,
+      `Estimate (${level} confidence interval; standard error)`));
+    details.append(scroller);
+    section.append(details);
+    wrap.append(section);
+  });
+  return wrap;
+}

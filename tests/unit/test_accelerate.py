@@ -1,0 +1,233 @@
+"""The numba sampler gives exactly the numpy sampler's bits for the same random bytes.
+
+Both backends of :func:`deniable.randomness.dyadic_packed` are fed the same
+byte streams (seeded, and crafted ones: sparse streams whose runs cross
+draws, a stream with a 1 only every few hundred bits, constant bytes) and
+must return the same packed bits and leave the source at the same place.
+Then whole mechanisms (OUE, SUE, RAPPOR one-time reports, IRR and PRR) are
+compared on seeded streams, and the import rules are checked: ``import
+deniable`` never imports numba, ``auto`` imports it only for large batches,
+``DENIABLE_ACCELERATOR=numpy`` never. Deterministic: no assertion depends on
+chance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pytest
+from scripted import Scripted
+
+import deniable as dn
+from deniable import accelerate, randomness
+from deniable.randomness import GeneratorSource, expansion_table
+
+needs_numba = pytest.mark.skipif(not accelerate.numba_available(), reason="numba is not installed")
+
+
+@pytest.fixture
+def restore() -> Iterator[None]:
+    previous = accelerate.accelerator()
+    yield
+    accelerate.set_accelerator(previous)
+
+
+def both(run: Callable[[], Any]) -> tuple[Any, Any]:
+    """``run()`` with the numpy backend, then with numba (forced for every size)."""
+    accelerate.set_accelerator("numpy")
+    first = run()
+    accelerate.set_accelerator("numba")
+    return first, run()
+
+
+def sparse_stream(seed: int, n: int, one_every: int) -> bytes:
+    """Bytes with about one 1 bit per ``one_every`` bits (long runs that cross draws)."""
+    rng = np.random.default_rng(seed)
+    bits = rng.random(8 * n) < 1 / one_every
+    return np.packbits(bits).tobytes()
+
+
+TABLES = {
+    "oue 32-bit": expansion_table(1_155_279_520, 32)[None, :],
+    "1/2": expansion_table(1 << 31, 32)[None, :],
+    "5/8 in 3 bits": expansion_table(5, 3)[None, :],
+    "1 - 2^-32": expansion_table((1 << 32) - 1, 32)[None, :],
+    "p*/q* 64-bit": np.stack([expansion_table(3 << 60, 64), expansion_table((1 << 64) - 12345, 64)]),
+    "0 and 1": np.stack([expansion_table(0, 32), expansion_table(1 << 32, 32)]),
+}
+
+
+@needs_numba
+@pytest.mark.parametrize("name", list(TABLES))
+@pytest.mark.parametrize("count", [1, 7, 8, 63, 1000, 65_536, 65_537, 200_003])
+def test_same_bytes_same_bits_seeded(name: str, count: int, restore: None) -> None:
+    tables = TABLES[name]
+    select = np.random.default_rng(count).integers(0, 256, (count + 7) // 8, dtype=np.uint8)
+
+    def run() -> tuple[bytes, bytes]:
+        source = GeneratorSource(np.random.default_rng(count * 7 + len(name)))
+        out = randomness.dyadic_packed(tables, count, source, select if tables.shape[0] == 2 else None)
+        return out.tobytes(), source.random_bytes(16)  # the next bytes: both read the same amount
+
+    a, b = both(run)
+    assert a == b
+
+
+@needs_numba
+@pytest.mark.parametrize(("one_every", "count"), [(2, 70_000), (9, 70_000), (40, 4_099), (300, 4_099), (5000, 64),
+                                                   (5000, 5)])
+def test_same_bytes_same_bits_sparse_streams(one_every: int, count: int, restore: None) -> None:
+    """Runs longer than a byte, a word and a whole draw (a draw with no 1 at all continues the run)."""
+    tables = TABLES["p*/q* 64-bit"]
+    select = np.packbits(np.arange(count) % 3 == 0)
+    stream = sparse_stream(one_every + count, count * one_every // 4 + count + (1 << 16), one_every)
+
+    def run() -> tuple[bytes, int]:
+        source = Scripted(stream)
+        out = randomness.dyadic_packed(tables, count, source, select)
+        return out.tobytes(), len(source.data)
+
+    a, b = both(run)
+    assert a == b
+
+
+@needs_numba
+@pytest.mark.parametrize("byte", [0x01, 0x11, 0x55, 0x80, 0xAA, 0xFF])
+def test_same_bytes_same_bits_constant_streams(byte: int, restore: None) -> None:
+    class Constant:
+        secure = False
+
+        def random_bytes(self, n: int) -> bytes:
+            return bytes([byte]) * n
+
+    for numerator, bits in [(1 << 31, 32), (5, 3), (3 << 29, 32), (1_155_279_520, 32)]:
+        draw = partial(randomness.bernoulli_packed, numerator, bits, 1001)
+        a, b = both(lambda: draw(Constant()).tobytes())  # noqa: B023 (called at once)
+        assert a == b, (byte, numerator)
+
+
+@needs_numba
+def test_a_stuck_source_fails_the_same_way(restore: None) -> None:
+    messages = []
+    for name in ("numpy", "numba"):
+        accelerate.set_accelerator(name)
+        with pytest.raises(RuntimeError, match="zero bits in a row .* broken or stuck") as err:
+            randomness.bernoulli_packed(1, 2, 64, Scripted(bytes(1 << 20)))
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+@needs_numba
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: dn.OUE(1024, epsilon=1.0),
+        lambda: dn.OUE(13, epsilon=2.0),
+        lambda: dn.SUE(70, epsilon=1.0),
+        lambda: dn.RAPPOR(range(40), epsilon=2.0, num_bits=64),
+        lambda: dn.RAPPOR(range(40), f=0.5, num_bits=100, num_hashes=3, num_cohorts=8),
+        lambda: dn.RAPPOR(range(40), f=0.25, p=0.0, q=1.0, num_bits=16),
+    ],
+    ids=["OUE-1024", "OUE-13", "SUE-70", "RAPPOR-64", "RAPPOR-100", "RAPPOR-16-pq01"],
+)
+def test_mechanisms_give_the_same_reports(make: Callable[[], Any], restore: None) -> None:
+    """Seeded batches (several blocks of lanes), one IRR batch and a client's PRR: equal under both."""
+    m = make()
+    values = np.random.default_rng(1).integers(0, m.k, 3_000)
+
+    def run() -> list[bytes]:
+        out = [np.asarray(m.privatize_many(values, rng=5)).tobytes()]
+        if isinstance(m, dn.RAPPOR):
+            prr = m._bit_words(m.privatize_many(values, rng=6))
+            out.append(m._irr(prr, GeneratorSource(np.random.default_rng(7))).tobytes())
+            out.append(m.client(secret=b"s" * 32, cohort=0).permanent(m.domain[3]).to_bytes(16, "little"))
+        return out
+
+    a, b = both(run)
+    assert a == b
+
+
+def test_settings(restore: None) -> None:
+    assert accelerate.set_accelerator("numpy") in accelerate.ACCELERATORS
+    assert accelerate.accelerator() == "numpy" and accelerate.run_decoder(1 << 30) is None
+    accelerate.set_accelerator("auto")
+    assert accelerate.run_decoder(accelerate.AUTO_FROM - 1) is None  # small batches stay in numpy
+    assert (accelerate.run_decoder(accelerate.AUTO_FROM) is None) == (not accelerate.numba_available())
+    with pytest.raises(ValueError, match=r"^accelerator must be one of auto, numba, numpy; got 'fast'$"):
+        accelerate.set_accelerator("fast")
+
+
+PROBE = """
+import json, sys
+import numpy as np
+import deniable as dn
+seen = ["numba" in sys.modules]
+dn.OUE(1024, epsilon=1.0).privatize(3)  # one report: 1,024 bits, below AUTO_FROM
+seen.append("numba" in sys.modules)
+dn.OUE(1024, epsilon=1.0).privatize_many(np.zeros(64, dtype=int))  # 65,536 bits
+seen.append("numba" in sys.modules)
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("setting", ["auto", "numpy", ""])
+def test_numba_is_imported_only_when_used(setting: str) -> None:
+    env = dict(os.environ, DENIABLE_ACCELERATOR=setting)
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    used = setting != "numpy" and accelerate.numba_available()
+    assert json.loads(out.stdout) == [False, False, used]
+
+
+def test_a_bad_environment_setting_is_refused() -> None:
+    env = dict(os.environ, DENIABLE_ACCELERATOR="gpu")
+    out = subprocess.run([sys.executable, "-c", "import deniable"], capture_output=True, text=True, env=env,
+                         check=False)
+    assert out.returncode != 0 and "accelerator must be one of auto, numba, numpy; got 'gpu'" in out.stderr
+
+
+def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
+    """numba made unimportable: ``auto`` samples with numpy, asking for ``numba`` raises ImportError and
+    leaves the setting as it was."""
+    code = (
+        "import sys\n"
+        "sys.modules['numba'] = None\n"
+        "import numpy as np, deniable as dn\n"
+        "from deniable import accelerate\n"
+        "dn.OUE(1024, epsilon=1.0).privatize_many(np.zeros(200, dtype=int))\n"
+        "try:\n"
+        "    accelerate.set_accelerator('numba')\n"
+        "except ImportError:\n"
+        "    print(accelerate.accelerator())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DENIABLE_ACCELERATOR"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "auto"
+
+
+@needs_numba
+def test_the_kernel_compiles_without_a_writable_cache() -> None:
+    """With nowhere to cache (numba's cache locators removed), the kernel is compiled in the process and
+    gives the numpy bits."""
+    code = (
+        "import numba.core.caching as caching\n"
+        "caching.CacheImpl._locator_classes = []\n"
+        "import numpy as np\n"
+        "from deniable import accelerate, randomness, _runs_numba\n"
+        "draw = lambda: randomness.bernoulli_packed(5, 3, 100_000, randomness.resolve(9)).tobytes()\n"
+        "accelerate.set_accelerator('numba')\n"
+        "fast = draw()\n"
+        "accelerate.set_accelerator('numpy')\n"
+        "print(type(_runs_numba.decide._cache).__name__, fast == draw())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["NullCache", "True"]
