@@ -317,3 +317,64 @@ def test_a_source_is_stuck_only_after_more_than_2_16_zero_bits() -> None:
     with pytest.raises(RuntimeError, match=r"^the random source returned 66048 zero bits in a row "
                        r"\(probability 2\*\*-66048\): it is broken or stuck$"):
         randomness.bernoulli_bits(1, 2, 1, Scripted(bytes(129 * 64)))
+
+
+def test_expansion_table_is_the_numerator_bits_then_the_tie() -> None:
+    """Entry G < bits is bit G of the numerator (most significant first); entry ``bits`` (U equal to
+    the numerator) is False, except for the certain ``2**bits``."""
+    table = randomness.expansion_table(182, 8)
+    assert table.tolist() == [1, 0, 1, 1, 0, 1, 1, 0, 0] and table.dtype == np.uint8
+    assert randomness.expansion_table(0, 8).tolist() == [0] * 9
+    assert randomness.expansion_table(1, 1).tolist() == [1, 0]
+    certain = randomness.expansion_table(256, 8)
+    assert certain.tolist() == [1] * 9 and certain.dtype == np.uint8
+    with pytest.raises(ValueError, match=r"^numerator must be in \[0, 2\*\*bits\]; got 257/256$"):
+        randomness.expansion_table(257, 8)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_two_tables_give_each_lane_its_own_probability(backend: str) -> None:
+    """20 lanes, lane i at 182/256 or 45/256 as bit i of ``select`` says: every lane is the
+    bit-by-bit comparison of the stream with its own numerator, with either backend. Sparse bytes
+    make runs past both tables' ends, where a lane must not read the other table."""
+    from deniable import accelerate
+
+    if backend == "numba" and not accelerate.numba_available():
+        pytest.skip("numba is not installed")
+    count = 20
+    choice = np.random.default_rng(3).integers(0, 2, count).astype(np.uint8)
+    gen = np.random.default_rng(4)
+    sparse = [gen.integers(0, 256, count // 4 + 64, dtype=np.uint8) for _ in range(3)]
+    data = (sparse[0] & sparse[1] & sparse[2]).tobytes()  # 1 bit in 8: runs longer than the tables
+    numerators = [45 if c else 182 for c in choice]
+    stream = iter([(byte >> (7 - i)) & 1 for byte in data for i in range(8)])
+    want = []
+    for numerator in numerators:  # the reference above, one numerator per lane
+        j = 0
+        while True:
+            c = (numerator >> (7 - j)) & 1 if j < 8 else 0
+            if next(stream):
+                want.append(c == 1)
+                break
+            j += 1
+    assert 0 < sum(want) < count and len(set(numerators)) == 2
+    tables = np.stack([randomness.expansion_table(182, 8), randomness.expansion_table(45, 8)])
+    previous = accelerate.set_accelerator(backend)
+    try:
+        src = Scripted(data)
+        packed = randomness.dyadic_packed(tables, count, src, select=np.packbits(choice))
+    finally:
+        accelerate.set_accelerator(previous)
+    assert src.data == b"" and packed.size == 3
+    np.testing.assert_array_equal(np.unpackbits(packed)[:count], want)
+    assert not np.unpackbits(packed)[count:].any()  # padding bits are 0
+
+
+def test_dyadic_packed_needs_one_table_or_two_and_a_select() -> None:
+    one = randomness.expansion_table(3, 2)[None, :]
+    two = np.vstack([one, one])
+    select = np.zeros(1, dtype=np.uint8)
+    for tables, sel in ((two, None), (one, select), (np.vstack([one, one, one]), select), (one[0], None)):
+        with pytest.raises(ValueError, match=r"^dyadic_packed needs one table row, or two rows and a select array$"):
+            randomness.dyadic_packed(tables, 4, Scripted(b""), select=sel)
+    assert randomness.dyadic_packed(one, 0, Scripted(b"")).size == 0
