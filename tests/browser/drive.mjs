@@ -223,7 +223,7 @@ try {
         url: page.url(),
         legend: await page.textContent('#legend'),
         metas: await metas(),
-        std_errors: await page.$$eval('table.numbers tbody tr', (rows) => rows.map((tr) => tr.children[2].textContent)),
+        std_errors: await page.$$eval('table.numbers tbody tr', (rows) => rows.map((tr) => tr.children[2]?.textContent ?? null)),
       };
       out.screenshots.results_respondents = path.join(plan.screenshot_dir, 'results-respondents.png');
       await page.screenshot({ path: out.screenshots.results_respondents, fullPage: true });

@@ -103,7 +103,10 @@ function trendChart(title, rounds, perRound, level, index, width, kind, range) {
   lo = Math.max(range[0], Math.floor(lo / step + 1e-9) * step);
   hi = Math.min(range[1], Math.ceil(hi / step - 1e-9) * step);
   if (!(hi > lo)) [lo, hi] = range;
-  const tickText = (t) => (shares ? share(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0) : numberText(t));
+  const tickText = (t) => {
+    const v = Math.abs(t) < step * 1e-6 ? 0 : t; // never "-0"
+    return shares ? share(v, step < 0.01 ? 1 : 0) : numberText(v);
+  };
   const texts = (p) => estimateTexts(p, kind);
   const left = 48;
   const right = 16;

@@ -26,6 +26,7 @@ function svgEl(name, attrs = {}, text) {
   return node;
 }
 
+/** A table of numbers in a scroller (it scrolls sideways on a narrow screen rather than widening the page). */
 function htmlTable(head, rows, caption) {
   const t = document.createElement('table');
   t.className = 'numbers';
@@ -55,7 +56,10 @@ function htmlTable(head, rows, caption) {
     body.append(tr);
   });
   t.append(thead, body);
-  return t;
+  const scroller = document.createElement('div');
+  scroller.className = 'scroll';
+  scroller.append(t);
+  return scroller;
 }
 
 /** Bars of the prevalence (0..100%) with interval whiskers, one row per {label, estimate, ci_low, ci_high, std_error}. */
