@@ -54,6 +54,7 @@ __all__ = ["PEM", "SFP", "PROTOCOLS", "Candidates"]
 # (items, shares, standard errors, number of candidates the significance filter corrects for)
 Candidates = tuple[list[bytes], NDArray[np.float64], NDArray[np.float64], int]
 _PAIRS = 256 * 256
+_ROUNDS = 4  # choices of the significant keys whose collision bias is removed (see debiased)
 
 
 def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
@@ -62,16 +63,26 @@ def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
 
     The significant keys (one-sided z test at 5%, Bonferroni over ``keys``;
     at most the ``4 top_k`` largest) are the frequent values the server has
-    already estimated; :meth:`Sketch.without_collisions` subtracts what they
-    add, through the known hashes, to every key sharing buckets with them. A
+    already estimated; they are chosen again on the corrected estimates (at
+    most ``_ROUNDS`` times, until they stay the same), so that a key
+    significant only by its collision with a frequent one drops out.
+    :meth:`Sketch.without_collisions` subtracts what they add, through the
+    known hashes, to every key sharing buckets with them. A
     key left out is below the test's threshold ``z SE``, so it shifts a key
     it meets in ``c`` of the ``k_h`` rows by less than ``c z SE / k_h``.
     """
     est = oracle.estimate_keys(stat, keys, np.arange(len(keys)), tuple(range(len(keys))))
     f, se = est.frequencies, np.asarray(est.std_errors, dtype=float)
-    heavy = np.flatnonzero(f > z_for(0.05 / max(len(keys), 1), two_sided=False) * se)
-    heavy = heavy[np.argsort(-f[heavy], kind="stable")][: 4 * top_k]
-    return oracle.without_collisions(stat, keys, est, heavy)
+    z = z_for(0.05 / max(len(keys), 1), two_sided=False)
+    heavy = np.zeros(0, dtype=np.int64)
+    for _ in range(_ROUNDS):
+        significant = np.flatnonzero(f > z * se)
+        significant = np.sort(significant[np.argsort(-f[significant], kind="stable")][: 4 * top_k])
+        if np.array_equal(significant, heavy):
+            break
+        heavy = significant
+        f, se = oracle.without_collisions(stat, keys, est, heavy)
+    return f, se
 
 
 class Protocol:

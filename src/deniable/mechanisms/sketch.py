@@ -476,7 +476,9 @@ class Sketch(Mechanism):
         ``p`` in the rows where they share a bucket): a value that shares
         buckets with a frequent one is biased by a fixed amount, which the
         seed-averaged variance does not bound. The server knows every hash,
-        so it subtracts ``sum_{x in heavy} f^_x w_x(d)``. Variance: the
+        so it subtracts ``sum_{x in heavy} f_x w_x(d)``, with the heavy keys'
+        shares ``f_H`` solved from their own estimates,
+        ``f^_H = (I + W_HH) f_H`` (they bias each other too). Variance: the
         pure oracle's, the collision term of the values outside ``heavy``
         only (``pi - f_d**2 - sum_{x in heavy, x != d} f_x**2``), and
         ``(sum_x |w_x(d)| SE_x)**2`` for the subtracted estimates' errors
@@ -489,8 +491,11 @@ class Sketch(Mechanism):
         if not n or heavy.size == 0:
             return f, se
         weights = self.collision_weights(data, [data[i] for i in heavy.tolist()])
-        fixed = f - weights @ f[heavy]
-        plug, known = np.clip(fixed, 0, 1), np.clip(f[heavy], 0, 1)
+        # the heavy keys' own estimates carry each other's bias: f^_H = (I + W_HH) f_H
+        shares = np.linalg.solve(np.eye(heavy.size) + weights[heavy], f[heavy])
+        fixed = f - weights @ shares
+        plug = np.clip(fixed, 0, 1)
+        known = plug[heavy]
         pi = min(max(self.collision_rate(stat), 0.0), 1.0) * (n - 1) / n
         outside = ~np.isin(np.arange(f.size), heavy)
         others = pi - (known**2).sum() - np.where(outside, plug**2, 0.0)
