@@ -237,8 +237,9 @@ class HeavyHitters:
         Bonferroni over every candidate the last step estimated, the kept and
         the dropped). What it controls: the family-wise error per call, the
         probability that any reported value has true count 0, is at most 5%.
-        The test is valid for this sketch's fixed hashes: every estimate is
-        freed of the collision bias of the significant values first
+        The test is valid for this sketch's fixed hashes: the tested
+        estimates (and PEM's at every level) are freed of the collision bias
+        of the significant values first
         (:meth:`~deniable.mechanisms.sketch.Sketch.without_collisions`);
         without that, a candidate sharing buckets with a frequent value is
         shifted by a fixed amount the seed-averaged variance does not cover.
