@@ -9,10 +9,12 @@ average is printed with the table.
 
     python benchmarks/bench_limits.py            # full sizes
     python benchmarks/bench_limits.py --quick    # tiny smoke run
+    python benchmarks/bench_limits.py --cli --rows 10000000   # the command-line rows alone, 10^7 rows
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -26,7 +28,6 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
-from bench_core import sizes
 
 import deniable as dn
 from deniable import accelerate
@@ -187,10 +188,13 @@ def _answers_file(tmp: str, kind: str, n: int, m: dn.GRR, private: bool) -> str:
     return path
 
 
+CLI_ROWS = 2_000_000
+
+
 def cli_estimate(scale: int, repeat: int) -> tuple[str, str, str]:
     """``deniable estimate`` on a GRR column of a 4-column CSV / Parquet file, against the pandas
     one-liner (read the column, ``value_counts``, ``estimate_from``); CPU of each process."""
-    n = 2_000_000 // scale
+    n = CLI_ROWS // scale
     m = dn.GRR([f"c{i}" for i in range(16)], epsilon=1.0)
     cells = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -219,7 +223,7 @@ else:
 def cli_privatize(scale: int, repeat: int) -> tuple[str, str, str]:
     """``deniable privatize`` (GRR, 16 categories) of a 4-column file, against a plain read + write
     of the same file (pyarrow for Parquet, pandas text for CSV); CPU of each process."""
-    n = 2_000_000 // scale
+    n = CLI_ROWS // scale
     m = dn.GRR([f"c{i}" for i in range(16)], epsilon=1.0)
     cells = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -240,13 +244,20 @@ ROWS = [unary_estimate, subset_privatize, bits_privatize, rappor_decode, cli_est
 
 
 def main() -> None:
-    scale, repeat = sizes(__doc__)
+    global CLI_ROWS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    parser.add_argument("--cli", action="store_true", help="only the command-line rows")
+    parser.add_argument("--rows", type=int, default=CLI_ROWS, help="rows of the command-line files")
+    args = parser.parse_args()
+    scale, repeat = (100, 1) if args.quick else (1, 5)
+    CLI_ROWS = args.rows
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"numpy {np.__version__}, load average {load:.2f} at the start; CPU seconds")
     print("| workload | deniable | limit |")
     print("|---|---:|---|")
-    for row in ROWS:
+    for row in ROWS[-2:] if args.cli else ROWS:
         print("| {} | {} | {} |".format(*row(scale, repeat)))
 
 

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from deniable.estimate import pure_variance
 
-__all__ = ["Peer", "PEERS", "LIBRARIES", "peers_for", "missing_libraries"]
+__all__ = ["Peer", "PEERS", "LIBRARIES", "peers_for", "missing_libraries", "HeavyPeer", "heavy_peers"]
 
 Values = NDArray[np.int64]
 Freqs = NDArray[np.float64]
@@ -362,6 +362,92 @@ PEERS: dict[str, list[tuple[str, Callable[[int, float], Peer]]]] = {
     ],
     "HR": [("pure-ldp", pure_ldp_hr)],
 }
+
+
+# ------------------------------------------------------- heavy hitters
+@dataclass(frozen=True)
+class HeavyPeer:
+    """A peer's heavy-hitter discovery: ``privatize(values) -> reports`` (its client, value by value),
+    ``aggregate(reports)`` (its server, report by report) and ``find(top) -> (values, counts)`` (its
+    own search, the ``top`` best of its last step)."""
+
+    library: str
+    method: str
+    privatize: Callable[[list[str]], list[Any]]
+    aggregate: Callable[[list[Any]], None]
+    find: Callable[[int], tuple[list[str], list[float]]]
+    notes: str
+
+
+class _ZerosOfNone:
+    """numpy, except ``zeros(None)`` is the 0-d array numpy 1 made (numpy 2 rejects a None shape)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+    @staticmethod
+    def zeros(shape: Any, *args: Any, **kwargs: Any) -> Any:
+        return np.zeros(() if shape is None else shape, *args, **kwargs)
+
+
+def _pure_ldp_numpy2() -> None:
+    """pure-LDP 1.2.0's sketch server calls ``np.zeros(None)`` (no domain size): give its base module the
+    numpy-1 meaning of that call, leaving every other call to numpy itself."""
+    from pure_ldp.core import _freq_oracle_server
+
+    _freq_oracle_server.np = _ZerosOfNone()  # type: ignore[attr-defined]
+
+
+def pure_ldp_heavy(method: str, epsilon: float, max_length: int, alphabet: str, top_k: int,
+                   rows: int = 256, width: int = 1024) -> HeavyPeer:
+    """pure-LDP's PEM or SFP over its count-mean sketch (CMSClient/CMSServer), shaped like deniable's.
+
+    pure-LDP's default oracle (OLH) decodes by looping over the whole domain (``|alphabet| ** length``)
+    per report, which no workload of interest finishes; its CMS estimates a candidate from the sketch.
+    Strings are padded with ``*`` to ``max_length`` and searched over ``alphabet`` plus ``*`` (PEM one
+    character per level from the first; SFP one-character fragments at every position, like deniable's
+    one-byte ones); the search keeps ``top_k`` prefixes (PEM) or fragments (SFP) per step, and the
+    values found are the ``top`` best of the last step, padding stripped.
+    """
+    from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
+
+    _pure_ldp_numpy2()
+    server_fo = CMSServer(epsilon, rows, width)
+    client_fo = CMSClient(epsilon, server_fo.get_hash_funcs(), width)
+    if method == "pem":
+        from pure_ldp.heavy_hitters.prefix_extending import PEMClient, PEMServer
+
+        letters = [*alphabet, "*"]
+        client = PEMClient(epsilon, 0, max_length, 1, alphabet=letters, fo_client=client_fo)
+        server: Any = PEMServer(epsilon, 0, max_length, 1, alphabet=letters, fo_server=server_fo)
+    else:
+        from pure_ldp.heavy_hitters.apple_sfp import SFPClient, SFPServer
+
+        client = SFPClient(epsilon, 1, max_length, alphabet=set(alphabet), fo_client=client_fo)
+        server = SFPServer(epsilon, 1, max_length, alphabet=set(alphabet), fo_server=server_fo)
+
+    def privatize(values: list[str]) -> list[Any]:
+        return [client.privatise(v) for v in values]
+
+    def aggregate(reports: list[Any]) -> None:
+        for report in reports:
+            server.aggregate(report)
+
+    def find(top: int) -> tuple[list[str], list[float]]:
+        found, counts = server.find_heavy_hitters(k=top_k)
+        ranked = sorted(zip(found, np.asarray(counts, dtype=float), strict=True), key=lambda vc: -vc[1])[:top]
+        return [v.rstrip("*") for v, _ in ranked], [float(c) for _, c in ranked]
+
+    return HeavyPeer("pure-ldp", method.upper(), privatize, aggregate, find,
+                     f"{method.upper()}Client/{method.upper()}Server over CMSClient/CMSServer "
+                     f"(rows={rows}, width={width}), alphabet {len(alphabet)} letters + padding; Python random")
+
+
+def heavy_peers(epsilon: float, max_length: int, alphabet: str, top_k: int) -> list[HeavyPeer]:
+    """The installed peers' PEM and SFP (none when pure-LDP is missing)."""
+    if "pure-ldp" in missing_libraries():
+        return []
+    return [pure_ldp_heavy(m, epsilon, max_length, alphabet, top_k) for m in ("pem", "sfp")]
 
 
 def missing_libraries() -> dict[str, str]:

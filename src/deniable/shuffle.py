@@ -71,31 +71,44 @@ def shuffle_delta(epsilon: float, epsilon0: float, n: int, *, tail: float = 0.0)
     ``tail`` is the mass of ``C`` left out of the exact sum (added to the
     result); 0 sums over every ``c``.
     """
-    from scipy import stats
-
     _check(epsilon0, n, 0.5)
     if epsilon >= epsilon0:
         return 0.0
-    clone = math.exp(-epsilon0)
-    trials = n - 1
-    if tail > 0 and trials > 0:
-        low = int(stats.binom.ppf(tail / 2, trials, clone))
-        high = int(stats.binom.isf(tail / 2, trials, clone))
-    else:
-        low, high = 0, trials
-    c = np.arange(low, high + 1)
-    weight = stats.binom.pmf(c, trials, clone)
-    left_out = float(stats.binom.cdf(low - 1, trials, clone) + stats.binom.sf(high, trials, clone))
-    alpha = math.exp(epsilon0) / (math.exp(epsilon0) + 1)
-    e = math.exp(epsilon)
-    beta = (alpha - e * (1 - alpha)) / ((2 * alpha - 1) * (1 + e))
-    x = np.ceil(beta * (c + 1)) - 1
-    b_x = stats.binom.cdf(x, c, 0.5)
-    b_before = stats.binom.cdf(x - 1, c, 0.5)
-    f_p = alpha * b_x + (1 - alpha) * b_before
-    f_q = (1 - alpha) * b_x + alpha * b_before
-    divergence = np.maximum(f_p - e * f_q, 0.0)
-    return float(np.dot(weight, divergence)) + left_out
+    return _Clones(epsilon0, n, tail).delta(epsilon)
+
+
+class _Clones:
+    """The parts of ``delta(epsilon)`` that do not depend on ``epsilon``: the clone counts ``c`` summed
+    over, their probabilities and the mass left out (computed once per bisection)."""
+
+    def __init__(self, epsilon0: float, n: int, tail: float) -> None:
+        from scipy import stats
+
+        clone = math.exp(-epsilon0)
+        trials = n - 1
+        if tail > 0 and trials > 0:
+            low = int(stats.binom.ppf(tail / 2, trials, clone))
+            high = int(stats.binom.isf(tail / 2, trials, clone))
+        else:
+            low, high = 0, trials
+        self.c = np.arange(low, high + 1)
+        self.weight = stats.binom.pmf(self.c, trials, clone)
+        self.left_out = float(stats.binom.cdf(low - 1, trials, clone) + stats.binom.sf(high, trials, clone))
+        self.alpha = math.exp(epsilon0) / (math.exp(epsilon0) + 1)
+
+    def delta(self, epsilon: float) -> float:
+        from scipy import stats
+
+        c, alpha = self.c, self.alpha
+        e = math.exp(epsilon)
+        beta = (alpha - e * (1 - alpha)) / ((2 * alpha - 1) * (1 + e))
+        x = np.ceil(beta * (c + 1)) - 1
+        b_x = stats.binom.cdf(x, c, 0.5)
+        b_before = stats.binom.cdf(x - 1, c, 0.5)
+        f_p = alpha * b_x + (1 - alpha) * b_before
+        f_q = (1 - alpha) * b_x + alpha * b_before
+        divergence = np.maximum(f_p - e * f_q, 0.0)
+        return float(np.dot(self.weight, divergence)) + self.left_out
 
 
 def _closed_form(epsilon0: float, n: int, delta: float) -> float:
@@ -137,13 +150,13 @@ def shuffle_epsilon(
         raise ValueError(f"method must be 'numerical' or 'closed-form'; got {method!r}")
     if not (isinstance(tol, float | int) and tol > 0):
         raise ValueError(f"tol must be a positive number; got {tol!r}")
-    tail = delta * _TAIL_SHARE
+    clones = _Clones(epsilon0, n, delta * _TAIL_SHARE)
     low, high = 0.0, epsilon0
-    if shuffle_delta(0.0, epsilon0, n, tail=tail) <= delta:
+    if clones.delta(0.0) <= delta:
         return 0.0
     while high - low > tol:
         mid = (low + high) / 2
-        if shuffle_delta(mid, epsilon0, n, tail=tail) <= delta:
+        if clones.delta(mid) <= delta:
             high = mid
         else:
             low = mid

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from scipy import stats
@@ -270,6 +271,25 @@ def test_value_outside_the_categories_names_its_row(cli, tmp_path: Path) -> None
     pd.DataFrame({"answer": ["A"] * 10}).to_csv(data, index=False)
     _error(cli("privatize", data, "-c", "answer", "-e", 1, "-o", tmp_path / "o.csv",
                "--categories-from-data"), "at least 2 categories")
+
+
+def test_parquet_value_outside_the_categories_names_its_row(cli, tmp_path: Path) -> None:
+    """Parquet chunks carry their row group's dictionary: a value only a later chunk uses is named
+    there (row 1034), never in a chunk that merely shares the dictionary."""
+    data, private = tmp_path / "d.parquet", tmp_path / "o.parquet"
+    values = ["A", "B"] * 600
+    values[1033] = "Z"
+    pq.write_table(pa.table({"answer": values}), data, row_group_size=1200)
+    result = cli("privatize", data, "-c", "answer", "-e", 1, "--categories", "A,B", "-o", private,
+                 "--chunk-size", 500)
+    _error(result, "row 1034: value 'Z' is not one of the categories [A, B]")
+    values[1033] = "A"
+    pq.write_table(pa.table({"answer": values, "x": range(1200)}), data, row_group_size=1200)
+    assert cli("privatize", data, "-c", "answer", "-e", 1, "--categories", "A,B,Z", "-o", private,
+               "--chunk-size", 500).exit_code == 0
+    after = pq.read_table(private)
+    assert after.column_names == ["answer", "x"] and after.schema.field("answer").type == pa.string()
+    assert set(after.column("answer").to_pylist()) <= {"A", "B", "Z"}
 
 
 def test_estimate_errors(cli, tmp_path: Path, small_csv: Path) -> None:

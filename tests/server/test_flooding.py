@@ -89,12 +89,18 @@ def test_refusals_and_retries_cost_no_token_and_retry_after_is_enough(sqlite_url
             httpx.Client(base_url=server.url, timeout=60) as http:
         for _ in range(5):  # invalid: 422, free
             assert http.post("/surveys/slow/responses", json={"idempotency_key": "short"}).status_code == 422
+            assert http.post("/surveys/slow/responses", content=b"{not JSON").status_code == 422
         first = _body()
         for _ in range(5):  # the same response again and again: stored once, one token
             assert http.post("/surveys/slow/responses", json=first).status_code == 201
         assert http.post("/surveys/slow/responses", json=_body()).status_code == 201
         refused = http.post("/surveys/slow/responses", json=_body())
         assert refused.status_code == 429
+        # the limit is checked before the body is read: a body that is not even JSON gets 429 too
+        garbage = http.post("/surveys/slow/responses", content=b"\xff" * 100_000,
+                            headers={"content-type": "application/json"})
+        assert garbage.status_code == 429 and garbage.json()["detail"]["field"] == "rate_limit"
+        assert int(garbage.headers["retry-after"]) >= 1
         time.sleep(int(refused.headers["retry-after"]))
         assert http.post("/surveys/slow/responses", json=_body()).status_code == 201
         assert _stored(server, "slow") == (3, 3)

@@ -19,12 +19,13 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, text
 
 from deniable.server.errors import Conflict
 from deniable.server.headers import DOCS_ASSETS, swagger_ui_dir
 from deniable.server.policy import DEFAULT_RATE_LIMIT, Policy, RateLimit
 from deniable.server.runner import BackgroundServer
-from deniable.server.storage import Storage
+from deniable.server.storage import Storage, normalize_url
 from deniable.server.surveys import SurveyError, load_survey
 
 ADMIN = "admin-token-protection-tests"
@@ -59,7 +60,10 @@ def http(server: BackgroundServer) -> Any:
     "/docs/assets/swagger-ui.css",
 ])
 def test_every_answer_carries_the_security_headers(http: httpx.Client, path: str) -> None:
-    r = http.get(path)
+    _assert_security_headers(http.get(path))
+
+
+def _assert_security_headers(r: httpx.Response) -> None:
     assert r.headers["x-content-type-options"] == "nosniff"
     assert r.headers["referrer-policy"] == "no-referrer"
     assert r.headers["x-frame-options"] == "DENY"
@@ -67,6 +71,35 @@ def test_every_answer_carries_the_security_headers(http: httpx.Client, path: str
     assert csp["frame-ancestors"] == "'none'" and csp["default-src"] == "'none'"
     assert csp["script-src"] == "'self'" and csp["style-src"] == "'self'"
     assert csp["base-uri"] == "'none'" and csp["form-action"] == "'none'"
+
+
+def test_an_unexpected_error_carries_the_headers_and_leaks_nothing(db_url: str) -> None:
+    """A 500 from an exception no handler takes, answered by Starlette's outermost layer.
+
+    The database is sabotaged under the running server (a unique index the
+    storage does not expect, as in test_error_logs), so storing a second
+    response with the same body raises the driver's IntegrityError, whose
+    message quotes the row. The answer carries every security header and
+    says nothing of the request, the database or the exception.
+    """
+    first = {"idempotency_key": "first-key-of-the-500-test", "reports": {"violated": True}}
+    key = "SECRET-KEY-of-the-500-test-4f1d"
+    with BackgroundServer([SURVEY], db_url=db_url) as server, \
+            httpx.Client(base_url=server.url, timeout=60) as http:
+        assert http.post("/surveys/guarded/responses", json=first).status_code == 201
+        engine = create_engine(normalize_url(db_url))
+        try:
+            with engine.begin() as conn:
+                body_hash = conn.execute(text("SELECT body_hash FROM deniable_responses")).scalar_one()
+                conn.execute(text("CREATE UNIQUE INDEX sabotage ON deniable_responses (body_hash)"))
+        finally:
+            engine.dispose()
+        r = http.post("/surveys/guarded/responses", json={**first, "idempotency_key": key})
+    assert r.status_code == 500
+    _assert_security_headers(r)
+    assert r.text == "Internal Server Error"
+    for secret in (key, body_hash, "sabotage", "deniable_responses", "Integrity", "Traceback"):
+        assert secret not in r.text and secret not in str(r.headers), secret
 
 
 def test_pages_have_no_inline_script_or_style() -> None:

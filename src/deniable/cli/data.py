@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable.cli.common import CLIError
-from deniable.errors import ReportError
+from deniable.errors import CategoryError, ReportError
+from deniable.heavy import HeavyHitters
+from deniable.heavy.hitters import CONFIG_FORMAT as DISCOVERY_FORMAT
 from deniable.report_text import all_json_strings, from_text, parse_yes_no, plain_reports
 from deniable.report_text import to_text as reports_to_text
 from deniable.wire import from_config
@@ -35,6 +37,10 @@ __all__ = [
     "parse_binary",
     "parse_numbers",
     "category_error",
+    "category_positions",
+    "category_text",
+    "positional",
+    "row_error",
     "plain_reports",
     "reports_to_text",
     "reports_from_text",
@@ -91,7 +97,8 @@ def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
     From ``config`` (a mechanism config, or a survey JSON as served by
     ``GET /surveys/ID``, whose question ``column`` is used), else from
     ``DATA.deniable.json`` beside the file, else from the survey definition
-    a server's Parquet export carries in its metadata.
+    a server's Parquet export carries in its metadata. A discovery config
+    (``"format": "deniable.discovery"``) gives a :class:`~deniable.HeavyHitters`.
     """
     if config is None:
         beside = config_path(data)
@@ -112,17 +119,34 @@ def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
         raise CLIError(f"{config} is not valid JSON: {exc}") from None
     if isinstance(obj, dict) and "questions" in obj and "format" not in obj:
         return _question_mechanism(obj, column, str(config))
+    if isinstance(obj, dict) and obj.get("format") == DISCOVERY_FORMAT:
+        return HeavyHitters.from_config(obj)
     return from_config(obj)
 
 
-@dataclass
 class Chunk:
-    """One block of rows: the column as text, the block itself, and its first row number."""
+    """One block of rows: the block itself, its first row number, and the column as text.
 
-    values: NDArray[np.str_]
-    block: Any  # pandas DataFrame (CSV) or pyarrow Table (Parquet)
-    first_row: int  # 1-based data row number of the block's first row
-    is_csv: bool
+    ``block`` is a pandas DataFrame (CSV) or a pyarrow Table; ``first_row`` the 1-based data
+    row number of its first row. Arrow columns come as ``codes`` into their ``distinct``
+    values (Arrow's dictionary): ``values`` (numpy text, one cell per row) is made from them
+    only when asked for, and :func:`category_positions` encodes the distinct values alone.
+    """
+
+    def __init__(self, block: Any, first_row: int, is_csv: bool, *, values: NDArray[np.str_] | None = None,
+                 distinct: NDArray[np.str_] | None = None, codes: NDArray[np.integer] | None = None) -> None:
+        self.block, self.first_row, self.is_csv = block, first_row, is_csv
+        self._values, self.distinct, self.codes = values, distinct, codes
+
+    @property
+    def values(self) -> NDArray[np.str_]:
+        if self._values is None:
+            assert self.distinct is not None and self.codes is not None
+            self._values = self.distinct[self.codes] if self.codes.size else np.zeros(0, dtype=str)
+        return self._values
+
+    def __len__(self) -> int:
+        return len(self.codes) if self.codes is not None else len(self.values)
 
 
 class ColumnReader:
@@ -153,8 +177,10 @@ class ColumnReader:
         else:
             import pyarrow.parquet as pq
 
-            self._parquet = pq.ParquetFile(path)
-            self._check_column(self._parquet.schema_arrow.names)
+            names = pq.read_schema(path).names
+            self._check_column(names)
+            # the column comes as Arrow's dictionary of its distinct values (no string per row)
+            self._parquet = pq.ParquetFile(path, read_dictionary=[column])
             self.progress_total = self._parquet.metadata.num_rows
             self.progress_unit = "rows"
 
@@ -183,25 +209,26 @@ class ColumnReader:
             from pyarrow import csv
 
             with open(self.path, "rb") as self._handle:
-                convert = csv.ConvertOptions(
-                    include_columns=[self.column], column_types={self.column: pa.string()},
+                convert = csv.ConvertOptions(  # Arrow's dictionary of the distinct values, as it reads
+                    include_columns=[self.column], column_types={self.column: pa.dictionary(pa.int32(), pa.string())},
                     strings_can_be_null=False, quoted_strings_can_be_null=False,
                 )
                 for batch in csv.open_csv(self._handle, convert_options=convert):
                     for start in range(0, batch.num_rows, self.chunk_size):
                         part = batch.slice(start, self.chunk_size)
-                        yield Chunk(_text(part.column(0)), part, row, True)
+                        yield Chunk(part, row, True, **_text(part.column(0)))
                         row += part.num_rows
         elif self.kind == "csv":
             import pandas as pd
 
             with open(self.path, "rb") as self._handle:
-                reader = pd.read_csv(
-                    self._handle, dtype=str, keep_default_na=False, chunksize=self.chunk_size
+                reader = pd.read_csv(  # bytes that are not UTF-8 reach the checks (and are written back)
+                    self._handle, dtype=object, keep_default_na=False, chunksize=self.chunk_size,
+                    encoding_errors="surrogateescape",
                 )
                 for frame in reader:
                     values = np.asarray(frame[self.column].to_numpy(), dtype=str)
-                    yield Chunk(values, frame, row, True)
+                    yield Chunk(frame, row, True, values=values)
                     row += len(frame)
         else:
             import pyarrow as pa
@@ -210,22 +237,34 @@ class ColumnReader:
             for batch in self._parquet.iter_batches(batch_size=self.chunk_size, columns=columns):
                 table = pa.Table.from_batches([batch])
                 self._read += table.num_rows
-                yield Chunk(_text(table.column(self.column)), table, row, False)
+                yield Chunk(table, row, False, **_text(table.column(self.column)))
                 row += table.num_rows
 
 
-def _text(column: Any) -> NDArray[np.str_]:
-    """An Arrow column as numpy text (null as ""), through its dictionary of distinct values:
-    only those become Python strings, the rows are an integer take."""
+def _text(column: Any) -> dict[str, NDArray[Any]]:
+    """An Arrow column as ``distinct`` numpy text (null as "") and each row's ``codes`` into it,
+    through its dictionary of distinct values: only those become Python strings. Binary cells that
+    are not UTF-8 keep their bytes as surrogate escapes (for the checks to name them)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    encoded = pc.dictionary_encode(pc.fill_null(pc.cast(column, pa.string()), ""))
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    distinct = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=str)
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    return distinct[codes] if codes.size else np.zeros(0, dtype=str)
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if not pa.types.is_dictionary(column.type) or column.null_count:
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        binary = pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
+        column = pc.dictionary_encode(pc.fill_null(column if binary else pc.cast(column, pa.string()),
+                                                   b"" if binary else ""))
+    dictionary = column.dictionary
+    if pa.types.is_binary(dictionary.type) or pa.types.is_large_binary(dictionary.type):
+        words = [b.decode("utf-8", "surrogateescape") for b in dictionary.to_pylist()]
+        distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
+    else:
+        distinct = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=str)
+    if distinct.size == 0:
+        distinct = np.zeros(0, dtype=str)
+    return {"distinct": distinct, "codes": column.indices.to_numpy(zero_copy_only=False)}
 
 
 class ColumnWriter:
@@ -245,19 +284,22 @@ class ColumnWriter:
         self._writer: Any = None
         self._first = True
 
-    def write(self, chunk: Chunk, text: list[str] | NDArray[np.str_]) -> None:
+    def write(self, chunk: Chunk, text: Any) -> None:
+        """Write ``chunk`` with the column replaced by ``text`` (a list, numpy text or an Arrow string array)."""
         if self.kind == "csv":
             frame = chunk.block
-            frame[self.column] = text
+            frame[self.column] = text if isinstance(text, (list, np.ndarray)) else text.to_numpy(zero_copy_only=False)
             frame.to_csv(self.partial, mode="w" if self._first else "a", header=self._first,
-                         index=False)
+                         index=False, errors="surrogateescape")
         else:
             import pyarrow as pa
             import pyarrow.parquet as pq
 
             table = chunk.block
             idx = table.schema.get_field_index(self.column)
-            table = table.set_column(idx, self.column, pa.array(text, pa.string()))  # no objects
+            if not isinstance(text, pa.Array):
+                text = pa.array(text, pa.string())  # from numpy text: no objects
+            table = table.set_column(idx, self.column, text)
             if self._writer is None:
                 self._writer = pq.ParquetWriter(self.partial, table.schema)
             self._writer.write_table(table)
@@ -280,7 +322,7 @@ class ColumnWriter:
 
 
 # ---------------------------------------------------------------- values in
-def _row_error(chunk: Chunk, i: int, column: str, what: str) -> CLIError:
+def row_error(chunk: Chunk, i: int, column: str, what: str) -> CLIError:
     row = chunk.first_row + i
     line = f" (line {row + 1} of the file)" if chunk.is_csv else ""
     return CLIError(f"row {row}{line}: {what} in column {column!r}")
@@ -296,7 +338,7 @@ def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]
     for chunk in reader:
         empty = np.flatnonzero(chunk.values == "")
         if empty.size:
-            raise _row_error(chunk, int(empty[0]), reader.column,
+            raise row_error(chunk, int(empty[0]), reader.column,
                              "empty value (drop missing answers first)")
         seen.update(np.unique(chunk.values).tolist())
         if on_chunk is not None:
@@ -315,7 +357,7 @@ def parse_numbers(chunk: Chunk, column: str) -> NDArray[np.float64]:
     except ValueError:  # error path only: find the row
         bad = np.array([i for i, cell in enumerate(chunk.values.tolist()) if not _is_number(cell)])
     if bad.size:
-        raise _row_error(chunk, int(bad[0]), column,
+        raise row_error(chunk, int(bad[0]), column,
                          f"value {str(chunk.values[bad[0]])!r} is not a finite number")
     return out
 
@@ -331,10 +373,43 @@ def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
     """Yes/no values (true/false, 1/0, yes/no, any case) as booleans."""
     yes, bad = parse_yes_no(chunk.values)
     if bad is not None:
-        raise _row_error(chunk, bad, column,
+        raise row_error(chunk, bad, column,
                          f"value {str(chunk.values[bad])!r} is not a yes/no answer "
                          "(expected true/false, 1/0 or yes/no)")
     return yes
+
+
+def positional(mechanism: Any) -> Any:
+    """The same mechanism over the positions ``0..k-1`` of its categories: its config with the
+    domain ``k``, so the same integer parameters and probabilities. Sampling and counting positions,
+    the commands encode only a chunk's distinct values and map reports back through Arrow."""
+    return from_config(dict(mechanism.to_config(), domain=mechanism.k))
+
+
+def category_positions(chunk: Chunk, column: str, mechanism: Any) -> NDArray[np.int64]:
+    """Each row's category position (the domain's ``encode``, of the distinct values only when the
+    chunk has them); the error names the first row whose value is not a category."""
+    distinct, codes = chunk.distinct, chunk.codes
+    try:
+        if distinct is None or codes is None:
+            return mechanism.domain_obj.encode(chunk.values)
+        used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))  # a batch of a row group may
+        positions = np.zeros(distinct.size, dtype=np.int64)                 # not use all its dictionary
+        positions[used] = mechanism.domain_obj.encode(distinct[used])
+        return positions[codes]
+    except CategoryError as exc:
+        if exc.index is None:
+            raise
+        index = exc.index if codes is None else int(np.flatnonzero(codes == used[exc.index])[0])
+        raise category_error(chunk, column, mechanism, index) from None
+
+
+def category_text(mechanism: Any, positions: NDArray[np.int64]) -> Any:
+    """Category reports given as positions, as an Arrow string array of the categories (a take)."""
+    import pyarrow as pa
+
+    labels = pa.array([str(v) for v in mechanism.domain], pa.string())
+    return labels.take(pa.array(positions))
 
 
 def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLIError:
@@ -345,7 +420,7 @@ def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLI
     """
     categories = np.asarray(mechanism.domain, dtype=str)
     shown = ", ".join(categories[:12].tolist()) + (", ..." if categories.size > 12 else "")
-    return _row_error(chunk, index, column,
+    return row_error(chunk, index, column,
                       f"value {str(chunk.values[index])!r} is not one of the categories [{shown}]")
 
 
@@ -356,19 +431,26 @@ def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
         return from_text(mechanism, chunk.values)
     except ReportError as exc:
         i = exc.index
-        raise _row_error(chunk, i, column, f"report {str(chunk.values[i])!r} rejected: {exc.reason}") from None
+        raise row_error(chunk, i, column, f"report {str(chunk.values[i])!r} rejected: {exc.reason}") from None
 
 
 def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> Any:
-    """The aggregate of every report in the column, merged chunk by chunk with ``+``."""
+    """The aggregate of every report in the column, merged chunk by chunk with ``+``.
+
+    Category text is the report itself: its rows are counted as positions by :func:`positional`
+    (the distinct values encoded once) and relabelled with the mechanism's fingerprint; any cell
+    that is not a category falls back to the parse, which names the first bad row.
+    """
     total = mechanism.aggregate([])
     direct = mechanism.report_kind == "category" and plain_reports(mechanism)
+    by_position = positional(mechanism) if direct else None
     for chunk in reader:
         stat = None
-        if direct and not all_json_strings(chunk.values):
-            try:  # category text is the report itself: aggregate the array, no list in between
-                stat = mechanism.aggregate(chunk.values)
-            except ValueError:
+        if by_position is not None and not _quoted(chunk):
+            try:
+                counts = by_position.aggregate(category_positions(chunk, reader.column, mechanism))
+                stat = replace(counts, fingerprint=mechanism.fingerprint)
+            except CLIError:
                 stat = None  # the parse below names the first bad row
         if stat is None:
             stat = mechanism.aggregate(reports_from_text(mechanism, chunk, reader.column))
@@ -376,3 +458,8 @@ def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -
         if on_chunk is not None:
             on_chunk()
     return total
+
+
+def _quoted(chunk: Chunk) -> bool:
+    """Whether every cell is a JSON string (a server export), checked on the distinct values if known."""
+    return all_json_strings(chunk.distinct if chunk.distinct is not None else chunk.values)

@@ -12,7 +12,9 @@ import numpy as np
 import typer
 
 from deniable.cli import data as cli_data
+from deniable.cli import discovery
 from deniable.cli.common import (
+    MECHANISM_NAMES,
     NUMERIC_NAMES,
     CLIError,
     DeltaOpt,
@@ -20,7 +22,6 @@ from deniable.cli.common import (
     HighOpt,
     JsonOpt,
     LowOpt,
-    MechanismOpt,
     TargetOpt,
     build_mechanism,
     build_numeric,
@@ -32,8 +33,8 @@ from deniable.cli.common import (
     progress,
 )
 from deniable.cli.output import show_estimate, show_mean
-from deniable.errors import CategoryError
 from deniable.estimate import MeanEstimate, check_target
+from deniable.heavy import HeavyHitters
 from deniable.mechanisms import registry
 from deniable.report_text import yes_no_labels
 
@@ -47,7 +48,11 @@ def privatize_cmd(
     column: Annotated[str, typer.Option("--column", "-c", help="Column holding the answers.")],
     epsilon: EpsilonOpt,
     output: Annotated[Path, typer.Option("--output", "-o", help="Output file (same format).")],
-    mechanism: MechanismOpt = "auto",
+    mechanism: Annotated[
+        str,
+        typer.Option("--mechanism", "-m",
+                     help=f"One of: {', '.join(MECHANISM_NAMES)}; or {discovery.NAME} for free text."),
+    ] = "auto",
     categories: Annotated[
         str | None,
         typer.Option(help="Comma-separated public list of every possible answer."),
@@ -63,6 +68,21 @@ def privatize_cmd(
     low: LowOpt = None,
     high: HighOpt = None,
     delta: DeltaOpt = None,
+    max_length: Annotated[
+        int | None, typer.Option(help=f"{discovery.NAME}: the most UTF-8 bytes of a value (1..254).")
+    ] = None,
+    method: Annotated[
+        str | None, typer.Option(help=f"{discovery.NAME}: pem or sfp (default: the better at this epsilon).")
+    ] = None,
+    top_k: Annotated[
+        int | None, typer.Option(help=f"{discovery.NAME}: values kept per level, the most found (default 32).")
+    ] = None,
+    truncate: Annotated[
+        bool,
+        typer.Option("--truncate", help=f"{discovery.NAME}: cut a value longer than --max-length after its "
+                     "last whole character that fits (found as that prefix, flagged truncated) instead of "
+                     "refusing it."),
+    ] = False,
     seed: Annotated[
         int | None, typer.Option(help="Seeded randomness for simulations: output is NOT private.")
     ] = None,
@@ -78,16 +98,28 @@ def privatize_cmd(
     output keeps the spelling of the column's first answer, e.g. Yes/No),
     and a numeric mechanism (laplace, gaussian, duchi, piecewise, hybrid,
     square-wave) with --low and --high for numbers (clamped to that range).
+    For free text nobody can list (words, URLs), --mechanism heavy-hitters
+    with --max-length sends one discovery report per value (PEM or SFP over
+    a count-mean sketch); `deniable estimate` then names the frequent values.
 
-    Example: deniable privatize data.csv --column answer --mechanism grr --epsilon 1 -o private.csv
+    Examples:
+      deniable privatize data.csv --column answer --mechanism grr --epsilon 1 --categories A,B,C -o private.csv
+      deniable privatize words.csv --column word --mechanism heavy-hitters --epsilon 4 --max-length 12 -o private.csv
     """
     parse_epsilon(epsilon)
-    name = check_mechanism_name(mechanism)
+    text = mechanism.lower() == discovery.NAME
+    name = discovery.NAME if text else check_mechanism_name(mechanism)
     binary, numeric = name == "binary-rr", name in NUMERIC_NAMES
     if output.resolve() == data.resolve():
         raise CLIError("--output must differ from the input file")
     reader = cli_data.ColumnReader(data, column, chunk_size)
     writer = cli_data.ColumnWriter(output, reader.kind, column)
+    if text and (categories is not None or categories_from_data or low is not None or high is not None
+                 or delta is not None):
+        raise CLIError(f"--categories, --low, --high and --delta do not apply to {name} (it takes any text)")
+    if not text and (max_length is not None or method is not None or top_k is not None or truncate):
+        raise CLIError(f"--max-length, --method, --top-k and --truncate go with --mechanism {discovery.NAME}; "
+                       f"got {name!r}")
     if binary and categories is not None:
         raise CLIError("--categories does not apply to binary-rr (its categories are no/yes)")
     if numeric and (categories is not None or categories_from_data):
@@ -99,7 +131,9 @@ def privatize_cmd(
             "[bold yellow]warning:[/] --seed makes the randomization predictable: "
             "the output is NOT private (use it only for simulations and tests)"
         )
-    if binary:
+    if text:
+        m: Any = discovery.build(epsilon, max_length, method, top_k)
+    elif binary:
         m = build_mechanism(name, 2, epsilon)  # the yes/no domain
     elif numeric:
         m = build_numeric(name, low, high, epsilon, delta)
@@ -128,28 +162,27 @@ def privatize_cmd(
             )
         m = build_mechanism(mechanism, listed, epsilon)
     rng = np.random.default_rng(seed) if seed is not None else None
+    by_position: Any = None if text or binary or numeric else cli_data.positional(m)
     rows = 0
     labels: tuple[str, str] | None = None  # a yes/no column's own spelling, kept in the output
     try:
         with progress(unit=reader.progress_unit) as bar:
             task = bar.add_task("privatizing", total=reader.progress_total)
             for chunk in reader:
-                if binary:
-                    values: Any = cli_data.parse_binary(chunk, column)
-                    if rows == 0 and values.size:
-                        labels = yes_no_labels(str(chunk.values[0]))
-                elif numeric:
-                    values = cli_data.parse_numbers(chunk, column)
-                else:
-                    values = chunk.values  # the encode in privatize_many is the one check
-                try:
-                    reports = m.privatize_many(values, rng=rng)
-                except CategoryError as exc:  # the encode refused a value: name its row
-                    if exc.index is None:
-                        raise
-                    raise cli_data.category_error(chunk, column, m, exc.index) from None
-                writer.write(chunk, cli_data.reports_to_text(m, reports, labels))
-                rows += len(chunk.values)
+                if binary and rows == 0 and len(chunk):
+                    labels = yes_no_labels(str(chunk.values[0]))
+                if text:
+                    discovery.check_values(chunk, column, m.max_length, truncate)
+                    reports_text: Any = discovery.reports_text(m, m.privatize_many(chunk.values, rng=rng))
+                elif binary or numeric:
+                    values = (cli_data.parse_binary if binary else cli_data.parse_numbers)(chunk, column)
+                    reports_text = cli_data.reports_to_text(m, m.privatize_many(values, rng=rng), labels)
+                else:  # positions of the chunk's distinct values: the one check of the values
+                    reports = by_position.privatize_many(cli_data.category_positions(chunk, column, m), rng=rng)
+                    reports_text = (cli_data.category_text(m, reports) if m.report_kind == "category"
+                                    else cli_data.reports_to_text(m, reports))
+                writer.write(chunk, reports_text)
+                rows += len(chunk)
                 bar.update(task, completed=reader.position())
         if rows == 0:
             raise CLIError(f"{data} has no data rows")
@@ -189,6 +222,17 @@ def estimate_cmd(
     target: TargetOpt = "population",
     plot: Annotated[Path | None, typer.Option(help="Write a bar chart (.png/.svg/.pdf).")] = None,
     as_json: JsonOpt = False,
+    top: Annotated[
+        int | None, typer.Option(help=f"{discovery.NAME} reports: show at most this many values.")
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(help=f"{discovery.NAME} reports: the least estimated count shown (default: the values "
+                     "significantly above 0)."),
+    ] = None,
+    as_csv: Annotated[
+        bool, typer.Option("--csv", help=f"{discovery.NAME} reports: the values found as CSV on stdout.")
+    ] = False,
     chunk_size: Annotated[int, typer.Option(help="Rows per chunk.")] = 500_000,
     dask: Annotated[
         bool,
@@ -215,8 +259,13 @@ def estimate_cmd(
     With --dask the column is read and aggregated by Dask (deniable.scale.aggregate_files),
     from one file or a glob of files, on this machine or a distributed cluster.
 
+    A column privatized with --mechanism heavy-hitters gives the values found
+    (value, count, standard error, interval, truncated), most frequent first;
+    --top and --threshold limit them, --json or --csv print them for machines.
+
     Examples:
       deniable estimate private.csv --column answer --consistent norm-sub
+      deniable estimate words-private.csv --column word --top 20 --csv
       deniable estimate 'reports/*.parquet' --column answer --dask
       deniable estimate export.csv --column violated --config survey.json
       deniable estimate --db sqlite:///deniable.db --survey honor-code
@@ -235,13 +284,22 @@ def estimate_cmd(
         return
     if data is None or column is None:
         raise CLIError("give a privatized file and its --column (or --db URL --survey ID)")
+    if as_json and as_csv:
+        raise CLIError("give --json or --csv, not both")
+    if not dask:
+        reader = cli_data.ColumnReader(data, column, chunk_size, only_column=True)
+        m = cli_data.load_mechanism(data, column, config)
+        if isinstance(m, HeavyHitters):
+            _estimate_discovery(m, reader, consistent=consistent, target=target, plot=plot, level=level,
+                                top=top, threshold=threshold, as_json=as_json, as_csv=as_csv)
+            return
+    if top is not None or threshold is not None or as_csv:
+        raise CLIError(f"--top, --threshold and --csv apply to a column privatized with {discovery.NAME}")
     if dask:
         m, paths = _dask_inputs(data, column, config)
         _check_frequency_options(m, consistent, plot)
         stat, first = _dask_aggregate(m, paths, column, scheduler)
     else:
-        reader = cli_data.ColumnReader(data, column, chunk_size, only_column=True)
-        m = cli_data.load_mechanism(data, column, config)
         _check_frequency_options(m, consistent, plot)
         with progress(transient=True, unit=reader.progress_unit) as bar:
             task = bar.add_task("aggregating", total=reader.progress_total)
@@ -261,6 +319,22 @@ def estimate_cmd(
 
 
 
+def _estimate_discovery(hh: HeavyHitters, reader: cli_data.ColumnReader, *, consistent: str | None, target: str,
+                        plot: Path | None, level: float, top: int | None, threshold: float | None,
+                        as_json: bool, as_csv: bool) -> None:
+    """``estimate`` of a heavy-hitters column: aggregate the reports, identify and show the values."""
+    if consistent is not None or plot is not None or target != "population":
+        raise CLIError(f"--consistent, --plot and --target apply to category frequencies, not to {discovery.NAME}")
+    discovery.check_identify(top, threshold)
+    with progress(transient=True, unit=reader.progress_unit) as bar:
+        task = bar.add_task("aggregating", total=reader.progress_total)
+        stat = discovery.aggregate_file(hh, reader, on_chunk=lambda: bar.update(task, completed=reader.position()))
+    if stat is None:
+        raise CLIError(f"{reader.path} has no reports")
+    found = hh.identify(stat, top=top, threshold=threshold, level=level)
+    discovery.show_discovery(hh, found, threshold=threshold, as_json=as_json, as_csv=as_csv)
+
+
 def _check_frequency_options(m: Any, consistent: str | None, plot: Path | None) -> None:
     """Refuse --consistent and --plot for a numeric mechanism (before reading the data)."""
     if registry.entry_of(m).kind == "numeric" and (consistent or plot is not None):
@@ -277,6 +351,8 @@ def _dask_inputs(pattern: Path, column: str, config: Path | None) -> tuple[Any, 
     for path in paths:
         cli_data.data_file(path)
         found = cli_data.load_mechanism(path, column, config)
+        if isinstance(found, HeavyHitters):
+            raise CLIError(f"--dask does not aggregate {discovery.NAME} reports; estimate {path} without --dask")
         if m is not None and found.fingerprint != m.fingerprint:
             raise CLIError(f"{path} was privatized with another mechanism ({found!r}) than {paths[0]} ({m!r})")
         m = found

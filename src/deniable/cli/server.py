@@ -343,7 +343,7 @@ def estimate_db(
         survey = storage.survey(survey_id)
         aggregates = storage.aggregates(survey_id)
         estimates = question_estimates(survey, aggregates, target)
-        results = results_json(survey, estimates, level=level, aggregates=aggregates)
+        results = results_json(survey, estimates, level=level, aggregates=aggregates, target=target)
     finally:  # a refusal (StorageError: "field: message") is one line through handle_errors
         storage.close()
     if as_json:
@@ -378,9 +378,17 @@ def estimate_db(
 
 
 def _other_line(result: dict[str, Any], level: float) -> str:
-    """One line for a design question's prevalence or a plain question's answers (results JSON)."""
+    """The text for a question the results JSON answers without an Estimate.
+
+    A design question's prevalence, a plain question's count, a number
+    question's mean, or a free-text question's discovered values (one line each).
+    """
     if result["kind"] == "plain":
         return f"{result['id']}: {result['n']:,} answers, not randomized (see the results JSON)"
+    if result["kind"] == "mean":
+        return _mean_line(result, level)
+    if result["kind"] == "discovery":
+        return _discovery_lines(result, level)
     pi = result["parameters"][0]
     eps = "infinite: an answer reveals the truth" if result["reveals_truth"] else f"{result['epsilon']:.4g}"
     head = f"{result['id']}: {result['design']['model']} design, n = {result['n']:,}, epsilon = {eps}"
@@ -388,6 +396,31 @@ def _other_line(result: dict[str, Any], level: float) -> str:
         return f"{head}: too few answers for a prevalence"
     return (f"{head}: prevalence {pi['estimate']:.4f}, standard error {pi['std_error']:.4f}, "
             f"{level:.0%} interval {pi['ci_low']:.4f} .. {pi['ci_high']:.4f}")
+
+
+def _mean_line(result: dict[str, Any], level: float) -> str:
+    units = f" {result['units']}" if result.get("units") else ""
+    head = (f"{result['id']}: mean of answers in [{result['low']:g}, {result['high']:g}]{units}, "
+            f"n = {result['n']:,}, epsilon = {result['epsilon']:.4g}")
+    if result["estimate"] is None:
+        return f"{head}: too few answers for a mean"
+    return (f"{head}: {result['estimate']:.4g}{units}, standard error {result['std_error']:.4g}, "
+            f"{level:.0%} interval {result['ci_low']:.4g} .. {result['ci_high']:.4g}")
+
+
+def _discovery_lines(result: dict[str, Any], level: float) -> str:
+    from rich.markup import escape  # the values are what respondents typed: never markup
+
+    head = (f"{result['id']}: free text ({result['method']}), n = {result['n']:,}, "
+            f"epsilon = {result['epsilon']:.4g}")
+    if not result["values"]:
+        return f"{head}: no value found yet (discovery needs many respondents)"
+    lines = [f"{head}: {len(result['values'])} values found (estimated respondents, {level:.0%} interval)"]
+    for v in result["values"]:
+        cut = " (begins with)" if v["truncated"] else ""
+        lines.append(f"  {escape(repr(v['value']))}{cut}: {v['count']:,.0f} +- {v['std_error']:,.0f}, "
+                     f"{v['ci_low']:,.0f} .. {v['ci_high']:,.0f}")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------ db

@@ -36,7 +36,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -48,6 +48,7 @@ from deniable.server.headers import DOCS_ASSETS, SecurityHeaders, swagger_ui_dir
 from deniable.server.ratelimit import RateLimiter, client_address, parse_networks, retry_after
 from deniable.server.results import question_estimates, results_json, rounds_json
 from deniable.server.rounds import DEVICE_PATTERN
+from deniable.server.shuffled import Ahead
 from deniable.server.storage import Storage, SubmitResult
 from deniable.server.submissions import KEY_PATTERN, MAX_TOKEN_LENGTH
 from deniable.server.surveys import Survey, SurveyError
@@ -68,9 +69,9 @@ IdempotencyKey = Annotated[str, StringConstraints(pattern=f"^{KEY_PATTERN.patter
 class ResponseIn(BaseModel):
     """One respondent's privatized reports, one per question.
 
-    This model documents the request body; the body is checked (once) by
-    :func:`deniable.server.submissions.prepare`, as each item of a batch is,
-    with the same messages.
+    This model documents the request body; the body is decoded after the
+    rate limit and checked (once) by :func:`deniable.server.submissions.prepare`,
+    as each item of a batch is, with the same messages.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -89,10 +90,6 @@ class ResponseIn(BaseModel):
         description="{question id: report JSON}, every question exactly once; the report "
         "format is the question's mechanism's (m.reports_to_json)"
     )
-
-
-ResponseBody = Annotated[dict[str, Any], WithJsonSchema({"$ref": "#/components/schemas/ResponseIn"})]
-"""A response as received: any JSON object, documented as :class:`ResponseIn`."""
 
 
 class BatchIn(BaseModel):
@@ -141,7 +138,7 @@ class ErrorOut(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer", "free-text"]
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -168,6 +165,9 @@ class QuestionOut(BaseModel):
     max_length: int | None = Field(default=None, description="a free-text answer's bytes of UTF-8 kept")
     kind: Literal["text", "integer"] | None = Field(default=None, description="a free-text question's values")
     method: Literal["pem", "sfp"] | None = Field(default=None, description="a free-text question's protocol")
+    low: float | None = Field(default=None, description="a number question's smallest answer")
+    high: float | None = Field(default=None, description="a number question's largest answer")
+    units: str | None = Field(default=None, description="a number question's units (text)")
 
 
 class RoundsOut(BaseModel):
@@ -307,6 +307,28 @@ class DiscoveryResult(BaseModel):
     values: list[DiscoveredValue] = Field(description="most frequent first")
 
 
+class MeanResult(BaseModel):
+    """A number question's estimated mean (deniable.server.numeric_questions)."""
+
+    id: str
+    text: str
+    type: Literal["number"]
+    kind: Literal["mean"]
+    mechanism: str = Field(description="mechanism class name")
+    epsilon: float = Field(description="one report's epsilon")
+    n: int
+    target: Literal["population", "respondents"]
+    level: float
+    low: float
+    high: float
+    units: str | None
+    estimate: float | None = Field(description="unbiased mean of the answers (clamped to [low, high])")
+    std_error: float | None = Field(description="standard error, for target")
+    ci_low: float | None = Field(description="normal interval at level (low end)")
+    ci_high: float | None
+    aggregate: dict[str, Any] = Field(description="the merged MeanStat (n, sums of the standardized reports)")
+
+
 class ShuffledOut(BaseModel):
     """The central guarantee of the responses if collected through a trusted shuffler."""
 
@@ -337,7 +359,7 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
 
 
 class RoundsResult(BaseModel):
@@ -364,7 +386,7 @@ class ResultsOut(BaseModel):
     )
     target: Literal["population", "respondents"]
     level: float
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
 
 
@@ -469,19 +491,37 @@ class BodyLimit:
         await self.app(scope, limited, send)
 
 
+class _App(FastAPI):
+    """FastAPI with :class:`SecurityHeaders` outside every other layer.
+
+    Starlette's ``ServerErrorMiddleware`` is always the outermost layer of the
+    stack it builds, and answers an unexpected exception (500) itself, past
+    any middleware added with ``add_middleware``: wrapping the whole stack
+    gives that answer the security headers too.
+    """
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack())
+
+
 def _top(_index: int) -> str:
     return ""
 
 
-def _batch_items(raw: bytes) -> list[Any]:
-    """The responses of a batch body, decoded as FastAPI would and shaped as :class:`BatchIn` says."""
+def _json_body(raw: bytes) -> Any:
+    """A request body decoded as JSON: 422 naming the body if it is not JSON, 400 if undecodable."""
     try:
-        data = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise Invalid("body", f"is not valid JSON: {exc.msg}") from None
     except (ValueError, RecursionError):  # bad UTF-8, nested too deep, an integer too long
         raise HTTPException(400, {"field": "body", "message": "cannot be decoded as JSON (UTF-8, "
                                   "nesting depth and integer length are limited)"}) from None
+
+
+def _batch_items(raw: bytes) -> list[Any]:
+    """The responses of a batch body, decoded and shaped as :class:`BatchIn` says."""
+    data = _json_body(raw)
     if not isinstance(data, dict):
         raise Invalid("body", f'must be an object {{"responses": [...]}}; got {type(data).__name__}')
     extra = sorted(set(data) - {"responses"})
@@ -575,8 +615,9 @@ def create_app(
     relay = relay_token if relay_token is not None else os.environ.get(RELAY_TOKEN_ENV) or None
     proxies = parse_networks(trusted_proxies)
     limiter = RateLimiter()
+    shuffled = Ahead()  # the results' shuffled guarantee, never computed while a read waits once stated
 
-    app = FastAPI(
+    app = _App(
         title="deniable collection service",
         version="1",
         summary="Surveys out, privatized (locally differentially private) reports in, "
@@ -587,7 +628,6 @@ def create_app(
     app.state.storage = store
     app.state.admin_token = token
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(SecurityHeaders)
 
     # ----------------------------------------------------------- errors
     @app.exception_handler(StorageError)
@@ -648,20 +688,22 @@ def create_app(
     @app.post(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
         responses=_errors(*_BODY, 403, 404, 409, 429), tags=["devices"],
+        openapi_extra={"requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/ResponseIn"}}}}},
     )
-    async def post_response(survey_id: str, body: ResponseBody, request: Request) -> dict[str, Any]:
-        """Store one respondent's privatized reports (idempotent by ``idempotency_key``).
+    async def post_response(survey_id: str, request: Request) -> dict[str, Any]:
+        """Store one respondent's privatized reports (a :class:`ResponseIn`; idempotent by ``idempotency_key``).
 
         A retry with the same key and body gets the identical answer; the same
         key with another body is refused (409). A survey open to everyone takes
         at most its ``rate_limit`` of requests per client address (429 with
-        ``Retry-After`` beyond it).
+        ``Retry-After`` beyond it, answered before the body is read).
         """
         survey = store.survey(survey_id)
-        limit = survey.policy.rate_limit
-        if limit is None or survey.invite_only:
-            await submit(survey_id, [body])
-        else:
+        limit = None if survey.invite_only else survey.policy.rate_limit
+        client = ""
+        if limit is not None:
+            # checked before the body is read and decoded: a refused flood costs no parsing
             client = client_address(
                 request.client.host if request.client else None,
                 request.headers.getlist("x-forwarded-for"), proxies,
@@ -674,12 +716,13 @@ def create_app(
                           f"one address; try again in {retry_after(wait)} s"},
                     {"Retry-After": retry_after(wait)},
                 )
-            stored = 0
-            try:
-                stored = (await submit(survey_id, [body])).accepted
-            finally:
-                if not stored:  # refused, or a retry of a stored response: it costs nothing
-                    limiter.give_back(survey.id, client, limit)
+        stored = 0
+        try:
+            body = _json_body(await request.body())
+            stored = (await submit(survey_id, [body])).accepted
+        finally:
+            if limit is not None and not stored:  # refused, or a retry of a stored response: free
+                limiter.give_back(survey.id, client, limit)
         key = body["idempotency_key"]
         return {"status": "accepted", "response_id": public_response_id(survey_id, key),
                 "idempotency_key": key}
@@ -736,7 +779,10 @@ def create_app(
         survey = store.survey(survey_id)
         _results_access(request, survey)
         aggregates = store.aggregates(survey_id)
-        out = results_json(survey, question_estimates(survey, aggregates, target), aggregates=aggregates)
+        out = results_json(
+            survey, question_estimates(survey, aggregates, target), aggregates=aggregates, ahead=shuffled,
+            target=target,
+        )
         if survey.rounds is not None:
             out["rounds"] = rounds_json(
                 survey, store.round_aggregates(survey_id), store.device_budgets(survey_id),

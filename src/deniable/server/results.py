@@ -19,8 +19,10 @@ were collected through a trusted shuffler (anonymously, in random order):
 (:func:`deniable.shuffle_epsilon`) for the ``n_responses`` responses, each
 from an ``epsilon_total``-LDP randomizer, at ``delta = min(1e-6, n^-1.1)``
 (below ``1/n``, the usual requirement, for every ``n``), computed for ``n``
-rounded down to two significant digits (cached; fewer reports give a larger
-epsilon and delta, so the statement holds for all of them). It is ``None``
+rounded down to two significant digits (computed once; fewer reports give a
+larger epsilon and delta, so the statement holds for all of them; while a new
+value is computed the service repeats the last one it stated:
+:mod:`deniable.server.shuffled`). It is ``None``
 where it does not apply: an infinite ``epsilon_total``, or plain questions
 (answers sent as given are not randomized). A survey with rounds has it for
 each round (a device answers at most once per round), not for all rounds
@@ -37,7 +39,6 @@ survey's are) and how much of ``lifetime_epsilon`` its devices have spent.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -50,15 +51,14 @@ from deniable.allocation import sampled_estimate
 from deniable.estimate import Estimate, Target
 from deniable.server.design_results import design_json, plain_json
 from deniable.server.discovery import FreeTextQuestion, discovery_json
+from deniable.server.numeric_questions import NumberQuestion, mean_estimate, mean_json
 from deniable.server.questions import DesignQuestion, PlainQuestion
 from deniable.server.rounds import iso_utc
+from deniable.server.shuffled import SHUFFLE_DELTA, Ahead
+from deniable.server.shuffled import bound as shuffled_bound
 from deniable.server.surveys import Question, Survey
-from deniable.shuffle import shuffle_epsilon
 
 __all__ = ["question_estimates", "results_json", "rounds_json", "shuffled_json", "SHUFFLE_DELTA"]
-
-SHUFFLE_DELTA = 1e-6
-"""The largest delta of the shuffled guarantee the results state (``n^-1.1`` when smaller)."""
 
 
 def question_estimates(
@@ -79,22 +79,18 @@ def question_estimates(
     }
 
 
-def shuffled_json(survey: Survey, n: int) -> dict[str, Any] | None:
-    """The central ``(epsilon, delta)`` of ``n`` shuffled responses, or None where it does not apply."""
+def shuffled_json(survey: Survey, n: int, ahead: Ahead | None = None) -> dict[str, Any] | None:
+    """The central ``(epsilon, delta)`` of ``n`` shuffled responses, or None where it does not apply.
+
+    ``ahead``: a service's statements (:class:`deniable.server.shuffled.Ahead`), which may
+    repeat the bound for fewer responses while the new one is computed.
+    """
     epsilon0 = survey.epsilon_total
     if n < 1 or not math.isfinite(epsilon0) or any(isinstance(q, PlainQuestion) for q in survey.questions):
         return None
-    step = 10 ** max(len(str(n)) - 2, 0)
-    counted = n // step * step  # two significant digits, rounded down
-    delta = min(SHUFFLE_DELTA, float(counted) ** -1.1)
-    return {
-        "n": n, "epsilon_local": epsilon0, "epsilon": _shuffle_epsilon(epsilon0, counted, delta), "delta": delta,
-    }
-
-
-@functools.lru_cache(maxsize=256)
-def _shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float:
-    return shuffle_epsilon(epsilon0, n, delta)
+    # for n rounded down to two significant digits
+    epsilon, delta = shuffled_bound(epsilon0, n) if ahead is None else ahead.bound(epsilon0, n)
+    return {"n": n, "epsilon_local": epsilon0, "epsilon": epsilon, "delta": delta}
 
 
 def _finite_or_none(values: Any) -> list[float | None]:
@@ -129,10 +125,13 @@ def _question_json(q: Question, est: Estimate, level: float) -> dict[str, Any]:
 
 def _questions_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float, aggregates: Mapping[str, Any] | None,
+    target: Target,
 ) -> list[dict[str, Any]]:
     plain = {q.id: q for q in survey.questions if isinstance(q, PlainQuestion)}
     return [
         _question_json(q, estimates[q.id], level) if isinstance(q, Question)
+        else mean_json(q, mean_estimate(q, aggregates[q.id], target), aggregates[q.id], level)  # type: ignore[index]
+        if isinstance(q, NumberQuestion)
         else design_json(q, aggregates[q.id], plain, level) if isinstance(q, DesignQuestion)  # type: ignore[index]
         else discovery_json(q, aggregates[q.id], level) if isinstance(q, FreeTextQuestion)  # type: ignore[index]
         else plain_json(q, aggregates[q.id])  # type: ignore[index]
@@ -167,7 +166,9 @@ def rounds_json(
     assert rounds is not None and rounds.start is not None
     out = []
     for index, aggregates in per_round.items():
-        questions = _questions_json(survey, question_estimates(survey, aggregates, target), level, aggregates)
+        questions = _questions_json(
+            survey, question_estimates(survey, aggregates, target), level, aggregates, target
+        )
         n_responses = _n_responses(survey, questions)
         out.append({
             "round": index,
@@ -182,7 +183,8 @@ def rounds_json(
 
 def results_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float = 0.95,
-    aggregates: Mapping[str, Any] | None = None,
+    aggregates: Mapping[str, Any] | None = None, ahead: Ahead | None = None,
+    target: Target | None = None,
 ) -> dict[str, Any]:
     """The results as ``GET /surveys/{id}/results`` answers them.
 
@@ -194,9 +196,12 @@ def results_json(
     recompute any of them exactly. Values undefined without reports are ``None``.
     Design and plain questions (their tallies in ``aggregates``) are answered
     by :mod:`deniable.server.design_results`, free-text questions (their
-    discovery aggregates) by :mod:`deniable.server.discovery`.
+    discovery aggregates) by :mod:`deniable.server.discovery`, number questions (their
+    mean estimates, for ``target``: default the estimates' target, else the population)
+    by :mod:`deniable.server.numeric_questions`. ``ahead``: :func:`shuffled_json`'s.
     """
-    questions = _questions_json(survey, estimates, level, aggregates)
+    chosen: Target = target if target is not None else next((e.target for e in estimates.values()), "population")
+    questions = _questions_json(survey, estimates, level, aggregates, chosen)
     n_responses = _n_responses(survey, questions)
     return {
         "id": survey.id,
@@ -204,9 +209,9 @@ def results_json(
         "allocation": survey.allocation,
         "n_responses": n_responses,
         # per round only for a survey with rounds (one response per device per round)
-        "shuffled": None if survey.rounds is not None else shuffled_json(survey, n_responses),
+        "shuffled": None if survey.rounds is not None else shuffled_json(survey, n_responses, ahead),
         # design questions' prevalence is always for the population (RRuni's sampling model)
-        "target": next((e.target for e in estimates.values()), "population"),
+        "target": chosen,
         "level": level,
         "questions": questions,
         "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app

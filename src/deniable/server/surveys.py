@@ -69,6 +69,11 @@ A question of ``type: free-text`` (``max_length``, ``epsilon``) discovers
 the frequent answers nobody listed (heavy hitters); its epsilon counts in
 the budget like a mechanism's: see :mod:`deniable.server.discovery`.
 
+A question of ``type: number`` (``low``, ``high``, ``mechanism:
+one-bit-mean``, ``epsilon``, optional ``gamma``, ``points`` and ``units``)
+collects a number whose mean is estimated; one report's epsilon counts in
+the budget: see :mod:`deniable.server.numeric_questions`.
+
 Beside its questions a survey has settings against flooding and for its
 results (``rate_limit``, ``max_responses``, ``results``:
 :mod:`deniable.server.policy`); unlike the questions they may change.
@@ -99,6 +104,7 @@ from deniable.plan import best_mechanism
 from deniable.privacy import PrivacyBudget
 from deniable.server.discovery import FREE_TEXT, FreeTextQuestion, load_free_text_question
 from deniable.server.errors import SurveyError, is_text, printable
+from deniable.server.numeric_questions import NUMBER, NumberQuestion, load_number_question
 from deniable.server.policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server.questions import DesignQuestion, PlainQuestion, load_design_question, load_plain_question
 from deniable.server.rounds import Rounds, check_round_cost, load_rounds, question_costs
@@ -163,9 +169,9 @@ class Question:
         return self.mechanism.aggregate(reports if rows is None else reports.select(rows))
 
 
-AnyQuestion = Question | DesignQuestion | PlainQuestion | FreeTextQuestion
-"""A survey question: randomized by a mechanism, a survey design or heavy-hitter discovery
-(free text), or plain (not randomized)."""
+AnyQuestion = Question | DesignQuestion | PlainQuestion | FreeTextQuestion | NumberQuestion
+"""A survey question: randomized by a mechanism, a survey design, heavy-hitter discovery
+(free text) or a numeric mechanism (number), or plain (not randomized)."""
 
 
 @dataclass(frozen=True)
@@ -298,6 +304,8 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
         if not randomized:
             raise SurveyError(f"{where}randomized", "a free-text question is always randomized")
         return load_free_text_question(data, qid, text, where)
+    if qtype == NUMBER:  # deniable.server.numeric_questions
+        return load_number_question(data, qid, text, where)
     if not randomized:
         return load_plain_question(data, qid, text, where)
     if "design" in data:
@@ -470,7 +478,8 @@ def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
     for i, q in enumerate(questions):
         if not isinstance(q, Question):
             kind = ("a plain question" if isinstance(q, PlainQuestion) else "a free-text question"
-                    if isinstance(q, FreeTextQuestion) else "a survey design")
+                    if isinstance(q, FreeTextQuestion) else "a number question"
+                    if isinstance(q, NumberQuestion) else "a survey design")
             raise SurveyError(
                 f"questions[{i}]", f"is {kind}; allocation: sample takes mechanism questions only "
                 "(each respondent answers one of them, drawn at random)"

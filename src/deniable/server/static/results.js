@@ -5,6 +5,7 @@
 import { parseJSON } from './deniable.js';
 import { designSection, plainSection } from './survey_results.js';
 import { discoverySection } from './free_text_results.js';
+import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
 
 const $ = (id) => document.getElementById(id);
@@ -208,6 +209,10 @@ function render(results) {
   results.questions.forEach((q, i) => {
     if (q.kind === 'discovery') {
       container.append(discoverySection(q, level));
+      return;
+    }
+    if (q.kind === 'mean') {
+      container.append(meanSection(q, level, chartWidth()));
       return;
     }
     if (q.kind === 'design' || q.kind === 'plain') {

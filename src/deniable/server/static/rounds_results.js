@@ -2,8 +2,10 @@
 // lifetime budget the devices have spent, and per question each round's estimates as a trend chart
 // (an SVG line per answer with its confidence band) and a table. Only DOM/SVG elements and classes:
 // the page's Content-Security-Policy forbids inline styles.
+import { numberText } from './number_results.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
-const pct = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
+const share = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
 const SERIES = 6; // colours in style.css (.series-0 .. .series-5)
 
 function svgEl(name, attrs = {}, text) {
@@ -58,9 +60,13 @@ const utc = (iso) => new Date(iso).toISOString().replace('T', ' ').replace(/(:00
 
 const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c === false ? 'No' : String(c)) : String(c));
 
-/** The series a question has per round: one per answer (mechanism questions) or the prevalence (designs). */
+/** The series a question has per round: one per answer (mechanism questions), the prevalence (designs)
+ * or the mean (number questions). */
 function seriesOf(q) {
   if (q.kind === 'plain' || q.kind === 'discovery') return null; // no fixed answers to follow
+  if (q.kind === 'mean') {
+    return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }];
+  }
   if (q.kind === 'design') {
     const pi = q.parameters[0];
     return [{ label: 'Prevalence π', est: pi.estimate, low: pi.ci_low, high: pi.ci_high, se: pi.std_error }];
@@ -80,12 +86,14 @@ function niceStep(span, count) {
 }
 
 /** Each round's estimate per answer as lines over the rounds, with the confidence interval as a band. */
-function trendChart(title, rounds, perRound, level, index, width) {
+function trendChart(title, rounds, perRound, level, index, width, fmt = share) {
   const labels = perRound.find((s) => s)?.map((s) => s.label) ?? [];
   const values = perRound.flatMap((s) => (s ?? []).flatMap((p) => [p.est, p.low, p.high]))
     .filter((v) => Number.isFinite(v));
-  let lo = Math.min(0, ...values);
-  let hi = Math.max(0.1, ...values);
+  const shares = fmt === share; // shares start at 0; a mean's axis spans its values
+  let lo = shares ? Math.min(0, ...values) : Math.min(...values);
+  let hi = shares ? Math.max(0.1, ...values) : Math.max(...values);
+  if (!(hi > lo)) hi = lo + 1;
   const step = niceStep(hi - lo, 5);
   lo = Math.floor(lo / step + 1e-9) * step;
   hi = Math.ceil(hi / step - 1e-9) * step;
@@ -109,14 +117,14 @@ function trendChart(title, rounds, perRound, level, index, width) {
   });
   svg.append(svgEl('title', { id: titleId }, `Estimates per round: ${title}`));
   svg.append(svgEl('desc', { id: descId }, rounds.map((r, k) => `round ${r}: ${(perRound[k] ?? [])
-    .map((p) => `${p.label} ${pct(p.est)} (${level} interval ${pct(p.low)} to ${pct(p.high)})`).join(', ')}`)
+    .map((p) => `${p.label} ${fmt(p.est)} (${level} interval ${fmt(p.low)} to ${fmt(p.high)})`).join(', ')}`)
     .join('; ')));
 
   for (let t = lo; t <= hi + step / 2; t += step) {
     const ty = y(t);
     const g = svgEl('g', { class: 'tick' });
     g.append(svgEl('line', { class: Math.abs(t) < step / 2 ? 'zero' : 'grid', x1: left, x2: width - right, y1: ty, y2: ty }));
-    g.append(svgEl('text', { x: left - 6, y: ty + 4, 'text-anchor': 'end' }, pct(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
+    g.append(svgEl('text', { x: left - 6, y: ty + 4, 'text-anchor': 'end' }, fmt(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
     svg.append(g);
   }
   const every = Math.max(1, Math.ceil(rounds.length / 10)); // at most ~10 round labels
@@ -143,7 +151,7 @@ function trendChart(title, rounds, perRound, level, index, width) {
         svg.append(svgEl('line', { class: `whisker ${cls}`, x1: x(r), x2: x(r), y1: y(p.low), y2: y(p.high) }));
       }
       const dot = svgEl('circle', { class: `dot ${cls}`, cx: x(r), cy: y(p.est), r: 3.2 });
-      dot.append(svgEl('title', {}, `${label}, round ${r}: ${pct(p.est)} (${pct(p.low)} to ${pct(p.high)})`));
+      dot.append(svgEl('title', {}, `${label}, round ${r}: ${fmt(p.est)} (${fmt(p.low)} to ${fmt(p.high)})`));
       svg.append(dot);
     });
     const lx = left + (j % 3) * ((width - left) / 3);
@@ -170,7 +178,7 @@ function budgetCard(info) {
   const scroller = html('div', 'scroll');
   scroller.append(table(['Devices that spent', 'With the memoization cap (enforced)', 'Every report counted'], rows));
   section.append(scroller);
-  section.append(html('p', 'table-note', 'The memoization cap counts a memoizing question (L-GRR, L-OSUE, dBitFlip, '
+  section.append(html('p', 'table-note', 'The memoization cap counts a memoizing question (L-GRR, L-OSUE, dBitFlip, 1BitMean, '
     + 'RAPPOR) at most its lifetime bound. That assumes each device reported the same value every round and kept '
     + 'its memoized state: a value that changes costs up to another lifetime bound per distinct value, which the '
     + 'server cannot see. “Every report counted” adds up each report’s ε, a bound that holds whatever the values.'));
@@ -196,9 +204,10 @@ export function roundsSection(info, level, width) {
     const section = html('section', 'card round-trend');
     section.dataset.question = q0.id;
     section.append(html('h2', '', q0.text));
-    const what = q0.kind === 'design' ? 'prevalence' : 'estimated share per answer';
+    const what = { design: 'prevalence', mean: 'estimated mean' }[q0.kind] ?? 'estimated share per answer';
+    const format = q0.kind === 'mean' ? numberText : share;
     section.append(html('p', 'meta', `Per round: ${what}, with its ${level} confidence interval (the band)`));
-    section.append(trendChart(q0.text, rounds, perRound, level, qi, width));
+    section.append(trendChart(q0.text, rounds, perRound, level, qi, width, format));
     const details = html('details');
     details.append(html('summary', '', 'Show each round’s numbers'));
     const labels = perRound.find((s) => s).map((s) => s.label);
@@ -206,7 +215,8 @@ export function roundsSection(info, level, width) {
       `${r.round}`, utc(r.start), `${r.questions[qi].n}`,
       ...labels.map((_, j) => {
         const p = perRound[k]?.[j];
-        return p && Number.isFinite(p.est) ? `${pct(p.est)} (${pct(p.low)} to ${pct(p.high)}; s.e. ${pct(p.se)})` : '–';
+        return p && Number.isFinite(p.est)
+          ? `${format(p.est)} (${format(p.low)} to ${format(p.high)}; s.e. ${format(p.se)})` : '–';
       }),
     ]);
     const scroller = html('div', 'scroll');

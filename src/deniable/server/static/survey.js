@@ -214,7 +214,7 @@ async function device(question, index) {
     input.setAttribute('aria-label', question.text);
     const hint = document.createElement('span');
     hint.className = 'hint';
-    hint.textContent = ` (${low} to ${high})`;
+    hint.textContent = ` (${low} to ${high}${question.units ? ` ${question.units}` : ''})`;
     wrap.append(input, hint);
     fieldset.append(wrap);
     return {

@@ -1,0 +1,113 @@
+// Results of number questions (kind "mean"): the estimated mean of the answers with its
+// confidence interval, drawn on the question's range [low, high], and the numbers in a table.
+// Only DOM/SVG elements and classes: the page's Content-Security-Policy forbids inline styles.
+const SVG = 'http://www.w3.org/2000/svg';
+
+function svgEl(name, attrs = {}, text) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** A number as shown: up to 4 significant digits, thousands separated (–: undefined). */
+export function numberText(x) {
+  if (!Number.isFinite(x)) return '–';
+  const digits = Math.abs(x) >= 1000 ? 0 : Math.max(0, 3 - Math.floor(Math.log10(Math.abs(x) || 1)));
+  return x.toLocaleString('en-US', { maximumFractionDigits: Math.min(digits, 3) });
+}
+
+const withUnits = (q, text) => (q.units ? `${text} ${q.units}` : text);
+
+/** The mean (a dot) and its interval (whiskers) on an axis spanning the question's range. */
+function meanChart(q, level, width) {
+  const left = 16;
+  const right = 16;
+  const top = 14;
+  const height = 64;
+  const span = q.high - q.low;
+  const x = (v) => left + ((Math.min(q.high, Math.max(q.low, v)) - q.low) / span) * (width - left - right);
+  const svg = svgEl('svg', { class: 'chart mean', viewBox: `0 0 ${width} ${height}`, role: 'img' });
+  svg.append(svgEl('title', {}, `Estimated mean: ${q.text}`));
+  svg.append(svgEl('desc', {}, `${withUnits(q, numberText(q.estimate))} (${level} interval `
+    + `${numberText(q.ci_low)} to ${numberText(q.ci_high)}), on the range ${numberText(q.low)} to ${numberText(q.high)}`));
+  const axisY = top + 20;
+  svg.append(svgEl('line', { class: 'zero', x1: left, x2: width - right, y1: axisY, y2: axisY }));
+  for (let k = 0; k <= 4; k += 1) {
+    const v = q.low + (k / 4) * span;
+    const g = svgEl('g', { class: 'tick' });
+    g.append(svgEl('line', { class: 'grid', x1: x(v), x2: x(v), y1: axisY - 14, y2: axisY + 4 }));
+    g.append(svgEl('text', { x: x(v), y: axisY + 18, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle' },
+      numberText(v)));
+    svg.append(g);
+  }
+  const a = x(q.ci_low);
+  const b = x(q.ci_high);
+  svg.append(svgEl('line', { class: 'whisker', x1: a, x2: b, y1: axisY - 8, y2: axisY - 8 }));
+  svg.append(svgEl('line', { class: 'whisker', x1: a, x2: a, y1: axisY - 14, y2: axisY - 2 }));
+  svg.append(svgEl('line', { class: 'whisker', x1: b, x2: b, y1: axisY - 14, y2: axisY - 2 }));
+  svg.append(svgEl('circle', { class: 'dot series-0', cx: x(q.estimate), cy: axisY - 8, r: 5 }));
+  return svg;
+}
+
+/** A number question's section of the results page. */
+export function meanSection(q, level, width) {
+  const section = document.createElement('section');
+  section.className = 'card question-result number';
+  section.dataset.question = q.id;
+  section.dataset.kind = q.kind;
+  const h = document.createElement('h2');
+  h.textContent = q.text;
+  const meta = document.createElement('p');
+  meta.className = 'meta';
+  const target = q.target === 'respondents' ? 'these respondents' : 'population';
+  meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
+    + ` · answers from ${withUnits(q, `${numberText(q.low)} to ${numberText(q.high)}`)} · estimates of: ${target}`;
+  section.append(h, meta);
+  if (q.estimate === null) {
+    const p = document.createElement('p');
+    p.className = 'empty';
+    p.textContent = q.n === 0 ? 'No responses yet.' : 'Too few responses for a mean yet (it needs two).';
+    section.append(p);
+    return section;
+  }
+  const headline = document.createElement('p');
+  headline.className = 'mean-headline';
+  const value = document.createElement('strong');
+  value.textContent = `Mean ${withUnits(q, numberText(q.estimate))}`;
+  headline.append(value, ` (${level} confidence interval ${numberText(q.ci_low)} to ${withUnits(q, numberText(q.ci_high))})`);
+  section.append(headline, meanChart(q, level, width));
+  const details = document.createElement('details');
+  const summary = document.createElement('summary');
+  summary.textContent = 'Show the numbers';
+  const table = document.createElement('table');
+  table.className = 'numbers';
+  const rows = [
+    ['Estimated mean', withUnits(q, numberText(q.estimate))],
+    ['Standard error', numberText(q.std_error)],
+    [`${level} confidence interval`, `${numberText(q.ci_low)} to ${numberText(q.ci_high)}`],
+    ['Responses', String(q.n)],
+  ];
+  const body = document.createElement('tbody');
+  rows.forEach(([name, text]) => {
+    const tr = document.createElement('tr');
+    const th = document.createElement('th');
+    th.scope = 'row';
+    th.textContent = name;
+    const td = document.createElement('td');
+    td.textContent = text;
+    tr.append(th, td);
+    body.append(tr);
+  });
+  table.append(body);
+  const note = document.createElement('p');
+  note.className = 'table-note';
+  note.textContent = 'The mean of the answers, each taken within the question’s range, debiased from the '
+    + 'randomized reports; the interval can reach outside the range.';
+  const scroller = document.createElement('div');
+  scroller.className = 'scroll';
+  scroller.append(table);
+  details.append(summary, note, scroller);
+  section.append(details);
+  return section;
+}
