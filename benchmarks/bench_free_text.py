@@ -2,7 +2,8 @@
 
 For a survey with one free-text question (epsilon 6, PEM, the question's
 default sketch of 32 x 256) at several ``max_length``, on a SQLite file:
-the stored aggregate's size (JSON bytes, one shard), the wall time to store
+the stored aggregate's size (JSON bytes, one shard: empty, and holding all
+the responses), the wall time to store
 one response (median over single-response requests: the aggregate is read,
 merged and written back in the same transaction), a batch of 1,000
 responses, and the results (``identify`` on the merged aggregate) computed
@@ -36,7 +37,7 @@ def main() -> None:
     n, singles, lengths = (200, 3, (8,)) if args.quick else (2_000, 20, (8, 16, 32))
     rng = np.random.default_rng(0)
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores, shared)\n")
-    print("| max_length | aggregate JSON (one shard) | store 1 response (median) | store 1,000 | "
+    print("| max_length | aggregate JSON (one shard: empty / filled) | store 1 response (median) | store 1,000 | "
           "results (identify) | results (cached) |")
     print("|---|---|---|---|---|---|")
     for max_length in lengths:
@@ -66,6 +67,7 @@ def main() -> None:
                 store.submit("bench", bodies)
                 batch_times.append((time.perf_counter() - start) * 1000 / len(chunk))  # seconds per 1,000
             aggregates = store.aggregates("bench")
+            filled = len(json.dumps(aggregates["q"].to_json()))
             start = time.perf_counter()
             results_json(survey, question_estimates(survey, aggregates), aggregates=aggregates)
             cold = time.perf_counter() - start
@@ -73,8 +75,9 @@ def main() -> None:
             results_json(survey, question_estimates(survey, aggregates), aggregates=aggregates)
             warm = time.perf_counter() - start
             store.close()
-        print(f"| {max_length} | {size / 1e3:.0f} kB | {1e3 * statistics.median(times):.0f} ms | "
-              f"{max(batch_times):.2f} s | {cold:.2f} s | {1e3 * warm:.1f} ms |")
+        print(f"| {max_length} | {size / 1e3:.0f} kB / {filled / 1e3:.0f} kB | "
+              f"{1e3 * statistics.median(times):.0f} ms | {max(batch_times):.2f} s | {cold:.2f} s | "
+              f"{1e3 * warm:.1f} ms |")
 
 
 if __name__ == "__main__":

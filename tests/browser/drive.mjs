@@ -193,6 +193,7 @@ try {
       lines: s.querySelectorAll('svg polyline.line').length,
       bands: s.querySelectorAll('svg polygon.band').length,
       dots: s.querySelectorAll('svg circle.dot').length,
+      meta: s.querySelector('.meta').textContent,
       svg_desc: s.querySelector('svg desc')?.textContent,
       rows: [...s.querySelectorAll('table.numbers tbody tr')].map((tr) => tr.textContent),
     })));
@@ -204,6 +205,13 @@ try {
     out.results_target = await page.inputValue('#target');
     out.screenshots.results = path.join(plan.screenshot_dir, 'results.png');
     await page.screenshot({ path: out.screenshots.results, fullPage: true });
+    // at a phone's width too (the charts are redrawn at the new width)
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(300);
+    out.screenshots.results_phone = path.join(plan.screenshot_dir, 'results-phone.png');
+    await page.screenshot({ path: out.screenshots.results_phone, fullPage: true });
+    await page.setViewportSize({ width: 900, height: 900 });
+    await page.waitForTimeout(300);
     // the other target (mechanism questions only: a design's prevalence is for the population):
     // the page asks the server again and says so
     if (out.results.some((r) => r.kind === null)) {
@@ -215,7 +223,7 @@ try {
         url: page.url(),
         legend: await page.textContent('#legend'),
         metas: await metas(),
-        std_errors: await page.$$eval('table.numbers tbody tr', (rows) => rows.map((tr) => tr.children[2].textContent)),
+        std_errors: await page.$$eval('table.numbers tbody tr', (rows) => rows.map((tr) => tr.children[2]?.textContent ?? null)),
       };
       out.screenshots.results_respondents = path.join(plan.screenshot_dir, 'results-respondents.png');
       await page.screenshot({ path: out.screenshots.results_respondents, fullPage: true });

@@ -119,3 +119,11 @@ def test_results_list_the_discovered_values_and_the_page_shows_them_as_text(run:
     assert any(row.startswith(f"{cut}… (begins with)") for row in rows), rows
     assert any(row.startswith("vim") for row in rows), rows
     assert Path(run["out"]["screenshots"]["results"]).stat().st_size > 10_000
+
+
+def test_the_legend_describes_the_free_text_and_the_yes_no_question(run: dict[str, Any]) -> None:
+    legend = " ".join(run["out"]["results_legend"].split())
+    assert "Bars: estimated share per answer" in legend  # the yes-no question
+    assert "Free-text questions: the answers respondents typed that were found, most frequent first" in legend
+    assert "Number questions" not in legend
+    assert Path(run["out"]["screenshots"]["results_phone"]).stat().st_size > 10_000

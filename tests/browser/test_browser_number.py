@@ -27,6 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
 from node_env import chromium, missing  # noqa: E402
+from page_text import estimate_text  # noqa: E402
 
 import deniable as dn  # noqa: E402
 
@@ -94,7 +95,13 @@ def visits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         page.wait_for_selector("body[data-state=loaded]", timeout=30_000)
         out["section"] = page.inner_text("section[data-kind=mean]")
         out["desc"] = page.text_content("section[data-kind=mean] svg desc")
+        out["legend"] = page.inner_text("#legend")
+        page.click("section[data-kind=mean] summary")
+        out["table"] = page.inner_text("section[data-kind=mean] table")
         page.screenshot(path=str(tmp / "results.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(tmp / "results-phone.png"), full_page=True)
         out["results"] = httpx.get(f"{server.url}/surveys/screen-time/results").json()
         context.close()
     return out
@@ -116,7 +123,15 @@ def test_the_results_page_shows_the_mean_with_its_interval(visits: dict[str, Any
     assert q["kind"] == "mean" and q["n"] == 402 and q["ci_low"] < q["estimate"] < q["ci_high"]
     section, desc = visits["section"], visits["desc"]
     assert "402 respondents" in section and "answers from 0 to 600 minutes" in section
-    assert f"Mean {q['estimate']:.1f}"[:8] in section.replace(",", "")
-    assert "95% confidence interval" in section and "on the range 0 to 600" in desc
-    for name in ("survey", "results"):
+    est, interval = estimate_text(q["estimate"], q["ci_low"], q["ci_high"], q["std_error"], share=False)
+    assert f"Mean {est} minutes (95% confidence interval {interval} minutes)" in section
+    assert f"{est} minutes (95% interval {interval}), on the range 0 to 600" in desc
+    se = estimate_text(q["std_error"], 0, 0, q["std_error"], share=False)[0]
+    assert f"Standard error\t{se}" in visits["table"] and f"interval\t{interval}" in visits["table"]
+    print(f"shown: mean {est} ({interval}), s.e. {se}")
+    legend = " ".join(visits["legend"].split())
+    assert "Number questions: a dot for the estimated mean of the answers" in legend
+    assert "Bars: estimated share per answer" in legend  # the yes-no question
+    assert "printed with the same decimals, set by the standard error" in legend
+    for name in ("survey", "results", "results-phone"):
         assert (visits["dir"] / f"{name}.png").stat().st_size > 10_000

@@ -24,6 +24,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
 from node_env import chromium, playwright_core, run_node  # noqa: E402
+from page_text import estimate_text  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
@@ -105,8 +106,16 @@ def test_the_results_page_draws_each_rounds_trend_and_the_budgets(run: dict[str,
         assert len(shown[qid]["rows"]) == ROUNDS
         assert shown[qid]["rows"][0].startswith(f"02026-12-01 00:00{posted[0]}")  # round 0, its start, its n
     sick = results["rounds"]["rounds"]
-    first = f"{100 * sick[0]['questions'][0]['estimate'][1]:.1f}%"  # round 0's "Yes" estimate, as drawn
-    assert f"round 0: Yes {first}" in shown["sick"]["svg_desc"]
+    for k, r in enumerate(sick):  # each round's "Yes": estimate and interval with the decimals of its s.e.
+        q = r["questions"][0]
+        est, interval = estimate_text(q["estimate"][1], q["ci_low"][1], q["ci_high"][1], q["std_error"][1])
+        assert f"round {k}: Yes {est} (95% interval {interval})" in shown["sick"]["svg_desc"]
+        assert f"{est} ({interval}; s.e. " in shown["sick"]["rows"][k]
+    # the chart's axis stays within 0..100% and says it cuts the bands there; the table does not cut
+    assert "the chart cuts it at 0% and 100%, the table does not" in shown["sick"]["meta"]
+    legend = " ".join(out["results_legend"].split())
+    assert legend.startswith("Bars: estimated share per answer") and "Number questions" not in legend
+    assert "printed with the same decimals, set by the standard error" in legend
     budgets = " ".join(out["budgets"].split())
     devices = rounds["devices"]["devices"]
     assert f"{devices} devices seen" in budgets and "ε = 6.50 over all rounds" in budgets
@@ -114,4 +123,5 @@ def test_the_results_page_draws_each_rounds_trend_and_the_budgets(run: dict[str,
     assert f"at least 75%{full['devices']}{full['devices_fresh']}" in budgets  # the table's row, cells joined
     assert "rounds of 1 day from 2026-12-01 00:00 UTC (now in round 5)" in out["rounds_intro"]
     assert Path(out["screenshots"]["results"]).stat().st_size > 20_000
+    assert Path(out["screenshots"]["results_phone"]).stat().st_size > 20_000
     print(f"screenshots: {out['screenshots']}")

@@ -47,7 +47,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
 from node_env import chromium, playwright_core, run_node  # noqa: E402
-from page_text import assert_odds_sentence  # noqa: E402
+from page_text import assert_odds_sentence, estimate_text  # noqa: E402
 from support_bands import outside_bands  # noqa: E402
 
 import deniable as dn  # noqa: E402
@@ -279,7 +279,12 @@ def test_results_page_shows_charts(run: dict[str, Any]) -> None:
         assert r["head"][2:4] == ["Standard error", "95% confidence interval"]
         assert len(r["values"]) == len(r["ranges"]) == k
         assert not any("±" in v for v in r["values"] + r["ranges"] + r["rows"])
-        assert all(re.fullmatch(r"-?\d+\.\d–-?\d+\.\d%", x) for x in r["ranges"]), r["ranges"]
+        # each estimate and its interval with the decimals set by its standard error (two significant digits)
+        served = next(s for s in run["results"]["questions"] if s["id"] == q["id"])
+        texts = [estimate_text(*(served[f][i] for f in ("estimate", "ci_low", "ci_high", "std_error")))
+                 for i in range(k)]
+        assert sorted(r["values"]) == sorted(est for est, _ in texts)
+        assert sorted(r["ranges"]) == sorted(interval.replace("% to ", "–") for _, interval in texts)
     assert out["results_target"] == "population"
     assert "95% confidence interval (not a standard error" in " ".join(out["results_legend"].split())
     assert "population the respondents were sampled from" in " ".join(out["results_legend"].split())

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import zlib
+
 import numpy as np
 import pytest
 
@@ -61,7 +65,7 @@ def test_levels_merge_and_refuse_other_configs() -> None:
     back = hh.aggregate_from_json(whole.to_json())
     assert all(a == b for a, b in zip(back.levels, whole.levels, strict=True))
     with pytest.raises(AggregateError, match="levels"):
-        hh.aggregate_from_json({**whole.to_json(), "levels": whole.to_json()["levels"][:2]})
+        hh.aggregate_from_json({**_old_form(whole), "levels": _old_form(whole)["levels"][:2]})  # type: ignore[index]
     with pytest.raises(AggregateError, match="fields 'fingerprint' and 'levels'"):
         hh.aggregate_from_json([])
     other = dn.HeavyHitters(epsilon=6.0, max_length=4, top_k=8, rows=16, width=256, seed=bytes(range(32)))
@@ -121,7 +125,7 @@ def test_sfp_reports_aggregate_and_merge() -> None:
     assert merged.word == whole.word and all(a == b for a, b in zip(merged.levels, whole.levels, strict=True))
     back = hh.aggregate_from_json(whole.to_json())
     assert back.word == whole.word
-    no_word = {k: v for k, v in whole.to_json().items() if k != "word"}
+    no_word = {k: v for k, v in _old_form(whole).items() if k != "word"}
     with pytest.raises(AggregateError, match="'word' is missing"):
         hh.aggregate_from_json(no_word)
     pem = make()
@@ -205,3 +209,46 @@ def test_json_reports_refusals_name_the_report() -> None:
     with pytest.raises(dn.ReportError) as err:
         hh.reports_from_json([good[0], {**good[1], "word": {"row": 99, "bits": "00"}}])
     assert err.value.index == 1
+
+
+def _old_form(stat: HeavyStat) -> dict[str, object]:
+    """The aggregate's JSON before the packed encoding (rows stored then stay readable)."""
+    old: dict[str, object] = {"fingerprint": stat.fingerprint, "levels": [s.to_json() for s in stat.levels]}
+    if stat.word is not None:
+        old["word"] = stat.word.to_json()
+    return old
+
+
+@pytest.mark.parametrize("method", ["pem", "sfp"])
+def test_packed_aggregate_round_trip_and_old_form(method: str) -> None:
+    hh = make(method=method)
+    stat = hh.aggregate(hh.privatize_many(["x", "yy", "zzz"] * 100, rng=4))
+    packed = json.loads(json.dumps(stat.to_json()))
+    assert packed["encoding"] == "deniable.packed-sketches/1" and packed["dtype"] == "<i4"
+    assert len(json.dumps(packed)) < len(json.dumps(_old_form(stat))) / 3
+    for data in (packed, _old_form(stat)):
+        back = hh.aggregate_from_json(data)
+        assert all(a == b for a, b in zip(back.levels, stat.levels, strict=True))
+        assert (back.word is None) == (method == "pem") and (back.word is None or back.word == stat.word)
+    empty = hh.aggregate(hh.privatize_many([], rng=5))
+    assert hh.aggregate_from_json(json.loads(json.dumps(empty.to_json()))).n == 0
+
+
+def test_packed_aggregate_refuses_malformed() -> None:
+    hh = make()
+    packed = hh.aggregate(hh.privatize_many(["x", "yy"] * 50, rng=6)).to_json()
+    bad_table = base64.b64encode(zlib.compress(b"\0" * 12)).decode()
+    cases = [
+        ({"encoding": "other"}, "'encoding' must be"),
+        ({"table": "not base64!"}, "'table' must be base64"),
+        ({"table": bad_table}, "'table' must hold"),
+        ({"dtype": "<f8"}, "'dtype' must be one of"),
+        ({"shape": [5, 16]}, "'shape' must be"),
+        ({"row_counts": [[1] * 16] * 4}, "'row_counts' must be 5 lists of 16"),
+        ({"row_counts": [[0] * 16] * 5}, "integers in -n..n"),
+        ({"word": 1}, "'word' must be true or false"),
+        ({"extra": 1}, "must have the fields"),
+    ]
+    for change, message in cases:
+        with pytest.raises(AggregateError, match=message):
+            hh.aggregate_from_json({**packed, **change})

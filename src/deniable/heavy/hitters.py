@@ -235,9 +235,15 @@ class HeavyHitters:
         ``threshold``: the least estimated count reported; None reports the
         values whose count is significantly above 0 (one-sided z test at 5%,
         Bonferroni over every candidate the last step estimated, the kept and
-        the dropped: a value of true count 0 is reported with probability at
-        most 5% per call). ``top``: at most
-        that many. A string cut at ``max_length`` and the same text uncut are
+        the dropped). What it controls: the family-wise error per call, the
+        probability that any reported value has true count 0, is at most 5%.
+        The test is valid for this sketch's fixed hashes: the tested
+        estimates (and PEM's at every level) are freed of the collision bias
+        of the significant values first
+        (:meth:`~deniable.mechanisms.sketch.Sketch.without_collisions`);
+        without that, a candidate sharing buckets with a frequent value is
+        shifted by a fixed amount the seed-averaged variance does not cover.
+        ``top``: at most that many. A string cut at ``max_length`` and the same text uncut are
         different rows (``truncated`` tells them apart).
         """
         if not isinstance(stat, HeavyStat):

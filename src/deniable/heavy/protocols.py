@@ -11,7 +11,10 @@ identification", TDSC 2019), byte by byte. A device draws its level ``i`` in
 the whole epsilon. The server estimates all 256 first bytes; each later
 level extends the ``top_k`` best prefixes of the level before by every byte
 that can follow and keeps the ``top_k`` best again. The last level's
-candidates are whole items. A value's share is estimated from the last
+candidates are whole items. Every level's estimates are freed of the
+collision bias of its significant options (:func:`debiased`), so a prefix
+that shares sketch buckets with a frequent one is neither kept nor reported
+for it. A value's share is estimated from the last
 level's ``n_L`` reports, a uniform random subset of the ``n`` devices, so its
 variance is the sketch's plus the subsampling term
 ``f (1 - f) (n - n_L) / (n_L (n - 1))``.
@@ -28,7 +31,8 @@ ones (one-sided z test, Bonferroni over the 65,536 pairs, at most
 ``4 top_k``); for each ``r`` kept at every position, it joins the fragments
 into candidate items (at most ``8 top_k`` partial items per ``r``, by summed
 fragment share) whose piece is ``r``; and it estimates the candidates from
-the whole-item sketch, which every device fed, so no subsampling term.
+the whole-item sketch, which every device fed, so no subsampling term
+(freed of the collision bias of the significant candidates, as PEM's levels).
 """
 
 from __future__ import annotations
@@ -50,6 +54,35 @@ __all__ = ["PEM", "SFP", "PROTOCOLS", "Candidates"]
 # (items, shares, standard errors, number of candidates the significance filter corrects for)
 Candidates = tuple[list[bytes], NDArray[np.float64], NDArray[np.float64], int]
 _PAIRS = 256 * 256
+_ROUNDS = 4  # choices of the significant keys whose collision bias is removed (see debiased)
+
+
+def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
+             top_k: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Estimates (and SEs) of ``keys`` freed of the collision bias of the significant ones.
+
+    The significant keys (one-sided z test at 5%, Bonferroni over ``keys``;
+    at most the ``4 top_k`` largest) are the frequent values the server has
+    already estimated; they are chosen again on the corrected estimates (at
+    most ``_ROUNDS`` times, until they stay the same), so that a key
+    significant only by its collision with a frequent one drops out.
+    :meth:`Sketch.without_collisions` subtracts what they add, through the
+    known hashes, to every key sharing buckets with them. A
+    key left out is below the test's threshold ``z SE``, so it shifts a key
+    it meets in ``c`` of the ``k_h`` rows by less than ``c z SE / k_h``.
+    """
+    est = oracle.estimate_keys(stat, keys, np.arange(len(keys)), tuple(range(len(keys))))
+    f, se = est.frequencies, np.asarray(est.std_errors, dtype=float)
+    z = z_for(0.05 / max(len(keys), 1), two_sided=False)
+    heavy = np.zeros(0, dtype=np.int64)
+    for _ in range(_ROUNDS):
+        significant = np.flatnonzero(f > z * se)
+        significant = np.sort(significant[np.argsort(-f[significant], kind="stable")][: 4 * top_k])
+        if np.array_equal(significant, heavy):
+            break
+        heavy = significant
+        f, se = oracle.without_collisions(stat, keys, est, heavy)
+    return f, se
 
 
 class Protocol:
@@ -121,9 +154,10 @@ class PEM(Protocol):
         L = self.levels
         return [bytes([p % L + 1]) + items[p // L][: p % L + 1] for p in used.tolist()]
 
-    def _estimate(self, stat: HeavyStat, level: int, prefixes: list[bytes]) -> Any:
+    def _estimate(self, stat: HeavyStat, level: int,
+                  prefixes: list[bytes]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         keys = [bytes([level]) + p for p in prefixes]
-        return self.oracle.estimate_keys(stat.levels[level - 1], keys, np.arange(len(keys)), tuple(prefixes))
+        return debiased(self.oracle, stat.levels[level - 1], keys, self.top_k)
 
     def candidates(self, stat: HeavyStat) -> Candidates:
         kept = [b""]
@@ -131,10 +165,10 @@ class PEM(Protocol):
             if stat.levels[lev - 1].n == 0:
                 return [], np.zeros(0), np.zeros(0), 0
             options = [p + bytes([b]) for p in kept for b in self.items.extensions(p)]
-            est = self._estimate(stat, lev, options)
-            order = np.argsort(-est.frequencies, kind="stable")[: self.top_k]
+            f_all, se_all = self._estimate(stat, lev, options)
+            order = np.argsort(-f_all, kind="stable")[: self.top_k]
             kept = [options[i] for i in order]
-        f, se_sketch = est.frequencies[order], est.std_errors[order]
+        f, se_sketch = f_all[order], se_all[order]
         n, n_last = stat.n, stat.levels[-1].n
         plug = np.clip(f, 0, 1)
         subsample = plug * (1 - plug) * (n - n_last) / (n_last * max(n - 1, 1))
@@ -202,8 +236,8 @@ class SFP(Protocol):
             found.extend(p for p, _ in partial if self.piece(p) == r)
         if not found:
             return [], np.zeros(0), np.zeros(0), 0
-        est = self.oracle.estimate_keys(stat.word, found, np.arange(len(found)), tuple(found))
-        return found, est.frequencies, np.asarray(est.std_errors, dtype=float), len(found)
+        f, se = debiased(self.oracle, stat.word, found, self.top_k)
+        return found, f, se, len(found)
 
     def detectable(self, epsilon_variance: float) -> float:
         """The harder of the two stages: a position's ``n / L`` reports over 65,536 pairs, then the word."""

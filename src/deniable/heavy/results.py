@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +14,10 @@ from numpy.typing import NDArray
 from deniable.aggregates import Mergeable
 from deniable.errors import AggregateError
 from deniable.mechanisms.sketch import SketchCounts
+
+PACKED = "deniable.packed-sketches/1"
+"""The compact encoding of :meth:`HeavyStat.to_json` (see there)."""
+_DTYPES: dict[str, np.dtype[Any]] = {"<i4": np.dtype("<i4"), "<i8": np.dtype("<i8")}
 
 __all__ = ["HeavyStat", "Discovery"]
 
@@ -36,14 +43,33 @@ class HeavyStat(Mergeable):
         return HeavyStat(self.fingerprint, tuple(a + b for a, b in zip(self.levels, other.levels, strict=True)), word)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"fingerprint": self.fingerprint, "levels": [s.to_json() for s in self.levels]}
-        if self.word is not None:
-            out["word"] = self.word.to_json()
-        return out
+        """Compact JSON: the sketches' tables packed into one string, their row counts as lists.
+
+        ``{"fingerprint", "encoding": PACKED, "sketch": the sketches' fingerprint,
+        "shape": [sketches, rows, width], "dtype": "<i4" or "<i8",
+        "row_counts": [[...] per sketch], "table": base64(zlib(tables))}``: the
+        levels' sketches in order, then SFP's word sketch (``"word": true``),
+        their tables as little-endian integers (32 bits when every count
+        fits, else 64), C order. :meth:`from_json` also reads the older form,
+        ``{"fingerprint", "levels": [sketch JSON, ...], "word": sketch JSON}``.
+        """
+        sketches = [*self.levels, *([self.word] if self.word is not None else [])]
+        tables = np.stack([s.table for s in sketches])
+        small = tables.size == 0 or int(np.abs(tables).max()) < 1 << 31
+        dtype = "<i4" if small else "<i8"
+        packed = zlib.compress(np.ascontiguousarray(tables, dtype=_DTYPES[dtype]).tobytes(), 1)
+        return {
+            "fingerprint": self.fingerprint, "encoding": PACKED, "sketch": self.levels[0].fingerprint,
+            "shape": list(tables.shape), "dtype": dtype, "word": self.word is not None,
+            "row_counts": [s.row_counts.tolist() for s in sketches],
+            "table": base64.b64encode(packed).decode("ascii"),
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> HeavyStat:
-        """Inverse of :meth:`to_json`; AggregateError naming the field if ``data`` is malformed."""
+        """Inverse of :meth:`to_json` (either form); AggregateError naming the field if ``data`` is malformed."""
+        if isinstance(data, dict) and "encoding" in data:
+            return cls._from_packed(data)
         allowed = {"fingerprint", "levels", "word"}
         if not isinstance(data, dict) or not {"fingerprint", "levels"} <= set(data) <= allowed:
             raise AggregateError(
@@ -53,6 +79,53 @@ class HeavyStat(Mergeable):
             raise AggregateError("discovery aggregate: 'fingerprint' must be a string and 'levels' a non-empty list")
         word = SketchCounts.from_json(data["word"]) if "word" in data else None
         return cls(data["fingerprint"], tuple(SketchCounts.from_json(s) for s in data["levels"]), word)
+
+    @classmethod
+    def _from_packed(cls, data: dict[str, Any]) -> HeavyStat:
+        fields = {"fingerprint", "encoding", "sketch", "shape", "dtype", "word", "row_counts", "table"}
+        if set(data) != fields:
+            raise AggregateError(
+                f"a packed discovery aggregate must have the fields {sorted(fields)}; got {sorted(data)}"
+            )
+        if data["encoding"] != PACKED:
+            got = data["encoding"]
+            raise AggregateError(f"discovery aggregate field 'encoding' must be {PACKED!r}; got {got!r:.60}")
+        if not isinstance(data["fingerprint"], str) or not isinstance(data["sketch"], str):
+            raise AggregateError("discovery aggregate fields 'fingerprint' and 'sketch' must be strings")
+        shape, word = data["shape"], data["word"]
+        if (not isinstance(shape, list) or len(shape) != 3
+                or not all(type(d) is int and 1 <= d <= 1 << 20 for d in shape)
+                or shape[0] * shape[1] * shape[2] > 1 << 26):
+            raise AggregateError(
+                f"discovery aggregate field 'shape' must be [sketches, rows, width]; got {shape!r:.60}"
+            )
+        if type(word) is not bool or shape[0] < 1 + word:
+            raise AggregateError(f"discovery aggregate field 'word' must be true or false; got {word!r:.20}")
+        if data["dtype"] not in _DTYPES:
+            got = data["dtype"]
+            raise AggregateError(f"discovery aggregate field 'dtype' must be one of {list(_DTYPES)}; got {got!r:.20}")
+        rows = data["row_counts"]
+        if (not isinstance(rows, list) or len(rows) != shape[0]
+                or not all(isinstance(r, list) and len(r) == shape[1] and all(type(c) is int and c >= 0 for c in r)
+                           for r in rows)):
+            raise AggregateError(f"discovery aggregate field 'row_counts' must be {shape[0]} lists of {shape[1]} "
+                                 "non-negative integers")
+        dtype = _DTYPES[data["dtype"]]
+        size = shape[0] * shape[1] * shape[2] * dtype.itemsize
+        try:
+            inflate = zlib.decompressobj()
+            raw = inflate.decompress(base64.b64decode(data["table"], validate=True), size + 1)
+        except (TypeError, ValueError, binascii.Error, zlib.error):
+            raise AggregateError("discovery aggregate field 'table' must be base64 of zlib-compressed counts") from None
+        if len(raw) != size or not inflate.eof:
+            raise AggregateError(f"discovery aggregate field 'table' must hold {size} bytes ({shape}, {data['dtype']})")
+        tables = np.frombuffer(raw, dtype=dtype).astype(np.int64).reshape(shape)
+        counts = np.asarray(rows, dtype=np.int64)
+        n = counts.sum(axis=1)
+        if (np.abs(tables).max(axis=(1, 2)) > n).any():
+            raise AggregateError("discovery aggregate field 'table' must hold integers in -n..n of each sketch")
+        sketches = [SketchCounts(data["sketch"], tables[i], counts[i]) for i in range(shape[0])]
+        return cls(data["fingerprint"], tuple(sketches[: shape[0] - word]), sketches[-1] if word else None)
 
 
 @dataclass(frozen=True)

@@ -449,6 +449,59 @@ class Sketch(Mechanism):
             p_star=np.full(k, p), q_star=np.full(k, q), target=target,
         )
 
+    def collision_weights(self, data: Sequence[bytes], others: Sequence[bytes]) -> NDArray[np.float64]:
+        """``w[i, k] = (kappa - 1/m) m / (m - 1)`` with ``kappa`` the share of the ``k_h`` rows where
+        ``data[i]`` and ``others[k]`` share a bucket; 0 where they are the same key."""
+        rows = np.arange(self.rows)[:, None]
+        fps, other_fps = self.fingerprints(data), self.fingerprints(others)
+        theirs = self.buckets(rows, other_fps[None, :])
+        kappa = np.empty((len(data), len(others)), dtype=float)
+        block = max(1, _CATEGORY_CHUNK * 16 // max(self.rows * len(others), 1))
+        for start in range(0, len(data), block):
+            ours = self.buckets(rows, fps[None, start : start + block])
+            kappa[start : start + block] = (ours[:, :, None] == theirs[:, None, :]).mean(axis=0)
+        m = self.width
+        weights = (kappa - 1 / m) * m / (m - 1)
+        weights[fps[:, None] == other_fps[None, :]] = 0.0
+        return weights
+
+    def without_collisions(
+        self, stat: Any, data: Sequence[bytes], estimate: Estimate, heavy: NDArray[np.int64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Estimates of ``data`` (``estimate`` is :meth:`estimate_keys` of them, population target)
+        freed of the fixed-hash collision bias of the keys ``data[heavy]``, and their standard errors.
+
+        For this seed, ``E f_d = f_d + sum_{x != d} f_x w_x(d)`` with ``w`` of
+        :meth:`collision_weights` (a device holding ``x`` supports ``d`` with
+        ``p`` in the rows where they share a bucket): a value that shares
+        buckets with a frequent one is biased by a fixed amount, which the
+        seed-averaged variance does not bound. The server knows every hash,
+        so it subtracts ``sum_{x in heavy} f_x w_x(d)``, with the heavy keys'
+        shares ``f_H`` solved from their own estimates,
+        ``f^_H = (I + W_HH) f_H`` (they bias each other too). Variance: the
+        pure oracle's, the collision term of the values outside ``heavy``
+        only (``pi - f_d**2 - sum_{x in heavy, x != d} f_x**2``), and
+        ``(sum_x |w_x(d)| SE_x)**2`` for the subtracted estimates' errors
+        (a bound whatever their correlation).
+        """
+        stat = self._check_stat(stat)
+        f = np.asarray(estimate.frequencies, dtype=float)
+        se = np.asarray(estimate.std_errors, dtype=float)
+        n = stat.n
+        if not n or heavy.size == 0:
+            return f, se
+        weights = self.collision_weights(data, [data[i] for i in heavy.tolist()])
+        # the heavy keys' own estimates carry each other's bias: f^_H = (I + W_HH) f_H
+        shares = np.linalg.solve(np.eye(heavy.size) + weights[heavy], f[heavy])
+        fixed = f - weights @ shares
+        plug = np.clip(fixed, 0, 1)
+        known = plug[heavy]
+        pi = min(max(self.collision_rate(stat), 0.0), 1.0) * (n - 1) / n
+        outside = ~np.isin(np.arange(f.size), heavy)
+        others = pi - (known**2).sum() - np.where(outside, plug**2, 0.0)
+        variance = self.variance(n, plug, np.maximum(others, 0.0)) + (np.abs(weights) @ se[heavy]) ** 2
+        return fixed, np.sqrt(variance)
+
     def supports(self, reports: Any, value: Any) -> NDArray[np.bool_]:
         """Whether each report supports the string ``value``."""
         arr = self._checked(reports)

@@ -786,7 +786,7 @@ def create_app(
         if survey.rounds is not None:
             out["rounds"] = rounds_json(
                 survey, store.round_aggregates(survey_id), store.device_budgets(survey_id),
-                store.current_round(survey), target,
+                store.current_round(survey), target, ahead=shuffled,
             )
         return out
 

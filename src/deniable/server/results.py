@@ -146,6 +146,7 @@ def _n_responses(survey: Survey, questions: list[dict[str, Any]]) -> int:
 def rounds_json(
     survey: Survey, per_round: Mapping[int, Mapping[str, Any]], budgets: Mapping[str, Any],
     current_round: int | None, target: Target = "population", level: float = 0.95,
+    ahead: Ahead | None = None,
 ) -> dict[str, Any]:
     """The ``rounds`` part of the results of a survey with rounds.
 
@@ -155,7 +156,8 @@ def rounds_json(
     ``n_responses`` and ``questions`` exactly as the whole survey's results
     have them (estimates for ``target`` with standard errors, intervals at
     ``level`` and ``n``) and the ``shuffled`` guarantee of its responses, so a
-    round is read like a survey of its own.
+    round is read like a survey of its own (``ahead``: :func:`shuffled_json`'s,
+    so a read does not wait for a round's new value once one was stated).
     ``devices`` is :meth:`Storage.device_budgets
     <deniable.server.storage.Storage.device_budgets>`: how much of
     ``lifetime_epsilon`` the devices have spent, with the memoization cap
@@ -175,7 +177,7 @@ def rounds_json(
             "start": iso_utc(rounds.start + index * rounds.every),
             "end": iso_utc(rounds.start + (index + 1) * rounds.every),
             "n_responses": n_responses,
-            "shuffled": shuffled_json(survey, n_responses),
+            "shuffled": shuffled_json(survey, n_responses, ahead),
             "questions": questions,
         })
     return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}

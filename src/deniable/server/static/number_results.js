@@ -1,6 +1,8 @@
 // Results of number questions (kind "mean"): the estimated mean of the answers with its
 // confidence interval, drawn on the question's range [low, high], and the numbers in a table.
 // Only DOM/SVG elements and classes: the page's Content-Security-Policy forbids inline styles.
+import { estimateTexts } from './format.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
 
 function svgEl(name, attrs = {}, text) {
@@ -10,7 +12,7 @@ function svgEl(name, attrs = {}, text) {
   return node;
 }
 
-/** A number as shown: up to 4 significant digits, thousands separated (–: undefined). */
+/** A number of the question's range or axis as shown (estimates: estimateTexts): up to 4 significant digits, thousands separated (–: undefined). */
 export function numberText(x) {
   if (!Number.isFinite(x)) return '–';
   const digits = Math.abs(x) >= 1000 ? 0 : Math.max(0, 3 - Math.floor(Math.log10(Math.abs(x) || 1)));
@@ -18,6 +20,9 @@ export function numberText(x) {
 }
 
 const withUnits = (q, text) => (q.units ? `${text} ${q.units}` : text);
+
+/** The mean, its interval and standard error as text, with the decimals set by the standard error. */
+const meanTexts = (q) => estimateTexts({ est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }, 'number');
 
 /** The mean (a dot) and its interval (whiskers) on an axis spanning the question's range. */
 function meanChart(q, level, width) {
@@ -29,8 +34,9 @@ function meanChart(q, level, width) {
   const x = (v) => left + ((Math.min(q.high, Math.max(q.low, v)) - q.low) / span) * (width - left - right);
   const svg = svgEl('svg', { class: 'chart mean', viewBox: `0 0 ${width} ${height}`, role: 'img' });
   svg.append(svgEl('title', {}, `Estimated mean: ${q.text}`));
-  svg.append(svgEl('desc', {}, `${withUnits(q, numberText(q.estimate))} (${level} interval `
-    + `${numberText(q.ci_low)} to ${numberText(q.ci_high)}), on the range ${numberText(q.low)} to ${numberText(q.high)}`));
+  const text = meanTexts(q);
+  svg.append(svgEl('desc', {}, `${withUnits(q, text.est)} (${level} interval `
+    + `${text.interval}), on the range ${numberText(q.low)} to ${numberText(q.high)}`));
   const axisY = top + 20;
   svg.append(svgEl('line', { class: 'zero', x1: left, x2: width - right, y1: axisY, y2: axisY }));
   for (let k = 0; k <= 4; k += 1) {
@@ -74,8 +80,9 @@ export function meanSection(q, level, width) {
   const headline = document.createElement('p');
   headline.className = 'mean-headline';
   const value = document.createElement('strong');
-  value.textContent = `Mean ${withUnits(q, numberText(q.estimate))}`;
-  headline.append(value, ` (${level} confidence interval ${numberText(q.ci_low)} to ${withUnits(q, numberText(q.ci_high))})`);
+  const text = meanTexts(q);
+  value.textContent = `Mean ${withUnits(q, text.est)}`;
+  headline.append(value, ` (${level} confidence interval ${withUnits(q, text.interval)})`);
   section.append(headline, meanChart(q, level, width));
   const details = document.createElement('details');
   const summary = document.createElement('summary');
@@ -83,9 +90,9 @@ export function meanSection(q, level, width) {
   const table = document.createElement('table');
   table.className = 'numbers';
   const rows = [
-    ['Estimated mean', withUnits(q, numberText(q.estimate))],
-    ['Standard error', numberText(q.std_error)],
-    [`${level} confidence interval`, `${numberText(q.ci_low)} to ${numberText(q.ci_high)}`],
+    ['Estimated mean', withUnits(q, text.est)],
+    ['Standard error', text.se],
+    [`${level} confidence interval`, text.interval],
     ['Responses', String(q.n)],
   ];
   const body = document.createElement('tbody');

@@ -7,6 +7,7 @@ import { designSection, plainSection } from './survey_results.js';
 import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
+import { estimateTexts } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -67,7 +68,7 @@ function chart(q, index, level) {
     low: q.ci_low[i],
     high: q.ci_high[i],
     se: q.std_error[i],
-  }));
+  })).map((r) => ({ ...r, text: estimateTexts(r) }));
   const values = rows.flatMap((r) => [r.est, r.low, r.high]).filter((v) => Number.isFinite(v));
   let lo = Math.min(0, ...values);
   let hi = Math.max(0.1, ...values);
@@ -94,7 +95,7 @@ function chart(q, index, level) {
   });
   svg.append(el('title', { id: titleId }, `Estimated share of respondents per answer: ${q.text}`));
   svg.append(el('desc', { id: descId }, rows.map((r) => (Number.isFinite(r.est)
-    ? `${r.label}: ${pct(r.est)} (${level} interval ${pct(r.low)} to ${pct(r.high)})`
+    ? `${r.label}: ${r.text.est} (${level} interval ${r.text.interval})`
     : `${r.label}: no estimate`)).join('; ')));
 
   const bottom = top + rows.length * rowH;
@@ -127,11 +128,10 @@ function chart(q, index, level) {
         g.append(el('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
       }
       const ranged = Number.isFinite(r.low) && Number.isFinite(r.high);
-      g.append(el('text', { class: 'value', x: labelW + plotW + 10, y: ranged ? cy - 1 : cy + 4 }, pct(r.est)));
+      g.append(el('text', { class: 'value', x: labelW + plotW + 10, y: ranged ? cy - 1 : cy + 4 }, r.text.est));
       if (ranged) {
         // the interval as a range, not plus-minus: a reader cannot take it for a standard error
-        g.append(el('text', { class: 'value-interval', x: labelW + plotW + 10, y: cy + 11 },
-          `${(100 * r.low).toFixed(1)}–${pct(r.high)}`));
+        g.append(el('text', { class: 'value-interval', x: labelW + plotW + 10, y: cy + 11 }, r.text.range));
       }
     } else {
       g.append(el('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'no estimate yet'));
@@ -149,11 +149,12 @@ function table(q, level) {
   const body = document.createElement('tbody');
   order(q).forEach((i) => {
     const tr = document.createElement('tr');
+    const text = estimateTexts({ est: q.estimate[i], low: q.ci_low[i], high: q.ci_high[i], se: q.std_error[i] });
     const cells = [
       categoryLabel(q, q.categories[i]),
-      Number.isFinite(q.estimate[i]) ? pct(q.estimate[i]) : '–',
-      Number.isFinite(q.std_error[i]) ? pct(q.std_error[i]) : '–',
-      Number.isFinite(q.ci_low[i]) ? `${pct(q.ci_low[i])} to ${pct(q.ci_high[i])}` : '–',
+      text.est,
+      text.se,
+      text.interval,
       Number.isFinite(q.consistent?.[i]) ? pct(q.consistent[i]) : '–',
       Number.isFinite(q.observed?.[i]) ? pct(q.observed[i]) : '–',
     ];
@@ -186,6 +187,34 @@ function shuffledLine(shuffled) {
       + '(Feldman, McMillan & Talwar\'s bound).';
 }
 
+/** The top legend's paragraphs: what the page shows for the kinds of questions present, and how numbers are printed. */
+function legend(questions, level, target) {
+  const kinds = new Set(questions.map((q) => q.kind ?? 'shares'));
+  const parts = [];
+  if (kinds.has('shares') || kinds.has('design')) {
+    parts.push(`Bars: estimated share per answer of ${target.long} (debiased from the randomized reports). `
+      + `Whiskers, and the range printed under each value: ${level} confidence interval (not a standard error; the `
+      + 'standard errors are in the table under “Show the numbers”). Estimates can fall slightly outside 0–100% '
+      + 'because of the randomization noise.');
+  }
+  if (kinds.has('mean')) {
+    parts.push(`${kinds.size > 1 ? 'Number questions: a' : 'A'} dot for the estimated mean of the answers of `
+      + `${target.long} (debiased from the randomized reports), whiskers for its ${level} confidence interval `
+      + '(not a standard error; that is in the table under “Show the numbers”), drawn on the question’s range.');
+  }
+  if (kinds.has('discovery')) {
+    parts.push(`${kinds.size > 1 ? 'Free-text questions: the' : 'The'} answers respondents typed that were found, `
+      + `most frequent first, with the estimated number of respondents of the population who typed each and its ${level} `
+      + 'confidence interval; answers typed by few respondents stay hidden.');
+  }
+  if (kinds.has('plain')) parts.push('Questions answered as given (not randomized): how many gave each answer.');
+  if (kinds.has('shares') || kinds.has('design') || kinds.has('mean')) {
+    parts.push('Each estimate, its interval and its standard error are printed with the same decimals, '
+      + 'set by the standard error (two significant digits of it).');
+  }
+  return parts;
+}
+
 let shown = null; // the results on screen, redrawn when the window width changes
 
 function render(results) {
@@ -194,9 +223,13 @@ function render(results) {
   $('title').textContent = results.title;
   const n = results.n_responses;
   const level = `${Number(((results.level ?? 0.95) * 100).toPrecision(3))}%`;
-  $('level').textContent = level;
   const target = TARGETS[results.target] ?? TARGETS.population;
-  $('target-text').textContent = target.long;
+  $('legend').replaceChildren(...legend(results.questions, level, target).map((text) => {
+    const p = document.createElement('p');
+    p.textContent = text;
+    return p;
+  }));
+  $('legend').hidden = false;
   targetSelect.value = results.target in TARGETS ? results.target : 'population';
   const sampled = results.allocation === 'sample' ? ' · each answered one question, drawn at random' : '';
   $('summary').textContent = `${n} response${n === 1 ? '' : 's'}${sampled} · updated ${new Date().toLocaleTimeString()}`;

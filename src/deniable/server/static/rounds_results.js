@@ -3,6 +3,7 @@
 // (an SVG line per answer with its confidence band) and a table. Only DOM/SVG elements and classes:
 // the page's Content-Security-Policy forbids inline styles.
 import { numberText } from './number_results.js';
+import { estimateTexts } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const share = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
@@ -85,18 +86,28 @@ function niceStep(span, count) {
   return [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
 }
 
-/** Each round's estimate per answer as lines over the rounds, with the confidence interval as a band. */
-function trendChart(title, rounds, perRound, level, index, width, fmt = share) {
+const clamp = (v, [min, max]) => Math.min(max, Math.max(min, v));
+
+/** Each round's estimate per answer as lines over the rounds, with the confidence interval as a band.
+ * `kind`: "share" (the axis within [0, 1], from 0) or "number" (within `range`, the question's [low, high]):
+ * whatever reaches outside the range is drawn at its edge (the numbers in the table are not cut). */
+function trendChart(title, rounds, perRound, level, index, width, kind, range) {
   const labels = perRound.find((s) => s)?.map((s) => s.label) ?? [];
+  const shares = kind === 'share'; // shares start at 0; a mean's axis spans its values
   const values = perRound.flatMap((s) => (s ?? []).flatMap((p) => [p.est, p.low, p.high]))
-    .filter((v) => Number.isFinite(v));
-  const shares = fmt === share; // shares start at 0; a mean's axis spans its values
-  let lo = shares ? Math.min(0, ...values) : Math.min(...values);
+    .filter((v) => Number.isFinite(v)).map((v) => clamp(v, range));
+  let lo = shares ? 0 : Math.min(...values);
   let hi = shares ? Math.max(0.1, ...values) : Math.max(...values);
   if (!(hi > lo)) hi = lo + 1;
   const step = niceStep(hi - lo, 5);
-  lo = Math.floor(lo / step + 1e-9) * step;
-  hi = Math.ceil(hi / step - 1e-9) * step;
+  lo = Math.max(range[0], Math.floor(lo / step + 1e-9) * step);
+  hi = Math.min(range[1], Math.ceil(hi / step - 1e-9) * step);
+  if (!(hi > lo)) [lo, hi] = range;
+  const tickText = (t) => {
+    const v = Math.abs(t) < step * 1e-6 ? 0 : t; // never "-0"
+    return shares ? share(v, step < 0.01 ? 1 : 0) : numberText(v);
+  };
+  const texts = (p) => estimateTexts(p, kind);
   const left = 48;
   const right = 16;
   const top = 10;
@@ -108,7 +119,7 @@ function trendChart(title, rounds, perRound, level, index, width, fmt = share) {
   const span = Math.max(1, last - first);
   const x = (r) => (rounds.length === 1 ? left + (width - left - right) / 2
     : left + ((r - first) / span) * (width - left - right));
-  const y = (v) => top + (1 - (v - lo) / (hi - lo)) * plotH;
+  const y = (v) => top + (1 - (clamp(v, [lo, hi]) - lo) / (hi - lo)) * plotH;
 
   const titleId = `trend-title-${index}`;
   const descId = `trend-desc-${index}`;
@@ -117,14 +128,14 @@ function trendChart(title, rounds, perRound, level, index, width, fmt = share) {
   });
   svg.append(svgEl('title', { id: titleId }, `Estimates per round: ${title}`));
   svg.append(svgEl('desc', { id: descId }, rounds.map((r, k) => `round ${r}: ${(perRound[k] ?? [])
-    .map((p) => `${p.label} ${fmt(p.est)} (${level} interval ${fmt(p.low)} to ${fmt(p.high)})`).join(', ')}`)
+    .map((p) => `${p.label} ${texts(p).est} (${level} interval ${texts(p).interval})`).join(', ')}`)
     .join('; ')));
 
-  for (let t = lo; t <= hi + step / 2; t += step) {
+  for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + step / 1e6; t += step) {
     const ty = y(t);
     const g = svgEl('g', { class: 'tick' });
     g.append(svgEl('line', { class: Math.abs(t) < step / 2 ? 'zero' : 'grid', x1: left, x2: width - right, y1: ty, y2: ty }));
-    g.append(svgEl('text', { x: left - 6, y: ty + 4, 'text-anchor': 'end' }, fmt(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
+    g.append(svgEl('text', { x: left - 6, y: ty + 4, 'text-anchor': 'end' }, tickText(t)));
     svg.append(g);
   }
   const every = Math.max(1, Math.ceil(rounds.length / 10)); // at most ~10 round labels
@@ -151,7 +162,7 @@ function trendChart(title, rounds, perRound, level, index, width, fmt = share) {
         svg.append(svgEl('line', { class: `whisker ${cls}`, x1: x(r), x2: x(r), y1: y(p.low), y2: y(p.high) }));
       }
       const dot = svgEl('circle', { class: `dot ${cls}`, cx: x(r), cy: y(p.est), r: 3.2 });
-      dot.append(svgEl('title', {}, `${label}, round ${r}: ${fmt(p.est)} (${fmt(p.low)} to ${fmt(p.high)})`));
+      dot.append(svgEl('title', {}, `${label}, round ${r}: ${texts(p).est} (${texts(p).interval})`));
       svg.append(dot);
     });
     const lx = left + (j % 3) * ((width - left) / 3);
@@ -205,9 +216,12 @@ export function roundsSection(info, level, width) {
     section.dataset.question = q0.id;
     section.append(html('h2', '', q0.text));
     const what = { design: 'prevalence', mean: 'estimated mean' }[q0.kind] ?? 'estimated share per answer';
-    const format = q0.kind === 'mean' ? numberText : share;
-    section.append(html('p', 'meta', `Per round: ${what}, with its ${level} confidence interval (the band)`));
-    section.append(trendChart(q0.text, rounds, perRound, level, qi, width, format));
+    const kind = q0.kind === 'mean' ? 'number' : 'share';
+    const range = kind === 'number' ? [q0.low, q0.high] : [0, 1];
+    const cut = kind === 'number' ? `the question’s range, ${numberText(q0.low)} to ${numberText(q0.high)}` : '0% and 100%';
+    section.append(html('p', 'meta', `Per round: ${what}, with its ${level} confidence interval (the band; `
+      + `the chart cuts it at ${cut}, the table does not)`));
+    section.append(trendChart(q0.text, rounds, perRound, level, qi, width, kind, range));
     const details = html('details');
     details.append(html('summary', '', 'Show each round’s numbers'));
     const labels = perRound.find((s) => s).map((s) => s.label);
@@ -215,8 +229,8 @@ export function roundsSection(info, level, width) {
       `${r.round}`, utc(r.start), `${r.questions[qi].n}`,
       ...labels.map((_, j) => {
         const p = perRound[k]?.[j];
-        return p && Number.isFinite(p.est)
-          ? `${format(p.est)} (${format(p.low)} to ${format(p.high)}; s.e. ${format(p.se)})` : '–';
+        const t = p && Number.isFinite(p.est) ? estimateTexts(p, kind) : null;
+        return t ? `${t.est} (${t.interval}; s.e. ${t.se})` : '–';
       }),
     ]);
     const scroller = html('div', 'scroll');

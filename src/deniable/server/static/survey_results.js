@@ -1,7 +1,16 @@
 // Results of survey-design questions (prevalence by deniable.survey) and plain questions
 // (answers as given, not randomized), drawn by results.js for questions with kind "design" / "plain".
+import { estimateTexts } from './format.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
 const pct = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
+
+/** A share's estimate, interval and standard error as text (results' fields), decimals set by its s.e. */
+const shareTexts = (r) => estimateTexts({ est: r.estimate, low: r.ci_low, high: r.ci_high, se: r.std_error });
+const shareCells = (r) => {
+  const t = shareTexts(r);
+  return [t.est, t.se, t.interval];
+};
 
 const PARAMETER_NAMES = {
   pi: 'Prevalence π',
@@ -17,6 +26,7 @@ function svgEl(name, attrs = {}, text) {
   return node;
 }
 
+/** A table of numbers in a scroller (it scrolls sideways on a narrow screen rather than widening the page). */
 function htmlTable(head, rows, caption) {
   const t = document.createElement('table');
   t.className = 'numbers';
@@ -46,10 +56,13 @@ function htmlTable(head, rows, caption) {
     body.append(tr);
   });
   t.append(thead, body);
-  return t;
+  const scroller = document.createElement('div');
+  scroller.className = 'scroll';
+  scroller.append(t);
+  return scroller;
 }
 
-/** Bars of the prevalence (0..100%) with interval whiskers, one row per {label, estimate, low, high}. */
+/** Bars of the prevalence (0..100%) with interval whiskers, one row per {label, estimate, ci_low, ci_high, std_error}. */
 function prevalenceChart(rows, title, level) {
   const width = 640;
   const labelW = 150;
@@ -62,7 +75,7 @@ function prevalenceChart(rows, title, level) {
   const svg = svgEl('svg', { class: 'chart', viewBox: `0 0 ${width} ${height}`, role: 'img' });
   svg.append(svgEl('title', {}, title));
   svg.append(svgEl('desc', {}, rows.map((r) => (Number.isFinite(r.estimate)
-    ? `${r.label}: ${pct(r.estimate)} (${level} interval ${pct(r.low)} to ${pct(r.high)})`
+    ? `${r.label}: ${shareTexts(r).est} (${level} interval ${shareTexts(r).interval})`
     : `${r.label}: no estimate`)).join('; ')));
   const bottom = top + rows.length * rowH;
   for (let t = 0; t <= 1.0001; t += 0.25) {
@@ -78,15 +91,15 @@ function prevalenceChart(rows, title, level) {
     g.append(svgEl('text', { class: 'label', x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
     if (Number.isFinite(r.estimate)) {
       g.append(svgEl('rect', { class: 'bar', x: x(0), y: cy - 9, width: Math.max(1, x(r.estimate) - x(0)), height: 18, rx: 2 }));
-      if (Number.isFinite(r.low) && Number.isFinite(r.high)) {
-        const a = x(r.low);
-        const b = x(r.high);
+      if (Number.isFinite(r.ci_low) && Number.isFinite(r.ci_high)) {
+        const a = x(r.ci_low);
+        const b = x(r.ci_high);
         g.append(svgEl('line', { class: 'whisker', x1: a, x2: b, y1: cy, y2: cy }));
         g.append(svgEl('line', { class: 'whisker', x1: a, x2: a, y1: cy - 6, y2: cy + 6 }));
         g.append(svgEl('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
       }
       g.append(svgEl('text', { class: 'value', x: labelW + plotW + 10, y: cy + 4 },
-        `${pct(r.estimate)} (${pct(r.low, 0)}–${pct(r.high, 0)})`));
+        `${shareTexts(r).est} (${shareTexts(r).range})`));
     } else {
       g.append(svgEl('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'too few answers'));
     }
@@ -115,9 +128,9 @@ export function designSection(q, level) {
   meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ${epsilon} · ${q.design.model} design, p = ${q.design.p.join(', ')}`;
   if (q.reveals_truth) s.classList.add('reveals-truth');
   const pi = q.parameters[0];
-  const rows = [{ label: 'All respondents', estimate: pi.estimate, low: pi.ci_low, high: pi.ci_high }];
+  const rows = [{ label: 'All respondents', ...pi }];
   for (const by of q.by) {
-    by.rows.forEach((r) => rows.push({ label: `${by.question}: ${r.category}`, estimate: r.estimate, low: r.ci_low, high: r.ci_high }));
+    by.rows.forEach((r) => rows.push({ ...r, label: `${by.question}: ${r.category}` }));
   }
   s.append(prevalenceChart(rows, `Estimated prevalence: ${q.text}`, level));
   const note = document.createElement('p');
@@ -127,8 +140,7 @@ export function designSection(q, level) {
   s.append(note);
   s.append(htmlTable(
     ['Parameter', 'Estimate', 'Standard error', `${level} interval`],
-    q.parameters.map((p) => [PARAMETER_NAMES[p.name] ?? p.name, pct(p.estimate), pct(p.std_error),
-      Number.isFinite(p.ci_low) ? `${pct(p.ci_low)} to ${pct(p.ci_high)}` : '–']),
+    q.parameters.map((p) => [PARAMETER_NAMES[p.name] ?? p.name, ...shareCells(p)]),
   ));
   for (const by of q.by) {
     const details = document.createElement('details');
@@ -137,8 +149,7 @@ export function designSection(q, level) {
     summary.textContent = `By the answer to “${by.text}”`;
     details.append(summary, htmlTable(
       [by.question, 'n', 'Prevalence', 'Standard error', `${level} interval`],
-      by.rows.map((r) => [String(r.category), String(r.n), pct(r.estimate), pct(r.std_error),
-        Number.isFinite(r.ci_low) ? `${pct(r.ci_low)} to ${pct(r.ci_high)}` : '–']),
+      by.rows.map((r) => [String(r.category), String(r.n), ...shareCells(r)]),
     ));
     const test = document.createElement('p');
     test.className = 'test';

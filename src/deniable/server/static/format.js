@@ -1,0 +1,37 @@
+// Estimates as the results pages print them: an estimate, its interval and its standard error all
+// with the same number of decimals, chosen from the standard error (two significant digits of it),
+// so "122 (61 to 184)" rather than "122.4 (61.25 to 183.5)". Shares are printed in percent.
+
+const MAX_DECIMALS = 6;
+
+/** Decimals that show two significant digits of `se * scale` (0..6); `fallback` when that is not positive. */
+export function decimalsFor(se, scale = 1, fallback = 1) {
+  const s = Math.abs(se * scale);
+  if (!Number.isFinite(s) || s === 0) return fallback;
+  return Math.min(MAX_DECIMALS, Math.max(0, 1 - Math.floor(Math.log10(s))));
+}
+
+/**
+ * An estimate `{ est, low, high, se }` as text, every part with the decimals chosen from `se`:
+ * `kind` "share" (a proportion, printed in percent: "20.1%") or "number" (thousands separated).
+ * Returns `{ est, low, high, se, interval, range }`: `interval` is "low to high", `range` the
+ * compact "low–high" (one "%" at the end). Undefined values are "–"; nothing is clamped.
+ */
+export function estimateTexts({ est, low, high, se }, kind = 'share') {
+  const share = kind === 'share';
+  const scale = share ? 100 : 1;
+  const digits = decimalsFor(se, scale);
+  const bare = (x) => (Number.isFinite(x)
+    ? (x * scale).toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : '–');
+  const text = (x) => (share && Number.isFinite(x) ? `${bare(x)}%` : bare(x));
+  const bounded = Number.isFinite(low) && Number.isFinite(high);
+  return {
+    est: text(est),
+    low: text(low),
+    high: text(high),
+    se: text(se),
+    interval: bounded ? `${text(low)} to ${text(high)}` : '–',
+    range: bounded ? `${bare(low)}–${text(high)}` : '–',
+  };
+}
