@@ -99,6 +99,10 @@ def test_a_definition_loads_and_its_stored_form_is_the_same_survey() -> None:
         ({"id": "q", "text": "?", "type": "free-text", "discovery": {"format": "deniable.discovery"}},
          "questions[0].discovery", "fields"),
         ({**_q(), "discovery": {}}, "questions[0].epsilon", "not a field of a free-text question with a discovery"),
+        (_q(alphabet="abc"), "questions[0].alphabet", "not supported in the browser yet"),
+        ({"id": "q", "text": "?", "type": "free-text",
+          "discovery": HeavyHitters(epsilon=4, max_length=6, rows=4, width=8, alphabet="abc").to_config()},
+         "questions[0].discovery.alphabet", "not supported in the browser yet"),
     ],
 )
 def test_bad_definitions_name_the_field(question: dict[str, Any], field: str, words: str) -> None:

@@ -14,6 +14,11 @@ protocol finds is ``sqrt(n)``-proportional:
 * SFP: the larger of ``z(0.05 / 65536) sqrt(L V(eps / 2))`` (a position's
   fragments) and ``z(0.05 / top_k) sqrt(V(eps / 2))`` (the word sketch).
 
+With an ``alphabet`` PEM tests ``(|alphabet| + 1) top_k`` prefixes per
+level instead; SFP does not take an alphabet (its one-byte fragments range
+over every byte), so ``method=None`` then means PEM and ``method="sfp"`` is
+refused.
+
 The default takes the (protocol, sketch) pair of the smallest such share;
 ``n`` cancels, so the choice depends on epsilon, the item length and
 ``top_k`` only. With one-byte fragments and half the budget per sketch, SFP
@@ -23,7 +28,9 @@ compare.
 **Wire form.** :meth:`HeavyHitters.to_config` is versioned JSON like a
 mechanism's (``format`` ``"deniable.discovery"``, version 1): the method,
 kind, ``max_length``, ``top_k``, the realised epsilon and the sketch's own
-configuration; :meth:`HeavyHitters.from_config` rebuilds it exactly and
+configuration, and ``alphabet`` only when one is set (so a configuration
+without one is what it was before alphabets existed);
+:meth:`HeavyHitters.from_config` rebuilds it exactly and
 rejects what it does not understand. A report is a JSON object
 ``{"level": i, "sketch": {...}}`` (SFP adds ``"word": {...}``), the
 sketches' reports in their own JSON form.
@@ -51,11 +58,17 @@ __all__ = ["HeavyHitters"]
 ORACLES: dict[str, Any] = {"hcms": HadamardCountMeanSketch, "cms": CountMeanSketch}
 CONFIG_FORMAT, CONFIG_VERSION = "deniable.discovery", 1
 _CONFIG_FIELDS = {"format", "version", "method", "kind", "max_length", "top_k", "epsilon", "sketch"}
+_OPTIONAL_FIELDS = {"alphabet"}
 
 
 def _check_top_k(top_k: Any) -> None:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
         raise ValueError(f"top_k must be an integer in 1..4096; got {top_k!r}")
+
+
+def _check_alphabet_method(alphabet: str | None, method: str | None) -> None:
+    if alphabet is not None and method == "sfp":
+        raise ValueError("alphabet applies to method 'pem' only (SFP's one-byte fragments range over every byte)")
 
 
 def _per_report_variance(oracle: str, epsilon: float) -> float:
@@ -71,24 +84,27 @@ class HeavyHitters:
     ``kind``: ``"text"`` or ``"integer"``. ``max_length``: bytes of UTF-8
     kept (text). ``top_k``: values kept per level (find at most that many).
     ``oracle`` (``"cms"``, ``"hcms"`` or None), ``rows``, ``width``, ``seed``:
-    the sketch.
+    the sketch. ``alphabet`` (text, PEM only): a string of distinct
+    single-byte ASCII characters that every value consists of; PEM then
+    extends a prefix by those bytes (and the end marker) only.
     """
 
     def __init__(
         self, *, epsilon: float, method: str | None = None, kind: str = "text", max_length: int = 8,
         top_k: int = 32, oracle: str | None = None, rows: int = 256, width: int = 1024,
-        seed: bytes | str | None = None,
+        seed: bytes | str | None = None, alphabet: str | None = None,
     ) -> None:
         if method is not None and method not in PROTOCOLS:
             raise ValueError(f"method must be one of {list(PROTOCOLS)} or None; got {method!r}")
         if oracle is not None and oracle not in ORACLES:
             raise ValueError(f"oracle must be one of {list(ORACLES)} or None; got {oracle!r}")
         _check_top_k(top_k)
-        self.items_of = Items(kind, max_length)
-        self.kind, self.max_length, self.top_k = kind, max_length, top_k
+        _check_alphabet_method(alphabet, method)
+        self.items_of = Items(kind, max_length, alphabet)
+        self.kind, self.max_length, self.top_k, self.alphabet = kind, max_length, top_k, alphabet
         sketch_shape = {"rows": 1, "width": 8, "seed": bytes(32)}
         choices = []
-        for name in [method] if method else list(PROTOCOLS):
+        for name in [method] if method else ["pem"] if alphabet is not None else list(PROTOCOLS):
             for o in [oracle] if oracle else list(ORACLES):
                 share = PROTOCOLS[name].budget_share
                 probe = PROTOCOLS[name](self.items_of, ORACLES[o](epsilon=epsilon / share, **sketch_shape), top_k)
@@ -105,6 +121,8 @@ class HeavyHitters:
         self.levels = self.protocol.levels
         self.dtype = self.protocol.dtype
         self.fingerprint = f"{sketch.fingerprint}:{method}:{self.kind}:{self.max_length}:{self.top_k}"
+        if self.alphabet is not None:
+            self.fingerprint += f":alphabet={self.alphabet.encode('ascii').hex()}"
 
     # ------------------------------------------------------------ wire form
     def to_config(self) -> dict[str, Any]:
@@ -112,7 +130,7 @@ class HeavyHitters:
         return {
             "format": CONFIG_FORMAT, "version": CONFIG_VERSION, "method": self.method, "kind": self.kind,
             "max_length": self.max_length, "top_k": self.top_k, "epsilon": self.epsilon,
-            "sketch": self.oracle.to_config(),
+            "sketch": self.oracle.to_config(), **({} if self.alphabet is None else {"alphabet": self.alphabet}),
         }
 
     @classmethod
@@ -123,9 +141,10 @@ class HeavyHitters:
                 config = json.loads(config)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"discovery config is not valid JSON: {exc}") from None
-        if not isinstance(config, dict) or set(config) != _CONFIG_FIELDS:
+        if not isinstance(config, dict) or not _CONFIG_FIELDS <= set(config) <= _CONFIG_FIELDS | _OPTIONAL_FIELDS:
             got = sorted(config) if isinstance(config, dict) else type(config).__name__
-            raise ConfigError(f"discovery config must be an object with fields {sorted(_CONFIG_FIELDS)}; got {got}")
+            raise ConfigError(f"discovery config must be an object with fields {sorted(_CONFIG_FIELDS)} "
+                              f"(optionally {sorted(_OPTIONAL_FIELDS)}); got {got}")
         if config["format"] != CONFIG_FORMAT or config["version"] != CONFIG_VERSION:
             raise ConfigError(
                 f"config fields 'format'/'version' must be {CONFIG_FORMAT!r}/{CONFIG_VERSION}; "
@@ -138,11 +157,16 @@ class HeavyHitters:
             raise ConfigError(f"config field 'sketch' must configure one of {list(ORACLES)}; got {sketch.name}")
         self = cls.__new__(cls)
         try:
-            self.items_of = Items(config["kind"], config["max_length"])
+            self.items_of = Items(config["kind"], config["max_length"], config.get("alphabet"))
             _check_top_k(config["top_k"])
+            _check_alphabet_method(config.get("alphabet"), config["method"])
+            if "alphabet" in config and config["alphabet"] is None:
+                raise ValueError("alphabet must be a non-empty string of distinct ASCII characters (or absent); "
+                                 "got None")
         except ValueError as exc:
             raise ConfigError(f"discovery config: {exc}") from None
         self.kind, self.max_length, self.top_k = config["kind"], config["max_length"], config["top_k"]
+        self.alphabet = config.get("alphabet")
         self._setup(config["method"], sketch)
         claimed = config["epsilon"]
         if not isinstance(claimed, (int, float)) or not math.isclose(claimed, self.epsilon, rel_tol=1e-12):
@@ -184,7 +208,8 @@ class HeavyHitters:
 
     def __repr__(self) -> str:
         return (f"HeavyHitters(method={self.method!r}, kind={self.kind!r}, max_length={self.max_length}, "
-                f"top_k={self.top_k}, oracle={self.oracle!r}, epsilon={self.epsilon:.6g})")
+                f"top_k={self.top_k}, oracle={self.oracle!r}, epsilon={self.epsilon:.6g}"
+                + ("" if self.alphabet is None else f", alphabet={self.alphabet!r}") + ")")
 
     @property
     def epsilon(self) -> float:

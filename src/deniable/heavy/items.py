@@ -12,6 +12,14 @@ of distinct strings (up to the cut) are distinct.
 ``-2**63 .. 2**63 - 1`` (Python or numpy, not bool). Its item is the 8
 bytes big-endian of ``value + 2**63``: distinct integers have distinct
 items, and no integer is cut.
+
+**Alphabet** (text only, optional). A string of distinct single-byte ASCII
+characters (code points 0..127; a multi-byte UTF-8 character is refused).
+Every value must then consist of alphabet characters, and a prefix is
+extended only by the alphabet's bytes and the end marker (at the last
+position, the two markers): ``|alphabet| + 1`` options instead of 256. The
+items themselves are unchanged; a value longer than ``max_length`` is still
+cut there and marked ``0xFE``.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from numpy.typing import NDArray
 
 from deniable.mechanisms.sketch import text_bytes
 
-__all__ = ["END", "CUT", "KINDS", "Items"]
+__all__ = ["END", "CUT", "KINDS", "Items", "check_alphabet"]
 
 END, CUT = 0xFF, 0xFE
 KINDS = ("text", "integer")
@@ -55,22 +63,47 @@ def _integers(values: Any) -> tuple[list[bytes], NDArray[np.int64]]:
     return [int(u).to_bytes(_INT_BYTES, "big") for u in distinct.tolist()], inverse.astype(np.int64).reshape(-1)
 
 
+def check_alphabet(alphabet: Any, kind: str) -> None:
+    """ValueError naming ``alphabet`` unless it is None or distinct single-byte ASCII characters (text only)."""
+    if alphabet is None:
+        return
+    if kind != "text":
+        raise ValueError(f"alphabet applies to kind 'text' only; got kind {kind!r}")
+    if not isinstance(alphabet, str) or not alphabet:
+        raise ValueError(f"alphabet must be a non-empty string of distinct ASCII characters; got {alphabet!r:.60}")
+    wide = next((c for c in alphabet if ord(c) > 127), None)
+    if wide is not None:
+        raise ValueError(f"alphabet must hold single-byte ASCII characters (code points 0..127); got {wide!r}")
+    twice = next((c for i, c in enumerate(alphabet) if c in alphabet[:i]), None)
+    if twice is not None:
+        raise ValueError(f"alphabet must hold distinct characters; {twice!r} occurs more than once")
+
+
 class Items:
     """Encode values of one ``kind`` as items of ``length`` bytes, and decode them back."""
 
-    def __init__(self, kind: str, max_length: int) -> None:
+    def __init__(self, kind: str, max_length: int, alphabet: str | None = None) -> None:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {list(KINDS)}; got {kind!r}")
         if isinstance(max_length, bool) or not isinstance(max_length, int) or not 1 <= max_length <= 254:
             raise ValueError(f"max_length must be an integer in 1..254 (bytes); got {max_length!r}")
-        self.kind, self.max_length = kind, max_length
+        check_alphabet(alphabet, kind)
+        self.kind, self.max_length, self.alphabet = kind, max_length, alphabet
         self.length = max_length + 1 if kind == "text" else _INT_BYTES
+        self._symbols: Sequence[int] = range(256) if alphabet is None else (*alphabet.encode("ascii"), END)
+
+    @property
+    def options(self) -> int:
+        """The most bytes that can follow a prefix (256, or ``|alphabet| + 1``)."""
+        return len(self._symbols)
 
     def encode(self, values: Any) -> tuple[list[bytes], NDArray[np.int64]]:
         """The distinct values' items and each value's position among them."""
         if self.kind == "integer":
             return _integers(values)
         data, inverse = text_bytes(values)
+        if self.alphabet is not None:
+            self._check_symbols(data, inverse)
         items = []
         for d in data:
             item = d + bytes([END]) if len(d) <= self.max_length else _cut(d, self.max_length) + bytes([CUT])
@@ -83,7 +116,17 @@ class Items:
             return range(256)
         if prefix[-1:] in (bytes([END]), bytes([CUT])):
             return (END,)
-        return (END, CUT) if len(prefix) == self.length - 1 else range(256)
+        return (END, CUT) if len(prefix) == self.length - 1 else self._symbols
+
+    def _check_symbols(self, data: list[bytes], inverse: NDArray[np.int64]) -> None:
+        """ValueError naming the first value (by position) with a character outside the alphabet."""
+        allowed = set(self.alphabet or "")
+        bad = [j for j, d in enumerate(data) if not set(d.decode("utf-8")) <= allowed]
+        if bad:
+            i = int(np.flatnonzero(np.isin(inverse, bad))[0])
+            value = data[int(inverse[i])].decode("utf-8")
+            char = next(c for c in value if c not in allowed)
+            raise ValueError(f"values[{i}] has the character {char!r}, not in the alphabet; got {value!r:.60}")
 
     def decode(self, item: bytes) -> tuple[Any, bool]:
         """The value an item stands for, and whether it was cut."""

@@ -8,9 +8,10 @@ independent of its value, so the split of devices costs no epsilon.
 **PEM** (Wang, Li & Jha, "Locally differentially private heavy hitter
 identification", TDSC 2019), byte by byte. A device draws its level ``i`` in
 ``1..L`` and sends a sketch report of the key ``bytes([i]) + item[:i]`` with
-the whole epsilon. The server estimates all 256 first bytes; each later
-level extends the ``top_k`` best prefixes of the level before by every byte
-that can follow and keeps the ``top_k`` best again. The last level's
+the whole epsilon. The server estimates all 256 first bytes (with an
+alphabet, its ``|alphabet|`` bytes and the end marker); each later level
+extends the ``top_k`` best prefixes of the level before by every byte that
+can follow and keeps the ``top_k`` best again. The last level's
 candidates are whole items. Every level's estimates are freed of the
 collision bias of its significant options (:func:`debiased`), so a prefix
 that shares sketch buckets with a frequent one is neither kept nor reported
@@ -176,8 +177,9 @@ class PEM(Protocol):
         return kept, f, np.sqrt(se_sketch**2 + subsample), len(options)
 
     def detectable(self, epsilon_variance: float) -> float:
-        """A level has ``n / L`` reports; each of the ``top_k * 256`` options is tested."""
-        return z_for(0.05 / (self.top_k * 256), two_sided=False) * float(np.sqrt(self.levels * epsilon_variance))
+        """A level has ``n / L`` reports; each of the ``top_k * options`` (256, or ``|alphabet| + 1``) is tested."""
+        z = z_for(0.05 / (self.top_k * self.items.options), two_sided=False)
+        return z * float(np.sqrt(self.levels * epsilon_variance))
 
 
 class SFP(Protocol):

@@ -19,6 +19,9 @@ decoded with. Optional fields: ``kind`` (``text``, the default, or
 :data:`DEFAULT_TOP_K`), ``oracle`` (``cms`` or ``hcms``; default: the better
 for the epsilon), ``rows`` and ``width`` (the count-mean sketch, defaults
 :data:`DEFAULT_ROWS` x :data:`DEFAULT_WIDTH`), ``seed`` (64 hex digits).
+``alphabet`` (which :class:`~deniable.heavy.HeavyHitters` takes) is refused,
+in a definition and in a stored discovery configuration: the browser's
+randomizer does not know it yet.
 
 **Seed.** The sketch's public hash seed is, unless given, derived from the
 question's definition (BLAKE2b of its canonical JSON), so that loading the
@@ -70,6 +73,8 @@ MAX_SKETCH_CELLS = 1 << 19
 _DEFINITION_KEYS = frozenset({"id", "text", "type", "max_length", "epsilon", "method", "kind", "top_k", "oracle",
                               "rows", "width", "seed"})
 _STORED_KEYS = frozenset({"id", "text", "type", "discovery"})
+_NO_ALPHABET = ("is not supported in the browser yet (the page randomizes over every byte); "
+                "remove it to ask a free-text question")
 
 
 class _PartReportError(ReportError):
@@ -178,10 +183,14 @@ def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where:
         extra = sorted(set(data) - _STORED_KEYS)
         if extra:
             raise SurveyError(f"{where}{extra[0]}", "is not a field of a free-text question with a discovery config")
+        if "alphabet" in data["discovery"]:
+            raise SurveyError(f"{where}discovery.alphabet", _NO_ALPHABET)
         try:
             return FreeTextQuestion(qid, text, HeavyHitters.from_config(data["discovery"]))
         except (ConfigError, ValueError, TypeError) as exc:
             raise SurveyError(f"{where}discovery", str(exc)) from None
+    if "alphabet" in data:
+        raise SurveyError(f"{where}alphabet", _NO_ALPHABET)
     extra = sorted(set(data) - _DEFINITION_KEYS - {"randomized"})
     if extra:
         raise SurveyError(
