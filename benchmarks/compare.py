@@ -34,11 +34,15 @@ Two questions, answered in one run on one machine:
   significantly above 0, at most 20) and as the peers do (the 20 best).
   The peers run value by value in Python, in batches (a pure-LDP CMS report
   is a 1,024-entry int64 array), on at most ``--discovery-peer-n`` devices.
+  The peers are told the alphabet (26 letters); ``--alphabet`` adds
+  deniable's PEM told it too (``HeavyHitters(alphabet=...)``, rows
+  ``PEM (a-z)``), so the comparison is like for like.
 
     python benchmarks/compare.py                 # full run (tens of minutes)
     python benchmarks/compare.py --quick         # smoke run, seconds
     python benchmarks/compare.py --json out.json --plot benchmarks/compare.png
     python benchmarks/compare.py --discovery --skip-speed --skip-accuracy   # heavy hitters alone
+    python benchmarks/compare.py --discovery --alphabet --skip-speed --skip-accuracy
 
 Peers are imported lazily; a missing one is skipped and named in the output.
 Install them in a separate environment: ``pip install -r benchmarks/requirements.txt``.
@@ -527,17 +531,21 @@ def _scores(values: list[str], found: Found) -> dict[str, float]:
 
 
 def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.Generator,
-              max_length: int = 6, top_k: int = 32) -> list[dict[str, Any]]:
-    """One run per (n, epsilon, entrant): deniable's PEM and SFP, then the installed peers' (n <= peer_n)."""
+              max_length: int = 6, top_k: int = 32, alphabet: bool = False) -> list[dict[str, Any]]:
+    """One run per (n, epsilon, entrant): deniable's PEM and SFP (and, with ``alphabet``, PEM given the
+    26 letters as the peers are), then the installed peers' (n <= peer_n)."""
     from deniable.heavy.quality import zipf_strings
 
     rows = []
     for n in ns:
         values = zipf_strings(n, rng, max_length=max_length)
         for eps in epsilons:
-            for method in ("pem", "sfp"):
-                print(f"  discovery deniable {method} n={n:,} eps={eps:g} ...", file=sys.stderr, flush=True)
-                hh = dn.HeavyHitters(epsilon=eps, method=method, max_length=max_length, top_k=top_k)
+            for method, letters in [("pem", None), ("sfp", None), *([("pem", LETTERS)] if alphabet else [])]:
+                print(f"  discovery deniable {method} n={n:,} eps={eps:g} alphabet={letters} ...", file=sys.stderr,
+                      flush=True)
+                hh = dn.HeavyHitters(epsilon=eps, method=method, max_length=max_length, top_k=top_k,
+                                     alphabet=letters)
+                name = method.upper() + (" (a-z)" if letters else "")
                 begin = time.process_time()
                 reports = hh.privatize_many(values)  # the OS CSPRNG
                 middle = time.process_time()
@@ -545,7 +553,7 @@ def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.
                 aggregated = time.process_time()
                 del reports
                 # as identify reports by default (significantly above 0), and as the peers do (the top 20)
-                for label, threshold in ((method.upper(), None), (f"{method.upper()}, top 20 unfiltered", 0.0)):
+                for label, threshold in ((name, None), (f"{name}, top 20 unfiltered", 0.0)):
                     start = time.process_time()
                     found = hh.identify(stat, top=20, threshold=threshold)
                     end = time.process_time()
@@ -599,6 +607,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-accuracy", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--discovery", action="store_true", help="also run the heavy-hitter comparison")
+    parser.add_argument("--alphabet", action="store_true",
+                        help="discovery: also run deniable's PEM given the 26 letters (as the peers are)")
     parser.add_argument("--discovery-n", default="200000,1000000", help="comma-separated devices per run")
     parser.add_argument("--discovery-epsilons", default="2,4,8")
     parser.add_argument("--discovery-peer-n", type=int, default=200_000,
@@ -655,7 +665,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.discovery:
         ns = [int(x) for x in args.discovery_n.split(",")]
         eps = [float(x) for x in args.discovery_epsilons.split(",")]
-        found = discovery(ns, eps, args.discovery_peer_n, np.random.default_rng(2026))
+        found = discovery(ns, eps, args.discovery_peer_n, np.random.default_rng(2026), alphabet=args.alphabet)
         print(f"## Heavy hitters: Zipf(1.1) over 1,000 words of 3-6 letters, 25% of devices typing a word of "
               f"their own; max_length 6, top_k 32; the peers at n <= {args.discovery_peer_n:,}"
               + ("" if peers.heavy_peers(1.0, 6, LETTERS, 32) else " (pure-ldp not installed: deniable alone)")
