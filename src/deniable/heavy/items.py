@@ -6,7 +6,10 @@ item is ``max_length + 1`` bytes: the UTF-8 bytes, then the end marker
 cut after its last whole character that fits and marked ``0xFE`` instead: it
 is found as that prefix with ``truncated=True``, never merged with the
 shorter string itself. ``0xFE`` and ``0xFF`` never occur in UTF-8, so items
-of distinct strings (up to the cut) are distinct.
+of distinct strings (up to the cut) are distinct. The ``+ 1`` byte is what
+tells a string of exactly ``max_length`` bytes (``0xFF`` there) from a
+longer one cut to it (``0xFE``); it costs PEM one level (each level holds
+``n / (max_length + 1)`` devices instead of ``n / max_length``).
 
 **Integers** (``kind="integer"``). A value is an integer in
 ``-2**63 .. 2**63 - 1`` (Python or numpy, not bool). Its item is the 8
