@@ -147,6 +147,15 @@ def test_devices_get_the_exact_discovery_config(http: httpx.Client, server: Back
     assert body["epsilon_total"] == pytest.approx(q["epsilon"] + 1, rel=1e-9)
 
 
+def test_the_admin_api_refuses_an_alphabet_naming_the_field(http: httpx.Client) -> None:
+    bad = {**_survey(_q(alphabet="abc")), "id": "lettered"}
+    answer = http.post("/admin/surveys", json=bad, headers={"Authorization": f"Bearer {ADMIN}"})
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"]
+    assert detail["field"] == "questions[0].alphabet" and "not supported in the browser yet" in detail["message"]
+    assert http.get("/surveys/lettered").status_code == 404
+
+
 @pytest.mark.parametrize(
     ("report", "field", "words"),
     [
