@@ -34,11 +34,14 @@ Two questions, answered in one run on one machine:
   significantly above 0, at most 20) and as the peers do (the 20 best).
   The peers run value by value in Python, in batches (a pure-LDP CMS report
   is a 1,024-entry int64 array), on at most ``--discovery-peer-n`` devices.
+  ``--discovery-oracle hcms`` (or ``cms``) forces deniable's sketch instead
+  of letting ``HeavyHitters`` choose.
 
     python benchmarks/compare.py                 # full run (tens of minutes)
     python benchmarks/compare.py --quick         # smoke run, seconds
     python benchmarks/compare.py --json out.json --plot benchmarks/compare.png
     python benchmarks/compare.py --discovery --skip-speed --skip-accuracy   # heavy hitters alone
+    python benchmarks/compare.py --discovery --skip-speed --skip-accuracy --discovery-oracle hcms --discovery-peer-n 0
 
 Peers are imported lazily; a missing one is skipped and named in the output.
 Install them in a separate environment: ``pip install -r benchmarks/requirements.txt``.
@@ -527,8 +530,12 @@ def _scores(values: list[str], found: Found) -> dict[str, float]:
 
 
 def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.Generator,
-              max_length: int = 6, top_k: int = 32) -> list[dict[str, Any]]:
-    """One run per (n, epsilon, entrant): deniable's PEM and SFP, then the installed peers' (n <= peer_n)."""
+              max_length: int = 6, top_k: int = 32, oracle: str | None = None) -> list[dict[str, Any]]:
+    """One run per (n, epsilon, entrant): deniable's PEM and SFP, then the installed peers' (n <= peer_n).
+
+    ``oracle``: deniable's sketch (``"cms"``, ``"hcms"``, or None for ``HeavyHitters``' own choice);
+    a forced one is named in the method column. ``peer_n`` 0 runs deniable alone.
+    """
     from deniable.heavy.quality import zipf_strings
 
     rows = []
@@ -537,7 +544,9 @@ def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.
         for eps in epsilons:
             for method in ("pem", "sfp"):
                 print(f"  discovery deniable {method} n={n:,} eps={eps:g} ...", file=sys.stderr, flush=True)
-                hh = dn.HeavyHitters(epsilon=eps, method=method, max_length=max_length, top_k=top_k)
+                hh = dn.HeavyHitters(epsilon=eps, method=method, max_length=max_length, top_k=top_k,
+                                     oracle=oracle)
+                name = method.upper() + (f" over {oracle.upper()}" if oracle else "")
                 begin = time.process_time()
                 reports = hh.privatize_many(values)  # the OS CSPRNG
                 middle = time.process_time()
@@ -545,7 +554,7 @@ def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.
                 aggregated = time.process_time()
                 del reports
                 # as identify reports by default (significantly above 0), and as the peers do (the top 20)
-                for label, threshold in ((method.upper(), None), (f"{method.upper()}, top 20 unfiltered", 0.0)):
+                for label, threshold in ((name, None), (f"{name}, top 20 unfiltered", 0.0)):
                     start = time.process_time()
                     found = hh.identify(stat, top=20, threshold=threshold)
                     end = time.process_time()
@@ -603,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--discovery-epsilons", default="2,4,8")
     parser.add_argument("--discovery-peer-n", type=int, default=200_000,
                         help="the peers run only where n is at most this (value by value in Python)")
+    parser.add_argument("--discovery-oracle", choices=("auto", "cms", "hcms"), default="auto",
+                        help="deniable's sketch for discovery (auto: HeavyHitters' own choice)")
     parser.add_argument("--json", type=Path, help="write all results here")
     parser.add_argument("--plot", type=Path, help="write the throughput-ratio plot here (PNG)")
     args = parser.parse_args(argv)
@@ -655,7 +666,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.discovery:
         ns = [int(x) for x in args.discovery_n.split(",")]
         eps = [float(x) for x in args.discovery_epsilons.split(",")]
-        found = discovery(ns, eps, args.discovery_peer_n, np.random.default_rng(2026))
+        oracle = None if args.discovery_oracle == "auto" else args.discovery_oracle
+        found = discovery(ns, eps, args.discovery_peer_n, np.random.default_rng(2026), oracle=oracle)
         print(f"## Heavy hitters: Zipf(1.1) over 1,000 words of 3-6 letters, 25% of devices typing a word of "
               f"their own; max_length 6, top_k 32; the peers at n <= {args.discovery_peer_n:,}"
               + ("" if peers.heavy_peers(1.0, 6, LETTERS, 32) else " (pure-ldp not installed: deniable alone)")
