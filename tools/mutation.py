@@ -41,7 +41,7 @@ NUMERIC = "tests/numeric"
 # lists small: every mutant runs the listed tests that reach its function.
 MODULES: dict[str, list[str]] = {
     "intervals": [f"{UNIT}/test_intervals.py", f"{UNIT}/test_estimate.py"],
-    "estimate": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_consistency.py"],
+    "estimate": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_consistency.py", f"{UNIT}/test_html.py"],
     "consistency": [f"{UNIT}/test_consistency.py", f"{UNIT}/test_estimate.py"],
     "privacy": [f"{UNIT}/test_privacy.py", f"{UNIT}/test_unary.py", f"{UNIT}/test_frequency.py"],
     "randomness": [f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_randomness_unit.py", f"{STAT}/test_randomness.py"],
@@ -53,6 +53,19 @@ MODULES: dict[str, list[str]] = {
         ]
         for name in ("binary", "kary", "unary", "hashing", "hadamard", "subset", "rappor", "walsh")
     },
+    "mechanisms.rappor": [
+        f"{UNIT}/test_rappor.py", f"{UNIT}/test_rappor_google.py", f"{UNIT}/test_rappor_state.py",
+        f"{UNIT}/test_frequency.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py", f"{STAT}/test_samplers.py",
+    ],
+    "mechanisms.hashing": [
+        f"{UNIT}/test_hashing.py", f"{UNIT}/test_olh_buckets.py", f"{UNIT}/test_frequency.py",
+        f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py", f"{UNIT}/test_randomness_bytes.py",
+        f"{STAT}/test_samplers.py",
+    ],
+    "mechanisms.sketch": [
+        f"{UNIT}/test_sketch.py", f"{STAT}/test_sketch_estimators.py",
+        f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
+    ],
     "mechanisms.frequency": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_frequency.py", f"{STAT}/test_estimators.py"],
     **{
         f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]

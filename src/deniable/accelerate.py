@@ -29,6 +29,7 @@ from typing import Any
 __all__ = ["ACCELERATORS", "AUTO_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder"]
 
 ACCELERATORS = ("auto", "numba", "numpy")
+"""The accepted settings: ``auto`` (numba for large calls when installed), ``numba``, ``numpy``."""
 AUTO_FROM = 1 << 16
 """Bits per call from which ``auto`` uses numba (a single report of up to 65,535 bits stays in numpy)."""
 

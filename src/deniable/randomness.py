@@ -241,10 +241,12 @@ def _decide_numpy(
 
 
 def _decide_kernel(
-    kernel: Any, tables: NDArray[np.uint8], select: NDArray[np.uint8], out: NDArray[np.uint8], lane0: int,
-    lanes: int, source: Source,
+    kernel: Any, select: NDArray[np.uint8], out: NDArray[np.uint8], lane0: int, lanes: int, source: Source,
 ) -> None:
-    """:func:`_decide_numpy` with the run decoding compiled (same draws, same lanes, same bits)."""
+    """:func:`_decide_numpy` with the run decoding compiled (same draws, same lanes, same bits).
+
+    ``kernel`` was built for the tables (:func:`deniable.accelerate.run_decoder`).
+    """
     done, carried = 0, 0
     while done < lanes:
         octets = uniform_words((lanes - done) // 4 + 64, np.uint8, source)
@@ -293,7 +295,7 @@ def dyadic_packed(
         if kernel is None:
             _decide_numpy(tables, rows, out, start, lanes, source)
         else:
-            _decide_kernel(kernel, tables, rows, out, start, lanes, source)
+            _decide_kernel(kernel, rows, out, start, lanes, source)
     return out
 
 

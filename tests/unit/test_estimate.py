@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -215,6 +217,7 @@ def test_repr_and_frame_show_every_column() -> None:
     np.testing.assert_array_equal(frame["ci_high"], high)
     np.testing.assert_array_equal(frame["observed"], [0.5, 1 / 3, 1 / 6])
     assert frame.attrs == {"target": "respondents", "level": 0.95}
+    assert frame["target"].tolist() == ["respondents"] * 3
     # another level moves the interval columns only
     frame90 = est.to_frame(0.9)
     np.testing.assert_array_equal(frame90["ci_low"], est.ci(0.9)[0])
@@ -270,3 +273,51 @@ def test_to_frame_without_pandas_names_the_extra(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now raises ImportError
     with pytest.raises(ImportError, match=r"^to_frame\(\) needs pandas: pip install 'deniable\[stats\]'$"):
         _grr_estimate([30, 20, 10]).to_frame()
+
+
+# ------------------------------------------------------ targets and variances
+
+
+@pytest.mark.parametrize("bad", ["Population", "census", "", 1, None, ("population",)])
+def test_only_the_two_targets_are_accepted(bad: object) -> None:
+    from deniable.estimate import check_target
+
+    assert [check_target(t) for t in ("population", "respondents")] == ["population", "respondents"]
+    message = rf"^target must be 'population' or 'respondents'; got {re.escape(repr(bad))}$"
+    with pytest.raises(ValueError, match=message):
+        check_target(bad)
+
+
+def test_pure_variance_defaults_to_the_population_and_matches_warner() -> None:
+    """Without a target the variance is the population's, ``lambda (1 - lambda) / (n (p* - q*)^2)``
+    with ``lambda = q* + (p* - q*) f`` (Warner 1965), and the respondents' is formula (A)."""
+    from deniable.estimate import pure_variance
+
+    n, p, q = 250, 0.7, 0.2
+    f = np.array([0.0, 0.1, 0.45, 1.0])
+    lam = q + (p - q) * f
+    np.testing.assert_allclose(pure_variance(n, p, q, f), lam * (1 - lam) / (n * (p - q) ** 2), rtol=1e-13)
+    fixed = (q * (1 - q) / (p - q) ** 2 + f * (1 - p - q) / (p - q)) / n
+    np.testing.assert_allclose(pure_variance(n, p, q, f, "respondents"), fixed, rtol=1e-13)
+
+
+def test_sampling_variance_is_float_for_both_targets() -> None:
+    """``f (1 - f) / n`` for the population, float zeros of the same shape for the respondents,
+    also for integer shares (0 and 1, where both are 0)."""
+    from deniable.estimate import sampling_variance
+
+    for target in ("population", "respondents"):
+        v = sampling_variance(10, [0, 1, 1], target)  # type: ignore[arg-type]
+        assert v.dtype == np.float64 and v.shape == (3,) and v.tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(sampling_variance(8, [0.5, 0.25], "population"), [0.25 / 8, 0.1875 / 8])
+
+
+def test_mle_post_processing_inside_the_simplex_is_the_unbiased_estimate() -> None:
+    """GRR's support counts are multinomial with rates ``q* + (p* - q*) f``, so where the
+    unbiased estimate lies inside the simplex it is the maximum-likelihood estimate too."""
+    est = _grr_estimate([25, 20, 15])
+    assert np.all(est.frequencies > 0) and est.frequencies.sum() == pytest.approx(1)
+    mle = est.consistent("mle")
+    assert mle.post_processing == "mle" and mle.target == est.target
+    np.testing.assert_allclose(mle.frequencies, est.frequencies, atol=1e-6)
+    assert mle.std_errors is not None and np.all(mle.std_errors > 0)

@@ -111,3 +111,32 @@ def test_regression_html_is_its_summary() -> None:
     reg = dn.survey.logit("used ~ age", frame, d)
     html = reg._repr_html_()
     assert html == reg.summary().as_html() and "FR design" in html and "age" in html
+
+
+def test_estimate_html_of_no_reports_and_of_one() -> None:
+    """No reports: no interval exists, so no error columns (and no exception); one report has them."""
+    m = dn.GRR(3, epsilon=1.0)
+    empty = _parse(m.estimate_from(m.aggregate([]))._repr_html_())
+    assert empty.headers == ["category", "estimate", "observed"] and empty.caption == "GRR, ε = 1, n = 0"
+    one = _parse(m.estimate([2])._repr_html_())
+    assert one.headers == ["category", "estimate", "std. error", "95% interval low", "interval high", "observed"]
+
+
+def test_estimate_html_notes_one_more_category_and_the_target() -> None:
+    est = dn.simulate(dn.GRR(4, epsilon=1.0), [0.25] * 4, 1_000, rng=6)
+    assert _parse(est._repr_html_(max_rows=3)).note == (
+        "1 more categories (to_frame() has all). target: population (the population the respondents were sampled from)"
+    )
+    assert _parse(est._repr_html_(max_rows=4)).note.startswith("target: population")
+    wide = _parse(dn.simulate(dn.GRR(61, epsilon=1.0), np.full(61, 1 / 61), 1_000, rng=6)._repr_html_())
+    assert len(wide.rows) == 60 and wide.note.startswith("1 more categories")  # 60 rows by default
+
+
+def test_mean_estimate_html_shows_delta_and_target() -> None:
+    est = dn.MeanEstimate("test", 1.0, 0.3, 0.05, 0.08, 100, 0.0, 1.0, delta=1e-6, target="respondents")
+    t = _parse(est._repr_html_())
+    assert t.caption == "test, ε = 1, δ = 1e-06, n = 100"
+    assert t.note == "target: respondents (the fixed set of respondents (a census))"
+    pure = _parse(dn.MeanEstimate("test", 2.0, 0.3, 0.05, 0.05, 1_000, 0.0, 1.0)._repr_html_())
+    assert pure.caption == "test, ε = 2, n = 1,000"
+    assert pure.note == "target: population (the population the respondents were sampled from)"

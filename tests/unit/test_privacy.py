@@ -13,6 +13,7 @@ Decimal computation, independent of the code under test.
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
@@ -296,6 +297,47 @@ def test_check_probability() -> None:
     for bad in (True, "0.5", None, np.int64(1)):
         with pytest.raises(TypeError, match=r"^p must be a number; got"):
             privacy.check_probability(bad, "p", lo, hi)
+
+
+def test_closed_probability_intervals_keep_their_ends() -> None:
+    """``closed=True`` accepts both ends exactly and names the interval with brackets."""
+    lo, hi = Fraction(1, 4), Fraction(3, 4)
+    assert privacy.check_probability(0.25, "p", lo, hi, closed=True) == lo
+    assert privacy.check_probability(Fraction(3, 4), "p", lo, hi, closed=True) == hi
+    for bad in (0.2, Fraction(4, 5)):
+        with pytest.raises(ValueError, match=rf"^p must be in \[0.25, 0.75\] for FR; got {re.escape(repr(bad))}$"):
+            privacy.check_probability(bad, "p", lo, hi, "FR", closed=True)
+    with pytest.raises(ValueError, match=r"^p must be in \(0.25, 0.75\); got 0.25$"):
+        privacy.check_probability(0.25, "p", lo, hi)
+
+
+def test_exact_probability_reads_fractions_and_decimals() -> None:
+    """Strings as survey files write them, exactly; 0 and 1 are probabilities too."""
+    exact = privacy.exact_probability
+    assert exact("1/6", "p") == Fraction(1, 6) and exact(" 0.25 ", "p") == Fraction(1, 4)
+    assert exact(0.3, "p") == Fraction(3, 10) and exact(Fraction(2, 3), "p") == Fraction(2, 3)
+    assert [exact(v, "p") for v in (0, 1, 0.0, 1.0, "0", "1/1")] == [0, 1, 0, 1, 0, 1]
+    for bad in ("1.5", "-1/6", 1.0001, -0.5):
+        shown = repr(Fraction(bad) if isinstance(bad, str) else bad)
+        with pytest.raises(ValueError, match=rf"^p must be in \[0, 1\] for FR; got {re.escape(shown)}$"):
+            exact(bad, "p", "FR")
+        with pytest.raises(ValueError, match=rf"^piUQ must be in \[0, 1\]; got {re.escape(shown)}$"):
+            exact(bad, "piUQ")
+    for text in ("abc", "1/0", "", "one sixth"):
+        with pytest.raises(ValueError, match=rf"^p must be a number or a fraction like 1/6 for FR; got {text!r}$"):
+            exact(text, "p", "FR")
+        with pytest.raises(ValueError, match=rf"^p must be a number or a fraction like 1/6; got {text!r}$"):
+            exact(text, "p")
+    with pytest.raises(TypeError, match=r"^p must be a number for FR; got None$"):
+        exact(None, "p", "FR")
+
+
+def test_check_realisable_refuses_only_above_the_largest() -> None:
+    assert privacy.check_realisable(2.0, 2.0, "Duchi") == 2.0
+    assert privacy.check_realisable(0.5, 2.0, "Duchi") == 0.5
+    with pytest.raises(ValueError, match=r"^Duchi realises epsilon to within 1% only up to 2 \(its integer "
+                       r"probabilities run out of bits\); got epsilon=2\.0000001$"):
+        privacy.check_realisable(2.0000001, 2.0, "Duchi")
 
 
 def test_integer_probabilities() -> None:

@@ -256,3 +256,125 @@ def test_a_stuck_source_fails_instead_of_hanging() -> None:
     """The lazy comparison waits for a 1 bit; a source of only zero bytes is refused, not waited on."""
     with pytest.raises(RuntimeError, match="zero bits in a row .* broken or stuck"):
         randomness.bernoulli_packed(1, 2, 64, Scripted(bytes(1 << 20)))
+
+
+# ------------------------------------------- lazy Bernoulli bits across draws
+# bernoulli_bits(c, bits, n) compares, lane after lane, a uniform U with c = numerator / 2**bits,
+# U's bits being c's bits flipped where the random stream (the source's bytes, most significant
+# bit first, draw after draw) has a 1: the first 1 is where U and c first differ, so the lane is
+# U < c exactly when c has a 1 there. The reference below reads that comparison bit by bit.
+
+
+def _compare_bit_by_bit(numerator: int, bits: int, data: bytes, count: int) -> list[bool]:
+    stream = iter([(byte >> (7 - i)) & 1 for byte in data for i in range(8)])
+    out = []
+    for _ in range(count):
+        j = 0
+        while True:
+            c = (numerator >> (bits - 1 - j)) & 1 if j < bits else 0
+            u = c ^ next(stream)
+            if u != c:
+                out.append(u < c)
+                break
+            j += 1
+    return out
+
+
+def test_lazy_bernoulli_lanes_continue_across_draws() -> None:
+    """8 lanes at 182/256 (1011 0110): the first draw (8 // 4 + 64 = 66 bytes) holds only 3
+    one-bits, so lane 3 starts in its 2 trailing zeros and ends in the second draw
+    ((8 - 3) // 4 + 64 = 65 bytes): 2 + 3 zeros, a 1 at U's bit 5, where c has a 1."""
+    first = bytearray(66)
+    first[0], first[10], first[65] = 0b0010_0000, 0b0000_0001, 0b0000_0100
+    second = bytes([0b0001_0000]) + np.random.default_rng(7).integers(0, 256, 64, dtype=np.uint8).tobytes()
+    data = bytes(first) + second
+    want = _compare_bit_by_bit(182, 8, data, 8)
+    assert want[:4] == [True, False, False, True]  # c_2 = 1, two runs longer than c, c_5 = 1
+    src = Scripted(data)
+    np.testing.assert_array_equal(randomness.bernoulli_bits(182, 8, 8, src), want)
+    assert src.data == b""  # exactly two draws of the sizes above
+    packed = randomness.bernoulli_packed(182, 8, 8, Scripted(data))
+    np.testing.assert_array_equal(np.unpackbits(packed), want)
+
+
+def test_lazy_bernoulli_counts_zero_draws_into_the_run() -> None:
+    """A draw of only zeros (64 bytes for one lane) lengthens the current run by 512 bits: with
+    c = 2**-513 (its only 1 at bit 512) and the next draw starting with a 1, U and c first differ
+    at bit 512, so U < c."""
+    bits, numerator = 600, 1 << (600 - 513)
+    data = bytes(64) + bytes([0x80]) + bytes(63)
+    assert _compare_bit_by_bit(numerator, bits, data, 1) == [True]
+    assert randomness.bernoulli_bits(numerator, bits, 1, Scripted(data)).tolist() == [True]
+    later = Scripted(bytes(128) + bytes([0x80]) + bytes(63))  # two zero draws: they first differ at bit 1024
+    assert randomness.bernoulli_bits(numerator, bits, 1, later).tolist() == [False]
+
+
+def test_a_source_is_stuck_only_after_more_than_2_16_zero_bits() -> None:
+    """Exactly 2**16 zero bits (128 draws of 64 bytes) can still come from a fair source; one
+    more zero draw is refused with the count and its probability."""
+    ok = Scripted(bytes(128 * 64) + bytes([0x80]) + bytes(63))
+    assert randomness.bernoulli_bits(1, 2, 1, ok).tolist() == [False] and ok.data == b""
+    with pytest.raises(RuntimeError, match=r"^the random source returned 66048 zero bits in a row "
+                       r"\(probability 2\*\*-66048\): it is broken or stuck$"):
+        randomness.bernoulli_bits(1, 2, 1, Scripted(bytes(129 * 64)))
+
+
+def test_expansion_table_is_the_numerator_bits_then_the_tie() -> None:
+    """Entry G < bits is bit G of the numerator (most significant first); entry ``bits`` (U equal to
+    the numerator) is False, except for the certain ``2**bits``."""
+    table = randomness.expansion_table(182, 8)
+    assert table.tolist() == [1, 0, 1, 1, 0, 1, 1, 0, 0] and table.dtype == np.uint8
+    assert randomness.expansion_table(0, 8).tolist() == [0] * 9
+    assert randomness.expansion_table(1, 1).tolist() == [1, 0]
+    certain = randomness.expansion_table(256, 8)
+    assert certain.tolist() == [1] * 9 and certain.dtype == np.uint8
+    with pytest.raises(ValueError, match=r"^numerator must be in \[0, 2\*\*bits\]; got 257/256$"):
+        randomness.expansion_table(257, 8)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_two_tables_give_each_lane_its_own_probability(backend: str) -> None:
+    """20 lanes, lane i at 182/256 or 45/256 as bit i of ``select`` says: every lane is the
+    bit-by-bit comparison of the stream with its own numerator, with either backend. Sparse bytes
+    make runs past both tables' ends, where a lane must not read the other table."""
+    from deniable import accelerate
+
+    if backend == "numba" and not accelerate.numba_available():
+        pytest.skip("numba is not installed")
+    count = 20
+    choice = np.random.default_rng(3).integers(0, 2, count).astype(np.uint8)
+    gen = np.random.default_rng(4)
+    sparse = [gen.integers(0, 256, count // 4 + 64, dtype=np.uint8) for _ in range(3)]
+    data = (sparse[0] & sparse[1] & sparse[2]).tobytes()  # 1 bit in 8: runs longer than the tables
+    numerators = [45 if c else 182 for c in choice]
+    stream = iter([(byte >> (7 - i)) & 1 for byte in data for i in range(8)])
+    want = []
+    for numerator in numerators:  # the reference above, one numerator per lane
+        j = 0
+        while True:
+            c = (numerator >> (7 - j)) & 1 if j < 8 else 0
+            if next(stream):
+                want.append(c == 1)
+                break
+            j += 1
+    assert 0 < sum(want) < count and len(set(numerators)) == 2
+    tables = np.stack([randomness.expansion_table(182, 8), randomness.expansion_table(45, 8)])
+    previous = accelerate.set_accelerator(backend)
+    try:
+        src = Scripted(data)
+        packed = randomness.dyadic_packed(tables, count, src, select=np.packbits(choice))
+    finally:
+        accelerate.set_accelerator(previous)
+    assert src.data == b"" and packed.size == 3
+    np.testing.assert_array_equal(np.unpackbits(packed)[:count], want)
+    assert not np.unpackbits(packed)[count:].any()  # padding bits are 0
+
+
+def test_dyadic_packed_needs_one_table_or_two_and_a_select() -> None:
+    one = randomness.expansion_table(3, 2)[None, :]
+    two = np.vstack([one, one])
+    select = np.zeros(1, dtype=np.uint8)
+    for tables, sel in ((two, None), (one, select), (np.vstack([one, one, one]), select), (one[0], None)):
+        with pytest.raises(ValueError, match=r"^dyadic_packed needs one table row, or two rows and a select array$"):
+            randomness.dyadic_packed(tables, 4, Scripted(b""), select=sel)
+    assert randomness.dyadic_packed(one, 0, Scripted(b"")).size == 0

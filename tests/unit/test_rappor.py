@@ -170,3 +170,56 @@ def test_variance_equals_dense_formula() -> None:
     gram_inv = np.linalg.pinv(design.T @ design)
     expected = np.diag(gram_inv @ (design.T * noise) @ design @ gram_inv)
     np.testing.assert_allclose(m.variance(1000, f, "respondents"), expected, rtol=1e-9)
+
+
+# ------------------------------------------------------------- report checks
+
+
+def test_report_checks_name_the_row_and_the_bound() -> None:
+    """Dict reports: exactly ``cohort`` and ``bits``, non-negative ints, the cohort below the number
+    of cohorts and the bits below ``2**num_bits``; structured reports: the two fields, one word."""
+    m = RAPPOR(["a", "b", "c"], epsilon=2.0, num_bits=8, num_cohorts=4)
+    assert m.aggregate([{"cohort": 3, "bits": 255}, {"cohort": 0, "bits": 0}]).n == 2  # the largest values
+    cases = [
+        ({"cohort": 4, "bits": 0}, r"^RAPPOR report 1: cohort must be below 4 and bits below 2\*\*8; got "
+                                   r"\{'cohort': 4, 'bits': 0\}$"),
+        ({"cohort": 0, "bits": 256}, r"^RAPPOR report 1: cohort must be below 4 and bits below 2\*\*8; got "),
+        ({"cohort": -1, "bits": 0}, r"^RAPPOR report 1: cohort and bits must be non-negative ints$"),
+        ({"cohort": 0, "bits": -1}, r"^RAPPOR report 1: cohort and bits must be non-negative ints$"),
+        ({"cohort": 0, "bits": 1.0}, r"^RAPPOR report 1: cohort and bits must be non-negative ints$"),
+        ({"cohort": True, "bits": 1}, r"^RAPPOR report 1: cohort and bits must be non-negative ints$"),
+        ({"cohort": 0}, r"^RAPPOR report 1 must be \{'cohort': int, 'bits': int\}; got \{'cohort': 0\}$"),
+        ({"cohort": 0, "bits": 1, "x": 2}, r"^RAPPOR report 1 must be \{'cohort': int, 'bits': int\}; got "),
+        ((0, 1), r"^RAPPOR report 1 must be \{'cohort': int, 'bits': int\}; got \(0, 1\)$"),
+    ]
+    for item, message in cases:
+        with pytest.raises(ValueError, match=message):
+            m.aggregate([{"cohort": 0, "bits": 1}, item])
+    good = m.privatize_many(["a", "b"], rng=1)
+    arr = good.copy()
+    arr["cohort"][1] = 4
+    with pytest.raises(ValueError, match=r"^RAPPOR report cohort must be below 4$"):
+        m.aggregate(arr)
+    arr = good.copy()
+    arr["bits"][0] = 256
+    with pytest.raises(ValueError, match=r"^RAPPOR report bits must be below 2\*\*8$"):
+        m.aggregate(arr)
+    wrong = np.zeros(2, dtype=[("cohort", "<u4"), ("bits", "<u8", (2,))])
+    with pytest.raises(ValueError, match=r"^RAPPOR reports need fields 'cohort' and 'bits' \(1 64-bit word\(s\)\); "
+                       r"got "):
+        m.aggregate(wrong)
+    with pytest.raises(ValueError, match=r"^RAPPOR reports need fields 'cohort' and 'bits'"):
+        m.aggregate(np.zeros((2, 2), dtype=good.dtype))
+
+
+def test_wide_reports_split_into_words() -> None:
+    """100 bits: two 64-bit words, least significant first, on the wire one integer."""
+    m = RAPPOR(["a", "b"], epsilon=2.0, num_bits=100, num_cohorts=2)
+    bits = (1 << 99) | (1 << 64) | 5
+    checked = m.reports_from_json([{"cohort": 1, "bits": bits}])
+    assert m.reports_to_json(checked) == [{"cohort": 1, "bits": bits}]
+    counts = m.aggregate([{"cohort": 1, "bits": bits}]).counts.reshape(2, 101)
+    assert counts[1, 0] == 1 and np.flatnonzero(counts[1, 1:]).tolist() == [0, 2, 64, 99] and counts[0].sum() == 0
+    with pytest.raises(ValueError, match=r"^RAPPOR report 0: cohort must be below 2 and bits below 2\*\*100; got "):
+        m.aggregate([{"cohort": 0, "bits": 1 << 100}])
+    assert m.report_bits == 100 + 1 and RAPPOR(["a", "b"], epsilon=1.0, num_cohorts=64).report_bits == 16 + 6

@@ -221,4 +221,6 @@ class SubsetSelection(FrequencyOracle):
                 raise ValueError(
                     f"SubsetSelection report {i} must be a list of {self.omega} integers; got {item!r:.60}"
                 )
+            if not all(0 <= v < self.k for v in item):  # before numpy: a JSON integer may exceed 64 bits
+                raise ValueError(f"SubsetSelection report {i} has a position outside 0..{self.k - 1}: {item!r:.60}")
         return self._validate(np.array(items, dtype=np.int64).reshape(len(items), -1) if items else [])
