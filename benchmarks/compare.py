@@ -34,14 +34,16 @@ Two questions, answered in one run on one machine:
   significantly above 0, at most 20) and as the peers do (the 20 best).
   The peers run value by value in Python, in batches (a pure-LDP CMS report
   is a 1,024-entry int64 array), on at most ``--discovery-peer-n`` devices.
-  The peers are told the alphabet (26 letters); ``--alphabet`` adds
-  deniable's PEM told it too (``HeavyHitters(alphabet=...)``, rows
-  ``PEM (a-z)``), so the comparison is like for like.
+  ``--discovery-oracle hcms`` (or ``cms``) forces deniable's sketch instead
+  of letting ``HeavyHitters`` choose. The peers are told the alphabet (26
+  letters); ``--alphabet`` adds deniable's PEM told it too
+  (``HeavyHitters(alphabet=...)``, rows ``PEM (a-z)``), like for like.
 
     python benchmarks/compare.py                 # full run (tens of minutes)
     python benchmarks/compare.py --quick         # smoke run, seconds
     python benchmarks/compare.py --json out.json --plot benchmarks/compare.png
     python benchmarks/compare.py --discovery --skip-speed --skip-accuracy   # heavy hitters alone
+    python benchmarks/compare.py --discovery --skip-speed --skip-accuracy --discovery-oracle hcms --discovery-peer-n 0
     python benchmarks/compare.py --discovery --alphabet --skip-speed --skip-accuracy
 
 Peers are imported lazily; a missing one is skipped and named in the output.
@@ -531,9 +533,14 @@ def _scores(values: list[str], found: Found) -> dict[str, float]:
 
 
 def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.Generator,
-              max_length: int = 6, top_k: int = 32, alphabet: bool = False) -> list[dict[str, Any]]:
-    """One run per (n, epsilon, entrant): deniable's PEM and SFP (and, with ``alphabet``, PEM given the
-    26 letters as the peers are), then the installed peers' (n <= peer_n)."""
+              max_length: int = 6, top_k: int = 32, oracle: str | None = None,
+              alphabet: bool = False) -> list[dict[str, Any]]:
+    """One run per (n, epsilon, entrant): deniable's PEM and SFP, then the installed peers' (n <= peer_n).
+
+    ``oracle``: deniable's sketch (``"cms"``, ``"hcms"``, or None for ``HeavyHitters``' own choice);
+    a forced one is named in the method column. ``peer_n`` 0 runs deniable alone. ``alphabet``: also
+    deniable's PEM given the 26 letters, as the peers are (rows ``PEM (a-z)``).
+    """
     from deniable.heavy.quality import zipf_strings
 
     rows = []
@@ -544,8 +551,8 @@ def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.
                 print(f"  discovery deniable {method} n={n:,} eps={eps:g} alphabet={letters} ...", file=sys.stderr,
                       flush=True)
                 hh = dn.HeavyHitters(epsilon=eps, method=method, max_length=max_length, top_k=top_k,
-                                     alphabet=letters)
-                name = method.upper() + (" (a-z)" if letters else "")
+                                     oracle=oracle, alphabet=letters)
+                name = method.upper() + (" (a-z)" if letters else "") + (f" over {oracle.upper()}" if oracle else "")
                 begin = time.process_time()
                 reports = hh.privatize_many(values)  # the OS CSPRNG
                 middle = time.process_time()
@@ -613,6 +620,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--discovery-epsilons", default="2,4,8")
     parser.add_argument("--discovery-peer-n", type=int, default=200_000,
                         help="the peers run only where n is at most this (value by value in Python)")
+    parser.add_argument("--discovery-oracle", choices=("auto", "cms", "hcms"), default="auto",
+                        help="deniable's sketch for discovery (auto: HeavyHitters' own choice)")
     parser.add_argument("--json", type=Path, help="write all results here")
     parser.add_argument("--plot", type=Path, help="write the throughput-ratio plot here (PNG)")
     args = parser.parse_args(argv)
@@ -665,7 +674,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.discovery:
         ns = [int(x) for x in args.discovery_n.split(",")]
         eps = [float(x) for x in args.discovery_epsilons.split(",")]
-        found = discovery(ns, eps, args.discovery_peer_n, np.random.default_rng(2026), alphabet=args.alphabet)
+        oracle = None if args.discovery_oracle == "auto" else args.discovery_oracle
+        found = discovery(ns, eps, args.discovery_peer_n, np.random.default_rng(2026), oracle=oracle,
+                          alphabet=args.alphabet)
         print(f"## Heavy hitters: Zipf(1.1) over 1,000 words of 3-6 letters, 25% of devices typing a word of "
               f"their own; max_length 6, top_k 32; the peers at n <= {args.discovery_peer_n:,}"
               + ("" if peers.heavy_peers(1.0, 6, LETTERS, 32) else " (pure-ldp not installed: deniable alone)")
