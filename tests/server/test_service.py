@@ -127,7 +127,8 @@ def test_results_page_labels_intervals_and_standard_errors() -> None:
     html = (STATIC_DIR / "results.html").read_text()
     script = (STATIC_DIR / "results.js").read_text()
     assert 'id="target"' in html and 'value="respondents"' in html and 'value="population"' in html
-    assert "confidence interval (not a standard error" in html
+    # the legend is written by the script, for the question kinds the survey has
+    assert "confidence interval (not a standard error" in script
     assert "'Standard error'" in script and "confidence interval`" in script
     assert "±" not in html and "±" not in script
     assert "target=${encodeURIComponent(targetSelect.value)}" in script
