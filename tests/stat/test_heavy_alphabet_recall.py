@@ -33,10 +33,10 @@ the collision correction exceed 11.
 from __future__ import annotations
 
 import string
-from typing import Any
 
 import numpy as np
 import pytest
+from discoveries import runs_with_false_discoveries as count_false_discoveries
 
 import deniable as dn
 from deniable.heavy.quality import zipf_strings
@@ -88,21 +88,7 @@ RUNS, MOST = 40, 11
 
 
 def runs_with_false_discoveries(rng: np.random.Generator, corrected: bool = True) -> int:
-    """How many of ``RUNS`` seeded discoveries with the alphabet report a value that no device holds."""
-    bad = 0
-    for _ in range(RUNS):
-        values = zipf_strings(50_000, rng, words=100, s=2.0, tail=0.25, max_length=8)
-        hh = dn.HeavyHitters(epsilon=6.0, method="pem", oracle="cms", max_length=8, top_k=16, rows=16,
-                             width=256, seed=rng.bytes(32), alphabet=LOWER)
-        if not corrected:
-            def seed_averaged(stat: Any, data: Any, estimate: Any, heavy: Any) -> Any:
-                return estimate.frequencies, np.asarray(estimate.std_errors, dtype=float)
-
-            hh.oracle.without_collisions = seed_averaged  # type: ignore[method-assign]
-        stat = hh.aggregate(hh.privatize_many(values, rng=rng))
-        held = set(values)
-        bad += any(v not in held for v in hh.identify(stat).values)
-    return bad
+    return count_false_discoveries(rng, RUNS, corrected, alphabet=LOWER)
 
 
 def test_false_discoveries_with_alphabet_within_alpha() -> None:
