@@ -168,7 +168,7 @@ def prepare(
             reports = q.reports_from_json([bodies[i]["reports"][q.id] for i in mine])
         except ReportError as exc:
             subfield = getattr(exc, "subfield", "")
-            raise Invalid(f"{where(mine[exc.index])}reports.{q.id}{subfield}", exc.reason) from None
+            raise Invalid(f"{where(mine[exc.index])}reports.{q.id}{printable(subfield)}", exc.reason) from None
         checked[q.id] = reports
         canonical[q.id] = q.reports_to_json(reports)  # type: ignore[arg-type]
     encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
