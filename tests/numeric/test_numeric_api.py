@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
-from numeric_cases import ALL, HIGH, LOW, PURE
+from numeric_cases import ALL, HIGH, LOW, PURE, VALUES
 
 import deniable as dn
-from deniable.mechanisms.numeric import MeanStat
+from deniable.mechanisms.numeric import MeanStat, NumericMechanism
+from deniable.randomness import GeneratorSource
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -260,3 +262,78 @@ def test_default_audit_pairs_are_the_range_endpoints() -> None:
     from deniable.audit import default_pairs
 
     assert default_pairs(dn.Laplace(0, 10, epsilon=1.0)) == [(0.0, 10.0), (10.0, 0.0)]
+
+
+@pytest.mark.parametrize("bad", ["0.1", True, None, [1e-5]])
+def test_a_delta_that_is_not_a_number_is_a_type_error(bad: object) -> None:
+    """A string, a bool or a list is refused by type (a bool is not read as 1, a string not parsed)."""
+    message = rf"^delta must be a number in \(0, 1\) for Gaussian; got {re.escape(repr(bad))}$"
+    with pytest.raises(TypeError, match=message):
+        dn.Gaussian(0, 1, epsilon=1.0, delta=bad)
+
+
+def test_config_errors_name_the_field_and_the_mechanism() -> None:
+    cfg = dn.Duchi(0, 1, epsilon=1).to_config()
+    cfg["domain"] = [0.0]
+    with pytest.raises(ValueError, match=r"^config field 'domain' must be \[low, high\] for Duchi; got \[0\.0\]$"):
+        dn.from_config(cfg)
+    cfg["domain"] = [2.0, 1.0]
+    with pytest.raises(ValueError, match=r"^low must be < high for Duchi; got low=2\.0, high=1\.0$"):
+        dn.from_config(cfg)
+
+
+class _Counting(GeneratorSource):
+    """A seeded source that counts the bytes it hands out."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(np.random.default_rng(seed))
+        self.read = 0
+
+    def random_bytes(self, n: int) -> bytes:
+        self.read += n
+        return super().random_bytes(n)
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_one_report_is_the_one_report_sampler_at_the_clamped_value(name: str) -> None:
+    """``privatize(v)`` maps ``v`` as the batch path does (clamped ``t``), reading the same bytes.
+
+    Where a mechanism keeps the shared one-report path, that path is the batch
+    sampler with full-width comparisons (``lazy=False``): a fixed number of
+    bytes whatever the draws.
+    """
+    m = ALL[name](1.0)
+    shared = type(m)._sample_one is NumericMechanism._sample_one
+    for v in VALUES:
+        t = float(m._unit(np.array([v]))[0])
+        for seed in range(4):
+            a, b = _Counting(seed), _Counting(seed)
+            assert m.privatize(v, rng=a) == m._sample_one(t, b), (v, seed)
+            assert a.read == b.read
+            if shared:
+                c, d = _Counting(seed), _Counting(seed)
+                assert m._sample_one(t, c) == float(m._sample(np.array([t]), d, False)[0])
+                assert c.read == d.read
+    if name == "Laplace":  # many outputs: ten draws from one seed repeat only from the seed
+        assert [m.privatize(12.5, rng=s) for s in range(10)] == [m.privatize(12.5, rng=s) for s in range(10)]
+        assert len({m.privatize(12.5, rng=s) for s in range(10)}) > 5
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_estimate_passes_its_target_on(name: str) -> None:
+    m = ALL[name](1.0)
+    reports = m.privatize_many(np.linspace(LOW, HIGH, 40), rng=6)
+    mine = m.estimate(reports, target="respondents")
+    assert mine.target == "respondents"
+    assert mine.std_error == m.estimate_from(m.aggregate(reports), target="respondents").std_error
+    assert m.estimate(reports).target == "population"
+
+
+def test_an_estimate_needs_two_reports_and_a_mean_stat() -> None:
+    m = dn.Duchi(LOW, HIGH, epsilon=1.0)
+    two = m.privatize_many([1.0, 2.0], rng=1)
+    assert m.estimate(two).n == 2
+    with pytest.raises(ValueError, match=r"^an estimate needs at least 2 reports; got n=1$"):
+        m.estimate(two[:1])
+    with pytest.raises(TypeError, match=r"^estimate_from needs a MeanStat aggregate; got dict$"):
+        m.estimate_from({"n": 2})

@@ -23,6 +23,7 @@ import pytest
 from numeric_cases import ALL, HIGH, LOW, PURE, VALUES, clamp
 
 import deniable as dn
+from deniable.mechanisms.numeric import MeanStat
 
 EPSILONS = [0.3, 1.0, 3.0]
 GRID = sorted({*VALUES, *np.linspace(LOW, HIGH, 17).tolist()})
@@ -140,3 +141,70 @@ def test_hybrid_threshold_and_constant_variance() -> None:
     v = [m.variance(1, x) for x in np.linspace(0, 1, 11)]
     assert max(v) / min(v) < 1 + 2e-3  # the t^2 terms cancel above eps*
     assert dn.Hybrid(0, 1, epsilon=0.5).alpha == 0
+
+
+def _stat(m, n: int, t_mean: float, t_sq: float) -> MeanStat:
+    """The aggregate whose standardized reports have the expected moments of respondents with
+    mean ``t_mean`` and mean square ``t_sq`` (t-units): ``E[y_t] = b0 + b1 t`` and
+    ``E[y_t^2] = b1^2 (v(t) + t^2) + 2 b0 b1 t + b0^2`` with ``v = v0 + v1 t + v2 t^2``."""
+    v0, v1, v2 = m._coefficients
+    b0, b1 = m._b0, m._b1
+    mean_v = v0 + v1 * t_mean + v2 * t_sq
+    first = b0 + b1 * t_mean
+    second = b1**2 * (mean_v + t_sq) + 2 * b0 * b1 * t_mean + b0**2
+    return MeanStat(m.fingerprint, n, n * first, n * second)
+
+
+@pytest.mark.parametrize(
+    "m",
+    [dn.Piecewise(LOW, HIGH, epsilon=1.0), dn.SquareWave(LOW, HIGH, epsilon=1.0, bins=None),
+     dn.Duchi(LOW, HIGH, epsilon=1.0), dn.Gaussian(LOW, HIGH, epsilon=1.0, delta=1e-5),
+     dn.Piecewise(LOW, HIGH, epsilon=4.0)],
+    ids=["Piecewise", "SquareWave", "Duchi", "Gaussian", "Piecewise-4"],
+)
+def test_estimate_from_inverts_the_report_moments(m) -> None:
+    """Given the expected report moments, the estimate is the respondents' mean and the
+    respondents' standard error is their average per-user variance, exactly.
+
+    ``(v0, v1, v2)`` is the variance quadratic; Piecewise has ``v1 != 0`` (the
+    fixed-point starts round asymmetrically) and ``v2 > 0``, SquareWave a
+    report mean ``b0 + b1 t`` with ``b1 = 1 - gamma`` and ``b0`` of order
+    ``1e-10``, Duchi ``v2 = -1`` (the mean square is then ``mean^2``, Jensen's
+    bound). At epsilon 4 the reports' variance is below 1 (t-units).
+    """
+    half, mid, n = (HIGH - LOW) / 2, (HIGH + LOW) / 2, 1000
+    v0, v1, v2 = m._coefficients
+    for t_mean, t_sq in [(0.3, 0.5), (-0.6, 0.4), (0.0, 0.2)]:
+        est = m.estimate_from(_stat(m, n, t_mean, t_sq), target="respondents")
+        assert est.mean == pytest.approx(mid + half * t_mean, rel=1e-14, abs=1e-13)
+        assert (est.mechanism, est.epsilon, est.delta, est.n) == (m.name, m.epsilon, m.delta, n)
+        assert (est.low, est.high, est.target) == (LOW, HIGH, "respondents")
+        used = t_sq if v2 > 0 else t_mean**2
+        assert est.std_error == pytest.approx(half * math.sqrt((v0 + v1 * t_mean + v2 * used) / n), rel=1e-12)
+        # the population target: the sample error of the debiased reports
+        sample_var = (v0 + v1 * t_mean + v2 * t_sq + t_sq - t_mean**2) * n / (n - 1)
+        assert est.sample_std_error == pytest.approx(half * math.sqrt(sample_var / n), rel=1e-9)
+    # a mean beyond the range (few reports, or values piled at an end) is taken at the end
+    for t_mean, end in [(1.5, HIGH), (-1.5, LOW)]:
+        est = m.estimate_from(_stat(m, n, t_mean, t_mean**2), target="respondents")
+        assert est.std_error == pytest.approx(math.sqrt(m.variance(n, end)), rel=1e-9)
+    if v2 > 0:  # a second moment beyond every input's: the mean square is capped at 1
+        est = m.estimate_from(_stat(m, n, 0.0, 3.0), target="respondents")
+        assert est.std_error == pytest.approx(half * math.sqrt((v0 + v2) / n), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_audit_cells_split_the_range_at_its_ends_and_middle(name: str) -> None:
+    m = ALL[name](1.0)
+    mid = (LOW + HIGH) / 2
+    reports = [LOW - 1.0, LOW, mid - 1e-9, mid, HIGH - 1e-9, HIGH, HIGH + 1.0]
+    np.testing.assert_array_equal(m.audit_events(reports, LOW, HIGH), [0, 1, 1, 2, 2, 3, 3])
+    events, n_events = m.binned_events()
+    assert n_events == 10
+    step = (HIGH - LOW) / 8
+    edges = LOW + step * np.arange(9)
+    got = events(m, np.concatenate([[LOW - 1.0], edges, edges[:-1] + step / 2, [HIGH + 1.0]]), LOW, HIGH)
+    np.testing.assert_array_equal(got, [0, *range(1, 10), *range(1, 9), 9])
+    events, n_events = m.binned_events(bins=3)
+    assert n_events == 5
+    np.testing.assert_array_equal(events(m, [LOW - 1, LOW, LOW + 34.0, LOW + 67.0, HIGH], 0, 0), [0, 1, 2, 3, 4])

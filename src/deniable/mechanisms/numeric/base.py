@@ -214,9 +214,9 @@ class NumericMechanism(Mechanism):
             )
         return y
 
+    @abstractmethod
     def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
         """Whether each in-range report is one of the mechanism's output values."""
-        return np.ones(y.shape, dtype=np.bool_)
 
     @staticmethod
     def _in_table(y: NDArray[np.float64], table: NDArray[np.float64]) -> NDArray[np.bool_]:
