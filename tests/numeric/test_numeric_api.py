@@ -337,3 +337,19 @@ def test_an_estimate_needs_two_reports_and_a_mean_stat() -> None:
         m.estimate(two[:1])
     with pytest.raises(TypeError, match=r"^estimate_from needs a MeanStat aggregate; got dict$"):
         m.estimate_from({"n": 2})
+
+
+def test_report_checks_name_the_mechanism_and_allow_rounding_at_the_range_ends() -> None:
+    """Reports within ``1e-9`` of the report range's width outside it pass the range check
+    (a Laplace report is then matched to its lattice point); beyond, the message gives the range."""
+    m = dn.Laplace(LOW, HIGH, epsilon=1.0)
+    shape = r"^reports for Laplace must be a 1-D sequence of numbers; got shape \(1, 2\)$"
+    with pytest.raises(ValueError, match=shape):
+        m.aggregate([[1.0, 2.0]])
+    lo, hi = m.report_range
+    width = hi - lo
+    assert m.aggregate([hi + 0.5e-9 * width, lo - 0.5e-9 * width]).n == 2
+    for bad in (hi + 2e-9 * width, lo - 2e-9 * width):
+        message = rf"^report {re.escape(repr(bad))} at index 0 is not a possible Laplace report \(finite, in \["
+        with pytest.raises(ValueError, match=message):
+            m.aggregate([bad])
