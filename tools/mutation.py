@@ -84,12 +84,24 @@ MODULES: dict[str, list[str]] = {
     },
 }
 
-# Modules whose code is reached through caches (functools.lru_cache: the noise lattices, the
-# sliding windows) or through objects the test modules build at import. mutmut forks each
-# mutant's run from a process that already ran the unmutated tests, so a cached result or an
-# imported object would hide the mutant; these run each mutant in a fresh process instead
-# (mutmut's fork server without warm-up: slower, the imports are repeated for every mutant).
-FRESH_PROCESS = {module for module in MODULES if module.startswith("mechanisms.numeric.")}
+# Modules whose code is reached through functools caches (the noise lattices, the sliding
+# windows). mutmut forks each mutant's run from a process that already ran the unmutated tests,
+# so a warm cache would hand the mutant's tests the unmutated result; for these modules the
+# scratch copy's tests/conftest.py empties every cache of the package when a run starts.
+# (mutmut 3 does not mutate decorated functions, so the cached functions' own bodies are not
+# mutated; their callees are.)
+CACHED = {module for module in MODULES if module.startswith("mechanisms.numeric.")}
+CLEAR_CACHES = """
+
+def pytest_sessionstart(session):  # added by tools/mutation.py: no cached result outlives a mutant
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name == "deniable" or name.startswith("deniable."):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+"""
 
 # the modules the issue names first, in this order
 CORE = ["intervals", "estimate", "consistency", "privacy", "randomness", "aggregates",
@@ -125,8 +137,9 @@ def prepare(module: str, workdir: Path) -> None:
         'pytest_add_cli_args = ["-m", "not slow and not postgres and not browser", "-p", "no:cacheprovider", "-q"]\n'
         "use_git_change_detection = false\n"
     )
-    if module in FRESH_PROCESS:
-        config += 'process_isolation = "forkserver"\nforkserver_warmup = "none"\n'
+    if module in CACHED:
+        with (workdir / "tests" / "conftest.py").open("a") as conftest:
+            conftest.write(CLEAR_CACHES)
     (workdir / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config)
 
 

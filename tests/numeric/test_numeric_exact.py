@@ -212,3 +212,22 @@ def test_audit_cells_split_the_range_at_its_ends_and_middle(name: str) -> None:
     events, n_events = m.binned_events(bins=3)
     assert n_events == 5
     np.testing.assert_array_equal(events(m, [LOW - 1, LOW, LOW + 34.0, LOW + 67.0, HIGH], 0, 0), [0, 1, 2, 3, 4])
+
+
+def test_gaussian_calibration_inverts_and_names_its_arguments() -> None:
+    """``gaussian_epsilon`` inverts ``analytic_gaussian_sigma`` (below and above epsilon 1) and is
+    ``inf`` exactly when even epsilon 700 leaves more than ``delta``."""
+    from scipy import optimize
+
+    from deniable.mechanisms.numeric import analytic_gaussian_sigma, gaussian_epsilon
+    from deniable.mechanisms.numeric.lattice import _gauss_delta
+
+    for eps, delta in [(0.05, 1e-6), (0.5, 1e-5), (3.0, 1e-3), (40.0, 1e-9)]:
+        assert gaussian_epsilon(analytic_gaussian_sigma(eps, delta), delta) == pytest.approx(eps, rel=1e-9)
+    edge = math.exp(optimize.brentq(lambda s: _gauss_delta(700.0, math.exp(s)) - 1e-6, -20.0, 0.0, xtol=1e-15))
+    assert gaussian_epsilon(edge * (1 - 1e-6), 1e-6) == math.inf
+    assert gaussian_epsilon(edge * (1 + 1e-6), 1e-6) == pytest.approx(700.0, rel=1e-4)
+    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for analytic_gaussian_sigma; got 0$"):
+        analytic_gaussian_sigma(0, 1e-5)
+    with pytest.raises(TypeError, match=r"^delta must be a number in \(0, 1\) for analytic_gaussian_sigma; got '1'$"):
+        analytic_gaussian_sigma(1.0, "1")
