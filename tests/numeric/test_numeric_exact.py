@@ -17,13 +17,17 @@ thresholds). The sampler is tied to it by the KS tests in
 from __future__ import annotations
 
 import math
+import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from numeric_cases import ALL, HIGH, LOW, PURE, VALUES, clamp
+from scripted import Scripted
 
 import deniable as dn
 from deniable.mechanisms.numeric import MeanStat
+from deniable.randomness import fixed_point
 
 EPSILONS = [0.3, 1.0, 3.0]
 GRID = sorted({*VALUES, *np.linspace(LOW, HIGH, 17).tolist()})
@@ -227,7 +231,60 @@ def test_gaussian_calibration_inverts_and_names_its_arguments() -> None:
     edge = math.exp(optimize.brentq(lambda s: _gauss_delta(700.0, math.exp(s)) - 1e-6, -20.0, 0.0, xtol=1e-15))
     assert gaussian_epsilon(edge * (1 - 1e-6), 1e-6) == math.inf
     assert gaussian_epsilon(edge * (1 + 1e-6), 1e-6) == pytest.approx(700.0, rel=1e-4)
-    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for analytic_gaussian_sigma; got 0$"):
+    positive = r"^epsilon must be a positive finite number for analytic_gaussian_sigma; got 0$"
+    with pytest.raises(ValueError, match=positive):
         analytic_gaussian_sigma(0, 1e-5)
     with pytest.raises(TypeError, match=r"^delta must be a number in \(0, 1\) for analytic_gaussian_sigma; got '1'$"):
         analytic_gaussian_sigma(1.0, "1")
+
+
+@pytest.mark.parametrize("eps", [1e-9, 0.3, 1.0, 7.0, 21.4])
+def test_duchi_takes_the_largest_beta_within_epsilon(eps: float) -> None:
+    """``c`` is the largest numerator with ``ln((2^32 + c) / (2^32 - c)) <= eps``; reports are
+    ``mid ± half 2^32 / c``, one bit."""
+    m = dn.Duchi(LOW, HIGH, epsilon=eps)
+    c = m.to_config()["params"]["beta_numerator"]
+    assert m.beta == Fraction(c, 2**32) and m.report_bits == 1
+    assert m.epsilon <= eps < dn.Duchi._build(LOW, HIGH, {"beta_numerator": c + 1, "beta_bits": 32}).epsilon
+    assert m.epsilon == pytest.approx(math.log((2**32 + c) / (2**32 - c)), rel=1e-9)
+    B = 2**32 / c
+    assert m.report_range == (30.0 - 50.0 * B, 30.0 + 50.0 * B)
+
+
+def test_duchi_limits_and_params_in_whole_messages() -> None:
+    with pytest.raises(ValueError, match=r"^epsilon=4\.656612873077393e-10 is too small for Duchi \(below 2\*\*-31\)$"):
+        dn.Duchi(0, 1, epsilon=2.0**-31)
+    for c, bits in [(0, 32), (2**32, 32), (5, 31)]:
+        params = {"beta_numerator": c, "beta_bits": bits}
+        message = rf"^Duchi params need beta_bits=32 and 0 < beta_numerator < 2\*\*32; got {re.escape(repr(params))}$"
+        with pytest.raises(ValueError, match=message):
+            dn.Duchi._build(0.0, 1.0, params)
+    for c in (1, 2**32 - 1):
+        assert dn.Duchi._build(0.0, 1.0, {"beta_numerator": c, "beta_bits": 32}).beta == Fraction(c, 2**32)
+
+
+def test_duchi_one_report_compares_with_the_laws_threshold() -> None:
+    """Scripted bytes: a 64-bit ``U`` (little-endian), the 32-bit coin ``V`` (informative when
+    ``V < c``) and a 32-bit fair word. The report is ``+B`` exactly when ``U < T`` on the
+    informative branch, with ``T`` the threshold the exact law uses (``fixed_point((t + 1) / 2)``),
+    and the fair word's low bit otherwise."""
+    m = dn.Duchi(LOW, HIGH, epsilon=1.0)
+    c = m.to_config()["params"]["beta_numerator"]
+    low, high = m.report_range
+
+    def report(value: float, u: int, v: int, fair: int) -> float:
+        data = u.to_bytes(8, "little") + v.to_bytes(4, "little") + fair.to_bytes(4, "little")
+        source = Scripted(data)
+        out = m.privatize(value, rng=source)
+        assert source.data == b""
+        return out
+
+    for value in VALUES:
+        t = (m._unit(np.array([value])) + 1.0) * 0.5  # as report_distribution maps the value
+        T = int(fixed_point(t)[0])
+        if T > 0:
+            assert report(value, T - 1, c - 1, 0) == high
+        assert report(value, T, 0, 1) == low
+        assert report(value, 2**64 - 1, 0, 1) == low
+        assert report(value, 0, c, 1) == high and report(value, 0, c, 2) == low
+        assert report(value, 2**64 - 1, 2**32 - 1, 3) == high
