@@ -288,3 +288,23 @@ def test_duchi_one_report_compares_with_the_laws_threshold() -> None:
         assert report(value, 2**64 - 1, 0, 1) == low
         assert report(value, 0, c, 1) == high and report(value, 0, c, 2) == low
         assert report(value, 2**64 - 1, 2**32 - 1, 3) == high
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 2.0, 8.0, 28.0])
+def test_piecewise_window_is_the_odd_cell_count_nearest_pm_s(eps: float) -> None:
+    """PM's window covers ``(C - 1) / (2C) = 1 / (e^(eps/2) + 1)`` of the output range: the
+    window is the odd number of the 1024 cells nearest that share, with the smallest uniform
+    share whose exact epsilon is within the request."""
+    from deniable.mechanisms.numeric.window import window_epsilon
+
+    m = dn.Piecewise(LOW, HIGH, epsilon=eps)
+    params = m.to_config()["params"]
+    share = 1024 / (math.exp(eps / 2) + 1)
+    assert params["window"] == min(range(1, 1024, 2), key=lambda w: abs(w - share))
+    assert (params["cells"], params["bits"], m.cells, m.report_bits) == (1024, 16, 1024, 10)
+    num = params["uniform_numerator"]
+    assert m.epsilon == window_epsilon(1024, params["window"], 16, num) <= eps
+    assert num == 1 or window_epsilon(1024, params["window"], 16, num - 1) > eps
+    bad = {**params, "bits": 32}
+    with pytest.raises(ValueError, match=rf"^Piecewise params need bits=16; got {re.escape(repr(bad))}$"):
+        dn.Piecewise._build(LOW, HIGH, bad)
