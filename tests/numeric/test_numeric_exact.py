@@ -308,3 +308,39 @@ def test_piecewise_window_is_the_odd_cell_count_nearest_pm_s(eps: float) -> None
     bad = {**params, "bits": 32}
     with pytest.raises(ValueError, match=rf"^Piecewise params need bits=16; got {re.escape(repr(bad))}$"):
         dn.Piecewise._build(LOW, HIGH, bad)
+
+
+@pytest.mark.parametrize("eps", [0.61, 1.0, 25.0])
+def test_hybrid_uses_piecewise_with_probability_alpha(eps: float) -> None:
+    """``alpha = 1 - e^(-eps/2)`` in 32 bits; the mixture's epsilon is the larger part's (Duchi
+    capped at its own limit, 21.4); one bit more than Piecewise's reports."""
+    from deniable.mechanisms.numeric.duchi import DUCHI_MAX_EPSILON
+
+    m = dn.Hybrid(LOW, HIGH, epsilon=eps)
+    params = m.to_config()["params"]
+    num = params["piecewise_numerator"]
+    assert abs(num - (1 - math.exp(-eps / 2)) * 2**32) <= 0.5 + 1e-3  # rounded to nearest
+    assert m.alpha == Fraction(num, 2**32)
+    duchi, pm = dn.Duchi(LOW, HIGH, epsilon=min(eps, DUCHI_MAX_EPSILON)), dn.Piecewise(LOW, HIGH, epsilon=eps)
+    assert params["duchi"] == duchi.to_config()["params"] and params["piecewise"] == pm.to_config()["params"]
+    assert m.epsilon == max(duchi.epsilon, pm.epsilon)
+    assert m.report_bits == pm.report_bits + 1 == 11
+    assert m.report_range == (min(duchi.report_range[0], pm.report_range[0]),
+                              max(duchi.report_range[1], pm.report_range[1]))
+
+
+def test_hybrid_is_duchi_up_to_epsilon_star_and_checks_its_params() -> None:
+    from deniable.mechanisms.numeric import EPSILON_STAR
+
+    m = dn.Hybrid(LOW, HIGH, epsilon=EPSILON_STAR)
+    duchi = dn.Duchi(LOW, HIGH, epsilon=EPSILON_STAR)
+    assert m.alpha == 0 and m.report_bits == 1 and m.epsilon == duchi.epsilon
+    assert m.to_config()["params"] == {"duchi": duchi.to_config()["params"], "piecewise": None,
+                                       "piecewise_numerator": 0}
+    assert m.report_range == duchi.report_range
+    good = dn.Hybrid(LOW, HIGH, epsilon=1.0).to_config()["params"]
+    for bad in ({**good, "piecewise_numerator": 0}, {**good, "piecewise_numerator": 2**32},
+                {**good, "piecewise": None}, {**good, "piecewise_numerator": -1}):
+        with pytest.raises(ValueError, match=rf"^Hybrid params are inconsistent: {re.escape(repr(bad))}$"):
+            dn.Hybrid._build(LOW, HIGH, bad)
+    assert dn.Hybrid._build(LOW, HIGH, {**good, "piecewise_numerator": 2**32 - 1}).alpha == Fraction(2**32 - 1, 2**32)
