@@ -353,3 +353,21 @@ def test_report_checks_name_the_mechanism_and_allow_rounding_at_the_range_ends()
         message = rf"^report {re.escape(repr(bad))} at index 0 is not a possible Laplace report \(finite, in \["
         with pytest.raises(ValueError, match=message):
             m.aggregate([bad])
+
+
+def test_lattice_config_errors_in_whole_messages() -> None:
+    cfg = dn.Laplace(LOW, HIGH, epsilon=1.0).to_config()
+    cfg["params"]["requested_epsilon"] = True
+    with pytest.raises(ValueError, match=r"^config params\.requested_epsilon must be a number for Laplace; got True$"):
+        dn.from_config(cfg)
+    cfg = dn.Gaussian(LOW, HIGH, epsilon=1.0, delta=1e-5).to_config()
+    cfg["params"]["requested_delta"] = "1e-5"
+    with pytest.raises(ValueError, match=r"^config params\.requested_delta must be a number for Gaussian; got '1e-5'$"):
+        dn.from_config(cfg)
+    cfg = dn.Gaussian(LOW, HIGH, epsilon=1.0, delta=1e-5).to_config()
+    steps = cfg["params"]["lattice_steps"]
+    cfg["params"]["lattice_steps"] = steps + 1
+    message = rf"^config params\.lattice_steps is {steps + 1} but this Gaussian builds {steps} steps from the same"
+    with pytest.raises(ValueError, match=message):
+        dn.from_config(cfg)
+    assert dn.from_config({**cfg, "params": {**cfg["params"], "lattice_steps": steps}}).delta <= 1e-5

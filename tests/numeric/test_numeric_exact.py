@@ -344,3 +344,19 @@ def test_hybrid_is_duchi_up_to_epsilon_star_and_checks_its_params() -> None:
         with pytest.raises(ValueError, match=rf"^Hybrid params are inconsistent: {re.escape(repr(bad))}$"):
             dn.Hybrid._build(LOW, HIGH, bad)
     assert dn.Hybrid._build(LOW, HIGH, {**good, "piecewise_numerator": 2**32 - 1}).alpha == Fraction(2**32 - 1, 2**32)
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 8.0])
+def test_laplace_lattice_geometry(eps: float) -> None:
+    """``N = floor(32767 / (1 + 24 / eps))`` steps over the range, noise clamped 24 scales
+    ``(high - low) / eps`` beyond it (``K = N + ceil(24 N / eps)``); the worst per-user variance
+    is at half a step (rounding term 1/4 step^2)."""
+    m = dn.Laplace(LOW, HIGH, epsilon=eps)
+    N = int(32767 / (1 + 24 / eps))
+    K = N + math.ceil(24 * N / eps)
+    assert m.to_config()["params"] == {"requested_epsilon": eps, "lattice_steps": N}
+    assert m.step == (HIGH - LOW) / N and m.scale == pytest.approx((HIGH - LOW) / eps, rel=1e-15)
+    assert m.report_range == pytest.approx((LOW - (K - N) * m.step, LOW + K * m.step), rel=1e-15)
+    assert m.report_bits == (2 * K - N).bit_length()
+    assert m.variance(1) == pytest.approx(m.variance(1, LOW + 0.5 * m.step), rel=1e-12)
+    assert m.variance(1) > m.variance(1, LOW + 0.3 * m.step) > m.variance(1, LOW)
