@@ -360,3 +360,17 @@ def test_laplace_lattice_geometry(eps: float) -> None:
     assert m.report_bits == (2 * K - N).bit_length()
     assert m.variance(1) == pytest.approx(m.variance(1, LOW + 0.5 * m.step), rel=1e-12)
     assert m.variance(1) > m.variance(1, LOW + 0.3 * m.step) > m.variance(1, LOW)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> None:
+    """``delta`` is ``sum_z max(0, P(z) - e^eps P(z - N))`` for the lattice's integer weights
+    (a shift by the whole range, the worst for Gaussian noise), computed here in exact
+    rationals, rounded up by at most a relative 1e-9 (float summation) and never down."""
+    m = dn.Gaussian(LOW, HIGH, epsilon=eps, delta=1e-5)
+    lat = m._lattice
+    w, N = lat.weights, lat.steps
+    growth = Fraction(math.exp(m.epsilon))
+    exact = sum(max(Fraction(0), w[z] - growth * (w[z - N] if z >= N else 0)) for z in range(len(w))) / 2**64
+    assert float(exact) <= m.delta <= float(exact) * (1 + 2e-9)
+    assert m.delta <= 1e-5
