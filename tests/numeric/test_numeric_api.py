@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -371,3 +372,33 @@ def test_lattice_config_errors_in_whole_messages() -> None:
     with pytest.raises(ValueError, match=message):
         dn.from_config(cfg)
     assert dn.from_config({**cfg, "params": {**cfg["params"], "lattice_steps": steps}}).delta <= 1e-5
+
+
+def test_value_and_argument_errors_in_whole_messages() -> None:
+    m = dn.Duchi(LOW, HIGH, epsilon=1.0)
+    cases = [
+        (lambda: m.privatize_many([1.0, "x"]), ValueError, r"values for Duchi must be real numbers; got 'x'"),
+        (lambda: m.privatize_many("12"), TypeError, r"values for Duchi must be numbers; got '12'"),
+        (lambda: m.privatize_many([1.0, np.nan]), ValueError,
+         r"values for Duchi must be finite numbers; got nan at index 1"),
+        (lambda: m.privatize_many([1e308, 1e308, -np.inf]), ValueError,
+         r"values for Duchi must be finite numbers; got -inf at index 2"),
+        (lambda: m.privatize_many([[1.0]]), ValueError,
+         r"values for Duchi must be a 1-D sequence of numbers; got shape \(1, 1\)"),
+        (lambda: m.privatize("3"), TypeError, r"value for Duchi must be a real number; got '3'"),
+        (lambda: m.privatize(np.inf), ValueError, r"values for Duchi must be finite numbers; got inf at index 0"),
+        (lambda: m.variance(0), ValueError, r"n must be a positive int; got 0"),
+        (lambda: m.variance(True), ValueError, r"n must be a positive int; got True"),
+        (lambda: m.variance(2.0), ValueError, r"n must be a positive int; got 2\.0"),
+        (lambda: m.reports_from_json([1.0, "2"]), ValueError, r"report '2' at index 1 is not a number \(Duchi\)"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=f"^{message}$"):
+            call()
+    assert repr(m) == "Duchi(low=-20, high=80, epsilon=1)"
+    assert m.variance(np.int64(4)) == m.variance(4) == m.variance(1) / 4
+    with warnings.catch_warnings():  # the sum overflows, the values are fine: no RuntimeWarning
+        warnings.simplefilter("error")
+        assert m.privatize_many(np.array([1e308, 1e308, -1e308]), rng=1).shape == (3,)
+        with pytest.raises(ValueError, match="got inf at index 1"):
+            m.privatize_many([1.0, np.inf, -np.inf])

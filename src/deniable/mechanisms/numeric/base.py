@@ -86,7 +86,9 @@ def finite_values(values: Any, owner: str) -> NDArray[np.float64]:
     overflow).
     """
     x = _as_floats(values, "values", owner)
-    if not math.isfinite(float(np.add.reduce(x))):
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing sum is checked below, silently
+        total = float(np.add.reduce(x))
+    if not math.isfinite(total):
         finite = np.isfinite(x)
         if not finite.all():
             i, v = _first_bad(x, finite)
