@@ -350,10 +350,11 @@ def test_report_checks_name_the_mechanism_and_allow_rounding_at_the_range_ends()
     lo, hi = m.report_range
     width = hi - lo
     assert m.aggregate([hi + 0.5e-9 * width, lo - 0.5e-9 * width]).n == 2
+    assert m.aggregate([hi + 1e-9 * width, lo - 1e-9 * width]).n == 2  # the bounds themselves
     for bad in (hi + 2e-9 * width, lo - 2e-9 * width):
-        message = rf"^report {re.escape(repr(bad))} at index 0 is not a possible Laplace report \(finite, in \["
+        message = rf"^report {re.escape(repr(bad))} at index 1 is not a possible Laplace report \(finite, in \["
         with pytest.raises(ValueError, match=message):
-            m.aggregate([bad])
+            m.aggregate([hi, bad])
 
 
 def test_lattice_config_errors_in_whole_messages() -> None:
@@ -388,6 +389,7 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
         (lambda: m.privatize("3"), TypeError, r"value for Duchi must be a real number; got '3'"),
         (lambda: m.privatize(np.inf), ValueError, r"values for Duchi must be finite numbers; got inf at index 0"),
         (lambda: m.variance(0), ValueError, r"n must be a positive int; got 0"),
+        (lambda: m.variance(1, np.nan), ValueError, r"values for Duchi must be finite numbers; got nan at index 0"),
         (lambda: m.variance(True), ValueError, r"n must be a positive int; got True"),
         (lambda: m.variance(2.0), ValueError, r"n must be a positive int; got 2\.0"),
         (lambda: m.reports_from_json([1.0, "2"]), ValueError, r"report '2' at index 1 is not a number \(Duchi\)"),
