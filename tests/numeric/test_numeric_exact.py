@@ -374,3 +374,70 @@ def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> 
     exact = sum(max(Fraction(0), w[z] - growth * (w[z - N] if z >= N else 0)) for z in range(len(w))) / 2**64
     assert float(exact) <= m.delta <= float(exact) * (1 + 2e-9)
     assert m.delta <= 1e-5
+
+
+def test_sliding_window_checks_and_odd_windows() -> None:
+    from deniable.mechanisms.numeric.window import SlidingWindow, calibrate_window, odd_window
+
+    for cells, window, bits in [(1024, 386, 16), (1024, 1024, 16), (1024, 0, 16), (1 << 17, 3, 16), (1024, 3, 24)]:
+        with pytest.raises(ValueError, match=rf"^bad sliding window: cells={cells}, window={window}, bits={bits}$"):
+            SlidingWindow(cells, window, bits, 5)
+    for num in (0, 1 << 32):
+        with pytest.raises(ValueError, match=rf"^uniform share must be in \(0, 2\*\*32\); got {num}$"):
+            SlidingWindow(1024, 3, 16, num)
+    assert SlidingWindow(1 << 16, 1, 16, (1 << 32) - 1).gamma == Fraction((1 << 32) - 1, 1 << 32)
+    assert SlidingWindow(1024, 1023, 32, 1).L == 1023
+    with pytest.raises(ValueError, match=r"^epsilon=1e-12 is too small for a 1024-cell window$"):
+        calibrate_window(1024, 387, 16, 1e-12)
+    for x in np.linspace(-3.0, 40.0, 431):  # the nearest odd number, the larger on a tie
+        assert odd_window(float(x), 1024) == min(range(1, 1023, 2), key=lambda w: (abs(w - x), -w))
+    assert (odd_window(100.0, 12), odd_window(100.0, 11), odd_window(2.0, 12)) == (11, 9, 3)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 4.0])
+def test_square_wave_window_is_li_et_al_s_2b(eps: float) -> None:
+    """``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``; the window is the odd
+    number of the 1024 input cells nearest ``2 b 1024``, and there are ``1024 + L`` output cells."""
+    e = math.exp(eps)
+    b = (eps * e - e + 1) / (2 * e * (e - 1 - eps))
+    m = dn.SquareWave(LOW, HIGH, epsilon=eps)
+    params = m.to_config()["params"]
+    L = min(range(1, 4096, 2), key=lambda w: abs(w - 2 * b * 1024))
+    assert (params["window"], params["cells"], params["bits"], params["bins"]) == (L, 1024 + L, 32, 1024)
+    assert m.cells == 1024 + L and m.report_bits == (1023 + L).bit_length()
+    assert m.report_range == pytest.approx((LOW - (HIGH - LOW) * (L - 1) / 2048, HIGH + (HIGH - LOW) * (L - 1) / 2048))
+
+
+def test_square_wave_bins_and_params_in_whole_messages() -> None:
+    for bad in (0, 3, True, 2048, "8", 8.0):
+        message = rf"^bins must be a divisor of 1024 for SquareWave; got {re.escape(repr(bad))}$"
+        with pytest.raises(ValueError, match=message):
+            dn.SquareWave(0, 1, epsilon=1.0, bins=bad)
+    assert dn.SquareWave(0, 1, epsilon=1.0, bins=np.int64(8)).bins == 8
+    assert dn.SquareWave(0, 1, epsilon=1.0, bins=None).bins is None
+    params = dn.SquareWave(0, 1, epsilon=1.0, bins=8).to_config()["params"]
+    assert dn.SquareWave._build(0.0, 1.0, {k: v for k, v in params.items() if k != "bins"}).bins == 1024
+    for bad in ({**params, "bits": 16}, {**params, "cells": params["cells"] - 2}):
+        message = rf"^SquareWave params need bits=32 and cells - window = 1024; got {re.escape(repr(bad))}$"
+        with pytest.raises(ValueError, match=message):
+            dn.SquareWave._build(0.0, 1.0, bad)
+
+
+def test_square_wave_counts_every_cell() -> None:
+    """The aggregate's cell counts are the number of reports at each output value, in order."""
+    m = dn.SquareWave(LOW, HIGH, epsilon=1.0, bins=None)
+    values = m._report_values
+    picks = np.array([0, 0, 5, values.size - 1, 7, 5, 0])
+    counts = m.aggregate(values[picks]).cell_counts
+    assert counts.dtype == np.int64 and counts.shape == (values.size,)
+    np.testing.assert_array_equal(counts, np.bincount(picks, minlength=values.size))
+    with pytest.raises(ValueError, match=r"^method must be 'ems' or 'em'; got 'mle'$"):
+        m.distribution(values[picks], method="mle")
+    message = rf"^distribution needs an aggregate made by this SquareWave \({values.size} non-negative cell counts\)$"
+    stat = m.aggregate(values[picks])
+    for broken in (MeanStat(stat.fingerprint, stat.n, stat.total, stat.total_sq, None),
+                   MeanStat(stat.fingerprint, stat.n, stat.total, stat.total_sq, -counts),
+                   dn.SquareWave(LOW, HIGH, epsilon=2.0, bins=None).aggregate([])):
+        with pytest.raises(ValueError, match=message):
+            m.distribution(broken)
+    assert m.distribution(stat).probabilities.shape == (1024,)  # bins=None: every input cell

@@ -130,10 +130,11 @@ def sliding_window(cells: int, window: int, bits: int, gamma_num: int) -> Slidin
 
 # ------------------------------------------------------------ the mechanisms
 def odd_window(x: float, cells: int) -> int:
-    """The odd integer nearest ``x``, within ``[1, cells - 1]``."""
+    """The odd integer nearest ``x`` (the larger on a tie), within ``[1, cells - 1]``.
+
+    ``2 floor(x / 2) + 1`` is within 1 of ``x`` (``x`` minus it is in ``[-1, 1)``), so it is the nearest.
+    """
     L = 2 * int(math.floor(x / 2)) + 1
-    if x - L > 1:
-        L += 2
     return max(1, min(L, cells - 1 if (cells - 1) % 2 else cells - 2))
 
 
