@@ -399,6 +399,10 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
             call()
     assert repr(m) == "Duchi(low=-20, high=80, epsilon=1)"
     assert m.variance(np.int64(4)) == m.variance(4) == m.variance(1) / 4
+
+
+def test_finite_values_whose_sum_overflows_pass_without_a_warning() -> None:
+    m = dn.Duchi(LOW, HIGH, epsilon=1.0)
     with warnings.catch_warnings():  # the sum overflows, the values are fine: no RuntimeWarning
         warnings.simplefilter("error")
         assert m.privatize_many(np.array([1e308, 1e308, -1e308]), rng=1).shape == (3,)
