@@ -408,3 +408,14 @@ def test_finite_values_whose_sum_overflows_pass_without_a_warning() -> None:
         assert m.privatize_many(np.array([1e308, 1e308, -1e308]), rng=1).shape == (3,)
         with pytest.raises(ValueError, match="got inf at index 1"):
             m.privatize_many([1.0, np.inf, -np.inf])
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_a_batch_reads_few_random_bytes_per_value(name: str) -> None:
+    """The batch path compares byte by byte (a tie, 1 in 256, reads the next byte): under 5 bytes
+    per value for every mechanism here (full-width comparisons read 8 per comparison: 18 for Laplace,
+    8.4 for Duchi)."""
+    m = ALL[name](1.0)
+    source = _Counting(1)
+    m.privatize_many(np.linspace(LOW, HIGH, 10_000), rng=source)
+    assert source.read < 5 * 10_000
