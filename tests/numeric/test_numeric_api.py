@@ -419,3 +419,15 @@ def test_a_batch_reads_few_random_bytes_per_value(name: str) -> None:
     source = _Counting(1)
     m.privatize_many(np.linspace(LOW, HIGH, 10_000), rng=source)
     assert source.read < 5 * 10_000
+
+
+@pytest.mark.parametrize(
+    ("name", "largest"), [("Laplace", 11.2), ("Duchi", 21.4), ("Piecewise", 28), ("Hybrid", 28), ("SquareWave", 28)]
+)
+def test_each_mechanism_names_its_largest_realisable_epsilon(name: str, largest: float) -> None:
+    cls = getattr(dn, name)
+    assert cls(0, 1, epsilon=largest).epsilon >= 0.99 * largest
+    message = (rf"^{name} realises epsilon to within 1% only up to {largest:g} \(its integer probabilities "
+               rf"run out of bits\); got epsilon={largest + 0.5!r}$")
+    with pytest.raises(ValueError, match=message):
+        cls(0, 1, epsilon=largest + 0.5)
