@@ -149,10 +149,12 @@ def _least_squares(
             inverse += np.tril(inverse, -1).T
         else:
             inverse = np.linalg.pinv(gram)
-        freqs = inverse @ (design.T @ target)
+        # the products past the factor are einsum, not BLAS: without threadpoolctl BLAS's second
+        # thread would wake for them and spin after
+        freqs = np.einsum("ij,j->i", inverse, design.T @ target)
         spread = np.asarray(design @ inverse)  # X A, (cohorts * num_bits) x k
         spread *= spread
-        return freqs, noise @ spread
+        return freqs, np.einsum("r,ri->i", noise, spread)
 
 
 @register(decode_cost="O(n num_bits) + least squares over the candidates", browser=True)
