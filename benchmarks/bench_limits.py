@@ -341,6 +341,15 @@ def _version(name: str) -> str:
         return f"no {name}"
 
 
+def _machine() -> str:
+    """The CPU's model name where the system tells it (Linux), else the platform's processor."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def _load() -> str:
     if not hasattr(os, "getloadavg"):
         return "load average unknown"
@@ -361,7 +370,7 @@ def main() -> None:
     CLI_ROWS = args.rows
     versions = ", ".join(_version(name) for name in ("deniable", "numpy", "scipy", "numba", "threadpoolctl",
                                                      "pandas", "pyarrow"))
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+    print(f"{_machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, {versions}")
     print(f"start: {_load()}; CPU seconds")
     print()
