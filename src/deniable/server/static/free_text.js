@@ -2,6 +2,8 @@
 // answer discovery.js randomizes on this device. The page keeps the answer as typed, except
 // that it trims surrounding spaces and normalizes Unicode to NFC (so that the same word typed
 // on two devices is the same value); max_length counts bytes of UTF-8, as the server does.
+// A question with an alphabet says which characters it allows, flags any other as it is typed,
+// and refuses to send an answer with one (problem(): the message the page shows).
 import { fromDiscoveryConfig, utf8Length } from './discovery.js';
 
 const fmt = (x) => Number(x).toFixed(2);
@@ -11,9 +13,43 @@ export function normalizeAnswer(text) {
   return String(text).trim().normalize('NFC');
 }
 
+const quote = (c) => (c === ' ' ? 'space' : `“${c}”`);
+
 /**
- * The form part and device of a free-text question: {epsilon, reveals: false, report()} added
- * to `fieldset` (made by the page), report() being the randomized report, or undefined if empty.
+ * An alphabet in words, its characters in code-point order with runs of three or more as a
+ * range: "a–z", "0–9, “-”, a–z, space last".
+ */
+export function describeAlphabet(alphabet) {
+  const codes = [...new Set(Array.from(alphabet, (c) => c.codePointAt(0)))].sort((a, b) => a - b);
+  const parts = [];
+  let space = false;
+  for (let i = 0; i < codes.length;) {
+    let j = i;
+    while (j + 1 < codes.length && codes[j + 1] === codes[j] + 1) j++;
+    const first = String.fromCodePoint(codes[i]);
+    if (j - i >= 2 && codes[i] > 32) parts.push(`${first}–${String.fromCodePoint(codes[j])}`);
+    else {
+      j = i; // a run shorter than three (or one that starts at the space) is listed one by one
+      if (first === ' ') space = true;
+      else parts.push(quote(first));
+    }
+    i = j + 1;
+  }
+  if (space) parts.push('space');
+  return parts.join(', ');
+}
+
+/** What the page says of a character outside the alphabet (a capital letter whose small one is allowed says so). */
+function foreignText(c, alphabet) {
+  const small = c.toLowerCase();
+  const hint = small !== c && alphabet.includes(small) ? ` (type ${quote(small)})` : '';
+  return `has the character ${quote(c)}, not in the alphabet${hint}; only these characters are allowed: ${describeAlphabet(alphabet)}`;
+}
+
+/**
+ * The form part and device of a free-text question: {epsilon, reveals: false, report(), problem()}
+ * added to `fieldset` (made by the page), report() being the randomized report, or undefined if
+ * empty, and problem() why the answer cannot be sent (a character outside the alphabet), or null.
  */
 export function freeTextDevice(question, name, fieldset) {
   const device = fromDiscoveryConfig(question.discovery);
@@ -28,16 +64,28 @@ export function freeTextDevice(question, name, fieldset) {
   hint.className = 'hint';
   hint.id = `${name}-hint`;
   input.setAttribute('aria-describedby', hint.id);
+  const { alphabet } = device;
+  const foreign = () => device.foreign(normalizeAnswer(input.value));
   const update = () => {
     if (integer) {
       hint.textContent = 'A whole number.';
       return;
     }
     const used = utf8Length(normalizeAnswer(input.value));
-    hint.textContent = used > device.maxLength
-      ? `${used} of ${device.maxLength} bytes: only the first ${device.maxLength} bytes are kept (the answer counts as “begins with …”).`
-      : `${used} of ${device.maxLength} bytes (a letter is 1 byte; accented letters 2, most emoji 4).`;
-    hint.classList.toggle('over', used > device.maxLength);
+    const bad = foreign();
+    if (bad !== null) hint.textContent = `Your answer ${foreignText(bad, alphabet)}.`;
+    else if (alphabet !== null) {
+      hint.textContent = used > device.maxLength
+        ? `${used} of ${device.maxLength} characters: only the first ${device.maxLength} are kept (the answer counts as “begins with …”).`
+        : `${used} of ${device.maxLength} characters; only these are allowed: ${describeAlphabet(alphabet)}.`;
+    } else {
+      hint.textContent = used > device.maxLength
+        ? `${used} of ${device.maxLength} bytes: only the first ${device.maxLength} bytes are kept (the answer counts as “begins with …”).`
+        : `${used} of ${device.maxLength} bytes (a letter is 1 byte; accented letters 2, most emoji 4).`;
+    }
+    hint.classList.toggle('over', used > device.maxLength || bad !== null);
+    if (bad !== null) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
   };
   input.addEventListener('input', update);
   update();
@@ -51,6 +99,10 @@ export function freeTextDevice(question, name, fieldset) {
     fieldset,
     epsilon: device.epsilon,
     reveals: false,
+    problem() {
+      const bad = integer ? null : foreign();
+      return bad === null ? null : `Your answer to “${question.text}” ${foreignText(bad, alphabet)}.`;
+    },
     report() {
       const text = normalizeAnswer(input.value);
       if (text === '') return undefined;
