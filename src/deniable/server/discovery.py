@@ -189,7 +189,7 @@ def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where:
             hitters = HeavyHitters.from_config(data["discovery"])
         except (ConfigError, ValueError, TypeError) as exc:
             message = str(exc)
-            field = "discovery.alphabet" if "alphabet" in message else "discovery"
+            field = "discovery.alphabet" if message.startswith("discovery config: alphabet") else "discovery"
             raise SurveyError(f"{where}{field}", message) from None
         _check_printable(hitters.alphabet, f"{where}discovery.alphabet")
         return FreeTextQuestion(qid, text, hitters)
