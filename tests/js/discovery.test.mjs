@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { DeniableError, parseJSON, stringify } from '../../src/deniable/server/static/deniable.js';
 import { blake2b, fromDiscoveryConfig, sketchFromConfig } from '../../src/deniable/server/static/discovery.js';
-import { describeAlphabet, normalizeAnswer } from '../../src/deniable/server/static/free_text.js';
+import { describeAlphabet } from '../../src/deniable/server/static/format.js';
+import { normalizeAnswer } from '../../src/deniable/server/static/free_text.js';
 import { shownValue } from '../../src/deniable/server/static/free_text_results.js';
 import { seededBytes, TEST_SEED } from './helpers.mjs';
 
@@ -88,7 +89,7 @@ test('a bad alphabet in a config is refused naming alphabet, as Python refuses i
   }
 });
 
-test('the survey page names an alphabet by ranges and single characters', () => {
+test('the pages name an alphabet by ranges and single characters', () => {
   assert.equal(describeAlphabet('abcdefghijklmnopqrstuvwxyz'), 'a–z');
   assert.equal(describeAlphabet('zyxwvutsrqponmlkjihgfedcba0123456789-_ '), '“-”, 0–9, “_”, a–z, space');
   assert.equal(describeAlphabet('xy'), '“x”, “y”');

@@ -5,6 +5,7 @@
 // A question with an alphabet says which characters it allows, flags any other as it is typed,
 // and refuses to send an answer with one (problem(): the message the page shows).
 import { fromDiscoveryConfig, utf8Length } from './discovery.js';
+import { describeAlphabet, quoteCharacter } from './format.js';
 
 const fmt = (x) => Number(x).toFixed(2);
 
@@ -13,37 +14,11 @@ export function normalizeAnswer(text) {
   return String(text).trim().normalize('NFC');
 }
 
-const quote = (c) => (c === ' ' ? 'space' : `“${c}”`);
-
-/**
- * An alphabet in words, its characters in code-point order with runs of three or more as a
- * range: "a–z", "0–9, “-”, a–z, space last".
- */
-export function describeAlphabet(alphabet) {
-  const codes = [...new Set(Array.from(alphabet, (c) => c.codePointAt(0)))].sort((a, b) => a - b);
-  const parts = [];
-  let space = false;
-  for (let i = 0; i < codes.length;) {
-    let j = i;
-    while (j + 1 < codes.length && codes[j + 1] === codes[j] + 1) j++;
-    const first = String.fromCodePoint(codes[i]);
-    if (j - i >= 2 && codes[i] > 32) parts.push(`${first}–${String.fromCodePoint(codes[j])}`);
-    else {
-      j = i; // a run shorter than three (or one that starts at the space) is listed one by one
-      if (first === ' ') space = true;
-      else parts.push(quote(first));
-    }
-    i = j + 1;
-  }
-  if (space) parts.push('space');
-  return parts.join(', ');
-}
-
 /** What the page says of a character outside the alphabet (a capital letter whose small one is allowed says so). */
 function foreignText(c, alphabet) {
   const small = c.toLowerCase();
-  const hint = small !== c && alphabet.includes(small) ? ` (type ${quote(small)})` : '';
-  return `has the character ${quote(c)}, not in the alphabet${hint}; only these characters are allowed: ${describeAlphabet(alphabet)}`;
+  const hint = small !== c && alphabet.includes(small) ? ` (type ${quoteCharacter(small)})` : '';
+  return `has the character ${quoteCharacter(c)}, not in the alphabet${hint}; only these characters are allowed: ${describeAlphabet(alphabet)}`;
 }
 
 /**

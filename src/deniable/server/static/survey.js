@@ -495,11 +495,18 @@ async function main() {
     container.querySelectorAll('input').forEach((el) => { el.disabled = true; });
     send();
   });
-  container.addEventListener('change', (event) => {
-    // an answered question is no longer flagged; the reminder goes once all are answered
-    event.target.closest('fieldset').classList.remove('missing');
+  const settle = (event) => {
+    // an answered question is no longer flagged (a refused free-text answer once it is fixed:
+    // as it is typed, so that the page does not move under the next click); the reminder goes
+    // once none is flagged
+    const fieldset = event.target.closest('fieldset');
+    const owner = devices.find((d) => d.fieldset === fieldset);
+    if (owner?.problem && owner.problem() !== null) return;
+    fieldset.classList.remove('missing');
     if (!pending && !container.querySelector('.missing')) status('', '');
-  });
+  };
+  container.addEventListener('change', settle);
+  container.addEventListener('input', settle);
   $('retry').addEventListener('click', () => pending && send());
   $('next').addEventListener('click', () => nextRespondent(ask));
   document.body.dataset.state = 'ready';
