@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { DeniableError, parseJSON, stringify } from '../../src/deniable/server/static/deniable.js';
 import { blake2b, fromDiscoveryConfig, sketchFromConfig } from '../../src/deniable/server/static/discovery.js';
 import { describeAlphabet } from '../../src/deniable/server/static/format.js';
-import { normalizeAnswer } from '../../src/deniable/server/static/free_text.js';
+import { foreignText, normalizeAnswer } from '../../src/deniable/server/static/free_text.js';
 import { shownValue } from '../../src/deniable/server/static/free_text_results.js';
 import { seededBytes, TEST_SEED } from './helpers.mjs';
 
@@ -93,6 +93,12 @@ test('the pages name an alphabet by ranges and single characters', () => {
   assert.equal(describeAlphabet('abcdefghijklmnopqrstuvwxyz'), 'a–z');
   assert.equal(describeAlphabet('zyxwvutsrqponmlkjihgfedcba0123456789-_ '), '“-”, 0–9, “_”, a–z, space');
   assert.equal(describeAlphabet('xy'), '“x”, “y”');
+  // the survey page's words for a refused character: the other case or the bare letter suggested
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  assert.equal(foreignText('V', letters), 'has the character “V”, not in the alphabet (type “v”); only these characters are allowed: a–z');
+  assert.match(foreignText('É', letters), /“É”, not in the alphabet \(type “e”\)/);
+  assert.match(foreignText('v', 'UVW'), /\(type “V”\)/);
+  assert.match(foreignText('😀', letters), /“😀”, not in the alphabet; only/);
 });
 
 test("sketch buckets and SFP pieces are Python's", () => {

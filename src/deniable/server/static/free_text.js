@@ -14,10 +14,14 @@ export function normalizeAnswer(text) {
   return String(text).trim().normalize('NFC');
 }
 
-/** What the page says of a character outside the alphabet (a capital letter whose small one is allowed says so). */
-function foreignText(c, alphabet) {
-  const small = c.toLowerCase();
-  const hint = small !== c && alphabet.includes(small) ? ` (type ${quoteCharacter(small)})` : '';
+/**
+ * What the page says of a character outside the alphabet; one whose other case, or whose
+ * letter without its accent, is allowed is suggested ("type “v”").
+ */
+export function foreignText(c, alphabet) {
+  const near = [c.toLowerCase(), c.toUpperCase()].flatMap((x) => [x, x.normalize('NFD')[0]])
+    .find((x) => x !== c && alphabet.includes(x));
+  const hint = near === undefined ? '' : ` (type ${quoteCharacter(near)})`;
   return `has the character ${quoteCharacter(c)}, not in the alphabet${hint}; only these characters are allowed: ${describeAlphabet(alphabet)}`;
 }
 
