@@ -454,3 +454,21 @@ def test_each_mechanism_names_its_largest_realisable_epsilon(name: str, largest:
                rf"run out of bits\); got epsilon={largest + 0.5!r}$")
     with pytest.raises(ValueError, match=message):
         cls(0, 1, epsilon=largest + 0.5)
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_a_bad_epsilon_names_the_mechanism(name: str) -> None:
+    kwargs = {"delta": 1e-5} if name == "Gaussian" else {}
+    with pytest.raises(ValueError, match=rf"^epsilon must be a positive finite number for {name}; got 0$"):
+        getattr(dn, name)(0, 1, epsilon=0, **kwargs)
+
+
+def test_lattice_noise_compares_full_width_when_asked() -> None:
+    """The one-report path's noise reads a fixed 10 bytes per draw (a 16-bit column, a 64-bit
+    comparison); the batch path's byte-lazy comparison reads about 3."""
+    lattice = dn.Laplace(LOW, HIGH, epsilon=1.0)._lattice
+    full, lazy = _Counting(2), _Counting(2)
+    lattice.sample(1000, full, False)
+    lattice.sample(1000, lazy, True)
+    assert full.read == 10 * 1000
+    assert lazy.read < 4 * 1000
