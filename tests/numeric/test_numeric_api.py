@@ -472,3 +472,14 @@ def test_lattice_noise_compares_full_width_when_asked() -> None:
     lattice.sample(1000, lazy, True)
     assert full.read == 10 * 1000
     assert lazy.read < 4 * 1000
+
+
+def test_range_errors_name_the_bound_and_the_mechanism() -> None:
+    for low, high, error, message in [
+        ("0", 1.0, TypeError, r"low must be a finite real number for Piecewise; got '0'"),
+        (0.0, np.nan, ValueError, r"high must be a finite real number for Piecewise; got nan"),
+        (1.0, 1.0, ValueError, r"low must be < high for Piecewise; got low=1\.0, high=1\.0"),
+        (-1e308, 1e308, ValueError, r"high - low must be finite for Piecewise; got low=-1e\+308, high=1e\+308"),
+    ]:
+        with pytest.raises(error, match=f"^{message}$"):
+            dn.Piecewise(low, high, epsilon=1.0)
