@@ -441,3 +441,13 @@ def test_square_wave_counts_every_cell() -> None:
         with pytest.raises(ValueError, match=message):
             m.distribution(broken)
     assert m.distribution(stat).probabilities.shape == (1024,)  # bins=None: every input cell
+
+
+def test_lattice_epsilon_refuses_weights_that_are_not_unimodal() -> None:
+    """The exact epsilon ranks candidates assuming unimodal weights, and checks that assumption."""
+    from deniable.mechanisms.numeric.lattice import _pure_epsilon
+
+    for inner in ([1, 2, 3, 2, 3], [1, 3, 2, 1, 0], [1, 2, 1, 2, 1]):
+        with pytest.raises(AssertionError, match=r"^lattice weights are not unimodal$"):
+            _pure_epsilon([1, *inner, 1], 1, 3)
+    assert _pure_epsilon([1, 1, 2, 4, 2, 1, 1], 1, 3) == pytest.approx(math.log(2), rel=1e-12)  # 4 / 2, 2 / 1
