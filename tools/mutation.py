@@ -71,6 +71,15 @@ MODULES: dict[str, list[str]] = {
         f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]
         for name in ("domain", "contract", "registry")
     },
+    "survey.designs": [
+        "tests/survey/test_designs.py", "tests/survey/test_design_details.py", "tests/survey/test_design_audit.py",
+        "tests/survey/test_reference_r.py",
+    ],
+    "survey.likelihood": [
+        "tests/survey/test_regression_exact.py", "tests/survey/test_regression_rrreg.py",
+        "tests/survey/test_regression_linear.py",
+    ],
+    "client_state": [f"{UNIT}/test_client_state.py"],
     **{
         f"mechanisms.numeric.{name}": [f"{UNIT}/test_contract.py", NUMERIC]
         for name in (
@@ -104,6 +113,7 @@ def prepare(module: str, workdir: Path) -> None:
     for name in ("README.md", "MUTATION.md"):
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, workdir / name)
+    shutil.copytree(ROOT / "examples" / "data", workdir / "examples" / "data")  # the survey data some tests read
     tests = existing_tests(module)
     config = (
         "\n[tool.mutmut]\n"
@@ -111,6 +121,7 @@ def prepare(module: str, workdir: Path) -> None:
         f"only_mutate = [{json.dumps(module_path(module))}]\n"
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
         'pytest_add_cli_args = ["-m", "not slow and not postgres and not browser", "-p", "no:cacheprovider", "-q"]\n'
+        'also_copy = ["examples/data"]\n'
         "use_git_change_detection = false\n"
     )
     (workdir / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config)
