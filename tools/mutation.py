@@ -81,7 +81,7 @@ MODULES: dict[str, list[str]] = {
             "test_loglike_is_sum_of_log_response_probabilities", "test_score_and_hessian_are_exact",
             "test_fit_solves_the_score_equations", "test_bad_responses_and_groups", "test_perfect_separation_is_named",
         )
-    ],
+    ] + ["tests/survey/test_likelihood_maximize.py"],
     "client_state": [f"{UNIT}/test_client_state.py"],
     **{
         f"mechanisms.numeric.{name}": [f"{UNIT}/test_contract.py", NUMERIC]

@@ -1,0 +1,91 @@
+"""The likelihood's optimizer and covariance, exactly: the Newton loop's bookkeeping, the bound, the inverses.
+
+Deterministic: fixed answer tables and seeded covariates, no statistical
+assertion. The bound case is SLD with group yes-rates 0.9 and 0.7, whose
+moment solution is ``pi = 0.5``, ``t = 1.1``: the maximum sits on ``t = 1``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import deniable.survey as sv
+from deniable.survey.likelihood import TOLERANCE, ResponseLikelihood, covariance, maximize
+
+
+def _exact(message: str) -> str:
+    return "^" + re.escape(message) + "$"
+
+
+def _warner() -> ResponseLikelihood:
+    rng = np.random.default_rng(3)
+    n = 400
+    z = rng.normal(size=n)
+    d = sv.Warner(0.8)
+    truth = rng.random(n) < 1 / (1 + np.exp(-(-0.5 + z)))
+    return ResponseLikelihood(d, d.privatize_many(truth, rng=rng).astype(int), None, np.column_stack([np.ones(n), z]))
+
+
+def _sld_on_bound() -> ResponseLikelihood:
+    y = np.r_[np.ones(90), np.zeros(10), np.ones(70), np.zeros(30)].astype(int)
+    g = np.r_[np.ones(100), np.full(100, 2)].astype(int)
+    return ResponseLikelihood(sv.StochasticLieDetector((0.3, 0.7)), y, g, np.ones((200, 1)))
+
+
+def test_newton_bookkeeping() -> None:
+    lik = _warner()
+    start = np.zeros(2)
+    best = maximize(lik, start)
+    assert best.converged and not best.at_bound and best.decrement < TOLERANCE
+    assert best.llf == lik.loglike(best.params)
+    again = maximize(lik, best.params)  # already at the maximum: one step, converged
+    assert (again.iterations, again.converged, again.at_bound) == (1, True, False)
+    np.testing.assert_array_equal(again.params, best.params)
+    one = maximize(lik, start, max_iter=1)
+    assert (one.iterations, one.converged, one.at_bound) == (1, False, False)
+    assert lik.loglike(start) < one.llf == lik.loglike(one.params)
+    two = maximize(lik, start, max_iter=2)
+    np.testing.assert_array_equal(two.params, maximize(lik, one.params, max_iter=1).params)
+    none = maximize(lik, start, max_iter=0)
+    assert (none.iterations, none.converged, none.at_bound) == (0, False, False)
+    np.testing.assert_array_equal(none.params, start)
+
+
+def test_extra_parameter_held_on_its_bound() -> None:
+    lik = _sld_on_bound()
+    best = maximize(lik, [0.0, 0.5])
+    assert best.converged and best.at_bound and best.params[-1] == 1.0
+    score = lik.score(best.params)
+    assert abs(score[0]) < 1e-6 and score[1] > 0  # stationary in beta; t pushes beyond 1
+    for a in (1.5, -0.5):  # a start outside [0, 1] is clipped into it first
+        np.testing.assert_allclose(maximize(lik, [0.0, a]).params, best.params, rtol=1e-6)
+    cov = covariance(lik, best)
+    assert np.isnan(cov[-1]).all() and np.isnan(cov[:, -1]).all()
+    assert cov[0, 0] == pytest.approx(-1 / lik.hessian(best.params)[0, 0], rel=1e-12)
+    s = lik.score_obs(best.params)[:, :1]
+    assert covariance(lik, best, "opg")[0, 0] == pytest.approx(1 / float((s.T @ s)[0, 0]), rel=1e-12)
+
+
+def test_covariance_is_the_inverse_information() -> None:
+    lik = _warner()
+    best = maximize(lik, np.zeros(2))
+    np.testing.assert_allclose(covariance(lik, best), np.linalg.inv(-lik.hessian(best.params)), rtol=1e-12)
+    s = lik.score_obs(best.params)
+    np.testing.assert_allclose(covariance(lik, best, "opg"), np.linalg.inv(s.T @ s), rtol=1e-12)
+    message = "cov_type must be 'oim' (observed information) or 'opg' (outer product of scores); got 'bhhh'"
+    with pytest.raises(ValueError, match=_exact(message)):
+        covariance(lik, best, "bhhh")
+
+
+def test_start_and_exog_refusals() -> None:
+    lik = _sld_on_bound()
+    with pytest.raises(ValueError, match=_exact("start: the log-likelihood is not finite at the start values")):
+        maximize(lik, [1000.0, 1.0])  # every respondent a carrier who always says yes: a "no" is impossible
+    with pytest.raises(ValueError, match=_exact("exog must have 200 rows; got 3")):
+        lik.with_exog(np.ones((3, 1)))
+    warner = _warner()
+    theta = np.array([0.2, -0.4])
+    np.testing.assert_allclose(warner.prevalence(theta), 1 / (1 + np.exp(-(warner.exog @ theta))), rtol=1e-12)
