@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import deniable.survey as sv
-from deniable.survey.likelihood import TOLERANCE, ResponseLikelihood, covariance, maximize
+from deniable.survey.likelihood import TOLERANCE, ResponseLikelihood, SeparationError, covariance, fit, maximize
 
 
 def _exact(message: str) -> str:
@@ -89,3 +89,15 @@ def test_start_and_exog_refusals() -> None:
     warner = _warner()
     theta = np.array([0.2, -0.4])
     np.testing.assert_allclose(warner.prevalence(theta), 1 / (1 + np.exp(-(warner.exog @ theta))), rtol=1e-12)
+
+
+def test_a_term_without_information_is_named() -> None:
+    """A covariate that is 0 for everyone: its information is exactly 0, and the error names it."""
+    rng = np.random.default_rng(5)
+    n = 400
+    d = sv.Mangat(0.6)
+    y = d.privatize_many(rng.random(n) < 0.3, rng=rng).astype(int)
+    lik = ResponseLikelihood(d, y, None, np.column_stack([np.ones(n), rng.normal(size=n), np.zeros(n)]))
+    message = "singular information matrix: the data carry no information on 'z'"
+    with pytest.raises(SeparationError, match=_exact(message)):
+        fit(lik, ["Intercept", "w", "z"])
