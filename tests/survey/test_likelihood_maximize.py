@@ -101,3 +101,68 @@ def test_a_term_without_information_is_named() -> None:
     message = "singular information matrix: the data carry no information on 'z'"
     with pytest.raises(SeparationError, match=_exact(message)):
         fit(lik, ["Intercept", "w", "z"])
+
+
+def test_a_diverging_coefficient_is_named() -> None:
+    """20,000 northerners all say "no" under Mangat (a "no" proves a non-carrier): their prevalence runs to 0."""
+    rng = np.random.default_rng(5)
+    n = 30_000
+    d = sv.Mangat(0.6)
+    north = np.arange(n) < 20_000
+    y = d.privatize_many(~north & (rng.random(n) < 0.4), rng=rng).astype(int)
+    y[north] = 0
+    lik = ResponseLikelihood(d, y, None, np.column_stack([north, ~north]).astype(float))
+    message = (
+        "perfect separation: the coefficient of 'north' diverges (a fitted prevalence is 0 to within 1e-13); the "
+        "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
+    )
+    with pytest.raises(SeparationError, match=_exact(message)):
+        fit(lik, ["north", "south"])
+
+
+def test_interior_two_group_maximum_is_not_on_a_bound() -> None:
+    y = np.r_[np.ones(70), np.zeros(30), np.ones(50), np.zeros(50)].astype(int)  # t = 0.6, pi = 0.5
+    g = np.r_[np.ones(100), np.full(100, 2)].astype(int)
+    lik = ResponseLikelihood(sv.StochasticLieDetector((0.3, 0.7)), y, g, np.ones((200, 1)))
+    best = maximize(lik, [0.0, 0.5])
+    assert best.converged and best.at_bound is False and 0 < best.params[-1] < 1
+    assert lik.groups.tolist() == g.tolist() and lik.design == sv.StochasticLieDetector((0.3, 0.7))
+
+
+def test_an_impossible_answer_is_minus_infinity_without_a_warning() -> None:
+    import warnings
+
+    d = sv.Mangat(0.6)
+    lik = ResponseLikelihood(d, [0, 1], None, np.ones((2, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert lik.loglike_obs([1000.0]).tolist() == [-np.inf, 0.0]  # everyone a carrier: a "no" is impossible
+
+
+REFUSED = [
+    (lambda: ResponseLikelihood(sv.Warner(0.7), [0, 1, 1], None, np.ones(3)),
+     "exog must be a 2-D covariate matrix; got shape (3,)"),
+    (lambda: ResponseLikelihood(sv.Warner(0.7), [0, 1], None, np.ones((3, 1))),
+     "responses must have one answer per row of exog (3); got shape (2,)"),
+    (lambda: ResponseLikelihood(sv.Warner(0.7), ["yes", "no"], None, np.ones((2, 1))),
+     "response must be one of 0, 1 for Warner; got 'yes' at row 0"),
+    (lambda: ResponseLikelihood(sv.Warner(0.7), np.array([1, 0], dtype=object), None, np.ones((2, 1))),
+     "response must be one of 0, 1 for Warner; got 1 at row 0"),
+    (lambda: ResponseLikelihood(sv.Warner(0.7), [0, 2], None, np.ones((2, 1)), labels=["r0", "r1"]),
+     "response must be one of 0, 1 for Warner; got 2 at row 'r1'"),
+    (lambda: ResponseLikelihood(sv.StochasticLieDetector((0.3, 0.7)), [0, 1], [1, 1], np.ones((2, 1))),
+     "group: all respondents are in group 1; SLD's t is identified only by answers from both groups"),
+    (lambda: ResponseLikelihood(sv.StochasticLieDetector((0.3, 0.7)), [0], [2], np.ones((1, 1))),
+     "group: all respondents are in group 2; SLD's t is identified only by answers from both groups"),
+    (lambda: ResponseLikelihood(sv.Warner(0.7), [0, 1], None, np.ones((2, 1))).loglike([0.0, 1.0, 2.0]),
+     "params must have 1 values; got shape (3,)"),
+    (lambda: ResponseLikelihood(sv.ForcedResponse((0.1, 0.2, 0.3)), [0, 1], None, np.ones((2, 1))),
+     "design FR with 3 categories has no yes/no attribute: logistic regression models the prevalence of a binary "
+     "attribute (use FR with two categories)"),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), REFUSED, ids=range(len(REFUSED)))
+def test_bad_likelihood_input_in_whole_messages(call: object, message: str) -> None:
+    with pytest.raises(ValueError, match=_exact(message)):
+        call()  # type: ignore[operator]
