@@ -72,7 +72,8 @@ def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
     key left out is below the test's threshold ``z SE``, so it shifts a key
     it meets in ``c`` of the ``k_h`` rows by less than ``c z SE / k_h``.
     """
-    est = oracle.estimate_keys(stat, keys, np.arange(len(keys)), tuple(range(len(keys))))
+    hashed = oracle.hashed(keys)  # fingerprinted and bucketed once for every round
+    est = oracle.estimate_keys(stat, hashed, np.arange(len(keys)), tuple(range(len(keys))))
     f, se = est.frequencies, np.asarray(est.std_errors, dtype=float)
     z = z_for(0.05 / max(len(keys), 1), two_sided=False)
     heavy = np.zeros(0, dtype=np.int64)
@@ -82,7 +83,7 @@ def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
         if np.array_equal(significant, heavy):
             break
         heavy = significant
-        f, se = oracle.without_collisions(stat, keys, est, heavy)
+        f, se = oracle.without_collisions(stat, hashed, est, heavy)
     return f, se
 
 
