@@ -7,7 +7,7 @@ installed (``pip install 'deniable[fast]'``) a compiled loop does it in a
 fraction of the time. Both read the same bytes and give the same bits for
 the same bytes (tested); numba is imported only when a large enough batch
 is first sampled, never by ``import deniable``. The count-mean sketches'
-hashing and tables and the column counts of bit-packed reports
+hashing (BLAKE2b and the buckets) and tables and the column counts of bit-packed reports
 (:mod:`deniable.columns`) have compiled loops too
 (:func:`sketch_kernels`), chosen the same way; they compute the same
 integers as numpy.
@@ -97,7 +97,8 @@ def run_decoder(bits: int) -> Callable[..., Any] | None:
 
 def sketch_kernels(work: int) -> ModuleType | None:
     """For a call over ``work`` bits or table entries: None for numpy, or the compiled loops
-    (``deniable._sketch_numba``: ``column_counts``, ``bucket_matrix``, ``support_sums``, ``collision_counts``)."""
+    (``deniable._sketch_numba``: ``column_counts``, ``fingerprints``, ``bucket_matrix``, ``support_sums``,
+    ``matrix_sums``, ``collision_counts``)."""
     if _mode == "numpy" or (_mode == "auto" and (work < AUTO_FROM or not _available())):
         return None
     _load()

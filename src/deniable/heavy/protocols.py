@@ -124,8 +124,7 @@ class Protocol:
 
     def aggregate(self, arr: NDArray[Any], fingerprint: str) -> HeavyStat:
         level = arr["level"].astype(np.int64)
-        sketch = self.sketch_part(arr)
-        stats = tuple(self.oracle.aggregate(sketch[level == i]) for i in range(1, self.levels + 1))
+        stats = tuple(self.oracle.aggregate_groups(self.sketch_part(arr), level - 1, self.levels))
         return HeavyStat(fingerprint, stats, self._aggregate_extra(arr))
 
     def _aggregate_extra(self, arr: NDArray[Any]) -> SketchCounts | None:

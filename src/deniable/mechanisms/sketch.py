@@ -99,6 +99,8 @@ HASH_FAMILY = "blake2b-gf2"
 SEED_BYTES = 32
 _CHUNK = 4096  # CMS reports sampled at a time
 _CATEGORY_CHUNK = 8192  # values per block when hashing against every row
+_PERSON = np.frombuffer(b"deniable:value".ljust(16, b"\0"), dtype=np.uint8)  # BLAKE2b pads it with zeros
+_MATRIX_ENTRIES = 1 << 23  # estimates from a kept bucket matrix up to so many (row, key) pairs (16 MiB)
 
 
 def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[np.int64]]:
@@ -297,7 +299,18 @@ class Sketch(Mechanism):
 
     # ------------------------------------------------------------------ hash
     def fingerprints(self, data: Sequence[bytes]) -> NDArray[np.uint64]:
-        """``phi(x)`` of UTF-8 byte strings (keyed BLAKE2b, 64 bits)."""
+        """``phi(x)`` of UTF-8 byte strings (keyed BLAKE2b, 64 bits).
+
+        With numba (:mod:`deniable.accelerate`) a compiled BLAKE2b hashes a
+        batch; else :mod:`hashlib`, from one copy of the keyed state per key.
+        """
+        kernels = accelerate.sketch_kernels(64 * len(data))
+        if kernels is not None:
+            out = np.empty(len(data), dtype=np.uint64)
+            ends = np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)))
+            joined = np.frombuffer(b"".join(data), dtype=np.uint8)
+            kernels.fingerprints(joined, ends, np.frombuffer(self.seed, dtype=np.uint8), _PERSON, out)
+            return out
         keyed = hashlib.blake2b(digest_size=8, key=self.seed, person=b"deniable:value")
         digests = []
         for d in data:  # a copy of the keyed state: the key block is hashed once
@@ -351,16 +364,25 @@ class Sketch(Mechanism):
             out[:, start:stop] = self.buckets(rows, fps[None, start:stop])
         return out
 
-    def _summed(self, table: NDArray[np.int64], fingerprints: NDArray[np.uint64]) -> NDArray[np.int64]:
-        """``sum_j table[j, h_j(x_i)]`` for each fingerprint."""
-        fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
-        out = np.empty(fps.size, dtype=np.int64)
-        kernels = accelerate.sketch_kernels(self.rows * fps.size)
+    def _summed(self, table: NDArray[np.int64], keys: HashedKeys) -> NDArray[np.int64]:
+        """``sum_j table[j, h_j(x_i)]`` for each key: from the keys' bucket matrix (computed once, and
+        kept for :meth:`without_collisions`) up to ``_MATRIX_ENTRIES`` entries, else hashing as it goes."""
+        table = np.ascontiguousarray(table, dtype=np.int64)
+        count = len(keys)
+        out = np.empty(count, dtype=np.int64)
+        kernels = accelerate.sketch_kernels(self.rows * count)
+        if self.rows * count <= _MATRIX_ENTRIES:
+            if kernels is not None:
+                kernels.matrix_sums(table, keys.buckets, out)
+            else:
+                np.take_along_axis(table, keys.buckets.astype(np.intp), axis=1).sum(axis=0, out=out)
+            return out
+        fps = keys.fingerprints
         if kernels is not None:
-            kernels.support_sums(self._lut, np.ascontiguousarray(table, dtype=np.int64), fps, out)
+            kernels.support_sums(self._lut, table, fps, out)
             return out
         rows = np.arange(self.rows)[:, None]
-        for start in range(0, fps.size, _CATEGORY_CHUNK):
+        for start in range(0, count, _CATEGORY_CHUNK):
             block = fps[start : start + _CATEGORY_CHUNK]
             out[start : start + block.size] = table[rows, self.buckets(rows, block[None, :])].sum(axis=0)
         return out
@@ -417,6 +439,32 @@ class Sketch(Mechanism):
         return self._sample(rows, buckets, source)
 
     def _sample(self, rows: NDArray[np.int64], buckets: NDArray[np.int64], source: Source) -> NDArray[Any]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ aggregate
+    def _aggregate_checked(self, checked: NDArray[Any]) -> SketchCounts:
+        return self._grouped(checked, np.zeros(checked.size, dtype=np.int64), 1)[0]
+
+    def aggregate_groups(self, reports: Any, groups: Any, count: int) -> list[SketchCounts]:
+        """The aggregate of each group ``0 .. count - 1`` of the reports (``groups[i]``: report ``i``'s),
+        as :meth:`aggregate` of each group's reports apart gives it, in one pass over the reports."""
+        checked = self._checked(reports)
+        groups = np.asarray(groups)
+        if (
+            groups.shape != (checked.size,) or groups.dtype.kind not in "iu"
+            or (groups.size and (int(groups.min()) < 0 or int(groups.max()) >= count))
+        ):
+            raise ValueError(f"groups must hold one integer in 0..{count - 1} per report")
+        return self._grouped(checked, groups.astype(np.int64), count)
+
+    def _grouped(self, checked: NDArray[Any], groups: NDArray[np.int64], count: int) -> list[SketchCounts]:
+        cells = groups * self.rows + checked["row"].astype(np.int64)  # (group, row) pairs
+        tables = self._tables(checked, cells, count * self.rows).reshape(count, self.rows, self.width)
+        per_row = np.bincount(cells, minlength=count * self.rows).astype(np.int64).reshape(count, self.rows)
+        return [SketchCounts(self.fingerprint, tables[g], per_row[g]) for g in range(count)]
+
+    def _tables(self, checked: NDArray[Any], cells: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+        """The ``size x m`` sketch rows of the reports, report ``i`` adding to row ``cells[i]``."""
         raise NotImplementedError
 
     # -------------------------------------------------------------- reports
@@ -544,7 +592,7 @@ class Sketch(Mechanism):
         """
         stat = self._check_stat(stat)
         keys = self.hashed(data)
-        counts = self._support_counts(stat, self._summed(self._lookup_table(stat), keys.fingerprints))[inverse]
+        counts = self._support_counts(stat, self._summed(self._lookup_table(stat), keys))[inverse]
         p, q = self.support_rates()
         n = stat.n
         k = counts.size
@@ -721,10 +769,8 @@ class CountMeanSketch(Sketch):
     def _report_to_json(self, report: Any) -> dict[str, Any]:
         return {"row": int(report["row"]), "bits": bytes(report["bits"]).hex()}
 
-    def _aggregate_checked(self, checked: NDArray[Any]) -> SketchCounts:
-        rows = checked["row"].astype(np.int64)
-        table = columns.column_counts(checked["bits"], rows, self.rows, "little")
-        return SketchCounts(self.fingerprint, table, np.bincount(rows, minlength=self.rows).astype(np.int64))
+    def _tables(self, checked: NDArray[Any], cells: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+        return columns.column_counts(checked["bits"], cells, size, "little")
 
     def _row_pairs(self, stat: SketchCounts) -> NDArray[np.float64]:
         p, q0 = self._probabilities()
@@ -800,14 +846,11 @@ class HadamardCountMeanSketch(Sketch):
         self._check_range(arr, "bit", 2)
         return arr
 
-    def _aggregate_checked(self, checked: NDArray[Any]) -> SketchCounts:
-        rows = checked["row"].astype(np.int64)
-        cell = rows * self.width + checked["index"].astype(np.int64)
+    def _tables(self, checked: NDArray[Any], cells: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+        cell = cells * self.width + checked["index"].astype(np.int64)
         signs = 1 - 2 * checked["bit"].astype(np.int64)
-        size = self.rows * self.width
-        table = np.bincount(cell, weights=signs, minlength=size).round().astype(np.int64)
-        per_row = np.bincount(rows, minlength=self.rows).astype(np.int64)
-        return SketchCounts(self.fingerprint, table.reshape(self.rows, self.width), per_row)
+        table = np.bincount(cell, weights=signs, minlength=size * self.width).round().astype(np.int64)
+        return table.reshape(size, self.width)
 
     def _lookup_table(self, stat: SketchCounts) -> NDArray[np.int64]:
         """Row ``j`` of the result at bucket ``b``: ``sum_l W[j, l] (-1)**popcount(l & b)`` (one FWHT per row)."""
