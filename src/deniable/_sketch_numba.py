@@ -8,8 +8,9 @@ the same, not close):
   each row's bits, spread one to a byte by ``spread`` (the 64-bit word of
   a byte's 8 bits), into the row's group, at most 255 rows of a group in a
   word's byte lanes before they are flushed into the int64 counts;
-* :func:`fingerprints` is keyed BLAKE2b (RFC 7693) with an 8-byte digest,
-  as :mod:`hashlib` computes it, of many short messages: the key block is
+* :func:`digests` is keyed BLAKE2b (RFC 7693) with a digest of up to 8
+  bytes, as :mod:`hashlib` computes it, of many short messages
+  (:func:`deniable.mechanisms.sketch.keyed_digests`): the key block is
   compressed once;
 * :func:`bucket_matrix`, :func:`support_sums` (and :func:`matrix_sums`,
   from a bucket matrix) and :func:`collision_counts` are
@@ -30,7 +31,7 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["column_counts", "bucket_matrix", "support_sums", "matrix_sums", "collision_counts", "fingerprints"]
+__all__ = ["column_counts", "bucket_matrix", "support_sums", "matrix_sums", "collision_counts", "digests"]
 
 _LANES = 255  # rows a byte lane of a word can add before it could overflow
 
@@ -194,9 +195,9 @@ def _compress(h: Any, block: Any, count: Any, last: Any, m: Any) -> None:
     h[7] ^= v7 ^ v15
 
 
-def _fingerprints(data: Any, ends: Any, key: Any, person: Any, out: Any) -> None:
-    """``out[i]``: keyed BLAKE2b (digest 8 bytes, ``person``; a non-empty ``key``) of
-    ``data[ends[i - 1]:ends[i]]``, its 8 bytes read as a little-endian word.
+def _digests(data: Any, ends: Any, key: Any, person: Any, size: Any, out: Any) -> None:
+    """``out[i]``: keyed BLAKE2b (``size`` bytes of digest, 1..8; ``person``; a non-empty ``key``)
+    of ``data[ends[i - 1]:ends[i]]``, its bytes read as a little-endian integer.
 
     The key block is compressed once; each message continues from that state
     (an empty message ends with the key block itself).
@@ -204,7 +205,7 @@ def _fingerprints(data: Any, ends: Any, key: Any, person: Any, out: Any) -> None
     m = np.empty(16, dtype=np.uint64)
     block = np.zeros(128, dtype=np.uint8)
     initial = _IV.copy()
-    initial[0] ^= np.uint64(0x01010000 | (key.size << 8) | 8)
+    initial[0] ^= np.uint64(0x01010000 | (key.size << 8) | size)
     for j in range(2):
         for b in range(8):
             initial[6 + j] ^= np.uint64(person[8 * j + b]) << np.uint64(8 * b)
@@ -212,6 +213,7 @@ def _fingerprints(data: Any, ends: Any, key: Any, person: Any, out: Any) -> None
     keyed = initial.copy()
     compress(keyed, block, 128, False, m)
     h = np.empty(8, dtype=np.uint64)
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * size)  # the digest's bytes of h[0]
     start = 0
     for i in range(ends.size):
         stop = ends[i]
@@ -230,11 +232,11 @@ def _fingerprints(data: Any, ends: Any, key: Any, person: Any, out: Any) -> None
                 block[:take] = data[start + done : start + done + take]
                 done += take
                 compress(h, block, 128 + done, done == size, m)
-        out[i] = h[0]
+        out[i] = h[0] & mask
         start = stop
 
 
 rotr = _jit(_rotr)
 mix = _jit(_mix)
 compress = _jit(_compress)
-fingerprints = _jit(_fingerprints)
+digests = _jit(_digests)

@@ -97,7 +97,7 @@ def run_decoder(bits: int) -> Callable[..., Any] | None:
 
 def sketch_kernels(work: int) -> ModuleType | None:
     """For a call over ``work`` bits or table entries: None for numpy, or the compiled loops
-    (``deniable._sketch_numba``: ``column_counts``, ``fingerprints``, ``bucket_matrix``, ``support_sums``,
+    (``deniable._sketch_numba``: ``column_counts``, ``digests``, ``bucket_matrix``, ``support_sums``,
     ``matrix_sums``, ``collision_counts``)."""
     if _mode == "numpy" or (_mode == "auto" and (work < AUTO_FROM or not _available())):
         return None

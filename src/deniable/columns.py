@@ -45,7 +45,7 @@ def column_counts(
 ) -> NDArray[np.int64]:
     """``C[g, c]``: the rows of ``packed`` in group ``g`` (``groups[i]`` in ``0..size-1``; None: all in
     group 0) with bit ``c`` set, shape ``(size, 8 B)`` for ``B``-byte rows packed in ``bitorder``."""
-    packed = np.ascontiguousarray(packed, dtype=np.uint8)
+    packed = np.asarray(packed, dtype=np.uint8)  # rows may be strided (a field of structured reports)
     rows, width = packed.shape
     out = np.zeros((size, 8 * width), dtype=np.int64)
     if rows == 0:

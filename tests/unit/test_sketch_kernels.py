@@ -29,7 +29,7 @@ import pytest
 import deniable as dn
 from deniable import accelerate, columns
 from deniable.mechanisms import sketch as sketch_module
-from deniable.mechanisms.sketch import text_bytes
+from deniable.mechanisms.sketch import keyed_digests, text_bytes
 
 needs_numba = pytest.mark.skipif(not accelerate.numba_available(), reason="numba is not installed")
 BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
@@ -78,7 +78,8 @@ def test_column_counts_are_the_bit_sums(backend: str, bitorder: Any, rows: int, 
 # ------------------------------------------------------------------ hashing
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fingerprints_are_keyed_blake2b(backend: str, restore: None) -> None:
-    """Every length from 0 to 299 bytes (one, two and three blocks; exactly 128 and 256), as hashlib hashes them."""
+    """Every length from 0 to 299 bytes (one, two and three blocks; exactly 128 and 256), as hashlib hashes them;
+    other keys, persons and digest sizes (SFP's one-byte puzzle piece)."""
     m = dn.CountMeanSketch(epsilon=1.0, rows=2, width=8, seed=SEED)
     rng = np.random.default_rng(12)
     data = [rng.bytes(n) for n in range(300)] + [b"", b"a" * 128, b"b" * 256, "é🙂".encode()] * 10
@@ -89,6 +90,11 @@ def test_fingerprints_are_keyed_blake2b(backend: str, restore: None) -> None:
     ]
     assert m.fingerprints(data).tolist() == expected
     assert m.fingerprints([]).shape == (0,)
+    for person, size in [(b"deniable:sfp", 1), (b"", 3), (b"sixteen bytes ok", 8)]:
+        short = [hashlib.blake2b(d, digest_size=size, key=b"k" * 7, person=person).digest() for d in data]
+        assert keyed_digests(data, b"k" * 7, person, size).tolist() == [int.from_bytes(d, "little") for d in short]
+    with pytest.raises(ValueError, match="a key and a digest of 1..8 bytes; got 0 and 8"):
+        keyed_digests(data, b"", b"", 8)
 
 
 def parity_buckets(m: Any, rows: np.ndarray, fps: np.ndarray) -> np.ndarray:

@@ -38,7 +38,6 @@ the whole-item sketch, which every device fed, so no subsampling term
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -47,7 +46,7 @@ from numpy.typing import NDArray
 from deniable.heavy.items import Items
 from deniable.heavy.results import HeavyStat
 from deniable.intervals import z_for
-from deniable.mechanisms.sketch import Sketch, SketchCounts
+from deniable.mechanisms.sketch import Sketch, SketchCounts, keyed_digests
 from deniable.randomness import Source, uniform_below
 
 __all__ = ["PEM", "SFP", "PROTOCOLS", "Candidates"]
@@ -193,11 +192,11 @@ class SFP(Protocol):
 
     def piece(self, item: bytes) -> int:
         """The 8-bit puzzle piece ``r = h(item)``."""
-        return hashlib.blake2b(item, digest_size=1, key=self.oracle.seed, person=b"deniable:sfp").digest()[0]
+        return int(keyed_digests([item], self.oracle.seed, b"deniable:sfp", 1)[0])
 
     def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
         L = self.levels
-        pieces = [self.piece(item) for item in items]
+        pieces = keyed_digests(items, self.oracle.seed, b"deniable:sfp", 1).tolist()
         return [bytes([p % L + 1, pieces[p // L], items[p // L][p % L]]) for p in used.tolist()]
 
     def _privatize_extra(self, items: list[bytes], inverse: NDArray[np.int64], source: Source,

@@ -93,13 +93,14 @@ from deniable.mechanisms.registry import register
 from deniable.mechanisms.walsh import fwht, parity
 from deniable.randomness import Source
 
-__all__ = ["SketchCounts", "HashedKeys", "CountMeanSketch", "HadamardCountMeanSketch", "text_bytes"]
+__all__ = [
+    "SketchCounts", "HashedKeys", "CountMeanSketch", "HadamardCountMeanSketch", "text_bytes", "keyed_digests",
+]
 
 HASH_FAMILY = "blake2b-gf2"
 SEED_BYTES = 32
 _CHUNK = 4096  # CMS reports sampled at a time
 _CATEGORY_CHUNK = 8192  # values per block when hashing against every row
-_PERSON = np.frombuffer(b"deniable:value".ljust(16, b"\0"), dtype=np.uint8)  # BLAKE2b pads it with zeros
 _MATRIX_ENTRIES = 1 << 23  # estimates from a kept bucket matrix up to so many (row, key) pairs (16 MiB)
 
 
@@ -139,6 +140,29 @@ def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[
                 )
         inverse[i] = index.setdefault(v, len(index))
     return [v.encode("utf-8") for v in index], inverse
+
+
+def keyed_digests(data: Sequence[bytes], key: bytes, person: bytes, size: int) -> NDArray[np.uint64]:
+    """BLAKE2b of each of ``data`` (``key``, ``person``, a digest of ``size`` bytes in 1..8), read as a
+    little-endian integer. With numba (:mod:`deniable.accelerate`) a compiled BLAKE2b hashes the
+    batch; else :mod:`hashlib`, from one copy of the keyed state per message. Both give hashlib's."""
+    if not key or not 1 <= size <= 8:
+        raise ValueError(f"keyed_digests needs a key and a digest of 1..8 bytes; got {len(key)} and {size}")
+    kernels = accelerate.sketch_kernels(64 * len(data))
+    if kernels is not None:
+        out = np.empty(len(data), dtype=np.uint64)
+        ends = np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)))
+        joined = np.frombuffer(b"".join(data), dtype=np.uint8)
+        padded = np.frombuffer(person.ljust(16, b"\0"), dtype=np.uint8)  # as BLAKE2b pads it
+        kernels.digests(joined, ends, np.frombuffer(key, dtype=np.uint8), padded, size, out)
+        return out
+    keyed = hashlib.blake2b(digest_size=size, key=key, person=person)
+    digests = []
+    for d in data:  # a copy of the keyed state: the key block is hashed once
+        h = keyed.copy()
+        h.update(d)
+        digests.append(h.digest().ljust(8, b"\0"))
+    return np.frombuffer(b"".join(digests), dtype="<u8").astype(np.uint64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -299,25 +323,8 @@ class Sketch(Mechanism):
 
     # ------------------------------------------------------------------ hash
     def fingerprints(self, data: Sequence[bytes]) -> NDArray[np.uint64]:
-        """``phi(x)`` of UTF-8 byte strings (keyed BLAKE2b, 64 bits).
-
-        With numba (:mod:`deniable.accelerate`) a compiled BLAKE2b hashes a
-        batch; else :mod:`hashlib`, from one copy of the keyed state per key.
-        """
-        kernels = accelerate.sketch_kernels(64 * len(data))
-        if kernels is not None:
-            out = np.empty(len(data), dtype=np.uint64)
-            ends = np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)))
-            joined = np.frombuffer(b"".join(data), dtype=np.uint8)
-            kernels.fingerprints(joined, ends, np.frombuffer(self.seed, dtype=np.uint8), _PERSON, out)
-            return out
-        keyed = hashlib.blake2b(digest_size=8, key=self.seed, person=b"deniable:value")
-        digests = []
-        for d in data:  # a copy of the keyed state: the key block is hashed once
-            h = keyed.copy()
-            h.update(d)
-            digests.append(h.digest())
-        return np.frombuffer(b"".join(digests), dtype="<u8").astype(np.uint64)
+        """``phi(x)`` of UTF-8 byte strings (keyed BLAKE2b, 64 bits; :func:`keyed_digests`)."""
+        return keyed_digests(data, self.seed, b"deniable:value", 8)
 
     @cached_property
     def _lut(self) -> NDArray[Any]:
