@@ -75,6 +75,7 @@ from __future__ import annotations
 import hashlib
 import math
 import secrets
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -246,14 +247,17 @@ class HashedKeys:
         return self._cache["buckets"]
 
 
-def _shared_rows(ours: NDArray[Any], theirs: NDArray[Any], width: int) -> NDArray[np.int64]:
+_LAST_RATE: tuple[weakref.ref[SketchCounts], str, float] | None = None  # Sketch.collision_rate's last answer
+
+
+def _shared_rows(ours: NDArray[Any], theirs: NDArray[Any], width: int) -> NDArray[np.int32]:
     """``C[i, k]``: the rows ``j`` with ``ours[j, i] == theirs[j, k]`` (bucket matrices of two key sets).
 
     Only the pairs that share a bucket are visited (about ``k_h |ours| |theirs| / m``): numpy lists,
     row by row, the ``theirs`` keys of each bucket (sorted cells ``j m + b``) and expands the matches.
     """
     rows, count, others = ours.shape[0], ours.shape[1], theirs.shape[1]
-    out = np.zeros((count, others), dtype=np.int64)
+    out = np.zeros((count, others), dtype=np.int32)  # at most k_h <= 65536
     kernels = accelerate.sketch_kernels(ours.size)
     if kernels is not None:
         kernels.collision_counts(np.ascontiguousarray(ours), np.ascontiguousarray(theirs), width, out)
@@ -542,7 +546,20 @@ class Sketch(Mechanism):
         return p, q0 + (p - q0) / self.width
 
     def collision_rate(self, stat: SketchCounts) -> float:
-        """Unbiased estimate of ``pi``, the chance that two distinct devices hold the same value."""
+        """Unbiased estimate of ``pi``, the chance that two distinct devices hold the same value.
+
+        Kept for the last aggregate asked about (aggregates are not changed in place), which
+        :meth:`estimate_keys` and every round of :meth:`without_collisions` ask again.
+        """
+        global _LAST_RATE
+        last = _LAST_RATE
+        if last is not None and last[0]() is stat and last[1] == self.fingerprint:
+            return last[2]
+        rate = self._collision_rate(stat)
+        _LAST_RATE = (weakref.ref(stat), self.fingerprint, rate)
+        return rate
+
+    def _collision_rate(self, stat: SketchCounts) -> float:
         n_j = stat.row_counts.astype(float)
         pairs = float((n_j * (n_j - 1)).sum())
         if pairs == 0:
@@ -630,8 +647,10 @@ class Sketch(Mechanism):
     def _weights(self, ours: NDArray[Any], theirs: NDArray[Any], same: NDArray[np.bool_]) -> NDArray[np.float64]:
         """:meth:`collision_weights` from the keys' bucket matrices (``same``: the pairs of one key)."""
         m = self.width
-        kappa = _shared_rows(ours, theirs, m) / self.rows
-        weights = (kappa - 1 / m) * m / (m - 1)
+        weights = np.divide(_shared_rows(ours, theirs, m), self.rows)  # kappa, then in place:
+        weights -= 1 / m  # (kappa - 1/m) * m / (m - 1), operation by operation
+        weights *= m
+        weights /= m - 1
         weights[same] = 0.0
         return weights
 
