@@ -3,14 +3,16 @@
 * :func:`deniable.columns.column_counts` (CMS and OUE aggregation) against
   unpacking every bit and adding it, with groups whose runs cross the
   255-report flush of the byte lanes;
-* the compiled BLAKE2b against :mod:`hashlib`, the byte lookup tables of the hash against its definition (the parity of
-  ``R[j, i] & phi`` per bucket bit), for 16- and 32-bit tables;
+* the compiled BLAKE2b against :mod:`hashlib`, and the byte lookup
+  tables of the hash against its definition (the parity of ``R[j, i] &
+  phi`` per bucket bit), for 16- and 32-bit tables;
 * bucket matrices, support sums (from a kept matrix, and hashing as it
   goes), collision weights and the collision-free estimates: numpy and
   numba equal;
 * CMS reports drawn packed: the same bytes under both for the same seed,
   and the report's own bucket at bit ``b % 8`` of byte ``b // 8``;
-* one-pass aggregation by groups equal to aggregating each group apart;
+* one-pass aggregation by groups equal to aggregating each group apart, and
+  the Walsh-Hadamard transform of a whole HCMS table equal to each row's;
 * the all-``str`` shortcut of :func:`~deniable.mechanisms.sketch.text_bytes`
   equal to the value-by-value path.
 
@@ -30,6 +32,7 @@ import deniable as dn
 from deniable import accelerate, columns
 from deniable.mechanisms import sketch as sketch_module
 from deniable.mechanisms.sketch import keyed_digests, text_bytes
+from deniable.mechanisms.walsh import fwht
 
 needs_numba = pytest.mark.skipif(not accelerate.numba_available(), reason="numba is not installed")
 BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
@@ -212,3 +215,13 @@ def test_text_bytes_shortcut_equals_the_value_by_value_path() -> None:
 
     mixed = text_bytes([Text("a"), "a", "b"])
     assert mixed[0] == [b"a", b"b"] and mixed[1].tolist() == [0, 0, 1]
+
+
+def test_fwht_of_rows_is_each_rows_transform() -> None:
+    """HCMS transforms its whole table at once: the same as one row at a time, and as the definition."""
+    table = np.random.default_rng(13).integers(-50, 50, (6, 16))
+    signs = 1 - 2 * (np.bitwise_count(np.arange(16)[:, None] & np.arange(16)[None, :]) & 1).astype(np.int64)
+    assert np.array_equal(fwht(table), table @ signs)
+    assert np.array_equal(fwht(table), np.stack([fwht(row) for row in table]))
+    with pytest.raises(ValueError, match="power-of-two length; got 12"):
+        fwht(np.zeros((2, 12), dtype=np.int64))

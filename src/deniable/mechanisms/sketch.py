@@ -879,8 +879,8 @@ class HadamardCountMeanSketch(Sketch):
         return table.reshape(size, self.width)
 
     def _lookup_table(self, stat: SketchCounts) -> NDArray[np.int64]:
-        """Row ``j`` of the result at bucket ``b``: ``sum_l W[j, l] (-1)**popcount(l & b)`` (one FWHT per row)."""
-        return np.stack([fwht(row) for row in stat.table])
+        """Row ``j`` of the result at bucket ``b``: ``sum_l W[j, l] (-1)**popcount(l & b)`` (an FWHT of each row)."""
+        return fwht(stat.table)
 
     def _support_counts(self, stat: SketchCounts, summed: NDArray[np.int64]) -> NDArray[np.int64]:
         return np.asarray((stat.n + summed) // 2, dtype=np.int64)
