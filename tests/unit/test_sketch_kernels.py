@@ -14,7 +14,8 @@
 * one-pass aggregation by groups equal to aggregating each group apart, and
   the Walsh-Hadamard transform of a whole HCMS table equal to each row's;
 * the all-``str`` shortcut of :func:`~deniable.mechanisms.sketch.text_bytes`
-  equal to the value-by-value path.
+  equal to the value-by-value path; a pickled sketch without its lookup
+  tables (they are rebuilt).
 
 Deterministic: no assertion depends on chance.
 """
@@ -22,6 +23,7 @@ Deterministic: no assertion depends on chance.
 from __future__ import annotations
 
 import hashlib
+import pickle
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -225,3 +227,12 @@ def test_fwht_of_rows_is_each_rows_transform() -> None:
     assert np.array_equal(fwht(table), np.stack([fwht(row) for row in table]))
     with pytest.raises(ValueError, match="power-of-two length; got 12"):
         fwht(np.zeros((2, 12), dtype=np.int64))
+
+
+def test_a_pickled_sketch_leaves_its_lookup_tables_behind() -> None:
+    m = dn.CountMeanSketch(epsilon=2.0, rows=64, width=1024, seed=SEED)
+    before = m.hash(3, "word")  # builds the tables
+    copy = pickle.loads(pickle.dumps(m))
+    assert "_lut" in m.__dict__ and "_lut" not in copy.__dict__
+    assert copy == m and copy.hash(3, "word") == before
+    assert len(pickle.dumps(m)) < 16_000  # 64 rows of tables would be 256 KiB

@@ -350,6 +350,12 @@ class Sketch(Mechanism):
         lut.flags.writeable = False
         return lut
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the lookup tables (rebuilt on first use where it is unpickled)."""
+        state = self.__dict__.copy()
+        state.pop("_lut", None)
+        return state
+
     def buckets(self, rows: NDArray[Any], fingerprints: NDArray[np.uint64]) -> NDArray[np.int64]:
         """``h_j(x)`` for (broadcast) arrays of rows ``j`` and fingerprints ``phi(x)``."""
         rows = np.asarray(rows, dtype=np.int64)
