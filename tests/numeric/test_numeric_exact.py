@@ -221,13 +221,17 @@ def test_audit_cells_split_the_range_at_its_ends_and_middle(name: str) -> None:
 def test_gaussian_calibration_inverts_and_names_its_arguments() -> None:
     """``gaussian_epsilon`` inverts ``analytic_gaussian_sigma`` (below and above epsilon 1) and is
     ``inf`` exactly when even epsilon 700 leaves more than ``delta``."""
-    from scipy import optimize
+    from scipy import optimize, stats
 
     from deniable.mechanisms.numeric import analytic_gaussian_sigma, gaussian_epsilon
     from deniable.mechanisms.numeric.lattice import _gauss_delta
 
     for eps, delta in [(0.05, 1e-6), (0.5, 1e-5), (3.0, 1e-3), (40.0, 1e-9)]:
-        assert gaussian_epsilon(analytic_gaussian_sigma(eps, delta), delta) == pytest.approx(eps, rel=1e-9)
+        s = analytic_gaussian_sigma(eps, delta)
+        assert gaussian_epsilon(s, delta) == pytest.approx(eps, rel=1e-9)
+        if eps < 40:  # Balle & Wang's Theorem 8, sensitivity 1, written out here
+            exact = stats.norm.cdf(1 / (2 * s) - eps * s) - math.exp(eps) * stats.norm.cdf(-1 / (2 * s) - eps * s)
+            assert exact == pytest.approx(delta, rel=1e-6)
     edge = math.exp(optimize.brentq(lambda s: _gauss_delta(700.0, math.exp(s)) - 1e-6, -20.0, 0.0, xtol=1e-15))
     assert gaussian_epsilon(edge * (1 - 1e-6), 1e-6) == math.inf
     assert gaussian_epsilon(edge * (1 + 1e-6), 1e-6) == pytest.approx(700.0, rel=1e-4)
@@ -249,6 +253,7 @@ def test_duchi_takes_the_largest_beta_within_epsilon(eps: float) -> None:
     assert m.epsilon == pytest.approx(math.log((2**32 + c) / (2**32 - c)), rel=1e-9)
     B = 2**32 / c
     assert m.report_range == (30.0 - 50.0 * B, 30.0 + 50.0 * B)
+    assert dn.Duchi(LOW, HIGH, epsilon=m.epsilon) == m  # its realised epsilon rebuilds it
 
 
 def test_duchi_limits_and_params_in_whole_messages() -> None:
