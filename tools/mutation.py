@@ -51,7 +51,7 @@ MODULES: dict[str, list[str]] = {
             f"{UNIT}/test_{name}.py", f"{UNIT}/test_frequency.py", f"{UNIT}/test_contract.py",
             f"{UNIT}/test_wire.py", f"{UNIT}/test_randomness_bytes.py", f"{STAT}/test_samplers.py",
         ]
-        for name in ("binary", "kary", "unary", "hashing", "hadamard", "subset", "rappor", "walsh")
+        for name in ("binary", "kary", "unary", "hashing", "hadamard", "subset", "rappor")
     },
     "mechanisms.rappor": [
         f"{UNIT}/test_rappor.py", f"{UNIT}/test_rappor_google.py", f"{UNIT}/test_rappor_state.py",
@@ -66,6 +66,13 @@ MODULES: dict[str, list[str]] = {
         f"{UNIT}/test_sketch.py", f"{STAT}/test_sketch_estimators.py",
         f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
     ],
+    "mechanisms.telemetry": [
+        f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py",
+        f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
+    ],
+    "mechanisms.chained": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"],
+    "mechanisms.permanent": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py"],
+    "mechanisms.walsh": [f"{UNIT}/test_hadamard.py", f"{UNIT}/test_hashing.py", f"{UNIT}/test_olh_buckets.py"],
     "mechanisms.frequency": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_frequency.py", f"{STAT}/test_estimators.py"],
     **{
         f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]

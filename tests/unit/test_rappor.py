@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 import deniable as dn
+from deniable.client_state import MemoryStore
 from deniable.mechanisms.rappor import RAPPOR
 
 
@@ -112,6 +113,8 @@ def test_config_round_trip_and_validation() -> None:
         RAPPOR(["x", "y"], f=0.5, p=0.75, q=0.5)
     with pytest.raises(TypeError, match="exactly one"):
         RAPPOR(["x", "y"])
+    with pytest.raises(dn.ConfigError, match=r"^domain for RAPPOR has duplicate category 'x'$"):
+        dn.from_config(dict(m.to_config(), domain=["x", "x", "z"]))
 
 
 def _dense_decode(m: RAPPOR, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -223,3 +226,141 @@ def test_wide_reports_split_into_words() -> None:
     with pytest.raises(ValueError, match=r"^RAPPOR report 0: cohort must be below 2 and bits below 2\*\*100; got "):
         m.aggregate([{"cohort": 0, "bits": 1 << 100}])
     assert m.report_bits == 100 + 1 and RAPPOR(["a", "b"], epsilon=1.0, num_cohorts=64).report_bits == 16 + 6
+
+
+# ------------------------------------------------ supports, audit, exact view
+
+
+def _every_report(m: RAPPOR) -> list[dict[str, int]]:
+    """Every (cohort, bits) report of a small configuration."""
+    return [{"cohort": c, "bits": w} for c in range(m.num_cohorts) for w in range(1 << m.num_bits)]
+
+
+def test_supports_means_every_bloom_bit_of_the_category_in_the_reports_cohort() -> None:
+    """``supports(reports, v)``: ``bits & B(c, v) == B(c, v)`` with ``c`` the report's own cohort, for
+    every report of 8 bits in 4 cohorts (whose filters differ) and every category."""
+    m = RAPPOR(list("abcdefgh"), epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=4)
+    items = _every_report(m)
+    for position, value in enumerate(m.domain):
+        want = [item["bits"] & int(m.bloom[item["cohort"], position]) == int(m.bloom[item["cohort"], position])
+                for item in items]
+        got = m.supports(items, value)
+        assert got.dtype == bool and got.tolist() == want
+    wide = RAPPOR(list("ab"), epsilon=2.0, num_bits=100, num_cohorts=2)  # two words: all of them must hold
+    filters = [sum(int(w) << (64 * i) for i, w in enumerate(wide.bloom[1, v])) for v in range(2)]
+    items = [{"cohort": 1, "bits": filters[0]}, {"cohort": 1, "bits": filters[1]},
+             {"cohort": 1, "bits": filters[0] | filters[1]}, {"cohort": 0, "bits": filters[0]}]
+    expected = [(b & filters[0]) == filters[0] for b in (filters[0], filters[1], filters[0] | filters[1])]
+    assert wide.supports(items, "a").tolist()[:3] == expected and expected == [True, False, True]
+
+
+def test_audit_events_follow_their_definition_in_every_cohort() -> None:
+    """``2 [all bits of B(x) - B(x') set] + [no bit of B(x') - B(x) set]`` in the cohorts where both
+    differences have ``h`` bits, 0 elsewhere; the configuration has cohorts of each kind (disjoint
+    filters, overlapping ones, a filter whose two hashes collide)."""
+    m = RAPPOR(list("abcdefgh"), epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=4)
+    items = _every_report(m)
+    kinds = set()
+    for x in range(8):
+        for o in range(8):
+            want = []
+            for item in items:
+                bx, bo = int(m.bloom[item["cohort"], x]), int(m.bloom[item["cohort"], o])
+                only_x, only_o = bx & ~bo, bo & ~bx
+                pure = (bin(only_x).count("1"), bin(only_o).count("1")) == (2, 2)
+                kinds.add((bin(only_x).count("1") == 2, bin(only_o).count("1") == 2))
+                hit = item["bits"] & only_x == only_x
+                miss = item["bits"] & only_o == 0
+                want.append((2 * hit + miss) * pure)
+            assert m.audit_events(items, m.domain[x], m.domain[o]).tolist() == want
+    assert kinds == {(True, True), (True, False), (False, True), (False, False)}
+
+
+def test_transition_matrix_entries_are_the_product_over_bits() -> None:
+    """``P[x, (c, w)] = (1/m) prod_i P(S_i = w_i | B_i)`` with ``q*`` where ``B(c, x)`` has bit ``i``."""
+    m = RAPPOR(list("abcd"), f=0.25, p=0.25, q=0.75, num_bits=4, num_hashes=2, num_cohorts=2)
+    outputs, matrix = m.transition_matrix()
+    assert outputs == [(c, w) for c in range(2) for w in range(16)]
+    qs, ps = float(m.q_star), float(m.p_star)
+    for x in range(4):
+        for j, (c, w) in enumerate(outputs):
+            want = 0.5
+            for i in range(4):
+                one = qs if int(m.bloom[c, x]) >> i & 1 else ps
+                want *= one if w >> i & 1 else 1 - one
+            assert matrix[x, j] == pytest.approx(want, rel=1e-12)
+
+
+def test_transition_matrix_refuses_more_than_ten_bits_or_2_16_outputs() -> None:
+    """Allowed up to 10 bits and ``cohorts 2**bits <= 2**16`` (64 cohorts of 10 bits); refused past either."""
+    message = r"^transition_matrix enumerates every \(cohort, bits\); too many$"
+    outputs, matrix = RAPPOR(["a", "b"], f=0.5, num_bits=10, num_cohorts=64).transition_matrix()
+    assert len(outputs) == matrix.shape[1] == 1 << 16
+    for bits, cohorts in ((11, 1), (10, 65)):
+        with pytest.raises(NotImplementedError, match=message):
+            RAPPOR(["a", "b"], f=0.5, num_bits=bits, num_cohorts=cohorts).transition_matrix()
+    with pytest.raises(NotImplementedError, match=r"^RAPPOR is decoded by regression, not by support counts$"):
+        RAPPOR(["a", "b"], f=0.5).support_probabilities()
+
+
+# -------------------------------------------------------- estimate, variance
+
+
+def test_population_target_adds_the_sampling_term() -> None:
+    """``population`` (the default of ``estimate_from`` and ``variance``) is ``respondents`` plus
+    ``f (1 - f) / n`` at the clipped estimate; ``n`` is the aggregate's; no reports give zeros."""
+    m = RAPPOR(list("abcd"), epsilon=4.0, num_bits=16, num_cohorts=4)
+    stat = m.aggregate(m.privatize_many(list("aabcdd") * 500, rng=2))
+    fixed, population = m.estimate_from(stat, "respondents"), m.estimate_from(stat)
+    f = np.clip(fixed.frequencies, 0, 1)
+    assert population.n == fixed.n == 3000 and population.target == "population"
+    np.testing.assert_allclose(population.std_errors**2, fixed.std_errors**2 + f * (1 - f) / 3000, rtol=1e-12)
+    truth = np.array([1 / 3, 1 / 6, 1 / 6, 1 / 3])
+    np.testing.assert_allclose(
+        m.variance(3000, truth), m.variance(3000, truth, "respondents") + truth * (1 - truth) / 3000, rtol=1e-12
+    )
+    empty = m.estimate([])
+    assert empty.n == 0 and empty.frequencies.tolist() == empty.std_errors.tolist() == [0.0] * 4
+
+
+def test_an_empty_cohort_raises_no_warning_and_a_bit_count_is_read_as_at_most_its_cohort() -> None:
+    """A cohort with no reports gives ``0/0`` bit rates, silently read as 0; a hand-made aggregate
+    with more set bits than reports in a cohort has its bit rate clipped at 1 (noise 0), as at equality."""
+    import warnings
+
+    m = RAPPOR(list("abcd"), epsilon=4.0, num_bits=8, num_cohorts=4)
+    counts = m.aggregate(m.privatize_many(list("abcd") * 100, rng=3)).counts.copy()
+    table = counts.reshape(4, 9)
+    table[2] = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.estimate_from(dn.SupportCounts(m.fingerprint, counts, int(table[:, 0].sum())))
+    table[0, 1] = table[0, 0]
+    at_size = m.estimate_from(dn.SupportCounts(m.fingerprint, counts.copy(), int(table[:, 0].sum())), "respondents")
+    table[0, 1] = table[0, 0] + 5
+    above = m.estimate_from(dn.SupportCounts(m.fingerprint, counts, int(table[:, 0].sum())), "respondents")
+    np.testing.assert_allclose(above.std_errors, at_size.std_errors, rtol=1e-12)
+
+
+# --------------------------------------------------------------- clients
+
+
+def test_client_keeps_the_given_cohort_and_checks_it() -> None:
+    m = RAPPOR(["a", "b"], f=0.5, num_cohorts=1000)
+    assert [m.client(secret=b"s" * 32, cohort=999).cohort for _ in range(3)] == [999] * 3
+    drawn = m.client()
+    assert len(drawn.secret) == 32 and 0 <= drawn.cohort < 1000
+    small = RAPPOR(["a", "b"], f=0.5, num_cohorts=4)
+    for cohort in (4, -1, True, 1.0, "1"):
+        with pytest.raises(ValueError, match=rf"^cohort must be an int in 0\.\.3; got {cohort!r}$"):
+            small.client(secret=b"s" * 32, cohort=cohort)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^pass either state or secret/cohort to RAPPOR\.client, not both$"):
+        small.client(state=MemoryStore(), cohort=1)
+
+
+def test_repr_names_the_parameters_and_a_google_hashing() -> None:
+    m = RAPPOR(list("abc"), f=0.5, num_bits=8, num_hashes=2, num_cohorts=2)
+    g = RAPPOR(list("abc"), f=0.5, num_bits=8, num_hashes=2, num_cohorts=2, hashing="google")
+    tail = f"epsilon={m.epsilon:.6g}, epsilon_infinity={m.epsilon_infinity:.6g})"
+    assert repr(m) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, {tail}"
+    assert repr(g) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, hashing='google', {tail}"
