@@ -343,3 +343,50 @@ def test_simulate_runs_every_new_frequency_oracle() -> None:
               dn.DBitFlip(5, d=2, epsilon=2.0)):
         est = dn.simulate(m, [0.4, 0.3, 0.2, 0.1, 0.0], 200_000, rng=5)
         assert est.n == 200_000 and np.all(np.abs(est.frequencies - est.truth) < 8 * est.std_errors)
+
+
+# ------------------------------------------------- supports, audit cells, names
+
+
+def test_dbitflip_supports_and_audit_cells_follow_their_definitions() -> None:
+    """Over every report of k=5, d=2: ``supports(v)`` is "v sampled with bit 1"; the audit cell of
+    ``(x, x')`` is ``2 [x sampled with bit 1] + [x' sampled with bit 0]``."""
+    m = dn.DBitFlip(list("abcde"), d=2, epsilon=1.0)
+    outputs, _ = m.transition_matrix()
+    items = [{"buckets": list(s), "bits": list(bits)} for s, bits in outputs]
+    for v in range(5):
+        want = [any(b == v and bit == 1 for b, bit in zip(s, bits, strict=True)) for s, bits in outputs]
+        got = m.supports(items, m.domain[v])
+        assert got.dtype == bool and got.tolist() == want
+    for x in range(5):
+        for o in range(5):
+            want = [2 * any(b == x and bit == 1 for b, bit in zip(s, bits, strict=True))
+                    + any(b == o and bit == 0 for b, bit in zip(s, bits, strict=True)) for s, bits in outputs]
+            assert m.audit_events(items, m.domain[x], m.domain[o]).tolist() == want
+
+
+def test_one_bit_mean_audit_cell_is_the_report_bit() -> None:
+    cells = dn.OneBitMean(0, 10, epsilon=1.0).audit_events([0.0, 1.0, 1.0, 0.0], 0.0, 10.0)
+    assert cells.dtype == np.int64 and cells.tolist() == [0, 1, 1, 0]
+
+
+def test_dbitflip_recipe_reads_survey_numbers() -> None:
+    """The survey recipe: ``d`` defaults to 1, a whole float (as survey files write numbers) is an int,
+    ``gamma`` is passed on (default 0); any other ``d`` is refused by the constructor."""
+    build = registry.recipe("dbitflip").build
+    m = build(list("abcd"), {"epsilon": 1.0, "d": 2.0, "gamma": 0.1})
+    assert m == dn.DBitFlip(list("abcd"), d=2, epsilon=1.0, gamma=0.1) and type(m.d) is int
+    plain = build(list("abcd"), {"epsilon": 1.0})
+    assert plain == dn.DBitFlip(list("abcd"), d=1, epsilon=1.0) and plain.gamma == 0
+    assert build(list("abcd"), {"epsilon": 1.0, "d": 3}).d == 3
+    with pytest.raises(ValueError, match=r"^d must be an int in 1\.\.4 for DBitFlip; got 2\.5$"):
+        build(list("abcd"), {"epsilon": 1.0, "d": 2.5})
+
+
+def test_reprs_name_the_parameters() -> None:
+    assert repr(dn.DBitFlip(list("abcd"), d=2, epsilon=1.0)) == "DBitFlip(k=4, d=2, epsilon=1)"
+    perturbed = dn.DBitFlip(4, d=2, epsilon=1.0, gamma=0.1)
+    assert repr(perturbed) == f"DBitFlip(k=4, d=2, epsilon={perturbed.epsilon:.6g}, gamma=0.1)"
+    assert repr(dn.OneBitMean(0, 10, epsilon=1.0)) == "OneBitMean(low=0, high=10, epsilon=1, points=2)"
+    ob = dn.OneBitMean(-1.5, 10, epsilon=1.0, points=3, gamma=0.05)
+    assert repr(ob) == f"OneBitMean(low=-1.5, high=10, epsilon={ob.epsilon:.6g}, points=3, gamma=0.05)"

@@ -323,23 +323,31 @@ def test_population_target_adds_the_sampling_term() -> None:
     assert empty.n == 0 and empty.frequencies.tolist() == empty.std_errors.tolist() == [0.0] * 4
 
 
-def test_an_empty_cohort_raises_no_warning_and_a_bit_count_is_read_as_at_most_its_cohort() -> None:
-    """A cohort with no reports gives ``0/0`` bit rates, silently read as 0; a hand-made aggregate
-    with more set bits than reports in a cohort has its bit rate clipped at 1 (noise 0), as at equality."""
+def test_bit_rates_of_empty_cohorts_are_silent_and_rates_are_clipped_to_0_1() -> None:
+    """A cohort with no reports gives ``0/0`` bit rates, silently read as 0 (also in a hand-made
+    aggregate with set bits but no reports there); a hand-made aggregate with more set bits than
+    reports, or a negative count, has its bit rate clipped to 1 or 0 (noise 0), as at equality."""
     import warnings
 
     m = RAPPOR(list("abcd"), epsilon=4.0, num_bits=8, num_cohorts=4)
     counts = m.aggregate(m.privatize_many(list("abcd") * 100, rng=3)).counts.copy()
     table = counts.reshape(4, 9)
+
+    def std_errors() -> np.ndarray:
+        stat = dn.SupportCounts(m.fingerprint, counts.copy(), int(table[:, 0].sum()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return m.estimate_from(stat, "respondents").std_errors
+
     table[2] = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        m.estimate_from(dn.SupportCounts(m.fingerprint, counts, int(table[:, 0].sum())))
-    table[0, 1] = table[0, 0]
-    at_size = m.estimate_from(dn.SupportCounts(m.fingerprint, counts.copy(), int(table[:, 0].sum())), "respondents")
-    table[0, 1] = table[0, 0] + 5
-    above = m.estimate_from(dn.SupportCounts(m.fingerprint, counts, int(table[:, 0].sum())), "respondents")
-    np.testing.assert_allclose(above.std_errors, at_size.std_errors, rtol=1e-12)
+    std_errors()
+    table[2, 1] = 3  # set bits in a cohort without reports
+    std_errors()
+    for bound, beyond in ((table[0, 0], table[0, 0] + 5), (0, -5)):
+        table[0, 1] = bound
+        at_bound = std_errors()
+        table[0, 1] = beyond
+        np.testing.assert_allclose(std_errors(), at_bound, rtol=1e-12)
 
 
 # --------------------------------------------------------------- clients
@@ -364,3 +372,24 @@ def test_repr_names_the_parameters_and_a_google_hashing() -> None:
     tail = f"epsilon={m.epsilon:.6g}, epsilon_infinity={m.epsilon_infinity:.6g})"
     assert repr(m) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, {tail}"
     assert repr(g) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, hashing='google', {tail}"
+
+
+def test_estimate_fields_and_the_clipped_sampling_term() -> None:
+    """The estimate names the mechanism, its epsilon, domain, n and target; the support-count fields
+    are NaN (float) and zero counts (int64): RAPPOR is decoded by regression. The sampling term
+    ``f (1 - f) / n`` is taken at ``f`` clipped to [0, 1]: 0 for estimates above 1 or below 0."""
+    m = RAPPOR(list("abc"), epsilon=4.0, num_bits=8, num_cohorts=2)
+    est = m.estimate(m.privatize_many(list("abcc") * 50, rng=4), target="respondents")
+    assert (est.mechanism, est.epsilon, est.domain, est.n, est.target) == ("RAPPOR", m.epsilon, ("a", "b", "c"),
+                                                                           200, "respondents")
+    for field in (est.observed, est.p_star, est.q_star):
+        assert field.dtype == float and field.shape == (3,) and np.isnan(field).all()
+    assert est.support_counts.dtype == np.int64 and est.support_counts.tolist() == [0, 0, 0]
+    for full in (True, False):  # every bit set in every report: estimates above 1; none set: below 0
+        table = np.zeros((2, 9), dtype=np.int64)
+        table[:, 0] = 100
+        table[:, 1:] = 100 if full else 0
+        stat = dn.SupportCounts(m.fingerprint, table.ravel(), 200)
+        population, fixed = m.estimate_from(stat), m.estimate_from(stat, "respondents")
+        assert np.all(population.frequencies > 1) if full else np.all(population.frequencies < 0)
+        np.testing.assert_array_equal(population.std_errors, fixed.std_errors)
