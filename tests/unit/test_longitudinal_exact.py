@@ -9,6 +9,7 @@ configurations on the wire, bad parameters, and the clients' memoization.
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from typing import Any
@@ -390,3 +391,35 @@ def test_reprs_name_the_parameters() -> None:
     assert repr(dn.OneBitMean(0, 10, epsilon=1.0)) == "OneBitMean(low=0, high=10, epsilon=1, points=2)"
     ob = dn.OneBitMean(-1.5, 10, epsilon=1.0, points=3, gamma=0.05)
     assert repr(ob) == f"OneBitMean(low=-1.5, high=10, epsilon={ob.epsilon:.6g}, points=3, gamma=0.05)"
+
+
+def test_dbitflip_transition_matrix_entries_outputs_and_size_limit() -> None:
+    """``P[x, (S, b)] = prod_i P(b_i) / C(k, d)`` with ``P(b_i = 1) = a/(a+b)`` where ``S_i = x`` and
+    ``b/(a+b)`` elsewhere; the outputs are every subset with every 0/1 pattern. Offered up to
+    ``C(k, d) 2**d = 2**12`` outputs (k = d = 12), refused above (k = 10, d = 9: 5,120)."""
+    m = dn.DBitFlip(list("abcd"), d=2, epsilon=1.0)
+    outputs, matrix = m.transition_matrix()
+    assert outputs == [(s, bits) for s in itertools.combinations(range(4), 2)
+                       for bits in itertools.product((0, 1), repeat=2)]
+    p = Fraction(m._ra, m._ra + m._rb)
+    for x in range(4):
+        for j, (s, bits) in enumerate(outputs):
+            want = Fraction(1, 6)
+            for v, bit in zip(s, bits, strict=True):
+                one = p if v == x else 1 - p
+                want *= one if bit == 1 else 1 - one
+            assert matrix[x, j] == pytest.approx(float(want), rel=1e-12)
+    assert dn.DBitFlip(12, d=12, epsilon=1.0).transition_matrix()[1].shape == (12, 1 << 12)
+    for k, d in ((10, 9), (13, 12)):
+        with pytest.raises(NotImplementedError, match=r"^transition_matrix enumerates C\(k, d\) 2\*\*d outputs; "
+                                                      r"too many$"):
+            dn.DBitFlip(k, d=d, epsilon=1.0).transition_matrix()
+
+
+def test_one_bit_mean_distribution_sums_to_one_and_dbitflip_lifetime_defaults_to_one_slot() -> None:
+    m = dn.OneBitMean(0, 10, epsilon=1.0, points=3, gamma=0.1)
+    for value in (0.0, 3.3, 10.0):
+        support, probs = m.report_distribution(value)
+        assert support.tolist() == [0.0, 1.0] and probs[0] == 1 - probs[1]
+    db = dn.DBitFlip(10, d=2, epsilon=1.0, gamma=0.1)
+    assert db.lifetime_epsilon() == db.epsilon_perm > db.epsilon
