@@ -423,3 +423,47 @@ def test_one_bit_mean_distribution_sums_to_one_and_dbitflip_lifetime_defaults_to
         assert support.tolist() == [0.0, 1.0] and probs[0] == 1 - probs[1]
     db = dn.DBitFlip(10, d=2, epsilon=1.0, gamma=0.1)
     assert db.lifetime_epsilon() == db.epsilon_perm > db.epsilon
+
+
+def _config(wire_id: str, params: dict[str, Any], domain: Any = None) -> dict[str, Any]:
+    domain = ([0, 10] if wire_id == "one-bit-mean" else list("abcd")) if domain is None else domain
+    return {"format": "deniable.mechanism", "version": 1, "mechanism": wire_id, "domain": domain, "params": params}
+
+
+def test_telemetry_config_checks_in_whole_messages_and_at_their_bounds() -> None:
+    """1BitMean: ``0 < low < high`` and ``(high + low)(points - 1) <= 2**64``; dBitFlip: ``0 < other < truth``
+    and ``truth + other <= 2**64``; both: ``flip_numerator`` in ``0..2**31-1``; owners named."""
+    ob_order = (r"^OneBitMean params need 0 < low_numerator < high_numerator and \(high \+ low\) \* \(points - 1\) "
+                r"<= 2\*\*64; got ")
+    accepted = [
+        ("one-bit-mean", {"high_numerator": 2, "low_numerator": 1, "points": 2}),
+        ("one-bit-mean", {"high_numerator": (1 << 64) - 1, "low_numerator": 1, "points": 2}),
+        ("one-bit-mean", {"high_numerator": (1 << 63) - 1, "low_numerator": 1, "points": 3}),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 2, "flip_numerator": (1 << 31) - 1}),
+        ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 1}),
+        ("dbitflip", {"d": 2, "truth_numerator": (1 << 64) - 1, "other_numerator": 1}),
+    ]
+    for wire_id, params in accepted:
+        assert dn.from_config(_config(wire_id, params)).to_config()["params"] == params
+    refused = [
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 0, "points": 2}, ob_order),
+        ("one-bit-mean", {"high_numerator": 1 << 64, "low_numerator": 1, "points": 2}, ob_order),
+        ("one-bit-mean", {"high_numerator": 1 << 63, "low_numerator": 1, "points": 3}, ob_order),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 1},
+         r"^points must be an int in 2\.\.65536 for OneBitMean; got 1$"),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 2, "flip_numerator": -1},
+         r"^OneBitMean params: flip_numerator must be an int in 0\.\.2\*\*31-1; got -1$"),
+        ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 0},
+         r"^DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2\*\*64; got "),
+        ("dbitflip", {"d": 2, "truth_numerator": 1 << 64, "other_numerator": 1},
+         r"^DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2\*\*64; got "),
+        ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 1, "flip_numerator": 1 << 31},
+         r"^DBitFlip params: flip_numerator must be an int in 0\.\.2\*\*31-1; got 2147483648$"),
+        ("dbitflip", {"d": 5, "truth_numerator": 2, "other_numerator": 1}, r"^d must be an int in 1\.\.4 for DBitFlip; "
+                                                                            r"got 5$"),
+    ]
+    for wire_id, params, message in refused:
+        with pytest.raises(ConfigError, match=message):
+            dn.from_config(_config(wire_id, params))
+    with pytest.raises(ConfigError, match=r"^domain for DBitFlip has duplicate category 'a'$"):
+        dn.from_config(_config("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 1}, list("abca")))
