@@ -467,3 +467,15 @@ def test_telemetry_config_checks_in_whole_messages_and_at_their_bounds() -> None
             dn.from_config(_config(wire_id, params))
     with pytest.raises(ConfigError, match=r"^domain for DBitFlip has duplicate category 'a'$"):
         dn.from_config(_config("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 1}, list("abca")))
+
+
+def test_dbitflip_simulated_counts_are_the_aggregate_of_the_same_draws() -> None:
+    """``simulate_support_counts`` draws from the given generator (reproducible): int64 counts equal to
+    aggregating ``privatize_many`` of the values in position order with the same seed."""
+    m = dn.DBitFlip(6, d=2, epsilon=1.0)
+    true = np.array([100, 0, 50, 0, 0, 10])
+    counts = m.simulate_support_counts(true, np.random.default_rng(5))
+    assert counts is not None and counts.dtype == np.int64
+    values = np.repeat(np.arange(6), true)
+    expected = m.aggregate(m.privatize_many(values, rng=np.random.default_rng(5))).counts
+    assert counts.tolist() == expected.tolist() and counts[6:].sum() == 2 * 160
