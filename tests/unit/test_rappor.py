@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -393,3 +394,52 @@ def test_estimate_fields_and_the_clipped_sampling_term() -> None:
         population, fixed = m.estimate_from(stat), m.estimate_from(stat, "respondents")
         assert np.all(population.frequencies > 1) if full else np.all(population.frequencies < 0)
         np.testing.assert_array_equal(population.std_errors, fixed.std_errors)
+
+
+# ------------------------------------------------------- parameters, integers
+
+
+def test_integer_probabilities_round_f_up_and_p_q_to_nearest() -> None:
+    """``f/2``, ``p``, ``q`` in units of 2**-32: ``f/2`` rounded up (more noise), ``p`` and ``q`` to the
+    nearest (floats read as the decimals they print as); with ``epsilon``, ``f/2 = ceil(2**32 b/(a+b))``
+    for ``a/b = exp_ratio(epsilon / 2h)``; ``f/2 = 0`` (a config) has no lifetime bound."""
+    from deniable import privacy
+
+    params = RAPPOR(list("ab"), f=0.3, p=0.3, q=0.7).to_config()["params"]
+    assert params["half_f_numerator"] == math.ceil(Fraction(3, 20) * 2**32) == 644_245_095  # 644,245,094.4
+    assert params["p_numerator"] == 1_288_490_189  # 1,288,490,188.8
+    assert params["q_numerator"] == 3_006_477_107  # 3,006,477,107.2
+    for eps, h in ((4.0, 2), (1.0, 3)):
+        a, b = privacy.exp_ratio(eps / (2 * h), 1)
+        m = RAPPOR(list("ab"), epsilon=eps, num_hashes=h)
+        assert m.to_config()["params"]["half_f_numerator"] == math.ceil(Fraction(b * 2**32, a + b))
+    config = RAPPOR(list("ab"), f=0.5).to_config()
+    del config["epsilon"]
+    config["params"]["half_f_numerator"] = 0
+    assert dn.from_config(config).epsilon_infinity == math.inf
+
+
+def test_size_and_probability_checks_at_their_bounds() -> None:
+    for kwargs in (dict(num_bits=1, num_hashes=1, num_cohorts=1), dict(num_bits=4, num_hashes=4),
+                   dict(num_bits=256, num_hashes=8), dict(num_cohorts=1 << 16), dict(p=0.0, q=1.0)):
+        RAPPOR(["a", "b"], f=0.5, **kwargs)  # type: ignore[arg-type]
+    refused = [
+        (dict(num_bits=0), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 0$"),
+        (dict(num_bits=257), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 257$"),
+        (dict(num_bits=True), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got True$"),
+        (dict(num_bits=16.0), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 16\.0$"),
+        (dict(num_hashes=0), r"^num_hashes must be an int in 1\.\.8 for RAPPOR; got 0$"),
+        (dict(num_cohorts=0), r"^num_cohorts must be an int in 1\.\.65536 for RAPPOR; got 0$"),
+        (dict(num_cohorts=65537), r"^num_cohorts must be an int in 1\.\.65536 for RAPPOR; got 65537$"),
+        (dict(num_bits=4, num_hashes=5), r"^num_hashes \(5\) cannot exceed num_bits \(4\)$"),
+        (dict(hashing="md5"), r"^hashing must be one of \['google', 'sha256'\] for RAPPOR; got 'md5'$"),
+        (dict(f=1.0), r"^RAPPOR parameters give no signal: need 0 < p\* < q\* < 1 \(f < 1, p < q\)$"),
+        (dict(p=0.5, q=0.5), r"^q must exceed p for RAPPOR; got p=0\.5, q=0\.5$"),
+    ]
+    for kwargs, message in refused:
+        with pytest.raises(ValueError, match=message):
+            RAPPOR(["a", "b"], **{"f": 0.5, **kwargs})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^RAPPOR needs exactly one of epsilon \(lifetime, epsilon_infinity\) or f$"):
+        RAPPOR(["a", "b"], f=0.5, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"^RAPPOR with hashing='google' needs string categories \(hashed as UTF-8\)$"):
+        RAPPOR([1, 2], f=0.5, hashing="google")
