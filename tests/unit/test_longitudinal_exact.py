@@ -441,12 +441,15 @@ def test_telemetry_config_checks_in_whole_messages_and_at_their_bounds() -> None
         ("one-bit-mean", {"high_numerator": (1 << 63) - 1, "low_numerator": 1, "points": 3}),
         ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 2, "flip_numerator": (1 << 31) - 1}),
         ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 1}),
-        ("dbitflip", {"d": 2, "truth_numerator": (1 << 64) - 1, "other_numerator": 1}),
+        ("dbitflip", {"d": 1, "truth_numerator": (1 << 64) - 1, "other_numerator": 1}),
     ]
     for wire_id, params in accepted:
         assert dn.from_config(_config(wire_id, params)).to_config()["params"] == params
     refused = [
         ("one-bit-mean", {"high_numerator": 3, "low_numerator": 0, "points": 2}, ob_order),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 3, "points": 2}, ob_order),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 2, "flip_numerator": True},
+         r"^OneBitMean params: flip_numerator must be an int in 0\.\.2\*\*31-1; got True$"),
         ("one-bit-mean", {"high_numerator": 1 << 64, "low_numerator": 1, "points": 2}, ob_order),
         ("one-bit-mean", {"high_numerator": 1 << 63, "low_numerator": 1, "points": 3}, ob_order),
         ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 1},
@@ -454,6 +457,8 @@ def test_telemetry_config_checks_in_whole_messages_and_at_their_bounds() -> None
         ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 2, "flip_numerator": -1},
          r"^OneBitMean params: flip_numerator must be an int in 0\.\.2\*\*31-1; got -1$"),
         ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 0},
+         r"^DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2\*\*64; got "),
+        ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 2},
          r"^DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2\*\*64; got "),
         ("dbitflip", {"d": 2, "truth_numerator": 1 << 64, "other_numerator": 1},
          r"^DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2\*\*64; got "),
@@ -479,3 +484,55 @@ def test_dbitflip_simulated_counts_are_the_aggregate_of_the_same_draws() -> None
     values = np.repeat(np.arange(6), true)
     expected = m.aggregate(m.privatize_many(values, rng=np.random.default_rng(5))).counts
     assert counts.tolist() == expected.tolist() and counts[6:].sum() == 2 * 160
+
+
+def test_dbitflip_report_checks_in_whole_messages() -> None:
+    """JSON reports: the row named is the first bad one (not row 0), values in ``0..2**32-1`` and ints;
+    structured reports: exactly the two fields, one dimension, ``d`` of each, integer buckets; a list
+    of ``privatize``'s reports is taken as their array."""
+    m = dn.DBitFlip(4, d=2, epsilon=1.0)
+    good = {"buckets": [0, 3], "bits": [1, 0]}
+    order = r"^DBitFlip report 1: buckets must be 2 increasing positions below k=4 and bits 0 or 1; got "
+    for bad in ({"buckets": [1, 1], "bits": [1, 0]}, {"buckets": [0, 4], "bits": [1, 0]},
+                {"buckets": [0, 1], "bits": [2, 0]}):
+        with pytest.raises(dn.ReportError, match=order):
+            m.reports_from_json([good, bad, good])
+    for key, value in (("buckets", [0, 1 << 32]), ("buckets", [-1, 1]), ("bits", [1.0, 0]), ("buckets", [0, 2.0])):
+        bad = dict(good, **{key: value})
+        with pytest.raises(dn.ReportError, match=rf"^DBitFlip report 1: {key} must be a list of 2 non-negative ints$"):
+            m.reports_from_json([good, bad, good])
+    fields = r"^DBitFlip reports need fields 'buckets' and 'bits'; got "
+    shape = r"^DBitFlip reports need d=2 buckets and bits each; got "
+    for reports, message in (
+        (np.zeros(2, dtype=[("slots", "<u4", (2,)), ("bits", "u1", (2,))]), fields),
+        (np.zeros((2, 2), dtype=m.report_dtype), fields),
+        (np.zeros(2, dtype=[("buckets", "<u4", (3,)), ("bits", "u1", (3,))]), shape),
+        (np.zeros(2, dtype=[("buckets", "<f8", (2,)), ("bits", "u1", (2,))]), shape),
+    ):
+        with pytest.raises(ValueError, match=message):
+            m.validate(reports)
+    singles = [m.privatize(v, rng=i) for i, v in enumerate([0, 1, 2, 3, 1])]
+    assert m.aggregate(singles) == m.aggregate(np.array(singles))
+
+
+def test_one_bit_mean_reports_1_below_the_threshold_only() -> None:
+    """At the range's ends (no rounding: one scripted byte settles it) the bit is 1 exactly when the
+    32-bit draw is below ``b`` (low end) or ``a`` (high end) out of ``a + b``."""
+    from scripted import Scripted
+
+    m = dn.OneBitMean(0, 10, epsilon=1.0)
+    params = m.to_config()["params"]
+    a, b = params["high_numerator"], params["low_numerator"]
+    assert a + b <= 1 << 32
+    for value, threshold in ((0.0, b), (10.0, a)):
+        for draw, want in ((threshold - 1, 1.0), (threshold, 0.0)):
+            source = Scripted(b"\xff" + np.array([draw], dtype=np.uint32).tobytes())
+            assert m.privatize_many([value], rng=source).tolist() == [want] and source.data == b""
+
+
+def test_dbitflip_simulation_adds_every_chunk() -> None:
+    """Above 2**20 reports the simulation works in chunks: every report is counted (``n d`` sampled)."""
+    m = dn.DBitFlip(2, d=1, epsilon=1.0)
+    n = (1 << 20) + 5
+    counts = m.simulate_support_counts(np.array([n - 5, 5]), np.random.default_rng(1))
+    assert counts is not None and int(counts[2:].sum()) == n
