@@ -536,3 +536,50 @@ def test_dbitflip_simulation_adds_every_chunk() -> None:
     n = (1 << 20) + 5
     counts = m.simulate_support_counts(np.array([n - 5, 5]), np.random.default_rng(1))
     assert counts is not None and int(counts[2:].sum()) == n
+
+
+def test_dbitflip_estimate_from_an_aggregate_is_the_papers_formulas() -> None:
+    """From counts ``C_v`` (sampled with bit 1) and ``N_v`` (sampled), ``e`` = ``a'/b'``: ``Z`` sums
+    ``((a'+b') C - b' N)/(a'-b')`` and ``(a'^2 C + b'^2 (N - C))/(a'-b')^2``, ``h = sum Z / (n d/k)``;
+    population variance ``(mean Z^2 - mean Z^2) / (n (d/k)^2)``, respondents
+    ``(k/d) a'b'/((a'-b')^2 n) + clip(h)(k/d - 1)/n``; ``p*, q* = (d/k) a'/(a'+b'), (d/k) b'/(a'+b')``;
+    also for a stack of aggregates (2-D counts); no reports: NaN, silently."""
+    import warnings
+
+    m = dn.DBitFlip(list("abcd"), d=2, epsilon=1.0, gamma=0.05)
+    a, b = m._ra, m._rb
+    rate = Fraction(2, 4)
+    p_star, q_star = m.support_probabilities()
+    assert p_star == [rate * Fraction(a, a + b)] * 4 and q_star == [rate * Fraction(b, a + b)] * 4
+    ones, sampled, n = np.array([30, 2, 0, 11]), np.array([40, 20, 25, 15]), 50
+    stat = SupportCounts(m.fingerprint, np.concatenate([ones, sampled]), n)
+    af, bf = float(a), float(b)
+    total = ((af + bf) * ones - bf * sampled) / (af - bf)
+    squares = (af * af * ones + bf * bf * (sampled - ones)) / (af - bf) ** 2
+    h = total / (n * 0.5)
+    assert np.any(h > 1) and np.any(h < 0)  # the clip matters
+    population, fixed = m.estimate_from(stat), m.estimate_from(stat, "respondents")
+    for est, target in ((population, "population"), (fixed, "respondents")):
+        np.testing.assert_allclose(est.frequencies, h, rtol=1e-12)
+        assert (est.mechanism, est.epsilon, est.domain, est.n, est.target) == ("DBitFlip", m.epsilon,
+                                                                               ("a", "b", "c", "d"), n, target)
+        np.testing.assert_allclose(est.observed, ones / n, rtol=1e-15)
+        assert est.support_counts.dtype == np.int64 and est.support_counts.tolist() == ones.tolist()
+        np.testing.assert_allclose(est.p_star, float(p_star[0]), rtol=1e-15)
+        np.testing.assert_allclose(est.q_star, float(q_star[0]), rtol=1e-15)
+    var_population = (squares / n - (total / n) ** 2) / (n * 0.25)
+    np.testing.assert_allclose(population.std_errors, np.sqrt(np.maximum(var_population, 0)), rtol=1e-12)
+    var_fixed = 2 * af * bf / (af - bf) ** 2 / n + np.clip(h, 0, 1) * (2 - 1) / n
+    np.testing.assert_allclose(fixed.std_errors, np.sqrt(var_fixed), rtol=1e-12)
+    stack = SupportCounts(m.fingerprint, np.stack([stat.counts, stat.counts]), n)
+    np.testing.assert_allclose(m.estimate_from(stack).frequencies, [h, h], rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for counts in (np.zeros(8, dtype=np.int64), stat.counts):  # no reports (also hand-made with counts)
+            empty = m.estimate_from(SupportCounts(m.fingerprint, counts, 0))
+            assert all(np.isnan(x).all() and x.dtype == float
+                       for x in (empty.frequencies, empty.observed, empty.std_errors))
+    with pytest.raises(ValueError, match=r"^aggregate has \(4,\) counts; DBitFlip needs 2k=8$"):
+        m.estimate_from(SupportCounts(m.fingerprint, ones, n))
+    with pytest.raises(TypeError, match=r"^estimate_from needs a SupportCounts aggregate; got list$"):
+        m.estimate_from([1, 2])  # type: ignore[arg-type]
