@@ -583,3 +583,44 @@ def test_dbitflip_estimate_from_an_aggregate_is_the_papers_formulas() -> None:
         m.estimate_from(SupportCounts(m.fingerprint, ones, n))
     with pytest.raises(TypeError, match=r"^estimate_from needs a SupportCounts aggregate; got list$"):
         m.estimate_from([1, 2])  # type: ignore[arg-type]
+
+
+def test_dbitflip_client_answers_from_its_slots_stream_with_the_true_bucket() -> None:
+    """``slot(v)`` is the index of ``v``'s bucket among the sampled ones, or ``d``; the report's bits are
+    the answers drawn from the stream of that slot with the value's bucket as the truth (none for
+    slot ``d``): over 100 secrets, every value of k=3, d=2."""
+    m = dn.DBitFlip(3, d=2, epsilon=1.0)
+    for i in range(100):
+        c = m.client(secret=bytes([i]) * 32)
+        for v in range(3):
+            where = [j for j, b in enumerate(c.buckets.tolist()) if b == v]
+            slot = where[0] if where else 2
+            assert c.slot(v) == slot
+            truth = np.array([v if where else -1])
+            want = m._answers(c.buckets[None, :], truth, c._stream(f"slot {slot}"))[0]
+            report = c.privatize(v)
+            assert report["buckets"].tolist() == c.buckets.tolist() and report["bits"].tolist() == want.tolist()
+
+
+def test_one_bit_mean_client_bit_is_the_points_draw_below_its_threshold() -> None:
+    """The memoized bit of point ``j``: a draw uniform below ``(a + b)(points - 1)`` from the stream of
+    ``point j``, compared with ``b (points - 1) + j (a - b)``; ``point`` names a bad value."""
+    from deniable import randomness
+
+    for points in (2, 3, 5):
+        m = dn.OneBitMean(0, 10, epsilon=1.0, points=points)
+        params = m.to_config()["params"]
+        a, b, s = params["high_numerator"], params["low_numerator"], points - 1
+        for i in range(20):
+            c = m.client(secret=bytes([i]) * 32)
+            for j in range(points):
+                r = int(randomness.uniform_below((a + b) * s, 1, c._stream(f"point {j}"))[0])
+                assert c.bit(j) == int(r < b * s + j * (a - b))
+    with pytest.raises(TypeError, match=r"^value must be a finite real number for OneBitMean; got 'x'$"):
+        dn.OneBitMean(0, 10, epsilon=1.0).client(secret=b"s" * 32).point("x")  # type: ignore[arg-type]
+
+
+def test_dbitflip_counts_keep_buckets_nobody_sampled() -> None:
+    m = dn.DBitFlip(4, d=1, epsilon=1.0)
+    counts = m.aggregate([{"buckets": [0], "bits": [1]}, {"buckets": [1], "bits": [0]}]).counts
+    assert counts.tolist() == [1, 0, 0, 0, 1, 1, 0, 0]
