@@ -624,3 +624,39 @@ def test_dbitflip_counts_keep_buckets_nobody_sampled() -> None:
     m = dn.DBitFlip(4, d=1, epsilon=1.0)
     counts = m.aggregate([{"buckets": [0], "bits": [1]}, {"buckets": [1], "bits": [0]}]).counts
     assert counts.tolist() == [1, 0, 0, 0, 1, 1, 0, 0]
+
+
+def test_dbitflip_answers_and_flips_compare_their_draws_below_the_thresholds() -> None:
+    """k = d = 2 (both buckets sampled, one 32-bit word), value ``a``: its answer is 1 exactly when the
+    draw is below ``a`` (the other's below ``b``) out of ``a + b``, and a bit is flipped exactly when
+    its 32-bit flip draw is below ``g``: scripted draws at each threshold and one below it."""
+    from scripted import Scripted
+
+    m = dn.DBitFlip(["a", "b"], d=2, epsilon=1.0, gamma=0.1)
+    a, b, g = m._a, m._b, m._g
+    assert a + b <= 1 << 32
+    cases = [((a - 1, b - 1), (g, g), [1, 1]), ((a, b), (g, g), [0, 0]), ((a, b), (g - 1, g), [1, 0])]
+    for answers, flips, want in cases:
+        words = np.array([0, *answers, *flips], dtype=np.uint32)  # the subset's word, answers, flips
+        source = Scripted(words.tobytes())
+        report = m.privatize_many(["a"], rng=source)[0]
+        assert report["buckets"].tolist() == [0, 1] and report["bits"].tolist() == want and source.data == b""
+
+
+def test_client_streams_are_named_alpha_and_buckets() -> None:
+    """The memoized draws keep their derivation: ``alpha`` is the first 64-bit word of the stream keyed
+    by ``HMAC-SHA256(secret, "alpha")``, the buckets one subset drawn from the stream of ``"buckets"``."""
+    import hmac
+
+    from deniable import randomness
+    from deniable.client_state import SecretStream
+
+    secret = b"s" * 32
+
+    def stream(label: bytes) -> SecretStream:
+        return SecretStream(hmac.new(secret, label, "sha256").digest())
+
+    c = dn.OneBitMean(0, 10, epsilon=1.0).client(secret=secret)
+    assert c._alpha == int(randomness.uniform_words(1, np.uint64, stream(b"alpha"))[0])
+    d = dn.DBitFlip(10, d=3, epsilon=1.0).client(secret=secret)
+    assert d.buckets.tolist() == sample_subsets(1, 10, 3, stream(b"buckets"))[0].tolist()
