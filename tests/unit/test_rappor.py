@@ -386,13 +386,14 @@ def test_estimate_fields_and_the_clipped_sampling_term() -> None:
     for field in (est.observed, est.p_star, est.q_star):
         assert field.dtype == float and field.shape == (3,) and np.isnan(field).all()
     assert est.support_counts.dtype == np.int64 and est.support_counts.tolist() == [0, 0, 0]
-    for full in (True, False):  # every bit set in every report: estimates above 1; none set: below 0
+    for full in (True, False):  # 97 of 100 reports set every bit: estimates above 1; 2 of 100: below 0
         table = np.zeros((2, 9), dtype=np.int64)
         table[:, 0] = 100
-        table[:, 1:] = 100 if full else 0
+        table[:, 1:] = 97 if full else 2
         stat = dn.SupportCounts(m.fingerprint, table.ravel(), 200)
         population, fixed = m.estimate_from(stat), m.estimate_from(stat, "respondents")
         assert np.all(population.frequencies > 1) if full else np.all(population.frequencies < 0)
+        assert np.all(fixed.std_errors > 0)
         np.testing.assert_array_equal(population.std_errors, fixed.std_errors)
 
 
