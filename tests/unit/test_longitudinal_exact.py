@@ -660,3 +660,38 @@ def test_client_streams_are_named_alpha_and_buckets() -> None:
     assert c._alpha == int(randomness.uniform_words(1, np.uint64, stream(b"alpha"))[0])
     d = dn.DBitFlip(10, d=3, epsilon=1.0).client(secret=secret)
     assert d.buckets.tolist() == sample_subsets(1, 10, 3, stream(b"buckets"))[0].tolist()
+
+
+def test_telemetry_constructors_name_themselves_and_keep_exp_ratio_integers() -> None:
+    """Whole messages naming the mechanism; the integer probabilities are ``exp_ratio(eps, 1)`` (1BitMean)
+    and ``exp_ratio(eps / min(d, 2), 1)`` (dBitFlip)."""
+    from deniable.privacy import exp_ratio
+
+    cases = [
+        (lambda: dn.OneBitMean(0, 1, epsilon=0), r"^epsilon must be a positive finite number for OneBitMean; got 0$"),
+        (lambda: dn.OneBitMean(0, 1, epsilon=1.0, gamma=0.5), r"^gamma must be a number in \[0, 0\.5\) for OneBitMean; "
+                                                               r"got 0\.5$"),
+        (lambda: dn.OneBitMean(0, 1, epsilon=1.0, points=1), r"^points must be an int in 2\.\.65536 for OneBitMean; "
+                                                              r"got 1$"),
+        (lambda: dn.OneBitMean(0, 1, epsilon=1e-9), r"^epsilon=1e-09 cannot be realised by OneBitMean with its integer "
+                                                     r"probabilities \(it would give 9\.313e-10\)$"),
+        (lambda: dn.DBitFlip(["a", "a"], d=1, epsilon=1.0), r"^domain for DBitFlip has duplicate category 'a'$"),
+        (lambda: dn.DBitFlip(3, d=1, epsilon=-1.0), r"^epsilon must be a positive finite number for DBitFlip; "
+                                                     r"got -1\.0$"),
+        (lambda: dn.DBitFlip(3, d=1, epsilon=1.0, gamma=-0.1), r"^gamma must be a number in \[0, 0\.5\) for DBitFlip; "
+                                                                r"got -0\.1$"),
+        (lambda: dn.DBitFlip(3, d=2, epsilon=1e-9), r"^epsilon=1e-09 cannot be realised by DBitFlip with its integer "
+                                                     r"probabilities \(it would give 9\.313e-10\)$"),
+    ]
+    for build, message in cases:
+        with pytest.raises(ValueError, match=message):
+            build()
+    params = dn.OneBitMean(0, 1, epsilon=1.3).to_config()["params"]
+    assert (params["high_numerator"], params["low_numerator"]) == exp_ratio(1.3, 1)
+    for d in (1, 2, 3):
+        params = dn.DBitFlip(5, d=d, epsilon=1.3).to_config()["params"]
+        assert (params["truth_numerator"], params["other_numerator"]) == exp_ratio(1.3 / min(d, 2), 1)
+    m = dn.DBitFlip(4, d=2, epsilon=1.0)
+    stack = np.zeros((2, 4), dtype=np.int64)
+    with pytest.raises(ValueError, match=r"^aggregate has \(4,\) counts; DBitFlip needs 2k=8$"):
+        m.estimate_from(SupportCounts(m.fingerprint, stack, 1))
