@@ -511,6 +511,9 @@ def test_dbitflip_report_checks_in_whole_messages() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             m.validate(reports)
+    listed = r"^DBitFlip report 0 must be \{'buckets': \[2 ints\], 'bits': \[2 0/1\]\}; got \[0, 1\]$"
+    with pytest.raises(dn.ReportError, match=listed):
+        m.reports_from_json([[0, 1], [2, 3]])  # lists, shown as given
     singles = [m.privatize(v, rng=i) for i, v in enumerate([0, 1, 2, 3, 1])]
     assert m.aggregate(singles) == m.aggregate(np.array(singles))
 
