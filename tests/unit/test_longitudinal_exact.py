@@ -698,3 +698,11 @@ def test_telemetry_constructors_name_themselves_and_keep_exp_ratio_integers() ->
     stack = np.zeros((2, 4), dtype=np.int64)
     with pytest.raises(ValueError, match=r"^aggregate has \(4,\) counts; DBitFlip needs 2k=8$"):
         m.estimate_from(SupportCounts(m.fingerprint, stack, 1))
+
+
+def test_gamma_below_the_smallest_flip_probability_is_refused() -> None:
+    """``gamma`` becomes ``floor(gamma 2**32)``: 2**-32 is the smallest accepted, anything positive below it
+    is refused (it would silently mean no perturbation)."""
+    assert dn.OneBitMean(0, 1, epsilon=1.0, gamma=2.0**-32).to_config()["params"]["flip_numerator"] == 1
+    with pytest.raises(ValueError, match=r"^gamma=1e-10 is below 2\*\*-32, the smallest flip probability of DBitFlip$"):
+        dn.DBitFlip(3, d=1, epsilon=1.0, gamma=1e-10)
