@@ -363,7 +363,8 @@ def test_dbitflip_supports_and_audit_cells_follow_their_definitions() -> None:
         for o in range(5):
             want = [2 * any(b == x and bit == 1 for b, bit in zip(s, bits, strict=True))
                     + any(b == o and bit == 0 for b, bit in zip(s, bits, strict=True)) for s, bits in outputs]
-            assert m.audit_events(items, m.domain[x], m.domain[o]).tolist() == want
+            cells = m.audit_events(items, m.domain[x], m.domain[o])
+            assert cells.dtype == np.int64 and cells.tolist() == want
 
 
 def test_one_bit_mean_audit_cell_is_the_report_bit() -> None:
