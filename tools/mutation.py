@@ -72,7 +72,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "mechanisms.chained": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"],
     "mechanisms.permanent": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py"],
-    "mechanisms.walsh": [f"{UNIT}/test_hadamard.py", f"{UNIT}/test_hashing.py", f"{UNIT}/test_olh_buckets.py"],
+    "mechanisms.walsh": [f"{UNIT}/test_walsh.py", f"{UNIT}/test_hadamard.py", f"{UNIT}/test_hashing.py"],
     "mechanisms.frequency": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_frequency.py", f"{STAT}/test_estimators.py"],
     **{
         f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]
