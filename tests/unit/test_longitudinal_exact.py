@@ -707,3 +707,14 @@ def test_gamma_below_the_smallest_flip_probability_is_refused() -> None:
     assert dn.OneBitMean(0, 1, epsilon=1.0, gamma=2.0**-32).to_config()["params"]["flip_numerator"] == 1
     with pytest.raises(ValueError, match=r"^gamma=1e-10 is below 2\*\*-32, the smallest flip probability of DBitFlip$"):
         dn.DBitFlip(3, d=1, epsilon=1.0, gamma=1e-10)
+
+
+def test_permanent_client_checks_its_secret_and_names_its_mechanism() -> None:
+    m = dn.DBitFlip(4, d=2, epsilon=1.0)
+    assert m.client(secret=b"s" * 16).secret == b"s" * 16  # 16 bytes are enough
+    for secret, kind in ((b"s" * 15, "bytes"), ("s" * 32, "str")):
+        with pytest.raises(ValueError, match=rf"^secret for DBitFlip\.client must be at least 16 bytes; got {kind}$"):
+            m.client(secret=secret)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^pass either state or secret to OneBitMean\.client, not both$"):
+        dn.OneBitMean(0, 1, epsilon=1.0).client(state=MemoryStore(), secret=b"s" * 32)
+    assert repr(m.client(secret=b"s" * 32)) == f"DBitFlipClient({m!r})"
