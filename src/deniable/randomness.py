@@ -256,12 +256,6 @@ def _decide_kernel(
         done += got
 
 
-def _read_only(a: NDArray[np.uint8]) -> NDArray[np.uint8]:
-    view = a.view()
-    view.flags.writeable = False
-    return view
-
-
 def dyadic_packed(
     tables: NDArray[np.uint8], count: int, source: Source, select: NDArray[np.uint8] | None = None
 ) -> NDArray[np.uint8]:
@@ -289,7 +283,6 @@ def dyadic_packed(
     rows = np.zeros((0,), dtype=np.uint8) if select is None else np.ascontiguousarray(select, dtype=np.uint8)
     factory = accelerate.run_decoder(count)
     kernel = None if factory is None else factory(tables)
-    rows = _read_only(rows)
     for start in range(0, count, _BLOCK_LANES):
         lanes = min(_BLOCK_LANES, count - start)
         if kernel is None:

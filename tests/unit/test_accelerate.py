@@ -154,6 +154,28 @@ def test_mechanisms_give_the_same_reports(make: Callable[[], Any], restore: None
     assert a == b
 
 
+@needs_numba
+def test_the_chosen_backend_decodes(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``numba`` chosen, the compiled decoder (wrapped here to record its use) is built for the call's
+    tables and decides the lanes; with ``numpy`` it is not asked. Both give the same bits."""
+    accelerate.set_accelerator("numba")
+    real = accelerate.run_decoder(1)
+    assert real is not None
+    built: list[bytes] = []
+
+    def factory(tables: np.ndarray) -> Any:
+        built.append(tables.tobytes())
+        return real(tables)
+
+    monkeypatch.setattr(accelerate, "_kernel", factory)
+    table = expansion_table(5, 3)[None, :]
+    fast = randomness.dyadic_packed(table, 100, GeneratorSource(np.random.default_rng(1)))
+    assert built == [table.tobytes()]
+    accelerate.set_accelerator("numpy")
+    slow = randomness.dyadic_packed(table, 100, GeneratorSource(np.random.default_rng(1)))
+    assert built == [table.tobytes()] and fast.tobytes() == slow.tobytes()
+
+
 def test_settings(restore: None) -> None:
     assert accelerate.set_accelerator("numpy") in accelerate.ACCELERATORS
     assert accelerate.accelerator() == "numpy" and accelerate.run_decoder(1 << 30) is None
@@ -214,6 +236,7 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
 
 
 @needs_numba
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"), reason="numba's JIT is disabled")
 def test_the_kernel_compiles_without_a_writable_cache() -> None:
     """With nowhere to cache (numba's cache locators removed), the kernel is compiled in the process and
     gives the numpy bits."""
