@@ -235,6 +235,24 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
     assert out.stdout.strip() == "auto"
 
 
+def test_without_numba_in_this_process(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test above within this process (numba made unimportable, nothing loaded or probed yet): ``auto``
+    finds no numba and samples large batches with numpy; ``numba`` raises ImportError at once and the
+    setting stays ``auto``."""
+    monkeypatch.setitem(sys.modules, "numba", None)
+    monkeypatch.delitem(sys.modules, "deniable._runs_numba", raising=False)
+    monkeypatch.delattr(dn, "_runs_numba", raising=False)
+    monkeypatch.setattr(accelerate, "_kernel", None)
+    monkeypatch.setattr(accelerate, "_found", None)
+    accelerate.set_accelerator("auto")
+    assert not accelerate.numba_available() and accelerate.run_decoder(1 << 30) is None
+    source = Scripted(bytes([0xFF]) * (accelerate.AUTO_FROM // 4 + 64))  # every lane ends at G = 0: c_0 = 1
+    assert np.unpackbits(randomness.bernoulli_packed(5, 3, accelerate.AUTO_FROM, source)).all()
+    with pytest.raises(ImportError):
+        accelerate.set_accelerator("numba")
+    assert accelerate.accelerator() == "auto"
+
+
 @needs_numba
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"), reason="numba's JIT is disabled")
 def test_the_kernel_compiles_without_a_writable_cache() -> None:
