@@ -157,10 +157,12 @@ def test_mechanisms_give_the_same_reports(make: Callable[[], Any], restore: None
 @needs_numba
 def test_the_chosen_backend_decodes(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """With ``numba`` chosen, the compiled decoder (wrapped here to record its use) is built for the call's
-    tables and decides the lanes; with ``numpy`` it is not asked. Both give the same bits."""
+    tables and decides the lanes; with ``numpy`` it is not asked. Both give the same bits. Nothing loaded
+    yet (as in a new process): choosing ``numba`` loads it."""
+    monkeypatch.setattr(accelerate, "_kernel", None)
     accelerate.set_accelerator("numba")
     real = accelerate.run_decoder(1)
-    assert real is not None
+    assert real is not None and real is accelerate.run_decoder(1)
     built: list[bytes] = []
 
     def factory(tables: np.ndarray) -> Any:
@@ -176,10 +178,14 @@ def test_the_chosen_backend_decodes(restore: None, monkeypatch: pytest.MonkeyPat
     assert built == [table.tobytes()] and fast.tobytes() == slow.tobytes()
 
 
-def test_settings(restore: None) -> None:
+def test_settings(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settings, and ``auto``'s choice by size, probing numba's presence once (as in a new process)."""
+    monkeypatch.setattr(accelerate, "_found", None)
     assert accelerate.set_accelerator("numpy") in accelerate.ACCELERATORS
     assert accelerate.accelerator() == "numpy" and accelerate.run_decoder(1 << 30) is None
     accelerate.set_accelerator("auto")
+    for _ in range(2):  # probed, then remembered
+        assert (accelerate.run_decoder(1 << 30) is None) == (not accelerate.numba_available())
     assert accelerate.run_decoder(accelerate.AUTO_FROM - 1) is None  # small batches stay in numpy
     assert (accelerate.run_decoder(accelerate.AUTO_FROM) is None) == (not accelerate.numba_available())
     with pytest.raises(ValueError, match=r"^accelerator must be one of auto, numba, numpy; got 'fast'$"):
