@@ -157,3 +157,28 @@ def test_config_numerators_are_checked() -> None:
         message = r"^BinaryRR params need two different yes_numerators in \[0, denominator\]"
         with pytest.raises(ConfigError, match=message):
             from_config(bad)
+
+
+def test_simulated_yes_counts_follow_the_binomials() -> None:
+    """20,000 respondents all "no", then all "yes" (forced response, P(yes | no) = 0.1,
+    P(yes | yes) = 0.8): the simulated yes count is Binomial(20,000, P(yes | truth)), checked with a
+    Wilson interval at alpha 1e-6 (fixed seed). Power: the other truth's probability fails it."""
+    from deniable.testing import proportion_check
+
+    m = dn.BinaryRR.forced_response(p_truth=0.7, p_yes=1 / 3)
+    p_no, p_yes = float(m.p_yes_given_no), float(m.p_yes_given_yes)
+    assert (p_no, p_yes) == pytest.approx((0.1, 0.8))
+    rng = np.random.default_rng(5)
+    for truth, (right, wrong) in [(0, (p_no, p_yes)), (1, (p_yes, p_no))]:
+        true_counts = np.array([20_000, 0]) if truth == 0 else np.array([0, 20_000])
+        no, yes = (int(c) for c in m.simulate_support_counts(true_counts, rng))
+        assert no + yes == 20_000
+        assert proportion_check(yes, 20_000, right, 1e-6).passed
+        assert not proportion_check(yes, 20_000, wrong, 1e-6).passed
+
+
+def test_a_report_as_json_is_a_boolean() -> None:
+    m = dn.BinaryRR(prob=0.75)
+    for report in (True, False, np.True_, np.False_):
+        assert m.report_to_json(report) is bool(report)
+    assert m.reports_to_json([True, False]) == [True, False]
