@@ -148,7 +148,8 @@ def test_config_numerators_are_checked() -> None:
     assert config["params"] == {"denominator": 4, "yes_numerators": [1, 3]}
     assert from_config(config) == dn.BinaryRR(prob=0.75)
     # any channel with two different numerators in [0, denominator] is a design's channel (survey designs)
-    for numerators, eps in (([0, 3], math.inf), ([3, 1], math.log(3)), ([1, 4], math.inf)):
+    for numerators, eps in (([0, 3], math.inf), ([3, 1], math.log(3)), ([1, 4], math.inf), ([4, 1], math.inf),
+                            ([3, 0], math.inf)):  # the ends 0 and the denominator, for either truth
         channel = dn.BinaryRR.channel(Fraction(numerators[1], 4), Fraction(numerators[0], 4))
         assert channel.to_config()["params"] == {"denominator": 4, "yes_numerators": numerators}
         assert from_config(channel.to_config()) == channel and channel.epsilon == pytest.approx(eps)
@@ -182,3 +183,18 @@ def test_a_report_as_json_is_a_boolean() -> None:
     for report in (True, False, np.True_, np.False_):
         assert m.report_to_json(report) is bool(report)
     assert m.reports_to_json([True, False]) == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((1.5, 0.5), r"p_yes_given_yes must be in \[0, 1\] for BinaryRR\.channel; got 1\.5"),
+        ((0.5, -0.25), r"p_yes_given_no must be in \[0, 1\] for BinaryRR\.channel; got -0\.25"),
+        ((0.5, "x"), r"p_yes_given_no must be a number or a fraction like 1/6 for BinaryRR\.channel; got 'x'"),
+        (("1/3", "2/6"), r"p_yes_given_yes and p_yes_given_no must differ for BinaryRR\.channel \(else the answer "
+                         r"carries no information\); got both 1/3"),
+    ],
+)
+def test_channel_messages_name_the_parameter(args: tuple[Any, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{message}$"):
+        dn.BinaryRR.channel(*args)
