@@ -198,3 +198,10 @@ def test_a_report_as_json_is_a_boolean() -> None:
 def test_channel_messages_name_the_parameter(args: tuple[Any, Any], message: str) -> None:
     with pytest.raises(ValueError, match=rf"^{message}$"):
         dn.BinaryRR.channel(*args)
+
+
+def test_repr_says_when_an_answer_reveals_the_truth() -> None:
+    assert repr(dn.BinaryRR(prob=0.75)) == "BinaryRR(P(yes|yes)=0.75, P(yes|no)=0.25, epsilon=1.09861)"
+    assert repr(dn.BinaryRR.channel(1, "1/3")) == (
+        "BinaryRR(P(yes|yes)=1, P(yes|no)=0.333333, epsilon=inf: an answer reveals the truth)"
+    )
