@@ -546,6 +546,10 @@ def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.
     rows = []
     for n in ns:
         values = zipf_strings(n, rng, max_length=max_length)
+        # untimed: load deniable's compiled loops (numba, when installed), as a running service has them
+        for method in ("pem", "sfp"):
+            hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=max_length, top_k=top_k, oracle=oracle)
+            hh.identify(hh.aggregate(hh.privatize_many(values[:2000])))
         for eps in epsilons:
             for method, letters in [("pem", None), ("sfp", None), *([("pem", LETTERS)] if alphabet else [])]:
                 print(f"  discovery deniable {method} n={n:,} eps={eps:g} alphabet={letters} ...", file=sys.stderr,
