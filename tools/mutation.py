@@ -49,7 +49,7 @@ MODULES: dict[str, list[str]] = {
         f"{STAT}/test_randomness.py",
     ],
     "aggregates": [f"{UNIT}/test_aggregates.py"],
-    "accelerate": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py"],
+    "accelerate": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_sketch_kernels.py"],
     "_runs_numba": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py"],
     **{
         f"mechanisms.{name}": [
