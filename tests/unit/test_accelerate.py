@@ -241,6 +241,21 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
     assert out.stdout.strip() == "auto"
 
 
+@pytest.mark.parametrize("choose", [accelerate.run_decoder, accelerate.sketch_kernels], ids=["runs", "sketch"])
+def test_each_setting_chooses_by_size(choose: Callable[[int], Any], restore: None) -> None:
+    """``numpy``: never compiled; ``numba``: compiled for any size; ``auto``: compiled from ``AUTO_FROM``
+    bits or entries on, when numba is installed. The same rule for the run decoder and the sketch loops."""
+    accelerate.set_accelerator("numpy")
+    assert choose(1 << 30) is None
+    if not accelerate.numba_available():
+        pytest.skip("numba is not installed")
+    accelerate.set_accelerator("numba")
+    assert choose(1) is not None and choose(1 << 30) is not None
+    accelerate.set_accelerator("auto")
+    assert choose(accelerate.AUTO_FROM - 1) is None
+    assert choose(accelerate.AUTO_FROM) is not None and choose(1 << 30) is not None
+
+
 def test_without_numba_in_this_process(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The test above within this process (numba made unimportable, nothing loaded or probed yet): ``auto``
     finds no numba and samples large batches with numpy; ``numba`` raises ImportError at once and the
@@ -252,6 +267,7 @@ def test_without_numba_in_this_process(restore: None, monkeypatch: pytest.Monkey
     monkeypatch.setattr(accelerate, "_found", None)
     accelerate.set_accelerator("auto")
     assert not accelerate.numba_available() and accelerate.run_decoder(1 << 30) is None
+    assert accelerate.sketch_kernels(1 << 30) is None
     source = Scripted(bytes([0xFF]) * (accelerate.AUTO_FROM // 4 + 64))  # every lane ends at G = 0: c_0 = 1
     assert np.unpackbits(randomness.bernoulli_packed(5, 3, accelerate.AUTO_FROM, source)).all()
     with pytest.raises(ImportError):
