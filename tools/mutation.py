@@ -44,8 +44,13 @@ MODULES: dict[str, list[str]] = {
     "estimate": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_consistency.py", f"{UNIT}/test_html.py"],
     "consistency": [f"{UNIT}/test_consistency.py", f"{UNIT}/test_estimate.py"],
     "privacy": [f"{UNIT}/test_privacy.py", f"{UNIT}/test_unary.py", f"{UNIT}/test_frequency.py"],
-    "randomness": [f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_randomness_unit.py", f"{STAT}/test_randomness.py"],
+    "randomness": [
+        f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_randomness_unit.py", f"{UNIT}/test_accelerate.py",
+        f"{STAT}/test_randomness.py",
+    ],
     "aggregates": [f"{UNIT}/test_aggregates.py"],
+    "accelerate": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_sketch_kernels.py"],
+    "_runs_numba": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py"],
     **{
         f"mechanisms.{name}": [
             f"{UNIT}/test_{name}.py", f"{UNIT}/test_frequency.py", f"{UNIT}/test_contract.py",
@@ -78,6 +83,18 @@ MODULES: dict[str, list[str]] = {
         f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]
         for name in ("domain", "contract", "registry")
     },
+    "survey.designs": [
+        "tests/survey/test_designs.py", "tests/survey/test_design_details.py", "tests/survey/test_design_audit.py",
+        "tests/survey/test_reference_r.py",
+    ],
+    # the likelihood-level tests of test_regression_exact.py (not its statsmodels-results ones: seconds each)
+    "survey.likelihood": [
+        f"tests/survey/test_regression_exact.py::{name}" for name in (
+            "test_loglike_is_sum_of_log_response_probabilities", "test_score_and_hessian_are_exact",
+            "test_fit_solves_the_score_equations", "test_bad_responses_and_groups", "test_perfect_separation_is_named",
+        )
+    ] + ["tests/survey/test_likelihood_maximize.py"],
+    "client_state": [f"{UNIT}/test_client_state.py"],
     **{
         f"mechanisms.numeric.{name}": [f"{UNIT}/test_contract.py", NUMERIC]
         for name in (
@@ -85,6 +102,10 @@ MODULES: dict[str, list[str]] = {
         )
     },
 }
+
+# environment per module: the numba kernel runs as plain Python, where mutmut's trampolines work
+# (numba cannot compile them); the compiled and the Python kernel are the same code
+ENV: dict[str, dict[str, str]] = {"_runs_numba": {"NUMBA_DISABLE_JIT": "1"}}
 
 # the modules the issue names first, in this order
 CORE = ["intervals", "estimate", "consistency", "privacy", "randomness", "aggregates",
@@ -96,8 +117,8 @@ def module_path(module: str) -> str:
 
 
 def existing_tests(module: str) -> list[str]:
-    """The module's test paths that exist in this checkout (others are skipped)."""
-    return [p for p in dict.fromkeys(MODULES[module]) if (ROOT / p).exists()]
+    """The module's test paths (or ``path::test`` node ids) that exist in this checkout (others are skipped)."""
+    return [p for p in dict.fromkeys(MODULES[module]) if (ROOT / p.split("::")[0]).exists()]
 
 
 def prepare(module: str, workdir: Path) -> None:
@@ -111,6 +132,7 @@ def prepare(module: str, workdir: Path) -> None:
     for name in ("README.md", "MUTATION.md"):
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, workdir / name)
+    shutil.copytree(ROOT / "examples" / "data", workdir / "examples" / "data")  # the survey data some tests read
     tests = existing_tests(module)
     config = (
         "\n[tool.mutmut]\n"
@@ -118,6 +140,7 @@ def prepare(module: str, workdir: Path) -> None:
         f"only_mutate = [{json.dumps(module_path(module))}]\n"
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
         'pytest_add_cli_args = ["-m", "not slow and not postgres and not browser", "-p", "no:cacheprovider", "-q"]\n'
+        'also_copy = ["examples/data"]\n'
         "use_git_change_detection = false\n"
     )
     (workdir / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config)
@@ -152,7 +175,7 @@ def run(module: str, children: int, report_only: bool = False) -> dict[str, list
     start = time.monotonic()
     if not report_only:
         prepare(module, workdir)
-        env = dict(os.environ, CI="1")
+        env = dict(os.environ, CI="1", **ENV.get(module, {}))
         cmd = ["nice", "-n", "10", sys.executable, "-m", "mutmut", "run", "--max-children", str(children)]
         subprocess.run(cmd, cwd=workdir, env=env, check=False, stdout=subprocess.DEVNULL)
     grouped = results(workdir)
