@@ -97,25 +97,28 @@ def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
     return f, se
 
 
-def _pooled(shares: list[list[float]], variances: list[list[float]], counts: list[list[int]],
+def _pooled(per_level: list[tuple[NDArray[np.float64], NDArray[np.float64], int]],
             n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Each item's estimates from several levels pooled, weighted by the levels' reports, and the SEs.
+    """Each found item's estimates from its level and every later one, pooled with weights ``n_j``, and SEs.
 
-    Level ``j``'s ``n_j`` reports are a uniform random subset of the ``n``
-    devices, disjoint from the other levels', so with weights ``n_j`` the
-    estimates' errors are independent: ``Var = sum n_j**2 SE_j**2 / N**2``
-    (``N = sum n_j``) plus the subsampling term of ``N`` of the ``n``
-    devices, ``f (1 - f) (n - N) / (N (n - 1))``.
+    ``per_level[j]``: the estimates and SEs of the items found up to level
+    ``j + 1`` (a prefix of the final list, in order) and the level's reports
+    ``n_j``. Level ``j``'s reports are a uniform random subset of the ``n``
+    devices, disjoint from the other levels', so the estimates' errors are
+    independent: ``Var = sum n_j**2 SE_j**2 / N**2`` (``N = sum n_j``) plus
+    the subsampling term of ``N`` of the ``n`` devices,
+    ``f (1 - f) (n - N) / (N (n - 1))``.
     """
-    f, se = np.zeros(len(shares)), np.zeros(len(shares))
-    for i, (fi, vi, ni) in enumerate(zip(shares, variances, counts, strict=True)):
-        w = np.asarray(ni, dtype=float)
-        total = w.sum()
-        f[i] = float(w @ np.asarray(fi)) / total
-        plug = min(max(f[i], 0.0), 1.0)
-        subsample = plug * (1 - plug) * (n - total) / (total * max(n - 1, 1))
-        se[i] = np.sqrt(float(w**2 @ np.asarray(vi)) / total**2 + subsample)
-    return f, se
+    k = per_level[-1][0].size
+    weighted, variance, total = np.zeros(k), np.zeros(k), np.zeros(k)
+    for f, se, n_j in per_level:
+        weighted[: f.size] += n_j * f
+        variance[: f.size] += n_j**2 * se**2
+        total[: f.size] += n_j
+    pooled = weighted / total
+    plug = np.clip(pooled, 0, 1)
+    subsample = plug * (1 - plug) * (n - total) / (total * max(n - 1, 1))
+    return pooled, np.sqrt(variance / total**2 + subsample)
 
 
 class Protocol:
@@ -196,40 +199,27 @@ class PEM(Protocol):
         if any(s.n == 0 for s in stat.levels):
             return [], np.zeros(0), np.zeros(0), 0
         frontier = [b""]
-        found: list[bytes] = []  # finished options (whole items), in the order the search met them
-        shares: list[list[float]] = []  # per found item: its estimates at its level and every later one
-        variances: list[list[float]] = []
-        counts: list[list[int]] = []
+        found: list[bytes] = []  # the whole items the search met (options ending in a marker), in order
+        per_level: list[tuple[NDArray[np.float64], NDArray[np.float64], int]] = []  # found items' estimates
         for lev in range(1, self.levels + 1):
             options = [p + bytes([b]) for p in frontier for b in self.items.extensions(p)]
             earlier = [self.items.padded(item, lev) for item in found]  # found before: their key at this level
             f_all, se_all = self._estimate(stat, lev, earlier + options)
-            at = list(range(len(earlier)))
-            for i, item in enumerate(options):
-                if self.items.finished(item):
-                    found.append(item)
-                    at.append(len(earlier) + i)
-                    shares.append([])
-                    variances.append([])
-                    counts.append([])
-            for i, j in enumerate(at):
-                shares[i].append(float(f_all[j]))
-                variances[i].append(float(se_all[j]) ** 2)
-                counts[i].append(stat.levels[lev - 1].n)
-            f_opt = f_all[len(earlier):]
-            open_ = np.array([i for i, item in enumerate(options) if not self.items.finished(item)], dtype=np.int64)
-            if open_.size:
-                order = open_[np.argsort(-f_opt[open_], kind="stable")[: self.top_k]]
-                frontier = [options[i] for i in order.tolist()]
-            else:
-                frontier = []
+            done = np.array([self.items.finished(o) for o in options], dtype=bool)
+            found += [o for o, d in zip(options, done, strict=True) if d]
+            mine = np.concatenate([np.arange(len(earlier)), len(earlier) + np.flatnonzero(done)])
+            per_level.append((f_all[mine], se_all[mine], stat.levels[lev - 1].n))
+            open_ = np.flatnonzero(~done)
+            order = open_[np.argsort(-f_all[len(earlier):][open_], kind="stable")[: self.top_k]]
+            frontier = [options[i] for i in order.tolist()]
         if not found:
             return [], np.zeros(0), np.zeros(0), 0
-        f, se = _pooled(shares, variances, counts, stat.n)
+        f, se = _pooled(per_level, stat.n)
         # every found item is tested: the filter corrects for all of them
         return [self.items.padded(item, self.levels) for item in found], f, se, len(found)
+
     def detectable(self, epsilon_variance: float) -> float:
-        """A level has ``n / L`` reports; each of the ``top_k * options`` (256, or ``|alphabet| + 1``) is tested."""
+        """A level has ``n / L`` reports; each of the ``top_k * options`` (``Items.options``) is tested."""
         z = z_for(0.05 / (self.top_k * self.items.options), two_sided=False)
         return z * float(np.sqrt(self.levels * epsilon_variance))
 
