@@ -21,13 +21,15 @@ about two runs in three, and exceed 11 (probability of 11 or fewer at
 r = 0.6: < 1e-5).
 
 SFP's fragment stage keeps a pair ``(r, byte)`` of a position only if it is
-significantly above 0 (Bonferroni over the 65,536 pairs), so it keeps a
-pair no device's item has in at most 5% of runs. The same workload and
-sketch shape, SFP at epsilon 6 (3 per sketch): 40 seeded runs, more than 11
-with a false fragment has probability < 4e-7. Power: without the collision
-correction every run keeps one (the frequent word's fragment at 46% shifts
-a pair sharing its bucket in 2 of the 16 rows by about 6 SE, and some of
-the 65,536 pairs do in every run), so more than 11.
+significantly above 0 (Bonferroni over the 65,536 pairs of that position),
+so at a given position it keeps a pair no device's item has in at most 5%
+of runs. The same workload and sketch shape, SFP at epsilon 6 (3 per
+sketch): 40 seeded runs, each looking at one position (in turn), more than
+11 with a false fragment has probability < 4e-7. Power: without the
+collision correction the frequent word's fragment (46% of the devices)
+shifts a pair sharing its bucket in 2 of the 16 rows by about 6 SE, and
+about a hundred of a position's 65,536 pairs do, so nearly every run
+keeps a false fragment: more than 11.
 """
 
 from __future__ import annotations
