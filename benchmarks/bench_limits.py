@@ -3,11 +3,15 @@
 Each row times one of deniable's hot paths and, beside it, the limit it is
 held to: a plain-numpy pass over the same data that no implementation of
 the workload can beat by much (or the target of the performance issue).
-Times are CPU seconds of this process (``time.process_time``), so other
-load on a shared machine distorts them less than wall time; the load
-average is printed with the table.
+Times are CPU seconds (``time.process_time`` in this process, user + system
+time of a child process), so other load on a shared machine distorts them
+less than wall time; the machine, the versions and the load average (1, 5
+and 15 minutes) are printed before the table and the load again after it.
+Rows that depend on the state of a fresh process (``import deniable``, the
+first OLH estimate, the numpy fallback sampler without numba loaded) run in
+child processes.
 
-    python benchmarks/bench_limits.py            # full sizes
+    python benchmarks/bench_limits.py            # every row, full sizes (about 15 min on 2 cores)
     python benchmarks/bench_limits.py --quick    # tiny smoke run
     python benchmarks/bench_limits.py --cli --rows 10000000   # the command-line rows alone, 10^7 rows
 """
@@ -15,6 +19,7 @@ average is printed with the table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -95,9 +100,8 @@ class CountingSource:
         return os.urandom(n)
 
 
-def bits_privatize(scale: int, repeat: int) -> tuple[str, str, str]:
-    """OUE/SUE k=1024 and RAPPOR secure privatize: random bytes, CPU time and peak memory per report,
-    with each sampler backend available (numba when installed, and the numpy fallback)."""
+def _bits_cells(backend: str, scale: int, repeat: int) -> list[str]:
+    """The privatize cells of one sampler backend, measured in this process."""
     mechanisms = (
         ("OUE k=1024", dn.OUE(1024, epsilon=1.0)),
         ("SUE k=1024", dn.SUE(1024, epsilon=1.0)),
@@ -105,30 +109,39 @@ def bits_privatize(scale: int, repeat: int) -> tuple[str, str, str]:
     )
     n = 200_000 // scale
     values = np.random.default_rng(0).integers(0, 128, n)
+    accelerate.set_accelerator(backend)
+    cells = []
+    for name, m in mechanisms:
+        source = CountingSource()
+        m._sample(m.domain_obj.encode(values), source)
+        seconds = cpu_seconds(partial(m.privatize_many, values), repeat)
+        tracemalloc.start()
+        m.privatize_many(values)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        width = m.privatize_many(values[:1]).nbytes
+        cells.append(f"{name} ({backend}): {source.read / n:.0f} B random, {seconds / n * 1e6:.2f} us, "
+                     f"peak {peak / n:.0f} B ({peak / n / width:.1f}x its {width} B report)")
+    return cells
+
+
+def bits_privatize(scale: int, repeat: int) -> tuple[str, str, str]:
+    """OUE/SUE k=1024 and RAPPOR secure privatize: random bytes, CPU time and peak memory per report,
+    with each sampler backend available (numba when installed, and the numpy fallback), each in a
+    fresh process (the numpy one never imports numba, as in an install without it)."""
     backends = ["numba", "numpy"] if accelerate.numba_available() else ["numpy"]
     cells = []
     for backend in backends:
-        previous = accelerate.set_accelerator(backend)
-        try:
-            for name, m in mechanisms:
-                source = CountingSource()
-                m._sample(m.domain_obj.encode(values), source)
-                seconds = cpu_seconds(partial(m.privatize_many, values), repeat)
-                tracemalloc.start()
-                m.privatize_many(values)
-                peak = tracemalloc.get_traced_memory()[1]
-                tracemalloc.stop()
-                width = m.privatize_many(values[:1]).nbytes
-                cells.append(f"{name} ({backend}): {source.read / n:.0f} B random, {seconds / n * 1e6:.2f} us, "
-                             f"peak {peak / n:.0f} B ({peak / n / width:.1f}x its {width} B report)")
-        finally:
-            accelerate.set_accelerator(previous)
+        out = subprocess.run([sys.executable, __file__, "--bits-child", backend, str(scale), str(repeat)],
+                             check=True, capture_output=True, text=True,
+                             env={**os.environ, "DENIABLE_ACCELERATOR": backend}).stdout
+        cells += json.loads(out)
     return (
         "OUE/SUE k=1024 and RAPPOR (64 bits) secure privatize, per report",
         "; ".join(cells),
         "randomness: 2 bits per output bit by an exact lazy comparison (256 B for OUE/SUE k=1024, 16 B per "
-        "64-bit RAPPOR word), at most 300 B at k=1024; CPU: half the old bit-sliced sampler's; memory: within "
-        "2x of the report",
+        "64-bit RAPPOR word), at most 300 B at k=1024; CPU: half the old bit-sliced sampler's (OUE 3.7-4.2 us, "
+        "SUE 3.7-3.8 us, RAPPOR 0.38-0.39 us: at most 1.9 / 1.9 / 0.19 us); memory: within 2x of the report",
     )
 
 
@@ -141,10 +154,84 @@ def rappor_decode(scale: int, repeat: int) -> tuple[str, str, str]:
     stat = m.aggregate(m.privatize_many(rng.integers(0, k, 200_000 // scale), rng=rng))
     seconds = cpu_seconds(partial(m.estimate_from, stat), min(repeat, 3))
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    limited = "one (threadpoolctl)" if importlib.util.find_spec("threadpoolctl") else f"{threads} (no threadpoolctl)"
     return (
-        f"RAPPOR decode, {k:,} candidates x 64 cohorts x 64 bits (BLAS threads: {threads})",
+        f"RAPPOR decode, {k:,} candidates x 64 cohorts x 64 bits (BLAS threads: {limited})",
         f"{seconds:.3f} CPU s",
         "0.2 s",
+    )
+
+
+HEAVY = ("scipy.stats", "pandas", "matplotlib", "fastapi", "sqlalchemy", "dask")
+IMPORTED = "import json, sys; import {}; print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {!r})))"
+
+
+def import_time(scale: int, repeat: int) -> tuple[str, str, str]:
+    """CPU of a fresh ``python -c "import deniable"`` against ``import numpy``, and which heavy modules it loads."""
+    runs = max(1, min(repeat, 5))
+    cpu = {name: min(child_seconds([sys.executable, "-c", f"import {name}"]) for _ in range(runs))
+           for name in ("deniable", "numpy")}
+    roots = {"scipy", *(h.split(".")[0] for h in HEAVY)}
+    loaded = json.loads(subprocess.run([sys.executable, "-c", IMPORTED.format("deniable", roots)],
+                                       check=True, capture_output=True, text=True).stdout)
+    heavy = [h for h in HEAVY if h in loaded]
+    scipy = "scipy not imported" if "scipy" not in loaded else f"scipy modules: {len(loaded)}"
+    return (
+        "`import deniable` (fresh process)",
+        f"{cpu['deniable']:.2f} CPU s vs {cpu['numpy']:.2f} s for `import numpy`; heavy modules imported: "
+        f"{', '.join(heavy) or 'none'} ({scipy})",
+        f"numpy's import plus deniable's own modules; none of {', '.join(HEAVY)} (scipy only where needed)",
+    )
+
+
+OLH_CHILD = """
+import json, sys, time
+import numpy as np
+import deniable as dn
+n = int(sys.argv[1])
+rng = np.random.default_rng(0)
+reports = dn.OLH(1024, epsilon=1.0).privatize_many(rng.integers(0, 1024, n), rng=rng)
+m = dn.OLH(1024, epsilon=1.0)
+start = time.process_time()
+m.estimate(reports)
+cold = time.process_time() - start
+warm = float("inf")
+for _ in range(int(sys.argv[2])):
+    start = time.process_time()
+    m.estimate(reports)
+    warm = min(warm, time.process_time() - start)
+values = reports["value"].astype(np.int64)
+start = time.process_time()
+np.bincount(values, minlength=m.g)
+floor = time.process_time() - start
+print(json.dumps([cold / n, warm / n, floor / n, m.g]))
+"""
+
+
+def olh_estimate(scale: int, repeat: int) -> tuple[str, str, str]:
+    """OLH k=1024 estimate: the first call in a fresh process (cold) and the best later one (warm)."""
+    n = 1_000_000 // scale
+    out = subprocess.run([sys.executable, "-c", OLH_CHILD, str(n), str(repeat)],
+                         check=True, capture_output=True, text=True).stdout
+    cold, warm, floor, g = json.loads(out)
+    return (
+        f"OLH k=1024 (epsilon 1, g={g}) estimate from {n:,} reports, first call in a fresh process and later",
+        f"cold {cold * 1e9:.0f} ns/report, warm {warm * 1e9:.0f} ns/report ({cold / warm:.1f}x)",
+        f"cold = warm (no one-time set-up); one `bincount` of the report values: {floor * 1e9:.1f} ns/report",
+    )
+
+
+def laplace_estimate(scale: int, repeat: int) -> tuple[str, str, str]:
+    """Laplace estimate (every report checked against the lattice) against the bare moments of the reports."""
+    n = 10_000_000 // scale
+    m = dn.Laplace(0, 100, epsilon=1.0)
+    reports = m.privatize_many(np.random.default_rng(0).uniform(0, 100, n), rng=1)
+    now = cpu_seconds(lambda: m.estimate(reports), repeat)
+    floor = cpu_seconds(lambda: (reports.sum(), np.einsum("i,i->", reports, reports)), repeat)
+    return (
+        f"Laplace estimate from {n:,} reports (each checked to be a lattice point in the report range)",
+        f"{n / now / 1e6:.0f}M reports/s",
+        f"{n / floor / 1e6:.0f}M reports/s: the bare aggregate (`sum` and `einsum` sum of squares, no BLAS threads)",
     )
 
 
@@ -188,7 +275,7 @@ def _answers_file(tmp: str, kind: str, n: int, m: dn.GRR, private: bool) -> str:
     return path
 
 
-CLI_ROWS = 2_000_000
+CLI_ROWS = 10_000_000
 
 
 def cli_estimate(scale: int, repeat: int) -> tuple[str, str, str]:
@@ -240,11 +327,40 @@ def cli_privatize(scale: int, repeat: int) -> tuple[str, str, str]:
             "; ".join(cells), "a plain read + write's CPU time x 1.5")
 
 
-ROWS = [unary_estimate, subset_privatize, bits_privatize, rappor_decode, cli_estimate, cli_privatize]
+ROWS = [bits_privatize, unary_estimate, subset_privatize, import_time, cli_estimate, cli_privatize,
+        rappor_decode, olh_estimate, laplace_estimate]  # the order of the performance issue's table
+CLI = [cli_estimate, cli_privatize]
+
+
+def _version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{name} {version(name)}"
+    except PackageNotFoundError:
+        return f"no {name}"
+
+
+def _machine() -> str:
+    """The CPU's model name where the system tells it (Linux), else the platform's processor."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
+def _load() -> str:
+    if not hasattr(os, "getloadavg"):
+        return "load average unknown"
+    return "load average {:.2f} {:.2f} {:.2f} (1, 5, 15 min)".format(*os.getloadavg())
 
 
 def main() -> None:
     global CLI_ROWS
+    if len(sys.argv) == 5 and sys.argv[1] == "--bits-child":  # one sampler backend, in a fresh process
+        print(json.dumps(_bits_cells(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
     parser.add_argument("--cli", action="store_true", help="only the command-line rows")
@@ -252,13 +368,19 @@ def main() -> None:
     args = parser.parse_args()
     scale, repeat = (100, 1) if args.quick else (1, 5)
     CLI_ROWS = args.rows
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"numpy {np.__version__}, load average {load:.2f} at the start; CPU seconds")
+    versions = ", ".join(_version(name) for name in ("deniable", "numpy", "scipy", "numba", "threadpoolctl",
+                                                     "pandas", "pyarrow"))
+    print(f"{_machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, {versions}")
+    print(f"start: {_load()}; CPU seconds")
+    print()
     print("| workload | deniable | limit |")
     print("|---|---:|---|")
-    for row in ROWS[-2:] if args.cli else ROWS:
-        print("| {} | {} | {} |".format(*row(scale, repeat)))
+    start = time.perf_counter()
+    for row in CLI if args.cli else ROWS:
+        print("| {} | {} | {} |".format(*row(scale, repeat)), flush=True)
+    print()
+    print(f"end: {_load()}; {time.perf_counter() - start:.0f} s wall")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,11 @@ m = 1024 buckets), secure default randomness (OS CSPRNG). Times are CPU
 seconds (``time.process_time``, all threads of this process), so they do not
 count waiting for a shared machine's cores; the load average is printed.
 Discovery (``HeavyHitters``, PEM over HCMS) runs on the same strings;
-precision counts the found values among the true top ``top_k``.
+precision counts the found values among the true top ``top_k``. Then the
+device's floor for CMS (reading the random bytes from the OS, and the exact
+sampler's Bernoulli bits alone) and CMS under each accelerator
+(:mod:`deniable.accelerate`: numpy, and numba when installed; the same
+results). The compiled loops are loaded before anything is timed.
 
     python benchmarks/bench_sketch.py            # n = 200,000
     python benchmarks/bench_sketch.py --quick    # tiny smoke run
@@ -23,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import deniable as dn
+from deniable import accelerate, randomness
 
 
 def cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -49,6 +54,8 @@ def main() -> None:
     values = workload(n, rng)
     listed = [f"word-{w}" for w in range(1000)]
     truth = np.array([values.count(w) for w in listed[:20]]) / n
+    warm = dn.HeavyHitters(epsilon=4.0, max_length=8, oracle="cms")  # load numba's compiled loops, if installed
+    warm.identify(warm.aggregate(warm.privatize_many(values[:2000])))
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores, shared)")
     print(f"n = {n}, epsilon = 4, k_h = 256, m = 1024, 1000 listed strings\n")
     print("| mechanism | privatize_many (secure) | aggregate | estimate 1000 listed | estimate_values 10 | "
@@ -85,6 +92,32 @@ def main() -> None:
         err = float(np.median(rel)) if rel else float("nan")
         print(f"| PEM over {oracle.upper()}, max_length 8, top_k {top_k} | {t_priv:.2f} s | {t_agg:.3f} s | "
               f"{t_id:.2f} s | {recall[0]:.1f} | {recall[1]:.2f} | {precision:.2f} | {err:.3f} |")
+    floor(n, values, listed)
+
+
+def floor(n: int, values: list[str], listed: list[str]) -> None:
+    """CMS's device floor (random bytes and exact bits for n reports of 1024 bits) and CMS per accelerator."""
+    bits = n * 1024
+    t_os, _ = cpu(lambda: [os.urandom(1 << 20) for _ in range(bits // 4 >> 20)])
+    flip = dn.CountMeanSketch(epsilon=4.0).flip_numerator
+    t_bits, _ = cpu(lambda: randomness.bernoulli_packed(flip, 32, bits, randomness.SecureSource()))
+    print(f"\n| CMS device floor, n = {n:,} reports of 1024 bits | CPU s |\n|---|---:|")
+    print(f"| {bits // 4 >> 20} MiB from the OS (`os.urandom`, 2 random bits per report bit) | {t_os:.3f} |")
+    print(f"| the exact sampler's bits (`bernoulli_packed`, OS bytes included) | {t_bits:.3f} |")
+    print("\n| accelerator | CMS privatize_many | CMS aggregate | estimate 1000 listed | "
+          "PEM over CMS (max_length 8, top_k 32) aggregate + identify |\n|---|---:|---:|---:|---:|")
+    previous = accelerate.accelerator()
+    for name in ("numpy", "numba") if accelerate.numba_available() else ("numpy",):
+        accelerate.set_accelerator(name)
+        m = dn.CountMeanSketch(listed, epsilon=4.0, rows=256, width=1024)
+        t_priv, reports = cpu(lambda m=m: m.privatize_many(values))
+        t_agg, stat = cpu(lambda m=m, r=reports: m.aggregate(r))
+        t_est, _ = cpu(lambda m=m, s=stat: m.estimate_from(s))
+        hh = dn.HeavyHitters(epsilon=4.0, max_length=8, top_k=32, oracle="cms")
+        found = hh.privatize_many(values)
+        t_hh, _ = cpu(lambda hh=hh, r=found: hh.identify(hh.aggregate(r)))
+        print(f"| {name} | {t_priv:.2f} s | {t_agg:.3f} s | {t_est:.3f} s | {t_hh:.2f} s |")
+    accelerate.set_accelerator(previous)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The run decoder of :func:`deniable.randomness.dyadic_packed`, compiled with numba.
 
 Imported only through :mod:`deniable.accelerate`. It computes what
-:func:`deniable.randomness._decide_numpy` computes for one draw of random
+:func:`deniable.randomness._numpy_decoder` computes for one draw of random
 bytes: the bytes are a stream of fair bits, most significant bit of each
 byte first; each 1 ends a lane whose run held ``G`` 0s, and the lane's bit
 is ``tables[row, min(G, width - 1)]`` (``row`` the lane's bit of ``select``
@@ -16,45 +16,23 @@ is the 0s after ``b``'s last 1 (capped), or ``s + 8`` (capped) for a zero
 byte, so consecutive bytes do not wait on each other's table lookups, and
 the output bits are appended without a branch (a flush branch taken half the
 time would be mispredicted half the time). The pattern table is built once
-per ``tables`` with numpy.
+per ``tables`` with numpy (:func:`deniable.randomness.run_patterns`).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import numba
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["decide", "byte_tables", "decoder"]
+from deniable.randomness import run_patterns
 
-_BYTES = np.arange(256)
+__all__ = ["decide", "decoder"]
+
 _COUNT = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)  # lanes a byte ends
 _TRAILING = np.array([8] + [(b & -b).bit_length() - 1 for b in range(1, 256)], dtype=np.int64)  # 0s after its last 1
-
-
-@lru_cache(maxsize=64)
-def _cached(tables: bytes, rows: int) -> NDArray[np.uint8]:
-    table = np.frombuffer(tables, dtype=np.uint8).reshape(rows, -1)
-    cap = table.shape[1] - 1
-    g = np.repeat(np.arange(cap + 1)[:, None], 256, axis=1)
-    pattern = np.zeros((rows, cap + 1, 256), dtype=np.int64)
-    for shift in range(7, -1, -1):
-        one = ((_BYTES >> shift) & 1).astype(bool)[None, :]
-        bit = table[:, np.minimum(g, cap)]  # (rows, states, bytes): a lane ending here
-        pattern = np.where(one, pattern << 1 | bit, pattern)
-        g = np.where(one, 0, g + 1)
-    pattern_u8 = pattern.astype(np.uint8)
-    pattern_u8.flags.writeable = False
-    return pattern_u8
-
-
-def byte_tables(tables: NDArray[np.uint8]) -> NDArray[np.uint8]:
-    """``pattern[row, state, byte]`` for the rows of ``tables`` (cached)."""
-    return _cached(np.ascontiguousarray(tables, dtype=np.uint8).tobytes(), tables.shape[0])
-
 
 _READ_1D = numba.types.Array(numba.uint8, 1, "C", readonly=True)
 _READ_3D = numba.types.Array(numba.uint8, 3, "C", readonly=True)
@@ -132,8 +110,9 @@ except RuntimeError:  # no writable cache location: compile in every process
 
 
 def decoder(tables: NDArray[np.uint8]) -> Any:
-    """``decode(octets, carried, select, out, lane0, need)``: :func:`decide` with the byte tables of ``tables``."""
-    pattern = byte_tables(tables)
+    """``decode(octets, carried, select, out, lane0, need)``: :func:`decide` with the byte tables of ``tables``
+    (:func:`deniable.randomness.run_patterns`)."""
+    pattern = run_patterns(tables)
 
     def decode(octets: Any, carried: int, select: Any, out: Any, lane0: int, need: int) -> tuple[int, int]:
         return decide(octets, carried, pattern, select, out, lane0, need)

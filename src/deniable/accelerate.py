@@ -6,14 +6,18 @@ that with ``flatnonzero`` and ``diff`` (an int64 index per bit); with numba
 installed (``pip install 'deniable[fast]'``) a compiled loop does it in a
 fraction of the time. Both read the same bytes and give the same bits for
 the same bytes (tested); numba is imported only when a large enough batch
-is first sampled, never by ``import deniable``.
+is first sampled, never by ``import deniable``. The count-mean sketches'
+hashing (BLAKE2b and the buckets) and tables and the column counts of bit-packed reports
+(:mod:`deniable.columns`) have compiled loops too
+(:func:`sketch_kernels`), chosen the same way; they compute the same
+integers as numpy.
 
 Which one runs is chosen by :func:`set_accelerator` or, at start-up, by the
 environment variable ``DENIABLE_ACCELERATOR``:
 
 * ``auto`` (the default): numba if it is installed, for batches of at least
-  ``AUTO_FROM`` bits (smaller ones, such as a single report, stay in numpy
-  and do not pay numba's import);
+  ``AUTO_FROM`` bits (or table entries; smaller ones, such as a single
+  report, stay in numpy and do not pay numba's import);
 * ``numba``: numba for every batch (an ImportError if it is not installed);
 * ``numpy``: never numba.
 """
@@ -24,9 +28,12 @@ import importlib.util
 import os
 import threading
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
-__all__ = ["ACCELERATORS", "AUTO_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder"]
+__all__ = [
+    "ACCELERATORS", "AUTO_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder", "sketch_kernels",
+]
 
 ACCELERATORS = ("auto", "numba", "numpy")
 """The accepted settings: ``auto`` (numba for large calls when installed), ``numba``, ``numpy``."""
@@ -35,6 +42,7 @@ AUTO_FROM = 1 << 16
 
 _lock = threading.Lock()
 _kernel: Callable[..., Any] | None = None
+_sketch: ModuleType | None = None
 
 
 def _check(name: str) -> str:
@@ -70,12 +78,12 @@ def set_accelerator(name: str) -> str:
 
 
 def _load() -> Callable[..., Any]:
-    global _kernel
+    global _kernel, _sketch
     with _lock:
-        if _kernel is None:
-            from deniable import _runs_numba
+        if _kernel is None or _sketch is None:
+            from deniable import _runs_numba, _sketch_numba
 
-            _kernel = _runs_numba.decoder
+            _kernel, _sketch = _runs_numba.decoder, _sketch_numba
         return _kernel
 
 
@@ -85,6 +93,16 @@ def run_decoder(bits: int) -> Callable[..., Any] | None:
     if _mode == "numpy" or (_mode == "auto" and (bits < AUTO_FROM or not _available())):
         return None
     return _load()
+
+
+def sketch_kernels(work: int) -> ModuleType | None:
+    """For a call over ``work`` bits or table entries: None for numpy, or the compiled loops
+    (``deniable._sketch_numba``: ``column_counts``, ``digests``, ``bucket_matrix``, ``support_sums``,
+    ``matrix_sums``, ``collision_counts``)."""
+    if _mode == "numpy" or (_mode == "auto" and (work < AUTO_FROM or not _available())):
+        return None
+    _load()
+    return _sketch
 
 
 _found: bool | None = None

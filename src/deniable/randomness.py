@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from functools import lru_cache
 from typing import Any, Protocol, TypeAlias
 
 import numpy as np
@@ -50,6 +51,7 @@ __all__ = [
     "uniform_words",
     "uniform_below",
     "expansion_table",
+    "run_patterns",
     "dyadic_packed",
     "bernoulli_packed",
     "bernoulli_words",
@@ -68,7 +70,7 @@ _U32 = 1 << 32
 TWO64 = 1 << 64
 """2**64: a 64-bit threshold ``T`` stands for the probability ``T / TWO64``."""
 _STUCK_BITS = 1 << 16  # more zero bits in a row than this: the source is broken (2**-65536 for a fair one)
-_BLOCK_LANES = 1 << 16  # Bernoulli bits decided at a time (about 1 MiB of working memory)
+_BLOCK_LANES = 1 << 16  # Bernoulli bits decided at a time (under 0.3 MiB of working memory)
 _MSB = list(range(7, -1, -1)) if sys.byteorder == "little" else list(range(8))  # bytes, most significant first
 
 
@@ -201,51 +203,139 @@ def _stuck(carried: int) -> None:
         )
 
 
-def _decide_numpy(
-    tables: NDArray[np.uint8], select: NDArray[np.uint8], out: NDArray[np.uint8], lane0: int, lanes: int,
-    source: Source,
+_LANES_PER_BYTE = np.bitwise_count(np.arange(256, dtype=np.uint8))  # the 1s of a byte: the lanes it ends
+
+
+@lru_cache(maxsize=64)
+def _patterns(tables: bytes, rows: int) -> NDArray[np.uint8]:
+    table = np.frombuffer(tables, dtype=np.uint8).reshape(rows, -1)
+    cap = table.shape[1] - 1
+    every = np.arange(256)
+    g = np.repeat(np.arange(cap + 1)[:, None], 256, axis=1)
+    pattern = np.zeros((rows, cap + 1, 256), dtype=np.int64)
+    for shift in range(7, -1, -1):
+        one = ((every >> shift) & 1).astype(bool)[None, :]
+        bit = table[:, np.minimum(g, cap)]  # (rows, states, bytes): a lane ending here
+        pattern = np.where(one, pattern << 1 | bit, pattern)
+        g = np.where(one, 0, g + 1)
+    pattern_u8 = pattern.astype(np.uint8)
+    pattern_u8.flags.writeable = False
+    return pattern_u8
+
+
+def run_patterns(tables: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """``pattern[row, state, byte]``: the bits of the lanes byte ``byte`` ends, for the rows of ``tables``.
+
+    ``state`` is the run carried into the byte (the 0s since the last 1),
+    capped at ``cap = width - 1`` (every longer run gives the same bit). A
+    byte ends ``popcount(byte)`` lanes; their bits, the first lane highest,
+    are the low bits of the entry. Cached per ``tables``.
+    """
+    return _patterns(np.ascontiguousarray(tables, dtype=np.uint8).tobytes(), tables.shape[0])
+
+
+@lru_cache(maxsize=64)
+def _aligned(tables: bytes, rows: int) -> NDArray[np.uint16]:
+    pattern = _patterns(tables, rows).astype(np.int64)
+    aligned = ((pattern << (16 - _LANES_PER_BYTE.astype(np.int64))) & 0xFFFF).astype(np.uint16)
+    aligned = aligned.reshape(rows, -1)
+    aligned.flags.writeable = False
+    return aligned
+
+
+def _numpy_decoder(tables: NDArray[np.uint8]) -> Any:
+    """``decode(octets, carried, select, out, lane0, need) -> (decided, zeros)`` in numpy.
+
+    What the compiled decoder (:mod:`deniable.accelerate`) computes, a byte
+    at a time but for all the bytes of a draw at once: each byte's run
+    carried in (the trailing 0s of the byte before it, 8 more per zero
+    byte, capped), its lanes' bits from :func:`run_patterns` (left-aligned
+    in 16 bits), its first lane from a cumulative count of 1s, and the bit
+    fields, shifted to their place, summed per output byte by ``bincount``
+    (they do not overlap, so the sum is their OR). Every array is per byte
+    of randomness (a quarter of a lane), none per lane or per random bit.
+    """
+    raw = np.ascontiguousarray(tables, dtype=np.uint8).tobytes()
+    aligned = _aligned(raw, tables.shape[0])
+    cap = aligned.shape[1] // 256 - 1
+    index = np.uint16 if cap < 256 else np.int64  # state << 8 | byte
+
+    def decode(
+        octets: NDArray[np.uint8], carried: int, select: NDArray[np.uint8], out: NDArray[np.uint8],
+        lane0: int, need: int,
+    ) -> tuple[int, int]:
+        b = octets
+        count = np.bitwise_count(b)
+        ends = np.cumsum(count, dtype=np.int32)  # lanes decided up to each byte
+        total = int(ends[-1]) if b.size else 0
+        if total == 0:
+            return 0, carried + 8 * b.size
+        zeros = 0
+        if total < need:
+            last = int(np.flatnonzero(b)[-1])
+            lowest = int(b[last]) & -int(b[last])
+            zeros = 8 * (b.size - 1 - last) + lowest.bit_length() - 1  # the 0s after the last 1
+        else:  # the bytes up to the one that ends lane ``need``
+            n = int(np.searchsorted(ends, need)) + 1
+            b, count, ends = b[:n], count[:n], ends[:n]
+        state: NDArray[Any] = np.empty(b.size, dtype=index)
+        state[0] = min(carried, cap)
+        if b.size > 1:
+            low = np.bitwise_and(b[:-1], np.negative(b[:-1]))  # each byte's lowest 1
+            low -= 1  # its trailing 0s as 1s: all 8 for a zero byte
+            np.bitwise_count(low, out=state[1:])
+            zero = np.flatnonzero(b[:-1] == 0)
+            if zero.size:  # after a run of zero bytes from s: the state at s plus 8 per zero byte
+                start = np.ones(zero.size, dtype=np.bool_)
+                start[1:] = zero[1:] != zero[:-1] + 1
+                first = np.maximum.accumulate(np.where(start, zero, 0))
+                state[zero + 1] = np.minimum(cap, state[first] + 8 * (zero + 1 - first))
+            if cap < 8:
+                np.minimum(state, cap, out=state)
+        state <<= 8
+        state |= b
+        bits = aligned[0].take(state)  # the byte's lanes, first lane at bit 15
+        pos = ends - count  # each byte's first lane, from lane0 rounded down to a byte
+        pos += lane0 & 7
+        base = lane0 >> 3
+        offset = (pos & 7).astype(np.uint16)
+        if aligned.shape[0] == 2:  # each lane its select bit's row
+            other = aligned[1].take(state)
+            other ^= bits
+            byte = pos >> 3
+            byte += base
+            window = select.take(byte, mode="clip").astype(np.uint16)
+            window <<= 8
+            byte += 1
+            window |= select.take(byte, mode="clip")
+            window <<= offset
+            other &= window
+            bits ^= other
+        if total >= need:  # only the lanes up to ``need`` of the last byte
+            keep = need - int(ends[-1] - count[-1])
+            bits[-1] &= np.uint16((0xFFFF << (16 - keep)) & 0xFFFF)
+        bits >>= offset
+        pos >>= 3
+        words = np.bincount(pos, weights=bits).astype(np.uint16)
+        target = out[base : base + words.size + 1]
+        target[: words.size] |= (words >> 8).astype(np.uint8)
+        target[1:] |= words[: target.size - 1].astype(np.uint8)
+        return min(total, need), zeros
+
+    return decode
+
+
+def _decide(
+    kernel: Any, select: NDArray[np.uint8], out: NDArray[np.uint8], lane0: int, lanes: int, source: Source,
 ) -> None:
-    """Lanes ``lane0 .. lane0 + lanes - 1`` (``lane0`` a multiple of 8) of :func:`dyadic_packed`, in numpy.
+    """Lanes ``lane0 .. lane0 + lanes - 1`` (``lane0`` a multiple of 8) of :func:`dyadic_packed`.
 
     The lanes are the runs of one stream of fair bits, each ending at a 1
     (``G`` the 0s before it); draws of ``remaining // 4 + 64`` bytes until
     every lane has its run, the unused rest of the last draw discarded.
-    """
-    runs: list[NDArray[np.int64]] = []
-    done, carried = 0, 0  # carried: 0s after the last 1 of the previous draw
-    while done < lanes:
-        octets = uniform_words((lanes - done) // 4 + 64, np.uint8, source)
-        ones = np.flatnonzero(np.unpackbits(octets).view(np.bool_))
-        if ones.size == 0:
-            carried += 8 * octets.size
-            _stuck(carried)
-            continue
-        run = np.empty(min(ones.size, lanes - done), dtype=np.int64)  # G + 1 per lane
-        run[0] = ones[0] + 1 + carried
-        np.subtract(ones[1 : run.size], ones[: run.size - 1], out=run[1:])
-        carried = 8 * octets.size - 1 - int(ones[-1])
-        del ones  # not kept while the bits are looked up
-        runs.append(run)
-        done += run.size
-    g1 = runs[0] if len(runs) == 1 else np.concatenate(runs)
-    width = tables.shape[1]  # indexed by G + 1: entry 0 unused, G >= width - 1 clipped to the last
-    shifted = np.zeros((tables.shape[0], width + 1), dtype=np.uint8)
-    shifted[:, 1:] = tables
-    if tables.shape[0] == 1:
-        bits = shifted[0].take(g1, mode="clip")
-    else:
-        np.minimum(g1, width, out=g1)
-        g1 += np.unpackbits(select[lane0 // 8 : (lane0 + lanes + 7) // 8], count=lanes) * (width + 1)
-        bits = shifted.ravel().take(g1)
-    out[lane0 // 8 : (lane0 + lanes + 7) // 8] = np.packbits(bits)
-
-
-def _decide_kernel(
-    kernel: Any, select: NDArray[np.uint8], out: NDArray[np.uint8], lane0: int, lanes: int, source: Source,
-) -> None:
-    """:func:`_decide_numpy` with the run decoding compiled (same draws, same lanes, same bits).
-
-    ``kernel`` was built for the tables (:func:`deniable.accelerate.run_decoder`).
+    ``kernel`` decodes one draw: the numpy decoder, or the compiled one
+    (:func:`deniable.accelerate.run_decoder`), which give the same lanes
+    from the same bytes.
     """
     done, carried = 0, 0
     while done < lanes:
@@ -287,15 +377,10 @@ def dyadic_packed(
     if tables.ndim != 2 or tables.shape[0] not in (1, 2) or (tables.shape[0] == 2) != (select is not None):
         raise ValueError("dyadic_packed needs one table row, or two rows and a select array")
     rows = np.zeros((0,), dtype=np.uint8) if select is None else np.ascontiguousarray(select, dtype=np.uint8)
-    factory = accelerate.run_decoder(count)
-    kernel = None if factory is None else factory(tables)
+    kernel = (accelerate.run_decoder(count) or _numpy_decoder)(tables)
     rows = _read_only(rows)
     for start in range(0, count, _BLOCK_LANES):
-        lanes = min(_BLOCK_LANES, count - start)
-        if kernel is None:
-            _decide_numpy(tables, rows, out, start, lanes, source)
-        else:
-            _decide_kernel(kernel, rows, out, start, lanes, source)
+        _decide(kernel, rows, out, start, min(_BLOCK_LANES, count - start), source)
     return out
 
 

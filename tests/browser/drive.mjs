@@ -6,7 +6,10 @@
 //   visits: [{path: "/s/ID?invite=T", answers: [option index per question] | null,
 //             (an answer may also be {value: n} for a plain integer question, or
 //              {option: i, unrelated: j} for a UQTunknown question and its unrelated question)
-//             fast: bool, try_empty_submit: bool, screenshot: name, fail_first_post: bool}],
+//             fast: bool, try_empty_submit: bool, screenshot: name, fail_first_post: bool,
+//             refused_first: {value: text, screenshot: name} (a free-text answer the page must
+//             refuse to send: typed into question 0, submitted, the refusal recorded and
+//             screenshotted at 900 and 390 px wide, then the visit's answers replace it)}],
 //   (a "fast" visit answers with DOM clicks and, on a ?kiosk=1 page, reuses the page;
 //    answers to questions the page does not show, as under allocation: sample, are skipped)
 //   results_path: "/s/ID/results", screenshot_dir: "/tmp/...",
@@ -102,6 +105,27 @@ async function visit(page, v, index) {
       record.empty_submit_missing = await page.locator('fieldset.missing').count();
       record.empty_submit_requests = out.requests.length - before;
     }
+    if (v.refused_first) {
+      const before = out.requests.length;
+      await page.fill('#q0-value', v.refused_first.value);
+      record.refused_hint = await page.textContent('#q0-hint');
+      await page.click('#submit');
+      await page.waitForSelector('#status.error');
+      record.refused_status = (await page.textContent('#status')).trim();
+      record.refused_flagged = await page.locator('fieldset.missing').count();
+      record.refused_focus = await page.evaluate(() => document.activeElement?.id ?? null);
+      record.refused_invalid = await page.getAttribute('#q0-value', 'aria-invalid');
+      record.refused_state = await page.getAttribute('body', 'data-state');
+      const name = v.refused_first.screenshot;
+      out.screenshots[name] = path.join(plan.screenshot_dir, `${name}.png`);
+      await page.screenshot({ path: out.screenshots[name], fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      out.screenshots[`${name}_phone`] = path.join(plan.screenshot_dir, `${name}-phone.png`);
+      await page.screenshot({ path: out.screenshots[`${name}_phone`], fullPage: true });
+      await page.setViewportSize({ width: 900, height: 900 });
+      await page.waitForTimeout(300); // the layout settles at the new width before the next clicks
+      record.refused_requests = out.requests.slice(before).filter((r) => r.method === 'POST').length;
+    }
     if (v.fast) {
       // one round trip: DOM clicks on the radio buttons and the submit button (the page's own
       // event handlers run as for a user); the other visits use playwright's real input
@@ -146,6 +170,7 @@ async function visit(page, v, index) {
   record.status = (await page.textContent('#status')).trim();
   record.privacy = (await page.textContent('#privacy-epsilon')).trim();
   record.metas = await page.$$eval('fieldset.question .meta', (els) => els.map((e) => e.textContent));
+  record.hints = await page.$$eval('fieldset.question .hint', (els) => els.map((e) => e.textContent));
   record.submit_disabled = await page.isDisabled('#submit');
   record.retry_visible = await page.isVisible('#retry');
   record.ms = Date.now() - started;

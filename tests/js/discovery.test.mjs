@@ -10,9 +10,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { parseJSON } from '../../src/deniable/server/static/deniable.js';
+import { DeniableError, parseJSON, stringify } from '../../src/deniable/server/static/deniable.js';
 import { blake2b, fromDiscoveryConfig, sketchFromConfig } from '../../src/deniable/server/static/discovery.js';
-import { normalizeAnswer } from '../../src/deniable/server/static/free_text.js';
+import { describeAlphabet } from '../../src/deniable/server/static/format.js';
+import { foreignText, normalizeAnswer } from '../../src/deniable/server/static/free_text.js';
 import { shownValue } from '../../src/deniable/server/static/free_text_results.js';
 import { seededBytes, TEST_SEED } from './helpers.mjs';
 
@@ -52,6 +53,52 @@ test('items: text cut at a character boundary and marked, integers offset big-en
     const device = fromDiscoveryConfig(config);
     assert.equal(hex(device.item(c.value)), c.item, `${c.kind} ${c.value} (max_length ${c.max_length})`);
   }
+});
+
+test('an alphabet: values in it have their items; another character is refused as Python refuses it', () => {
+  const base = fixtures.chi_square.find((c) => c.name === 'pem-cms-alphabet').config;
+  for (const c of fixtures.alphabet_items) {
+    const device = fromDiscoveryConfig({ ...base, max_length: c.max_length, alphabet: c.alphabet });
+    assert.equal(device.alphabet, c.alphabet);
+    if (c.item !== undefined) {
+      assert.equal(hex(device.item(c.value)), c.item, c.value);
+      assert.equal(device.foreign(c.value), null);
+      continue;
+    }
+    assert.equal(device.foreign(c.value), c.character, c.value);
+    const expected = `value: has the character ${stringify(c.character)}, not in the alphabet; got ${stringify(c.value.slice(0, 60))}`;
+    assert.throws(() => device.privatize(c.value), (e) => e instanceof DeniableError && e.field === 'value' && e.message === expected);
+    if (!/[\\\t]/.test(c.value) && c.value.length < 50) {
+      // Python's words (its repr quotes with ' where JSON quotes with ")
+      assert.equal(expected.replace(/"/g, "'"), c.python_message.replace('values[0] ', 'value: '));
+    }
+  }
+  const batch = fixtures.alphabet_batch;
+  assert.throws(() => fromDiscoveryConfig(batch.config).privatizeMany(batch.values),
+    (e) => e.field === `values[${batch.index}]` && e.message.includes(`has the character ${stringify(batch.character)}`));
+  // without an alphabet every character is taken
+  const free = fromDiscoveryConfig(fixtures.chi_square[0].config);
+  assert.equal(free.alphabet, null);
+  assert.equal(free.foreign('ab😀'), null);
+});
+
+test('a bad alphabet in a config is refused naming alphabet, as Python refuses it', () => {
+  for (const c of fixtures.alphabet_configs) {
+    assert.throws(() => fromDiscoveryConfig(c.config), (e) => e instanceof DeniableError && e.field === 'alphabet',
+      `${stringify(c.config.alphabet)} (${c.config.kind}, ${c.config.method}): Python says ${c.python_message}`);
+  }
+});
+
+test('the pages name an alphabet by ranges and single characters', () => {
+  assert.equal(describeAlphabet('abcdefghijklmnopqrstuvwxyz'), 'a–z');
+  assert.equal(describeAlphabet('zyxwvutsrqponmlkjihgfedcba0123456789-_ '), '“-”, 0–9, “_”, a–z, space');
+  assert.equal(describeAlphabet('xy'), '“x”, “y”');
+  // the survey page's words for a refused character: the other case or the bare letter suggested
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  assert.equal(foreignText('V', letters), 'has the character “V”, not in the alphabet (type “v”); only these characters are allowed: a–z');
+  assert.match(foreignText('É', letters), /“É”, not in the alphabet \(type “e”\)/);
+  assert.match(foreignText('v', 'UVW'), /\(type “V”\)/);
+  assert.match(foreignText('😀', letters), /“😀”, not in the alphabet; only/);
 });
 
 test("sketch buckets and SFP pieces are Python's", () => {

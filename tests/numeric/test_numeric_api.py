@@ -166,6 +166,29 @@ def test_reports_that_no_input_can_produce_are_rejected(name: str) -> None:
         m.reports_from_json(m.reports_to_json(good)[:1] + [float(off[1])])
 
 
+@pytest.mark.parametrize("name", list(ALL))
+def test_bad_reports_past_the_first_chunk_are_named_by_index(name: str) -> None:
+    """Reports are checked a chunk at a time: a bad one in a later chunk (or at the very end)
+    is still refused with its own index, whether it is off the range, NaN or between outputs."""
+    m = ALL[name](1.0)
+    good = m.privatize_many(np.linspace(LOW, HIGH, 150_000), rng=2)
+    lo, hi = m.report_range
+    stat = m.aggregate(good)
+    yt = (good - (LOW + HIGH) / 2) / ((HIGH - LOW) / 2)
+    assert stat.total == pytest.approx(yt.sum(), rel=1e-12, abs=1e-9)
+    assert stat.total_sq == pytest.approx(np.dot(yt, yt), rel=1e-12)
+    for index in (70_001, good.size - 1):
+        for bad, match in [
+            (hi + (hi - lo), "finite, in"), (float("nan"), "finite, in"), (float("-inf"), "finite, in"),
+            (good[index] + (0.37 * m.step if hasattr(m, "step") else 1e-4) * (1 if good[index] < hi else -1),
+             "not one of its output values"),
+        ]:
+            off = good.copy()
+            off[index] = bad
+            with pytest.raises(ValueError, match=rf"at index {index} is not a possible .*{match}"):
+                m.aggregate(off)
+
+
 @pytest.mark.parametrize("name", ["Laplace", "SquareWave", "Hybrid"])
 def test_aggregates_merge_and_serialize(name: str) -> None:
     m = ALL[name](1.0)

@@ -152,7 +152,7 @@ def test_the_survey_as_devices_get_it(http: httpx.Client) -> None:
                             "min": 16, "max": 99, "categories": None, "mechanism": None, "design": None,
                             "groups": None, "channels": None, "epsilon": None, "reveals_truth": None,
                             "allow_infinite_epsilon": None, "unrelated_question": None,
-                            "discovery": None, "max_length": None, "kind": None, "method": None,
+                            "discovery": None, "max_length": None, "kind": None, "method": None, "alphabet": None,
                             "low": None, "high": None, "units": None}
     assert by_id["year"]["categories"] == YEARS and by_id["year"]["randomized"] is False
 

@@ -42,6 +42,14 @@ SURVEY = {
     ],
 }
 PAYLOAD = "<img src=x onerror=alert(1)>"
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+LETTERED = {
+    "id": "lettered-editors",
+    "title": "Editors, in lowercase letters",
+    "budget": 7,
+    "rate_limit": "off",
+    "questions": [{**QUESTION, "alphabet": LETTERS}],
+}
 
 
 def _survey(*questions: dict[str, Any], budget: float = 10) -> dict[str, Any]:
@@ -99,16 +107,49 @@ def test_a_definition_loads_and_its_stored_form_is_the_same_survey() -> None:
         ({"id": "q", "text": "?", "type": "free-text", "discovery": {"format": "deniable.discovery"}},
          "questions[0].discovery", "fields"),
         ({**_q(), "discovery": {}}, "questions[0].epsilon", "not a field of a free-text question with a discovery"),
-        (_q(alphabet="abc"), "questions[0].alphabet", "not supported in the browser yet"),
+        (_q(alphabet="abca"), "questions[0].alphabet", "'a' occurs more than once"),
+        (_q(alphabet="aé"), "questions[0].alphabet", "single-byte ASCII characters (code points 0..127)"),
+        (_q(alphabet="ab\t"), "questions[0].alphabet", "printable ASCII characters (space to '~'"),
+        (_q(alphabet="ab\x7f"), "questions[0].alphabet", "got '\\x7f'"),
+        (_q(alphabet=""), "questions[0].alphabet", "non-empty string"),
+        (_q(alphabet=None), "questions[0].alphabet", "(or absent); got None"),
+        (_q(alphabet=["a", "b"]), "questions[0].alphabet", "non-empty string"),
+        (_q(alphabet="ab", method="sfp"), "questions[0].alphabet", "method 'pem' only"),
+        ({**{k: v for k, v in _q().items() if k != "max_length"}, "kind": "integer", "alphabet": "0123456789"},
+         "questions[0].alphabet", "kind 'text' only"),
         ({"id": "q", "text": "?", "type": "free-text",
-          "discovery": HeavyHitters(epsilon=4, max_length=6, rows=4, width=8, alphabet="abc").to_config()},
-         "questions[0].discovery.alphabet", "not supported in the browser yet"),
+          "discovery": HeavyHitters(epsilon=4, max_length=6, rows=4, width=8, alphabet="ab\n").to_config()},
+         "questions[0].discovery.alphabet", "printable ASCII"),
+        ({"id": "q", "text": "?", "type": "free-text",
+          "discovery": {**HeavyHitters(epsilon=4, max_length=6, rows=4, width=8).to_config(), "alphabet": "aa"}},
+         "questions[0].discovery.alphabet", "distinct"),
+        ({"id": "q", "text": "?", "type": "free-text",
+          "discovery": {**HeavyHitters(epsilon=4, method="sfp", max_length=6, rows=4, width=8).to_config(),
+                        "alphabet": "ab"}},
+         "questions[0].discovery.alphabet", "method 'pem' only"),
     ],
 )
 def test_bad_definitions_name_the_field(question: dict[str, Any], field: str, words: str) -> None:
     with pytest.raises(SurveyError) as err:
         load_survey(_survey(question))
     assert err.value.field == field and words in err.value.message
+
+
+def test_an_alphabet_loads_into_the_config_devices_get() -> None:
+    survey = load_survey(_survey(_q(alphabet=LETTERS)))
+    q = survey.questions[0]
+    assert q.hitters.alphabet == LETTERS and q.hitters.method == "pem"
+    assert q.hitters.fingerprint.endswith(f":alphabet={LETTERS.encode().hex()}")
+    public = q.public_json()
+    assert public["alphabet"] == public["discovery"]["alphabet"] == LETTERS
+    assert HeavyHitters.from_config(public["discovery"]).alphabet == LETTERS
+    # the stored form is the same survey; without an alphabet the config has no such field
+    assert load_survey(survey.to_json()).canonical() == survey.canonical()
+    plain = load_survey(_survey(_q())).questions[0]
+    assert "alphabet" not in plain.public_json() and "alphabet" not in plain.to_json()["discovery"]
+    # the derived seed depends on the alphabet: another alphabet is another survey
+    other = load_survey(_survey(_q(alphabet=LETTERS[:-1]))).questions[0]
+    assert other.hitters.oracle.seed != q.hitters.oracle.seed
 
 
 def test_the_budget_counts_the_free_text_epsilon_and_sampling_refuses_it() -> None:
@@ -123,7 +164,7 @@ def test_the_budget_counts_the_free_text_epsilon_and_sampling_refuses_it() -> No
 # -------------------------------------------------------------------- service
 @pytest.fixture(scope="module")
 def server(module_db_url: str) -> Iterator[BackgroundServer]:
-    with BackgroundServer([SURVEY], db_url=module_db_url, admin_token=ADMIN) as running:
+    with BackgroundServer([SURVEY, LETTERED], db_url=module_db_url, admin_token=ADMIN) as running:
         yield running
 
 
@@ -147,13 +188,29 @@ def test_devices_get_the_exact_discovery_config(http: httpx.Client, server: Back
     assert body["epsilon_total"] == pytest.approx(q["epsilon"] + 1, rel=1e-9)
 
 
-def test_the_admin_api_refuses_an_alphabet_naming_the_field(http: httpx.Client) -> None:
-    bad = {**_survey(_q(alphabet="abc")), "id": "lettered"}
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [({"alphabet": "abc", "method": "sfp"}, "method 'pem' only"), ({"alphabet": "abb"}, "'b' occurs more than once"),
+     ({"alphabet": "ab\u00e9"}, "single-byte ASCII"), ({"alphabet": "ab\r"}, "printable ASCII")],
+)
+def test_the_admin_api_refuses_a_bad_alphabet_naming_the_field(
+    http: httpx.Client, fields: dict[str, Any], words: str
+) -> None:
+    bad = {**_survey(_q(**fields)), "id": "badly-lettered"}
     answer = http.post("/admin/surveys", json=bad, headers={"Authorization": f"Bearer {ADMIN}"})
     assert answer.status_code == 422, answer.text
     detail = answer.json()["detail"]
-    assert detail["field"] == "questions[0].alphabet" and "not supported in the browser yet" in detail["message"]
-    assert http.get("/surveys/lettered").status_code == 404
+    assert detail["field"] == "questions[0].alphabet" and words in detail["message"], detail
+    assert http.get("/surveys/badly-lettered").status_code == 404
+
+
+def test_the_admin_api_takes_an_alphabet_and_devices_get_it(http: httpx.Client) -> None:
+    good = {**_survey(_q(alphabet="abc-")), "id": "admin-lettered"}
+    answer = http.post("/admin/surveys", json=good, headers={"Authorization": f"Bearer {ADMIN}"})
+    assert answer.status_code == 201, answer.text
+    q = http.get("/surveys/admin-lettered").json()["questions"][0]
+    assert q["alphabet"] == q["discovery"]["alphabet"] == "abc-"
+    assert q["discovery"] == load_survey(good).questions[0].hitters.to_config()
 
 
 @pytest.mark.parametrize(
@@ -221,6 +278,42 @@ def test_results_list_the_discovered_values_as_identify_finds_them(
     assert results["questions"][1]["n"] == len(values)
     # cached: the same aggregate answers the same
     assert http.get("/surveys/editors/results").json()["questions"][0] == q
+
+
+def test_results_with_an_alphabet_list_the_values_as_identify_finds_them(http: httpx.Client) -> None:
+    """A question with an alphabet: the stored aggregate is decoded with the alphabet's narrower
+    search; the results are identify's on the aggregate of the same reports, and name the alphabet."""
+    q = http.get("/surveys/lettered-editors").json()["questions"][0]
+    assert q["alphabet"] == LETTERS
+    h = HeavyHitters.from_config(q["discovery"])
+    assert h.alphabet == LETTERS
+    rng = np.random.default_rng(20261125)
+    tail = ["".join(rng.choice(list(LETTERS), 6)) for _ in range(2000)]
+    values = ["vim"] * 2000 + ["emacs"] * 1200 + ["nano"] * 800 + tail
+    reports = h.reports_to_json(h.privatize_many(values, rng=rng))
+    bodies = [{"idempotency_key": f"lettered-{i:06d}", "reports": {"tool": rep}} for i, rep in enumerate(reports)]
+    r = http.post("/surveys/lettered-editors/responses/batch", content=json.dumps({"responses": bodies}),
+                  headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
+    assert r.status_code == 201, r.text
+    result = http.get("/surveys/lettered-editors/results").json()["questions"][0]
+    assert (result["kind"], result["n"], result["alphabet"]) == ("discovery", len(values), LETTERS)
+    found = [v["value"] for v in result["values"]]
+    assert found[:3] == ["vim", "emacs", "nano"], found
+    assert result["values"][2]["count"] > 6 * result["values"][2]["std_error"]
+    expected = h.identify(h.aggregate(h.reports_from_json(reports)))
+    assert found == list(expected.values)
+    np.testing.assert_allclose([v["count"] for v in result["values"]], expected.counts, rtol=1e-12)
+    # a question without an alphabet says so in its results by having none
+    assert http.get("/surveys/editors/results").json()["questions"][0].get("alphabet") is None
+
+
+def test_the_python_client_refuses_an_answer_outside_the_alphabet(http: httpx.Client) -> None:
+    from deniable.client import privatize_answers
+
+    survey = http.get("/surveys/lettered-editors").json()
+    assert set(privatize_answers(survey, {"tool": "vim"})["tool"]) == {"level", "sketch"}
+    with pytest.raises(ValueError, match="has the character 'V', not in the alphabet"):
+        privatize_answers(survey, {"tool": "Vim"})
 
 
 def test_python_devices_answer_free_text_through_the_client(http: httpx.Client, server: BackgroundServer) -> None:

@@ -17,8 +17,8 @@ import pytest
 from scripted import Scripted
 
 import deniable as dn
+from deniable import columns
 from deniable.errors import ConfigError
-from deniable.mechanisms import unary
 from deniable.privacy import exp_ratio, ln_up
 from deniable.randomness import GeneratorSource
 from deniable.wire import from_config
@@ -39,7 +39,7 @@ def test_support_counts_equal_unpacked_column_sums(k: int, n: int, rng: np.rando
 
 def test_support_counts_cross_chunks(rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch) -> None:
     """Exact across many chunks: a small chunk makes the loop run over 255-row blocks."""
-    monkeypatch.setattr(unary, "_CHUNK_BITS", 16 * 255 * 2)
+    monkeypatch.setattr(columns, "_BLOCK_BYTES", 2 * 255 * 2)
     oue = dn.OUE(16, epsilon=1.0)
     bits = rng.integers(0, 2, (255 * 7 + 3, 16), dtype=np.uint8)
     assert np.array_equal(oue._support_counts(np.packbits(bits, axis=1)), bits.sum(axis=0))

@@ -145,10 +145,11 @@ class Items:
         data, inverse = text_bytes(values)
         if self.alphabet is not None:
             self._check_symbols(data, inverse)
-        items = []
-        for d in data:
-            item = d + bytes([END]) if len(d) <= self.max_length else _cut(d, self.max_length) + bytes([CUT])
-            items.append(item.ljust(self.length, bytes([END])))
+        ends = [bytes([END]) * (self.length - size) for size in range(self.max_length + 1)]  # marker and padding
+        cut = bytes([CUT]).ljust(self.length - self.max_length, bytes([END]))
+        limit = self.max_length
+        items = [d + ends[len(d)] if len(d) <= limit else (_cut(d, limit) + cut).ljust(self.length, bytes([END]))
+                 for d in data]
         return items, inverse
 
     def extensions(self, prefix: bytes) -> Sequence[int]:

@@ -48,7 +48,6 @@ the whole-item sketch, which every device fed, so no subsampling term
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -57,7 +56,7 @@ from numpy.typing import NDArray
 from deniable.heavy.items import Items
 from deniable.heavy.results import HeavyStat
 from deniable.intervals import z_for
-from deniable.mechanisms.sketch import Sketch, SketchCounts
+from deniable.mechanisms.sketch import Sketch, SketchCounts, keyed_digests
 from deniable.randomness import Source, uniform_below
 
 __all__ = ["PEM", "SFP", "PROTOCOLS", "Candidates"]
@@ -83,7 +82,8 @@ def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
     key left out is below the test's threshold ``z SE``, so it shifts a key
     it meets in ``c`` of the ``k_h`` rows by less than ``c z SE / k_h``.
     """
-    est = oracle.estimate_keys(stat, keys, np.arange(len(keys)), tuple(range(len(keys))))
+    hashed = oracle.hashed(keys)  # fingerprinted and bucketed once for every round
+    est = oracle.estimate_keys(stat, hashed, np.arange(len(keys)), tuple(range(len(keys))))
     f, se = est.frequencies, np.asarray(est.std_errors, dtype=float)
     z = z_for(0.05 / max(len(keys), 1), two_sided=False)
     heavy = np.zeros(0, dtype=np.int64)
@@ -93,7 +93,7 @@ def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
         if np.array_equal(significant, heavy):
             break
         heavy = significant
-        f, se = oracle.without_collisions(stat, keys, est, heavy)
+        f, se = oracle.without_collisions(stat, hashed, est, heavy)
     return f, se
 
 
@@ -158,8 +158,7 @@ class Protocol:
 
     def aggregate(self, arr: NDArray[Any], fingerprint: str) -> HeavyStat:
         level = arr["level"].astype(np.int64)
-        sketch = self.sketch_part(arr)
-        stats = tuple(self.oracle.aggregate(sketch[level == i]) for i in range(1, self.levels + 1))
+        stats = tuple(self.oracle.aggregate_groups(self.sketch_part(arr), level - 1, self.levels))
         return HeavyStat(fingerprint, stats, self._aggregate_extra(arr))
 
     def _aggregate_extra(self, arr: NDArray[Any]) -> SketchCounts | None:
@@ -235,11 +234,11 @@ class SFP(Protocol):
 
     def piece(self, item: bytes) -> int:
         """The 8-bit puzzle piece ``r = h(item)``."""
-        return hashlib.blake2b(item, digest_size=1, key=self.oracle.seed, person=b"deniable:sfp").digest()[0]
+        return int(keyed_digests([item], self.oracle.seed, b"deniable:sfp", 1)[0])
 
     def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
         L = self.levels
-        pieces = [self.piece(item) for item in items]
+        pieces = keyed_digests(items, self.oracle.seed, b"deniable:sfp", 1).tolist()
         return [bytes([p % L + 1, pieces[p // L], items[p // L][p % L]]) for p in used.tolist()]
 
     def _privatize_extra(self, items: list[bytes], inverse: NDArray[np.int64], source: Source,

@@ -42,6 +42,7 @@ REPORT_DTYPE = np.dtype([("seed", "<u8"), ("value", "<u4")])
 _WHT_MAX_BITS = 10  # up to 2^10 buckets the support counts come from the Walsh-Hadamard route
 _DIRECT_MAX_BITS = 20
 _DIRECT_MAX_K = 1024
+_KEYS_PER_BLOCK = 1 << 18  # support-count keys built at a time (2 MiB)
 
 
 def lh_variance(epsilon: float, g: int) -> float:
@@ -182,21 +183,23 @@ class LocalHashing(FrequencyOracle):
             return np.array(
                 [np.count_nonzero(self.hash(seeds, v) == values) for v in range(self.k)], dtype=np.int64
             )
-        target = reports["value"].astype(np.uint64) ^ self._offset(seeds)
-        rows = self._rows(seeds)
-        histogram = np.zeros(size, dtype=np.int64)
-        # subsets S of the m hash bits, built up one bit at a time
-        masks = [np.zeros(n, dtype=np.uint64)]
-        signs = [np.zeros(n, dtype=np.uint64)]
-        for j in range(self.m):
-            bit = (target >> np.uint64(j)) & np.uint64(1)
-            masks += [mk ^ rows[j] for mk in masks]
-            signs += [sg ^ bit for sg in signs]
-        for mk, sg in zip(masks, signs, strict=True):
-            weights = 1 - 2 * sg.astype(np.int64)
-            histogram += np.bincount(mk.astype(np.int64), weights=weights, minlength=size).astype(
-                np.int64
-            )
+        # key = (subset mask) | (sign bit << L); the signed histogram is the 0-sign half minus the
+        # 1-sign half. Reports go in blocks of about 2**18 keys, so the working memory stays in
+        # cache and is the same on the first call as on later ones (no fresh pages per call)
+        sign = np.uint64(self.hash_bits)
+        counts = np.zeros(2 * size, dtype=np.int64)
+        block = max(1, _KEYS_PER_BLOCK >> self.m)
+        keys = np.empty((self.g, min(block, n)), dtype=np.uint64)
+        for start in range(0, n, block):
+            part = seeds[start : start + block]
+            width = part.size
+            target = reports["value"][start : start + block].astype(np.uint64) ^ self._offset(part)
+            keys[0, :width] = 0
+            for j, row in enumerate(self._rows(part)):
+                row |= ((target >> np.uint64(j)) & np.uint64(1)) << sign
+                np.bitwise_xor(keys[: 1 << j, :width], row, out=keys[1 << j : 2 << j, :width])
+            counts += np.bincount(keys[:, :width].ravel().view(np.int64), minlength=2 * size)
+        histogram = counts[:size] - counts[size:]
         return fwht(histogram)[: self.k] >> self.m
 
     def _supports(self, reports: NDArray[np.void], position: int) -> NDArray[np.bool_]:

@@ -43,6 +43,7 @@ cross-bit covariances within a report are left out.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import struct
 from collections.abc import Sequence
@@ -108,32 +109,52 @@ def _dyadic(x: Fraction, up: bool = False) -> int:
     return int(-((-scaled.numerator) // scaled.denominator)) if up else round(scaled)
 
 
+def _one_blas_thread() -> contextlib.AbstractContextManager[Any]:
+    """BLAS limited to one thread while in the block, when threadpoolctl is installed
+    (``deniable[fast]``); a no-op without it.
+
+    The decode's BLAS calls are short: a second OpenBLAS thread saves little wall
+    time and, on a busy machine, spins while it waits, doubling the CPU time.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
 def _least_squares(
     design: Any, target: NDArray[np.float64], noise: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Least squares ``f = G^+ X' t`` with ``G = X'X`` (``X`` sparse), and ``diag(G^+ X' W X G^+)``.
 
-    ``W = diag(noise)``: the sandwich variance of each coefficient. ``G``
-    and ``X' W X`` are built from the sparse design (each
-    column has ``num_hashes`` entries per cohort) and inverted through its
-    Cholesky factor when it is well conditioned (reciprocal condition number
-    at least 1e-10, so ``G^+ = G^-1``); otherwise by the pseudo-inverse.
+    ``W = diag(noise)``: the sandwich variance of each coefficient. ``G`` is
+    built from the sparse design (each column has ``num_hashes`` entries per
+    cohort) and inverted through its Cholesky factor when it is well
+    conditioned (reciprocal condition number at least 1e-10, so
+    ``G^+ = G^-1``); otherwise by the pseudo-inverse. With ``A = G^+``
+    symmetric, ``diag(A X' W X A)_i = sum_r noise_r (X A)_ri^2``: one sparse
+    times dense product (``2 nnz(X) k`` flops) instead of dense ``k x k``
+    products, so the only cubic work is the factor and its inverse.
     """
     from scipy import linalg
 
-    gram = (design.T @ design).toarray()
-    inverse = None
-    factor, info = linalg.lapack.dpotrf(gram, lower=1)
-    if info == 0:
-        rcond, info = linalg.lapack.dpocon(factor, np.linalg.norm(gram, 1), uplo="L")
-    if info == 0 and rcond >= 1e-10:
-        inverse, info = linalg.lapack.dpotri(factor, lower=1)  # the lower triangle of G^-1
-        inverse = np.tril(inverse) + np.tril(inverse, -1).T
-    else:
-        inverse = np.linalg.pinv(gram)
-    freqs = inverse @ (design.T @ target)
-    weighted = (design.T @ design.multiply(noise[:, None]).tocsr()).toarray()  # X' W X
-    return freqs, np.einsum("ij,ij->i", inverse @ weighted, inverse)
+    with _one_blas_thread():
+        gram = (design.T @ design).toarray()
+        factor, info = linalg.lapack.dpotrf(gram, lower=1)  # clean: the upper triangle zeroed
+        if info == 0:
+            rcond, info = linalg.lapack.dpocon(factor, np.linalg.norm(gram, 1), uplo="L")
+        if info == 0 and rcond >= 1e-10:
+            inverse, info = linalg.lapack.dpotri(factor, lower=1, overwrite_c=1)  # the lower triangle of G^-1
+            inverse += np.tril(inverse, -1).T
+        else:
+            inverse = np.linalg.pinv(gram)
+        # the products past the factor are einsum, not BLAS: without threadpoolctl BLAS's second
+        # thread would wake for them and spin after
+        freqs = np.einsum("ij,j->i", inverse, design.T @ target)
+        spread = np.asarray(design @ inverse)  # X A, (cohorts * num_bits) x k
+        spread *= spread
+        return freqs, np.einsum("r,ri->i", noise, spread)
 
 
 @register(decode_cost="O(n num_bits) + least squares over the candidates", browser=True)

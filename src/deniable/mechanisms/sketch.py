@@ -75,15 +75,17 @@ from __future__ import annotations
 import hashlib
 import math
 import secrets
+import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import privacy, randomness
+from deniable import accelerate, columns, privacy, randomness
 from deniable.aggregates import Mergeable, _count, _fields, _fingerprint
 from deniable.errors import AggregateError
 from deniable.estimate import Estimate, Target, check_target, pure_variance
@@ -92,12 +94,15 @@ from deniable.mechanisms.registry import register
 from deniable.mechanisms.walsh import fwht, parity
 from deniable.randomness import Source
 
-__all__ = ["SketchCounts", "CountMeanSketch", "HadamardCountMeanSketch", "text_bytes"]
+__all__ = [
+    "SketchCounts", "HashedKeys", "CountMeanSketch", "HadamardCountMeanSketch", "text_bytes", "keyed_digests",
+]
 
 HASH_FAMILY = "blake2b-gf2"
 SEED_BYTES = 32
-_CHUNK = 4096  # reports per block when bits are expanded to an (n, m) matrix
+_CHUNK = 4096  # CMS reports sampled at a time
 _CATEGORY_CHUNK = 8192  # values per block when hashing against every row
+_MATRIX_ENTRIES = 1 << 23  # estimates from a kept bucket matrix up to so many (row, key) pairs (16 MiB)
 
 
 def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[np.int64]]:
@@ -112,6 +117,11 @@ def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[
     if isinstance(values, np.ndarray):
         values = values.tolist()
     items = list(values)
+    if set(map(type, items)) <= {str}:  # every value a str: the distinct ones and positions at C speed
+        distinct = dict.fromkeys(items)
+        positions = dict(zip(distinct, range(len(distinct)), strict=True))
+        found = np.fromiter(map(positions.__getitem__, items), dtype=np.int64, count=len(items))
+        return [v.encode("utf-8") for v in distinct], found
     index: dict[str, int] = {}
     inverse = np.empty(len(items), dtype=np.int64)
     for i, v in enumerate(items):
@@ -131,6 +141,29 @@ def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[
                 )
         inverse[i] = index.setdefault(v, len(index))
     return [v.encode("utf-8") for v in index], inverse
+
+
+def keyed_digests(data: Sequence[bytes], key: bytes, person: bytes, size: int) -> NDArray[np.uint64]:
+    """BLAKE2b of each of ``data`` (``key``, ``person``, a digest of ``size`` bytes in 1..8), read as a
+    little-endian integer. With numba (:mod:`deniable.accelerate`) a compiled BLAKE2b hashes the
+    batch; else :mod:`hashlib`, from one copy of the keyed state per message. Both give hashlib's."""
+    if not key or not 1 <= size <= 8:
+        raise ValueError(f"keyed_digests needs a key and a digest of 1..8 bytes; got {len(key)} and {size}")
+    kernels = accelerate.sketch_kernels(64 * len(data))
+    if kernels is not None:
+        out = np.empty(len(data), dtype=np.uint64)
+        ends = np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)))
+        joined = np.frombuffer(b"".join(data), dtype=np.uint8)
+        padded = np.frombuffer(person.ljust(16, b"\0"), dtype=np.uint8)  # as BLAKE2b pads it
+        kernels.digests(joined, ends, np.frombuffer(key, dtype=np.uint8), padded, size, out)
+        return out
+    keyed = hashlib.blake2b(digest_size=size, key=key, person=person)
+    digests = []
+    for d in data:  # a copy of the keyed state: the key block is hashed once
+        h = keyed.copy()
+        h.update(d)
+        digests.append(h.digest().ljust(8, b"\0"))
+    return np.frombuffer(b"".join(digests), dtype="<u8").astype(np.uint64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,6 +225,62 @@ class SketchCounts(Mergeable):
         return cls(_fingerprint(data), np.asarray(table, dtype=np.int64), np.asarray(rows, dtype=np.int64))
 
 
+@dataclass(frozen=True, eq=False)
+class HashedKeys:
+    """Byte-string keys hashed once by one sketch (:meth:`Sketch.hashed`): what
+    :meth:`Sketch.estimate_keys` and :meth:`Sketch.without_collisions` take in
+    place of the keys, so that a key is fingerprinted once and bucketed once."""
+
+    keys: list[bytes]
+    fingerprints: NDArray[np.uint64]
+    sketch: Sketch
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def buckets(self) -> NDArray[Any]:
+        """``B[j, i] = h_j(keys[i])`` for every row ``j`` (:meth:`Sketch.bucket_matrix`, computed once)."""
+        if "buckets" not in self._cache:
+            self._cache["buckets"] = self.sketch.bucket_matrix(self.fingerprints)
+        return self._cache["buckets"]
+
+
+_LAST_RATE: tuple[weakref.ref[SketchCounts], str, float] | None = None  # Sketch.collision_rate's last answer
+
+
+def _shared_rows(ours: NDArray[Any], theirs: NDArray[Any], width: int) -> NDArray[np.int32]:
+    """``C[i, k]``: the rows ``j`` with ``ours[j, i] == theirs[j, k]`` (bucket matrices of two key sets).
+
+    Only the pairs that share a bucket are visited (about ``k_h |ours| |theirs| / m``): numpy lists,
+    row by row, the ``theirs`` keys of each bucket (sorted cells ``j m + b``) and expands the matches.
+    """
+    rows, count, others = ours.shape[0], ours.shape[1], theirs.shape[1]
+    out = np.zeros((count, others), dtype=np.int32)  # at most k_h <= 65536
+    kernels = accelerate.sketch_kernels(ours.size)
+    if kernels is not None:
+        kernels.collision_counts(np.ascontiguousarray(ours), np.ascontiguousarray(theirs), width, out)
+        return out
+    offset = np.arange(rows, dtype=np.int64)[:, None] * width
+    cells = (offset + theirs).ravel()
+    order = np.argsort(cells, kind="stable")
+    per_cell = np.bincount(cells, minlength=rows * width)
+    first = np.cumsum(per_cell) - per_cell
+    block = max(1, (1 << 21) // max(rows, 1))
+    for start in range(0, count, block):
+        mine = (offset + ours[:, start : start + block]).ravel()
+        hits = per_cell[mine]
+        where = np.flatnonzero(hits)
+        reps = hits[where]
+        within = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+        k = order[np.repeat(first[mine[where]], reps) + within] % others
+        size = mine.size // rows
+        i = np.repeat(where % size, reps)
+        out[start : start + size] = np.bincount(i * others + k, minlength=size * others).reshape(size, others)
+    return out
+
+
 class Sketch(Mechanism):
     """Shared hashing, configuration and estimator of CMS and HCMS (see the module docstring)."""
 
@@ -238,20 +327,89 @@ class Sketch(Mechanism):
 
     # ------------------------------------------------------------------ hash
     def fingerprints(self, data: Sequence[bytes]) -> NDArray[np.uint64]:
-        """``phi(x)`` of UTF-8 byte strings (keyed BLAKE2b, 64 bits)."""
-        out = np.empty(len(data), dtype=np.uint64)
-        for i, d in enumerate(data):
-            digest = hashlib.blake2b(d, digest_size=8, key=self.seed, person=b"deniable:value").digest()
-            out[i] = int.from_bytes(digest, "little")
-        return out
+        """``phi(x)`` of UTF-8 byte strings (keyed BLAKE2b, 64 bits; :func:`keyed_digests`)."""
+        return keyed_digests(data, self.seed, b"deniable:value", 8)
+
+    @cached_property
+    def _lut(self) -> NDArray[Any]:
+        """``lut[j, k, v] = h_j(v << 8k)``: row ``j``'s hash of the fingerprint byte ``k`` holding ``v``.
+
+        ``h_j`` is linear over GF(2), so ``h_j(phi)`` is the XOR of
+        ``lut[j, k, (phi >> 8k) & 0xFF]`` over the 8 bytes: a lookup per byte
+        instead of a parity per bucket bit (4 KiB per row, 8 KiB for
+        ``m > 2**16``; built on first use).
+        """
+        dtype = np.uint16 if self.bits <= 16 else np.uint32
+        values = np.arange(256, dtype=np.uint64)
+        shifts = (8 * np.arange(8, dtype=np.uint64))[None, :, None]
+        wide = np.zeros((self.rows, 8, 256), dtype=np.uint32)
+        for i in range(self.bits):
+            masks = (self._masks[:, i, None, None] >> shifts) & np.uint64(0xFF)  # (rows, 8, 1)
+            wide |= parity(masks & values).astype(np.uint32) << np.uint32(i)
+        lut = wide.astype(dtype)
+        lut.flags.writeable = False
+        return lut
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the lookup tables (rebuilt on first use where it is unpickled)."""
+        state = self.__dict__.copy()
+        state.pop("_lut", None)
+        return state
 
     def buckets(self, rows: NDArray[Any], fingerprints: NDArray[np.uint64]) -> NDArray[np.int64]:
         """``h_j(x)`` for (broadcast) arrays of rows ``j`` and fingerprints ``phi(x)``."""
         rows = np.asarray(rows, dtype=np.int64)
+        flat = self._lut.reshape(-1)
+        base = rows * (8 * 256)
         out = np.zeros(np.broadcast_shapes(rows.shape, fingerprints.shape), dtype=np.int64)
-        for i in range(self.bits):
-            out |= parity(self._masks[rows, i] & fingerprints).astype(np.int64) << i
+        for k in range(8):
+            byte = ((fingerprints >> np.uint64(8 * k)) & np.uint64(0xFF)).astype(np.int64)
+            out ^= flat[base + (256 * k + byte)]
         return out
+
+    def bucket_matrix(self, fingerprints: NDArray[np.uint64]) -> NDArray[Any]:
+        """``B[j, i] = h_j(x_i)`` for every row ``j`` (``uint16``, or ``uint32`` for ``m > 2**16``)."""
+        fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
+        out = np.empty((self.rows, fps.size), dtype=self._lut.dtype)
+        kernels = accelerate.sketch_kernels(out.size)
+        if kernels is not None:
+            kernels.bucket_matrix(self._lut, fps, out)
+            return out
+        rows = np.arange(self.rows)[:, None]
+        for start in range(0, fps.size, _CATEGORY_CHUNK):
+            stop = start + _CATEGORY_CHUNK
+            out[:, start:stop] = self.buckets(rows, fps[None, start:stop])
+        return out
+
+    def _summed(self, table: NDArray[np.int64], keys: HashedKeys) -> NDArray[np.int64]:
+        """``sum_j table[j, h_j(x_i)]`` for each key: from the keys' bucket matrix (computed once, and
+        kept for :meth:`without_collisions`) up to ``_MATRIX_ENTRIES`` entries, else hashing as it goes."""
+        table = np.ascontiguousarray(table, dtype=np.int64)
+        count = len(keys)
+        out = np.empty(count, dtype=np.int64)
+        kernels = accelerate.sketch_kernels(self.rows * count)
+        if self.rows * count <= _MATRIX_ENTRIES:
+            if kernels is not None:
+                kernels.matrix_sums(table, keys.buckets, out)
+            else:
+                np.take_along_axis(table, keys.buckets.astype(np.intp), axis=1).sum(axis=0, out=out)
+            return out
+        fps = keys.fingerprints
+        if kernels is not None:
+            kernels.support_sums(self._lut, table, fps, out)
+            return out
+        rows = np.arange(self.rows)[:, None]
+        for start in range(0, count, _CATEGORY_CHUNK):
+            block = fps[start : start + _CATEGORY_CHUNK]
+            out[start : start + block.size] = table[rows, self.buckets(rows, block[None, :])].sum(axis=0)
+        return out
+
+    def hashed(self, keys: Sequence[bytes] | HashedKeys) -> HashedKeys:
+        """``keys`` with their fingerprints (and, once asked, their buckets), to estimate them more than once."""
+        if isinstance(keys, HashedKeys):
+            return keys
+        keys = list(keys)
+        return HashedKeys(keys, self.fingerprints(keys), self)
 
     def hash(self, row: int, value: str) -> int:
         """``h_row(value)``: the bucket of one string in one row."""
@@ -298,6 +456,32 @@ class Sketch(Mechanism):
         return self._sample(rows, buckets, source)
 
     def _sample(self, rows: NDArray[np.int64], buckets: NDArray[np.int64], source: Source) -> NDArray[Any]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ aggregate
+    def _aggregate_checked(self, checked: NDArray[Any]) -> SketchCounts:
+        return self._grouped(checked, np.zeros(checked.size, dtype=np.int64), 1)[0]
+
+    def aggregate_groups(self, reports: Any, groups: Any, count: int) -> list[SketchCounts]:
+        """The aggregate of each group ``0 .. count - 1`` of the reports (``groups[i]``: report ``i``'s),
+        as :meth:`aggregate` of each group's reports apart gives it, in one pass over the reports."""
+        checked = self._checked(reports)
+        groups = np.asarray(groups)
+        if (
+            groups.shape != (checked.size,) or groups.dtype.kind not in "iu"
+            or (groups.size and (int(groups.min()) < 0 or int(groups.max()) >= count))
+        ):
+            raise ValueError(f"groups must hold one integer in 0..{count - 1} per report")
+        return self._grouped(checked, groups.astype(np.int64), count)
+
+    def _grouped(self, checked: NDArray[Any], groups: NDArray[np.int64], count: int) -> list[SketchCounts]:
+        cells = groups * self.rows + checked["row"].astype(np.int64)  # (group, row) pairs
+        tables = self._tables(checked, cells, count * self.rows).reshape(count, self.rows, self.width)
+        per_row = np.bincount(cells, minlength=count * self.rows).astype(np.int64).reshape(count, self.rows)
+        return [SketchCounts(self.fingerprint, tables[g], per_row[g]) for g in range(count)]
+
+    def _tables(self, checked: NDArray[Any], cells: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+        """The ``size x m`` sketch rows of the reports, report ``i`` adding to row ``cells[i]``."""
         raise NotImplementedError
 
     # -------------------------------------------------------------- reports
@@ -368,7 +552,20 @@ class Sketch(Mechanism):
         return p, q0 + (p - q0) / self.width
 
     def collision_rate(self, stat: SketchCounts) -> float:
-        """Unbiased estimate of ``pi``, the chance that two distinct devices hold the same value."""
+        """Unbiased estimate of ``pi``, the chance that two distinct devices hold the same value.
+
+        Kept for the last aggregate asked about (aggregates are not changed in place), which
+        :meth:`estimate_keys` and every round of :meth:`without_collisions` ask again.
+        """
+        global _LAST_RATE
+        last = _LAST_RATE
+        if last is not None and last[0]() is stat and last[1] == self.fingerprint:
+            return last[2]
+        rate = self._collision_rate(stat)
+        _LAST_RATE = (weakref.ref(stat), self.fingerprint, rate)
+        return rate
+
+    def _collision_rate(self, stat: SketchCounts) -> float:
         n_j = stat.row_counts.astype(float)
         pairs = float((n_j * (n_j - 1)).sum())
         if pairs == 0:
@@ -416,20 +613,16 @@ class Sketch(Mechanism):
         return self.estimate_keys(stat, data, inverse, tuple(texts[i] for i in inverse), target)
 
     def estimate_keys(
-        self, stat: Any, data: Sequence[bytes], inverse: NDArray[np.int64], labels: tuple[Any, ...],
+        self, stat: Any, data: Sequence[bytes] | HashedKeys, inverse: NDArray[np.int64], labels: tuple[Any, ...],
         target: Target = "population",
     ) -> Estimate:
-        """Estimates of the byte strings ``data[inverse]`` (hashed as is), labelled ``labels``."""
+        """Estimates of the byte strings ``data[inverse]`` (hashed as is), labelled ``labels``.
+
+        ``data`` may be :meth:`hashed` keys (then not hashed again).
+        """
         stat = self._check_stat(stat)
-        fps = self.fingerprints(data)
-        counts = np.empty(len(data), dtype=np.int64)
-        rows = np.arange(self.rows)[:, None]
-        table = self._lookup_table(stat)
-        for start in range(0, len(data), _CATEGORY_CHUNK):
-            block = fps[start : start + _CATEGORY_CHUNK]
-            signed = table[rows, self.buckets(rows, block[None, :])].sum(axis=0)
-            counts[start : start + block.size] = self._support_counts(stat, signed)
-        counts = counts[inverse]
+        keys = self.hashed(data)
+        counts = self._support_counts(stat, self._summed(self._lookup_table(stat), keys))[inverse]
         p, q = self.support_rates()
         n = stat.n
         k = counts.size
@@ -449,24 +642,26 @@ class Sketch(Mechanism):
             p_star=np.full(k, p), q_star=np.full(k, q), target=target,
         )
 
-    def collision_weights(self, data: Sequence[bytes], others: Sequence[bytes]) -> NDArray[np.float64]:
+    def collision_weights(
+        self, data: Sequence[bytes] | HashedKeys, others: Sequence[bytes] | HashedKeys
+    ) -> NDArray[np.float64]:
         """``w[i, k] = (kappa - 1/m) m / (m - 1)`` with ``kappa`` the share of the ``k_h`` rows where
         ``data[i]`` and ``others[k]`` share a bucket; 0 where they are the same key."""
-        rows = np.arange(self.rows)[:, None]
-        fps, other_fps = self.fingerprints(data), self.fingerprints(others)
-        theirs = self.buckets(rows, other_fps[None, :])
-        kappa = np.empty((len(data), len(others)), dtype=float)
-        block = max(1, _CATEGORY_CHUNK * 16 // max(self.rows * len(others), 1))
-        for start in range(0, len(data), block):
-            ours = self.buckets(rows, fps[None, start : start + block])
-            kappa[start : start + block] = (ours[:, :, None] == theirs[:, None, :]).mean(axis=0)
+        ours, theirs = self.hashed(data), self.hashed(others)
+        return self._weights(ours.buckets, theirs.buckets, ours.fingerprints[:, None] == theirs.fingerprints[None, :])
+
+    def _weights(self, ours: NDArray[Any], theirs: NDArray[Any], same: NDArray[np.bool_]) -> NDArray[np.float64]:
+        """:meth:`collision_weights` from the keys' bucket matrices (``same``: the pairs of one key)."""
         m = self.width
-        weights = (kappa - 1 / m) * m / (m - 1)
-        weights[fps[:, None] == other_fps[None, :]] = 0.0
+        weights = np.divide(_shared_rows(ours, theirs, m), self.rows)  # kappa, then in place:
+        weights -= 1 / m  # (kappa - 1/m) * m / (m - 1), operation by operation
+        weights *= m
+        weights /= m - 1
+        weights[same] = 0.0
         return weights
 
     def without_collisions(
-        self, stat: Any, data: Sequence[bytes], estimate: Estimate, heavy: NDArray[np.int64]
+        self, stat: Any, data: Sequence[bytes] | HashedKeys, estimate: Estimate, heavy: NDArray[np.int64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Estimates of ``data`` (``estimate`` is :meth:`estimate_keys` of them, population target)
         freed of the fixed-hash collision bias of the keys ``data[heavy]``, and their standard errors.
@@ -490,7 +685,9 @@ class Sketch(Mechanism):
         n = stat.n
         if not n or heavy.size == 0:
             return f, se
-        weights = self.collision_weights(data, [data[i] for i in heavy.tolist()])
+        keys = self.hashed(data)
+        fps = keys.fingerprints
+        weights = self._weights(keys.buckets, keys.buckets[:, heavy], fps[:, None] == fps[None, heavy])
         # the heavy keys' own estimates carry each other's bias: f^_H = (I + W_HH) f_H
         shares = np.linalg.solve(np.eye(heavy.size) + weights[heavy], f[heavy])
         fixed = f - weights @ shares
@@ -565,15 +762,18 @@ class CountMeanSketch(Sketch):
         return 1 - q0, q0
 
     def _sample(self, rows: NDArray[np.int64], buckets: NDArray[np.int64], source: Source) -> NDArray[Any]:
-        n, m = rows.size, self.width
+        """Each report's ``m`` flips drawn packed (:func:`~deniable.randomness.bernoulli_packed`), then
+        the bit of its bucket (``bitorder="little"``: bit ``b % 8`` of byte ``b // 8``) inverted."""
+        n, size = rows.size, self.width // 8
         out = np.empty(n, dtype=self.dtype)
         out["row"] = rows
         for start in range(0, n, _CHUNK):
             stop = min(n, start + _CHUNK)
-            c = stop - start
-            bits = randomness.bernoulli_bits(self.flip_numerator, 32, c * m, source).reshape(c, m)
-            bits[np.arange(c), buckets[start:stop]] ^= True
-            out["bits"][start:stop] = np.packbits(bits, axis=1, bitorder="little")
+            bits = randomness.bernoulli_packed(self.flip_numerator, 32, (stop - start) * self.width, source)
+            bits = bits.reshape(stop - start, size)
+            own = buckets[start:stop]
+            bits[np.arange(stop - start), own >> 3] ^= np.left_shift(1, own & 7).astype(np.uint8)
+            out["bits"][start:stop] = bits
         return out
 
     def _validate(self, reports: Any) -> NDArray[Any]:
@@ -601,16 +801,8 @@ class CountMeanSketch(Sketch):
     def _report_to_json(self, report: Any) -> dict[str, Any]:
         return {"row": int(report["row"]), "bits": bytes(report["bits"]).hex()}
 
-    def _aggregate_checked(self, checked: NDArray[Any]) -> SketchCounts:
-        table = np.zeros((self.rows, self.width), dtype=np.int64)
-        rows = checked["row"].astype(np.int64)
-        for start in range(0, rows.size, _CHUNK):
-            part = rows[start : start + _CHUNK]
-            order = np.argsort(part, kind="stable")
-            unique, first = np.unique(part[order], return_index=True)
-            bits = np.unpackbits(checked["bits"][start : start + _CHUNK][order], axis=1, bitorder="little")
-            table[unique] += np.add.reduceat(bits, first, axis=0, dtype=np.int32)  # <= _CHUNK per cell
-        return SketchCounts(self.fingerprint, table, np.bincount(rows, minlength=self.rows).astype(np.int64))
+    def _tables(self, checked: NDArray[Any], cells: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+        return columns.column_counts(checked["bits"], cells, size, "little")
 
     def _row_pairs(self, stat: SketchCounts) -> NDArray[np.float64]:
         p, q0 = self._probabilities()
@@ -686,18 +878,15 @@ class HadamardCountMeanSketch(Sketch):
         self._check_range(arr, "bit", 2)
         return arr
 
-    def _aggregate_checked(self, checked: NDArray[Any]) -> SketchCounts:
-        rows = checked["row"].astype(np.int64)
-        cell = rows * self.width + checked["index"].astype(np.int64)
+    def _tables(self, checked: NDArray[Any], cells: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+        cell = cells * self.width + checked["index"].astype(np.int64)
         signs = 1 - 2 * checked["bit"].astype(np.int64)
-        size = self.rows * self.width
-        table = np.bincount(cell, weights=signs, minlength=size).round().astype(np.int64)
-        per_row = np.bincount(rows, minlength=self.rows).astype(np.int64)
-        return SketchCounts(self.fingerprint, table.reshape(self.rows, self.width), per_row)
+        table = np.bincount(cell, weights=signs, minlength=size * self.width).round().astype(np.int64)
+        return table.reshape(size, self.width)
 
     def _lookup_table(self, stat: SketchCounts) -> NDArray[np.int64]:
-        """Row ``j`` of the result at bucket ``b``: ``sum_l W[j, l] (-1)**popcount(l & b)`` (one FWHT per row)."""
-        return np.stack([fwht(row) for row in stat.table])
+        """Row ``j`` of the result at bucket ``b``: ``sum_l W[j, l] (-1)**popcount(l & b)`` (an FWHT of each row)."""
+        return fwht(stat.table)
 
     def _support_counts(self, stat: SketchCounts, summed: NDArray[np.int64]) -> NDArray[np.int64]:
         return np.asarray((stat.n + summed) // 2, dtype=np.int64)

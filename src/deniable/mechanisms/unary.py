@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import privacy, randomness
+from deniable import columns, privacy, randomness
 from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.registry import register
@@ -34,9 +34,7 @@ __all__ = ["SUE", "OUE", "UnaryEncoding"]
 
 _BITS = 32
 _ONE = 1 << _BITS
-_CHUNK_BITS = 1 << 22  # bits unpacked at a time when counting (4 MiB of uint8: stays in cache)
 _BLOCK_BITS = 1 << 22  # report bits sampled at a time on the secure path (512 KiB)
-_UINT8_ROWS = 255  # rows a uint8 column sum can take without overflow
 
 
 class UnaryEncoding(FrequencyOracle):
@@ -131,22 +129,8 @@ class UnaryEncoding(FrequencyOracle):
         )
 
     def _support_counts(self, packed: NDArray[np.uint8]) -> NDArray[np.int64]:
-        """Column sums of the reports' bits, ``C_v = sum_i y_iv``.
-
-        Chunks of ``_CHUNK_BITS`` bits are unpacked to one byte per bit; each
-        block of 255 rows is summed in uint8 (it cannot overflow) and the
-        block sums are added in int64, so the counts are exact.
-        """
-        k, block = self.k, _UINT8_ROWS
-        counts = np.zeros(k, dtype=np.int64)
-        step = max(1, _CHUNK_BITS // (max(k, 1) * block)) * block
-        for start in range(0, packed.shape[0], step):
-            bits = np.unpackbits(packed[start : start + step], axis=1, count=k)
-            whole = bits.shape[0] // block * block
-            blocks = bits[:whole].reshape(-1, block, k).sum(axis=1, dtype=np.uint8)
-            counts += blocks.sum(axis=0, dtype=np.int64)
-            counts += bits[whole:].sum(axis=0, dtype=np.int64)
-        return counts
+        """Column sums of the reports' bits, ``C_v = sum_i y_iv``, exactly (:func:`deniable.columns.column_counts`)."""
+        return columns.column_counts(packed)[0, : self.k]
 
     def _supports(self, packed: NDArray[np.uint8], position: int) -> NDArray[np.bool_]:
         return ((packed[:, position // 8] >> np.uint8(7 - position % 8)) & 1).astype(bool)

@@ -165,6 +165,9 @@ class QuestionOut(BaseModel):
     max_length: int | None = Field(default=None, description="a free-text answer's bytes of UTF-8 kept")
     kind: Literal["text", "integer"] | None = Field(default=None, description="a free-text question's values")
     method: Literal["pem", "sfp"] | None = Field(default=None, description="a free-text question's protocol")
+    alphabet: str | None = Field(
+        default=None, description="a free-text question's allowed characters (PEM; absent: any text)"
+    )
     low: float | None = Field(default=None, description="a number question's smallest answer")
     high: float | None = Field(default=None, description="a number question's largest answer")
     units: str | None = Field(default=None, description="a number question's units (text)")
@@ -305,6 +308,7 @@ class DiscoveryResult(BaseModel):
     level: float
     selection: str
     values: list[DiscoveredValue] = Field(description="most frequent first")
+    alphabet: str | None = Field(default=None, description="the question's allowed characters (absent: any text)")
 
 
 class MeanResult(BaseModel):

@@ -19,9 +19,12 @@ decoded with. Optional fields: ``kind`` (``text``, the default, or
 :data:`DEFAULT_TOP_K`), ``oracle`` (``cms`` or ``hcms``; default: the better
 for the epsilon), ``rows`` and ``width`` (the count-mean sketch, defaults
 :data:`DEFAULT_ROWS` x :data:`DEFAULT_WIDTH`), ``seed`` (64 hex digits).
-``alphabet`` (which :class:`~deniable.heavy.HeavyHitters` takes) is refused,
-in a definition and in a stored discovery configuration: the browser's
-randomizer does not know it yet.
+``alphabet`` (text, ``method: pem`` only): a string of distinct printable
+ASCII characters (space to ``~``) that every answer consists of, say
+``abcdefghijklmnopqrstuvwxyz``; PEM then extends a prefix by those bytes and
+the end marker only (see :class:`~deniable.heavy.HeavyHitters`), and the
+survey page says which characters are allowed and refuses to send an answer
+with another. It is part of the discovery configuration devices get.
 
 **Seed.** The sketch's public hash seed is, unless given, derived from the
 question's definition (BLAKE2b of its canonical JSON), so that loading the
@@ -38,7 +41,8 @@ capped at :data:`MAX_SKETCH_CELLS` so that a write stays cheap.
 **Results.** :meth:`HeavyHitters.identify` on the merged aggregate: the
 values whose count is significantly above 0, most frequent first, with the
 count, standard error and normal interval at the results' level. It costs
-``levels x top_k x 256`` sketch look-ups, so it is cached by aggregate.
+``levels x top_k x 256`` sketch look-ups (``|alphabet| + 1`` instead of 256
+with an alphabet), so it is cached by aggregate.
 """
 
 from __future__ import annotations
@@ -71,10 +75,8 @@ MAX_SKETCH_CELLS = 1 << 19
 """Largest ``levels x rows x width`` of a free-text question's aggregate (integers stored per shard)."""
 
 _DEFINITION_KEYS = frozenset({"id", "text", "type", "max_length", "epsilon", "method", "kind", "top_k", "oracle",
-                              "rows", "width", "seed"})
+                              "rows", "width", "seed", "alphabet"})
 _STORED_KEYS = frozenset({"id", "text", "type", "discovery"})
-_NO_ALPHABET = ("is not supported in the browser yet (the page randomizes over every byte); "
-                "remove it to ask a free-text question")
 
 
 class _PartReportError(ReportError):
@@ -108,10 +110,10 @@ class FreeTextQuestion:
         return {"id": self.id, "text": self.text, "type": self.type, "discovery": self.hitters.to_config()}
 
     def public_json(self) -> dict[str, Any]:
-        """As devices get it: the configuration, and the limits the page shows."""
+        """As devices get it: the configuration, and the limits the page shows (``alphabet`` when set)."""
         h = self.hitters
         return {**self.to_json(), "randomized": True, "epsilon": self.epsilon, "max_length": h.max_length,
-                "kind": h.kind, "method": h.method}
+                "kind": h.kind, "method": h.method, **({} if h.alphabet is None else {"alphabet": h.alphabet})}
 
     # ---------------------------------------------------------------- reports
     def reports_from_json(self, values: Sequence[Any]) -> NDArray[Any]:
@@ -183,14 +185,14 @@ def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where:
         extra = sorted(set(data) - _STORED_KEYS)
         if extra:
             raise SurveyError(f"{where}{extra[0]}", "is not a field of a free-text question with a discovery config")
-        if "alphabet" in data["discovery"]:
-            raise SurveyError(f"{where}discovery.alphabet", _NO_ALPHABET)
         try:
-            return FreeTextQuestion(qid, text, HeavyHitters.from_config(data["discovery"]))
+            hitters = HeavyHitters.from_config(data["discovery"])
         except (ConfigError, ValueError, TypeError) as exc:
-            raise SurveyError(f"{where}discovery", str(exc)) from None
-    if "alphabet" in data:
-        raise SurveyError(f"{where}alphabet", _NO_ALPHABET)
+            message = str(exc)
+            field = "discovery.alphabet" if message.startswith("discovery config: alphabet") else "discovery"
+            raise SurveyError(f"{where}{field}", message) from None
+        _check_printable(hitters.alphabet, f"{where}discovery.alphabet")
+        return FreeTextQuestion(qid, text, hitters)
     extra = sorted(set(data) - _DEFINITION_KEYS - {"randomized"})
     if extra:
         raise SurveyError(
@@ -221,16 +223,35 @@ def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where:
     seed = data.get("seed")
     if seed is not None and not (isinstance(seed, str) and len(seed) == 64):
         raise SurveyError(f"{where}seed", f"must be 64 hex digits (32 bytes); got {seed!r:.80}")
+    alphabet = data.get("alphabet")
+    if "alphabet" in data and alphabet is None:
+        raise SurveyError(f"{where}alphabet", "alphabet must be a non-empty string of distinct ASCII characters "
+                          "(or absent); got None")
     try:
         hitters = HeavyHitters(
             epsilon=epsilon, method=method, kind=kind, max_length=max_length, top_k=top_k, oracle=oracle,
-            rows=rows, width=width, seed=seed if seed is not None else _derived_seed(data),
+            rows=rows, width=width, seed=seed if seed is not None else _derived_seed(data), alphabet=alphabet,
         )
     except (ValueError, TypeError) as exc:
         message = str(exc)
-        field = "epsilon" if "epsilon" in message else "seed" if "seed" in message else "type"
+        field = ("alphabet" if "alphabet" in message else "epsilon" if "epsilon" in message
+                 else "seed" if "seed" in message else "type")
         raise SurveyError(f"{where}{field}", message) from None
+    _check_printable(alphabet, f"{where}alphabet")
     return FreeTextQuestion(qid, text, hitters)
+
+
+def _check_printable(alphabet: str | None, field: str) -> None:
+    """SurveyError naming ``field`` unless the alphabet (checked by HeavyHitters) is printable ASCII.
+
+    A respondent types the answer: a control character (code points 0..31
+    and 127) cannot be typed in the page's text box, so an alphabet holding
+    one is a mistake.
+    """
+    unprintable = next((c for c in alphabet or "" if not " " <= c <= "~"), None)
+    if unprintable is not None:
+        raise SurveyError(field, "alphabet must hold printable ASCII characters (space to '~', code points "
+                          f"32..126) that a respondent can type; got {unprintable!r}")
 
 
 # -------------------------------------------------------------------- results
@@ -265,7 +286,8 @@ def discovery_json(q: FreeTextQuestion, stat: HeavyStat, level: float) -> dict[s
     significantly above 0: one-sided z test at 5%, Bonferroni over every
     candidate value), each with ``count`` (estimated respondents),
     ``std_error``, the normal interval at ``level`` (``ci_low``, ``ci_high``)
-    and ``truncated`` (a text cut at ``max_length``). Cached by aggregate.
+    and ``truncated`` (a text cut at ``max_length``); ``alphabet`` when the
+    question has one. Cached by aggregate.
     """
     h = q.hitters
     key = (h.fingerprint, _stat_digest(stat), level)
@@ -286,4 +308,5 @@ def discovery_json(q: FreeTextQuestion, stat: HeavyStat, level: float) -> dict[s
         "selection": "values whose count is significantly above 0 (one-sided z test at 5%, Bonferroni over "
         "every candidate value), most frequent first",
         "values": [dict(v) for v in cached["values"]],
+        **({} if h.alphabet is None else {"alphabet": h.alphabet}),
     }

@@ -65,9 +65,10 @@ questions add nothing to the budget; a design whose epsilon is infinite is
 refused unless the question says ``allow_infinite_epsilon: true``, and is
 then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
 
-A question of ``type: free-text`` (``max_length``, ``epsilon``) discovers
-the frequent answers nobody listed (heavy hitters); its epsilon counts in
-the budget like a mechanism's: see :mod:`deniable.server.discovery`.
+A question of ``type: free-text`` (``max_length``, ``epsilon``, optional
+``alphabet``: the characters answers are made of) discovers the frequent
+answers nobody listed (heavy hitters); its epsilon counts in the budget like
+a mechanism's: see :mod:`deniable.server.discovery`.
 
 A question of ``type: number`` (``low``, ``high``, ``mechanism:
 one-bit-mean``, ``epsilon``, optional ``gamma``, ``points`` and ``units``)

@@ -82,8 +82,10 @@ class _LatticeMechanism(NumericMechanism):
         return out
 
     def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
-        steps = (y - self.low) / self.step
-        on: NDArray[np.bool_] = np.abs(steps - np.rint(steps)) <= 1e-3
+        steps = np.subtract(y, self.low)
+        steps *= 1.0 / self.step  # lattice position: an integer up to rounding
+        steps -= np.rint(steps)
+        on: NDArray[np.bool_] = np.abs(steps, out=steps) <= 1e-3
         return on
 
     @property

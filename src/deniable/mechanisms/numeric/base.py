@@ -194,24 +194,31 @@ class NumericMechanism(Mechanism):
 
     # ------------------------------------------------------------ reports
     def _validate(self, reports: Any) -> NDArray[np.float64]:
-        """Reports as a float64 array; ValueError naming the first that cannot occur."""
+        """Reports as a float64 array; ValueError naming the first that cannot occur.
+
+        Checked ``_CHUNK`` reports at a time (the temporaries stay in cache):
+        a chunk's minimum and maximum against the report range (NaN, a
+        non-finite minimum or maximum, fails it), then :meth:`_possible`.
+        """
         y = _as_floats(reports, "reports", self.name)
         lo, hi = self.report_range
         slack = 1e-9 * (hi - lo)
-        ok = np.isfinite(y) & (y >= lo - slack) & (y <= hi + slack)
-        if not ok.all():
-            i, v = _first_bad(y, ok)
-            raise ValueError(
-                f"report {v!r} at index {i} is not a possible {self.name} report "
-                f"(finite, in [{lo:.17g}, {hi:.17g}])"
-            )
-        on = self._possible(y)
-        if not on.all():
-            i, v = _first_bad(y, on)
-            raise ValueError(
-                f"report {v!r} at index {i} is not a possible {self.name} report "
-                f"(not one of its output values)"
-            )
+        for start in range(0, y.size, _CHUNK):
+            part = y[start : start + _CHUNK]
+            if not (part.min() >= lo - slack and part.max() <= hi + slack):
+                ok = np.isfinite(part) & (part >= lo - slack) & (part <= hi + slack)
+                i, v = _first_bad(part, ok)
+                raise ValueError(
+                    f"report {v!r} at index {start + i} is not a possible {self.name} report "
+                    f"(finite, in [{lo:.17g}, {hi:.17g}])"
+                )
+            on = self._possible(part)
+            if not on.all():
+                i, v = _first_bad(part, on)
+                raise ValueError(
+                    f"report {v!r} at index {start + i} is not a possible {self.name} report "
+                    f"(not one of its output values)"
+                )
         return y
 
     def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -244,10 +251,17 @@ class NumericMechanism(Mechanism):
         return stat
 
     def _aggregate_checked(self, y: NDArray[np.float64]) -> MeanStat:
-        yt = (y - self._mid) / self._half
-        return MeanStat(
-            self.fingerprint, int(y.size), float(yt.sum()), float(np.dot(yt, yt)), self._cell_counts(y)
-        )
+        """``n``, the sum and the sum of squares of ``y_t = (y - mid) / half``, ``_CHUNK`` reports at a time."""
+        total = total_sq = 0.0
+        scratch = np.empty(min(_CHUNK, y.size))
+        for start in range(0, y.size, _CHUNK):
+            part = y[start : start + _CHUNK]
+            yt = np.subtract(part, self._mid, out=scratch[: part.size])
+            yt /= self._half
+            total += float(yt.sum())
+            yt *= yt  # not np.dot: BLAS threads cost more than they save on a chunk
+            total_sq += float(yt.sum())
+        return MeanStat(self.fingerprint, int(y.size), total, total_sq, self._cell_counts(y))
 
     # ----------------------------------------------------------- estimate
     @cached_property

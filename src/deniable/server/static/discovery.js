@@ -11,6 +11,12 @@
 // where S is a count-mean sketch report: cms {"row": j, "bits": hex of the m bits, bit b being
 // bit b % 8 of byte b / 8}, hcms {"row": j, "index": l, "bit": 0 or 1}.
 //
+// Alphabet (optional config field, text and PEM only, as deniable.heavy.items): a string of
+// distinct single-byte ASCII characters. A value with any other character is refused (a
+// DeniableError naming the value, the character and the value, in Python's words) and nothing
+// is randomized; the items and reports of the accepted values are those without an alphabet
+// (only the server's search for prefixes is narrowed to the alphabet's bytes).
+//
 // The protocol (deniable.heavy): a text value becomes its item of L = max_length + 1 bytes
 // (UTF-8, cut after the last whole character within max_length bytes and marked 0xFE, else
 // ended by 0xFF; padded with 0xFF); an integer its 8 bytes big-endian of value + 2^63. The
@@ -25,8 +31,9 @@
 // probability a / (a + b).
 //
 // Timing: hashing and sampling run a number of times fixed by the configuration (items have L
-// bytes, keys are chosen by the level); only encoding the text as UTF-8 and finding where to
-// cut it take time that grows with the answer's length.
+// bytes, keys are chosen by the level); only encoding the text as UTF-8, finding where to cut
+// it and (with an alphabet) checking its characters take time that grows with the answer's
+// length.
 //
 // Exactness: every draw is deniable.js's integer sampler (rejection sampling of uniform words
 // from crypto.getRandomValues); no float meets randomness. BLAKE2b is RFC 7693 with its key
@@ -241,9 +248,42 @@ export function sketchFromConfig(config, field = 'sketch') {
 
 // ------------------------------------------------------------------ items
 
-/** The item of a text value: L = maxLength + 1 bytes (see the header). */
-function textItem(value, maxLength) {
-  if (typeof value !== 'string') throw new DeniableError('value', `must be a string; got ${stringify(value)}`);
+/**
+ * The alphabet of a discovery config (a string), or null without one; DeniableError naming
+ * `alphabet` unless it is distinct single-byte ASCII characters for text under PEM (as Python).
+ */
+function checkedAlphabet(config) {
+  if (!Object.prototype.hasOwnProperty.call(config, 'alphabet')) return null;
+  const { alphabet, kind, method } = config;
+  if (kind !== 'text') throw new DeniableError('alphabet', `applies to kind 'text' only; got kind ${stringify(kind)}`);
+  if (typeof alphabet !== 'string' || alphabet === '') {
+    throw new DeniableError('alphabet', `must be a non-empty string of distinct ASCII characters; got ${stringify(alphabet)}`);
+  }
+  const chars = [...alphabet];
+  const wide = chars.find((c) => c.codePointAt(0) > 127);
+  if (wide !== undefined) throw new DeniableError('alphabet', `must hold single-byte ASCII characters (code points 0..127); got ${stringify(wide)}`);
+  const twice = chars.find((c, i) => chars.indexOf(c) < i);
+  if (twice !== undefined) throw new DeniableError('alphabet', `must hold distinct characters; ${stringify(twice)} occurs more than once`);
+  if (method !== 'pem') {
+    throw new DeniableError('alphabet', "applies to method 'pem' only (SFP's one-byte fragments range over every byte)");
+  }
+  return alphabet;
+}
+
+/** The first character (code point) of `text` outside `alphabet`, or null (also without an alphabet). */
+export function foreignCharacter(text, alphabet) {
+  if (alphabet === null) return null;
+  for (const c of String(text)) if (!alphabet.includes(c)) return c;
+  return null;
+}
+
+/** The item of a text value: L = maxLength + 1 bytes (see the header); `field` names it in errors. */
+function textItem(value, maxLength, alphabet, field) {
+  if (typeof value !== 'string') throw new DeniableError(field, `must be a string; got ${stringify(value)}`);
+  const foreign = foreignCharacter(value, alphabet);
+  if (foreign !== null) {
+    throw new DeniableError(field, `has the character ${stringify(foreign)}, not in the alphabet; got ${stringify(value.slice(0, 60))}`);
+  }
   const data = utf8(value);
   const item = new Uint8Array(maxLength + 1).fill(END);
   if (data.length <= maxLength) {
@@ -260,9 +300,9 @@ function textItem(value, maxLength) {
 const OFFSET = 1n << 63n;
 
 /** The item of an integer in -2^63..2^63-1 (a safe integer Number or a BigInt): 8 bytes big-endian of value + 2^63. */
-function integerItem(value) {
+function integerItem(value, field) {
   const v = typeof value === 'bigint' ? value : (Number.isSafeInteger(value) ? BigInt(value) : null);
-  if (v === null || v < -OFFSET || v >= OFFSET) throw new DeniableError('value', `must be an integer in -2^63..2^63-1; got ${stringify(value)}`);
+  if (v === null || v < -OFFSET || v >= OFFSET) throw new DeniableError(field, `must be an integer in -2^63..2^63-1; got ${stringify(value)}`);
   const u = v + OFFSET;
   return Uint8Array.from({ length: 8 }, (_, k) => Number((u >> BigInt(8 * (7 - k))) & 0xffn));
 }
@@ -273,7 +313,8 @@ function integerItem(value) {
  * A discovery device from its configuration (an object, or JSON text).
  *
  * options.randomBytes: (n) => Uint8Array of n uniform bytes (default: crypto.getRandomValues).
- * Returns {method, kind, maxLength, epsilon, config, item(value), privatize(value), privatizeMany(values)}.
+ * Returns {method, kind, maxLength, alphabet (a string or null), epsilon, config, foreign(text),
+ * item(value), privatize(value), privatizeMany(values)}.
  */
 export function fromDiscoveryConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   const config = typeof cfg === 'string' ? parseJSON(cfg) : cfg;
@@ -297,8 +338,9 @@ export function fromDiscoveryConfig(cfg, { randomBytes = secureRandomBytes } = {
   if (typeof config.epsilon !== 'number' || Math.abs(config.epsilon - epsilon) > 1e-9 * Math.max(1, epsilon)) {
     throw new DeniableError('epsilon', `says ${stringify(config.epsilon)} but the parameters give ${epsilon}`);
   }
+  const alphabet = checkedAlphabet(config);
   const L = kind === 'text' ? maxLength + 1 : 8;
-  const item = (value) => (kind === 'text' ? textItem(value, maxLength) : integerItem(value));
+  const item = (value, field = 'value') => (kind === 'text' ? textItem(value, maxLength, alphabet, field) : integerItem(value, field));
   const sample = (pool, it, memo = null) => {
     const level = 1 + uniformBelowSmall(pool, L);
     if (method === 'pem') {
@@ -320,17 +362,20 @@ export function fromDiscoveryConfig(cfg, { randomBytes = secureRandomBytes } = {
     method,
     kind,
     maxLength,
+    alphabet,
     epsilon: config.epsilon,
     config,
+    /** The first character of `text` outside the alphabet (which privatize refuses), or null. */
+    foreign: (text) => foreignCharacter(text, alphabet),
     /** The fixed-length item a value is hashed as (for tests and display). */
-    item,
+    item: (value) => item(value),
     /** One report for `value` (a string, or an integer for kind "integer"), as JSON-ready data. */
     privatize(value) {
       return sample(new WordPool(randomBytes, chunkFor(1)), item(value));
     },
-    /** Reports for many values (one random pool for the batch: faster, same distribution). */
+    /** Reports for many values (one random pool for the batch: faster, same distribution); errors name values[i]. */
     privatizeMany(values) {
-      const items = Array.from(values, item);
+      const items = Array.from(values, (v, i) => item(v, `values[${i}]`));
       const pool = new WordPool(randomBytes, chunkFor(items.length));
       const memo = new Map();
       return items.map((it) => sample(pool, it, memo));

@@ -1,6 +1,8 @@
 // Estimates as the results pages print them: an estimate, its interval and its standard error all
 // with the same number of decimals, chosen from the standard error (two significant digits of it),
 // so "122 (61 to 184)" rather than "122.4 (61.25 to 183.5)". Shares are printed in percent.
+// Also the characters a free-text question allows (its alphabet), as the survey and results
+// pages name them.
 
 const MAX_DECIMALS = 6;
 
@@ -34,4 +36,31 @@ export function estimateTexts({ est, low, high, se }, kind = 'share') {
     interval: bounded ? `${text(low)} to ${text(high)}` : '–',
     range: bounded ? `${bare(low)}–${text(high)}` : '–',
   };
+}
+
+/** A character as the pages name it: “x”, or the word space. */
+export const quoteCharacter = (c) => (c === ' ' ? 'space' : `“${c}”`);
+
+/**
+ * An alphabet in words: its characters in code-point order, a run of three or more as a range,
+ * the space named last ("“-”, 0–9, “_”, a–z, space").
+ */
+export function describeAlphabet(alphabet) {
+  const codes = [...new Set(Array.from(alphabet, (c) => c.codePointAt(0)))].sort((a, b) => a - b);
+  const parts = [];
+  let space = false;
+  for (let i = 0; i < codes.length;) {
+    let j = i;
+    while (j + 1 < codes.length && codes[j + 1] === codes[j] + 1) j++;
+    const first = String.fromCodePoint(codes[i]);
+    if (j - i >= 2 && codes[i] > 32) parts.push(`${first}–${String.fromCodePoint(codes[j])}`);
+    else {
+      j = i; // a run shorter than three (or one that starts at the space) is listed one by one
+      if (first === ' ') space = true;
+      else parts.push(quoteCharacter(first));
+    }
+    i = j + 1;
+  }
+  if (space) parts.push('space');
+  return parts.join(', ');
 }

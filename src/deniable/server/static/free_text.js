@@ -2,7 +2,10 @@
 // answer discovery.js randomizes on this device. The page keeps the answer as typed, except
 // that it trims surrounding spaces and normalizes Unicode to NFC (so that the same word typed
 // on two devices is the same value); max_length counts bytes of UTF-8, as the server does.
+// A question with an alphabet says which characters it allows, flags any other as it is typed,
+// and refuses to send an answer with one (problem(): the message the page shows).
 import { fromDiscoveryConfig, utf8Length } from './discovery.js';
+import { describeAlphabet, quoteCharacter } from './format.js';
 
 const fmt = (x) => Number(x).toFixed(2);
 
@@ -12,8 +15,20 @@ export function normalizeAnswer(text) {
 }
 
 /**
- * The form part and device of a free-text question: {epsilon, reveals: false, report()} added
- * to `fieldset` (made by the page), report() being the randomized report, or undefined if empty.
+ * What the page says of a character outside the alphabet; one whose other case, or whose
+ * letter without its accent, is allowed is suggested ("type “v”").
+ */
+export function foreignText(c, alphabet) {
+  const near = [c.toLowerCase(), c.toUpperCase()].flatMap((x) => [x, x.normalize('NFD')[0]])
+    .find((x) => x !== c && alphabet.includes(x));
+  const hint = near === undefined ? '' : ` (type ${quoteCharacter(near)})`;
+  return `has the character ${quoteCharacter(c)}, not in the alphabet${hint}; only these characters are allowed: ${describeAlphabet(alphabet)}`;
+}
+
+/**
+ * The form part and device of a free-text question: {epsilon, reveals: false, report(), problem()}
+ * added to `fieldset` (made by the page), report() being the randomized report, or undefined if
+ * empty, and problem() why the answer cannot be sent (a character outside the alphabet), or null.
  */
 export function freeTextDevice(question, name, fieldset) {
   const device = fromDiscoveryConfig(question.discovery);
@@ -28,16 +43,28 @@ export function freeTextDevice(question, name, fieldset) {
   hint.className = 'hint';
   hint.id = `${name}-hint`;
   input.setAttribute('aria-describedby', hint.id);
+  const { alphabet } = device;
+  const foreign = () => device.foreign(normalizeAnswer(input.value));
   const update = () => {
     if (integer) {
       hint.textContent = 'A whole number.';
       return;
     }
     const used = utf8Length(normalizeAnswer(input.value));
-    hint.textContent = used > device.maxLength
-      ? `${used} of ${device.maxLength} bytes: only the first ${device.maxLength} bytes are kept (the answer counts as “begins with …”).`
-      : `${used} of ${device.maxLength} bytes (a letter is 1 byte; accented letters 2, most emoji 4).`;
-    hint.classList.toggle('over', used > device.maxLength);
+    const bad = foreign();
+    if (bad !== null) hint.textContent = `Your answer ${foreignText(bad, alphabet)}.`;
+    else if (alphabet !== null) {
+      hint.textContent = used > device.maxLength
+        ? `${used} of ${device.maxLength} characters: only the first ${device.maxLength} are kept (the answer counts as “begins with …”).`
+        : `${used} of ${device.maxLength} characters; only these are allowed: ${describeAlphabet(alphabet)}.`;
+    } else {
+      hint.textContent = used > device.maxLength
+        ? `${used} of ${device.maxLength} bytes: only the first ${device.maxLength} bytes are kept (the answer counts as “begins with …”).`
+        : `${used} of ${device.maxLength} bytes (a letter is 1 byte; accented letters 2, most emoji 4).`;
+    }
+    hint.classList.toggle('over', used > device.maxLength || bad !== null);
+    if (bad !== null) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
   };
   input.addEventListener('input', update);
   update();
@@ -51,6 +78,10 @@ export function freeTextDevice(question, name, fieldset) {
     fieldset,
     epsilon: device.epsilon,
     reveals: false,
+    problem() {
+      const bad = integer ? null : foreign();
+      return bad === null ? null : `Your answer to “${question.text}” ${foreignText(bad, alphabet)}.`;
+    },
     report() {
       const text = normalizeAnswer(input.value);
       if (text === '') return undefined;

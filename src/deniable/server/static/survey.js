@@ -130,7 +130,8 @@ const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !
 
 /**
  * One question's form part and its device: {fieldset, epsilon, reveals, report()}, where
- * report() is the randomized report of the chosen answer, or undefined if unanswered.
+ * report() is the randomized report of the chosen answer, or undefined if unanswered (a
+ * free-text question adds problem(): why its answer cannot be sent, or null).
  */
 async function device(question, index) {
   const name = `q${index}`;
@@ -461,6 +462,14 @@ async function main() {
   $('survey-form').addEventListener('submit', (event) => {
     event.preventDefault();
     if (pending) return; // already randomized: only "Try again" resends it
+    // an answer the question cannot take (a free-text character outside its alphabet): nothing is randomized
+    const problems = asked.map((i) => [i, devices[i].problem ? devices[i].problem() : null]).filter(([, p]) => p !== null);
+    if (problems.length) {
+      problems.forEach(([i]) => devices[i].fieldset.classList.add('missing'));
+      status('error', `${escapeHtml(problems[0][1])} Nothing was sent.`);
+      devices[problems[0][0]].fieldset.querySelector('input').focus();
+      return;
+    }
     const reports = {};
     const missing = [];
     asked.forEach((i) => {
@@ -486,11 +495,18 @@ async function main() {
     container.querySelectorAll('input').forEach((el) => { el.disabled = true; });
     send();
   });
-  container.addEventListener('change', (event) => {
-    // an answered question is no longer flagged; the reminder goes once all are answered
-    event.target.closest('fieldset').classList.remove('missing');
+  const settle = (event) => {
+    // an answered question is no longer flagged (a refused free-text answer once it is fixed:
+    // as it is typed, so that the page does not move under the next click); the reminder goes
+    // once none is flagged
+    const fieldset = event.target.closest('fieldset');
+    const owner = devices.find((d) => d.fieldset === fieldset);
+    if (owner?.problem && owner.problem() !== null) return;
+    fieldset.classList.remove('missing');
     if (!pending && !container.querySelector('.missing')) status('', '');
-  });
+  };
+  container.addEventListener('change', settle);
+  container.addEventListener('input', settle);
   $('retry').addEventListener('click', () => pending && send());
   $('next').addEventListener('click', () => nextRespondent(ask));
   document.body.dataset.state = 'ready';
