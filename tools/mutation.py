@@ -71,6 +71,18 @@ MODULES: dict[str, list[str]] = {
         f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]
         for name in ("domain", "contract", "registry")
     },
+    "survey.designs": [
+        "tests/survey/test_designs.py", "tests/survey/test_design_details.py", "tests/survey/test_design_audit.py",
+        "tests/survey/test_reference_r.py",
+    ],
+    # the likelihood-level tests of test_regression_exact.py (not its statsmodels-results ones: seconds each)
+    "survey.likelihood": [
+        f"tests/survey/test_regression_exact.py::{name}" for name in (
+            "test_loglike_is_sum_of_log_response_probabilities", "test_score_and_hessian_are_exact",
+            "test_fit_solves_the_score_equations", "test_bad_responses_and_groups", "test_perfect_separation_is_named",
+        )
+    ] + ["tests/survey/test_likelihood_maximize.py"],
+    "client_state": [f"{UNIT}/test_client_state.py"],
     **{
         f"mechanisms.numeric.{name}": [f"{UNIT}/test_contract.py", NUMERIC]
         for name in (
@@ -89,8 +101,8 @@ def module_path(module: str) -> str:
 
 
 def existing_tests(module: str) -> list[str]:
-    """The module's test paths that exist in this checkout (others are skipped)."""
-    return [p for p in dict.fromkeys(MODULES[module]) if (ROOT / p).exists()]
+    """The module's test paths (or ``path::test`` node ids) that exist in this checkout (others are skipped)."""
+    return [p for p in dict.fromkeys(MODULES[module]) if (ROOT / p.split("::")[0]).exists()]
 
 
 def prepare(module: str, workdir: Path) -> None:
@@ -104,6 +116,7 @@ def prepare(module: str, workdir: Path) -> None:
     for name in ("README.md", "MUTATION.md"):
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, workdir / name)
+    shutil.copytree(ROOT / "examples" / "data", workdir / "examples" / "data")  # the survey data some tests read
     tests = existing_tests(module)
     config = (
         "\n[tool.mutmut]\n"
@@ -111,6 +124,7 @@ def prepare(module: str, workdir: Path) -> None:
         f"only_mutate = [{json.dumps(module_path(module))}]\n"
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
         'pytest_add_cli_args = ["-m", "not slow and not postgres and not browser", "-p", "no:cacheprovider", "-q"]\n'
+        'also_copy = ["examples/data"]\n'
         "use_git_change_detection = false\n"
     )
     (workdir / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config)

@@ -540,12 +540,8 @@ class UnrelatedQuestionUnknown(_TwoGroupBinary):
     def epsilon_at(self, piUQ: float) -> float:  # noqa: N803 (RRreg's name)
         """Epsilon, over both groups, when the unrelated answer is "yes" with probability ``piUQ``."""
         a = privacy.exact_probability(piUQ, "piUQ", self.model)
-        return max(
-            BinaryRR._from_channel(pg + (1 - pg) * a, (1 - pg) * a).epsilon
-            if pg + (1 - pg) * a != (1 - pg) * a
-            else 0.0
-            for pg in self.p
-        )
+        # a group never asked the sensitive question (p_g = 0) has equal columns: epsilon 0
+        return max(BinaryRR._from_channel(pg + (1 - pg) * a, (1 - pg) * a).epsilon for pg in self.p)
 
     def privatize_many(
         self, truth: Any, group: Any = None, rng: randomness.RNGLike = None, unrelated: Any = None

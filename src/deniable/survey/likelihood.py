@@ -108,9 +108,10 @@ class ResponseLikelihood:
         ok = np.isin(y, allowed) if numeric else np.zeros(n, dtype=bool)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
+            bad = y[i].item() if isinstance(y[i], np.generic) else y[i]  # an object array holds Python values
             raise ValueError(
                 f"response must be one of {', '.join(map(str, design.responses))} for {design.model}; "
-                f"got {y[i].item()!r} at row {i if labels is None else labels[i]!r}"
+                f"got {bad!r} at row {i if labels is None else labels[i]!r}"
             )
         g = design.check_groups(groups, n)
         if design.groups == 2 and n and not (np.any(g == 1) and np.any(g == 2)):
