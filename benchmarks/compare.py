@@ -29,7 +29,10 @@ Two questions, answered in one run on one machine:
   word of their own), deniable's ``HeavyHitters`` (PEM and SFP, secure
   randomness) and pure-LDP's PEM and Apple SFP over its count-mean sketch of
   the same shape run on the same values: recall of the true top 10 and top
-  20, precision, median relative count error, device and server CPU time.
+  20, precision, median relative count error, device and server CPU time;
+  ``--discovery-reps R`` repeats each row on R new workloads (the peers'
+  generators seeded per repetition) and gives means with their standard
+  errors.
   deniable's values are given twice: as ``identify`` reports them (those
   significantly above 0, at most 20) and as the peers do (the 20 best).
   The peers run value by value in Python, in batches (a pure-LDP CMS report
@@ -532,10 +535,18 @@ def _scores(values: list[str], found: Found) -> dict[str, float]:
     return out
 
 
+SCORES = ("recall10", "recall20", "precision20", "error20")
+
+
 def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.Generator,
               max_length: int = 6, top_k: int = 32, oracle: str | None = None,
-              alphabet: bool = False) -> list[dict[str, Any]]:
-    """One run per (n, epsilon, entrant): deniable's PEM and SFP, then the installed peers' (n <= peer_n).
+              alphabet: bool = False, reps: int = 1) -> list[dict[str, Any]]:
+    """``reps`` runs per (n, epsilon, entrant): deniable's PEM and SFP, then the installed peers' (n <= peer_n).
+
+    Each repetition draws a new workload (the same values for every entrant of that repetition).
+    deniable draws from the OS CSPRNG; the peers from Python's ``random`` and numpy's global
+    generator, both seeded with the repetition's number before each peer's run (as their code
+    uses them). One row per run; :func:`discovery_summary` gives the means and their standard errors.
 
     ``oracle``: deniable's sketch (``"cms"``, ``"hcms"``, or None for ``HeavyHitters``' own choice);
     a forced one is named in the method column. ``peer_n`` 0 runs deniable alone. ``alphabet``: also
@@ -545,61 +556,100 @@ def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.
 
     rows = []
     for n in ns:
-        values = zipf_strings(n, rng, max_length=max_length)
-        # untimed: load deniable's compiled loops (numba, when installed), as a running service has them
-        for method in ("pem", "sfp"):
-            hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=max_length, top_k=top_k, oracle=oracle)
-            hh.identify(hh.aggregate(hh.privatize_many(values[:2000])))
-        for eps in epsilons:
-            for method, letters in [("pem", None), ("sfp", None), *([("pem", LETTERS)] if alphabet else [])]:
-                print(f"  discovery deniable {method} n={n:,} eps={eps:g} alphabet={letters} ...", file=sys.stderr,
-                      flush=True)
-                hh = dn.HeavyHitters(epsilon=eps, method=method, max_length=max_length, top_k=top_k,
-                                     oracle=oracle, alphabet=letters)
-                name = method.upper() + (" (a-z)" if letters else "") + (f" over {oracle.upper()}" if oracle else "")
-                begin = time.process_time()
-                reports = hh.privatize_many(values)  # the OS CSPRNG
-                middle = time.process_time()
-                stat = hh.aggregate(reports)
-                aggregated = time.process_time()
-                del reports
-                # as identify reports by default (significantly above 0), and as the peers do (the top 20)
-                for label, threshold in ((name, None), (f"{name}, top 20 unfiltered", 0.0)):
-                    start = time.process_time()
-                    found = hh.identify(stat, top=20, threshold=threshold)
-                    end = time.process_time()
-                    rows.append({"library": "deniable", "method": label, "n": n, "epsilon": eps,
-                                 **_scores(values, Found(list(found.values), found.counts)),
-                                 "device_s": middle - begin, "server_s": aggregated - middle + end - start})
-            if n > peer_n:
-                continue
-            for peer in peers.heavy_peers(eps, max_length, LETTERS, top_k):
-                print(f"  discovery {peer.library} {peer.method} n={n:,} eps={eps:g} ...", file=sys.stderr,
-                      flush=True)
-                device = server = 0.0
-                for lo in range(0, n, PEER_BATCH):
-                    start = time.process_time()
-                    batch = peer.privatize(values[lo:lo + PEER_BATCH])
-                    middle = time.process_time()
-                    peer.aggregate(batch)
-                    device, server = device + middle - start, server + time.process_time() - middle
-                start = time.process_time()
-                found_values, counts = peer.find(20)
-                server += time.process_time() - start
-                rows.append({"library": peer.library, "method": peer.method, "n": n, "epsilon": eps,
-                             **_scores(values, Found(found_values, np.asarray(counts, dtype=float))),
-                             "device_s": device, "server_s": server})
+        for rep in range(reps):
+            values = zipf_strings(n, rng, max_length=max_length)
+            if rep == 0:  # untimed: load the compiled loops (numba, when installed), as a running service has them
+                for method in ("pem", "sfp"):
+                    hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=max_length, top_k=top_k, oracle=oracle)
+                    hh.identify(hh.aggregate(hh.privatize_many(values[:2000])))
+            for eps in epsilons:
+                rows += _deniable_runs(values, n, eps, rep, max_length, top_k, oracle, alphabet)
+                if n <= peer_n:
+                    rows += _peer_runs(values, n, eps, rep, max_length, top_k)
     return rows
 
 
-def discovery_table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| n | eps | library | method | recall top 10 | recall top 20 | precision (top 20 reported) "
-             "| median rel. count error (top 20) | device CPU s | server CPU s |",
-             "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+def _deniable_runs(values: list[str], n: int, eps: float, rep: int, max_length: int, top_k: int,
+                   oracle: str | None, alphabet: bool) -> list[dict[str, Any]]:
+    rows = []
+    for method, letters in [("pem", None), ("sfp", None), *([("pem", LETTERS)] if alphabet else [])]:
+        print(f"  discovery deniable {method} n={n:,} eps={eps:g} alphabet={letters} rep={rep} ...",
+              file=sys.stderr, flush=True)
+        hh = dn.HeavyHitters(epsilon=eps, method=method, max_length=max_length, top_k=top_k,
+                             oracle=oracle, alphabet=letters)
+        name = method.upper() + (" (a-z)" if letters else "") + (f" over {oracle.upper()}" if oracle else "")
+        begin = time.process_time()
+        reports = hh.privatize_many(values)  # the OS CSPRNG
+        middle = time.process_time()
+        stat = hh.aggregate(reports)
+        aggregated = time.process_time()
+        del reports
+        # as identify reports by default (significantly above 0), and as the peers do (the top 20)
+        for label, threshold in ((name, None), (f"{name}, top 20 unfiltered", 0.0)):
+            start = time.process_time()
+            found = hh.identify(stat, top=20, threshold=threshold)
+            end = time.process_time()
+            rows.append({"library": "deniable", "method": label, "n": n, "epsilon": eps, "rep": rep,
+                         **_scores(values, Found(list(found.values), found.counts)),
+                         "device_s": middle - begin, "server_s": aggregated - middle + end - start})
+    return rows
+
+
+def _peer_runs(values: list[str], n: int, eps: float, rep: int, max_length: int, top_k: int) -> list[dict[str, Any]]:
+    rows = []
+    for peer in peers.heavy_peers(eps, max_length, LETTERS, top_k):
+        print(f"  discovery {peer.library} {peer.method} n={n:,} eps={eps:g} rep={rep} ...", file=sys.stderr,
+              flush=True)
+        random.seed(rep)  # the peers' own generators, seeded per repetition
+        np.random.seed(rep)  # noqa: NPY002
+        device = server = 0.0
+        for lo in range(0, n, PEER_BATCH):
+            start = time.process_time()
+            batch = peer.privatize(values[lo:lo + PEER_BATCH])
+            middle = time.process_time()
+            peer.aggregate(batch)
+            device, server = device + middle - start, server + time.process_time() - middle
+        start = time.process_time()
+        found_values, counts = peer.find(20)
+        server += time.process_time() - start
+        rows.append({"library": peer.library, "method": peer.method, "n": n, "epsilon": eps, "rep": rep,
+                     **_scores(values, Found(found_values, np.asarray(counts, dtype=float))),
+                     "device_s": device, "server_s": server})
+    return rows
+
+
+def discovery_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (n, epsilon, library, method), in the runs' order: ``runs``, the mean of each score
+    and CPU time, and each score's standard error of the mean (``<score>_se``, NaN for one run)."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
-        lines.append(f"| {r['n']:,} | {r['epsilon']:g} | {r['library']} | {r['method']} | {r['recall10']:.2f} | "
-                     f"{r['recall20']:.2f} | {r['precision20']:.2f} | {r['error20']:.3f} | "
-                     f"{r['device_s']:.2f} | {r['server_s']:.2f} |")
+        groups.setdefault((r["n"], r["epsilon"], r["library"], r["method"]), []).append(r)
+    out = []
+    for (n, eps, library, method), runs in groups.items():
+        summary: dict[str, Any] = {"n": n, "epsilon": eps, "library": library, "method": method, "runs": len(runs)}
+        for key in (*SCORES, "device_s", "server_s"):
+            x = np.array([r[key] for r in runs], dtype=float)
+            x = x[~np.isnan(x)]
+            summary[key] = float(x.mean()) if x.size else float("nan")
+            if key in SCORES:
+                summary[f"{key}_se"] = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+        out.append(summary)
+    return sorted(out, key=lambda s: (s["n"], s["epsilon"]))
+
+
+def discovery_table(summary: list[dict[str, Any]]) -> str:
+    """Markdown: mean scores (``± SE`` when there are several runs) and mean CPU seconds."""
+    def cell(r: dict[str, Any], key: str, digits: int) -> str:
+        se = r[f"{key}_se"]
+        return f"{r[key]:.{digits}f}" + ("" if np.isnan(se) else f" ± {se:.{digits}f}")
+
+    lines = ["| n | eps | library | method | runs | recall top 10 | recall top 20 | precision (top 20 reported) "
+             "| median rel. count error (top 20) | device CPU s | server CPU s |",
+             "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in summary:
+        lines.append(f"| {r['n']:,} | {r['epsilon']:g} | {r['library']} | {r['method']} | {r['runs']} | "
+                     f"{cell(r, 'recall10', 2)} | {cell(r, 'recall20', 2)} | {cell(r, 'precision20', 2)} | "
+                     f"{cell(r, 'error20', 3)} | {r['device_s']:.2f} | {r['server_s']:.2f} |")
     return "\n".join(lines)
 
 
@@ -624,6 +674,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--discovery-epsilons", default="2,4,8")
     parser.add_argument("--discovery-peer-n", type=int, default=200_000,
                         help="the peers run only where n is at most this (value by value in Python)")
+    parser.add_argument("--discovery-reps", type=int, default=1,
+                        help="discovery: runs per (n, epsilon, entrant), each on a new workload; the table "
+                             "gives means with their standard errors")
     parser.add_argument("--discovery-oracle", choices=("auto", "cms", "hcms"), default="auto",
                         help="deniable's sketch for discovery (auto: HeavyHitters' own choice)")
     parser.add_argument("--json", type=Path, help="write all results here")
@@ -680,12 +733,13 @@ def main(argv: list[str] | None = None) -> int:
         eps = [float(x) for x in args.discovery_epsilons.split(",")]
         oracle = None if args.discovery_oracle == "auto" else args.discovery_oracle
         found = discovery(ns, eps, args.discovery_peer_n, np.random.default_rng(2026), oracle=oracle,
-                          alphabet=args.alphabet)
+                          alphabet=args.alphabet, reps=args.discovery_reps)
         print(f"## Heavy hitters: Zipf(1.1) over 1,000 words of 3-6 letters, 25% of devices typing a word of "
               f"their own; max_length 6, top_k 32; the peers at n <= {args.discovery_peer_n:,}"
               + ("" if peers.heavy_peers(1.0, 6, LETTERS, 32) else " (pure-ldp not installed: deniable alone)")
-              + "\n")
-        print(discovery_table(found))
+              + f"; {args.discovery_reps} run(s) per row, each on a new workload (mean ± standard error of "
+              "the mean when more than one)\n")
+        print(discovery_table(discovery_summary(found)))
         print()
     end_load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(f"load average at end: {end_load}")
@@ -699,6 +753,7 @@ def main(argv: list[str] | None = None) -> int:
                       for w in works],
             "accuracy": [asdict(c) for c in cells],
             "discovery": found,
+            "discovery_summary": discovery_summary(found),
         }, indent=1))
     return 0
 

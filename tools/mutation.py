@@ -44,14 +44,19 @@ MODULES: dict[str, list[str]] = {
     "estimate": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_consistency.py", f"{UNIT}/test_html.py"],
     "consistency": [f"{UNIT}/test_consistency.py", f"{UNIT}/test_estimate.py"],
     "privacy": [f"{UNIT}/test_privacy.py", f"{UNIT}/test_unary.py", f"{UNIT}/test_frequency.py"],
-    "randomness": [f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_randomness_unit.py", f"{STAT}/test_randomness.py"],
+    "randomness": [
+        f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_randomness_unit.py", f"{UNIT}/test_accelerate.py",
+        f"{STAT}/test_randomness.py",
+    ],
     "aggregates": [f"{UNIT}/test_aggregates.py"],
+    "accelerate": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_sketch_kernels.py"],
+    "_runs_numba": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py"],
     **{
         f"mechanisms.{name}": [
             f"{UNIT}/test_{name}.py", f"{UNIT}/test_frequency.py", f"{UNIT}/test_contract.py",
             f"{UNIT}/test_wire.py", f"{UNIT}/test_randomness_bytes.py", f"{STAT}/test_samplers.py",
         ]
-        for name in ("binary", "kary", "unary", "hashing", "hadamard", "subset", "rappor", "walsh")
+        for name in ("binary", "kary", "unary", "hashing", "hadamard", "subset", "rappor")
     },
     "mechanisms.rappor": [
         f"{UNIT}/test_rappor.py", f"{UNIT}/test_rappor_google.py", f"{UNIT}/test_rappor_state.py",
@@ -66,6 +71,13 @@ MODULES: dict[str, list[str]] = {
         f"{UNIT}/test_sketch.py", f"{STAT}/test_sketch_estimators.py",
         f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
     ],
+    "mechanisms.telemetry": [
+        f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py",
+        f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
+    ],
+    "mechanisms.chained": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"],
+    "mechanisms.permanent": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py"],
+    "mechanisms.walsh": [f"{UNIT}/test_walsh.py", f"{UNIT}/test_hadamard.py", f"{UNIT}/test_hashing.py"],
     "mechanisms.frequency": [f"{UNIT}/test_estimate.py", f"{UNIT}/test_frequency.py", f"{STAT}/test_estimators.py"],
     **{
         f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]
@@ -114,6 +126,10 @@ def pytest_sessionstart(session):  # added by tools/mutation.py: no cached resul
                 if callable(getattr(value, "cache_clear", None)):
                     value.cache_clear()
 """
+
+# environment per module: the numba kernel runs as plain Python, where mutmut's trampolines work
+# (numba cannot compile them); the compiled and the Python kernel are the same code
+ENV: dict[str, dict[str, str]] = {"_runs_numba": {"NUMBA_DISABLE_JIT": "1"}}
 
 # the modules the issue names first, in this order
 CORE = ["intervals", "estimate", "consistency", "privacy", "randomness", "aggregates",
@@ -186,7 +202,7 @@ def run(module: str, children: int, report_only: bool = False) -> dict[str, list
     start = time.monotonic()
     if not report_only:
         prepare(module, workdir)
-        env = dict(os.environ, CI="1")
+        env = dict(os.environ, CI="1", **ENV.get(module, {}))
         cmd = ["nice", "-n", "10", sys.executable, "-m", "mutmut", "run", "--max-children", str(children)]
         subprocess.run(cmd, cwd=workdir, env=env, check=False, stdout=subprocess.DEVNULL)
     grouped = results(workdir)

@@ -346,12 +346,6 @@ def _decide(
         done += got
 
 
-def _read_only(a: NDArray[np.uint8]) -> NDArray[np.uint8]:
-    view = a.view()
-    view.flags.writeable = False
-    return view
-
-
 def dyadic_packed(
     tables: NDArray[np.uint8], count: int, source: Source, select: NDArray[np.uint8] | None = None
 ) -> NDArray[np.uint8]:
@@ -378,7 +372,6 @@ def dyadic_packed(
         raise ValueError("dyadic_packed needs one table row, or two rows and a select array")
     rows = np.zeros((0,), dtype=np.uint8) if select is None else np.ascontiguousarray(select, dtype=np.uint8)
     kernel = (accelerate.run_decoder(count) or _numpy_decoder)(tables)
-    rows = _read_only(rows)
     for start in range(0, count, _BLOCK_LANES):
         _decide(kernel, rows, out, start, min(_BLOCK_LANES, count - start), source)
     return out

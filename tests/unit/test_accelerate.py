@@ -154,10 +154,38 @@ def test_mechanisms_give_the_same_reports(make: Callable[[], Any], restore: None
     assert a == b
 
 
-def test_settings(restore: None) -> None:
+@needs_numba
+def test_the_chosen_backend_decodes(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``numba`` chosen, the compiled decoder (wrapped here to record its use) is built for the call's
+    tables and decides the lanes; with ``numpy`` it is not asked. Both give the same bits. Nothing loaded
+    yet (as in a new process): choosing ``numba`` loads it."""
+    monkeypatch.setattr(accelerate, "_kernel", None)
+    accelerate.set_accelerator("numba")
+    real = accelerate.run_decoder(1)
+    assert real is not None and real is accelerate.run_decoder(1)
+    built: list[bytes] = []
+
+    def factory(tables: np.ndarray) -> Any:
+        built.append(tables.tobytes())
+        return real(tables)
+
+    monkeypatch.setattr(accelerate, "_kernel", factory)
+    table = expansion_table(5, 3)[None, :]
+    fast = randomness.dyadic_packed(table, 100, GeneratorSource(np.random.default_rng(1)))
+    assert built == [table.tobytes()]
+    accelerate.set_accelerator("numpy")
+    slow = randomness.dyadic_packed(table, 100, GeneratorSource(np.random.default_rng(1)))
+    assert built == [table.tobytes()] and fast.tobytes() == slow.tobytes()
+
+
+def test_settings(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settings, and ``auto``'s choice by size, probing numba's presence once (as in a new process)."""
+    monkeypatch.setattr(accelerate, "_found", None)
     assert accelerate.set_accelerator("numpy") in accelerate.ACCELERATORS
     assert accelerate.accelerator() == "numpy" and accelerate.run_decoder(1 << 30) is None
     accelerate.set_accelerator("auto")
+    for _ in range(2):  # probed, then remembered
+        assert (accelerate.run_decoder(1 << 30) is None) == (not accelerate.numba_available())
     assert accelerate.run_decoder(accelerate.AUTO_FROM - 1) is None  # small batches stay in numpy
     assert (accelerate.run_decoder(accelerate.AUTO_FROM) is None) == (not accelerate.numba_available())
     with pytest.raises(ValueError, match=r"^accelerator must be one of auto, numba, numpy; got 'fast'$"):
@@ -213,7 +241,42 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
     assert out.stdout.strip() == "auto"
 
 
+@pytest.mark.parametrize("choose", [accelerate.run_decoder, accelerate.sketch_kernels], ids=["runs", "sketch"])
+def test_each_setting_chooses_by_size(choose: Callable[[int], Any], restore: None) -> None:
+    """``numpy``: never compiled; ``numba``: compiled for any size; ``auto``: compiled from ``AUTO_FROM``
+    bits or entries on, when numba is installed. The same rule for the run decoder and the sketch loops."""
+    accelerate.set_accelerator("numpy")
+    assert choose(1 << 30) is None
+    if not accelerate.numba_available():
+        pytest.skip("numba is not installed")
+    accelerate.set_accelerator("numba")
+    assert choose(1) is not None and choose(1 << 30) is not None
+    accelerate.set_accelerator("auto")
+    assert choose(accelerate.AUTO_FROM - 1) is None
+    assert choose(accelerate.AUTO_FROM) is not None and choose(1 << 30) is not None
+
+
+def test_without_numba_in_this_process(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test above within this process (numba made unimportable, nothing loaded or probed yet): ``auto``
+    finds no numba and samples large batches with numpy; ``numba`` raises ImportError at once and the
+    setting stays ``auto``."""
+    monkeypatch.setitem(sys.modules, "numba", None)
+    monkeypatch.delitem(sys.modules, "deniable._runs_numba", raising=False)
+    monkeypatch.delattr(dn, "_runs_numba", raising=False)
+    monkeypatch.setattr(accelerate, "_kernel", None)
+    monkeypatch.setattr(accelerate, "_found", None)
+    accelerate.set_accelerator("auto")
+    assert not accelerate.numba_available() and accelerate.run_decoder(1 << 30) is None
+    assert accelerate.sketch_kernels(1 << 30) is None
+    source = Scripted(bytes([0xFF]) * (accelerate.AUTO_FROM // 4 + 64))  # every lane ends at G = 0: c_0 = 1
+    assert np.unpackbits(randomness.bernoulli_packed(5, 3, accelerate.AUTO_FROM, source)).all()
+    with pytest.raises(ImportError):
+        accelerate.set_accelerator("numba")
+    assert accelerate.accelerator() == "auto"
+
+
 @needs_numba
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"), reason="numba's JIT is disabled")
 def test_the_kernel_compiles_without_a_writable_cache() -> None:
     """With nowhere to cache (numba's cache locators removed), the kernel is compiled in the process and
     gives the numpy bits."""

@@ -148,7 +148,8 @@ def test_config_numerators_are_checked() -> None:
     assert config["params"] == {"denominator": 4, "yes_numerators": [1, 3]}
     assert from_config(config) == dn.BinaryRR(prob=0.75)
     # any channel with two different numerators in [0, denominator] is a design's channel (survey designs)
-    for numerators, eps in (([0, 3], math.inf), ([3, 1], math.log(3)), ([1, 4], math.inf)):
+    for numerators, eps in (([0, 3], math.inf), ([3, 1], math.log(3)), ([1, 4], math.inf), ([4, 1], math.inf),
+                            ([3, 0], math.inf)):  # the ends 0 and the denominator, for either truth
         channel = dn.BinaryRR.channel(Fraction(numerators[1], 4), Fraction(numerators[0], 4))
         assert channel.to_config()["params"] == {"denominator": 4, "yes_numerators": numerators}
         assert from_config(channel.to_config()) == channel and channel.epsilon == pytest.approx(eps)
@@ -157,3 +158,50 @@ def test_config_numerators_are_checked() -> None:
         message = r"^BinaryRR params need two different yes_numerators in \[0, denominator\]"
         with pytest.raises(ConfigError, match=message):
             from_config(bad)
+
+
+def test_simulated_yes_counts_follow_the_binomials() -> None:
+    """20,000 respondents all "no", then all "yes" (forced response, P(yes | no) = 0.1,
+    P(yes | yes) = 0.8): the simulated yes count is Binomial(20,000, P(yes | truth)), checked with a
+    Wilson interval at alpha 1e-6 (fixed seed). Power: the other truth's probability fails it."""
+    from deniable.testing import proportion_check
+
+    m = dn.BinaryRR.forced_response(p_truth=0.7, p_yes=1 / 3)
+    p_no, p_yes = float(m.p_yes_given_no), float(m.p_yes_given_yes)
+    assert (p_no, p_yes) == pytest.approx((0.1, 0.8))
+    rng = np.random.default_rng(5)
+    for truth, (right, wrong) in [(0, (p_no, p_yes)), (1, (p_yes, p_no))]:
+        true_counts = np.array([20_000, 0]) if truth == 0 else np.array([0, 20_000])
+        no, yes = (int(c) for c in m.simulate_support_counts(true_counts, rng))
+        assert no + yes == 20_000
+        assert proportion_check(yes, 20_000, right, 1e-6).passed
+        assert not proportion_check(yes, 20_000, wrong, 1e-6).passed
+
+
+def test_a_report_as_json_is_a_boolean() -> None:
+    m = dn.BinaryRR(prob=0.75)
+    for report in (True, False, np.True_, np.False_):
+        assert m.report_to_json(report) is bool(report)
+    assert m.reports_to_json([True, False]) == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((1.5, 0.5), r"p_yes_given_yes must be in \[0, 1\] for BinaryRR\.channel; got 1\.5"),
+        ((0.5, -0.25), r"p_yes_given_no must be in \[0, 1\] for BinaryRR\.channel; got -0\.25"),
+        ((0.5, "x"), r"p_yes_given_no must be a number or a fraction like 1/6 for BinaryRR\.channel; got 'x'"),
+        (("1/3", "2/6"), r"p_yes_given_yes and p_yes_given_no must differ for BinaryRR\.channel \(else the answer "
+                         r"carries no information\); got both 1/3"),
+    ],
+)
+def test_channel_messages_name_the_parameter(args: tuple[Any, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{message}$"):
+        dn.BinaryRR.channel(*args)
+
+
+def test_repr_says_when_an_answer_reveals_the_truth() -> None:
+    assert repr(dn.BinaryRR(prob=0.75)) == "BinaryRR(P(yes|yes)=0.75, P(yes|no)=0.25, epsilon=1.09861)"
+    assert repr(dn.BinaryRR.channel(1, "1/3")) == (
+        "BinaryRR(P(yes|yes)=1, P(yes|no)=0.333333, epsilon=inf: an answer reveals the truth)"
+    )

@@ -29,6 +29,44 @@ def test_items_mark_end_and_cut() -> None:
     assert make(max_length=5).items(["abcdé"])[0][0] == b"abcd\xfe\xff"
 
 
+def test_text_extensions_follow_utf8() -> None:
+    """Every byte of every item is among the extensions of its prefix; bytes no UTF-8 item holds are not."""
+    items_of = make(max_length=6).items_of
+    values = ["", "abc", "abcdef", "abcdefg", "xé", "é", "😀ok", "abcdeé", "ab😀", "\x00\x7f", "\ud7ff\ue000",
+              "\U0010ffff"]
+    for item in items_of.encode(values)[0]:
+        for i in range(len(item)):
+            assert item[i] in items_of.extensions(item[:i]), (item, i)
+    after_char = set(items_of.extensions(b"ab"))  # 4 bytes of room: no cut yet
+    assert len(after_char) == 180 and {0xC0, 0xC1, 0xF5, 0xFD, 0x80, 0xBF, 0xFE}.isdisjoint(after_char)
+    assert 0xFE in items_of.extensions(b"abc") and 0xF0 not in items_of.extensions(b"abc")  # 3 bytes of room
+    assert list(items_of.extensions(b"abcdef")) == [0xFF, 0xFE]
+    assert list(items_of.extensions(b"\xe0")) == list(range(0xA0, 0xC0))  # no overlong 3-byte form
+    assert list(items_of.extensions(b"\xe2\x82")) == list(range(0x80, 0xC0))
+    assert list(items_of.extensions(b"a\xfe")) == [0xFF]
+    assert items_of.finished(b"a\xff") and items_of.finished(b"ab\xfe") and not items_of.finished(b"ab")
+    assert items_of.padded(b"a\xff", 4) == b"a\xff\xff\xff"
+    assert list(make(kind="integer").items_of.extensions(b"\x00")) == list(range(256))
+
+
+def test_found_items_pool_every_level_after_their_end() -> None:
+    """A value ending at byte ``e`` is estimated from every level ``>= e + 1`` (weights = the levels' reports)."""
+    hh = make()
+    values = ["ab"] * 3000 + ["abcd"] * 3000 + [f"t{i}" for i in range(4000)]
+    stat = hh.aggregate(hh.privatize_many(values, rng=9))
+    items, f, se, tests = hh.protocol.candidates(stat)
+    ab, abcd = items.index(b"ab\xff\xff\xff"), items.index(b"abcd\xff")
+    counts = np.array([s.n for s in stat.levels], dtype=float)
+    own = []
+    for level in range(3, 6):  # "ab" ends at byte 3: levels 3, 4 and 5 hold its whole item
+        key = bytes([level]) + items[ab][:level]
+        own.append(hh.oracle.estimate_keys(stat.levels[level - 1], [key], np.array([0]), (0,)).frequencies[0])
+    pooled = counts[2:] @ np.array(own) / counts[2:].sum()
+    assert f[ab] == pytest.approx(pooled, abs=0.02)  # the same up to the collision correction
+    assert se[ab] < se[abcd]  # three levels against one
+    assert tests == len(items) and abs(f[ab] - 0.3) < 5 * se[ab] and abs(f[abcd] - 0.3) < 5 * se[abcd]
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match=r"method must be one of \['pem', 'sfp'\] or None; got 'tree'"):
         dn.HeavyHitters(epsilon=1, method="tree")

@@ -6,6 +6,8 @@ Also: Generalized randomized response (GRR): counts, simulation, messages and co
 from __future__ import annotations
 
 import math
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -145,3 +147,36 @@ def test_draws_near_2_63_are_compared_as_integers() -> None:
     for draw, want in [(a - 1, "x"), (a, "y"), (a + b, "z")]:
         source = Scripted(np.array([draw], dtype=np.uint64).tobytes())
         assert m.privatize_many(["x"], rng=source).tolist() == [want] and source.data == b""
+
+
+def test_the_last_draw_of_another_category_is_divided_exactly() -> None:
+    """``prob = (2^62 + 1) / 2^63`` for two categories: ``a = 2^62 + 1``, ``b = 2^62 - 1``. The last
+    draw ``D - 1`` is the other category: ``(D - 1 - a) // b = 0``, where a float quotient of the
+    61-bit ``b - 1`` by ``b`` rounds to 1 and names a third category."""
+    m = dn.GRR(["x", "y"], prob=Fraction(2**62 + 1, 2**63))
+    params = m.to_config()["params"]
+    a, b = params["truth_numerator"], params["other_numerator"]
+    assert (a, b) == (2**62 + 1, 2**62 - 1)
+    for draw, want in [(a - 1, "x"), (a, "y"), (a + b - 1, "y")]:
+        source = Scripted(np.array([draw], dtype=np.uint64).tobytes())
+        assert m.privatize_many(["x"], rng=source).tolist() == [want] and source.data == b""
+        assert m.privatize("x", rng=Scripted(np.array([draw], dtype=np.uint64).tobytes())) == want
+
+
+def test_simulated_moved_reports_split_evenly() -> None:
+    """30,000 respondents hold category 0 of 4 at epsilon 0.5 (about 19,000 reports move): the moved
+    reports split evenly over the 3 other categories, chi-square at alpha 1e-6 (fixed seed). Power:
+    the split that ``1 / (k + 1)`` per category would give (1/5, 1/5, 3/5) fails the same test."""
+    m = dn.GRR(4, epsilon=0.5)
+    counts = m.simulate_support_counts(np.array([30_000, 0, 0, 0]), np.random.default_rng(11))
+    assert counts is not None
+    moved = counts[1:]
+    assert check(moved, [1 / 3] * 3).passed, str(check(moved, [1 / 3] * 3))
+    assert not check(moved, [0.2, 0.2, 0.6]).passed
+    assert not check(moved, [0.3, 1 / 3, 11 / 30]).passed  # a 10% error in one category is seen too
+
+
+def check(observed: np.ndarray, law: list[float]) -> Any:
+    from deniable.testing import chi_square_gof
+
+    return chi_square_gof(observed, law, 1e-6)

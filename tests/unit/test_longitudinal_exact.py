@@ -9,6 +9,7 @@ configurations on the wire, bad parameters, and the clients' memoization.
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from typing import Any
@@ -343,3 +344,377 @@ def test_simulate_runs_every_new_frequency_oracle() -> None:
               dn.DBitFlip(5, d=2, epsilon=2.0)):
         est = dn.simulate(m, [0.4, 0.3, 0.2, 0.1, 0.0], 200_000, rng=5)
         assert est.n == 200_000 and np.all(np.abs(est.frequencies - est.truth) < 8 * est.std_errors)
+
+
+# ------------------------------------------------- supports, audit cells, names
+
+
+def test_dbitflip_supports_and_audit_cells_follow_their_definitions() -> None:
+    """Over every report of k=5, d=2: ``supports(v)`` is "v sampled with bit 1"; the audit cell of
+    ``(x, x')`` is ``2 [x sampled with bit 1] + [x' sampled with bit 0]``."""
+    m = dn.DBitFlip(list("abcde"), d=2, epsilon=1.0)
+    outputs, _ = m.transition_matrix()
+    items = [{"buckets": list(s), "bits": list(bits)} for s, bits in outputs]
+    for v in range(5):
+        want = [any(b == v and bit == 1 for b, bit in zip(s, bits, strict=True)) for s, bits in outputs]
+        got = m.supports(items, m.domain[v])
+        assert got.dtype == bool and got.tolist() == want
+    for x in range(5):
+        for o in range(5):
+            want = [2 * any(b == x and bit == 1 for b, bit in zip(s, bits, strict=True))
+                    + any(b == o and bit == 0 for b, bit in zip(s, bits, strict=True)) for s, bits in outputs]
+            cells = m.audit_events(items, m.domain[x], m.domain[o])
+            assert cells.dtype == np.int64 and cells.tolist() == want
+
+
+def test_one_bit_mean_audit_cell_is_the_report_bit() -> None:
+    cells = dn.OneBitMean(0, 10, epsilon=1.0).audit_events([0.0, 1.0, 1.0, 0.0], 0.0, 10.0)
+    assert cells.dtype == np.int64 and cells.tolist() == [0, 1, 1, 0]
+
+
+def test_dbitflip_recipe_reads_survey_numbers() -> None:
+    """The survey recipe: ``d`` defaults to 1, a whole float (as survey files write numbers) is an int,
+    ``gamma`` is passed on (default 0); any other ``d`` is refused by the constructor."""
+    build = registry.recipe("dbitflip").build
+    m = build(list("abcd"), {"epsilon": 1.0, "d": 2.0, "gamma": 0.1})
+    assert m == dn.DBitFlip(list("abcd"), d=2, epsilon=1.0, gamma=0.1) and type(m.d) is int
+    plain = build(list("abcd"), {"epsilon": 1.0})
+    assert plain == dn.DBitFlip(list("abcd"), d=1, epsilon=1.0) and plain.gamma == 0
+    assert build(list("abcd"), {"epsilon": 1.0, "d": 3}).d == 3
+    with pytest.raises(ValueError, match=r"^d must be an int in 1\.\.4 for DBitFlip; got 2\.5$"):
+        build(list("abcd"), {"epsilon": 1.0, "d": 2.5})
+
+
+def test_reprs_name_the_parameters() -> None:
+    assert repr(dn.DBitFlip(list("abcd"), d=2, epsilon=1.0)) == "DBitFlip(k=4, d=2, epsilon=1)"
+    perturbed = dn.DBitFlip(4, d=2, epsilon=1.0, gamma=0.1)
+    assert repr(perturbed) == f"DBitFlip(k=4, d=2, epsilon={perturbed.epsilon:.6g}, gamma=0.1)"
+    assert repr(dn.OneBitMean(0, 10, epsilon=1.0)) == "OneBitMean(low=0, high=10, epsilon=1, points=2)"
+    ob = dn.OneBitMean(-1.5, 10, epsilon=1.0, points=3, gamma=0.05)
+    assert repr(ob) == f"OneBitMean(low=-1.5, high=10, epsilon={ob.epsilon:.6g}, points=3, gamma=0.05)"
+
+
+def test_dbitflip_transition_matrix_entries_outputs_and_size_limit() -> None:
+    """``P[x, (S, b)] = prod_i P(b_i) / C(k, d)`` with ``P(b_i = 1) = a/(a+b)`` where ``S_i = x`` and
+    ``b/(a+b)`` elsewhere; the outputs are every subset with every 0/1 pattern. Offered up to
+    ``C(k, d) 2**d = 2**12`` outputs (k = d = 12), refused above (k = 10, d = 9: 5,120)."""
+    m = dn.DBitFlip(list("abcd"), d=2, epsilon=1.0)
+    outputs, matrix = m.transition_matrix()
+    assert outputs == [(s, bits) for s in itertools.combinations(range(4), 2)
+                       for bits in itertools.product((0, 1), repeat=2)]
+    p = Fraction(m._ra, m._ra + m._rb)
+    for x in range(4):
+        for j, (s, bits) in enumerate(outputs):
+            want = Fraction(1, 6)
+            for v, bit in zip(s, bits, strict=True):
+                one = p if v == x else 1 - p
+                want *= one if bit == 1 else 1 - one
+            assert matrix[x, j] == pytest.approx(float(want), rel=1e-12)
+    assert dn.DBitFlip(12, d=12, epsilon=1.0).transition_matrix()[1].shape == (12, 1 << 12)
+    for k, d in ((10, 9), (13, 12)):
+        with pytest.raises(NotImplementedError, match=r"^transition_matrix enumerates C\(k, d\) 2\*\*d outputs; "
+                                                      r"too many$"):
+            dn.DBitFlip(k, d=d, epsilon=1.0).transition_matrix()
+
+
+def test_one_bit_mean_distribution_sums_to_one_and_dbitflip_lifetime_defaults_to_one_slot() -> None:
+    m = dn.OneBitMean(0, 10, epsilon=1.0, points=3, gamma=0.1)
+    for value in (0.0, 3.3, 10.0):
+        support, probs = m.report_distribution(value)
+        assert support.tolist() == [0.0, 1.0] and probs[0] == 1 - probs[1]
+    db = dn.DBitFlip(10, d=2, epsilon=1.0, gamma=0.1)
+    assert db.lifetime_epsilon() == db.epsilon_perm > db.epsilon
+
+
+def _config(wire_id: str, params: dict[str, Any], domain: Any = None) -> dict[str, Any]:
+    domain = ([0, 10] if wire_id == "one-bit-mean" else list("abcd")) if domain is None else domain
+    return {"format": "deniable.mechanism", "version": 1, "mechanism": wire_id, "domain": domain, "params": params}
+
+
+def test_telemetry_config_checks_in_whole_messages_and_at_their_bounds() -> None:
+    """1BitMean: ``0 < low < high`` and ``(high + low)(points - 1) <= 2**64``; dBitFlip: ``0 < other < truth``
+    and ``truth + other <= 2**64``; both: ``flip_numerator`` in ``0..2**31-1``; owners named."""
+    ob_order = (r"^OneBitMean params need 0 < low_numerator < high_numerator and \(high \+ low\) \* \(points - 1\) "
+                r"<= 2\*\*64; got ")
+    accepted = [
+        ("one-bit-mean", {"high_numerator": 2, "low_numerator": 1, "points": 2}),
+        ("one-bit-mean", {"high_numerator": (1 << 64) - 1, "low_numerator": 1, "points": 2}),
+        ("one-bit-mean", {"high_numerator": (1 << 63) - 1, "low_numerator": 1, "points": 3}),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 2, "flip_numerator": (1 << 31) - 1}),
+        ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 1}),
+        ("dbitflip", {"d": 1, "truth_numerator": (1 << 64) - 1, "other_numerator": 1}),
+    ]
+    for wire_id, params in accepted:
+        assert dn.from_config(_config(wire_id, params)).to_config()["params"] == params
+    refused = [
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 0, "points": 2}, ob_order),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 3, "points": 2}, ob_order),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 2, "flip_numerator": True},
+         r"^OneBitMean params: flip_numerator must be an int in 0\.\.2\*\*31-1; got True$"),
+        ("one-bit-mean", {"high_numerator": 1 << 64, "low_numerator": 1, "points": 2}, ob_order),
+        ("one-bit-mean", {"high_numerator": 1 << 63, "low_numerator": 1, "points": 3}, ob_order),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 1},
+         r"^points must be an int in 2\.\.65536 for OneBitMean; got 1$"),
+        ("one-bit-mean", {"high_numerator": 3, "low_numerator": 1, "points": 2, "flip_numerator": -1},
+         r"^OneBitMean params: flip_numerator must be an int in 0\.\.2\*\*31-1; got -1$"),
+        ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 0},
+         r"^DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2\*\*64; got "),
+        ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 2},
+         r"^DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2\*\*64; got "),
+        ("dbitflip", {"d": 2, "truth_numerator": 1 << 64, "other_numerator": 1},
+         r"^DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2\*\*64; got "),
+        ("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 1, "flip_numerator": 1 << 31},
+         r"^DBitFlip params: flip_numerator must be an int in 0\.\.2\*\*31-1; got 2147483648$"),
+        ("dbitflip", {"d": 5, "truth_numerator": 2, "other_numerator": 1}, r"^d must be an int in 1\.\.4 for DBitFlip; "
+                                                                            r"got 5$"),
+    ]
+    for wire_id, params, message in refused:
+        with pytest.raises(ConfigError, match=message):
+            dn.from_config(_config(wire_id, params))
+    with pytest.raises(ConfigError, match=r"^domain for DBitFlip has duplicate category 'a'$"):
+        dn.from_config(_config("dbitflip", {"d": 2, "truth_numerator": 2, "other_numerator": 1}, list("abca")))
+
+
+def test_dbitflip_simulated_counts_are_the_aggregate_of_the_same_draws() -> None:
+    """``simulate_support_counts`` draws from the given generator (reproducible): int64 counts equal to
+    aggregating ``privatize_many`` of the values in position order with the same seed."""
+    m = dn.DBitFlip(6, d=2, epsilon=1.0)
+    true = np.array([100, 0, 50, 0, 0, 10])
+    counts = m.simulate_support_counts(true, np.random.default_rng(5))
+    assert counts is not None and counts.dtype == np.int64
+    values = np.repeat(np.arange(6), true)
+    expected = m.aggregate(m.privatize_many(values, rng=np.random.default_rng(5))).counts
+    assert counts.tolist() == expected.tolist() and counts[6:].sum() == 2 * 160
+
+
+def test_dbitflip_report_checks_in_whole_messages() -> None:
+    """JSON reports: the row named is the first bad one (not row 0), values in ``0..2**32-1`` and ints;
+    structured reports: exactly the two fields, one dimension, ``d`` of each, integer buckets; a list
+    of ``privatize``'s reports is taken as their array."""
+    m = dn.DBitFlip(4, d=2, epsilon=1.0)
+    good = {"buckets": [0, 3], "bits": [1, 0]}
+    order = r"^DBitFlip report 1: buckets must be 2 increasing positions below k=4 and bits 0 or 1; got "
+    for bad in ({"buckets": [1, 1], "bits": [1, 0]}, {"buckets": [0, 4], "bits": [1, 0]},
+                {"buckets": [0, 1], "bits": [2, 0]}):
+        with pytest.raises(dn.ReportError, match=order):
+            m.reports_from_json([good, bad, good])
+    for key, value in (("buckets", [0, 1 << 32]), ("buckets", [-1, 1]), ("bits", [1.0, 0]), ("buckets", [0, 2.0])):
+        bad = dict(good, **{key: value})
+        with pytest.raises(dn.ReportError, match=rf"^DBitFlip report 1: {key} must be a list of 2 non-negative ints$"):
+            m.reports_from_json([good, bad, good])
+    fields = r"^DBitFlip reports need fields 'buckets' and 'bits'; got "
+    shape = r"^DBitFlip reports need d=2 buckets and bits each; got "
+    for reports, message in (
+        (np.zeros(2, dtype=[("slots", "<u4", (2,)), ("bits", "u1", (2,))]), fields),
+        (np.zeros((2, 2), dtype=m.report_dtype), fields),
+        (np.zeros(2, dtype=[("buckets", "<u4", (3,)), ("bits", "u1", (3,))]), shape),
+        (np.zeros(2, dtype=[("buckets", "<f8", (2,)), ("bits", "u1", (2,))]), shape),
+    ):
+        with pytest.raises(ValueError, match=message):
+            m.validate(reports)
+    listed = r"^DBitFlip report 0 must be \{'buckets': \[2 ints\], 'bits': \[2 0/1\]\}; got \[0, 1\]$"
+    with pytest.raises(dn.ReportError, match=listed):
+        m.reports_from_json([[0, 1], [2, 3]])  # lists, shown as given
+    singles = [m.privatize(v, rng=i) for i, v in enumerate([0, 1, 2, 3, 1])]
+    assert m.aggregate(singles) == m.aggregate(np.array(singles))
+
+
+def test_one_bit_mean_reports_1_below_the_threshold_only() -> None:
+    """At the range's ends (no rounding: one scripted byte settles it) the bit is 1 exactly when the
+    32-bit draw is below ``b`` (low end) or ``a`` (high end) out of ``a + b``."""
+    from scripted import Scripted
+
+    m = dn.OneBitMean(0, 10, epsilon=1.0)
+    params = m.to_config()["params"]
+    a, b = params["high_numerator"], params["low_numerator"]
+    assert a + b <= 1 << 32
+    for value, threshold in ((0.0, b), (10.0, a)):
+        for draw, want in ((threshold - 1, 1.0), (threshold, 0.0)):
+            source = Scripted(b"\xff" + np.array([draw], dtype=np.uint32).tobytes())
+            assert m.privatize_many([value], rng=source).tolist() == [want] and source.data == b""
+
+
+def test_dbitflip_simulation_adds_every_chunk() -> None:
+    """Above 2**20 reports the simulation works in chunks: every report is counted (``n d`` sampled)."""
+    m = dn.DBitFlip(2, d=1, epsilon=1.0)
+    n = (1 << 20) + 5
+    counts = m.simulate_support_counts(np.array([n - 5, 5]), np.random.default_rng(1))
+    assert counts is not None and int(counts[2:].sum()) == n
+
+
+def test_dbitflip_estimate_from_an_aggregate_is_the_papers_formulas() -> None:
+    """From counts ``C_v`` (sampled with bit 1) and ``N_v`` (sampled), ``e`` = ``a'/b'``: ``Z`` sums
+    ``((a'+b') C - b' N)/(a'-b')`` and ``(a'^2 C + b'^2 (N - C))/(a'-b')^2``, ``h = sum Z / (n d/k)``;
+    population variance ``(mean Z^2 - mean Z^2) / (n (d/k)^2)``, respondents
+    ``(k/d) a'b'/((a'-b')^2 n) + clip(h)(k/d - 1)/n``; ``p*, q* = (d/k) a'/(a'+b'), (d/k) b'/(a'+b')``;
+    also for a stack of aggregates (2-D counts); no reports: NaN, silently."""
+    import warnings
+
+    m = dn.DBitFlip(list("abcd"), d=2, epsilon=1.0, gamma=0.05)
+    a, b = m._ra, m._rb
+    rate = Fraction(2, 4)
+    p_star, q_star = m.support_probabilities()
+    assert p_star == [rate * Fraction(a, a + b)] * 4 and q_star == [rate * Fraction(b, a + b)] * 4
+    ones, sampled, n = np.array([30, 2, 0, 11]), np.array([40, 20, 25, 15]), 50
+    stat = SupportCounts(m.fingerprint, np.concatenate([ones, sampled]), n)
+    af, bf = float(a), float(b)
+    total = ((af + bf) * ones - bf * sampled) / (af - bf)
+    squares = (af * af * ones + bf * bf * (sampled - ones)) / (af - bf) ** 2
+    h = total / (n * 0.5)
+    assert np.any(h > 1) and np.any(h < 0)  # the clip matters
+    population, fixed = m.estimate_from(stat), m.estimate_from(stat, "respondents")
+    for est, target in ((population, "population"), (fixed, "respondents")):
+        np.testing.assert_allclose(est.frequencies, h, rtol=1e-12)
+        assert (est.mechanism, est.epsilon, est.domain, est.n, est.target) == ("DBitFlip", m.epsilon,
+                                                                               ("a", "b", "c", "d"), n, target)
+        np.testing.assert_allclose(est.observed, ones / n, rtol=1e-15)
+        assert est.support_counts.dtype == np.int64 and est.support_counts.tolist() == ones.tolist()
+        np.testing.assert_allclose(est.p_star, float(p_star[0]), rtol=1e-15)
+        np.testing.assert_allclose(est.q_star, float(q_star[0]), rtol=1e-15)
+    var_population = (squares / n - (total / n) ** 2) / (n * 0.25)
+    np.testing.assert_allclose(population.std_errors, np.sqrt(np.maximum(var_population, 0)), rtol=1e-12)
+    var_fixed = 2 * af * bf / (af - bf) ** 2 / n + np.clip(h, 0, 1) * (2 - 1) / n
+    np.testing.assert_allclose(fixed.std_errors, np.sqrt(var_fixed), rtol=1e-12)
+    stack = SupportCounts(m.fingerprint, np.stack([stat.counts, stat.counts]), n)
+    np.testing.assert_allclose(m.estimate_from(stack).frequencies, [h, h], rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for counts in (np.zeros(8, dtype=np.int64), stat.counts):  # no reports (also hand-made with counts)
+            empty = m.estimate_from(SupportCounts(m.fingerprint, counts, 0))
+            assert all(np.isnan(x).all() and x.dtype == float
+                       for x in (empty.frequencies, empty.observed, empty.std_errors))
+    with pytest.raises(ValueError, match=r"^aggregate has \(4,\) counts; DBitFlip needs 2k=8$"):
+        m.estimate_from(SupportCounts(m.fingerprint, ones, n))
+    with pytest.raises(TypeError, match=r"^estimate_from needs a SupportCounts aggregate; got list$"):
+        m.estimate_from([1, 2])  # type: ignore[arg-type]
+
+
+def test_dbitflip_client_answers_from_its_slots_stream_with_the_true_bucket() -> None:
+    """``slot(v)`` is the index of ``v``'s bucket among the sampled ones, or ``d``; the report's bits are
+    the answers drawn from the stream of that slot with the value's bucket as the truth (none for
+    slot ``d``): over 100 secrets, every value of k=3, d=2."""
+    m = dn.DBitFlip(3, d=2, epsilon=1.0)
+    for i in range(100):
+        c = m.client(secret=bytes([i]) * 32)
+        for v in range(3):
+            where = [j for j, b in enumerate(c.buckets.tolist()) if b == v]
+            slot = where[0] if where else 2
+            assert c.slot(v) == slot
+            truth = np.array([v if where else -1])
+            want = m._answers(c.buckets[None, :], truth, c._stream(f"slot {slot}"))[0]
+            report = c.privatize(v)
+            assert report["buckets"].tolist() == c.buckets.tolist() and report["bits"].tolist() == want.tolist()
+
+
+def test_one_bit_mean_client_bit_is_the_points_draw_below_its_threshold() -> None:
+    """The memoized bit of point ``j``: a draw uniform below ``(a + b)(points - 1)`` from the stream of
+    ``point j``, compared with ``b (points - 1) + j (a - b)``; ``point`` names a bad value."""
+    from deniable import randomness
+
+    for points in (2, 3, 5):
+        m = dn.OneBitMean(0, 10, epsilon=1.0, points=points)
+        params = m.to_config()["params"]
+        a, b, s = params["high_numerator"], params["low_numerator"], points - 1
+        for i in range(20):
+            c = m.client(secret=bytes([i]) * 32)
+            for j in range(points):
+                r = int(randomness.uniform_below((a + b) * s, 1, c._stream(f"point {j}"))[0])
+                assert c.bit(j) == int(r < b * s + j * (a - b))
+    with pytest.raises(TypeError, match=r"^value must be a finite real number for OneBitMean; got 'x'$"):
+        dn.OneBitMean(0, 10, epsilon=1.0).client(secret=b"s" * 32).point("x")  # type: ignore[arg-type]
+
+
+def test_dbitflip_counts_keep_buckets_nobody_sampled() -> None:
+    m = dn.DBitFlip(4, d=1, epsilon=1.0)
+    counts = m.aggregate([{"buckets": [0], "bits": [1]}, {"buckets": [1], "bits": [0]}]).counts
+    assert counts.tolist() == [1, 0, 0, 0, 1, 1, 0, 0]
+
+
+def test_dbitflip_answers_and_flips_compare_their_draws_below_the_thresholds() -> None:
+    """k = d = 2 (both buckets sampled, one 32-bit word), value ``a``: its answer is 1 exactly when the
+    draw is below ``a`` (the other's below ``b``) out of ``a + b``, and a bit is flipped exactly when
+    its 32-bit flip draw is below ``g``: scripted draws at each threshold and one below it."""
+    from scripted import Scripted
+
+    m = dn.DBitFlip(["a", "b"], d=2, epsilon=1.0, gamma=0.1)
+    a, b, g = m._a, m._b, m._g
+    assert a + b <= 1 << 32
+    cases = [((a - 1, b - 1), (g, g), [1, 1]), ((a, b), (g, g), [0, 0]), ((a, b), (g - 1, g), [1, 0])]
+    for answers, flips, want in cases:
+        words = np.array([0, *answers, *flips], dtype=np.uint32)  # the subset's word, answers, flips
+        source = Scripted(words.tobytes())
+        report = m.privatize_many(["a"], rng=source)[0]
+        assert report["buckets"].tolist() == [0, 1] and report["bits"].tolist() == want and source.data == b""
+
+
+def test_client_streams_are_named_alpha_and_buckets() -> None:
+    """The memoized draws keep their derivation: ``alpha`` is the first 64-bit word of the stream keyed
+    by ``HMAC-SHA256(secret, "alpha")``, the buckets one subset drawn from the stream of ``"buckets"``."""
+    import hmac
+
+    from deniable import randomness
+    from deniable.client_state import SecretStream
+
+    secret = b"s" * 32
+
+    def stream(label: bytes) -> SecretStream:
+        return SecretStream(hmac.new(secret, label, "sha256").digest())
+
+    c = dn.OneBitMean(0, 10, epsilon=1.0).client(secret=secret)
+    assert c._alpha == int(randomness.uniform_words(1, np.uint64, stream(b"alpha"))[0])
+    d = dn.DBitFlip(10, d=3, epsilon=1.0).client(secret=secret)
+    assert d.buckets.tolist() == sample_subsets(1, 10, 3, stream(b"buckets"))[0].tolist()
+
+
+def test_telemetry_constructors_name_themselves_and_keep_exp_ratio_integers() -> None:
+    """Whole messages naming the mechanism; the integer probabilities are ``exp_ratio(eps, 1)`` (1BitMean)
+    and ``exp_ratio(eps / min(d, 2), 1)`` (dBitFlip)."""
+    from deniable.privacy import exp_ratio
+
+    cases = [
+        (lambda: dn.OneBitMean(0, 1, epsilon=0), r"^epsilon must be a positive finite number for OneBitMean; got 0$"),
+        (lambda: dn.OneBitMean(0, 1, epsilon=1.0, gamma=0.5), r"^gamma must be a number in \[0, 0\.5\) for OneBitMean; "
+                                                               r"got 0\.5$"),
+        (lambda: dn.OneBitMean(0, 1, epsilon=1.0, points=1), r"^points must be an int in 2\.\.65536 for OneBitMean; "
+                                                              r"got 1$"),
+        (lambda: dn.OneBitMean(0, 1, epsilon=1e-9), r"^epsilon=1e-09 cannot be realised by OneBitMean with its integer "
+                                                     r"probabilities \(it would give 9\.313e-10\)$"),
+        (lambda: dn.DBitFlip(["a", "a"], d=1, epsilon=1.0), r"^domain for DBitFlip has duplicate category 'a'$"),
+        (lambda: dn.DBitFlip(3, d=1, epsilon=-1.0), r"^epsilon must be a positive finite number for DBitFlip; "
+                                                     r"got -1\.0$"),
+        (lambda: dn.DBitFlip(3, d=1, epsilon=1.0, gamma=-0.1), r"^gamma must be a number in \[0, 0\.5\) for DBitFlip; "
+                                                                r"got -0\.1$"),
+        (lambda: dn.DBitFlip(3, d=2, epsilon=1e-9), r"^epsilon=1e-09 cannot be realised by DBitFlip with its integer "
+                                                     r"probabilities \(it would give 9\.313e-10\)$"),
+    ]
+    for build, message in cases:
+        with pytest.raises(ValueError, match=message):
+            build()
+    params = dn.OneBitMean(0, 1, epsilon=1.3).to_config()["params"]
+    assert (params["high_numerator"], params["low_numerator"]) == exp_ratio(1.3, 1)
+    for d in (1, 2, 3):
+        params = dn.DBitFlip(5, d=d, epsilon=1.3).to_config()["params"]
+        assert (params["truth_numerator"], params["other_numerator"]) == exp_ratio(1.3 / min(d, 2), 1)
+    m = dn.DBitFlip(4, d=2, epsilon=1.0)
+    stack = np.zeros((2, 4), dtype=np.int64)
+    with pytest.raises(ValueError, match=r"^aggregate has \(4,\) counts; DBitFlip needs 2k=8$"):
+        m.estimate_from(SupportCounts(m.fingerprint, stack, 1))
+
+
+def test_gamma_below_the_smallest_flip_probability_is_refused() -> None:
+    """``gamma`` becomes ``floor(gamma 2**32)``: 2**-32 is the smallest accepted, anything positive below it
+    is refused (it would silently mean no perturbation)."""
+    assert dn.OneBitMean(0, 1, epsilon=1.0, gamma=2.0**-32).to_config()["params"]["flip_numerator"] == 1
+    with pytest.raises(ValueError, match=r"^gamma=1e-10 is below 2\*\*-32, the smallest flip probability of DBitFlip$"):
+        dn.DBitFlip(3, d=1, epsilon=1.0, gamma=1e-10)
+
+
+def test_permanent_client_checks_its_secret_and_names_its_mechanism() -> None:
+    m = dn.DBitFlip(4, d=2, epsilon=1.0)
+    assert m.client(secret=b"s" * 16).secret == b"s" * 16  # 16 bytes are enough
+    for secret, kind in ((b"s" * 15, "bytes"), ("s" * 32, "str")):
+        with pytest.raises(ValueError, match=rf"^secret for DBitFlip\.client must be at least 16 bytes; got {kind}$"):
+            m.client(secret=secret)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^pass either state or secret to OneBitMean\.client, not both$"):
+        dn.OneBitMean(0, 1, epsilon=1.0).client(state=MemoryStore(), secret=b"s" * 32)
+    assert repr(m.client(secret=b"s" * 32)) == f"DBitFlipClient({m!r})"

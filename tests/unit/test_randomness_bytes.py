@@ -309,9 +309,9 @@ def test_lazy_bernoulli_counts_zero_draws_into_the_run() -> None:
     assert randomness.bernoulli_bits(numerator, bits, 1, later).tolist() == [False]
 
 
-def test_a_source_is_stuck_only_after_more_than_2_16_zero_bits() -> None:
+def test_a_source_is_stuck_only_after_more_than_2_16_zero_bits(accelerator: str) -> None:
     """Exactly 2**16 zero bits (128 draws of 64 bytes) can still come from a fair source; one
-    more zero draw is refused with the count and its probability."""
+    more zero draw is refused with the count and its probability (with either backend)."""
     ok = Scripted(bytes(128 * 64) + bytes([0x80]) + bytes(63))
     assert randomness.bernoulli_bits(1, 2, 1, ok).tolist() == [False] and ok.data == b""
     with pytest.raises(RuntimeError, match=r"^the random source returned 66048 zero bits in a row "
@@ -374,7 +374,57 @@ def test_dyadic_packed_needs_one_table_or_two_and_a_select() -> None:
     one = randomness.expansion_table(3, 2)[None, :]
     two = np.vstack([one, one])
     select = np.zeros(1, dtype=np.uint8)
-    for tables, sel in ((two, None), (one, select), (np.vstack([one, one, one]), select), (one[0], None)):
+    bad = ((two, None), (one, select), (np.vstack([one, one, one]), select), (one[0], None), (one[0, :1], None),
+           (one[0, :2], select))  # the last three: 1-D
+    for tables, sel in bad:
         with pytest.raises(ValueError, match=r"^dyadic_packed needs one table row, or two rows and a select array$"):
             randomness.dyadic_packed(tables, 4, Scripted(b""), select=sel)
     assert randomness.dyadic_packed(one, 0, Scripted(b"")).size == 0
+
+
+def _runs_stream(runs: list[int], lanes_per_block: int, filler: int) -> bytes:
+    """The bytes that end lane ``i`` after ``runs[i]`` zeros, drawn as :func:`dyadic_packed` draws them.
+
+    Each block of lanes starts a fresh stream; within a block, draws of ``remaining // 4 + 64``
+    bytes follow each other until every lane has its run, and the rest of the last draw (here
+    ``filler`` bits, which must not be read as lanes) is discarded.
+    """
+    data = bytearray()
+    for start in range(0, len(runs), lanes_per_block):
+        block = runs[start : start + lanes_per_block]
+        bits = "".join("0" * g + "1" for g in block)
+        ends = np.cumsum([g + 1 for g in block])  # bit after each lane's 1
+        done, used = 0, 0
+        while done < len(block):
+            size = (len(block) - done) // 4 + 64
+            used += 8 * size
+            done = int(np.searchsorted(ends, used, side="right"))
+        bits = bits.ljust(used, "1" if filler else "0")
+        data += int(bits, 2).to_bytes(used // 8, "big")
+    return bytes(data)
+
+
+@pytest.mark.parametrize(("count", "block"), [(20, 1 << 16), (203, 64)])
+def test_two_tables_lane_by_lane(accelerator: str, count: int, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lane ``i`` of a scripted stream ends after ``G_i`` zeros (every G from 0 past the tables' end,
+    a few runs of hundreds of bits that cross draws, one longer than a whole draw) and must be bit
+    ``G_i`` of its own numerator (182/256 or 45/256 as bit ``i`` of ``select`` says; 0 past the
+    numerator's last bit), with either backend. Blocks of 64 lanes put lanes at block edges; every
+    byte of the script is read (the draw sizes), the bits after the last lane (0s or 1s) are not
+    lanes, and the padding bits stay 0. ``select`` may be any sequence of bytes."""
+    monkeypatch.setattr(randomness, "_BLOCK_LANES", block)
+    gen = np.random.default_rng(count)
+    runs = [int(g) for g in gen.integers(0, 12, count)]
+    runs[count // 2], runs[count // 3], runs[-2] = 700, 300, 1100  # across draws; -2: a draw of zeros
+    choice = gen.integers(0, 2, count)
+    numerators = [45 if c else 182 for c in choice]
+    want = [bool(n >> (7 - g) & 1) if g < 8 else False for n, g in zip(numerators, runs, strict=True)]
+    tables = np.stack([randomness.expansion_table(182, 8), randomness.expansion_table(45, 8)])
+    select = np.packbits(choice)
+    for sel in (select, [int(b) for b in select]):
+        for filler in (0, 1):
+            src = Scripted(_runs_stream(runs, block, filler))
+            packed = randomness.dyadic_packed(tables, count, src, select=sel)
+            assert src.data == b"" and packed.shape == ((count + 7) // 8,)
+            np.testing.assert_array_equal(np.unpackbits(packed)[:count], want)
+            assert not np.unpackbits(packed)[count:].any()  # padding bits are 0

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
 import deniable as dn
+from deniable.client_state import MemoryStore
 from deniable.mechanisms.rappor import RAPPOR
 
 
@@ -112,6 +114,8 @@ def test_config_round_trip_and_validation() -> None:
         RAPPOR(["x", "y"], f=0.5, p=0.75, q=0.5)
     with pytest.raises(TypeError, match="exactly one"):
         RAPPOR(["x", "y"])
+    with pytest.raises(dn.ConfigError, match=r"^domain for RAPPOR has duplicate category 'x'$"):
+        dn.from_config(dict(m.to_config(), domain=["x", "x", "z"]))
 
 
 def _dense_decode(m: RAPPOR, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -223,3 +227,220 @@ def test_wide_reports_split_into_words() -> None:
     with pytest.raises(ValueError, match=r"^RAPPOR report 0: cohort must be below 2 and bits below 2\*\*100; got "):
         m.aggregate([{"cohort": 0, "bits": 1 << 100}])
     assert m.report_bits == 100 + 1 and RAPPOR(["a", "b"], epsilon=1.0, num_cohorts=64).report_bits == 16 + 6
+
+
+# ------------------------------------------------ supports, audit, exact view
+
+
+def _every_report(m: RAPPOR) -> list[dict[str, int]]:
+    """Every (cohort, bits) report of a small configuration."""
+    return [{"cohort": c, "bits": w} for c in range(m.num_cohorts) for w in range(1 << m.num_bits)]
+
+
+def test_supports_means_every_bloom_bit_of_the_category_in_the_reports_cohort() -> None:
+    """``supports(reports, v)``: ``bits & B(c, v) == B(c, v)`` with ``c`` the report's own cohort, for
+    every report of 8 bits in 4 cohorts (whose filters differ) and every category."""
+    m = RAPPOR(list("abcdefgh"), epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=4)
+    items = _every_report(m)
+    for position, value in enumerate(m.domain):
+        want = [item["bits"] & int(m.bloom[item["cohort"], position]) == int(m.bloom[item["cohort"], position])
+                for item in items]
+        got = m.supports(items, value)
+        assert got.dtype == bool and got.tolist() == want
+    wide = RAPPOR(list("ab"), epsilon=2.0, num_bits=100, num_cohorts=2)  # two words: all of them must hold
+    filters = [sum(int(w) << (64 * i) for i, w in enumerate(wide.bloom[1, v])) for v in range(2)]
+    items = [{"cohort": 1, "bits": filters[0]}, {"cohort": 1, "bits": filters[1]},
+             {"cohort": 1, "bits": filters[0] | filters[1]}, {"cohort": 0, "bits": filters[0]}]
+    expected = [(b & filters[0]) == filters[0] for b in (filters[0], filters[1], filters[0] | filters[1])]
+    assert wide.supports(items, "a").tolist()[:3] == expected and expected == [True, False, True]
+
+
+def test_audit_events_follow_their_definition_in_every_cohort() -> None:
+    """``2 [all bits of B(x) - B(x') set] + [no bit of B(x') - B(x) set]`` in the cohorts where both
+    differences have ``h`` bits, 0 elsewhere; the configuration has cohorts of each kind (disjoint
+    filters, overlapping ones, a filter whose two hashes collide)."""
+    m = RAPPOR(list("abcdefgh"), epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=4)
+    items = _every_report(m)
+    kinds = set()
+    for x in range(8):
+        for o in range(8):
+            want = []
+            for item in items:
+                bx, bo = int(m.bloom[item["cohort"], x]), int(m.bloom[item["cohort"], o])
+                only_x, only_o = bx & ~bo, bo & ~bx
+                pure = (bin(only_x).count("1"), bin(only_o).count("1")) == (2, 2)
+                kinds.add((bin(only_x).count("1") == 2, bin(only_o).count("1") == 2))
+                hit = item["bits"] & only_x == only_x
+                miss = item["bits"] & only_o == 0
+                want.append((2 * hit + miss) * pure)
+            assert m.audit_events(items, m.domain[x], m.domain[o]).tolist() == want
+    assert kinds == {(True, True), (True, False), (False, True), (False, False)}
+
+
+def test_transition_matrix_entries_are_the_product_over_bits() -> None:
+    """``P[x, (c, w)] = (1/m) prod_i P(S_i = w_i | B_i)`` with ``q*`` where ``B(c, x)`` has bit ``i``."""
+    m = RAPPOR(list("abcd"), f=0.25, p=0.25, q=0.75, num_bits=4, num_hashes=2, num_cohorts=2)
+    outputs, matrix = m.transition_matrix()
+    assert outputs == [(c, w) for c in range(2) for w in range(16)]
+    qs, ps = float(m.q_star), float(m.p_star)
+    for x in range(4):
+        for j, (c, w) in enumerate(outputs):
+            want = 0.5
+            for i in range(4):
+                one = qs if int(m.bloom[c, x]) >> i & 1 else ps
+                want *= one if w >> i & 1 else 1 - one
+            assert matrix[x, j] == pytest.approx(want, rel=1e-12)
+
+
+def test_transition_matrix_refuses_more_than_ten_bits_or_2_16_outputs() -> None:
+    """Allowed up to 10 bits and ``cohorts 2**bits <= 2**16`` (64 cohorts of 10 bits); refused past either."""
+    message = r"^transition_matrix enumerates every \(cohort, bits\); too many$"
+    outputs, matrix = RAPPOR(["a", "b"], f=0.5, num_bits=10, num_cohorts=64).transition_matrix()
+    assert len(outputs) == matrix.shape[1] == 1 << 16
+    for bits, cohorts in ((11, 1), (10, 65)):
+        with pytest.raises(NotImplementedError, match=message):
+            RAPPOR(["a", "b"], f=0.5, num_bits=bits, num_cohorts=cohorts).transition_matrix()
+    with pytest.raises(NotImplementedError, match=r"^RAPPOR is decoded by regression, not by support counts$"):
+        RAPPOR(["a", "b"], f=0.5).support_probabilities()
+
+
+# -------------------------------------------------------- estimate, variance
+
+
+def test_population_target_adds_the_sampling_term() -> None:
+    """``population`` (the default of ``estimate_from`` and ``variance``) is ``respondents`` plus
+    ``f (1 - f) / n`` at the clipped estimate; ``n`` is the aggregate's; no reports give zeros."""
+    m = RAPPOR(list("abcd"), epsilon=4.0, num_bits=16, num_cohorts=4)
+    stat = m.aggregate(m.privatize_many(list("aabcdd") * 500, rng=2))
+    fixed, population = m.estimate_from(stat, "respondents"), m.estimate_from(stat)
+    f = np.clip(fixed.frequencies, 0, 1)
+    assert population.n == fixed.n == 3000 and population.target == "population"
+    np.testing.assert_allclose(population.std_errors**2, fixed.std_errors**2 + f * (1 - f) / 3000, rtol=1e-12)
+    truth = np.array([1 / 3, 1 / 6, 1 / 6, 1 / 3])
+    np.testing.assert_allclose(
+        m.variance(3000, truth), m.variance(3000, truth, "respondents") + truth * (1 - truth) / 3000, rtol=1e-12
+    )
+    empty = m.estimate([])
+    assert empty.n == 0 and empty.frequencies.tolist() == empty.std_errors.tolist() == [0.0] * 4
+
+
+def test_bit_rates_of_empty_cohorts_are_silent_and_rates_are_clipped_to_0_1() -> None:
+    """A cohort with no reports gives ``0/0`` bit rates, silently read as 0 (also in a hand-made
+    aggregate with set bits but no reports there); a hand-made aggregate with more set bits than
+    reports, or a negative count, has its bit rate clipped to 1 or 0 (noise 0), as at equality."""
+    import warnings
+
+    m = RAPPOR(list("abcd"), epsilon=4.0, num_bits=8, num_cohorts=4)
+    counts = m.aggregate(m.privatize_many(list("abcd") * 100, rng=3)).counts.copy()
+    table = counts.reshape(4, 9)
+
+    def std_errors() -> np.ndarray:
+        stat = dn.SupportCounts(m.fingerprint, counts.copy(), int(table[:, 0].sum()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return m.estimate_from(stat, "respondents").std_errors
+
+    table[2] = 0
+    std_errors()
+    table[2, 1] = 3  # set bits in a cohort without reports
+    std_errors()
+    for bound, beyond in ((table[0, 0], table[0, 0] + 5), (0, -5)):
+        table[0, 1] = bound
+        at_bound = std_errors()
+        table[0, 1] = beyond
+        np.testing.assert_allclose(std_errors(), at_bound, rtol=1e-12)
+
+
+# --------------------------------------------------------------- clients
+
+
+def test_client_keeps_the_given_cohort_and_checks_it() -> None:
+    m = RAPPOR(["a", "b"], f=0.5, num_cohorts=1000)
+    assert [m.client(secret=b"s" * 32, cohort=999).cohort for _ in range(3)] == [999] * 3
+    drawn = m.client()
+    assert len(drawn.secret) == 32 and 0 <= drawn.cohort < 1000
+    small = RAPPOR(["a", "b"], f=0.5, num_cohorts=4)
+    for cohort in (4, -1, True, 1.0, "1"):
+        with pytest.raises(ValueError, match=rf"^cohort must be an int in 0\.\.3; got {cohort!r}$"):
+            small.client(secret=b"s" * 32, cohort=cohort)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^pass either state or secret/cohort to RAPPOR\.client, not both$"):
+        small.client(state=MemoryStore(), cohort=1)
+
+
+def test_repr_names_the_parameters_and_a_google_hashing() -> None:
+    m = RAPPOR(list("abc"), f=0.5, num_bits=8, num_hashes=2, num_cohorts=2)
+    g = RAPPOR(list("abc"), f=0.5, num_bits=8, num_hashes=2, num_cohorts=2, hashing="google")
+    tail = f"epsilon={m.epsilon:.6g}, epsilon_infinity={m.epsilon_infinity:.6g})"
+    assert repr(m) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, {tail}"
+    assert repr(g) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, hashing='google', {tail}"
+
+
+def test_estimate_fields_and_the_clipped_sampling_term() -> None:
+    """The estimate names the mechanism, its epsilon, domain, n and target; the support-count fields
+    are NaN (float) and zero counts (int64): RAPPOR is decoded by regression. The sampling term
+    ``f (1 - f) / n`` is taken at ``f`` clipped to [0, 1]: 0 for estimates above 1 or below 0."""
+    m = RAPPOR(list("abc"), epsilon=4.0, num_bits=8, num_cohorts=2)
+    est = m.estimate(m.privatize_many(list("abcc") * 50, rng=4), target="respondents")
+    assert (est.mechanism, est.epsilon, est.domain, est.n, est.target) == ("RAPPOR", m.epsilon, ("a", "b", "c"),
+                                                                           200, "respondents")
+    for field in (est.observed, est.p_star, est.q_star):
+        assert field.dtype == float and field.shape == (3,) and np.isnan(field).all()
+    assert est.support_counts.dtype == np.int64 and est.support_counts.tolist() == [0, 0, 0]
+    for full in (True, False):  # 97 of 100 reports set every bit: estimates above 1; 2 of 100: below 0
+        table = np.zeros((2, 9), dtype=np.int64)
+        table[:, 0] = 100
+        table[:, 1:] = 97 if full else 2
+        stat = dn.SupportCounts(m.fingerprint, table.ravel(), 200)
+        population, fixed = m.estimate_from(stat), m.estimate_from(stat, "respondents")
+        assert np.all(population.frequencies > 1) if full else np.all(population.frequencies < 0)
+        assert np.all(fixed.std_errors > 0)
+        np.testing.assert_array_equal(population.std_errors, fixed.std_errors)
+
+
+# ------------------------------------------------------- parameters, integers
+
+
+def test_integer_probabilities_round_f_up_and_p_q_to_nearest() -> None:
+    """``f/2``, ``p``, ``q`` in units of 2**-32: ``f/2`` rounded up (more noise), ``p`` and ``q`` to the
+    nearest (floats read as the decimals they print as); with ``epsilon``, ``f/2 = ceil(2**32 b/(a+b))``
+    for ``a/b = exp_ratio(epsilon / 2h)``; ``f/2 = 0`` (a config) has no lifetime bound."""
+    from deniable import privacy
+
+    params = RAPPOR(list("ab"), f=0.3, p=0.3, q=0.7).to_config()["params"]
+    assert params["half_f_numerator"] == math.ceil(Fraction(3, 20) * 2**32) == 644_245_095  # 644,245,094.4
+    assert params["p_numerator"] == 1_288_490_189  # 1,288,490,188.8
+    assert params["q_numerator"] == 3_006_477_107  # 3,006,477,107.2
+    for eps, h in ((4.0, 2), (1.0, 3)):
+        a, b = privacy.exp_ratio(eps / (2 * h), 1)
+        m = RAPPOR(list("ab"), epsilon=eps, num_hashes=h)
+        assert m.to_config()["params"]["half_f_numerator"] == math.ceil(Fraction(b * 2**32, a + b))
+    config = RAPPOR(list("ab"), f=0.5).to_config()
+    del config["epsilon"]
+    config["params"]["half_f_numerator"] = 0
+    assert dn.from_config(config).epsilon_infinity == math.inf
+
+
+def test_size_and_probability_checks_at_their_bounds() -> None:
+    for kwargs in (dict(num_bits=1, num_hashes=1, num_cohorts=1), dict(num_bits=4, num_hashes=4),
+                   dict(num_bits=256, num_hashes=8), dict(num_cohorts=1 << 16), dict(p=0.0, q=1.0)):
+        RAPPOR(["a", "b"], f=0.5, **kwargs)  # type: ignore[arg-type]
+    refused = [
+        (dict(num_bits=0), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 0$"),
+        (dict(num_bits=257), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 257$"),
+        (dict(num_bits=True), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got True$"),
+        (dict(num_bits=16.0), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 16\.0$"),
+        (dict(num_hashes=0), r"^num_hashes must be an int in 1\.\.8 for RAPPOR; got 0$"),
+        (dict(num_cohorts=0), r"^num_cohorts must be an int in 1\.\.65536 for RAPPOR; got 0$"),
+        (dict(num_cohorts=65537), r"^num_cohorts must be an int in 1\.\.65536 for RAPPOR; got 65537$"),
+        (dict(num_bits=4, num_hashes=5), r"^num_hashes \(5\) cannot exceed num_bits \(4\)$"),
+        (dict(hashing="md5"), r"^hashing must be one of \['google', 'sha256'\] for RAPPOR; got 'md5'$"),
+        (dict(f=1.0), r"^RAPPOR parameters give no signal: need 0 < p\* < q\* < 1 \(f < 1, p < q\)$"),
+        (dict(p=0.5, q=0.5), r"^q must exceed p for RAPPOR; got p=0\.5, q=0\.5$"),
+    ]
+    for kwargs, message in refused:
+        with pytest.raises(ValueError, match=message):
+            RAPPOR(["a", "b"], **{"f": 0.5, **kwargs})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^RAPPOR needs exactly one of epsilon \(lifetime, epsilon_infinity\) or f$"):
+        RAPPOR(["a", "b"], f=0.5, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"^RAPPOR with hashing='google' needs string categories \(hashed as UTF-8\)$"):
+        RAPPOR([1, 2], f=0.5, hashing="google")

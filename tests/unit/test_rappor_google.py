@@ -116,3 +116,15 @@ def test_wide_filters_keep_every_bit(num_bits: int) -> None:
         m.reports_from_json([{"cohort": 0, "bits": 1 << num_bits}])
     client = m.client(secret=b"s" * 32, cohort=1)
     assert 0 <= client.permanent("c") < 1 << num_bits
+
+
+def test_google_report_errors_name_the_row() -> None:
+    """Whole messages; the error's ``index`` is the bad row; only the characters 0 and 1 are bits."""
+    m = RAPPOR(list("abc"), f=0.5, num_bits=8, num_cohorts=4, hashing="google")
+    with pytest.raises(ReportError, match=r"^reports_from_google: 2 cohorts but 1 irrs$"):
+        m.reports_from_google([0, 1], [1])
+    for bad in ("X" * 8, "0101010", "01010102"):
+        with pytest.raises(ReportError, match=r"^Google report 1: irr must be 8 characters 0/1 \(most significant "
+                                              rf"first\); got '{bad}'$") as caught:
+            m.reports_from_google([0, 1], ["0" * 8, bad])
+        assert caught.value.index == 1

@@ -9,13 +9,14 @@ sketches.
 variance per report at frequency 0 and epsilon ``e``, the least share a
 protocol finds is ``sqrt(n)``-proportional:
 
-* PEM: ``z(0.05 / (256 top_k)) sqrt(L V(eps))`` (a level holds ``n / L``
-  devices and tests ``256 top_k`` prefixes);
+* PEM: ``z(0.05 / (o top_k)) sqrt(L V(eps))`` (a level holds ``n / L``
+  devices and tests ``o top_k`` prefixes, ``o`` the most extensions of a
+  prefix: 256 for integers, 180 for text, ``|alphabet| + 1`` with one);
 * SFP: the larger of ``z(0.05 / 65536) sqrt(L V(eps / 2))`` (a position's
   fragments) and ``z(0.05 / top_k) sqrt(V(eps / 2))`` (the word sketch).
 
-With an ``alphabet`` PEM tests ``(|alphabet| + 1) top_k`` prefixes per
-level instead; SFP does not take an alphabet (its one-byte fragments range
+With an ``alphabet`` PEM tests at most ``(|alphabet| + 1) top_k`` prefixes per
+level; SFP does not take an alphabet (its one-byte fragments range
 over every byte), so ``method=None`` then means PEM and ``method="sfp"`` is
 refused.
 
@@ -259,8 +260,8 @@ class HeavyHitters:
 
         ``threshold``: the least estimated count reported; None reports the
         values whose count is significantly above 0 (one-sided z test at 5%,
-        Bonferroni over every candidate the last step estimated, the kept and
-        the dropped). What it controls: the family-wise error per call, the
+        Bonferroni over every candidate value: PEM's every found item,
+        SFP's every candidate of the word sketch). What it controls: the family-wise error per call, the
         probability that any reported value has true count 0, is at most 5%.
         The test is valid for this sketch's fixed hashes: the tested
         estimates (and PEM's at every level) are freed of the collision bias

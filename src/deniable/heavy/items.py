@@ -16,6 +16,19 @@ longer one cut to it (``0xFE``); it costs PEM one level (each level holds
 bytes big-endian of ``value + 2**63``: distinct integers have distinct
 items, and no integer is cut.
 
+**Extensions** (:meth:`Items.extensions`, what PEM and SFP try after a
+prefix). Integers: any byte. Text: the bytes that can follow the prefix in
+the item of some string, by UTF-8's grammar: after a marker only padding
+(``0xFF``); inside a character its continuation bytes (``0x80..0xBF``,
+narrower after ``0xE0``, ``0xED``, ``0xF0``, ``0xF4``); after a whole
+character an ASCII byte, a lead byte whose character still fits in
+``max_length`` (``0xC2..0xDF`` two bytes, ``0xE0..0xEF`` three,
+``0xF0..0xF4`` four), the end marker, and the cut marker where a
+character can fail to fit (fewer than 4 bytes of room). So a prefix of
+whole characters has at most 180 extensions, not 256; the bytes no item
+holds there (``0xC0``, ``0xC1``, ``0xF5..0xFD``, stray continuation bytes)
+are never tested.
+
 **Alphabet** (text only, optional). A string of distinct single-byte ASCII
 characters (code points 0..127; a multi-byte UTF-8 character is refused).
 Every value must then consist of alphabet characters, and a prefix is
@@ -41,6 +54,29 @@ END, CUT = 0xFF, 0xFE
 KINDS = ("text", "integer")
 _OFFSET = 1 << 63
 _INT_BYTES = 8
+_ASCII = tuple(range(0x80))
+_LEADS = (tuple(range(0xC2, 0xE0)), tuple(range(0xE0, 0xF0)), tuple(range(0xF0, 0xF5)))  # 2, 3, 4 bytes
+# the continuation bytes allowed right after a lead byte (UTF-8: no overlong forms, surrogates, or > U+10FFFF)
+_SECOND = {0xE0: range(0xA0, 0xC0), 0xED: range(0x80, 0xA0), 0xF0: range(0x90, 0xC0), 0xF4: range(0x80, 0x90)}
+_CONTINUATION = range(0x80, 0xC0)
+
+
+def _utf8_next(prefix: bytes, max_length: int) -> tuple[int, ...] | range:
+    """Bytes that can follow ``prefix`` (UTF-8 bytes, no marker) in a text item of ``max_length + 1`` bytes."""
+    last = len(prefix) - 1
+    while last >= 0 and prefix[last] & 0xC0 == 0x80:  # back to the last character's first byte
+        last -= 1
+    if last >= 0:
+        lead = prefix[last]
+        size = 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+        done = len(prefix) - last
+        if done < size:  # inside a character: its continuation bytes
+            return _SECOND.get(lead, _CONTINUATION) if done == 1 else _CONTINUATION
+    room = max_length - len(prefix)
+    if room == 0:
+        return (END, CUT)
+    leads = [b for size, group in enumerate(_LEADS, start=2) if size <= room for b in group]
+    return (*_ASCII, *leads, END, *((CUT,) if room < 4 else ()))
 
 
 def _cut(data: bytes, limit: int) -> bytes:
@@ -97,7 +133,9 @@ class Items:
 
     @property
     def options(self) -> int:
-        """The most bytes that can follow a prefix (256, or ``|alphabet| + 1``)."""
+        """The most bytes that can follow a prefix (integers 256; text at most 180, or ``|alphabet| + 1``)."""
+        if self.kind == "text" and self.alphabet is None:
+            return max(len(_utf8_next(b"", self.max_length)), 2)
         return len(self._symbols)
 
     def encode(self, values: Any) -> tuple[list[bytes], NDArray[np.int64]]:
@@ -120,7 +158,17 @@ class Items:
             return range(256)
         if prefix[-1:] in (bytes([END]), bytes([CUT])):
             return (END,)
+        if self.alphabet is None:
+            return _utf8_next(prefix, self.max_length)
         return (END, CUT) if len(prefix) == self.length - 1 else self._symbols
+
+    def finished(self, prefix: bytes) -> bool:
+        """Whether ``prefix`` fixes its whole item: it is ``length`` bytes, or text ending in a marker."""
+        return len(prefix) == self.length or (self.kind == "text" and prefix[-1:] in (bytes([END]), bytes([CUT])))
+
+    def padded(self, prefix: bytes, size: int) -> bytes:
+        """The first ``size`` bytes of the item of a :meth:`finished` ``prefix`` (padding is ``0xFF``)."""
+        return prefix.ljust(size, bytes([END]))[:size]
 
     def _check_symbols(self, data: list[bytes], inverse: NDArray[np.int64]) -> None:
         """ValueError naming the first value (by position) with a character outside the alphabet."""

@@ -8,17 +8,25 @@ independent of its value, so the split of devices costs no epsilon.
 **PEM** (Wang, Li & Jha, "Locally differentially private heavy hitter
 identification", TDSC 2019), byte by byte. A device draws its level ``i`` in
 ``1..L`` and sends a sketch report of the key ``bytes([i]) + item[:i]`` with
-the whole epsilon. The server estimates all 256 first bytes (with an
-alphabet, its ``|alphabet|`` bytes and the end marker); each later level
-extends the ``top_k`` best prefixes of the level before by every byte that
-can follow and keeps the ``top_k`` best again. The last level's
-candidates are whole items. Every level's estimates are freed of the
-collision bias of its significant options (:func:`debiased`), so a prefix
-that shares sketch buckets with a frequent one is neither kept nor reported
-for it. A value's share is estimated from the last
-level's ``n_L`` reports, a uniform random subset of the ``n`` devices, so its
-variance is the sketch's plus the subsampling term
-``f (1 - f) (n - n_L) / (n_L (n - 1))``.
+the whole epsilon. The server estimates every first byte (the
+:meth:`~deniable.heavy.items.Items.extensions` of the empty prefix: with an
+alphabet its ``|alphabet|`` bytes and the end marker); each later level
+extends the ``top_k`` best open prefixes of the level before by every byte
+that can follow and keeps the ``top_k`` best open ones again. An option that
+ends in a marker (or, for integers, is ``L`` bytes long) is a whole item:
+it is *found*, leaves the search (so it takes no place among the ``top_k``
+open prefixes of later levels) and is estimated at every level from its
+own on. Its key is the same item there (a marker is only followed by
+padding), so with ``n_j`` reports at level ``j`` its share is the
+``n_j``-weighted mean of those levels' estimates, of variance
+``sum n_j**2 SE_j**2 / N**2`` (``N`` the pooled reports: the levels' devices
+are disjoint) plus the subsampling term ``f (1 - f) (n - N) / (N (n - 1))``
+of ``N`` of the ``n`` devices; a string of ``e`` bytes is estimated from the
+last ``L - e`` levels instead of one. Which items are found depends only on
+the levels before their own, so these estimates are not selected on. Every
+level's estimates are freed of the collision bias of its significant
+options (:func:`debiased`), so a prefix that shares sketch buckets with a
+frequent one is neither kept nor reported for it.
 
 **SFP** (Apple Differential Privacy Team, "Learning with Privacy at Scale",
 2017), with one-byte fragments (so that every byte value can occur: Apple's
@@ -29,8 +37,10 @@ sends two sketch reports at epsilon/2 each: the fragment key
 ``bytes([i, r, item[i - 1]])`` and the whole item. The server estimates the
 ``256 x 256`` pairs ``(r, byte)`` at each position and keeps the significant
 ones (one-sided z test, Bonferroni over the 65,536 pairs, at most
-``4 top_k``); for each ``r`` kept at every position, it joins the fragments
-into candidate items (at most ``8 top_k`` partial items per ``r``, by summed
+``4 top_k``; the largest estimates freed of the collision bias of the
+significant pairs first, as PEM's levels, see :meth:`SFP.fragments`);
+for each ``r`` kept at every position, it joins the fragments into
+candidate items (at most ``8 top_k`` partial items per ``r``, by summed
 fragment share) whose piece is ``r``; and it estimates the candidates from
 the whole-item sketch, which every device fed, so no subsampling term
 (freed of the collision bias of the significant candidates, as PEM's levels).
@@ -55,6 +65,7 @@ __all__ = ["PEM", "SFP", "PROTOCOLS", "Candidates"]
 Candidates = tuple[list[bytes], NDArray[np.float64], NDArray[np.float64], int]
 _PAIRS = 256 * 256
 _ROUNDS = 4  # choices of the significant keys whose collision bias is removed (see debiased)
+_SCREEN = 32  # SFP: the pairs of a position freed of collision bias, per top_k (see SFP.fragments)
 
 
 def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
@@ -84,6 +95,30 @@ def debiased(oracle: Sketch, stat: SketchCounts, keys: list[bytes],
         heavy = significant
         f, se = oracle.without_collisions(stat, hashed, est, heavy)
     return f, se
+
+
+def _pooled(per_level: list[tuple[NDArray[np.float64], NDArray[np.float64], int]],
+            n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each found item's estimates from its level and every later one, pooled with weights ``n_j``, and SEs.
+
+    ``per_level[j]``: the estimates and SEs of the items found up to level
+    ``j + 1`` (a prefix of the final list, in order) and the level's reports
+    ``n_j``. Level ``j``'s reports are a uniform random subset of the ``n``
+    devices, disjoint from the other levels', so the estimates' errors are
+    independent: ``Var = sum n_j**2 SE_j**2 / N**2`` (``N = sum n_j``) plus
+    the subsampling term of ``N`` of the ``n`` devices,
+    ``f (1 - f) (n - N) / (N (n - 1))``.
+    """
+    k = per_level[-1][0].size
+    weighted, variance, total = np.zeros(k), np.zeros(k), np.zeros(k)
+    for f, se, n_j in per_level:
+        weighted[: f.size] += n_j * f
+        variance[: f.size] += n_j**2 * se**2
+        total[: f.size] += n_j
+    pooled = weighted / total
+    plug = np.clip(pooled, 0, 1)
+    subsample = plug * (1 - plug) * (n - total) / (total * max(n - 1, 1))
+    return pooled, np.sqrt(variance / total**2 + subsample)
 
 
 class Protocol:
@@ -160,23 +195,30 @@ class PEM(Protocol):
         return debiased(self.oracle, stat.levels[level - 1], keys, self.top_k)
 
     def candidates(self, stat: HeavyStat) -> Candidates:
-        kept = [b""]
+        if any(s.n == 0 for s in stat.levels):
+            return [], np.zeros(0), np.zeros(0), 0
+        frontier = [b""]
+        found: list[bytes] = []  # the whole items the search met (options ending in a marker), in order
+        per_level: list[tuple[NDArray[np.float64], NDArray[np.float64], int]] = []  # found items' estimates
         for lev in range(1, self.levels + 1):
-            if stat.levels[lev - 1].n == 0:
-                return [], np.zeros(0), np.zeros(0), 0
-            options = [p + bytes([b]) for p in kept for b in self.items.extensions(p)]
-            f_all, se_all = self._estimate(stat, lev, options)
-            order = np.argsort(-f_all, kind="stable")[: self.top_k]
-            kept = [options[i] for i in order]
-        f, se_sketch = f_all[order], se_all[order]
-        n, n_last = stat.n, stat.levels[-1].n
-        plug = np.clip(f, 0, 1)
-        subsample = plug * (1 - plug) * (n - n_last) / (n_last * max(n - 1, 1))
-        # the kept are the best of all options at the last level: the filter corrects for every option
-        return kept, f, np.sqrt(se_sketch**2 + subsample), len(options)
+            options = [p + bytes([b]) for p in frontier for b in self.items.extensions(p)]
+            earlier = [self.items.padded(item, lev) for item in found]  # found before: their key at this level
+            f_all, se_all = self._estimate(stat, lev, earlier + options)
+            done = np.array([self.items.finished(o) for o in options], dtype=bool)
+            found += [o for o, d in zip(options, done, strict=True) if d]
+            mine = np.concatenate([np.arange(len(earlier)), len(earlier) + np.flatnonzero(done)])
+            per_level.append((f_all[mine], se_all[mine], stat.levels[lev - 1].n))
+            open_ = np.flatnonzero(~done)
+            order = open_[np.argsort(-f_all[len(earlier):][open_], kind="stable")[: self.top_k]]
+            frontier = [options[i] for i in order.tolist()]
+        if not found:
+            return [], np.zeros(0), np.zeros(0), 0
+        f, se = _pooled(per_level, stat.n)
+        # every found item is tested: the filter corrects for all of them
+        return [self.items.padded(item, self.levels) for item in found], f, se, len(found)
 
     def detectable(self, epsilon_variance: float) -> float:
-        """A level has ``n / L`` reports; each of the ``top_k * options`` (256, or ``|alphabet| + 1``) is tested."""
+        """A level has ``n / L`` reports; each of the ``top_k * options`` (``Items.options``) is tested."""
         z = z_for(0.05 / (self.top_k * self.items.options), two_sided=False)
         return z * float(np.sqrt(self.levels * epsilon_variance))
 
@@ -208,22 +250,32 @@ class SFP(Protocol):
     def _aggregate_extra(self, arr: NDArray[Any]) -> SketchCounts:
         return self.oracle.aggregate(self.sketch_part(arr, "word_"))
 
-    def _fragments(self, stat: SketchCounts, level: int) -> dict[int, list[tuple[int, float]]]:
-        """The significant ``(r, byte)`` pairs at one position, best first, grouped by ``r``."""
+    def fragments(self, stat: SketchCounts, level: int) -> dict[int, list[tuple[int, float]]]:
+        """The significant ``(r, byte)`` pairs at one position, best first, grouped by ``r``.
+
+        All 65,536 pairs are estimated; the ``_SCREEN * top_k`` largest are
+        then freed of the collision bias of the significant ones
+        (:func:`debiased`), and a pair is kept if its corrected estimate
+        passes the one-sided z test (Bonferroni over all 65,536 pairs; at
+        most ``4 top_k`` kept). A pair left out of the screen is not kept:
+        that can only lose a pair, never add a false one.
+        """
         keys = [bytes([level, r, b]) for r in range(256) for b in range(256)]
         est = self.oracle.estimate_keys(stat, keys, np.arange(_PAIRS), tuple(range(_PAIRS)))
-        f, se = est.frequencies, np.asarray(est.std_errors, dtype=float)
+        screen = np.sort(np.argsort(-est.frequencies, kind="stable")[: _SCREEN * self.top_k])
+        f, se = debiased(self.oracle, stat, [keys[i] for i in screen.tolist()], self.top_k)
         sig = np.flatnonzero(f > z_for(0.05 / _PAIRS, two_sided=False) * se)
         sig = sig[np.argsort(-f[sig], kind="stable")][: 4 * self.top_k]
         out: dict[int, list[tuple[int, float]]] = {}
-        for pair in sig.tolist():
-            out.setdefault(pair >> 8, []).append((pair & 0xFF, float(f[pair])))
+        for i in sig.tolist():
+            pair = int(screen[i])
+            out.setdefault(pair >> 8, []).append((pair & 0xFF, float(f[i])))
         return out
 
     def candidates(self, stat: HeavyStat) -> Candidates:
         if stat.word is None or stat.word.n == 0 or any(s.n == 0 for s in stat.levels):
             return [], np.zeros(0), np.zeros(0), 0
-        fragments = [self._fragments(s, lev) for lev, s in enumerate(stat.levels, start=1)]
+        fragments = [self.fragments(s, lev) for lev, s in enumerate(stat.levels, start=1)]
         pieces = set(fragments[0]).intersection(*fragments[1:])
         found: list[bytes] = []
         for r in sorted(pieces):

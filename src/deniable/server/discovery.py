@@ -284,7 +284,7 @@ def discovery_json(q: FreeTextQuestion, stat: HeavyStat, level: float) -> dict[s
 
     ``values`` are those :meth:`HeavyHitters.identify` reports (count
     significantly above 0: one-sided z test at 5%, Bonferroni over every
-    candidate of the last step), each with ``count`` (estimated respondents),
+    candidate value), each with ``count`` (estimated respondents),
     ``std_error``, the normal interval at ``level`` (``ci_low``, ``ci_high``)
     and ``truncated`` (a text cut at ``max_length``); ``alphabet`` when the
     question has one. Cached by aggregate.
@@ -306,7 +306,7 @@ def discovery_json(q: FreeTextQuestion, stat: HeavyStat, level: float) -> dict[s
         "value_kind": h.kind, "max_length": h.max_length, "top_k": h.top_k, "epsilon": q.epsilon,
         "n": stat.n, "target": "population", "level": level,
         "selection": "values whose count is significantly above 0 (one-sided z test at 5%, Bonferroni over "
-        "the candidates of the last step), most frequent first",
+        "every candidate value), most frequent first",
         "values": [dict(v) for v in cached["values"]],
         **({} if h.alphabet is None else {"alphabet": h.alphabet}),
     }
