@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -718,3 +719,94 @@ def test_permanent_client_checks_its_secret_and_names_its_mechanism() -> None:
     with pytest.raises(TypeError, match=r"^pass either state or secret to OneBitMean\.client, not both$"):
         dn.OneBitMean(0, 1, epsilon=1.0).client(state=MemoryStore(), secret=b"s" * 32)
     assert repr(m.client(secret=b"s" * 32)) == f"DBitFlipClient({m!r})"
+
+
+# ------------------------------------------- L-GRR / L-OSUE: whole messages, one report, bisection
+def test_chained_constructors_and_params_refuse_in_whole_messages() -> None:
+    """Each message names its mechanism and the bound it checks, also at the bounds."""
+    def refused(build: Any, message: str) -> None:
+        with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+            build()
+
+    for cls, name in ((dn.LGRR, "L-GRR"), (dn.LOSUE, "L-OSUE")):
+        refused(lambda cls=cls: cls(4, epsilon_perm=1.0, epsilon_1=1.0),
+                f"epsilon_1 must be below epsilon_perm for {name} (one report cannot leak more than all of them); "
+                "got epsilon_1=1.0, epsilon_perm=1.0")
+        refused(lambda cls=cls: cls(4, epsilon_perm=float("nan"), epsilon_1=0.5),
+                f"epsilon_perm must be a positive finite number for {name}; got nan")
+        refused(lambda cls=cls: cls(4, epsilon_perm=2.0, epsilon_1=-1),
+                f"epsilon_1 must be a positive finite number for {name}; got -1")
+        refused(lambda cls=cls: cls(1, epsilon_perm=2.0, epsilon_1=1.0),
+                f"domain size k must be >= 2 for {name}; got 1")
+    refused(lambda: dn.LOSUE(4, epsilon_perm=3.0, epsilon_1=1e-12),
+            "epsilon_1=1e-12 is too small for L-OSUE to realise")
+    refused(lambda: dn.LGRR(4, epsilon_perm=3.0, epsilon_1=1e-300),
+            "epsilon_1=1e-300 is too close to epsilon_perm=3.0 (or too small) for L-GRR to realise with integer "
+            "probabilities")
+    refused(lambda: dn.LGRR(4, epsilon_perm=3.0, epsilon_1=1e-9),
+            "epsilon_1=1e-09 cannot be realised by L-GRR with its integer probabilities (it would give 7.7e-10); "
+            "choose epsilon_1 further from epsilon_perm")
+
+    from deniable.mechanisms.chained import LGRR, LOSUE
+
+    domain = ["a", "b", "c", "d"]
+    two64 = 1 << 64
+    grr_rounds = [(5, 5, 3, 1), (3, 1, 1, 1), (3, 0, 3, 1), (3, 1, 3, 0), (two64 - 2, 1, 3, 1), (3, 1, two64 - 2, 1)]
+    for a1, b1, a2, b2 in grr_rounds:
+        params = {"perm_truth_numerator": a1, "perm_other_numerator": b1,
+                  "irr_truth_numerator": a2, "irr_other_numerator": b2}
+        why = ("need 0 < other_numerator < truth_numerator in each round" if max(a1, a2) < 10
+               else "give a round denominator above 2**64")
+        refused(lambda params=params: LGRR._from_params(domain, params), f"L-GRR params {why}; got {params!r}")
+    edge = LGRR._from_params(domain, {"perm_truth_numerator": two64 - 3, "perm_other_numerator": 1,
+                                      "irr_truth_numerator": 3, "irr_other_numerator": 1})
+    assert edge._rounds == (two64 - 3, 1, 3, 1)  # a denominator of exactly 2**64 is accepted
+    one = {"perm_truth_numerator": 3, "perm_other_numerator": 1, "irr_truth_numerator": 3, "irr_other_numerator": 1}
+    refused(lambda: LGRR._from_params(["a"], one), "domain for L-GRR needs at least 2 categories; got ['a']")
+
+    top = (1 << 32) - 1
+    refused(lambda: LOSUE._from_params(domain, {"bits": 16, "perm_p_numerator": 1 << 31, "perm_q_numerator": 1,
+                                                "irr_p_numerator": 3 << 30}),
+            "L-OSUE params: bits must be 32; got 16")
+    for p1, q1, p2 in [(1 << 31, 0, 3 << 30), (1 << 31, 1 << 31, 3 << 30), (1 << 32, 1, 3 << 30),
+                       (top, 1, 1 << 31), (top, 1, 1 << 32)]:
+        params = {"bits": 32, "perm_p_numerator": p1, "perm_q_numerator": q1, "irr_p_numerator": p2}
+        refused(lambda params=params: LOSUE._from_params(domain, params),
+                "L-OSUE params need 0 < perm_q_numerator < perm_p_numerator < 2**32 and "
+                f"2**31 < irr_p_numerator < 2**32; got {params!r}")
+    widest = {"bits": 32, "perm_p_numerator": top, "perm_q_numerator": 1, "irr_p_numerator": top}
+    assert LOSUE._from_params(domain, widest)._params() == widest  # every bound is strict, and no tighter
+    narrow = {"bits": 32, "perm_p_numerator": 2, "perm_q_numerator": 1, "irr_p_numerator": (1 << 31) + 1}
+    assert LOSUE._from_params(domain, narrow)._params() == narrow
+    refused(lambda: LOSUE._from_params(["a"], narrow), "domain for L-OSUE needs at least 2 categories; got ['a']")
+
+
+def test_lgrr_one_report_is_both_rounds_of_scripted_draws() -> None:
+    """``privatize`` of one value: a 32-bit draw below ``d1 = a1 + 2 b1`` for the first round, then one below
+    ``d2`` for the second; a draw ``r < a`` keeps its input, else it is the ``((r - a) // b)``-th other."""
+    from scripted import Scripted
+
+    m = dn.LGRR(["a", "b", "c"], epsilon_perm=4.0, epsilon_1=1.0)
+    a1, b1, a2, b2 = m._rounds
+    assert a1 + 2 * b1 <= 1 << 32 and a2 + 2 * b2 <= 1 << 32  # 32-bit words; none below d is rejected
+    cases = [((a1 - 1, a2 - 1), "b"), ((a1 - 1, a2), "a"), ((a1, a2 - 1), "a"), ((a1 + b1, a2), "a"),
+             ((a1 + b1, a2 + b2), "b"), ((a1, a2 + b2), "c")]
+    for draws, want in cases:
+        source = Scripted(np.array(draws, dtype=np.uint32).tobytes())
+        assert m.privatize("b", rng=source) == want and source.data == b""
+
+
+def test_lgrr_near_epsilon_perm_finds_the_largest_second_round_quickly() -> None:
+    """Regression: the largest ``a2`` whose chain stays within ``epsilon_1`` is found by bisection. Close to
+    ``epsilon_perm`` the second round's integers are near 2**63, and stepping ``a2`` down by one did not end."""
+    import time
+
+    from deniable import privacy
+    from deniable.mechanisms.chained import _grr_chain
+
+    start = time.process_time()
+    m = dn.LGRR(4, epsilon_perm=2.0, epsilon_1=1.9999999)
+    assert time.process_time() - start < 5
+    a1, b1, a2, b2 = m._rounds
+    assert a2 > 1 << 62 and m.epsilon <= 1.9999999
+    assert privacy.ln_up(_grr_chain(a1, b1, a2 + 1, b2, 4)) > 1.9999999

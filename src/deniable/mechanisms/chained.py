@@ -58,6 +58,7 @@ never above what was asked, and within 1% of it (or the constructor refuses).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -97,6 +98,20 @@ def _check_close(owner: str, name: str, realised: float, requested: float) -> No
             f"{name}={requested!r} cannot be realised by {owner} with its integer probabilities "
             f"(it would give {realised:.4g}); choose epsilon_1 further from epsilon_perm"
         )
+
+
+def _largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
+    """The largest ``x`` in ``[low, high]`` with ``fits(x)``, by bisection; ``fits`` is monotone (true up to
+    some point) and ``fits(low)`` holds."""
+    if fits(high):
+        return high
+    while high - low > 1:
+        mid = (low + high) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid
+    return low
 
 
 class _Chained:
@@ -168,8 +183,7 @@ class LGRR(_Chained, GRR):
                 f"epsilon_1={epsilon_1!r} is too close to epsilon_perm={epsilon_perm!r} (or too small) for "
                 "L-GRR to realise with integer probabilities"
             ) from None
-        while a2 > b2 and privacy.ln_up(_grr_chain(a1, b1, a2, b2, k)) > one:
-            a2 -= 1
+        a2 = _largest(b2, a2, lambda a: privacy.ln_up(_grr_chain(a1, b1, a, b2, k)) <= one)
         if a2 <= b2:
             raise ValueError(f"epsilon_1={epsilon_1!r} is too small for L-GRR to realise")
         self._chain(domain, a1, b1, a2, b2)
@@ -268,15 +282,8 @@ class LOSUE(_Chained, UnaryEncoding):
         domain = Domain(categories, "L-OSUE")
         perm, one = _epsilons("L-OSUE", epsilon_perm, epsilon_1)
         p1, q1 = _ONE // 2, oue_q_numerator(perm)
-        low, high = _ONE // 2, _ONE - 1  # low always qualifies (epsilon 0); find the largest p2 that does
-        if _ue_epsilon(*_ue_chain(p1, q1, high)) <= one:
-            low = high
-        while high - low > 1:
-            mid = (low + high) // 2
-            if _ue_epsilon(*_ue_chain(p1, q1, mid)) <= one:
-                low = mid
-            else:
-                high = mid
+        # 2**31 always qualifies (epsilon 0); the largest p2 that does
+        low = _largest(_ONE // 2, _ONE - 1, lambda p2: _ue_epsilon(*_ue_chain(p1, q1, p2)) <= one)
         if low == _ONE // 2:
             raise ValueError(f"epsilon_1={epsilon_1!r} is too small for L-OSUE to realise")
         self._chain(domain, p1, q1, low)
