@@ -802,11 +802,25 @@ def test_lgrr_near_epsilon_perm_finds_the_largest_second_round_quickly() -> None
     import time
 
     from deniable import privacy
-    from deniable.mechanisms.chained import _grr_chain
 
     start = time.process_time()
     m = dn.LGRR(4, epsilon_perm=2.0, epsilon_1=1.9999999)
     assert time.process_time() - start < 5
     a1, b1, a2, b2 = m._rounds
     assert a2 > 1 << 62 and m.epsilon <= 1.9999999
-    assert privacy.ln_up(_grr_chain(a1, b1, a2 + 1, b2, 4)) > 1.9999999
+    (p1, q1), _ = m.rounds
+    one_more = Fraction(a2 + 1, a2 + 1 + 3 * b2), Fraction(b2, a2 + 1 + 3 * b2)  # (p2, q2) with a2 + 1
+    chain = (p1 * one_more[0] + (1 - p1) * one_more[1]) / (q1 * one_more[0] + (1 - q1) * one_more[1])
+    assert privacy.ln_up(chain) > 1.9999999
+
+
+def test_losue_second_round_flips_every_category_bit_at_its_rate_and_no_padding() -> None:
+    """k = 20 (three bytes, four padding bits): from an all-zero first round every category's bit is 1
+    at rate ``1 - p2`` (within 6 standard deviations over 4,000 reports) and no padding bit ever is."""
+    m = dn.LOSUE(20, epsilon_perm=2.0, epsilon_1=1.0)
+    n, flip = 4000, float(1 - m.rounds[1][0])
+    out = m._instantaneous(np.zeros((n, 3), dtype=np.uint8), randomness.resolve(11))
+    rates = np.sort(np.unpackbits(out, axis=1).mean(axis=0))
+    assert (rates[:4] == 0).all()
+    assert np.all(np.abs(rates[4:] - flip) < 6 * math.sqrt(flip * (1 - flip) / n))
+    assert m.validate(out).shape == (n, 3)
