@@ -824,3 +824,17 @@ def test_losue_second_round_flips_every_category_bit_at_its_rate_and_no_padding(
     assert (rates[:4] == 0).all()
     assert np.all(np.abs(rates[4:] - flip) < 6 * math.sqrt(flip * (1 - flip) / n))
     assert m.validate(out).shape == (n, 3)
+
+
+@pytest.mark.parametrize(("perm", "one"), [(4.0, 1.0), (2.0, 0.5), (1.0, 0.9)])
+def test_losue_second_round_is_the_largest_within_epsilon_1_and_its_epsilon_is_sue(perm: float, one: float) -> None:
+    """``p2`` (over 2**32) is the largest whose chained report stays within ``epsilon_1``: one more
+    exceeds it; the second round alone is SUE's ``ln((p2 / q2)^2)``, rounded up."""
+    from deniable import privacy
+
+    m = dn.LOSUE(5, epsilon_perm=perm, epsilon_1=one)
+    (p1, q1), (p2, q2) = m.rounds
+    assert m.epsilon_irr == privacy.ln_up((p2 / q2) ** 2) and m.epsilon_irr >= 2 * math.log(p2 / q2)
+    up = p2 + Fraction(1, 1 << 32)
+    p_star, q_star = p1 * up + (1 - p1) * (1 - up), q1 * up + (1 - q1) * (1 - up)
+    assert privacy.ln_up(p_star * (1 - q_star) / ((1 - p_star) * q_star)) > one
