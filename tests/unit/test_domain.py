@@ -188,6 +188,8 @@ def test_encode_int_ranges_vectorized() -> None:
     out = d.encode(np.array([3, 0, 2], dtype=np.uint8))
     assert out.dtype == np.int64 and out.tolist() == [3, 0, 2]
     assert d.encode([0, 1, 2, 3]).tolist() == [0, 1, 2, 3]
+    positions = np.array([1, 3, 0], dtype=np.int64)
+    assert np.shares_memory(d.encode(positions), positions)  # int64 positions are taken without a copy
     for values, index, value in (([0, 4, 5], 1, 4), ([1, -1, 0], 1, -1), ([-2, 9], 0, -2), ([3, 3, 4], 2, 4)):
         with _raises(CategoryError, f"value {value} is not in the domain of mechanism: integers 0..3") as info:
             d.encode(values)
