@@ -269,3 +269,49 @@ def test_a_rejected_numpy_scalar_is_shown_as_its_value(m: Any) -> None:
     assert caught.value.index == 1
     for text in (str(caught.value), caught.value.reason):
         assert "np." not in text and "'0'" in text, text
+
+
+def test_checked_reports_reduce_to_scalars_as_plain_arrays() -> None:
+    """Regression: ``checked.sum()`` was a 0-d array, where a plain array's is a numpy scalar."""
+    m = dn.Duchi(0, 1, epsilon=1.0)
+    checked = m.reports_from_json(m.reports_to_json(m.privatize_many([0.25, 0.5], rng=np.random.default_rng(6))))
+    total = checked.sum()
+    assert type(total) is np.float64 and total == np.asarray(checked).sum()
+    grr = dn.GRR(3, epsilon=1.0).reports_from_json([0, 2, 1])
+    assert type(grr.max()) is np.int64 and grr.max() == 2
+    assert type(grr == 1) is np.ndarray and (grr == 1).tolist() == [False, False, True]
+    assert type(np.sin(checked)) is np.ndarray
+
+
+def test_checked_reports_fields_and_select_in_whole_messages() -> None:
+    m = dn.GRR(["A", "B", "C"], epsilon=1.0)
+    checked = m.reports_from_json(["A", "C", "B"])
+    assert (checked.fingerprint, checked.flags.writeable) == (m.fingerprint, False)
+    assert checked.checked is not None and not checked.checked.flags.writeable
+    picked = checked.select([2, 0])
+    assert (picked.fingerprint, picked.flags.writeable, picked.checked.flags.writeable) == (m.fingerprint, False, False)
+    derived = checked[1:]
+    assert type(derived) is CheckedReports and derived.fingerprint is None and derived.checked is None
+    message = r"^select needs reports checked by a mechanism \(reports_from_json\)$"
+    with pytest.raises(ValueError, match=message):
+        derived.select([0])
+    unnamed = m.reports_from_json(["A", "B"])
+    unnamed.fingerprint = None  # checked, but by no named configuration
+    with pytest.raises(ValueError, match=message):
+        unnamed.select([0])
+
+
+def test_identity_config_and_report_errors_in_whole_messages() -> None:
+    g = dn.Gaussian(0, 1, epsilon=1.0, delta=1e-6)
+    assert g.to_config()["delta"] == g.delta and 0 < g.delta <= 1e-6
+    assert "delta" not in dn.Laplace(0, 1, epsilon=1.0).to_config()
+    a, b = dn.GRR(["A", "B"], epsilon=1.0), dn.GRR(["A", "B"], epsilon=1.0)
+    assert a == b and hash(a) == hash(b) and a != dn.GRR(["A", "B", "C"], epsilon=1.0)
+    assert a != dn.GRR(["A", "B"], epsilon=2.0) and a != "GRR" and hash(a) != hash(dn.GRR(["B", "A"], epsilon=1.0))
+    assert len({a, b, dn.GRR(["A", "B"], epsilon=2.0)}) == 2
+    for bad, name in (({"a": 1}, "dict"), ("AB", "str"), (None, "NoneType")):
+        with pytest.raises(ReportError, match=rf"^reports must be a JSON array; got {name}$"):
+            a.reports_from_json(bad)  # type: ignore[arg-type]
+    assert a.estimate(["A", "B", "A"]).target == "population"
+    assert a.estimate(["A", "B", "A"], target="respondents").target == "respondents"
+    assert a.validate(["B"]).tolist() == [1]
