@@ -315,3 +315,45 @@ def test_identity_config_and_report_errors_in_whole_messages() -> None:
     assert a.estimate(["A", "B", "A"]).target == "population"
     assert a.estimate(["A", "B", "A"], target="respondents").target == "respondents"
     assert a.validate(["B"]).tolist() == [1]
+
+
+class _DroppingGRR(dn.GRR):
+    """A GRR whose JSON check loses the last report: the alignment guard must refuse the batch."""
+
+    def _reports_from_json(self, items: list[Any]) -> Any:
+        return super()._reports_from_json(items)[:-1]
+
+
+class _PairwiseGRR(dn.GRR):
+    """A GRR that refuses batches of two or more, while each report alone passes."""
+
+    def _reports_from_json(self, items: list[Any]) -> Any:
+        if len(items) > 1:
+            raise ValueError("GRR reports rejected together")
+        return super()._reports_from_json(items)
+
+
+def test_report_errors_name_the_first_bad_report_in_whole() -> None:
+    cases = [
+        (dn.OUE(12, epsilon=1.0), ["0000", "0001"], 1,
+         "OUE report 1 sets padding bits beyond the k=12 categories",
+         "OUE report sets padding bits beyond the k=12 categories"),
+        (dn.HadamardResponse(5, epsilon=1.0), [1, 9], 1,
+         "HadamardResponse report 1 is 9, not in 0..7", "HadamardResponse report is 9, not in 0..7"),
+        (dn.Laplace(0, 1, epsilon=1.0), [0.0, float("nan")], 1,
+         "report nan at index 1 is not a possible Laplace report (finite, in [-24, 25])",
+         "report nan is not a possible Laplace report (finite, in [-24, 25])"),
+        (dn.Laplace(0, 1, epsilon=1.0), ["x"], 0,
+         "report 'x' at index 0 is not a number (Laplace)", "report 'x' is not a number (Laplace)"),
+        # numpy scalars only: the message is worded from the plain values
+        (dn.GRR(["a", "b"], epsilon=1.0), [np.str_("0")], 0,
+         "GRR report rejected: value '0' is not in the domain of GRR: ['a', 'b']",
+         "GRR report rejected: value '0' is not in the domain of GRR: ['a', 'b']"),
+        (_PairwiseGRR(["a", "b"], epsilon=1.0), ["a", "b"], 0,
+         "GRR reports rejected together", "the reports are rejected together but not one by one"),
+        (_DroppingGRR(["a", "b"], epsilon=1.0), ["a", "b", "a"], 0, "3 reports checked into 2", "is not a report"),
+    ]
+    for m, items, index, message, reason in cases:
+        with pytest.raises(ReportError) as caught:
+            m.reports_from_json(items)
+        assert (str(caught.value), caught.value.index, caught.value.reason) == (message, index, reason)
