@@ -357,3 +357,19 @@ def test_report_errors_name_the_first_bad_report_in_whole() -> None:
         with pytest.raises(ReportError) as caught:
             m.reports_from_json(items)
         assert (str(caught.value), caught.value.index, caught.value.reason) == (message, index, reason)
+
+
+def test_the_base_aggregate_estimate_and_domain_key_of_sketches() -> None:
+    """The sketches keep ``Mechanism``'s own ``aggregate``, ``estimate`` and ``_domain_key``."""
+    m = dn.CountMeanSketch(["a", "b", "c"], epsilon=2.0, rows=4, width=64, seed=b"0" * 32)
+    reports = m.privatize_many(["a", "a", "b", "c", "a"], rng=np.random.default_rng(3))
+    stat = m.aggregate(reports)
+    assert stat == m._aggregate_checked(m.validate(reports)) and stat.n == 5
+    assert m.aggregate(m.reports_from_json(m.reports_to_json(reports))) == stat
+    est = m.estimate(reports)
+    assert est.target == "population"
+    np.testing.assert_array_equal(est.frequencies, m.estimate_from(stat).frequencies)
+    assert m.estimate(reports, target="respondents").target == "respondents"
+    other = dn.CountMeanSketch(["a", "b", "d"], epsilon=2.0, rows=4, width=64, seed=b"0" * 32)
+    same = dn.CountMeanSketch(["a", "b", "c"], epsilon=2.0, rows=4, width=64, seed=b"0" * 32)
+    assert m == same and hash(m) == hash(same) and m != other
