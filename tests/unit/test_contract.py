@@ -92,7 +92,8 @@ def test_checked_reports_pickle_and_compute_as_plain_arrays() -> None:
     m = dn.Duchi(0, 1, epsilon=1.0)
     items = m.reports_to_json(m.privatize_many([0.25, 0.5], rng=np.random.default_rng(6)))
     checked = m.reports_from_json(items)
-    assert type(pickle.loads(pickle.dumps(checked))) is np.ndarray
+    restored = pickle.loads(pickle.dumps(checked))
+    assert type(restored) is np.ndarray and restored.tolist() == checked.tolist()
     assert type(checked + 1) is np.ndarray
     assert m.aggregate(checked) == m.aggregate(items)
 
