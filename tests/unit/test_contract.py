@@ -347,9 +347,9 @@ def test_report_errors_name_the_first_bad_report_in_whole() -> None:
         (dn.Laplace(0, 1, epsilon=1.0), ["x"], 0,
          "report 'x' at index 0 is not a number (Laplace)", "report 'x' is not a number (Laplace)"),
         # numpy scalars only: the message is worded from the plain values
-        (dn.GRR(["a", "b"], epsilon=1.0), [np.str_("0")], 0,
-         "GRR report rejected: value '0' is not in the domain of GRR: ['a', 'b']",
-         "GRR report rejected: value '0' is not in the domain of GRR: ['a', 'b']"),
+        (dn.OUE(3, epsilon=1.0), [np.str_("0")], 0,
+         "OUE report 0 must be a hex string of 2 characters (3 bits); got '0'",
+         "OUE report must be a hex string of 2 characters (3 bits); got '0'"),
         (_PairwiseGRR(["a", "b"], epsilon=1.0), ["a", "b"], 0,
          "GRR reports rejected together", "the reports are rejected together but not one by one"),
         (_DroppingGRR(["a", "b"], epsilon=1.0), ["a", "b", "a"], 0, "3 reports checked into 2", "is not a report"),
