@@ -92,7 +92,8 @@ def test_checked_reports_pickle_and_compute_as_plain_arrays() -> None:
     m = dn.Duchi(0, 1, epsilon=1.0)
     items = m.reports_to_json(m.privatize_many([0.25, 0.5], rng=np.random.default_rng(6)))
     checked = m.reports_from_json(items)
-    assert type(pickle.loads(pickle.dumps(checked))) is np.ndarray
+    restored = pickle.loads(pickle.dumps(checked))
+    assert type(restored) is np.ndarray and restored.tolist() == checked.tolist()
     assert type(checked + 1) is np.ndarray
     assert m.aggregate(checked) == m.aggregate(items)
 
@@ -269,3 +270,107 @@ def test_a_rejected_numpy_scalar_is_shown_as_its_value(m: Any) -> None:
     assert caught.value.index == 1
     for text in (str(caught.value), caught.value.reason):
         assert "np." not in text and "'0'" in text, text
+
+
+def test_checked_reports_reduce_to_scalars_as_plain_arrays() -> None:
+    """Regression: ``checked.sum()`` was a 0-d array, where a plain array's is a numpy scalar."""
+    m = dn.Duchi(0, 1, epsilon=1.0)
+    checked = m.reports_from_json(m.reports_to_json(m.privatize_many([0.25, 0.5], rng=np.random.default_rng(6))))
+    total = checked.sum()
+    assert type(total) is np.float64 and total == np.asarray(checked).sum()
+    grr = dn.GRR(3, epsilon=1.0).reports_from_json([0, 2, 1])
+    assert type(grr.max()) is np.int64 and grr.max() == 2
+    assert type(grr == 1) is np.ndarray and (grr == 1).tolist() == [False, False, True]
+    assert type(np.sin(checked)) is np.ndarray
+
+
+def test_checked_reports_fields_and_select_in_whole_messages() -> None:
+    m = dn.GRR(["A", "B", "C"], epsilon=1.0)
+    checked = m.reports_from_json(["A", "C", "B"])
+    assert (checked.fingerprint, checked.flags.writeable) == (m.fingerprint, False)
+    assert checked.checked is not None and not checked.checked.flags.writeable
+    picked = checked.select([2, 0])
+    assert (picked.fingerprint, picked.flags.writeable, picked.checked.flags.writeable) == (m.fingerprint, False, False)
+    derived = checked[1:]
+    assert type(derived) is CheckedReports and derived.fingerprint is None and derived.checked is None
+    message = r"^select needs reports checked by a mechanism \(reports_from_json\)$"
+    with pytest.raises(ValueError, match=message):
+        derived.select([0])
+    unnamed = m.reports_from_json(["A", "B"])
+    unnamed.fingerprint = None  # checked, but by no named configuration
+    with pytest.raises(ValueError, match=message):
+        unnamed.select([0])
+
+
+def test_identity_config_and_report_errors_in_whole_messages() -> None:
+    g = dn.Gaussian(0, 1, epsilon=1.0, delta=1e-6)
+    assert g.to_config()["delta"] == g.delta and 0 < g.delta <= 1e-6
+    assert "delta" not in dn.Laplace(0, 1, epsilon=1.0).to_config()
+    a, b = dn.GRR(["A", "B"], epsilon=1.0), dn.GRR(["A", "B"], epsilon=1.0)
+    assert a == b and hash(a) == hash(b) and a != dn.GRR(["A", "B", "C"], epsilon=1.0)
+    assert a != dn.GRR(["A", "B"], epsilon=2.0) and a != "GRR" and hash(a) != hash(dn.GRR(["B", "A"], epsilon=1.0))
+    assert len({a, b, dn.GRR(["A", "B"], epsilon=2.0)}) == 2
+    for bad, name in (({"a": 1}, "dict"), ("AB", "str"), (None, "NoneType")):
+        with pytest.raises(ReportError, match=rf"^reports must be a JSON array; got {name}$"):
+            a.reports_from_json(bad)  # type: ignore[arg-type]
+    assert a.estimate(["A", "B", "A"]).target == "population"
+    assert a.estimate(["A", "B", "A"], target="respondents").target == "respondents"
+    assert a.validate(["B"]).tolist() == [1]
+
+
+class _DroppingGRR(dn.GRR):
+    """A GRR whose JSON check loses the last report: the alignment guard must refuse the batch."""
+
+    def _reports_from_json(self, items: list[Any]) -> Any:
+        return super()._reports_from_json(items)[:-1]
+
+
+class _PairwiseGRR(dn.GRR):
+    """A GRR that refuses batches of two or more, while each report alone passes."""
+
+    def _reports_from_json(self, items: list[Any]) -> Any:
+        if len(items) > 1:
+            raise ValueError("GRR reports rejected together")
+        return super()._reports_from_json(items)
+
+
+def test_report_errors_name_the_first_bad_report_in_whole() -> None:
+    cases = [
+        (dn.OUE(12, epsilon=1.0), ["0000", "0001"], 1,
+         "OUE report 1 sets padding bits beyond the k=12 categories",
+         "OUE report sets padding bits beyond the k=12 categories"),
+        (dn.HadamardResponse(5, epsilon=1.0), [1, 9], 1,
+         "HadamardResponse report 1 is 9, not in 0..7", "HadamardResponse report is 9, not in 0..7"),
+        (dn.Laplace(0, 1, epsilon=1.0), [0.0, float("nan")], 1,
+         "report nan at index 1 is not a possible Laplace report (finite, in [-24, 25])",
+         "report nan is not a possible Laplace report (finite, in [-24, 25])"),
+        (dn.Laplace(0, 1, epsilon=1.0), ["x"], 0,
+         "report 'x' at index 0 is not a number (Laplace)", "report 'x' is not a number (Laplace)"),
+        # numpy scalars only: the message is worded from the plain values
+        (dn.OUE(3, epsilon=1.0), [np.str_("0")], 0,
+         "OUE report 0 must be a hex string of 2 characters (3 bits); got '0'",
+         "OUE report must be a hex string of 2 characters (3 bits); got '0'"),
+        (_PairwiseGRR(["a", "b"], epsilon=1.0), ["a", "b"], 0,
+         "GRR reports rejected together", "the reports are rejected together but not one by one"),
+        (_DroppingGRR(["a", "b"], epsilon=1.0), ["a", "b", "a"], 0, "3 reports checked into 2", "is not a report"),
+    ]
+    for m, items, index, message, reason in cases:
+        with pytest.raises(ReportError) as caught:
+            m.reports_from_json(items)
+        assert (str(caught.value), caught.value.index, caught.value.reason) == (message, index, reason)
+
+
+def test_the_base_aggregate_estimate_and_domain_key_of_sketches() -> None:
+    """The sketches keep ``Mechanism``'s own ``aggregate``, ``estimate`` and ``_domain_key``."""
+    m = dn.CountMeanSketch(["a", "b", "c"], epsilon=2.0, rows=4, width=64, seed=b"0" * 32)
+    reports = m.privatize_many(["a", "a", "b", "c", "a"], rng=np.random.default_rng(3))
+    stat = m.aggregate(reports)
+    assert stat == m._aggregate_checked(m.validate(reports)) and stat.n == 5
+    assert m.aggregate(m.reports_from_json(m.reports_to_json(reports))) == stat
+    est = m.estimate(reports)
+    assert est.target == "population"
+    np.testing.assert_array_equal(est.frequencies, m.estimate_from(stat).frequencies)
+    assert m.estimate(reports, target="respondents").target == "respondents"
+    other = dn.CountMeanSketch(["a", "b", "d"], epsilon=2.0, rows=4, width=64, seed=b"0" * 32)
+    same = dn.CountMeanSketch(["a", "b", "c"], epsilon=2.0, rows=4, width=64, seed=b"0" * 32)
+    assert m == same and hash(m) == hash(same) and m != other

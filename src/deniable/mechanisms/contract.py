@@ -78,7 +78,10 @@ class CheckedReports(np.ndarray):
         self.checked = None
 
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
-        return array.view(np.ndarray) if isinstance(array, np.ndarray) else array
+        if not isinstance(array, np.ndarray):
+            return array
+        plain = array.view(np.ndarray)
+        return plain[()] if return_scalar else plain  # a reduction gives a scalar, as for a plain array
 
     def __reduce__(self) -> Any:  # pickles (Dask, multiprocessing) as a plain array
         return np.asarray(self).copy().__reduce__()
