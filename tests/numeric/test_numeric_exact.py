@@ -522,3 +522,24 @@ def test_gaussian_epsilon_is_700_where_epsilon_700_leaves_exactly_delta() -> Non
     assert 0 < delta < 1e-5
     assert gaussian_epsilon(0.03, delta) == 700.0
     assert gaussian_epsilon(0.03, math.nextafter(delta, 0.0)) == math.inf
+
+
+@pytest.mark.parametrize("s_steps", [3.0, 40.0, 700.5])
+def test_gaussian_lattice_ends_hold_the_tail_mass(s_steps: float) -> None:
+    """The two end weights are ``2^64 P(|Z| >= K)`` per side of the discrete Gaussian, to ``1e-3``.
+
+    The tail beyond ``K = ceil(8 s)`` (about ``e^-32`` of the peak, ten thousands of ``2^-64``)
+    is lumped into the end entries; the reference sums the density 20 standard deviations out.
+    """
+    from deniable.mechanisms.numeric.lattice import _gaussian_weights
+
+    K = math.ceil(8 * s_steps)
+    weights = _gaussian_weights(s_steps, K)
+    far = K + 20 * math.ceil(s_steps)
+    density = [math.exp(-0.5 * (z / s_steps) ** 2) for z in range(far + 1)]
+    total = density[0] + 2 * math.fsum(density[1:])
+    tail = math.fsum(density[K:]) / total * 2.0**64
+    assert tail > 1e4
+    assert weights[0] == pytest.approx(tail, rel=1e-3)
+    assert weights[-1] == pytest.approx(tail, rel=1e-3)
+    assert sum(weights) == 2**64
