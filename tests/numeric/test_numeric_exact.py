@@ -367,7 +367,7 @@ def test_laplace_lattice_geometry(eps: float) -> None:
     assert m.variance(1) > m.variance(1, LOW + 0.3 * m.step) > m.variance(1, LOW)
 
 
-@pytest.mark.parametrize("eps", [0.5, 2.0])
+@pytest.mark.parametrize("eps", [0.05, 0.5, 2.0])  # 0.05: a lattice of fewer than 64 steps
 def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> None:
     """``delta`` is ``sum_z max(0, P(z) - e^eps P(z - N))`` for the lattice's integer weights
     (a shift by the whole range, the worst for Gaussian noise), computed here in exact
@@ -379,6 +379,7 @@ def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> 
     exact = sum(max(Fraction(0), w[z] - growth * (w[z - N] if z >= N else 0)) for z in range(len(w))) / 2**64
     assert float(exact) <= m.delta <= float(exact) * (1 + 2e-9)
     assert m.delta <= 1e-5
+    assert (N < 64) == (eps == 0.05)  # the 63 check shifts must stay within the range
 
 
 def test_sliding_window_checks_and_odd_windows() -> None:
