@@ -404,6 +404,8 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
         (lambda: m.privatize_many([1.0, "x"]), ValueError, r"values for Duchi must be real numbers; got 'x'"),
         (lambda: m.privatize_many("12"), TypeError, r"values for Duchi must be numbers; got '12'"),
         (lambda: m.privatize_many(10**400), ValueError, r"values for Duchi must be real numbers; got 10{400}"),
+        (lambda: m.privatize_many(object()), ValueError,
+         r"values for Duchi must be real numbers; got <object object at 0x[0-9a-f]+>"),
         (lambda: m.privatize_many([1.0, np.nan]), ValueError,
          r"values for Duchi must be finite numbers; got nan at index 1"),
         (lambda: m.privatize_many([1e308, 1e308, -np.inf]), ValueError,

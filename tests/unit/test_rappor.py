@@ -436,6 +436,9 @@ def test_size_and_probability_checks_at_their_bounds() -> None:
         (dict(hashing="md5"), r"^hashing must be one of \['google', 'sha256'\] for RAPPOR; got 'md5'$"),
         (dict(f=1.0), r"^RAPPOR parameters give no signal: need 0 < p\* < q\* < 1 \(f < 1, p < q\)$"),
         (dict(p=0.5, q=0.5), r"^q must exceed p for RAPPOR; got p=0\.5, q=0\.5$"),
+        (dict(p=1.0, q=1.0), r"^q must exceed p for RAPPOR; got p=1\.0, q=1\.0$"),
+        (dict(p=-0.1), r"^p must be in \[0, 1\] for RAPPOR; got -0\.1$"),
+        (dict(q=1.5), r"^q must be in \[0, 1\] for RAPPOR; got 1\.5$"),
     ]
     for kwargs, message in refused:
         with pytest.raises(ValueError, match=message):

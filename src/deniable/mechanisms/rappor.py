@@ -194,8 +194,8 @@ class RAPPOR(FrequencyOracle):
         if (epsilon is None) == (f is None):
             raise TypeError("RAPPOR needs exactly one of epsilon (lifetime, epsilon_infinity) or f")
         zero, one = Fraction(0), Fraction(1)
-        pp = privacy.check_probability(p, "p", zero - Fraction(1, _ONE), one, "RAPPOR")
-        qq = privacy.check_probability(q, "q", zero, one + Fraction(1, _ONE), "RAPPOR")
+        pp = privacy.check_probability(p, "p", zero, one, "RAPPOR", closed=True)
+        qq = privacy.check_probability(q, "q", zero, one, "RAPPOR", closed=True)
         if qq <= pp:
             raise ValueError(f"q must exceed p for RAPPOR; got p={p!r}, q={q!r}")
         if epsilon is not None:

@@ -66,7 +66,10 @@ def _as_floats(values: Any, what: str, owner: str) -> NDArray[np.float64]:
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
-        items = list(values) if not np.isscalar(values) else [values]
+        try:
+            items = [values] if np.isscalar(values) else list(values)
+        except TypeError:  # neither a number nor a sequence
+            items = [values]
         bad = next((v for v in items if not _is_number(v)), values)
         raise ValueError(f"{what} for {owner} must be real numbers; got {bad!r}") from None
     if arr.dtype != np.float64 or arr.ndim != 1:
