@@ -477,6 +477,25 @@ def test_lattice_noise_compares_full_width_when_asked() -> None:
     assert lazy.read < 4 * 1000
 
 
+@pytest.mark.parametrize("lazy", [False, True])
+def test_duchi_batch_reads_a_comparison_a_beta_bit_and_a_fair_bit_per_value(lazy: bool) -> None:
+    """Duchi's batch sampler reads exactly: the ``(1 + t) / 2`` comparisons (8 bytes a value at
+    full width), the ``beta`` Bernoulli bits, and ``ceil(n / 8)`` bytes of fair coins."""
+    from deniable import randomness
+
+    m = dn.Duchi(0.0, 1.0, epsilon=1.0)
+    for n in (8, 16, 17):
+        t = np.linspace(-1.0, 1.0, n)
+        source, reference = _Counting(n), _Counting(n)
+        m._sample(t.copy(), source, lazy)
+        follow = randomness.below(randomness.fixed_point((t + 1.0) * 0.5), reference, lazy)
+        if not lazy:
+            assert reference.read == 8 * n
+        randomness.bernoulli_bits(int(m.beta.numerator), 32, n, reference)
+        randomness.uniform_words((n + 7) // 8, np.uint8, reference)
+        assert follow.size == n and source.read == reference.read
+
+
 def test_range_errors_name_the_bound_and_the_mechanism() -> None:
     for low, high, error, message in [
         ("0", 1.0, TypeError, r"low must be a finite real number for Piecewise; got '0'"),

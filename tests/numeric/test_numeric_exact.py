@@ -367,7 +367,7 @@ def test_laplace_lattice_geometry(eps: float) -> None:
     assert m.variance(1) > m.variance(1, LOW + 0.3 * m.step) > m.variance(1, LOW)
 
 
-@pytest.mark.parametrize("eps", [0.5, 2.0])
+@pytest.mark.parametrize("eps", [0.05, 0.5, 2.0])  # 0.05: a lattice of fewer than 64 steps
 def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> None:
     """``delta`` is ``sum_z max(0, P(z) - e^eps P(z - N))`` for the lattice's integer weights
     (a shift by the whole range, the worst for Gaussian noise), computed here in exact
@@ -379,6 +379,7 @@ def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> 
     exact = sum(max(Fraction(0), w[z] - growth * (w[z - N] if z >= N else 0)) for z in range(len(w))) / 2**64
     assert float(exact) <= m.delta <= float(exact) * (1 + 2e-9)
     assert m.delta <= 1e-5
+    assert (N < 64) == (eps == 0.05)  # the 63 check shifts must stay within the range
 
 
 def test_sliding_window_checks_and_odd_windows() -> None:
@@ -456,3 +457,90 @@ def test_lattice_epsilon_refuses_weights_that_are_not_unimodal() -> None:
         with pytest.raises(AssertionError, match=r"^lattice weights are not unimodal$"):
             _pure_epsilon([1, *inner, 1], 1, 3)
     assert _pure_epsilon([1, 1, 2, 4, 2, 1, 1], 1, 3) == pytest.approx(math.log(2), rel=1e-12)  # 4 / 2, 2 / 1
+
+
+def _brute_lattice_epsilon(weights: list[int], N: int, K: int) -> float:
+    """``ln`` of the largest ``P(y|i) / P(y|i')`` over every output and lattice input pair, by enumeration."""
+    from deniable.privacy import ln_up
+
+    tail = K - N
+    best = Fraction(1)
+    for y in range(-tail, N + tail + 1):
+        if y == -tail:  # clamped low end: every z <= y - i
+            column = [sum(weights[: y - i + K + 1]) for i in range(N + 1)]
+        elif y == N + tail:  # clamped high end: every z >= y - i
+            column = [sum(weights[y - i + K:]) for i in range(N + 1)]
+        else:
+            column = [weights[y - i + K] for i in range(N + 1)]
+        best = max(best, Fraction(max(column), min(column)))
+    return ln_up(best)
+
+
+def test_lattice_epsilon_is_the_enumerated_maximum_for_symmetric_unimodal_weights() -> None:
+    """``_pure_epsilon`` ranks candidate outputs in floats; its exact result is the enumerated maximum.
+
+    Symmetric unimodal weights (as ``laplace_lattice`` builds them) on small lattices: steep and
+    flat profiles, plateaus and tiny or heavy end (tail) entries, so the maximum falls at a
+    clamped end, at the centre or beside it.
+    """
+    from deniable.mechanisms.numeric.lattice import _pure_epsilon
+    from deniable.privacy import ln_up
+
+    assert _pure_epsilon([1, 2, 100, 6000, 100, 2, 1], 1, 3) == ln_up(60)  # 6000 / 100 at outputs 0 and 1
+    assert _pure_epsilon([1, 2, 3, 3, 3, 2, 1], 1, 3) == ln_up(3)  # the clamped end: (1 + 2) / 1
+    rng = np.random.default_rng(20261124)
+    cases = [([1, 2, 100, 6000, 100, 2, 1], 1, 3), ([5, 7, 7, 9, 7, 7, 5], 2, 3)]
+    for _ in range(400):
+        N = int(rng.integers(1, 5))
+        K = N + int(rng.integers(1, 5))
+        steps = [int(rng.choice([1, 1, 2, 3, 50, 1000])) for _ in range(K)]  # ratios of neighbours, outwards
+        half = [1]
+        for step in steps[:-1]:
+            half.append(half[-1] * step)  # |z| = K - 1 .. 0, growing towards the centre
+        end = [1, 2, half[0], half[0] * 40, half[-1]][int(rng.integers(5))]
+        cases.append(([end, *half, *half[-2::-1], end], N, K))
+    for weights, N, K in cases:
+        assert _pure_epsilon(weights, N, K) == _brute_lattice_epsilon(weights, N, K), (weights, N, K)
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.05, 3.0, 10.0])
+def test_gaussian_epsilon_inverts_the_calibration_to_the_root_finders_tolerance(eps: float) -> None:
+    """``gaussian_epsilon`` solves ``_gauss_delta(e, sigma) = delta`` to ``1e-13``.
+
+    brentq's default tolerance leaves errors up to ``5e-13`` here (at epsilon 10, delta ``1e-3``).
+    """
+    from deniable.mechanisms.numeric.lattice import gaussian_epsilon, unit_sigma
+
+    for delta in (1e-3, 1e-5, 1e-7, 1e-9):
+        assert abs(gaussian_epsilon(unit_sigma(eps, delta), delta) - eps) <= 1e-13, delta
+
+
+def test_gaussian_epsilon_is_700_where_epsilon_700_leaves_exactly_delta() -> None:
+    """At the ``inf`` boundary (``delta`` equal to the divergence at epsilon 700) the answer is 700, not ``inf``."""
+    from deniable.mechanisms.numeric.lattice import _gauss_delta, gaussian_epsilon
+
+    delta = _gauss_delta(700.0, 0.03)
+    assert 0 < delta < 1e-5
+    assert gaussian_epsilon(0.03, delta) == 700.0
+    assert gaussian_epsilon(0.03, math.nextafter(delta, 0.0)) == math.inf
+
+
+@pytest.mark.parametrize("s_steps", [3.0, 40.0, 700.5])
+def test_gaussian_lattice_ends_hold_the_tail_mass(s_steps: float) -> None:
+    """The two end weights are ``2^64 P(|Z| >= K)`` per side of the discrete Gaussian, to ``1e-3``.
+
+    The tail beyond ``K = ceil(8 s)`` (about ``e^-32`` of the peak, ten thousands of ``2^-64``)
+    is lumped into the end entries; the reference sums the density 20 standard deviations out.
+    """
+    from deniable.mechanisms.numeric.lattice import _gaussian_weights
+
+    K = math.ceil(8 * s_steps)
+    weights = _gaussian_weights(s_steps, K)
+    far = K + 20 * math.ceil(s_steps)
+    density = [math.exp(-0.5 * (z / s_steps) ** 2) for z in range(far + 1)]
+    total = density[0] + 2 * math.fsum(density[1:])
+    tail = math.fsum(density[K:]) / total * 2.0**64
+    assert tail > 1e4
+    assert weights[0] == pytest.approx(tail, rel=1e-3)
+    assert weights[-1] == pytest.approx(tail, rel=1e-3)
+    assert sum(weights) == 2**64
