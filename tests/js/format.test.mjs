@@ -2,7 +2,7 @@
 // error share the decimals chosen from the standard error, for shares and means alike.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decimalsFor, estimateTexts } from '../../src/deniable/server/static/format.js';
+import { countOf, decimalsFor, estimateTexts } from '../../src/deniable/server/static/format.js';
 
 test('decimals show two significant digits of the standard error', () => {
   assert.equal(decimalsFor(31.2), 0);
@@ -36,4 +36,11 @@ test('a share is printed in percent with decimals from its standard error, never
 test('undefined values are a dash', () => {
   const t = estimateTexts({ est: null, low: null, high: null, se: null });
   assert.deepEqual(t, { est: '–', low: '–', high: '–', se: '–', interval: '–', range: '–' });
+});
+
+test('counts are thousands separated and singular for one', () => {
+  assert.equal(countOf(3004, 'response'), '3,004 responses');
+  assert.equal(countOf(1, 'respondent'), '1 respondent');
+  assert.equal(countOf(0, 'respondent'), '0 respondents');
+  assert.equal(countOf(1234567, 'respondent'), '1,234,567 respondents');
 });

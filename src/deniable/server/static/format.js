@@ -6,6 +6,9 @@
 
 const MAX_DECIMALS = 6;
 
+/** `n` things as text, thousands separated and singular for one: `countOf(3004, 'response')` is "3,004 responses". */
+export const countOf = (n, noun) => `${Number(n).toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+
 /** Decimals that show two significant digits of `se * scale` (0..6); `fallback` when that is not positive. */
 export function decimalsFor(se, scale = 1, fallback = 1) {
   const s = Math.abs(se * scale);

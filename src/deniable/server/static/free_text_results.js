@@ -2,7 +2,7 @@
 // server could discover, most frequent first, with estimated counts and intervals. Values are
 // user-typed text: they are only ever set as textContent (never as HTML), and control
 // characters are shown as escapes.
-import { describeAlphabet } from './format.js';
+import { countOf, describeAlphabet } from './format.js';
 
 const num = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
 const pct = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
@@ -26,7 +26,7 @@ export function discoverySection(q, level) {
   meta.className = 'meta';
   const method = q.method === 'sfp' ? 'sequence fragment puzzle' : 'prefix extending';
   const alphabet = typeof q.alphabet === 'string' ? `, characters ${describeAlphabet(q.alphabet)} only` : '';
-  meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ε = ${Number(q.epsilon).toFixed(2)} · free text `
+  meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${Number(q.epsilon).toFixed(2)} · free text `
     + `(${method}, up to ${q.max_length} bytes kept${alphabet}) · estimates of: population`;
   section.append(h, meta);
   if (q.n === 0 || q.values.length === 0) {

@@ -1,7 +1,7 @@
 // Results of number questions (kind "mean"): the estimated mean of the answers with its
 // confidence interval, drawn on the question's range [low, high], and the numbers in a table.
 // Only DOM/SVG elements and classes: the page's Content-Security-Policy forbids inline styles.
-import { estimateTexts } from './format.js';
+import { countOf, estimateTexts } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -67,7 +67,7 @@ export function meanSection(q, level, width) {
   const meta = document.createElement('p');
   meta.className = 'meta';
   const target = q.target === 'respondents' ? 'these respondents' : 'population';
-  meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
+  meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
     + ` · answers from ${withUnits(q, `${numberText(q.low)} to ${numberText(q.high)}`)} · estimates of: ${target}`;
   section.append(h, meta);
   if (q.estimate === null) {

@@ -7,7 +7,7 @@ import { designSection, plainSection } from './survey_results.js';
 import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
-import { estimateTexts } from './format.js';
+import { countOf, estimateTexts } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -232,7 +232,7 @@ function render(results) {
   $('legend').hidden = false;
   targetSelect.value = results.target in TARGETS ? results.target : 'population';
   const sampled = results.allocation === 'sample' ? ' · each answered one question, drawn at random' : '';
-  $('summary').textContent = `${n} response${n === 1 ? '' : 's'}${sampled} · updated ${new Date().toLocaleTimeString()}`;
+  $('summary').textContent = `${countOf(n, 'response')}${sampled} · updated ${new Date().toLocaleTimeString()}`;
   shuffledLine(results.shuffled);
   $('rounds').replaceChildren();
   $('pooled').hidden = !results.rounds;
@@ -259,7 +259,7 @@ function render(results) {
     h.textContent = q.text;
     const meta = document.createElement('p');
     meta.className = 'meta';
-    meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
+    meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
       + ` · estimates of: ${(TARGETS[q.target] ?? TARGETS.population).short}`;
     section.append(h, meta);
     if (q.n === 0) {

@@ -1,6 +1,6 @@
 // Results of survey-design questions (prevalence by deniable.survey) and plain questions
 // (answers as given, not randomized), drawn by results.js for questions with kind "design" / "plain".
-import { estimateTexts } from './format.js';
+import { countOf, estimateTexts } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const pct = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
@@ -125,7 +125,7 @@ function section(q) {
 export function designSection(q, level) {
   const [s, meta] = section(q);
   const epsilon = q.reveals_truth ? 'ε infinite: an answer reveals the truth' : `ε = ${Number(q.epsilon).toFixed(2)}`;
-  meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'}, ${epsilon} · ${q.design.model} design, p = ${q.design.p.join(', ')}`;
+  meta.textContent = `${countOf(q.n, 'respondent')}, ${epsilon} · ${q.design.model} design, p = ${q.design.p.join(', ')}`;
   if (q.reveals_truth) s.classList.add('reveals-truth');
   const pi = q.parameters[0];
   const rows = [{ label: 'All respondents', ...pi }];
@@ -165,7 +165,7 @@ export function designSection(q, level) {
 /** A plain question: the answers as given (not randomized). */
 export function plainSection(q) {
   const [s, meta] = section(q);
-  meta.textContent = `${q.n} respondent${q.n === 1 ? '' : 's'} · not randomized: answers as given`;
+  meta.textContent = `${countOf(q.n, 'respondent')} · not randomized: answers as given`;
   if (q.type === 'categorical') {
     s.append(htmlTable(['Answer', 'Count', 'Share'],
       q.categories.map((c, i) => [String(c), String(q.counts[i]), q.n ? pct(q.counts[i] / q.n) : '–'])));
