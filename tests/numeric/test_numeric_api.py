@@ -505,3 +505,15 @@ def test_range_errors_name_the_bound_and_the_mechanism() -> None:
     ]:
         with pytest.raises(error, match=f"^{message}$"):
             dn.Piecewise(low, high, epsilon=1.0)
+
+
+def test_the_first_bad_report_is_named_whether_off_the_range_or_between_outputs() -> None:
+    m = dn.Duchi(0, 1, epsilon=1.0)  # two outputs, inside its report range
+    with pytest.raises(dn.ReportError, match=r"^report 0\.0 at index 0 is not a possible Duchi report "
+                                             r"\(not one of its output values\)$") as caught:
+        m.reports_from_json([0.0, 3.0])  # 3.0 is off the range, but 0.0 comes first
+    assert caught.value.index == 0
+    with pytest.raises(dn.ReportError, match=r"^report 3\.0 at index 0 is not a possible Duchi report \(finite, in "):
+        m.reports_from_json([3.0, 0.0])
+    with pytest.raises(dn.ReportError, match=r"^report 3\.0 at index 1 is not a possible Duchi report \(finite, in "):
+        m.reports_from_json([m.report_range[0], 3.0])

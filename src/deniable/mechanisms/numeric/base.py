@@ -213,10 +213,12 @@ class NumericMechanism(Mechanism):
             if not (part.min() >= lo - slack and part.max() <= hi + slack):
                 ok = np.isfinite(part) & (part >= lo - slack) & (part <= hi + slack)
                 i, v = _first_bad(part, ok)
-                raise ValueError(
-                    f"report {v!r} at index {start + i} is not a possible {self.name} report "
-                    f"(finite, in [{lo:.17g}, {hi:.17g}])"
-                )
+                if self._possible(part[:i]).all():  # else a report before it is named below
+                    raise ValueError(
+                        f"report {v!r} at index {start + i} is not a possible {self.name} report "
+                        f"(finite, in [{lo:.17g}, {hi:.17g}])"
+                    )
+                part = part[:i]
             on = self._possible(part)
             if not on.all():
                 i, v = _first_bad(part, on)
