@@ -61,6 +61,16 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"deniable: DENIABLE_TEST_SEED={TEST_SEED}"
 
 
+@pytest.fixture
+def restore_accelerator() -> Iterator[None]:
+    """Put back the sampler backend chosen before the test, whatever the test sets."""
+    from deniable import accelerate
+
+    previous = accelerate.accelerator()
+    yield
+    accelerate.set_accelerator(previous)
+
+
 @pytest.fixture(params=["numpy", "numba"])
 def accelerator(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run the test once with the numpy sampler and once with the numba one (skipped without numba).

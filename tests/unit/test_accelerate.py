@@ -17,34 +17,18 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
+from backends import both, needs_numba
 from scripted import Scripted
 
 import deniable as dn
 from deniable import accelerate, randomness
 from deniable.randomness import GeneratorSource, expansion_table
-
-needs_numba = pytest.mark.skipif(not accelerate.numba_available(), reason="numba is not installed")
-
-
-@pytest.fixture
-def restore() -> Iterator[None]:
-    previous = accelerate.accelerator()
-    yield
-    accelerate.set_accelerator(previous)
-
-
-def both(run: Callable[[], Any]) -> tuple[Any, Any]:
-    """``run()`` with the numpy backend, then with numba (forced for every size)."""
-    accelerate.set_accelerator("numpy")
-    first = run()
-    accelerate.set_accelerator("numba")
-    return first, run()
 
 
 def sparse_stream(seed: int, n: int, one_every: int) -> bytes:
@@ -67,7 +51,7 @@ TABLES = {
 @needs_numba
 @pytest.mark.parametrize("name", list(TABLES))
 @pytest.mark.parametrize("count", [1, 7, 8, 63, 1000, 65_536, 65_537, 200_003])
-def test_same_bytes_same_bits_seeded(name: str, count: int, restore: None) -> None:
+def test_same_bytes_same_bits_seeded(name: str, count: int, restore_accelerator: None) -> None:
     tables = TABLES[name]
     select = np.random.default_rng(count).integers(0, 256, (count + 7) // 8, dtype=np.uint8)
 
@@ -83,7 +67,7 @@ def test_same_bytes_same_bits_seeded(name: str, count: int, restore: None) -> No
 @needs_numba
 @pytest.mark.parametrize(("one_every", "count"), [(2, 70_000), (9, 70_000), (40, 4_099), (300, 4_099), (5000, 64),
                                                    (5000, 5)])
-def test_same_bytes_same_bits_sparse_streams(one_every: int, count: int, restore: None) -> None:
+def test_same_bytes_same_bits_sparse_streams(one_every: int, count: int, restore_accelerator: None) -> None:
     """Runs longer than a byte, a word and a whole draw (a draw with no 1 at all continues the run)."""
     tables = TABLES["p*/q* 64-bit"]
     select = np.packbits(np.arange(count) % 3 == 0)
@@ -100,7 +84,7 @@ def test_same_bytes_same_bits_sparse_streams(one_every: int, count: int, restore
 
 @needs_numba
 @pytest.mark.parametrize("byte", [0x01, 0x11, 0x55, 0x80, 0xAA, 0xFF])
-def test_same_bytes_same_bits_constant_streams(byte: int, restore: None) -> None:
+def test_same_bytes_same_bits_constant_streams(byte: int, restore_accelerator: None) -> None:
     class Constant:
         secure = False
 
@@ -114,7 +98,7 @@ def test_same_bytes_same_bits_constant_streams(byte: int, restore: None) -> None
 
 
 @needs_numba
-def test_a_stuck_source_fails_the_same_way(restore: None) -> None:
+def test_a_stuck_source_fails_the_same_way(restore_accelerator: None) -> None:
     messages = []
     for name in ("numpy", "numba"):
         accelerate.set_accelerator(name)
@@ -137,7 +121,7 @@ def test_a_stuck_source_fails_the_same_way(restore: None) -> None:
     ],
     ids=["OUE-1024", "OUE-13", "SUE-70", "RAPPOR-64", "RAPPOR-100", "RAPPOR-16-pq01"],
 )
-def test_mechanisms_give_the_same_reports(make: Callable[[], Any], restore: None) -> None:
+def test_mechanisms_give_the_same_reports(make: Callable[[], Any], restore_accelerator: None) -> None:
     """Seeded batches (several blocks of lanes), one IRR batch and a client's PRR: equal under both."""
     m = make()
     values = np.random.default_rng(1).integers(0, m.k, 3_000)
@@ -155,7 +139,7 @@ def test_mechanisms_give_the_same_reports(make: Callable[[], Any], restore: None
 
 
 @needs_numba
-def test_the_chosen_backend_decodes(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_chosen_backend_decodes(restore_accelerator: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """With ``numba`` chosen, the compiled decoder (wrapped here to record its use) is built for the call's
     tables and decides the lanes; with ``numpy`` it is not asked. Both give the same bits. Nothing loaded
     yet (as in a new process): choosing ``numba`` loads it."""
@@ -178,7 +162,7 @@ def test_the_chosen_backend_decodes(restore: None, monkeypatch: pytest.MonkeyPat
     assert built == [table.tobytes()] and fast.tobytes() == slow.tobytes()
 
 
-def test_settings(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings(restore_accelerator: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The settings, and ``auto``'s choice by size, probing numba's presence once (as in a new process)."""
     monkeypatch.setattr(accelerate, "_found", None)
     assert accelerate.set_accelerator("numpy") in accelerate.ACCELERATORS
@@ -242,7 +226,7 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
 
 
 @pytest.mark.parametrize("choose", [accelerate.run_decoder, accelerate.sketch_kernels], ids=["runs", "sketch"])
-def test_each_setting_chooses_by_size(choose: Callable[[int], Any], restore: None) -> None:
+def test_each_setting_chooses_by_size(choose: Callable[[int], Any], restore_accelerator: None) -> None:
     """``numpy``: never compiled; ``numba``: compiled for any size; ``auto``: compiled from ``AUTO_FROM``
     bits or entries on, when numba is installed. The same rule for the run decoder and the sketch loops."""
     accelerate.set_accelerator("numpy")
@@ -256,7 +240,7 @@ def test_each_setting_chooses_by_size(choose: Callable[[int], Any], restore: Non
     assert choose(accelerate.AUTO_FROM) is not None and choose(1 << 30) is not None
 
 
-def test_without_numba_in_this_process(restore: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_numba_in_this_process(restore_accelerator: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The test above within this process (numba made unimportable, nothing loaded or probed yet): ``auto``
     finds no numba and samples large batches with numpy; ``numba`` raises ImportError at once and the
     setting stays ``auto``."""

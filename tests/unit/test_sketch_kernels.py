@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+from backends import both, needs_numba
 
 import deniable as dn
 from deniable import accelerate, columns
@@ -36,24 +36,8 @@ from deniable.mechanisms import sketch as sketch_module
 from deniable.mechanisms.sketch import keyed_digests, text_bytes
 from deniable.mechanisms.walsh import fwht
 
-needs_numba = pytest.mark.skipif(not accelerate.numba_available(), reason="numba is not installed")
 BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
 SEED = bytes(range(32))
-
-
-@pytest.fixture
-def restore() -> Iterator[None]:
-    previous = accelerate.accelerator()
-    yield
-    accelerate.set_accelerator(previous)
-
-
-def both(run: Callable[[], Any]) -> tuple[Any, Any]:
-    """``run()`` with the numpy backend, then with numba (forced for every size)."""
-    accelerate.set_accelerator("numpy")
-    first = run()
-    accelerate.set_accelerator("numba")
-    return first, run()
 
 
 def naive_counts(packed: np.ndarray, groups: np.ndarray, size: int, bitorder: Any) -> np.ndarray:
@@ -68,7 +52,7 @@ def naive_counts(packed: np.ndarray, groups: np.ndarray, size: int, bitorder: An
 @pytest.mark.parametrize(("rows", "width", "size"), [(0, 4, 3), (1, 1, 1), (254, 2, 1), (255, 2, 1), (256, 2, 1),
                                                       (600, 16, 1), (3000, 5, 2), (5000, 128, 7), (70_000, 3, 300)])
 def test_column_counts_are_the_bit_sums(backend: str, bitorder: Any, rows: int, width: int, size: int,
-                                        restore: None) -> None:
+                                        restore_accelerator: None) -> None:
     """Groups of one value (runs of 254, 255, 256 and more reports), skewed groups, empty input."""
     rng = np.random.default_rng(rows + width)
     packed = rng.integers(0, 256, (rows, width), dtype=np.uint8)
@@ -82,7 +66,7 @@ def test_column_counts_are_the_bit_sums(backend: str, bitorder: Any, rows: int, 
 
 # ------------------------------------------------------------------ hashing
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_fingerprints_are_keyed_blake2b(backend: str, restore: None) -> None:
+def test_fingerprints_are_keyed_blake2b(backend: str, restore_accelerator: None) -> None:
     """Every length from 0 to 299 bytes (one, two and three blocks; exactly 128 and 256), as hashlib hashes them;
     other keys, persons and digest sizes (SFP's one-byte puzzle piece)."""
     m = dn.CountMeanSketch(epsilon=1.0, rows=2, width=8, seed=SEED)
@@ -116,7 +100,8 @@ FPS[:3] = [0, (1 << 64) - 1, 1 << 63]
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("rows", "width"), [(256, 1024), (5, 8), (3, 1 << 17)])
-def test_lookup_tables_are_the_parity_definition(backend: str, rows: int, width: int, restore: None) -> None:
+def test_lookup_tables_are_the_parity_definition(backend: str, rows: int, width: int,
+                                                 restore_accelerator: None) -> None:
     m = dn.CountMeanSketch(epsilon=2.0, rows=rows, width=width, seed=SEED)
     accelerate.set_accelerator(backend)
     every = np.arange(rows)[:, None]
@@ -131,7 +116,7 @@ def test_lookup_tables_are_the_parity_definition(backend: str, rows: int, width:
 @pytest.mark.parametrize("cls", [dn.CountMeanSketch, dn.HadamardCountMeanSketch], ids=["cms", "hcms"])
 @pytest.mark.parametrize("matrix_entries", [1 << 23, 0], ids=["matrix", "hashing"])
 def test_estimates_and_collision_weights_are_the_same_under_both(
-    cls: Any, matrix_entries: int, restore: None, monkeypatch: pytest.MonkeyPatch
+    cls: Any, matrix_entries: int, restore_accelerator: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Support sums from a kept bucket matrix and hashing as it goes, collision counts, corrected estimates."""
     monkeypatch.setattr(sketch_module, "_MATRIX_ENTRIES", matrix_entries)
@@ -166,7 +151,7 @@ def test_collision_weights_count_the_shared_rows() -> None:
 
 # ----------------------------------------------------------------- reports
 @needs_numba
-def test_cms_reports_are_the_same_under_both(restore: None) -> None:
+def test_cms_reports_are_the_same_under_both(restore_accelerator: None) -> None:
     m = dn.CountMeanSketch(epsilon=4.0, rows=32, width=1024, seed=SEED)
     values = [f"w{i % 97}" for i in range(9_000)]  # more than one block of 4,096 reports
     a, b = both(lambda: m.privatize_many(values, rng=8).tobytes())
@@ -187,7 +172,7 @@ def test_a_cms_report_sets_its_own_bucket_bit() -> None:
 # --------------------------------------------------------------- aggregate
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("cls", [dn.CountMeanSketch, dn.HadamardCountMeanSketch], ids=["cms", "hcms"])
-def test_aggregating_by_groups_is_aggregating_each_group(backend: str, cls: Any, restore: None) -> None:
+def test_aggregating_by_groups_is_aggregating_each_group(backend: str, cls: Any, restore_accelerator: None) -> None:
     m = cls(epsilon=2.0, rows=16, width=64, seed=SEED)
     values = [f"v{i % 13}" for i in range(3_000)]
     reports = m.privatize_many(values, rng=10)
