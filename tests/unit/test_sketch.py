@@ -203,3 +203,130 @@ def test_registered_as_sketches() -> None:
     assert isinstance(small(dn.CountMeanSketch).aggregate([]), SketchCounts)
     assert dn.CountMeanSketch(epsilon=2, rows=256, width=1024).report_bits == 8 + 1024
     assert dn.HadamardCountMeanSketch(epsilon=2, rows=256, width=1024).report_bits == 8 + 10 + 1
+
+
+# ------------------------------------------------------ checks in whole messages
+def test_sketch_counts_from_json_checks_in_whole_messages() -> None:
+    """Row counts: a non-empty list of non-negative ints (zeros allowed); the table: one list per row, of
+    ints in -n..n (n itself allowed); both read as int64."""
+    m = small(dn.CountMeanSketch)  # 8 rows of 64 buckets
+    fp = m.aggregate([]).to_json()["fingerprint"]
+    rows = [5] + [0] * 7
+    table = [[5] + [0] * 63] + [[0] * 64] * 7
+    good = {"fingerprint": fp, "n": 5, "row_counts": rows, "table": table}
+    back = m.aggregate_from_json(good)
+    assert back.n == 5 and back.table[0, 0] == 5 and back.row_counts.tolist() == rows
+    assert back.table.dtype == np.int64 and back.row_counts.dtype == np.int64
+    empty_rows = SketchCounts.from_json({"fingerprint": fp, "n": 0, "row_counts": [0, 0], "table": [[], []]})
+    assert empty_rows.table.dtype == np.int64 and empty_rows.table.shape == (2, 0)
+    row_message = r"^aggregate field 'row_counts' must be a non-empty list of non-negative integers$"
+    for bad in ([], "5", [5.0] + [0] * 7, [6, -1] + [0] * 6, [True] * 5 + [0] * 3):
+        with pytest.raises(AggregateError, match=row_message):
+            m.aggregate_from_json({**good, "row_counts": bad, "n": 0 if bad == [] else 5, "table": table})
+    with pytest.raises(AggregateError, match=r"^aggregate field 'row_counts' must add up to n=4; got 5$"):
+        m.aggregate_from_json({**good, "n": 4})
+    table_message = r"^aggregate field 'table' must be 8 equal lists of integers in -n\.\.n \(n=5\)$"
+    for bad_table in (
+        table[:7], [[5] + [0] * 63] + [[0] * 63] * 7, [tuple(r) for r in table], [[5.0] + [0] * 63] + table[1:],
+        [[6] + [0] * 63] + table[1:], [[-6] + [0] * 63] + table[1:], "x" * 8,
+    ):
+        with pytest.raises(AggregateError, match=table_message):
+            m.aggregate_from_json({**good, "table": bad_table})
+    assert m.aggregate_from_json({**good, "table": [[-5] + [0] * 63] + table[1:]}).table[0, 0] == -5
+
+
+def test_merging_sketches_of_other_shapes_names_them() -> None:
+    a = SketchCounts("f", np.zeros((2, 8), dtype=np.int64), np.zeros(2, dtype=np.int64))
+    b = SketchCounts("f", np.zeros((3, 8), dtype=np.int64), np.zeros(3, dtype=np.int64))
+    with pytest.raises(AggregateError, match=r"^cannot merge sketches of shapes \(2, 8\) and \(3, 8\)$"):
+        a + b
+
+
+def test_sketch_counts_are_equal_field_by_field() -> None:
+    table, rows = np.arange(16, dtype=np.int64).reshape(2, 8), np.array([3, 4], dtype=np.int64)
+    a = SketchCounts("f", table, rows)
+    assert a == SketchCounts("f", table.copy(), rows.copy())
+    assert a != SketchCounts("g", table, rows)
+    assert a != SketchCounts("f", table + 1, rows)
+    assert a != SketchCounts("f", table, rows + 1)
+    assert a != (a.fingerprint, table, rows) and a != "f"
+
+
+@kinds
+def test_report_fields_are_checked_in_whole_messages(cls: Any) -> None:
+    """Fields are non-negative ints below 2**32 (numpy integers too), named with the report's index."""
+    m = small(cls)
+    name = cls.__name__
+    fields = m.report_fields
+    good = m.privatize_many(["apple"], rng=1)[0]
+    values = [good[f] for f in fields]
+    as_numpy = [tuple(np.int64(v) if f != "bits" else v for f, v in zip(fields, values, strict=True))]
+    assert np.array_equal(m.aggregate(as_numpy).table, m.aggregate(m.privatize_many(["apple"], rng=1)).table)
+    for bad in (-1, 2**32, 2**33, 1.0, True):
+        item = tuple([bad, *values[1:]])
+        with pytest.raises(ValueError, match=rf"^{name} report 1: row must be a non-negative integer; got {bad}$"):
+            m.aggregate([tuple(values), item])
+        wire = m.reports_to_json(m.privatize_many(["apple"], rng=1))[0]
+        with pytest.raises(ReportError, match=rf"^{name} report 1: row must be a non-negative integer; got {bad}$"):
+            m.reports_from_json([wire, {**wire, "row": bad}])
+
+
+def test_cms_bits_are_checked_in_whole_messages() -> None:
+    """The bits: exactly 2 m / 8 hex digits, or a uint8 array of m / 8 bytes."""
+    m = small(dn.CountMeanSketch, width=32)  # 4 bytes
+    ok = np.array([1, 2, 3, 4], dtype=np.uint8)
+    assert m.aggregate([(0, ok)]).table[0].tolist() == np.unpackbits(ok, bitorder="little").tolist()
+    assert m.aggregate([(0, "01020304")]) == m.aggregate([(0, ok)])
+    for bad in ("zzzzzzzz", "010203", "0102030405", np.zeros(4, dtype=np.int64), np.zeros(5, dtype=np.uint8),
+                np.zeros((2, 2), dtype=np.uint8), b"\x01\x02\x03\x04"):
+        with pytest.raises(ValueError, match=r"^CountMeanSketch report 1: bits must be 8 hex digits \(m=32 bits\)"):
+            m.aggregate([(0, ok), (0, bad)])
+
+
+@kinds
+def test_one_report_is_the_first_of_a_batch(cls: Any) -> None:
+    m = small(cls)
+    for value in ("apple", "", "é🙂".encode()):
+        assert m.privatize(value, rng=9) == m.privatize_many([value], rng=9)[0]
+    assert m.privatize("apple", rng=9).dtype == m.dtype
+
+
+@kinds
+def test_groups_are_checked_in_whole_messages(cls: Any) -> None:
+    m = small(cls)
+    reports = m.privatize_many(["apple", "x", "y"], rng=3)
+    parts = m.aggregate_groups(reports, np.array([1, 0, 1], dtype=np.uint8), 2)
+    assert parts[0] == m.aggregate(reports[1:2]) and parts[1] == m.aggregate(reports[[0, 2]])
+    message = r"^groups must hold one integer in 0\.\.1 per report$"
+    for bad in ([0, 1, 2], [0, -1, 1], [0.0, 1.0, 1.0], [0, 1], [[0, 1, 1]]):
+        with pytest.raises(ValueError, match=message):
+            m.aggregate_groups(reports, np.array(bad), 2)
+    assert [g.n for g in m.aggregate_groups(reports[:0], np.array([], dtype=np.int64), 2)] == [0, 0]
+
+
+@kinds
+def test_one_value_is_named_value_in_messages(cls: Any) -> None:
+    m = small(cls)
+    reports = m.privatize_many(["apple"], rng=1)
+    message = r"^value\[0\] must be a string \(str, or UTF-8 bytes\); got int 5$"
+    with pytest.raises(TypeError, match=message):
+        m.hash(0, 5)
+    with pytest.raises(TypeError, match=message):
+        m.supports(reports, 5)
+
+
+@kinds
+def test_another_hash_family_is_refused_by_name(cls: Any) -> None:
+    config = small(cls).to_config()
+    with pytest.raises(ConfigError, match=r"^params: hash must be 'blake2b-gf2'; got 'sha256'$"):
+        dn.from_config({**config, "params": {**config["params"], "hash": "sha256"}})
+
+
+@kinds
+def test_a_sketch_pickles_before_its_lookup_tables_are_built(cls: Any) -> None:
+    import pickle
+
+    m = small(cls)
+    assert "_lut" not in m.__dict__
+    back = pickle.loads(pickle.dumps(m))
+    assert back == m and back.hash(0, "apple") == m.hash(0, "apple")
