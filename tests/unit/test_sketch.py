@@ -330,3 +330,24 @@ def test_a_sketch_pickles_before_its_lookup_tables_are_built(cls: Any) -> None:
     assert "_lut" not in m.__dict__
     back = pickle.loads(pickle.dumps(m))
     assert back == m and back.hash(0, "apple") == m.hash(0, "apple")
+
+
+@kinds
+def test_defaults_and_epsilon_named_in_whole_messages(cls: Any) -> None:
+    m = cls(epsilon=1.0)
+    assert (m.rows, m.width, len(m.seed), m.categories) == (256, 1024, 32, ())
+    with pytest.raises(ValueError, match=rf"^epsilon must be a positive finite number for {cls.__name__}; got 0$"):
+        cls(epsilon=0)
+
+
+def test_hcms_numerators_fill_the_32_bit_word_and_are_checked() -> None:
+    """``a + b`` (the keep draw's denominator) within 2**32 and as close as fits; ``0 < b < a``."""
+    m = small(dn.HadamardCountMeanSketch, epsilon=1.0)
+    params = m.to_config()["params"]
+    a, b = params["keep_numerator"], params["other_numerator"]
+    assert (1 << 32) - 4 < a + b <= 1 << 32 and m.epsilon == pytest.approx(1.0, abs=1e-8)
+    assert dn.HadamardCountMeanSketch._from_params([], {**params, "other_numerator": 1})._b == 1
+    message = r"^HadamardCountMeanSketch params need 0 < other_numerator < keep_numerator$"
+    for other in (0, a, a + 1):
+        with pytest.raises(ValueError, match=message):
+            dn.HadamardCountMeanSketch._from_params([], {**params, "other_numerator": other})

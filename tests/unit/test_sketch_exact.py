@@ -321,3 +321,15 @@ def test_the_flip_numerator_is_the_smallest_within_epsilon() -> None:
         t = m.flip_numerator
         assert 2 * math.log((2**32 - t) / t) <= epsilon < 2 * math.log((2**32 - t + 1) / (t - 1))
         assert m.epsilon == pytest.approx(2 * math.log((2**32 - t) / t), rel=1e-12)
+
+
+def test_collision_weights_come_in_blocks_of_keys(restore_accelerator: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy pairs the keys a block at a time (3 keys of 4 rows here): each key's weights are its own."""
+    from deniable import accelerate
+
+    accelerate.set_accelerator("numpy")
+    monkeypatch.setattr(sketch_module, "_PAIR_CELLS", 12)
+    m = sketch("cms", rows=4, width=8)
+    asked = [f"k{i}" for i in range(10)]
+    weights = m.collision_weights([v.encode() for v in asked], [v.encode() for v in asked[:4]])
+    np.testing.assert_allclose(weights, weights_by_definition(m, asked, asked[:4]), rtol=1e-12, atol=1e-15)

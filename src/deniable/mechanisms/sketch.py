@@ -103,6 +103,7 @@ SEED_BYTES = 32
 _CHUNK = 4096  # CMS reports sampled at a time
 _CATEGORY_CHUNK = 8192  # values per block when hashing against every row
 _MATRIX_ENTRIES = 1 << 23  # estimates from a kept bucket matrix up to so many (row, key) pairs (16 MiB)
+_PAIR_CELLS = 1 << 21  # (row, key) cells of ours per block when numpy lists the keys that share a bucket
 
 
 def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[np.int64]]:
@@ -267,7 +268,7 @@ def _shared_rows(ours: NDArray[Any], theirs: NDArray[Any], width: int) -> NDArra
     order = np.argsort(cells, kind="stable")
     per_cell = np.bincount(cells, minlength=rows * width)
     first = np.cumsum(per_cell) - per_cell
-    block = max(1, (1 << 21) // max(rows, 1))
+    block = max(1, _PAIR_CELLS // max(rows, 1))
     for start in range(0, count, block):
         mine = (offset + ours[:, start : start + block]).ravel()
         hits = per_cell[mine]
