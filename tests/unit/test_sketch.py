@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import numpy as np
@@ -351,3 +352,13 @@ def test_hcms_numerators_fill_the_32_bit_word_and_are_checked() -> None:
     for other in (0, a, a + 1):
         with pytest.raises(ValueError, match=message):
             dn.HadamardCountMeanSketch._from_params([], {**params, "other_numerator": other})
+
+
+@kinds
+def test_reports_of_other_shapes_are_named_in_whole_messages(cls: Any) -> None:
+    m = small(cls)
+    name, fields = cls.__name__, list(m.report_fields)
+    good = tuple(m.privatize_many(["apple"], rng=1)[0].tolist())
+    for bad in (good[:-1], (*good, 0), "ab", 5, None):
+        with pytest.raises(ValueError, match=rf"^{name} report 1 must have the fields {re.escape(str(fields))}; got "):
+            m.aggregate([good, bad])

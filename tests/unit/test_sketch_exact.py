@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 import deniable as dn
+from deniable.errors import AggregateError
 from deniable.estimate import pure_variance
 from deniable.mechanisms import sketch as sketch_module
 
@@ -146,10 +147,10 @@ def test_support_counts_are_their_definition(kind: str, accelerator: str) -> Non
 def test_estimates_and_standard_errors_are_the_formulas(
     kind: str, target: str, path: str, accelerator: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """f, SE, observed, p*, q* of listed and unlisted values; the hashing path in blocks of 4 keys."""
+    """f, SE, observed, p*, q* of listed and unlisted values; the hashing path in blocks of 2 keys."""
     if path == "hashing":
         monkeypatch.setattr(sketch_module, "_MATRIX_ENTRIES", 0)
-        monkeypatch.setattr(sketch_module, "_CATEGORY_CHUNK", 4)
+        monkeypatch.setattr(sketch_module, "_CATEGORY_CHUNK", 2)
     m = sketch(kind)
     reports = m.privatize_many(POPULATION, rng=13)
     stat = m.aggregate(reports)
@@ -197,6 +198,14 @@ def test_collision_rate_is_the_pair_count_formula(kind: str) -> None:
     assert twin.collision_rate(twin.aggregate(twin_reports)) == pytest.approx(
         collision_rate_by_definition(twin, table, per_row), rel=1e-9
     )
+    # another epsilon asked about the same table: its own rate, not the kept one
+    looser = sketch(kind, epsilon=2.0)
+    assert looser.fingerprint != m.fingerprint
+    table, per_row = table_by_definition(m, reports)
+    assert m.collision_rate(stat) == pytest.approx(collision_rate_by_definition(m, table, per_row), rel=1e-9)
+    assert looser.collision_rate(stat) == pytest.approx(
+        collision_rate_by_definition(looser, table, per_row), rel=1e-9
+    )
     # one report per row: no pairs, rate 0
     single = m.aggregate(reports[np.unique(reports["row"], return_index=True)[1]])
     assert single.n == m.rows and m.collision_rate(single) == 0.0
@@ -240,6 +249,29 @@ def test_no_reports_estimate_nothing(kind: str) -> None:
     assert np.isnan(fixed).all() and np.isnan(se).all()
 
 
+@kinds
+@pytest.mark.parametrize("path", ["matrix", "hashing"])
+def test_no_values_estimate_nothing(kind: str, path: str, accelerator: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path == "hashing":
+        monkeypatch.setattr(sketch_module, "_MATRIX_ENTRIES", 0)
+    m = sketch(kind)
+    est = m.estimate_values(m.aggregate(m.privatize_many(POPULATION, rng=16)), [])
+    assert est.domain == () and est.frequencies.shape == (0,) and est.n == len(POPULATION)
+
+
+@kinds
+def test_aggregates_of_another_kind_or_shape_are_refused_in_whole_messages(kind: str) -> None:
+    m = sketch(kind)
+    with pytest.raises(TypeError, match=r"^estimate_from needs a SketchCounts aggregate; got SupportCounts$"):
+        m.estimate_from(dn.SupportCounts(m.fingerprint, np.zeros(2, dtype=np.int64), 0))
+    with pytest.raises(TypeError, match=r"^estimate_from needs a SketchCounts aggregate; got dict$"):
+        m.estimate_from(m.aggregate([]).to_json())
+    wrong = sketch_module.SketchCounts(m.fingerprint, np.zeros((2, 8), dtype=np.int64), np.zeros(2, dtype=np.int64))
+    message = rf"^aggregate table has shape \(2, 8\); {type(m).__name__} needs \(4, 16\)$"
+    with pytest.raises(AggregateError, match=message):
+        m.estimate_from(wrong)
+
+
 # ---------------------------------------------------------------- the variance
 @kinds
 def test_variance_is_the_oracle_plus_the_collision_term(kind: str) -> None:
@@ -253,6 +285,7 @@ def test_variance_is_the_oracle_plus_the_collision_term(kind: str) -> None:
         assert got.dtype == np.float64
         np.testing.assert_allclose(got, expected, rtol=1e-13)
     np.testing.assert_allclose(m.variance(50), pure_variance(50, p, q, 0.0, "population"), rtol=1e-13)
+    np.testing.assert_allclose(m.variance(1), pure_variance(1, p, q, 0.0, "population"), rtol=1e-13)
     for n in (0, -1):
         with pytest.raises(ValueError, match=rf"^n must be positive; got {n}$"):
             m.variance(n)
@@ -278,7 +311,7 @@ def test_collision_weights_and_fixed_estimates_are_the_formulas(
     """``w`` from the shared rows, and ``f - W f_H`` with ``f^_H = (I + W_HH) f_H``, SE of the docstring."""
     if path == "hashing":
         monkeypatch.setattr(sketch_module, "_MATRIX_ENTRIES", 0)
-        monkeypatch.setattr(sketch_module, "_CATEGORY_CHUNK", 4)
+        monkeypatch.setattr(sketch_module, "_CATEGORY_CHUNK", 2)
     m = sketch(kind, rows=4, width=8)  # 8 buckets, 4 rows: many shared buckets
     asked = ["apple", "banana", "u0", "u1", "u2", "never", "other"]
     data = [v.encode() for v in asked]
