@@ -362,3 +362,13 @@ def test_reports_of_other_shapes_are_named_in_whole_messages(cls: Any) -> None:
     for bad in (good[:-1], (*good, 0), "ab", 5, None):
         with pytest.raises(ValueError, match=rf"^{name} report 1 must have the fields {re.escape(str(fields))}; got "):
             m.aggregate([good, bad])
+
+
+def test_keyed_digests_need_a_key_and_1_to_8_bytes() -> None:
+    from deniable.mechanisms.sketch import keyed_digests
+
+    assert keyed_digests([b"a"], SEED, b"p", 8).dtype == np.uint64
+    for key, size in ((b"", 8), (SEED, 0), (SEED, 9)):
+        message = rf"^keyed_digests needs a key and a digest of 1\.\.8 bytes; got {len(key)} and {size}$"
+        with pytest.raises(ValueError, match=message):
+            keyed_digests([b"a"], key, b"p", size)
