@@ -303,6 +303,28 @@ def weights_by_definition(m: Any, data: list[str], others: list[str]) -> np.ndar
     return out
 
 
+def fixed_by_definition(
+    m: Any, reports: np.ndarray, est: Any, weights: np.ndarray, heavy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`without_collisions` by its docstring: ``f - W_H f_H`` with ``f^_H = (I + W_HH) f_H``, and the SE."""
+    f, errors = est.frequencies, est.std_errors
+    w = weights[:, heavy]
+    shares = np.linalg.solve(np.eye(heavy.size) + w[heavy], f[heavy])
+    fixed = f - w @ shares
+    plug = np.clip(fixed, 0, 1)
+    table, per_row = table_by_definition(m, reports)
+    n = len(reports)
+    pi = min(max(collision_rate_by_definition(m, table, per_row), 0.0), 1.0) * (n - 1) / n
+    others = pi - (plug[heavy] ** 2).sum() - np.where(np.isin(np.arange(f.size), heavy), 0.0, plug**2)
+    p, q0 = rates(m)
+    q = q0 + (p - q0) / m.width
+    variance = (
+        pure_variance(n, p, q, plug, "population") + np.maximum(others, 0.0) / (m.rows * (m.width - 1))
+        + (np.abs(w) @ errors[heavy]) ** 2
+    )
+    return fixed, np.sqrt(variance)
+
+
 @kinds
 @pytest.mark.parametrize("path", ["matrix", "hashing"])
 def test_collision_weights_and_fixed_estimates_are_the_formulas(
@@ -325,23 +347,10 @@ def test_collision_weights_and_fixed_estimates_are_the_formulas(
     est = m.estimate_values(stat, asked)
     heavy = np.array([0, 1])
     fixed, se = m.without_collisions(stat, m.hashed(data), est, heavy)
-    f, errors = est.frequencies, est.std_errors
-    w = weights[:, heavy]
-    shares = np.linalg.solve(np.eye(2) + w[heavy], f[heavy])
-    expected = f - w @ shares
+    expected, expected_se = fixed_by_definition(m, reports, est, weights, heavy)
     np.testing.assert_allclose(fixed, expected, rtol=1e-9, atol=1e-13)
-    plug = np.clip(expected, 0, 1)
-    table, per_row = table_by_definition(m, reports)
-    n = len(POPULATION)
-    pi = min(max(collision_rate_by_definition(m, table, per_row), 0.0), 1.0) * (n - 1) / n
-    others = pi - (plug[heavy] ** 2).sum() - np.where(np.arange(len(asked)) < 2, 0.0, plug**2)
-    p, q0 = rates(m)
-    q = q0 + (p - q0) / m.width
-    variance = (
-        pure_variance(n, p, q, plug, "population") + np.maximum(others, 0.0) / (m.rows * (m.width - 1))
-        + (np.abs(w) @ errors[heavy]) ** 2
-    )
-    np.testing.assert_allclose(se, np.sqrt(variance), rtol=1e-9)
+    np.testing.assert_allclose(se, expected_se, rtol=1e-9)
+    f, errors = est.frequencies, est.std_errors
     # no heavy keys: the estimate as it was
     same, same_se = m.without_collisions(stat, data, est, np.array([], dtype=np.int64))
     assert same.tolist() == f.tolist() and same_se.tolist() == errors.tolist()
@@ -366,3 +375,21 @@ def test_collision_weights_come_in_blocks_of_keys(restore_accelerator: None, mon
     asked = [f"k{i}" for i in range(10)]
     weights = m.collision_weights([v.encode() for v in asked], [v.encode() for v in asked[:4]])
     np.testing.assert_allclose(weights, weights_by_definition(m, asked, asked[:4]), rtol=1e-12, atol=1e-15)
+
+
+@kinds
+def test_one_heavy_key_above_one_with_a_collision_rate_above_one(kind: str) -> None:
+    """Everyone holds one value: its estimate (seed 8) and the estimated collision rate exceed 1, so the
+    clips of :meth:`without_collisions` at 1 matter; one heavy key is subtracted like several."""
+    m = sketch(kind, epsilon=4.0)
+    asked = ["same", "x", "y"]
+    data = [v.encode() for v in asked]
+    reports = m.privatize_many(["same"] * 60, rng=8)
+    stat = m.aggregate(reports)
+    est = m.estimate_values(stat, asked)
+    heavy = np.array([0])
+    fixed, se = m.without_collisions(stat, data, est, heavy)
+    expected, expected_se = fixed_by_definition(m, reports, est, weights_by_definition(m, asked, asked), heavy)
+    assert m.collision_rate(stat) > 1 and fixed[0] > 1
+    np.testing.assert_allclose(fixed, expected, rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(se, expected_se, rtol=1e-9)
