@@ -135,7 +135,7 @@ def test_support_counts_are_their_definition(kind: str, accelerator: str) -> Non
     reports = m.privatize_many(POPULATION, rng=12)
     est = m.estimate_values(m.aggregate(reports), ASKED)
     expected = [supports_by_definition(m, reports, v) for v in ASKED]
-    assert est.support_counts.tolist() == expected
+    assert est.support_counts.tolist() == expected and est.support_counts.dtype == np.int64
     assert [int(m.supports(reports, v).sum()) for v in ASKED] == expected
     assert m.supports(reports, "apple").dtype == bool
 
