@@ -24,12 +24,14 @@ chance (the cases where a clip matters are asserted to be such cases).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pytest
 
 import deniable as dn
+from deniable import privacy
 from deniable.errors import AggregateError
 from deniable.estimate import pure_variance
 from deniable.mechanisms import sketch as sketch_module
@@ -363,6 +365,11 @@ def test_the_flip_numerator_is_the_smallest_within_epsilon() -> None:
         t = m.flip_numerator
         assert 2 * math.log((2**32 - t) / t) <= epsilon < 2 * math.log((2**32 - t + 1) / (t - 1))
         assert m.epsilon == pytest.approx(2 * math.log((2**32 - t) / t), rel=1e-12)
+    # just below the loss of t = 100,000,002 the float first guess, t itself, is one too small
+    edge = float(np.nextafter(2 * privacy.ln_up(Fraction(2**32 - 100_000_002, 100_000_002)), 0))
+    m = dn.CountMeanSketch(epsilon=edge, rows=1, width=8, seed=SEED)
+    assert math.ceil(2**32 / (1 + math.exp(edge / 2))) == 100_000_002
+    assert m.flip_numerator == 100_000_003 and m.epsilon <= edge
 
 
 def test_collision_weights_come_in_blocks_of_keys(restore_accelerator: None, monkeypatch: pytest.MonkeyPatch) -> None:
