@@ -372,3 +372,31 @@ def test_keyed_digests_need_a_key_and_1_to_8_bytes() -> None:
         message = rf"^keyed_digests needs a key and a digest of 1\.\.8 bytes; got {len(key)} and {size}$"
         with pytest.raises(ValueError, match=message):
             keyed_digests([b"a"], key, b"p", size)
+
+
+@kinds
+def test_shape_and_seed_checks_at_their_bounds_in_whole_messages(cls: Any) -> None:
+    """rows in 1..65536, width a power of two in 8..2**20, a seed of 32 bytes or their hex; named by owner."""
+    name = cls.__name__
+    assert cls(epsilon=1, rows=1 << 16, width=8, seed=SEED).rows == 1 << 16
+    assert cls(epsilon=1, rows=1, width=1 << 20, seed=SEED).width == 1 << 20
+    assert cls(epsilon=1, rows=1, width=8, seed=SEED.hex()).seed == SEED
+    for rows in (0, (1 << 16) + 1, True, 2.0):
+        with pytest.raises(ValueError, match=rf"^{name}: rows must be an integer in 1\.\.65536; got {rows!r}$"):
+            cls(epsilon=1, rows=rows, width=8, seed=SEED)
+    for width in (4, 12, 1 << 21, True, 8.0):
+        with pytest.raises(ValueError, match=rf"^{name}: width must be a power of two in 8\.\.2\*\*20; got {width!r}$"):
+            cls(epsilon=1, rows=1, width=width, seed=SEED)
+    for seed in (b"short", "zz", SEED + b"x", 5):
+        with pytest.raises(ValueError, match=rf"^{name}: seed must be 32 bytes or their hex; got "):
+            cls(epsilon=1, rows=1, width=8, seed=seed)
+
+
+def test_cms_flip_numerator_is_checked_at_its_bounds() -> None:
+    params = small(dn.CountMeanSketch).to_config()["params"]
+    for flip in (1, (1 << 31) - 1):
+        assert dn.CountMeanSketch._from_params([], {**params, "flip_numerator": flip}).flip_numerator == flip
+    for flip in (0, 1 << 31, 1 << 32):
+        message = rf"^CountMeanSketch: flip_numerator must be in 1\.\.2\*\*31-1; got {flip}$"
+        with pytest.raises(ValueError, match=message):
+            dn.CountMeanSketch._from_params([], {**params, "flip_numerator": flip})
