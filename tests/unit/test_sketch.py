@@ -400,3 +400,12 @@ def test_cms_flip_numerator_is_checked_at_its_bounds() -> None:
         message = rf"^CountMeanSketch: flip_numerator must be in 1\.\.2\*\*31-1; got {flip}$"
         with pytest.raises(ValueError, match=message):
             dn.CountMeanSketch._from_params([], {**params, "flip_numerator": flip})
+
+
+def test_values_in_a_numpy_array_are_their_list() -> None:
+    from deniable.mechanisms.sketch import text_bytes
+
+    data, inverse = text_bytes(np.array(["b", "a", "b"]))
+    assert data == [b"b", b"a"] and inverse.tolist() == [0, 1, 0]
+    data, inverse = text_bytes(np.array(["b", "a", "b"], dtype=object))
+    assert data == [b"b", b"a"] and inverse.tolist() == [0, 1, 0]
