@@ -838,3 +838,22 @@ def test_losue_second_round_is_the_largest_within_epsilon_1_and_its_epsilon_is_s
     up = p2 + Fraction(1, 1 << 32)
     p_star, q_star = p1 * up + (1 - p1) * (1 - up), q1 * up + (1 - q1) * (1 - up)
     assert privacy.ln_up(p_star * (1 - q_star) / ((1 - p_star) * q_star)) > one
+
+
+def test_chained_realised_epsilon_exactly_one_percent_below_the_request_is_accepted() -> None:
+    """The 1% tolerance is inclusive: L-OSUE's first round at ``q1 = 2**-32`` (any ``epsilon_perm`` from
+    about 22.2) realises ``ln(2**32 - 1)``; the request whose 99% is exactly that float is accepted, the next
+    float up refused."""
+    from deniable import privacy
+
+    realised = privacy.ln_up(Fraction((1 << 32) - 1))
+    request = 22.404757351197397
+    assert request * 0.99 == realised
+    m = dn.LOSUE(4, epsilon_perm=request, epsilon_1=1.0)
+    assert m.epsilon_perm == realised
+    above = math.nextafter(request, math.inf)
+    with pytest.raises(ValueError, match="^" + re.escape(
+        f"epsilon_perm={above!r} cannot be realised by L-OSUE with its integer probabilities (it would give "
+        f"{realised:.4g}); choose epsilon_1 further from epsilon_perm"
+    ) + "$"):
+        dn.LOSUE(4, epsilon_perm=above, epsilon_1=1.0)
