@@ -356,7 +356,7 @@ def test_bit_rates_of_empty_cohorts_are_silent_and_rates_are_clipped_to_0_1() ->
 
 def test_client_keeps_the_given_cohort_and_checks_it() -> None:
     m = RAPPOR(["a", "b"], f=0.5, num_cohorts=1000)
-    assert [m.client(secret=b"s" * 32, cohort=999).cohort for _ in range(3)] == [999] * 3
+    assert [m.client(secret=b"s" * 32, cohort=c).cohort for c in (999, 999, 0)] == [999, 999, 0]  # both ends
     drawn = m.client()
     assert len(drawn.secret) == 32 and 0 <= drawn.cohort < 1000
     small = RAPPOR(["a", "b"], f=0.5, num_cohorts=4)
