@@ -136,12 +136,13 @@ def _dense_decode(m: RAPPOR, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 @pytest.mark.parametrize(
     ("k", "bits", "cohorts"),
-    [(40, 16, 8), (200, 32, 16), (30, 4, 2), (12, 8, 1)],  # full rank, full rank, rank-deficient x2
+    # full rank x2, rank-deficient x2; full rank with the last cohort's last bit in no filter (a zero row)
+    [(40, 16, 8), (200, 32, 16), (30, 4, 2), (12, 8, 1), (2, 32, 2)],
 )
 def test_sparse_decode_equals_dense_pseudo_inverse(k: int, bits: int, cohorts: int, rng: np.random.Generator) -> None:
     """The sparse Cholesky decode gives the dense pseudo-inverse's estimates and standard errors
-    (to rounding: 1e-9 relative), also where the design is rank-deficient (pseudo-inverse path)
-    and where a cohort received no report."""
+    (to rounding: 1e-9 relative), also where the design is rank-deficient (pseudo-inverse path),
+    where a cohort received no report and where no filter sets the last bit."""
     m = dn.RAPPOR(range(k), epsilon=4.0, num_bits=bits, num_cohorts=cohorts)
     counts = m.aggregate(m.privatize_many(rng.integers(0, k, 5_000), rng=rng)).counts.copy()
     if cohorts > 2:
@@ -153,7 +154,8 @@ def test_sparse_decode_equals_dense_pseudo_inverse(k: int, bits: int, cohorts: i
     np.testing.assert_allclose(est.frequencies, freqs, rtol=0, atol=1e-9 * scale)
     np.testing.assert_allclose(est.std_errors, errors, rtol=0, atol=1e-9 * errors.max())
     full = np.linalg.matrix_rank(_design_dense(m)) == k
-    assert full == ((k, bits, cohorts) in [(40, 16, 8), (200, 32, 16)])
+    assert full == ((k, bits, cohorts) in [(40, 16, 8), (200, 32, 16), (2, 32, 2)])
+    assert np.any(m.bloom[-1] >> np.uint64(bits - 1)) == (k > 2)
 
 
 def _design_dense(m: RAPPOR) -> np.ndarray:
