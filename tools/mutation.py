@@ -65,7 +65,10 @@ MODULES: dict[str, list[str]] = {
     # files (frequency, wire, samplers) have no RAPPOR
     "mechanisms.rappor": [
         f"{UNIT}/test_rappor.py::{name}" for name in (
-            "test_google_default_parameters", "test_transition_matrix_privacy_is_exact",
+            "test_google_default_parameters",
+            "test_defaults_are_googles_16_bits_2_hashes_64_cohorts_p_half_q_three_quarters_sha256",
+            "test_sha256_bloom_bits_are_big_endian_words_of_the_digest_of_cohort_type_and_value",
+            "test_transition_matrix_privacy_is_exact",
             "test_epsilon_sets_the_lifetime_guarantee", "test_memoized_client_repeats_its_permanent_response",
             "test_config_round_trip_and_validation",
             "test_sparse_decode_equals_dense_pseudo_inverse",

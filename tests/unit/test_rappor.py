@@ -23,6 +23,34 @@ def test_google_default_parameters() -> None:
     assert m.epsilon_infinity >= math.log(81)
 
 
+def test_defaults_are_googles_16_bits_2_hashes_64_cohorts_p_half_q_three_quarters_sha256() -> None:
+    m = RAPPOR(["a", "b"], f=0.5)
+    assert (m.num_bits, m.num_hashes, m.num_cohorts, m.hashing) == (16, 2, 64, "sha256")
+    assert (m._p, m._q) == (1 << 31, 3 << 30)
+    with pytest.raises(ValueError, match=r"^domain for RAPPOR needs at least 2 categories; got \['a'\]$"):
+        RAPPOR(["a"], f=0.5)
+
+
+def test_sha256_bloom_bits_are_big_endian_words_of_the_digest_of_cohort_type_and_value() -> None:
+    """``hashing="sha256"``: hash ``j`` sets bit ``word_j mod num_bits``, ``word_j`` the ``j``-th 4-byte
+    big-endian word of SHA-256 of ``cohort NUL type NUL value`` (the module docstring), for string and
+    int categories, every hash up to 8 and filters of one and two words."""
+    import hashlib
+
+    from deniable.mechanisms.rappor import _sha256_bloom_bits
+
+    assert _sha256_bloom_bits("a", 0, 8, 256) == [125, 102, 182, 255, 112, 232, 238, 133]  # known answers
+    assert _sha256_bloom_bits(7, 3, 2, 16) == [10, 7]
+    for categories, bits, hashes in ((["a", "b", "c"], 16, 2), ([7, 8, 9], 100, 8)):
+        m = RAPPOR(categories, f=0.5, num_bits=bits, num_hashes=hashes, num_cohorts=3)
+        for c in range(3):
+            for i, value in enumerate(categories):
+                digest = hashlib.sha256(f"{c}\x00{type(value).__name__}\x00{value}".encode()).digest()
+                want = {int.from_bytes(digest[4 * j : 4 * j + 4], "big") % bits for j in range(hashes)}
+                words = m._bloom3[c, i]
+                assert {b for b in range(bits) if int(words[b // 64]) >> (b % 64) & 1} == want
+
+
 @pytest.mark.parametrize("cohorts,hashes", [(4, 2), (8, 1), (2, 3)])
 def test_transition_matrix_privacy_is_exact(cohorts: int, hashes: int) -> None:
     m = RAPPOR(list("abcdef"), f=0.25, p=0.25, q=0.75, num_bits=8, num_hashes=hashes, num_cohorts=cohorts)
