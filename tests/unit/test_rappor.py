@@ -459,7 +459,7 @@ def test_integer_probabilities_round_f_up_and_p_q_to_nearest() -> None:
     assert params["half_f_numerator"] == math.ceil(Fraction(3, 20) * 2**32) == 644_245_095  # 644,245,094.4
     assert params["p_numerator"] == 1_288_490_189  # 1,288,490,188.8
     assert params["q_numerator"] == 3_006_477_107  # 3,006,477,107.2
-    for eps, h in ((4.0, 2), (1.0, 3)):
+    for eps, h in ((4.0, 2), (1.0, 3), (0.1, 1)):  # at 0.1 a ratio for 3 outcomes would round f/2 one unit lower
         a, b = privacy.exp_ratio(eps / (2 * h), 1)
         m = RAPPOR(list("ab"), epsilon=eps, num_hashes=h)
         assert m.to_config()["params"]["half_f_numerator"] == math.ceil(Fraction(b * 2**32, a + b))
@@ -467,6 +467,11 @@ def test_integer_probabilities_round_f_up_and_p_q_to_nearest() -> None:
     del config["epsilon"]
     config["params"]["half_f_numerator"] = 0
     assert dn.from_config(config).epsilon_infinity == math.inf
+    for change in ({"p_numerator": 0}, {"q_numerator": 1 << 32}):  # without f, p* = 0 or q* = 1: no signal
+        bad = {**config, "params": {**config["params"], **change}}
+        with pytest.raises(ValueError, match=r"^RAPPOR parameters give no signal: need 0 < p\* < q\* < 1 "
+                                             r"\(f < 1, p < q\)$"):
+            dn.from_config(bad)
 
 
 def test_size_and_probability_checks_at_their_bounds() -> None:
@@ -486,6 +491,11 @@ def test_size_and_probability_checks_at_their_bounds() -> None:
         (dict(f=1.0), r"^RAPPOR parameters give no signal: need 0 < p\* < q\* < 1 \(f < 1, p < q\)$"),
         (dict(p=0.5, q=0.5), r"^q must exceed p for RAPPOR; got p=0\.5, q=0\.5$"),
         (dict(p=1.0, q=1.0), r"^q must exceed p for RAPPOR; got p=1\.0, q=1\.0$"),
+        (dict(f=0.0), r"^f must be in \(0, 1\) for RAPPOR; got 0\.0$"),
+        (dict(f=1.5), r"^f must be in \(0, 1\) for RAPPOR; got 1\.5$"),
+        # f up to 1 + 2**-32 (exclusive) passes the check, and f = 1 has no signal
+        (dict(f=Fraction(2**32 + 1, 2**32)),
+         r"^f must be in \(0, 1\) for RAPPOR; got Fraction\(4294967297, 4294967296\)$"),
         (dict(p=-0.1), r"^p must be in \[0, 1\] for RAPPOR; got -0\.1$"),
         (dict(q=1.5), r"^q must be in \[0, 1\] for RAPPOR; got 1\.5$"),
     ]
@@ -494,5 +504,7 @@ def test_size_and_probability_checks_at_their_bounds() -> None:
             RAPPOR(["a", "b"], **{"f": 0.5, **kwargs})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^RAPPOR needs exactly one of epsilon \(lifetime, epsilon_infinity\) or f$"):
         RAPPOR(["a", "b"], f=0.5, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for RAPPOR; got -1$"):
+        RAPPOR(["a", "b"], epsilon=-1)
     with pytest.raises(ValueError, match=r"^RAPPOR with hashing='google' needs string categories \(hashed as UTF-8\)$"):
         RAPPOR([1, 2], f=0.5, hashing="google")
