@@ -147,3 +147,48 @@ def test_no_reports_is_an_error() -> None:
             np.zeros(17, dtype=np.int64), window=5, input_cells=12, bins=4,
             uniform_share=GAMMA, uniform_pmf=_uniform(17),
         )
+
+
+def test_one_report_is_enough() -> None:
+    """A single report is a (very noisy) histogram, not an error."""
+    counts = np.zeros(17, dtype=np.int64)
+    counts[3] = 1
+    theta, _, converged = em_reconstruct(
+        counts, window=5, input_cells=12, bins=4, uniform_share=GAMMA, uniform_pmf=_uniform(17)
+    )
+    assert converged and theta.shape == (4,) and math.isclose(theta.sum(), 1.0, rel_tol=1e-12)
+    assert int(np.argmax(theta)) == 0  # output cell 3 is reached from input cells 0 to 3 only
+
+
+def test_counts_at_their_expectation_stop_at_the_second_iteration_at_the_flat_start() -> None:
+    """Counts ``n A theta`` (rounded, n = 10**7) for a flat ``theta``: the flat start is (almost) the
+    maximum, so the first step changes the log-likelihood by far less than the tolerance and the second
+    iteration stops, returning the first iterate."""
+    shape = SHAPES[0]
+    input_cells, window, bins = shape
+    cells = input_cells + window
+    A = _channel(input_cells, window, bins)
+    counts = np.rint(1e7 * (A @ np.full(bins, 1.0 / bins))).astype(np.int64)
+    for smooth in (False, True):
+        theta, iterations, converged = em_reconstruct(
+            counts, window=window, input_cells=input_cells, bins=bins, uniform_share=GAMMA,
+            uniform_pmf=_uniform(cells), smooth=smooth,
+        )
+        assert (iterations, converged) == (2, True)
+        np.testing.assert_allclose(theta, 1.0 / bins, rtol=1e-5)
+
+
+def test_cells_no_input_can_reach_are_left_out_of_the_likelihood() -> None:
+    """Without the uniform share, reports only in the top cells give the lowest bin probability 0;
+    then the lowest output cell has probability 0 and no reports, and the likelihood (summed over the
+    cells with reports) still converges."""
+    input_cells, window, bins = SHAPES[0]
+    cells = input_cells + window
+    counts = np.zeros(cells, dtype=np.int64)
+    counts[8:] = np.arange(1, cells - 7)  # output cells 0..7 are the only ones input cells 0..2 reach
+    theta, iterations, converged = em_reconstruct(
+        counts, window=window, input_cells=input_cells, bins=bins, uniform_share=0.0,
+        uniform_pmf=_uniform(cells), smooth=False, max_iterations=2000,
+    )
+    assert converged and iterations < 2000
+    assert theta[0] == 0.0 and math.isclose(theta.sum(), 1.0, rel_tol=1e-12)
