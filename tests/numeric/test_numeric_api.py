@@ -496,6 +496,17 @@ def test_duchi_batch_reads_a_comparison_a_beta_bit_and_a_fair_bit_per_value(lazy
         assert follow.size == n and source.read == reference.read
 
 
+@pytest.mark.parametrize("lazy", [False, True])
+def test_hybrid_up_to_epsilon_star_samples_as_its_duchi(lazy: bool) -> None:
+    """At or below ``EPSILON_STAR`` Hybrid is its Duchi part: the same reports from the same bytes,
+    byte-lazy or full width as asked."""
+    m = dn.Hybrid(LOW, HIGH, epsilon=0.5)
+    t = np.linspace(-1.0, 1.0, 1000)
+    source, reference = _Counting(3), _Counting(3)
+    np.testing.assert_array_equal(m._sample(t.copy(), source, lazy), m._duchi._sample(t.copy(), reference, lazy))
+    assert source.read == reference.read
+
+
 def test_range_errors_name_the_bound_and_the_mechanism() -> None:
     for low, high, error, message in [
         ("0", 1.0, TypeError, r"low must be a finite real number for Piecewise; got '0'"),
