@@ -528,3 +528,77 @@ def test_the_first_bad_report_is_named_whether_off_the_range_or_between_outputs(
         m.reports_from_json([3.0, 0.0])
     with pytest.raises(dn.ReportError, match=r"^report 3\.0 at index 1 is not a possible Duchi report \(finite, in "):
         m.reports_from_json([m.report_range[0], 3.0])
+
+
+def test_gaussian_from_sigma_errors_in_whole_messages_and_a_range_off_zero() -> None:
+    for (low, high, sigma, delta), error, message in [
+        ((1, 0, 1.0, 1e-6), ValueError, r"low must be < high for Gaussian; got low=1, high=0"),
+        ((0, 1, "1", 1e-6), TypeError, r"sigma must be a finite real number for Gaussian; got '1'"),
+        ((0, 1, 1.0, 2.0), ValueError, r"delta must be in \(0, 1\) for Gaussian; got 2\.0"),
+        ((0, 1, 0.0, 1e-6), ValueError, r"sigma must be positive for Gaussian; got 0\.0"),
+        ((0, 100, 0.01, 1e-6), ValueError, r"sigma=0\.01 is too small to give any epsilon at delta=1e-06"),
+    ]:
+        with pytest.raises(error, match=f"^{message}$"):
+            dn.Gaussian.from_sigma(low, high, sigma=sigma, delta=delta)
+    # the sensitivity is high - low (here 100, where high + low is 60)
+    assert dn.Gaussian.from_sigma(LOW, HIGH, sigma=30.0, delta=1e-6).sigma == pytest.approx(30.0, rel=0.01)
+    cfg = dn.Gaussian(LOW, HIGH, epsilon=1.0, delta=1e-5).to_config()
+    cfg["params"]["requested_epsilon"] = True
+    with pytest.raises(ValueError, match=r"^config params\.requested_epsilon must be a number for Gaussian; got True$"):
+        dn.from_config(cfg)
+
+
+def test_two_level_gaussian_mean_errors_in_whole_messages() -> None:
+    from deniable.mechanisms.numeric import two_level_gaussian_mean
+
+    owner = "two_level_gaussian_mean"
+    for (values, low, high), kwargs, error, message in [
+        (([1.0, 2.0], 1, 0), {}, ValueError, rf"low must be < high for {owner}; got low=1, high=0"),
+        (([1.0, 2.0], 0, 1), {"delta": 2.0}, ValueError, rf"delta must be in \(0, 1\) for {owner}; got 2\.0"),
+        (([1.0, 2.0], 0, 1), {"sigma1": "a"}, TypeError, rf"sigma1 must be a finite real number for {owner}; got 'a'"),
+        (([1.0, 2.0], 0, 1), {"sigma2": "b"}, TypeError, rf"sigma2 must be a finite real number for {owner}; got 'b'"),
+        (([1.0, 2.0], 0, 1), {"sigma2": 0.0}, ValueError,
+         rf"sigma1 and sigma2 must be positive for {owner}; got \[1\.0, 0\.0\]"),
+        (([np.nan, 2.0], 0, 1), {}, ValueError, rf"values for {owner} must be finite numbers; got nan at index 0"),
+        (([1.0], 0, 1), {}, ValueError, rf"{owner} needs at least 2 values; got 1"),
+    ]:
+        with pytest.raises(error, match=f"^{message}$"):
+            two_level_gaussian_mean(values, low, high, **kwargs)
+
+
+def test_two_level_gaussian_mean_fields_clamp_and_seed() -> None:
+    """Every field of the estimate: the name, the range, ``delta`` (default ``1e-6``), the analytic-Gaussian
+    epsilon of ``sqrt(sigma1^2 + sigma2^2)`` (default sigmas 1 and 1) for sensitivity ``high - low``, the
+    target; two values are enough (a finite sample standard error); values beyond the range are clamped
+    to it (1000 values, standard error 0.045: the bound 1 is 22 of them); one seed, one estimate."""
+    from deniable.mechanisms.numeric import two_level_gaussian_mean
+    from deniable.mechanisms.numeric.lattice import gaussian_epsilon
+
+    est = two_level_gaussian_mean([LOW, HIGH], LOW, HIGH, rng=1)
+    assert (est.mechanism, est.low, est.high, est.delta, est.n, est.target) == (
+        "two-level Gaussian", LOW, HIGH, 1e-6, 2, "population")
+    assert est.epsilon == gaussian_epsilon(math.sqrt(2.0) / (HIGH - LOW), 1e-6)
+    assert math.isfinite(est.sample_std_error) and est.std_error == est.sample_std_error
+    other = two_level_gaussian_mean([1.0, 2.0, 3.0], LOW, HIGH, sigma1=3.0, sigma2=4.0, delta=1e-3, rng=2,
+                                    target="respondents")
+    assert (other.epsilon, other.delta, other.target) == (gaussian_epsilon(5.0 / (HIGH - LOW), 1e-3), 1e-3,
+                                                          "respondents")
+    for beyond, end in ((HIGH + 1e4, HIGH), (LOW - 1e4, LOW)):
+        assert abs(two_level_gaussian_mean(np.full(1000, beyond), LOW, HIGH, rng=3).mean - end) < 1.0
+    values = np.linspace(LOW, HIGH, 50)
+    first, again = (two_level_gaussian_mean(values, LOW, HIGH, rng=5) for _ in range(2))
+    assert (first.mean, first.std_error) == (again.mean, again.std_error)
+
+
+def test_two_level_gaussian_mean_respondent_error_is_the_noise_and_rounding_variance() -> None:
+    """``target="respondents"``: ``sqrt(((c1^2 + c2^2) Var Z + c1^2 mean f(1 - f)) / n)`` for the lattice
+    steps ``c = sigma / 256``, the noise variance ``Var Z`` in steps squared and the values' fractional
+    lattice positions ``f``. With ``sigma1 = 256`` (step 1) the positions' fractions are the values':
+    0.5 and 0.25, so ``mean f(1 - f) = 0.21875``."""
+    from deniable.mechanisms.numeric import two_level_gaussian_mean
+    from deniable.mechanisms.numeric.lattice import gaussian_noise
+
+    var_z = gaussian_noise(256)[1]
+    values = np.array([10.5, 11.5, 20.25, 30.25])
+    est = two_level_gaussian_mean(values, 0, 100, sigma1=256.0, sigma2=128.0, rng=4, target="respondents")
+    assert est.std_error == pytest.approx(math.sqrt(((1.0 + 0.25) * var_z + 0.21875) / 4), rel=1e-12)
