@@ -169,6 +169,20 @@ def test_reports_that_no_input_can_produce_are_rejected(name: str) -> None:
         m.reports_from_json(m.reports_to_json(good)[:1] + [float(off[1])])
 
 
+@pytest.mark.parametrize("name", ["Laplace", "Gaussian"])
+def test_lattice_reports_are_checked_to_a_thousandth_of_a_step(name: str) -> None:
+    """A lattice report may be off its lattice point by rounding in transit: up to a thousandth of a step
+    passes; half a step (between two outputs) and two thousandths do not. On ``[0, N]`` for ``N`` lattice
+    steps (the lattice depends on epsilon and delta only) the step is exactly 1."""
+    steps = ALL[name](1.0)._lattice.steps
+    m = dn.Laplace(0, steps, epsilon=1.0) if name == "Laplace" else dn.Gaussian(0, steps, epsilon=1.0, delta=1e-5)
+    assert m.step == 1.0
+    m.aggregate([0.0, 1e-3, 7 - 5e-4, float(steps)])  # 1e-3 - 0 is exactly the allowance
+    for off in (0.5, 7.5, 2e-3, 7 + 2e-3):
+        with pytest.raises(ValueError, match="not one of its output values"):
+            m.aggregate([off])
+
+
 @pytest.mark.parametrize("name", list(ALL))
 def test_bad_reports_past_the_first_chunk_are_named_by_index(name: str) -> None:
     """Reports are checked a chunk at a time: a bad one in a later chunk (or at the very end)
