@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 from numeric_cases import ALL, HIGH, LOW, PURE, VALUES
+from scripted import Scripted
 
 import deniable as dn
 from deniable.mechanisms.numeric import MeanStat, NumericMechanism
@@ -491,6 +492,23 @@ def test_lattice_noise_compares_full_width_when_asked() -> None:
     assert lazy.read < 4 * 1000
 
 
+@pytest.mark.parametrize("name", ["Laplace", "Gaussian"])
+def test_lattice_one_report_reads_18_bytes_and_clamps_the_extreme_noise(name: str) -> None:
+    """The one-report path reads a fixed 18 bytes: the random rounding's full-width comparison (8), the
+    noise table's 16-bit column word (2) and its full-width comparison (8). Scripted: at the range's ends
+    (nothing to round) the table's extreme outcomes ``-K`` and ``+K`` (columns 0 and ``2K``, kept with
+    ``U = 0``) land beyond the far clamp, so on the report range's ends."""
+    m = ALL[name](1.0)
+    for seed in range(20):
+        source = _Counting(seed)
+        m.privatize(30.0, rng=source)
+        assert source.read == 18
+    K = m._lattice.K
+    for value, column, end in ((LOW, 0, 0), (HIGH, 2 * K, 1)):
+        data = bytes(8) + np.array([column], dtype=np.uint16).tobytes() + bytes(8)
+        assert m.privatize(value, rng=Scripted(data)) == m.report_range[end]
+
+
 @pytest.mark.parametrize("lazy", [False, True])
 def test_duchi_batch_reads_a_comparison_a_beta_bit_and_a_fair_bit_per_value(lazy: bool) -> None:
     """Duchi's batch sampler reads exactly: the ``(1 + t) / 2`` comparisons (8 bytes a value at
@@ -582,7 +600,8 @@ def test_two_level_gaussian_mean_errors_in_whole_messages() -> None:
 
 def test_two_level_gaussian_mean_fields_clamp_and_seed() -> None:
     """Every field of the estimate: the name, the range, ``delta`` (default ``1e-6``), the analytic-Gaussian
-    epsilon of ``sqrt(sigma1^2 + sigma2^2)`` (default sigmas 1 and 1) for sensitivity ``high - low``, the
+    epsilon of ``sqrt(sigma1^2 + sigma2^2)`` (default sigmas 1 and 1; infinite on a range of 100) for
+    sensitivity ``high - low``, the
     target; two values are enough (a finite sample standard error); values beyond the range are clamped
     to it (1000 values, standard error 0.045: the bound 1 is 22 of them); one seed, one estimate."""
     from deniable.mechanisms.numeric import two_level_gaussian_mean
@@ -593,6 +612,8 @@ def test_two_level_gaussian_mean_fields_clamp_and_seed() -> None:
         "two-level Gaussian", LOW, HIGH, 1e-6, 2, "population")
     assert est.epsilon == gaussian_epsilon(math.sqrt(2.0) / (HIGH - LOW), 1e-6)
     assert math.isfinite(est.sample_std_error) and est.std_error == est.sample_std_error
+    unit = two_level_gaussian_mean([0.2, 0.8], 0, 1, rng=1)  # a range where the default sigmas give an epsilon
+    assert unit.epsilon == gaussian_epsilon(math.sqrt(2.0), 1e-6) < math.inf
     other = two_level_gaussian_mean([1.0, 2.0, 3.0], LOW, HIGH, sigma1=3.0, sigma2=4.0, delta=1e-3, rng=2,
                                     target="respondents")
     assert (other.epsilon, other.delta, other.target) == (gaussian_epsilon(5.0 / (HIGH - LOW), 1e-3), 1e-3,
