@@ -101,7 +101,7 @@ MODULES: dict[str, list[str]] = {
         f"mechanisms.numeric.{name}": [
             f"{UNIT}/test_contract.py", f"{NUMERIC}/test_numeric_api.py", f"{NUMERIC}/test_numeric_exact.py",
             f"{NUMERIC}/test_numeric_properties.py", f"{NUMERIC}/test_numeric_stat.py",
-        ]
+        ] + ([f"{NUMERIC}/test_numeric_alias.py"] if name == "alias" else [])
         for name in (
             "additive", "alias", "base", "duchi", "hybrid", "lattice", "piecewise", "square_wave", "window",
         )
