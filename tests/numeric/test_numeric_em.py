@@ -57,7 +57,9 @@ def _loglik(A: NDArray[np.float64], counts: NDArray[np.int64], theta: NDArray[np
     return float(counts[seen] @ np.log(q[seen])) / counts.sum()
 
 
-def _step(A: NDArray[np.float64], counts: NDArray[np.int64], theta: NDArray[np.float64], smooth: bool):
+def _step(
+    A: NDArray[np.float64], counts: NDArray[np.int64], theta: NDArray[np.float64], smooth: bool
+) -> NDArray[np.float64]:
     """One EM (or EMS) step with the dense channel."""
     theta = theta * (A.T @ (counts / (A @ theta))) / counts.sum()
     if smooth:
@@ -67,6 +69,7 @@ def _step(A: NDArray[np.float64], counts: NDArray[np.int64], theta: NDArray[np.f
 
 
 def _reconstruct(shape: tuple[int, int, int], **options: object) -> tuple[NDArray[np.float64], int, bool]:
+    """``em_reconstruct`` of the fixed counts for ``shape`` = (input cells, window, bins)."""
     input_cells, window, bins = shape
     cells = input_cells + window
     return em_reconstruct(
