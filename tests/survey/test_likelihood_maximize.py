@@ -103,20 +103,42 @@ def test_a_term_without_information_is_named() -> None:
         fit(lik, ["Intercept", "w", "z"])
 
 
+def _north_all_say(answer: int, design: sv.Design, n: int, north: int) -> ResponseLikelihood:
+    """Cell-means coding ``[north, south]``: the first ``north`` of ``n`` respondents all give ``answer``, the
+    others answer through ``design`` with prevalence 0.4."""
+    rng = np.random.default_rng(5)
+    is_north = np.arange(n) < north
+    y = design.privatize_many(~is_north & (rng.random(n) < 0.4), rng=rng).astype(int)
+    y[is_north] = answer
+    return ResponseLikelihood(design, y, None, np.column_stack([is_north, ~is_north]).astype(float))
+
+
 def test_a_diverging_coefficient_is_named() -> None:
     """20,000 northerners all say "no" under Mangat (a "no" proves a non-carrier): their prevalence runs to 0."""
-    rng = np.random.default_rng(5)
-    n = 30_000
-    d = sv.Mangat(0.6)
-    north = np.arange(n) < 20_000
-    y = d.privatize_many(~north & (rng.random(n) < 0.4), rng=rng).astype(int)
-    y[north] = 0
-    lik = ResponseLikelihood(d, y, None, np.column_stack([north, ~north]).astype(float))
+    lik = _north_all_say(0, sv.Mangat(0.6), 30_000, 20_000)
     message = (
         "perfect separation: the coefficient of 'north' diverges (a fitted prevalence is 0 to within 1e-13); the "
         "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
     )
     with pytest.raises(SeparationError, match=_exact(message)):
+        fit(lik, ["north", "south"])
+
+
+def test_a_coefficient_diverging_in_a_small_cell_is_named() -> None:
+    """200 northerners all say "no" under Mangat: Newton's decrement passes the tolerance near a north logit of
+    -29 (the gain there is about 200 exp(eta)), before any fitted logit passes 30, but its step still moves the
+    north's logit by -1: the log-likelihood rises along a ray. (Cell-means coding: the information scaled to
+    unit diagonal is the identity, so the condition number does not see it either.)"""
+    message = (
+        "perfect separation: the coefficient of 'north' diverges (a fitted prevalence runs to 0: the log-likelihood "
+        "still rises, ever more slowly, as its logit moves on); the answers in some covariate pattern are explained "
+        "only by a prevalence of 0 or 1. Drop or merge that term."
+    )
+    with pytest.raises(SeparationError, match=_exact(message)):
+        fit(_north_all_say(0, sv.Mangat(0.6), 10_200, 200), ["north", "south"])
+    # never forced to "yes": a "yes" proves a carrier, the mirror image (the prevalence runs to 1)
+    lik = _north_all_say(1, sv.ForcedResponse((0.2, 0)), 10_200, 200)
+    with pytest.raises(SeparationError, match=re.escape("(a fitted prevalence runs to 1: the log-likelihood still")):
         fit(lik, ["north", "south"])
 
 
