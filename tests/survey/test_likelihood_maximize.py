@@ -122,10 +122,10 @@ def test_a_term_without_information_is_named() -> None:
 
 
 def _north_all_say(answer: int, design: sv.Design, n: int, north: int) -> ResponseLikelihood:
-    """Cell-means coding ``[north, south]``: the first ``north`` of ``n`` respondents all give ``answer``, the
+    """Cell-means coding ``[north, south]``: the last ``north`` of ``n`` respondents all give ``answer``, the
     others answer through ``design`` with prevalence 0.4."""
     rng = np.random.default_rng(5)
-    is_north = np.arange(n) < north
+    is_north = np.arange(n) >= n - north
     y = design.privatize_many(~is_north & (rng.random(n) < 0.4), rng=rng).astype(int)
     y[is_north] = answer
     return ResponseLikelihood(design, y, None, np.column_stack([is_north, ~is_north]).astype(float))
@@ -365,7 +365,10 @@ def test_intercept_start_is_the_constant_prevalence_fit() -> None:
     assert _intercept_start(_sld_on_bound())[-1] == 0.98  # t = 1, clipped
     interior = _intercept_start(_sld(70, 50))  # pi = 0.5, t = 0.7
     np.testing.assert_allclose(interior, [0.0, 0.7], atol=1e-9)
-    assert _intercept_start(_sld(70, 50).with_exog(np.arange(200.0)[:, None])).tolist() == [0.0, 0.5]
+    trend = np.arange(200.0)
+    assert _intercept_start(_sld(70, 50).with_exog(np.column_stack([trend, trend**2]))).tolist() == [0.0, 0.0, 0.5]
+    cells = _intercept_start(_sld(70, 50).with_exog(np.column_stack([trend < 50, trend >= 50]).astype(float)))
+    np.testing.assert_allclose(cells, [0.0, 0.0, 0.7], atol=1e-9)
 
 
 def test_the_diverging_term_named() -> None:
@@ -375,11 +378,15 @@ def test_the_diverging_term_named() -> None:
     rng = np.random.default_rng(11)
     n = 10_000
     d = sv.Mangat(0.6)
-    north = np.arange(n) < 10
+    north = np.arange(n) >= n - 10  # the last rows: the extreme row is not the first
     y = d.privatize_many(~north & (rng.random(n) < 0.4), rng=rng).astype(int)
     y[north] = 0
     lik = ResponseLikelihood(d, y, None, np.column_stack([np.ones(n), north, rng.normal(0, 2, n)]))
-    with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'north' diverges"):
+    message = (
+        "perfect separation: the coefficient of 'north' diverges (a fitted prevalence is 0 to within 1e-13); the "
+        "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
+    )
+    with pytest.raises(SeparationError, match=_exact(message)):
         fit(lik, ["Intercept", "north", "z"])
     with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'Intercept' diverges"):
         fit(ResponseLikelihood(d, np.zeros(200, dtype=int), None, np.ones((200, 1))), ["Intercept"])
