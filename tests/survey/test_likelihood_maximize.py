@@ -372,24 +372,27 @@ def test_intercept_start_is_the_constant_prevalence_fit() -> None:
 
 
 def test_the_diverging_term_named() -> None:
-    """Ten northerners of 10,000 all say "no", with an intercept and a covariate of spread 2: the north dummy's
-    coefficient runs to -inf, though its spread (0.03) times 29 is below 1; a model with the intercept alone
-    names the intercept; "yes" from 200 northerners under Mangat run their prevalence to 1."""
+    """Ten northerners of 10,000 all say "no", with an intercept, a covariate of spread 2 and one of spread 1e-4:
+    the north dummy's coefficient runs to -inf, though its spread (0.03) times 26 is below 1, and the small-unit
+    covariate's coefficient (about -600) is larger; the term named is the one whose coefficient moves the fitted
+    logits most. A model with the intercept alone names the intercept, one with two constant columns the one
+    with the larger coefficient; "yes" from 200 northerners under Mangat run their prevalence to 1."""
     rng = np.random.default_rng(11)
     n = 10_000
     d = sv.Mangat(0.6)
     north = np.arange(n) >= n - 10  # the last rows: the extreme row is not the first
     y = d.privatize_many(~north & (rng.random(n) < 0.4), rng=rng).astype(int)
     y[north] = 0
-    lik = ResponseLikelihood(d, y, None, np.column_stack([np.ones(n), north, rng.normal(0, 2, n)]))
-    message = (
-        "perfect separation: the coefficient of 'north' diverges (a fitted prevalence is 0 to within 1e-13); the "
-        "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
-    )
-    with pytest.raises(SeparationError, match=_exact(message)):
-        fit(lik, ["Intercept", "north", "z"])
+    x = np.column_stack([np.ones(n), north, rng.normal(0, 2, n), rng.normal(0, 1e-4, n)])
+    lik = ResponseLikelihood(d, y, None, x)
+    with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'north' diverges"):
+        fit(lik, ["Intercept", "north", "z", "w"])
     with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'Intercept' diverges"):
         fit(ResponseLikelihood(d, np.zeros(200, dtype=int), None, np.ones((200, 1))), ["Intercept"])
+    twice = np.column_stack([np.ones(200), np.full(200, 2.0)])
+    constants = ResponseLikelihood(d, np.zeros(200, dtype=int), None, twice)
+    with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'two' diverges"):
+        fit(constants, ["one", "two"])  # the coefficients move along (1, 2)
     message = (
         "perfect separation: the coefficient of 'north' diverges (a fitted prevalence is 1 to within 1e-13); the "
         "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
@@ -424,6 +427,11 @@ def test_collinear_terms_are_named_with_the_fitted_range() -> None:
     found = re.fullmatch(pattern, str(raised.value))
     assert found is not None, str(raised.value)
     assert float(found.group(1)) > 1e12
+    # x3 = x1 + 0.45 x2: the null direction weighs x2 about 0.4 times as much as x3, above the cut of 0.3
+    x1, x2 = lik.exog[:, 1], np.random.default_rng(4).normal(size=lik.nobs)
+    three = lik.with_exog(np.column_stack([lik.exog, x2, x1 + 0.45 * x2]))
+    with pytest.raises(SeparationError, match=r"\): 'z', 'x2', 'x3' not identified: perfect separation"):
+        fit(three, ["Intercept", "z", "x2", "x3"])
     # the same with the extra parameter held on its bound: the information is taken without it
     bound = _sld_on_bound()
     z = np.random.default_rng(2).normal(size=200)
@@ -440,3 +448,20 @@ def test_covariance_on_the_bound_drops_only_the_extra_parameter() -> None:
     cov = covariance(lik, best)
     np.testing.assert_allclose(cov[:2, :2], np.linalg.inv(-lik.hessian(best.params)[:2, :2]), rtol=1e-12)
     assert np.isnan(cov[-1]).all() and np.isnan(cov[:, -1]).all()
+
+
+def test_nearly_collinear_terms_past_the_condition_limit() -> None:
+    """``2 z + 2e-6 w`` beside ``z``: a finite maximum whose information, scaled to unit diagonal, has condition
+    number about 2.1e12 (above 1e12: refused), while its middle eigenvalue over its smallest is below 1e12."""
+    lik = _warner()
+    w = np.random.default_rng(4).normal(size=lik.nobs)
+    near = lik.with_exog(np.column_stack([lik.exog, 2 * lik.exog[:, 1] + 2e-6 * w]))
+    info = -near.hessian(maximize(near, _intercept_start(near)).params)
+    scaled = info / np.sqrt(np.outer(np.diag(info), np.diag(info)))
+    values = np.linalg.eigvalsh(scaled)
+    assert values[1] / values[0] < 1e12 < values[2] / values[0]
+    with pytest.raises(SeparationError) as raised:
+        fit(near, ["Intercept", "z", "z2"])
+    found = re.match(r"singular information matrix \(condition number ([0-9.e+]+)\): 'z', 'z2' not", str(raised.value))
+    assert found is not None, str(raised.value)
+    assert float(found.group(1)) == pytest.approx(np.linalg.cond(scaled), rel=1e-2)
