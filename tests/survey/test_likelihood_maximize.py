@@ -247,6 +247,14 @@ def test_parameters_are_floats() -> None:
     assert warner.responses.dtype == np.int64
 
 
+def test_no_underflow_error_under_strict_floating_point_settings() -> None:
+    """``t = 1e-300`` and a prevalence of about 2e-16: a carrier's "yes" has probability below the smallest normal
+    float, which the likelihood takes as it comes even where the caller has underflow raise."""
+    lik = _sld(70, 50)
+    with np.errstate(under="raise"):
+        assert np.isfinite(lik.loglike([-36.0, 1e-300]))
+
+
 def test_an_infinite_coefficient_is_the_limit() -> None:
     """``beta = +-inf``: every prevalence exactly 1 (or 0); a one-group design has no extra parameter to mix in."""
     lik = ResponseLikelihood(sv.Mangat(0.6), [0, 1], None, np.ones((2, 1)))
