@@ -196,6 +196,25 @@ def test_default_method_and_oracle() -> None:
     )
 
 
+def test_default_width_is_the_narrowest_within_a_tenth_of_the_widest_variance() -> None:
+    """``width=None``: the narrowest CMS of 64..1,024 buckets whose variance per report is within 10% of
+    1,024's (each narrower one is not), so the sketch epsilon sets it; HCMS keeps 1,024; a given width stays."""
+    from deniable.heavy.hitters import WIDTHS
+
+    def variance(width: int, epsilon: float) -> float:
+        return float(dn.CountMeanSketch(epsilon=epsilon, rows=1, width=width, seed=bytes(32)).variance(1))
+
+    for epsilon, want in [(0.5, 64), (2.0, 64), (3.0, 64), (4.0, 128), (6.0, 256), (8.0, 512), (12.0, 1024)]:
+        assert dn.HeavyHitters(epsilon=epsilon, max_length=6, oracle="cms").oracle.width == want, epsilon
+        widest = variance(WIDTHS[-1], epsilon)
+        assert variance(want, epsilon) <= 1.1 * widest
+        assert all(variance(w, epsilon) > 1.1 * widest for w in WIDTHS if w < want), epsilon
+    # SFP's two reports run at epsilon / 2 each: its sketch is that of PEM at half the epsilon
+    assert dn.HeavyHitters(epsilon=8.0, method="sfp", oracle="cms").oracle.width == 128
+    assert dn.HeavyHitters(epsilon=8.0, oracle="hcms").oracle.width == 1024
+    assert dn.HeavyHitters(epsilon=8.0, oracle="cms", width=32).oracle.width == 32
+
+
 @pytest.mark.parametrize("method", ["pem", "sfp"])
 @pytest.mark.parametrize("oracle", ["cms", "hcms"])
 def test_config_and_reports_round_trip_as_json(method: str, oracle: str) -> None:
