@@ -12,6 +12,7 @@ import pytest
 import deniable as dn
 from deniable.errors import AggregateError
 from deniable.heavy import HeavyStat
+from deniable.mechanisms.sketch import SketchCounts
 
 
 def make(**kw: object) -> dn.HeavyHitters:
@@ -27,6 +28,10 @@ def test_items_mark_end_and_cut() -> None:
     assert items[4] == b"abcd\xfe"  # "é" does not fit: cut at the character boundary
     assert inverse.tolist() == [0, 1, 2, 3, 4, 0]
     assert make(max_length=5).items(["abcdé"])[0][0] == b"abcd\xfe\xff"
+    # a first character longer than max_length: nothing of it is kept (not its lead byte alone)
+    assert make(max_length=1).items(["é"])[0][0] == b"\xfe\xff"
+    assert make(max_length=2).items(["€"])[0][0] == b"\xfe\xff\xff"
+    assert make(max_length=1).levels == 2 and make(max_length=254).levels == 255  # both ends of 1..254
 
 
 def test_text_extensions_follow_utf8() -> None:
@@ -43,6 +48,8 @@ def test_text_extensions_follow_utf8() -> None:
     assert list(items_of.extensions(b"abcdef")) == [0xFF, 0xFE]
     assert list(items_of.extensions(b"\xe0")) == list(range(0xA0, 0xC0))  # no overlong 3-byte form
     assert list(items_of.extensions(b"\xe2\x82")) == list(range(0x80, 0xC0))
+    assert list(items_of.extensions(b"\xe0\xa0")) == list(range(0x80, 0xC0))  # 0xE0 leads 3 bytes, not 2
+    assert 0x41 in items_of.extensions(b"\xdf\x80") and 0x80 not in items_of.extensions(b"\xdf\x80")  # 2 bytes
     assert list(items_of.extensions(b"a\xfe")) == [0xFF]
     assert items_of.finished(b"a\xff") and items_of.finished(b"ab\xfe") and not items_of.finished(b"ab")
     assert items_of.padded(b"a\xff", 4) == b"a\xff\xff\xff"
@@ -72,8 +79,9 @@ def test_bad_arguments() -> None:
         dn.HeavyHitters(epsilon=1, method="tree")
     with pytest.raises(ValueError, match=r"kind must be one of \['text', 'integer'\]; got 'float'"):
         dn.HeavyHitters(epsilon=1, kind="float")
-    with pytest.raises(ValueError, match="max_length must be an integer in 1..254"):
-        dn.HeavyHitters(epsilon=1, max_length=0)
+    for bad in (0, 255):  # a level is one byte: at most 255 levels, max_length + 1
+        with pytest.raises(ValueError, match=rf"^max_length must be an integer in 1..254 \(bytes\); got {bad}$"):
+            dn.HeavyHitters(epsilon=1, max_length=bad)
     with pytest.raises(ValueError, match="top_k"):
         dn.HeavyHitters(epsilon=1, top_k=0)
     hh = make()
@@ -137,8 +145,9 @@ def test_integer_items_are_order_free_and_exact() -> None:
         hh.privatize_many(["a"])
     with pytest.raises(ValueError, match=r"values\[0\] must be in -2\*\*63..2\*\*63-1; got 9223372036854775808"):
         hh.privatize_many([2**63])
-    with pytest.raises(TypeError, match="sequence of integers"):
+    with pytest.raises(TypeError, match="^values must be a sequence of integers; got a single str$"):
         hh.privatize_many("12")
+    assert hh.items_of.options == 256
 
 
 def test_integers_identified_with_their_type() -> None:
@@ -194,6 +203,25 @@ def test_default_method_and_oracle() -> None:
         "HeavyHitters(method='pem', kind='integer', max_length=8, top_k=32, "
         "oracle=CountMeanSketch(rows=4, width=8, epsilon=4), epsilon=4)"
     )
+
+
+def test_default_width_is_the_narrowest_within_a_tenth_of_the_widest_variance() -> None:
+    """``width=None``: the narrowest CMS of 64..1,024 buckets whose variance per report is within 10% of
+    1,024's (each narrower one is not), so the sketch epsilon sets it; HCMS keeps 1,024; a given width stays."""
+    from deniable.heavy.hitters import WIDTHS
+
+    def variance(width: int, epsilon: float) -> float:
+        return float(dn.CountMeanSketch(epsilon=epsilon, rows=1, width=width, seed=bytes(32)).variance(1))
+
+    for epsilon, want in [(0.5, 64), (2.0, 64), (3.0, 64), (4.0, 128), (6.0, 256), (8.0, 512), (12.0, 1024)]:
+        assert dn.HeavyHitters(epsilon=epsilon, max_length=6, oracle="cms").oracle.width == want, epsilon
+        widest = variance(WIDTHS[-1], epsilon)
+        assert variance(want, epsilon) <= 1.1 * widest
+        assert all(variance(w, epsilon) > 1.1 * widest for w in WIDTHS if w < want), epsilon
+    # SFP's two reports run at epsilon / 2 each: its sketch is that of PEM at half the epsilon
+    assert dn.HeavyHitters(epsilon=8.0, method="sfp", oracle="cms").oracle.width == 128
+    assert dn.HeavyHitters(epsilon=8.0, oracle="hcms").oracle.width == 1024
+    assert dn.HeavyHitters(epsilon=8.0, oracle="cms", width=32).oracle.width == 32
 
 
 @pytest.mark.parametrize("method", ["pem", "sfp"])
@@ -290,3 +318,98 @@ def test_packed_aggregate_refuses_malformed() -> None:
     for change, message in cases:
         with pytest.raises(AggregateError, match=message):
             hh.aggregate_from_json({**packed, **change})
+
+
+def _sketch(table: list[list[int]], rows: list[int]) -> SketchCounts:
+    return SketchCounts("s", np.array(table, dtype=np.int64), np.array(rows, dtype=np.int64))
+
+
+def _packed(**change: object) -> dict[str, object]:
+    """A packed aggregate of 2 sketches (1 x 2 each; PEM's 2 levels, or SFP's level and word) with ``change``."""
+    data = HeavyStat("f", (_sketch([[1, 0]], [1]), _sketch([[2, 1]], [3]))).to_json()
+    return {**data, **change}
+
+
+def _refused(data: object) -> str:
+    with pytest.raises(AggregateError) as err:
+        HeavyStat.from_json(data)
+    return str(err.value)
+
+
+def test_packed_aggregate_counts_of_32_and_64_bits() -> None:
+    """Tables pack as 32-bit integers up to 2**31 - 1 and as 64-bit ones from 2**31 (either sign); back as int64."""
+    for big, dtype in [(2**31 - 1, "<i4"), (2**31, "<i8"), (-(2**31), "<i8"), (2**40, "<i8")]:
+        stat = HeavyStat("f", (_sketch([[big, 0]], [2**41]), _sketch([[1, 0]], [1])))
+        data = json.loads(json.dumps(stat.to_json()))
+        assert data["dtype"] == dtype and data["shape"] == [2, 1, 2], big
+        back = HeavyStat.from_json(data)
+        assert all(a == b for a, b in zip(back.levels, stat.levels, strict=True)) and back.fingerprint == "f"
+        assert back.levels[0].table.dtype == np.int64 and back.levels[0].row_counts.dtype == np.int64
+
+
+def test_merge_keeps_the_fingerprint_and_refuses_other_shapes() -> None:
+    a = HeavyStat("f", (_sketch([[1, 0]], [1]), _sketch([[2, 1]], [3])))
+    merged = a + a
+    assert merged.fingerprint == "f" and merged.n == 8 and merged.word is None
+    assert merged.levels[1].table.tolist() == [[4, 2]]
+    with_word = HeavyStat("f", (_sketch([[1, 0]], [1]),), _sketch([[2, 1]], [3]))
+    assert (with_word + with_word).word == _sketch([[4, 2]], [6])
+    assert HeavyStat.from_json(with_word.to_json()).word == with_word.word  # one level and the word
+    for other in (HeavyStat("f", (_sketch([[1, 0]], [1]),)), with_word):
+        with pytest.raises(AggregateError, match="^cannot merge discovery aggregates with different levels$"):
+            a + other
+
+
+def test_old_form_refusals_in_whole_messages() -> None:
+    fields = ("a discovery aggregate must be a JSON object with fields 'fingerprint' and 'levels' "
+              "(and SFP's 'word')")
+    assert _refused(["fingerprint", "levels"]) == fields  # not an object, though it holds the names
+    assert _refused({"fingerprint": "f"}) == fields
+    types = "discovery aggregate: 'fingerprint' must be a string and 'levels' a non-empty list"
+    level = _sketch([[1, 0]], [1]).to_json()
+    for bad in ({"fingerprint": "f", "levels": []}, {"fingerprint": 1, "levels": [level]},
+                {"fingerprint": "f", "levels": level}):
+        assert _refused(bad) == types, bad
+
+
+def test_packed_refusals_in_whole_messages() -> None:
+    base = "discovery aggregate field"
+    assert _refused(_packed(encoding="other")) == f"{base} 'encoding' must be 'deniable.packed-sketches/1'; got 'other'"
+    assert _refused(_packed(fingerprint=1)) == "discovery aggregate fields 'fingerprint' and 'sketch' must be strings"
+    assert _refused(_packed(dtype="<f8")) == f"{base} 'dtype' must be one of ['<i4', '<i8']; got '<f8'"
+    rows = f"{base} 'row_counts' must be 2 lists of 1 non-negative integers"
+    for bad_rows in ([[1], [-1]], [[1], [True]], [[1], (3,)], [[1]], [[1], [3, 0]]):
+        assert _refused(_packed(row_counts=bad_rows)) == rows, bad_rows
+    # each sketch's counts within -n..n of its own n (not the total over sketches)
+    assert _refused(_packed(row_counts=[[0], [4]])) == f"{base} 'table' must hold integers in -n..n of each sketch"
+    table = str(_packed()["table"])
+    bad64 = f"{base} 'table' must be base64 of zlib-compressed counts"
+    assert _refused(_packed(table=table[:4] + "!" + table[4:])) == bad64  # not discarded: refused
+    assert _refused(_packed(word=1)) == f"{base} 'word' must be true or false; got 1"
+
+
+def test_packed_shape_limits() -> None:
+    """Each of sketches, rows and width in 1..2**20 and their product at most 2**26; SFP needs 2 sketches."""
+    def shape_refused(shape: list[int], **change: object) -> bool:
+        message = _refused(_packed(shape=shape, **change))
+        return message.startswith("discovery aggregate field 'shape' must be [sketches, rows, width]; got ")
+
+    # accepted shapes go on to the next check, row_counts (here never matching)
+    for shape in ([1, 1, 1], [5, 1, 1 << 20], [64, 1024, 1024], [1 << 20, 1, 64]):
+        assert not shape_refused(shape, row_counts=[]), shape
+    for shape in ([5, 0, 16], [5, 1, (1 << 20) + 1], [64, 1024, 1025], [1 << 20, 65, 1], [1 << 20, 1, 65],
+                  [5, 16], [5, 16, 1.0]):
+        assert shape_refused(shape), shape
+    word = "discovery aggregate field 'word' must be true or false; got True"
+    assert _refused(_packed(shape=[1, 16, 16], word=True)) == word
+    assert _refused(_packed(shape=[2, 16, 16], word=True, row_counts=[])).startswith(
+        "discovery aggregate field 'row_counts'")
+    assert _refused(_packed(shape=[1, 16, 16], word=False, row_counts=[])).startswith(
+        "discovery aggregate field 'row_counts'")
+
+
+def test_packed_per_sketch_bounds() -> None:
+    """A sketch whose counts exceed another's n is valid (levels hold different numbers of devices)."""
+    stat = HeavyStat("f", (_sketch([[9, 0]], [9]), _sketch([[1, 0]], [1])))
+    back = HeavyStat.from_json(json.loads(json.dumps(stat.to_json())))
+    assert back.levels[0].table.tolist() == [[9, 0]] and back.n == 10
