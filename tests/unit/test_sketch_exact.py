@@ -371,6 +371,9 @@ def test_the_flip_numerator_is_the_smallest_within_epsilon() -> None:
     m = dn.CountMeanSketch(epsilon=edge, rows=1, width=8, seed=SEED)
     assert math.ceil(2**32 / (1 + math.exp(edge / 2))) == 100_000_002
     assert m.flip_numerator == 100_000_003 and m.epsilon <= edge
+    # at exactly that loss, t itself (not t + 1: the smallest flip rate within epsilon)
+    exact = 2 * privacy.ln_up(Fraction(2**32 - 100_000_002, 100_000_002))
+    assert dn.CountMeanSketch(epsilon=exact, rows=1, width=8, seed=SEED).flip_numerator == 100_000_002
 
 
 def test_collision_weights_come_in_blocks_of_keys(restore_accelerator: None, monkeypatch: pytest.MonkeyPatch) -> None:
