@@ -397,7 +397,8 @@ def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> 
 def test_sliding_window_checks_and_odd_windows() -> None:
     from deniable.mechanisms.numeric.window import SlidingWindow, calibrate_window, odd_window
 
-    for cells, window, bits in [(1024, 386, 16), (1024, 1024, 16), (1024, 0, 16), (1 << 17, 3, 16), (1024, 3, 24)]:
+    bad = [(1024, 386, 16), (1024, 1024, 16), (1025, 1025, 16), (1024, 0, 16), (1 << 17, 3, 16), (1024, 3, 24)]
+    for cells, window, bits in bad:  # even, as wide as the cells, empty; too many cells; 24 bits
         with pytest.raises(ValueError, match=rf"^bad sliding window: cells={cells}, window={window}, bits={bits}$"):
             SlidingWindow(cells, window, bits, 5)
     for num in (0, 1 << 32):
