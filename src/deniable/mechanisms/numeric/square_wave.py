@@ -32,7 +32,7 @@ def square_wave_b(epsilon: float) -> float:
     Both parts are of order ``eps^2`` for small epsilon (``b -> 1/2``), so the
     numerator is taken as ``eps e^eps - (e^eps - 1)`` with ``expm1``: its
     rounding is then relative to ``eps`` (``b`` to about ``1e-15 / eps``), not
-    to 1 (which left ``b = 1.1`` at ``eps = 1e-8`` and ``0`` below ``4e-9``).
+    to 1 (which left ``b = 1.11`` at ``eps = 1e-8`` and ``0`` at ``3e-9``).
     """
     e = math.exp(epsilon)
     growth = math.expm1(epsilon)
