@@ -394,6 +394,21 @@ def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> 
     assert (N < 64) == (eps == 0.05)  # the 63 check shifts must stay within the range
 
 
+def test_sliding_window_epsilon_is_its_ratio_bound() -> None:
+    """A window's epsilon is ``ln(1 + (1 - gamma) ceil(K/L) / (gamma floor(K/G)))`` (rounded up: within
+    two ulps of the float formula), for 16- and 32-bit windows and shares from tiny to almost 1.
+    Built from the integers (no calibration search), so a wrong formula fails here at once where
+    a mechanism's constructor would step the share one unit at a time (a hang)."""
+    from deniable.mechanisms.numeric.window import SlidingWindow
+
+    for cells, window, bits, num in [(1024, 387, 16, 5), (1024, 1, 16, 3 << 30), (1549, 525, 32, 123_456_789),
+                                     (2047, 1023, 32, (1 << 32) - 1)]:
+        K, g = 1 << bits, num / 2**32
+        exact = math.log1p((1 - g) * -(-K // window) / (g * (K // cells)))
+        eps = SlidingWindow(cells, window, bits, num).epsilon
+        assert abs(eps - exact) <= 2 * math.ulp(exact), (cells, window, bits, num, eps, exact)
+
+
 def test_sliding_window_checks_and_odd_windows() -> None:
     from deniable.mechanisms.numeric.window import SlidingWindow, calibrate_window, odd_window
 
