@@ -409,6 +409,19 @@ def test_sliding_window_epsilon_is_its_ratio_bound() -> None:
         assert abs(eps - exact) <= 2 * math.ulp(exact), (cells, window, bits, num, eps, exact)
 
 
+def test_window_calibration_gives_back_the_share_of_a_realised_epsilon() -> None:
+    """``calibrate_window`` is the smallest share whose window epsilon is at most the request, so
+    the realised epsilon of a share gives that share back. At these (found by a scan), the float
+    estimate it starts from is one unit above (the request is exactly the share's rounded-up
+    epsilon), so the downward step decides; and at share 1 (epsilon 29.1: the smallest share)
+    it must not look below 1."""
+    from deniable.mechanisms.numeric.window import calibrate_window, window_epsilon
+
+    for cells, window, bits, num in [(1500, 721, 16, 1_815_427_791), (4637, 3097, 32, 4_157_211_329),
+                                     (1024, 1, 16, 1)]:
+        assert calibrate_window(cells, window, bits, window_epsilon(cells, window, bits, num)) == num
+
+
 def test_sliding_window_checks_and_odd_windows() -> None:
     from deniable.mechanisms.numeric.window import SlidingWindow, calibrate_window, odd_window
 
