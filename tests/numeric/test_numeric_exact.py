@@ -409,17 +409,21 @@ def test_sliding_window_epsilon_is_its_ratio_bound() -> None:
         assert abs(eps - exact) <= 2 * math.ulp(exact), (cells, window, bits, num, eps, exact)
 
 
-def test_window_calibration_gives_back_the_share_of_a_realised_epsilon() -> None:
-    """``calibrate_window`` is the smallest share whose window epsilon is at most the request, so
-    the realised epsilon of a share gives that share back. At these (found by a scan), the float
-    estimate it starts from is one unit above (the request is exactly the share's rounded-up
-    epsilon), so the downward step decides; and at share 1 (epsilon 29.1: the smallest share)
-    it must not look below 1."""
+def test_window_calibration_is_the_smallest_share_within_epsilon() -> None:
+    """``calibrate_window`` is the smallest share whose window epsilon is at most the request: the
+    realised epsilon of a share gives that share back, and the next float below it the next share
+    up. It starts from a float estimate and steps: at these cases (found by a scan) the estimate is
+    one unit above the answer (the request is a share's own rounded-up epsilon, also at share 1,
+    where the step must stop) or one below it (the request a float under that), so each step
+    direction decides once; and at share 1 with the estimate 1 it must not look below 1."""
     from deniable.mechanisms.numeric.window import calibrate_window, window_epsilon
 
     for cells, window, bits, num in [(1500, 721, 16, 1_815_427_791), (4637, 3097, 32, 4_157_211_329),
-                                     (1024, 1, 16, 1)]:
+                                     (928, 741, 32, 1), (1716, 77, 16, 1), (1024, 1, 16, 1)]:
         assert calibrate_window(cells, window, bits, window_epsilon(cells, window, bits, num)) == num
+    for cells, window, bits, num in [(723, 595, 16, 4_074_418_349), (1650, 747, 32, 3_386_275_495)]:
+        below = math.nextafter(window_epsilon(cells, window, bits, num), 0.0)
+        assert calibrate_window(cells, window, bits, below) == num + 1
 
 
 def test_sliding_window_checks_and_odd_windows() -> None:
