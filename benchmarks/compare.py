@@ -63,6 +63,7 @@ import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -377,6 +378,16 @@ def _peer_cells(
 
 
 # ----------------------------------------------------------------- report
+def _commit() -> str:
+    """The git commit of this checkout (``unknown`` outside one): what deniable's figures are of."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent, capture_output=True,
+                             text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
 def machine() -> dict[str, Any]:
     cpu = platform.processor() or platform.machine()
     try:
@@ -386,8 +397,8 @@ def machine() -> dict[str, Any]:
                 break
     except OSError:
         pass
-    versions = {}
-    for dist in ("deniable", "numpy", "scipy", *peers.LIBRARIES):
+    versions = {"deniable": f"{dn.__version__} (commit {_commit()})"}
+    for dist in ("numpy", "scipy", *peers.LIBRARIES):
         try:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:

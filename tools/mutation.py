@@ -97,6 +97,11 @@ MODULES: dict[str, list[str]] = {
         )
     ] + ["tests/survey/test_likelihood_maximize.py"],
     "client_state": [f"{UNIT}/test_client_state.py"],
+    # discovery (heavy hitters): the unit tests; not the calibrated recall runs of tests/stat (seconds each)
+    **{
+        f"heavy.{name}": [f"{UNIT}/test_heavy.py", f"{UNIT}/test_heavy_alphabet.py", f"{UNIT}/test_heavy_quality.py"]
+        for name in ("items", "protocols", "hitters", "results", "quality")
+    },
     # the exact, API and sampler/estimator tests; not the black-box audits (9 of 41 s), which
     # check by sampling the laws that test_numeric_exact.py checks exactly
     **{

@@ -118,7 +118,7 @@ def test_the_results_page_draws_each_rounds_trend_and_the_budgets(run: dict[str,
     assert "printed with the same decimals, set by the standard error" in legend
     budgets = " ".join(out["budgets"].split())
     devices = rounds["devices"]["devices"]
-    assert f"{devices} devices seen" in budgets and "ε = 6.50 over all rounds" in budgets
+    assert f"{devices:,} devices seen" in budgets and "ε = 6.50 over all rounds" in budgets
     full = next(s for s in rounds["devices"]["at_least"] if s["share"] == 0.75)
     assert f"at least 75%{full['devices']}{full['devices_fresh']}" in budgets  # the table's row, cells joined
     assert "rounds of 1 day from 2026-12-01 00:00 UTC (now in round 5)" in out["rounds_intro"]

@@ -103,7 +103,9 @@ def test_support_counts_of_every_report_form() -> None:
     assert m.aggregate(np.array([False, False, False, True])).counts.tolist() == [3, 1]
     stat = m.aggregate([False] * 5)
     assert stat.counts.tolist() == [5, 0] and stat.counts.dtype == np.int64 and stat.n == 5
-    for bad, shown in [(np.array([True, 1], dtype=object), "1"), (np.array([True, "yes"], dtype=object), "'yes'")]:
+    # the first value that is not a boolean, as given (numpy would read [True, "yes"] as the strings "True", "yes")
+    for bad, shown in [(np.array([True, 1], dtype=object), "1"), (np.array([True, "yes"], dtype=object), "'yes'"),
+                       ([True, "yes"], "'yes'"), ((False, 0.0), "0.0"), (np.array([1, 0]), "1")]:
         with pytest.raises(ValueError, match=rf"^BinaryRR reports must be booleans \(true/false\); got {shown}$"):
             m.aggregate(bad)
 

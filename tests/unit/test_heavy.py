@@ -27,6 +27,10 @@ def test_items_mark_end_and_cut() -> None:
     assert items[4] == b"abcd\xfe"  # "é" does not fit: cut at the character boundary
     assert inverse.tolist() == [0, 1, 2, 3, 4, 0]
     assert make(max_length=5).items(["abcdé"])[0][0] == b"abcd\xfe\xff"
+    # a first character longer than max_length: nothing of it is kept (not its lead byte alone)
+    assert make(max_length=1).items(["é"])[0][0] == b"\xfe\xff"
+    assert make(max_length=2).items(["€"])[0][0] == b"\xfe\xff\xff"
+    assert make(max_length=1).levels == 2 and make(max_length=254).levels == 255  # both ends of 1..254
 
 
 def test_text_extensions_follow_utf8() -> None:
@@ -43,6 +47,8 @@ def test_text_extensions_follow_utf8() -> None:
     assert list(items_of.extensions(b"abcdef")) == [0xFF, 0xFE]
     assert list(items_of.extensions(b"\xe0")) == list(range(0xA0, 0xC0))  # no overlong 3-byte form
     assert list(items_of.extensions(b"\xe2\x82")) == list(range(0x80, 0xC0))
+    assert list(items_of.extensions(b"\xe0\xa0")) == list(range(0x80, 0xC0))  # 0xE0 leads 3 bytes, not 2
+    assert 0x41 in items_of.extensions(b"\xdf\x80") and 0x80 not in items_of.extensions(b"\xdf\x80")  # 2 bytes
     assert list(items_of.extensions(b"a\xfe")) == [0xFF]
     assert items_of.finished(b"a\xff") and items_of.finished(b"ab\xfe") and not items_of.finished(b"ab")
     assert items_of.padded(b"a\xff", 4) == b"a\xff\xff\xff"
@@ -72,8 +78,9 @@ def test_bad_arguments() -> None:
         dn.HeavyHitters(epsilon=1, method="tree")
     with pytest.raises(ValueError, match=r"kind must be one of \['text', 'integer'\]; got 'float'"):
         dn.HeavyHitters(epsilon=1, kind="float")
-    with pytest.raises(ValueError, match="max_length must be an integer in 1..254"):
-        dn.HeavyHitters(epsilon=1, max_length=0)
+    for bad in (0, 255):  # a level is one byte: at most 255 levels, max_length + 1
+        with pytest.raises(ValueError, match=rf"^max_length must be an integer in 1..254 \(bytes\); got {bad}$"):
+            dn.HeavyHitters(epsilon=1, max_length=bad)
     with pytest.raises(ValueError, match="top_k"):
         dn.HeavyHitters(epsilon=1, top_k=0)
     hh = make()
@@ -137,8 +144,9 @@ def test_integer_items_are_order_free_and_exact() -> None:
         hh.privatize_many(["a"])
     with pytest.raises(ValueError, match=r"values\[0\] must be in -2\*\*63..2\*\*63-1; got 9223372036854775808"):
         hh.privatize_many([2**63])
-    with pytest.raises(TypeError, match="sequence of integers"):
+    with pytest.raises(TypeError, match="^values must be a sequence of integers; got a single str$"):
         hh.privatize_many("12")
+    assert hh.items_of.options == 256
 
 
 def test_integers_identified_with_their_type() -> None:
@@ -194,6 +202,25 @@ def test_default_method_and_oracle() -> None:
         "HeavyHitters(method='pem', kind='integer', max_length=8, top_k=32, "
         "oracle=CountMeanSketch(rows=4, width=8, epsilon=4), epsilon=4)"
     )
+
+
+def test_default_width_is_the_narrowest_within_a_tenth_of_the_widest_variance() -> None:
+    """``width=None``: the narrowest CMS of 64..1,024 buckets whose variance per report is within 10% of
+    1,024's (each narrower one is not), so the sketch epsilon sets it; HCMS keeps 1,024; a given width stays."""
+    from deniable.heavy.hitters import WIDTHS
+
+    def variance(width: int, epsilon: float) -> float:
+        return float(dn.CountMeanSketch(epsilon=epsilon, rows=1, width=width, seed=bytes(32)).variance(1))
+
+    for epsilon, want in [(0.5, 64), (2.0, 64), (3.0, 64), (4.0, 128), (6.0, 256), (8.0, 512), (12.0, 1024)]:
+        assert dn.HeavyHitters(epsilon=epsilon, max_length=6, oracle="cms").oracle.width == want, epsilon
+        widest = variance(WIDTHS[-1], epsilon)
+        assert variance(want, epsilon) <= 1.1 * widest
+        assert all(variance(w, epsilon) > 1.1 * widest for w in WIDTHS if w < want), epsilon
+    # SFP's two reports run at epsilon / 2 each: its sketch is that of PEM at half the epsilon
+    assert dn.HeavyHitters(epsilon=8.0, method="sfp", oracle="cms").oracle.width == 128
+    assert dn.HeavyHitters(epsilon=8.0, oracle="hcms").oracle.width == 1024
+    assert dn.HeavyHitters(epsilon=8.0, oracle="cms", width=32).oracle.width == 32
 
 
 @pytest.mark.parametrize("method", ["pem", "sfp"])

@@ -25,6 +25,7 @@ def make(**kw: object) -> dn.HeavyHitters:
         ("", "non-empty string"),
         (["a", "b"], "non-empty string"),
         ("abé", "single-byte ASCII characters (code points 0..127); got 'é'"),
+        ("ab\x80", "single-byte ASCII characters (code points 0..127); got '\\x80'"),
         ("abca", "distinct characters; 'a' occurs more than once"),
     ],
 )
@@ -32,6 +33,12 @@ def test_bad_alphabets_are_refused_naming_alphabet(alphabet: object, words: str)
     with pytest.raises(ValueError, match="^alphabet") as err:
         make(alphabet=alphabet)
     assert words in str(err.value)
+
+
+def test_every_ascii_character_may_be_in_an_alphabet() -> None:
+    """Code points 0..127, DEL (127) included."""
+    assert make(alphabet="ab\x7f").alphabet == "ab\x7f"
+    assert make(alphabet="".join(map(chr, range(128)))).items_of.options == 129
 
 
 def test_alphabet_refused_for_integers_and_sfp() -> None:

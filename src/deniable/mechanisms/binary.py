@@ -168,9 +168,11 @@ class BinaryRR(FrequencyOracle):
         if arr.ndim != 1:
             raise ValueError(f"BinaryRR reports must be a 1-D array of booleans; got shape {arr.shape}")
         if arr.size and arr.dtype != np.bool_:
-            if arr.dtype == object and all(type(v) is bool for v in arr.tolist()):
+            # the values as given: numpy turns [True, "x"] into the strings ["True", "x"]
+            given = reports.tolist() if isinstance(reports, np.ndarray) else list(reports)
+            bad = next((v for v in given if not isinstance(v, (bool, np.bool_))), None)
+            if bad is None:
                 return arr.astype(bool)
-            bad = next(v for v in arr.tolist() if type(v) is not bool)
             raise ValueError(f"BinaryRR reports must be booleans (true/false); got {bad!r}")
         return arr.astype(bool, copy=False)
 

@@ -63,6 +63,9 @@ def check_delta(delta: object, owner: str) -> float:
 def _as_floats(values: Any, what: str, owner: str) -> NDArray[np.float64]:
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{what} for {owner} must be numbers; got {values!r}")
+    if _has_bools(values):  # numpy would read True as 1.0: a yes/no column is not a number
+        i = next(i for i, v in enumerate(values) if isinstance(v, (bool, np.bool_)))
+        raise ValueError(f"{what} for {owner} must be real numbers, not booleans; got {bool(values[i])} at index {i}")
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
@@ -75,6 +78,13 @@ def _as_floats(values: Any, what: str, owner: str) -> NDArray[np.float64]:
     if arr.dtype != np.float64 or arr.ndim != 1:
         raise ValueError(f"{what} for {owner} must be a 1-D sequence of numbers; got shape {arr.shape}")
     return arr
+
+
+def _has_bools(values: Any) -> bool:
+    """Whether a boolean array, or a list or tuple holding a boolean (one pass over the types)."""
+    if isinstance(values, np.ndarray):
+        return values.dtype == np.bool_ or (values.dtype == object and _has_bools(values.tolist()))
+    return isinstance(values, (list, tuple)) and not {bool, np.bool_}.isdisjoint(map(type, values))
 
 
 def _is_number(v: object) -> bool:

@@ -1,16 +1,8 @@
 // Results of number questions (kind "mean"): the estimated mean of the answers with its
 // confidence interval, drawn on the question's range [low, high], and the numbers in a table.
 // Only DOM/SVG elements and classes: the page's Content-Security-Policy forbids inline styles.
+import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import { countOf, estimateTexts } from './format.js';
-
-const SVG = 'http://www.w3.org/2000/svg';
-
-function svgEl(name, attrs = {}, text) {
-  const node = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /** A number of the question's range or axis as shown (estimates: estimateTexts): up to 4 significant digits, thousands separated (–: undefined). */
 export function numberText(x) {
@@ -58,63 +50,29 @@ function meanChart(q, level, width) {
 
 /** A number question's section of the results page. */
 export function meanSection(q, level, width) {
-  const section = document.createElement('section');
-  section.className = 'card question-result number';
-  section.dataset.question = q.id;
-  section.dataset.kind = q.kind;
-  const h = document.createElement('h2');
-  h.textContent = q.text;
-  const meta = document.createElement('p');
-  meta.className = 'meta';
+  const [section, meta] = questionCard(q, 'number');
   const target = q.target === 'respondents' ? 'these respondents' : 'population';
   meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
     + ` · answers from ${withUnits(q, `${numberText(q.low)} to ${numberText(q.high)}`)} · estimates of: ${target}`;
-  section.append(h, meta);
   if (q.estimate === null) {
-    const p = document.createElement('p');
-    p.className = 'empty';
-    p.textContent = q.n === 0 ? 'No responses yet.' : 'Too few responses for a mean yet (it needs two).';
-    section.append(p);
+    section.append(html('p', 'empty', q.n === 0 ? 'No responses yet.' : 'Too few responses for a mean yet (it needs two).'));
     return section;
   }
-  const headline = document.createElement('p');
-  headline.className = 'mean-headline';
-  const value = document.createElement('strong');
+  const headline = html('p', 'mean-headline');
   const text = meanTexts(q);
-  value.textContent = `Mean ${withUnits(q, text.est)}`;
-  headline.append(value, ` (${level} confidence interval ${withUnits(q, text.interval)})`);
+  headline.append(html('strong', '', `Mean ${withUnits(q, text.est)}`),
+    ` (${level} confidence interval ${withUnits(q, text.interval)})`);
   section.append(headline, meanChart(q, level, width));
-  const details = document.createElement('details');
-  const summary = document.createElement('summary');
-  summary.textContent = 'Show the numbers';
-  const table = document.createElement('table');
-  table.className = 'numbers';
+  const details = html('details');
   const rows = [
     ['Estimated mean', withUnits(q, text.est)],
     ['Standard error', text.se],
     [`${level} confidence interval`, text.interval],
     ['Responses', String(q.n)],
   ];
-  const body = document.createElement('tbody');
-  rows.forEach(([name, text]) => {
-    const tr = document.createElement('tr');
-    const th = document.createElement('th');
-    th.scope = 'row';
-    th.textContent = name;
-    const td = document.createElement('td');
-    td.textContent = text;
-    tr.append(th, td);
-    body.append(tr);
-  });
-  table.append(body);
-  const note = document.createElement('p');
-  note.className = 'table-note';
-  note.textContent = 'The mean of the answers, each taken within the question’s range, debiased from the '
-    + 'randomized reports; the interval can reach outside the range.';
-  const scroller = document.createElement('div');
-  scroller.className = 'scroll';
-  scroller.append(table);
-  details.append(summary, note, scroller);
+  details.append(html('summary', '', 'Show the numbers'), html('p', 'table-note', 'The mean of the answers, each '
+    + 'taken within the question’s range, debiased from the randomized reports; the interval can reach outside the '
+    + 'range.'), numbersTable(null, rows));
   section.append(details);
   return section;
 }

@@ -7,10 +7,10 @@ import { designSection, plainSection } from './survey_results.js';
 import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
+import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import { countOf, estimateTexts } from './format.js';
 
 const $ = (id) => document.getElementById(id);
-const SVG = 'http://www.w3.org/2000/svg';
 const match = window.location.pathname.match(/\/s\/([^/]+)\/results\/?$/);
 const surveyId = match ? decodeURIComponent(match[1]) : null;
 
@@ -30,13 +30,6 @@ const TARGETS = {
 const targetSelect = $('target');
 const wanted = new URLSearchParams(window.location.search).get('target');
 if (wanted in TARGETS) targetSelect.value = wanted;
-
-function el(name, attrs = {}, text) {
-  const node = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function categoryLabel(q, c) {
   if (q.type === 'yes-no') return c === true ? 'Yes' : c === false ? 'No' : String(c);
@@ -89,52 +82,52 @@ function chart(q, index, level) {
 
   const titleId = `chart-title-${index}`;
   const descId = `chart-desc-${index}`;
-  const svg = el('svg', {
+  const svg = svgEl('svg', {
     class: 'chart', viewBox: `0 0 ${width} ${height}`, role: 'img',
     'aria-labelledby': `${titleId} ${descId}`,
   });
-  svg.append(el('title', { id: titleId }, `Estimated share of respondents per answer: ${q.text}`));
-  svg.append(el('desc', { id: descId }, rows.map((r) => (Number.isFinite(r.est)
+  svg.append(svgEl('title', { id: titleId }, `Estimated share of respondents per answer: ${q.text}`));
+  svg.append(svgEl('desc', { id: descId }, rows.map((r) => (Number.isFinite(r.est)
     ? `${r.label}: ${r.text.est} (${level} interval ${r.text.interval})`
     : `${r.label}: no estimate`)).join('; ')));
 
   const bottom = top + rows.length * rowH;
   for (let t = lo; t <= hi + step / 2; t += step) {
     const tx = x(t);
-    const g = el('g', { class: 'tick' });
-    g.append(el('line', { class: Math.abs(t) < step / 2 ? 'zero' : 'grid', x1: tx, x2: tx, y1: top - 4, y2: bottom }));
-    g.append(el('text', { x: tx, y: bottom + 16, 'text-anchor': 'middle' }, pct(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
+    const g = svgEl('g', { class: 'tick' });
+    g.append(svgEl('line', { class: Math.abs(t) < step / 2 ? 'zero' : 'grid', x1: tx, x2: tx, y1: top - 4, y2: bottom }));
+    g.append(svgEl('text', { x: tx, y: bottom + 16, 'text-anchor': 'middle' }, pct(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
     svg.append(g);
   }
 
   rows.forEach((r, i) => {
     const cy = top + i * rowH + rowH / 2;
-    const g = el('g', { class: 'row' });
+    const g = svgEl('g', { class: 'row' });
     const room = narrow ? 12 : 20;
     const name = r.label.length > room ? `${r.label.slice(0, room - 1)}…` : r.label;
-    g.append(el('text', { class: 'label', x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
+    g.append(svgEl('text', { class: 'label', x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
     if (Number.isFinite(r.est)) {
       const x0 = x(0);
       const x1 = x(r.est);
-      g.append(el('rect', {
+      g.append(svgEl('rect', {
         class: r.est < 0 ? 'bar negative' : 'bar', x: Math.min(x0, x1), y: cy - 9,
         width: Math.max(1, Math.abs(x1 - x0)), height: 18, rx: 2,
       }));
       if (Number.isFinite(r.low) && Number.isFinite(r.high)) {
         const a = x(r.low);
         const b = x(r.high);
-        g.append(el('line', { class: 'whisker', x1: a, x2: b, y1: cy, y2: cy }));
-        g.append(el('line', { class: 'whisker', x1: a, x2: a, y1: cy - 6, y2: cy + 6 }));
-        g.append(el('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
+        g.append(svgEl('line', { class: 'whisker', x1: a, x2: b, y1: cy, y2: cy }));
+        g.append(svgEl('line', { class: 'whisker', x1: a, x2: a, y1: cy - 6, y2: cy + 6 }));
+        g.append(svgEl('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
       }
       const ranged = Number.isFinite(r.low) && Number.isFinite(r.high);
-      g.append(el('text', { class: 'value', x: labelW + plotW + 10, y: ranged ? cy - 1 : cy + 4 }, r.text.est));
+      g.append(svgEl('text', { class: 'value', x: labelW + plotW + 10, y: ranged ? cy - 1 : cy + 4 }, r.text.est));
       if (ranged) {
         // the interval as a range, not plus-minus: a reader cannot take it for a standard error
-        g.append(el('text', { class: 'value-interval', x: labelW + plotW + 10, y: cy + 11 }, r.text.range));
+        g.append(svgEl('text', { class: 'value-interval', x: labelW + plotW + 10, y: cy + 11 }, r.text.range));
       }
     } else {
-      g.append(el('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'no estimate yet'));
+      g.append(svgEl('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'no estimate yet'));
     }
     svg.append(g);
   });
@@ -142,15 +135,10 @@ function chart(q, index, level) {
 }
 
 function table(q, level) {
-  const t = document.createElement('table');
-  t.className = 'numbers';
   const head = ['Answer', 'Estimate', 'Standard error', `${level} confidence interval`, 'Adjusted (sums to 100%)', 'Raw report share'];
-  t.innerHTML = `<thead><tr>${head.map((h) => `<th scope="col">${h}</th>`).join('')}</tr></thead>`;
-  const body = document.createElement('tbody');
-  order(q).forEach((i) => {
-    const tr = document.createElement('tr');
+  return numbersTable(head, order(q).map((i) => {
     const text = estimateTexts({ est: q.estimate[i], low: q.ci_low[i], high: q.ci_high[i], se: q.std_error[i] });
-    const cells = [
+    return [
       categoryLabel(q, q.categories[i]),
       text.est,
       text.se,
@@ -158,16 +146,7 @@ function table(q, level) {
       Number.isFinite(q.consistent?.[i]) ? pct(q.consistent[i]) : '–',
       Number.isFinite(q.observed?.[i]) ? pct(q.observed[i]) : '–',
     ];
-    cells.forEach((text, j) => {
-      const cell = document.createElement(j === 0 ? 'th' : 'td');
-      if (j === 0) cell.scope = 'row';
-      cell.textContent = text;
-      tr.append(cell);
-    });
-    body.append(tr);
-  });
-  t.append(body);
-  return t;
+  }));
 }
 
 const sci = (x) => Number(x.toPrecision(2)).toExponential();
@@ -252,29 +231,17 @@ function render(results) {
       container.append(q.kind === 'design' ? designSection(q, level) : plainSection(q));
       return;
     }
-    const section = document.createElement('section');
-    section.className = 'card question-result';
-    section.dataset.question = q.id;
-    const h = document.createElement('h2');
-    h.textContent = q.text;
-    const meta = document.createElement('p');
-    meta.className = 'meta';
+    const [section, meta] = questionCard(q);
     meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
       + ` · estimates of: ${(TARGETS[q.target] ?? TARGETS.population).short}`;
-    section.append(h, meta);
     if (q.n === 0) {
-      const p = document.createElement('p');
-      p.className = 'empty';
-      p.textContent = 'No responses yet.';
-      section.append(p);
+      section.append(html('p', 'empty', 'No responses yet.'));
     } else {
       section.append(chart(q, i, level));
       const details = document.createElement('details');
       const summary = document.createElement('summary');
       summary.textContent = 'Show the numbers';
-      const scroller = document.createElement('div');
-      scroller.className = 'scroll';
-      scroller.append(table(q, level));
+      const scroller = table(q, level);
       const note = document.createElement('p');
       note.className = 'table-note';  // outside the scroller: it wraps on a narrow screen
       note.textContent = `Estimates of ${(TARGETS[q.target] ?? TARGETS.population).long}.`;

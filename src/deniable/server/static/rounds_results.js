@@ -3,50 +3,11 @@
 // (an SVG line per answer with its confidence band) and a table. Only DOM/SVG elements and classes:
 // the page's Content-Security-Policy forbids inline styles.
 import { numberText } from './number_results.js';
-import { estimateTexts } from './format.js';
+import { html, numbersTable, svgEl } from './dom.js';
+import { countOf, estimateTexts } from './format.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const share = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
 const SERIES = 6; // colours in style.css (.series-0 .. .series-5)
-
-function svgEl(name, attrs = {}, text) {
-  const node = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function html(name, className, text) {
-  const node = document.createElement(name);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function table(head, rows, caption) {
-  const t = html('table', 'numbers');
-  if (caption) t.append(html('caption', '', caption));
-  const thead = html('thead');
-  const hr = html('tr');
-  head.forEach((h) => {
-    const th = html('th', '', h);
-    th.scope = 'col';
-    hr.append(th);
-  });
-  thead.append(hr);
-  const body = html('tbody');
-  rows.forEach((cells) => {
-    const tr = html('tr');
-    cells.forEach((text, j) => {
-      const cell = html(j === 0 ? 'th' : 'td', '', text);
-      if (j === 0) cell.scope = 'row';
-      tr.append(cell);
-    });
-    body.append(tr);
-  });
-  t.append(thead, body);
-  return t;
-}
 
 /** "1 day", "12 hours", "30 minutes", "90 seconds": the length of a round. */
 export function duration(seconds) {
@@ -179,16 +140,15 @@ function budgetCard(info) {
   const section = html('section', 'card budgets');
   section.append(html('h2', '', 'Devices and their privacy budget'));
   const eps = Number(info.lifetime_epsilon);
-  section.append(html('p', 'meta', `${devices.devices} device${devices.devices === 1 ? '' : 's'} seen · each may spend `
+  section.append(html('p', 'meta', `${countOf(devices.devices, 'device')} seen · each may spend `
     + `ε = ${eps.toFixed(2)} over all rounds (lifetime_epsilon); the server refuses a report that would go over it`));
   const rows = devices.at_least.map((s) => [
     s.share >= 1 ? 'the whole budget' : `at least ${Math.round(100 * s.share)}%`,
     `${s.devices}`, `${s.devices_fresh}`,
   ]);
   rows.push(['largest spent (ε)', Number(devices.max_spent).toFixed(2), Number(devices.max_spent_fresh).toFixed(2)]);
-  const scroller = html('div', 'scroll');
-  scroller.append(table(['Devices that spent', 'With the memoization cap (enforced)', 'Every report counted'], rows));
-  section.append(scroller);
+  section.append(numbersTable(['Devices that spent', 'With the memoization cap (enforced)', 'Every report counted'],
+    rows));
   section.append(html('p', 'table-note', 'The memoization cap counts a memoizing question (L-GRR, L-OSUE, dBitFlip, 1BitMean, '
     + 'RAPPOR) at most its lifetime bound. That assumes each device reported the same value every round and kept '
     + 'its memoized state: a value that changes costs up to another lifetime bound per distinct value, which the '
@@ -233,10 +193,8 @@ export function roundsSection(info, level, width) {
         return t ? `${t.est} (${t.interval}; s.e. ${t.se})` : '–';
       }),
     ]);
-    const scroller = html('div', 'scroll');
-    scroller.append(table(['Round', 'Starts (UTC)', 'n', ...labels], rows,
-      `Estimate (${level} confidence interval; standard error)`));
-    details.append(scroller);
+    details.append(numbersTable(['Round', 'Starts (UTC)', 'n', ...labels], rows,
+      { caption: `Estimate (${level} confidence interval; standard error)` }));
     section.append(details);
     wrap.append(section);
   });

@@ -1,8 +1,8 @@
 // Results of survey-design questions (prevalence by deniable.survey) and plain questions
 // (answers as given, not randomized), drawn by results.js for questions with kind "design" / "plain".
+import { numbersTable, questionCard, svgEl } from './dom.js';
 import { countOf, estimateTexts } from './format.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const pct = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
 
 /** A share's estimate, interval and standard error as text (results' fields), decimals set by its s.e. */
@@ -18,49 +18,6 @@ const PARAMETER_NAMES = {
   piUQ: 'π_UQ (prevalence of the unrelated question)',
   gamma: 'γ (share of cheaters)',
 };
-
-function svgEl(name, attrs = {}, text) {
-  const node = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-/** A table of numbers in a scroller (it scrolls sideways on a narrow screen rather than widening the page). */
-function htmlTable(head, rows, caption) {
-  const t = document.createElement('table');
-  t.className = 'numbers';
-  if (caption) {
-    const c = document.createElement('caption');
-    c.textContent = caption;
-    t.append(c);
-  }
-  const thead = document.createElement('thead');
-  const hr = document.createElement('tr');
-  head.forEach((h) => {
-    const th = document.createElement('th');
-    th.scope = 'col';
-    th.textContent = h;
-    hr.append(th);
-  });
-  thead.append(hr);
-  const body = document.createElement('tbody');
-  rows.forEach((cells) => {
-    const tr = document.createElement('tr');
-    cells.forEach((text, j) => {
-      const cell = document.createElement(j === 0 ? 'th' : 'td');
-      if (j === 0) cell.scope = 'row';
-      cell.textContent = text;
-      tr.append(cell);
-    });
-    body.append(tr);
-  });
-  t.append(thead, body);
-  const scroller = document.createElement('div');
-  scroller.className = 'scroll';
-  scroller.append(t);
-  return scroller;
-}
 
 /** Bars of the prevalence (0..100%) with interval whiskers, one row per {label, estimate, ci_low, ci_high, std_error}. */
 function prevalenceChart(rows, title, level) {
@@ -108,22 +65,9 @@ function prevalenceChart(rows, title, level) {
   return svg;
 }
 
-function section(q) {
-  const s = document.createElement('section');
-  s.className = 'card question-result';
-  s.dataset.question = q.id;
-  s.dataset.kind = q.kind;
-  const h = document.createElement('h2');
-  h.textContent = q.text;
-  const meta = document.createElement('p');
-  meta.className = 'meta';
-  s.append(h, meta);
-  return [s, meta];
-}
-
 /** A design question: the prevalence (and extra parameter) with standard errors and intervals, by category. */
 export function designSection(q, level) {
-  const [s, meta] = section(q);
+  const [s, meta] = questionCard(q);
   const epsilon = q.reveals_truth ? 'ε infinite: an answer reveals the truth' : `ε = ${Number(q.epsilon).toFixed(2)}`;
   meta.textContent = `${countOf(q.n, 'respondent')}, ${epsilon} · ${q.design.model} design, p = ${q.design.p.join(', ')}`;
   if (q.reveals_truth) s.classList.add('reveals-truth');
@@ -138,7 +82,7 @@ export function designSection(q, level) {
   note.textContent = `Prevalence estimated by maximum likelihood from the randomized answers (deniable.survey, as RRreg's RRuni). ` +
     `Standard error: for respondents drawn from a population. Interval: ${level} profile-likelihood interval.`;
   s.append(note);
-  s.append(htmlTable(
+  s.append(numbersTable(
     ['Parameter', 'Estimate', 'Standard error', `${level} interval`],
     q.parameters.map((p) => [PARAMETER_NAMES[p.name] ?? p.name, ...shareCells(p)]),
   ));
@@ -147,7 +91,7 @@ export function designSection(q, level) {
     details.open = true;
     const summary = document.createElement('summary');
     summary.textContent = `By the answer to “${by.text}”`;
-    details.append(summary, htmlTable(
+    details.append(summary, numbersTable(
       [by.question, 'n', 'Prevalence', 'Standard error', `${level} interval`],
       by.rows.map((r) => [String(r.category), String(r.n), ...shareCells(r)]),
     ));
@@ -164,10 +108,10 @@ export function designSection(q, level) {
 
 /** A plain question: the answers as given (not randomized). */
 export function plainSection(q) {
-  const [s, meta] = section(q);
+  const [s, meta] = questionCard(q);
   meta.textContent = `${countOf(q.n, 'respondent')} · not randomized: answers as given`;
   if (q.type === 'categorical') {
-    s.append(htmlTable(['Answer', 'Count', 'Share'],
+    s.append(numbersTable(['Answer', 'Count', 'Share'],
       q.categories.map((c, i) => [String(c), String(q.counts[i]), q.n ? pct(q.counts[i] / q.n) : '–'])));
   } else {
     const p = document.createElement('p');
