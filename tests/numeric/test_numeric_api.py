@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 from numeric_cases import ALL, HIGH, LOW, PURE, VALUES
+from scripted import Scripted
 
 import deniable as dn
 from deniable.mechanisms.numeric import MeanStat, NumericMechanism
@@ -167,6 +168,20 @@ def test_reports_that_no_input_can_produce_are_rejected(name: str) -> None:
         m.aggregate(off)
     with pytest.raises(ValueError, match="not one of its output values"):
         m.reports_from_json(m.reports_to_json(good)[:1] + [float(off[1])])
+
+
+@pytest.mark.parametrize("name", ["Laplace", "Gaussian"])
+def test_lattice_reports_are_checked_to_a_thousandth_of_a_step(name: str) -> None:
+    """A lattice report may be off its lattice point by rounding in transit: up to a thousandth of a step
+    passes; half a step (between two outputs) and two thousandths do not. On ``[0, N]`` for ``N`` lattice
+    steps (the lattice depends on epsilon and delta only) the step is exactly 1."""
+    steps = ALL[name](1.0)._lattice.steps
+    m = dn.Laplace(0, steps, epsilon=1.0) if name == "Laplace" else dn.Gaussian(0, steps, epsilon=1.0, delta=1e-5)
+    assert m.step == 1.0
+    m.aggregate([0.0, 1e-3, 7 - 5e-4, float(steps)])  # 1e-3 - 0 is exactly the allowance
+    for off in (0.5, 7.5, 2e-3, 7 + 2e-3):
+        with pytest.raises(ValueError, match="not one of its output values"):
+            m.aggregate([off])
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -505,6 +520,23 @@ def test_lattice_noise_compares_full_width_when_asked() -> None:
     assert lazy.read < 4 * 1000
 
 
+@pytest.mark.parametrize("name", ["Laplace", "Gaussian"])
+def test_lattice_one_report_reads_18_bytes_and_clamps_the_extreme_noise(name: str) -> None:
+    """The one-report path reads a fixed 18 bytes: the random rounding's full-width comparison (8), the
+    noise table's 16-bit column word (2) and its full-width comparison (8). Scripted: at the range's ends
+    (nothing to round) the table's extreme outcomes ``-K`` and ``+K`` (columns 0 and ``2K``, kept with
+    ``U = 0``) land beyond the far clamp, so on the report range's ends."""
+    m = ALL[name](1.0)
+    for seed in range(20):
+        source = _Counting(seed)
+        m.privatize(30.0, rng=source)
+        assert source.read == 18
+    K = m._lattice.K
+    for value, column, end in ((LOW, 0, 0), (HIGH, 2 * K, 1)):
+        data = bytes(8) + np.array([column], dtype=np.uint16).tobytes() + bytes(8)
+        assert m.privatize(value, rng=Scripted(data)) == m.report_range[end]
+
+
 @pytest.mark.parametrize("lazy", [False, True])
 def test_duchi_batch_reads_a_comparison_a_beta_bit_and_a_fair_bit_per_value(lazy: bool) -> None:
     """Duchi's batch sampler reads exactly: the ``(1 + t) / 2`` comparisons (8 bytes a value at
@@ -522,6 +554,17 @@ def test_duchi_batch_reads_a_comparison_a_beta_bit_and_a_fair_bit_per_value(lazy
         randomness.bernoulli_bits(int(m.beta.numerator), 32, n, reference)
         randomness.uniform_words((n + 7) // 8, np.uint8, reference)
         assert follow.size == n and source.read == reference.read
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_hybrid_up_to_epsilon_star_samples_as_its_duchi(lazy: bool) -> None:
+    """At or below ``EPSILON_STAR`` Hybrid is its Duchi part: the same reports from the same bytes,
+    byte-lazy or full width as asked."""
+    m = dn.Hybrid(LOW, HIGH, epsilon=0.5)
+    t = np.linspace(-1.0, 1.0, 1000)
+    source, reference = _Counting(3), _Counting(3)
+    np.testing.assert_array_equal(m._sample(t.copy(), source, lazy), m._duchi._sample(t.copy(), reference, lazy))
+    assert source.read == reference.read
 
 
 def test_range_errors_name_the_bound_and_the_mechanism() -> None:
@@ -545,3 +588,80 @@ def test_the_first_bad_report_is_named_whether_off_the_range_or_between_outputs(
         m.reports_from_json([3.0, 0.0])
     with pytest.raises(dn.ReportError, match=r"^report 3\.0 at index 1 is not a possible Duchi report \(finite, in "):
         m.reports_from_json([m.report_range[0], 3.0])
+
+
+def test_gaussian_from_sigma_errors_in_whole_messages_and_a_range_off_zero() -> None:
+    for (low, high, sigma, delta), error, message in [
+        ((1, 0, 1.0, 1e-6), ValueError, r"low must be < high for Gaussian; got low=1, high=0"),
+        ((0, 1, "1", 1e-6), TypeError, r"sigma must be a finite real number for Gaussian; got '1'"),
+        ((0, 1, 1.0, 2.0), ValueError, r"delta must be in \(0, 1\) for Gaussian; got 2\.0"),
+        ((0, 1, 0.0, 1e-6), ValueError, r"sigma must be positive for Gaussian; got 0\.0"),
+        ((0, 100, 0.01, 1e-6), ValueError, r"sigma=0\.01 is too small to give any epsilon at delta=1e-06"),
+    ]:
+        with pytest.raises(error, match=f"^{message}$"):
+            dn.Gaussian.from_sigma(low, high, sigma=sigma, delta=delta)
+    # the sensitivity is high - low (here 100, where high + low is 60)
+    assert dn.Gaussian.from_sigma(LOW, HIGH, sigma=30.0, delta=1e-6).sigma == pytest.approx(30.0, rel=0.01)
+    cfg = dn.Gaussian(LOW, HIGH, epsilon=1.0, delta=1e-5).to_config()
+    cfg["params"]["requested_epsilon"] = True
+    with pytest.raises(ValueError, match=r"^config params\.requested_epsilon must be a number for Gaussian; got True$"):
+        dn.from_config(cfg)
+
+
+def test_two_level_gaussian_mean_errors_in_whole_messages() -> None:
+    from deniable.mechanisms.numeric import two_level_gaussian_mean
+
+    owner = "two_level_gaussian_mean"
+    for (values, low, high), kwargs, error, message in [
+        (([1.0, 2.0], 1, 0), {}, ValueError, rf"low must be < high for {owner}; got low=1, high=0"),
+        (([1.0, 2.0], 0, 1), {"delta": 2.0}, ValueError, rf"delta must be in \(0, 1\) for {owner}; got 2\.0"),
+        (([1.0, 2.0], 0, 1), {"sigma1": "a"}, TypeError, rf"sigma1 must be a finite real number for {owner}; got 'a'"),
+        (([1.0, 2.0], 0, 1), {"sigma2": "b"}, TypeError, rf"sigma2 must be a finite real number for {owner}; got 'b'"),
+        (([1.0, 2.0], 0, 1), {"sigma2": 0.0}, ValueError,
+         rf"sigma1 and sigma2 must be positive for {owner}; got \[1\.0, 0\.0\]"),
+        (([np.nan, 2.0], 0, 1), {}, ValueError, rf"values for {owner} must be finite numbers; got nan at index 0"),
+        (([1.0], 0, 1), {}, ValueError, rf"{owner} needs at least 2 values; got 1"),
+    ]:
+        with pytest.raises(error, match=f"^{message}$"):
+            two_level_gaussian_mean(values, low, high, **kwargs)
+
+
+def test_two_level_gaussian_mean_fields_clamp_and_seed() -> None:
+    """Every field of the estimate: the name, the range, ``delta`` (default ``1e-6``), the analytic-Gaussian
+    epsilon of ``sqrt(sigma1^2 + sigma2^2)`` (default sigmas 1 and 1; infinite on a range of 100) for
+    sensitivity ``high - low``, the
+    target; two values are enough (a finite sample standard error); values beyond the range are clamped
+    to it (1000 values, standard error 0.045: the bound 1 is 22 of them); one seed, one estimate."""
+    from deniable.mechanisms.numeric import two_level_gaussian_mean
+    from deniable.mechanisms.numeric.lattice import gaussian_epsilon
+
+    est = two_level_gaussian_mean([LOW, HIGH], LOW, HIGH, rng=1)
+    assert (est.mechanism, est.low, est.high, est.delta, est.n, est.target) == (
+        "two-level Gaussian", LOW, HIGH, 1e-6, 2, "population")
+    assert est.epsilon == gaussian_epsilon(math.sqrt(2.0) / (HIGH - LOW), 1e-6)
+    assert math.isfinite(est.sample_std_error) and est.std_error == est.sample_std_error
+    unit = two_level_gaussian_mean([0.2, 0.8], 0, 1, rng=1)  # a range where the default sigmas give an epsilon
+    assert unit.epsilon == gaussian_epsilon(math.sqrt(2.0), 1e-6) < math.inf
+    other = two_level_gaussian_mean([1.0, 2.0, 3.0], LOW, HIGH, sigma1=3.0, sigma2=4.0, delta=1e-3, rng=2,
+                                    target="respondents")
+    assert (other.epsilon, other.delta, other.target) == (gaussian_epsilon(5.0 / (HIGH - LOW), 1e-3), 1e-3,
+                                                          "respondents")
+    for beyond, end in ((HIGH + 1e4, HIGH), (LOW - 1e4, LOW)):
+        assert abs(two_level_gaussian_mean(np.full(1000, beyond), LOW, HIGH, rng=3).mean - end) < 1.0
+    values = np.linspace(LOW, HIGH, 50)
+    first, again = (two_level_gaussian_mean(values, LOW, HIGH, rng=5) for _ in range(2))
+    assert (first.mean, first.std_error) == (again.mean, again.std_error)
+
+
+def test_two_level_gaussian_mean_respondent_error_is_the_noise_and_rounding_variance() -> None:
+    """``target="respondents"``: ``sqrt(((c1^2 + c2^2) Var Z + c1^2 mean f(1 - f)) / n)`` for the lattice
+    steps ``c = sigma / 256``, the noise variance ``Var Z`` in steps squared and the values' fractional
+    lattice positions ``f``. With ``sigma1 = 256`` (step 1) the positions' fractions are the values':
+    0.5 and 0.25, so ``mean f(1 - f) = 0.21875``."""
+    from deniable.mechanisms.numeric import two_level_gaussian_mean
+    from deniable.mechanisms.numeric.lattice import gaussian_noise
+
+    var_z = gaussian_noise(256)[1]
+    values = np.array([10.5, 11.5, 20.25, 30.25])
+    est = two_level_gaussian_mean(values, 0, 100, sigma1=256.0, sigma2=128.0, rng=4, target="respondents")
+    assert est.std_error == pytest.approx(math.sqrt(((1.0 + 0.25) * var_z + 0.21875) / 4), rel=1e-12)

@@ -7,11 +7,14 @@ law). A client's IRR sets a bit with probability ``q`` where its PRR has a 1
 and ``p`` where it has a 0. Checks: per-bit Wilson intervals and 2x2
 independence of bit pairs (within a word, across the word boundary of a
 two-word report, and across consecutive reports), through the seeded and the
-secure paths, with each sampler backend (``accelerator`` fixture).
+secure paths, with each sampler backend (``accelerator`` fixture). A client's
+PRR keeps a Bloom bit with probability ``1 - f`` and otherwise sets it to a
+fair coin: 1 w.p. ``1 - f/2`` where the filter has a 1 and ``f/2`` where it
+has a 0, drawn from each client's secret.
 
 Alpha: each test function spends at most 1e-6, split by Bonferroni over its
 configurations, paths and checks. Power: the same checks reject a sampler
-with f = 0.4 claimed as f = 0.5 (one-time) and an IRR with p and q swapped.
+with f = 0.4 claimed as f = 0.5 (one-time and PRR) and an IRR with p and q swapped.
 """
 
 from __future__ import annotations
@@ -66,9 +69,13 @@ def one_time(m: RAPPOR, path: str, rng: np.random.Generator) -> np.ndarray:
     return lanes(m, m._bit_words(reports))
 
 
+def bloom(m: RAPPOR) -> np.ndarray:
+    """The Bloom filter of "c" in cohort 0, as ``num_bits`` booleans."""
+    return lanes(m, m._bloom3[0, m.domain_obj.encode_one("c")][None, :])[0]
+
+
 def one_time_rates(m: RAPPOR) -> np.ndarray:
-    bloom = lanes(m, m._bloom3[0, m.domain_obj.encode_one("c")][None, :])[0]
-    return np.where(bloom, float(m.q_star), float(m.p_star))
+    return np.where(bloom(m), float(m.q_star), float(m.p_star))
 
 
 def test_one_time_bits_follow_p_star_and_q_star(rng: np.random.Generator, accelerator: str) -> None:
@@ -111,3 +118,30 @@ def test_irr_bits_follow_p_and_q(rng: np.random.Generator, accelerator: str) -> 
     assert not failures, "\n".join(failures)
     swapped = np.where(lanes(m, prr[None, :])[0], m._p / 2**32, m._q / 2**32)  # power: p and q swapped
     assert not all(bit_checks(irr_bits(m, prr, GeneratorSource(rng)), swapped, alpha, "swapped"))
+
+
+N_CLIENTS = 4_000  # one PRR per client (its own secret); 0.3 s per configuration
+
+
+def prr_bits(m: RAPPOR, rng: np.random.Generator) -> np.ndarray:
+    position = m.domain_obj.encode_one("c")
+    return lanes(m, np.array([m.client(secret=rng.bytes(32), cohort=0)._permanent(position)[0]
+                              for _ in range(N_CLIENTS)]))
+
+
+def prr_rates(m: RAPPOR) -> np.ndarray:
+    half_f = m._half_f / 2**32
+    return np.where(bloom(m), 1 - half_f, half_f)
+
+
+def test_prr_bits_follow_f(rng: np.random.Generator) -> None:
+    """The PRRs of clients with seeded secrets: rate 1 - f/2 on the Bloom filter, f/2 off it, independent;
+    alpha 1e-6 over configs. Power: the PRRs of f = 0.4 fail the rates of f = 0.5."""
+    alpha = ALPHA / len(CONFIGS)
+    failures = []
+    for kw in CONFIGS:
+        m = make(**kw)
+        results = bit_checks(prr_bits(m, rng), prr_rates(m), alpha, f"{m!r} PRR")
+        failures += [str(r) for r in results if not r.passed]
+    assert not failures, "\n".join(failures)
+    assert not all(bit_checks(prr_bits(make(f=0.4, **kw), rng), prr_rates(m), alpha, "f=0.4"))

@@ -838,3 +838,61 @@ def test_losue_second_round_is_the_largest_within_epsilon_1_and_its_epsilon_is_s
     up = p2 + Fraction(1, 1 << 32)
     p_star, q_star = p1 * up + (1 - p1) * (1 - up), q1 * up + (1 - q1) * (1 - up)
     assert privacy.ln_up(p_star * (1 - q_star) / ((1 - p_star) * q_star)) > one
+
+
+def test_chained_realised_epsilon_exactly_one_percent_below_the_request_is_accepted() -> None:
+    """The 1% tolerance is inclusive: L-OSUE's first round at ``q1 = 2**-32`` (any ``epsilon_perm`` from
+    about 22.2) realises ``ln(2**32 - 1)``; the request whose 99% is exactly that float is accepted, the next
+    float up refused."""
+    from deniable import privacy
+
+    realised = privacy.ln_up(Fraction((1 << 32) - 1))
+    request = 22.404757351197397
+    assert request * 0.99 == realised
+    m = dn.LOSUE(4, epsilon_perm=request, epsilon_1=1.0)
+    assert m.epsilon_perm == realised
+    above = math.nextafter(request, math.inf)
+    with pytest.raises(ValueError, match="^" + re.escape(
+        f"epsilon_perm={above!r} cannot be realised by L-OSUE with its integer probabilities (it would give "
+        f"{realised:.4g}); choose epsilon_1 further from epsilon_perm"
+    ) + "$"):
+        dn.LOSUE(4, epsilon_perm=above, epsilon_1=1.0)
+
+
+def test_chained_refusals_of_realised_epsilons_name_the_mechanism_and_the_epsilon() -> None:
+    """Tiny epsilons realised more than 1% short by the integer probabilities, and an ``epsilon_1`` no second
+    round above the identity fits, are refused in whole messages."""
+    def refused(build: Any, message: str) -> None:
+        with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+            build()
+
+    advice = "; choose epsilon_1 further from epsilon_perm"
+    # the first round's a1 - b1 = 51 of b1 = 2**31 (32-bit words): ln(a1 / b1) = 2.375e-8
+    refused(lambda: dn.LGRR(2, epsilon_perm=2.4e-8, epsilon_1=1.2e-8),
+            "epsilon_perm=2.4e-08 cannot be realised by L-GRR with its integer probabilities (it would give "
+            "2.375e-08)" + advice)
+    refused(lambda: dn.LOSUE(4, epsilon_perm=1.0, epsilon_1=1e-8),
+            "epsilon_1=1e-08 cannot be realised by L-OSUE with its integer probabilities (it would give 9.899e-09)"
+            + advice)
+    # the largest second round, p2 = 1 - 2**-32, after a first round at q1 = 2**-32 (epsilon_perm 22.18)
+    refused(lambda: dn.LOSUE(4, epsilon_perm=22.4, epsilon_1=22.3),
+            "epsilon_1=22.3 cannot be realised by L-OSUE with its integer probabilities (it would give 21.49)"
+            + advice)
+    # the float ratio rounds just above 1: exp_ratio gives a2 > b2, but no a2 > b2 keeps the chain within 1e-20
+    refused(lambda: dn.LGRR(2, epsilon_perm=0.5, epsilon_1=1e-20), "epsilon_1=1e-20 is too small for L-GRR to realise")
+
+
+def test_chained_params_are_known_integers_and_losue_is_found_again_from_its_epsilon() -> None:
+    """The integers a configuration records (its fingerprint) for given epsilons never change; L-OSUE asked
+    for its own realised ``epsilon_1`` finds the same largest ``p2`` (a ``p2`` exactly at ``epsilon_1``
+    qualifies)."""
+    assert dn.LGRR(4, epsilon_perm=4.0, epsilon_1=1.0)._params() == {
+        "perm_truth_numerator": 4071263877, "perm_other_numerator": 74567799,
+        "irr_truth_numerator": 2113922305, "irr_other_numerator": 727014996,
+    }
+    assert dn.LOSUE(4, epsilon_perm=4.0, epsilon_1=1.0)._params() == {
+        "bits": 32, "perm_p_numerator": 1 << 31, "perm_q_numerator": 77250184, "irr_p_numerator": 3176903406,
+    }
+    for k, perm, one in [(4, 4.0, 1.0), (10, 2.0, 0.5), (3, 1.0, 0.9)]:
+        m = dn.LOSUE(k, epsilon_perm=perm, epsilon_1=one)
+        assert dn.LOSUE(k, epsilon_perm=perm, epsilon_1=m.epsilon)._params() == m._params()

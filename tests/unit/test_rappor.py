@@ -23,6 +23,34 @@ def test_google_default_parameters() -> None:
     assert m.epsilon_infinity >= math.log(81)
 
 
+def test_defaults_are_googles_16_bits_2_hashes_64_cohorts_p_half_q_three_quarters_sha256() -> None:
+    m = RAPPOR(["a", "b"], f=0.5)
+    assert (m.num_bits, m.num_hashes, m.num_cohorts, m.hashing) == (16, 2, 64, "sha256")
+    assert (m._p, m._q) == (1 << 31, 3 << 30)
+    with pytest.raises(ValueError, match=r"^domain for RAPPOR needs at least 2 categories; got \['a'\]$"):
+        RAPPOR(["a"], f=0.5)
+
+
+def test_sha256_bloom_bits_are_big_endian_words_of_the_digest_of_cohort_type_and_value() -> None:
+    """``hashing="sha256"``: hash ``j`` sets bit ``word_j mod num_bits``, ``word_j`` the ``j``-th 4-byte
+    big-endian word of SHA-256 of ``cohort NUL type NUL value`` (the module docstring), for string and
+    int categories, every hash up to 8 and filters of one and two words."""
+    import hashlib
+
+    from deniable.mechanisms.rappor import _sha256_bloom_bits
+
+    assert _sha256_bloom_bits("a", 0, 8, 256) == [125, 102, 182, 255, 112, 232, 238, 133]  # known answers
+    assert _sha256_bloom_bits(7, 3, 2, 16) == [10, 7]
+    for categories, bits, hashes in ((["a", "b", "c"], 16, 2), ([7, 8, 9], 100, 8)):
+        m = RAPPOR(categories, f=0.5, num_bits=bits, num_hashes=hashes, num_cohorts=3)
+        for c in range(3):
+            for i, value in enumerate(categories):
+                digest = hashlib.sha256(f"{c}\x00{type(value).__name__}\x00{value}".encode()).digest()
+                want = {int.from_bytes(digest[4 * j : 4 * j + 4], "big") % bits for j in range(hashes)}
+                words = m._bloom3[c, i]
+                assert {b for b in range(bits) if int(words[b // 64]) >> (b % 64) & 1} == want
+
+
 @pytest.mark.parametrize("cohorts,hashes", [(4, 2), (8, 1), (2, 3)])
 def test_transition_matrix_privacy_is_exact(cohorts: int, hashes: int) -> None:
     m = RAPPOR(list("abcdef"), f=0.25, p=0.25, q=0.75, num_bits=8, num_hashes=hashes, num_cohorts=cohorts)
@@ -136,12 +164,13 @@ def _dense_decode(m: RAPPOR, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 @pytest.mark.parametrize(
     ("k", "bits", "cohorts"),
-    [(40, 16, 8), (200, 32, 16), (30, 4, 2), (12, 8, 1)],  # full rank, full rank, rank-deficient x2
+    # full rank x2, rank-deficient x2; full rank with the last cohort's last bit in no filter (a zero row)
+    [(40, 16, 8), (200, 32, 16), (30, 4, 2), (12, 8, 1), (2, 32, 2)],
 )
 def test_sparse_decode_equals_dense_pseudo_inverse(k: int, bits: int, cohorts: int, rng: np.random.Generator) -> None:
     """The sparse Cholesky decode gives the dense pseudo-inverse's estimates and standard errors
-    (to rounding: 1e-9 relative), also where the design is rank-deficient (pseudo-inverse path)
-    and where a cohort received no report."""
+    (to rounding: 1e-9 relative), also where the design is rank-deficient (pseudo-inverse path),
+    where a cohort received no report and where no filter sets the last bit."""
     m = dn.RAPPOR(range(k), epsilon=4.0, num_bits=bits, num_cohorts=cohorts)
     counts = m.aggregate(m.privatize_many(rng.integers(0, k, 5_000), rng=rng)).counts.copy()
     if cohorts > 2:
@@ -153,12 +182,30 @@ def test_sparse_decode_equals_dense_pseudo_inverse(k: int, bits: int, cohorts: i
     np.testing.assert_allclose(est.frequencies, freqs, rtol=0, atol=1e-9 * scale)
     np.testing.assert_allclose(est.std_errors, errors, rtol=0, atol=1e-9 * errors.max())
     full = np.linalg.matrix_rank(_design_dense(m)) == k
-    assert full == ((k, bits, cohorts) in [(40, 16, 8), (200, 32, 16)])
+    assert full == ((k, bits, cohorts) in [(40, 16, 8), (200, 32, 16), (2, 32, 2)])
+    assert np.any(m.bloom[-1] >> np.uint64(bits - 1)) == (k > 2)
 
 
 def _design_dense(m: RAPPOR) -> np.ndarray:
     bits = (m.bloom[:, :, None] >> np.arange(m.num_bits, dtype=np.uint64)) & np.uint64(1)
     return bits.transpose(0, 2, 1).astype(float).reshape(-1, m.k)
+
+
+def test_decode_limits_blas_and_only_blas_to_one_thread_while_it_runs() -> None:
+    """Inside the decode's block every BLAS library runs one thread; other thread pools keep theirs, and
+    BLAS gets its own count back after. (On a one-core machine BLAS has one thread anyway.)"""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from deniable.mechanisms.rappor import _one_blas_thread
+
+    def counts() -> list[tuple[str, str, int]]:
+        return [(lib["user_api"], lib["filepath"], lib["num_threads"]) for lib in threadpoolctl.threadpool_info()]
+
+    before = counts()
+    with _one_blas_thread():
+        inside = counts()
+    assert [n for api, _, n in inside if api == "blas"] == [1] * sum(api == "blas" for api, _, _ in before)
+    assert [c for c in inside if c[0] != "blas"] == [c for c in before if c[0] != "blas"]
+    assert counts() == before
 
 
 def test_variance_equals_dense_formula() -> None:
@@ -273,7 +320,9 @@ def test_audit_events_follow_their_definition_in_every_cohort() -> None:
                 hit = item["bits"] & only_x == only_x
                 miss = item["bits"] & only_o == 0
                 want.append((2 * hit + miss) * pure)
-            assert m.audit_events(items, m.domain[x], m.domain[o]).tolist() == want
+            events = m.audit_events(items, m.domain[x], m.domain[o])
+            assert events.dtype == np.int64  # cell numbers, as the audit counts them
+            np.testing.assert_array_equal(events, want)  # a short diff
     assert kinds == {(True, True), (True, False), (False, True), (False, False)}
 
 
@@ -356,7 +405,7 @@ def test_bit_rates_of_empty_cohorts_are_silent_and_rates_are_clipped_to_0_1() ->
 
 def test_client_keeps_the_given_cohort_and_checks_it() -> None:
     m = RAPPOR(["a", "b"], f=0.5, num_cohorts=1000)
-    assert [m.client(secret=b"s" * 32, cohort=999).cohort for _ in range(3)] == [999] * 3
+    assert [m.client(secret=b"s" * 32, cohort=c).cohort for c in (999, 999, 0)] == [999, 999, 0]  # both ends
     drawn = m.client()
     assert len(drawn.secret) == 32 and 0 <= drawn.cohort < 1000
     small = RAPPOR(["a", "b"], f=0.5, num_cohorts=4)
@@ -410,7 +459,7 @@ def test_integer_probabilities_round_f_up_and_p_q_to_nearest() -> None:
     assert params["half_f_numerator"] == math.ceil(Fraction(3, 20) * 2**32) == 644_245_095  # 644,245,094.4
     assert params["p_numerator"] == 1_288_490_189  # 1,288,490,188.8
     assert params["q_numerator"] == 3_006_477_107  # 3,006,477,107.2
-    for eps, h in ((4.0, 2), (1.0, 3)):
+    for eps, h in ((4.0, 2), (1.0, 3), (0.1, 1)):  # at 0.1 a ratio for 3 outcomes would round f/2 one unit lower
         a, b = privacy.exp_ratio(eps / (2 * h), 1)
         m = RAPPOR(list("ab"), epsilon=eps, num_hashes=h)
         assert m.to_config()["params"]["half_f_numerator"] == math.ceil(Fraction(b * 2**32, a + b))
@@ -418,6 +467,11 @@ def test_integer_probabilities_round_f_up_and_p_q_to_nearest() -> None:
     del config["epsilon"]
     config["params"]["half_f_numerator"] = 0
     assert dn.from_config(config).epsilon_infinity == math.inf
+    for change in ({"p_numerator": 0}, {"q_numerator": 1 << 32}):  # without f, p* = 0 or q* = 1: no signal
+        bad = {**config, "params": {**config["params"], **change}}
+        with pytest.raises(ValueError, match=r"^RAPPOR parameters give no signal: need 0 < p\* < q\* < 1 "
+                                             r"\(f < 1, p < q\)$"):
+            dn.from_config(bad)
 
 
 def test_size_and_probability_checks_at_their_bounds() -> None:
@@ -437,6 +491,11 @@ def test_size_and_probability_checks_at_their_bounds() -> None:
         (dict(f=1.0), r"^RAPPOR parameters give no signal: need 0 < p\* < q\* < 1 \(f < 1, p < q\)$"),
         (dict(p=0.5, q=0.5), r"^q must exceed p for RAPPOR; got p=0\.5, q=0\.5$"),
         (dict(p=1.0, q=1.0), r"^q must exceed p for RAPPOR; got p=1\.0, q=1\.0$"),
+        (dict(f=0.0), r"^f must be in \(0, 1\) for RAPPOR; got 0\.0$"),
+        (dict(f=1.5), r"^f must be in \(0, 1\) for RAPPOR; got 1\.5$"),
+        # f up to 1 + 2**-32 (exclusive) passes the check, and f = 1 has no signal
+        (dict(f=Fraction(2**32 + 1, 2**32)),
+         r"^f must be in \(0, 1\) for RAPPOR; got Fraction\(4294967297, 4294967296\)$"),
         (dict(p=-0.1), r"^p must be in \[0, 1\] for RAPPOR; got -0\.1$"),
         (dict(q=1.5), r"^q must be in \[0, 1\] for RAPPOR; got 1\.5$"),
     ]
@@ -445,5 +504,7 @@ def test_size_and_probability_checks_at_their_bounds() -> None:
             RAPPOR(["a", "b"], **{"f": 0.5, **kwargs})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^RAPPOR needs exactly one of epsilon \(lifetime, epsilon_infinity\) or f$"):
         RAPPOR(["a", "b"], f=0.5, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"^epsilon must be a positive finite number for RAPPOR; got -1$"):
+        RAPPOR(["a", "b"], epsilon=-1)
     with pytest.raises(ValueError, match=r"^RAPPOR with hashing='google' needs string categories \(hashed as UTF-8\)$"):
         RAPPOR([1, 2], f=0.5, hashing="google")
