@@ -274,6 +274,8 @@ def run(
     for status, names in sorted(grouped.items()):
         if status not in ("killed", "timeout"):
             print(f"  {status}: {len(names)}")
+            if mutants and status == "not checked":
+                continue  # the mutants not named this time
             for name in names:
                 print(f"    {name}: {change(workdir, name)}")
     print(f"diffs: cd {workdir.relative_to(ROOT)} && python -m mutmut show <name>")
