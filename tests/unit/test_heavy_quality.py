@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
+import time
+import warnings
 from collections import Counter
 
 import numpy as np
 import pytest
 
-from deniable.heavy.quality import score, zipf_strings
+import deniable as dn
+from deniable.heavy.quality import discovery_sweep, score, zipf_strings
 from deniable.heavy.results import Discovery
 
 
@@ -41,3 +45,69 @@ def test_zipf_strings_body_and_unique_tail() -> None:
     assert shares[0] / shares[1] == pytest.approx(2**1.1, rel=0.15)
     with pytest.raises(ValueError, match="tail < 1"):
         zipf_strings(10, rng, tail=1.0)
+
+
+def test_score_of_one_value_and_of_nothing_found() -> None:
+    values = ["a"] * 3 + ["b"]
+    assert score(values, discovery(["a"], [2.0]), top=1) == {"recall": 1.0, "precision": 1.0,
+                                                              "relative_error": pytest.approx(1 / 3)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no median of an empty list (numpy would warn)
+        assert np.isnan(score(values, discovery(["x"], [1.0]), top=1)["relative_error"])
+
+
+def test_defaults_are_the_documented_workload() -> None:
+    """1,000 words, Zipf(1.1), a 25% tail, 6 letters; the sweep keeps 32 prefixes (BENCHMARKS.md's workload)."""
+    z = inspect.signature(zipf_strings).parameters
+    assert (z["words"].default, z["s"].default, z["tail"].default, z["max_length"].default) == (1000, 1.1, 0.25, 6)
+    d = inspect.signature(discovery_sweep).parameters
+    assert (d["max_length"].default, d["top_k"].default) == (6, 32)
+
+
+def test_zipf_strings_limits() -> None:
+    rng = np.random.default_rng(3)
+    for args in ({"n": 1}, {"n": 5, "tail": 0.0}, {"n": 5, "words": 1}, {"n": 5, "max_length": 3}):
+        assert len(zipf_strings(rng=rng, **args)) == args["n"]  # type: ignore[arg-type]
+    message = "^zipf_strings needs n >= 1, 0 <= tail < 1, words >= 1 and max_length >= 3$"
+    for bad in ({"n": 0}, {"n": 5, "tail": 1.0}, {"n": 5, "tail": -0.1}, {"n": 5, "words": 0},
+                {"n": 5, "max_length": 2}):
+        with pytest.raises(ValueError, match=message):
+            zipf_strings(rng=rng, **bad)  # type: ignore[arg-type]
+
+
+def test_vocabulary_is_distinct_words_of_every_length_and_letter() -> None:
+    """Every one of the 17,576 three-letter words when ``words`` asks for all of them (so no word twice);
+    body words' lengths uniform over 3..max_length (6 sd), and every letter used."""
+    rng = np.random.default_rng(11)
+    every = zipf_strings(400_000, rng, words=26**3, s=0.0, tail=0.0, max_length=3)
+    assert len(set(every)) == 26**3  # each word's share 1/17,576: all seen, but for a chance of 2e-6
+    words = set(zipf_strings(200_000, rng, words=2000, s=0.0, tail=0.0, max_length=6))
+    assert len(words) == 2000
+    lengths = Counter(len(w) for w in words)
+    sd = np.sqrt(2000 * 0.25 * 0.75)
+    assert set(lengths) == {3, 4, 5, 6} and all(abs(c - 500) < 6 * sd for c in lengths.values())
+    assert set("".join(words)) == set("abcdefghijklmnopqrstuvwxyz")
+
+
+def test_discovery_sweep_records_one_seeded_run_each() -> None:
+    """Each record is the score of the run the same seeded steps give, with its method, epsilon, n, top, and
+    CPU seconds that add up to at most the sweep's own."""
+    kw = {"max_length": 4, "top_k": 8, "words": 20}
+    start = time.process_time()
+    records = discovery_sweep(["pem", "sfp"], [8.0], [3000], 3, np.random.default_rng(5),
+                              **kw)  # type: ignore[arg-type]
+    spent = time.process_time() - start
+    rng = np.random.default_rng(5)
+    values = zipf_strings(3000, rng, max_length=4, words=20)
+    assert [(r["method"], r["n"], r["top"]) for r in records] == [("pem", 3000, 3), ("sfp", 3000, 3)]
+    for record in records:
+        hh = dn.HeavyHitters(epsilon=8.0, method=record["method"], max_length=4, top_k=8, seed=rng.bytes(32))
+        found = hh.identify(hh.aggregate(hh.privatize_many(values, rng=rng)), top=3)
+        want = score(values, found, 3)
+        assert record["epsilon"] == hh.epsilon  # the realised epsilon (at most 8)
+        assert set(record) == {"method", "epsilon", "n", "top", "recall", "precision", "relative_error",
+                               "device_seconds", "server_seconds"}
+        assert {k: record[k] for k in want} == pytest.approx(want, nan_ok=True)
+        assert 0 <= record["device_seconds"] <= spent and 0 <= record["server_seconds"] <= spent
+    assert records[0]["recall"] == 1.0 and records[0]["relative_error"] < 0.5  # the check can see a wrong run
+
