@@ -189,3 +189,12 @@ def test_pem_pools_levels_by_their_own_reports() -> None:
     items, f, se, _ = hh.protocol.candidates(hh.aggregate(reports[keep]))
     ab, abcd = items.index(b"ab\xff\xff\xff"), items.index(b"abcd\xff")
     assert se[ab] < se[abcd]
+
+
+@pytest.mark.parametrize("method", ["pem", "sfp"])
+def test_seeded_reports_are_reproducible(method: str) -> None:
+    """A seed fixes every draw of a simulation: the level, the level report and SFP's word report."""
+    hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=4, top_k=8, rows=16, width=256, seed=bytes(32))
+    values = ["ab", "c", "ab", "xyz"] * 50
+    first, again = hh.privatize_many(values, rng=11), hh.privatize_many(values, rng=11)
+    assert (first == again).all() and not (first == hh.privatize_many(values, rng=12)).all()
