@@ -344,7 +344,8 @@ def test_config_epsilon_must_match_to_12_digits() -> None:
     config = make().to_config()
     with pytest.raises(dn.ConfigError, match="'epsilon' says"):
         dn.HeavyHitters.from_config({**config, "epsilon": config["epsilon"] * (1 + 1e-10)})
-    assert dn.HeavyHitters.from_config({**config, "epsilon": config["epsilon"] * (1 + 1e-13)}).epsilon == config["epsilon"]
+    close = {**config, "epsilon": config["epsilon"] * (1 + 1e-13)}
+    assert dn.HeavyHitters.from_config(close).epsilon == config["epsilon"]
 
 
 def test_aggregate_word_must_match_the_method_and_sketch() -> None:
