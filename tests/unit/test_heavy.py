@@ -12,6 +12,7 @@ import pytest
 import deniable as dn
 from deniable.errors import AggregateError
 from deniable.heavy import HeavyStat
+from deniable.intervals import z_for
 
 
 def make(**kw: object) -> dn.HeavyHitters:
@@ -369,3 +370,29 @@ def test_identify_threshold_is_an_estimated_count() -> None:
     found = hh.identify(stat)
     at_pear = hh.identify(stat, threshold=float(found.counts[1]))
     assert at_pear.values == found.values[:2] and at_pear.counts.tolist() == found.counts[:2].tolist()
+
+
+def test_alphabet_extends_the_fingerprint() -> None:
+    assert make(alphabet="ab").fingerprint == make().fingerprint + ":alphabet=6162"
+
+
+def test_bad_levels_name_the_first_bad_report() -> None:
+    hh = make()
+    bad = hh.privatize_many(["a"] * 6, rng=1)
+    bad["level"][:4] = [1, 5, 1, 0]
+    with pytest.raises(ValueError, match="^report 3: level must be in 1..5; got 0$"):
+        hh.aggregate(bad)
+    with pytest.raises(ValueError, match=r"fields \['level', 'row', 'bits'\]; got float64$"):
+        hh.aggregate(np.zeros(3))
+
+
+def test_identify_counts_and_intervals_are_scaled_by_n() -> None:
+    """Counts ``f n``, SEs ``SE n``, the interval ``(f -+ z SE) n`` at the given level, and ``n`` itself."""
+    hh = make()
+    values = ["apple"] * 2000 + ["pear"] * 1500 + [""] * 1000 + [f"t{i}" for i in range(500)]
+    stat = hh.aggregate(hh.privatize_many(values, rng=3))
+    found = hh.identify(stat, level=0.9)
+    z = z_for(0.1)
+    assert found.n == stat.n == 5000 and found.level == 0.9
+    assert found.ci_low == pytest.approx(found.counts - z * found.std_errors, rel=1e-12)
+    assert found.ci_high == pytest.approx(found.counts + z * found.std_errors, rel=1e-12)
