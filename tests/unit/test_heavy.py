@@ -396,3 +396,16 @@ def test_identify_counts_and_intervals_are_scaled_by_n() -> None:
     assert found.n == stat.n == 5000 and found.level == 0.9
     assert found.ci_low == pytest.approx(found.counts - z * found.std_errors, rel=1e-12)
     assert found.ci_high == pytest.approx(found.counts + z * found.std_errors, rel=1e-12)
+
+
+def test_top_k_oracle_and_rows_bounds() -> None:
+    """``top_k`` is an integer in 1..4096 (not a bool); the oracle is named; 256 sketch rows by default."""
+    for bad in (True, 4097):
+        with pytest.raises(ValueError, match=rf"^top_k must be an integer in 1\.\.4096; got {bad}$"):
+            dn.HeavyHitters(epsilon=4.0, top_k=bad)
+    assert dn.HeavyHitters(epsilon=4.0, top_k=4096).top_k == 4096
+    with pytest.raises(ValueError, match=r"^oracle must be one of \['hcms', 'cms'\] or None; got 'grr'$"):
+        dn.HeavyHitters(epsilon=4.0, oracle="grr")
+    with pytest.raises(ValueError, match=r"^alphabet applies to method 'pem' only \(SFP's one-byte fragments"):
+        dn.HeavyHitters(epsilon=4.0, method="sfp", alphabet="ab")
+    assert dn.HeavyHitters(epsilon=4.0).oracle.rows == 256
