@@ -5,6 +5,8 @@
     python tools/mutation.py --list             # the modules and their tests
     python tools/mutation.py core               # the core modules, in order
     python tools/mutation.py all                # every module (hours on 2 cores)
+    python tools/mutation.py mechanisms.numeric.window --timeout-multiplier 2 \
+        --mutants 'deniable.mechanisms.numeric.window.x_calibrate_window__mutmut_*'
 
 Each run copies ``src/``, ``tests/`` and ``pyproject.toml`` into
 ``build/mutation/<module>/``, adds a ``[tool.mutmut]`` section that mutates
@@ -191,8 +193,13 @@ def existing_tests(module: str) -> list[str]:
     return [p for p in dict.fromkeys(MODULES[module]) if (ROOT / p.split("::")[0]).exists()]
 
 
-def prepare(module: str, workdir: Path) -> None:
-    """A scratch copy of the repository whose pyproject.toml configures mutmut for ``module``."""
+def prepare(module: str, workdir: Path, timeout_multiplier: float | None = None) -> None:
+    """A scratch copy of the repository whose pyproject.toml configures mutmut for ``module``.
+
+    ``timeout_multiplier`` replaces mutmut's 15: a mutant is stopped after
+    ``2 x multiplier x (its tests' time + 1 s)`` CPU seconds (a mutant that loops for ever
+    otherwise costs 30 times its tests' time before it counts as killed).
+    """
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
@@ -213,6 +220,8 @@ def prepare(module: str, workdir: Path) -> None:
         'also_copy = ["examples/data"]\n'
         "use_git_change_detection = false\n"
     )
+    if timeout_multiplier is not None:
+        config += f"timeout_multiplier = {float(timeout_multiplier)!r}\n"
     if module in CACHED:
         with (workdir / "tests" / "conftest.py").open("a") as conftest:
             conftest.write(CLEAR_CACHES)
@@ -243,13 +252,17 @@ def change(workdir: Path, name: str) -> str:
     return f"{' / '.join(old) or '(nothing)'}  ->  {' / '.join(new) or '(deleted)'}"
 
 
-def run(module: str, children: int, report_only: bool = False) -> dict[str, list[str]]:
+def run(
+    module: str, children: int, report_only: bool = False, mutants: list[str] | None = None,
+    timeout_multiplier: float | None = None,
+) -> dict[str, list[str]]:
     workdir = ROOT / "build" / "mutation" / module
     start = time.monotonic()
     if not report_only:
-        prepare(module, workdir)
+        prepare(module, workdir, timeout_multiplier)
         env = dict(os.environ, CI="1", **ENV.get(module, {}))
         cmd = ["nice", "-n", "10", sys.executable, "-m", "mutmut", "run", "--max-children", str(children)]
+        cmd += mutants or []
         subprocess.run(cmd, cwd=workdir, env=env, check=False, stdout=subprocess.DEVNULL)
     grouped = results(workdir)
     killed = len(grouped.get("killed", [])) + len(grouped.get("timeout", []))
@@ -264,6 +277,8 @@ def run(module: str, children: int, report_only: bool = False) -> dict[str, list
     for status, names in sorted(grouped.items()):
         if status not in ("killed", "timeout"):
             print(f"  {status}: {len(names)}")
+            if mutants and status == "not checked":
+                continue  # the mutants not named this time
             for name in names:
                 print(f"    {name}: {change(workdir, name)}")
     print(f"diffs: cd {workdir.relative_to(ROOT)} && python -m mutmut show <name>")
@@ -278,6 +293,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the modules and their tests")
     parser.add_argument("--report", action="store_true", help="only print the last run's results")
     parser.add_argument("--children", type=int, default=2, help="parallel mutant runs (default 2)")
+    parser.add_argument(
+        "--mutants", nargs="+", metavar="PATTERN",
+        help="run only the mutants whose names match these (fnmatch) patterns; the others count as 'not checked'",
+    )
+    parser.add_argument(
+        "--timeout-multiplier", type=float, metavar="X",
+        help="stop a mutant after 2 X (its tests' CPU time + 1 s) CPU seconds (mutmut's default X: 15)",
+    )
     args = parser.parse_args(argv)
     if args.list or not args.modules:
         for module in MODULES:
@@ -288,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown module(s) {unknown}; choose from {sorted(MODULES)} or 'all'")
     for module in modules:
-        run(module, args.children, args.report)
+        run(module, args.children, args.report, args.mutants, args.timeout_multiplier)
     return 0
 
 

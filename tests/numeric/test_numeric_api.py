@@ -259,6 +259,26 @@ def test_square_wave_estimate_carries_a_histogram() -> None:
         m.bins = 8  # part of the configuration (and fingerprint)
 
 
+def test_square_wave_distribution_passes_its_settings_on() -> None:
+    """``distribution`` takes the mechanism's ``bins`` by default, gives edges in original units,
+    runs EMS or plain EM as named, and passes ``tolerance`` and ``max_iterations`` on (default
+    10,000: with ``tolerance=0`` the log-likelihood never changes by less, so the run stops at
+    the cap, unconverged). The EMS kernel (1/4, 1/2, 1/4) caps every bin at 3/4 of the mass; plain
+    EM on 20,000 reports at one value puts 0.998 of it in one bin (seed 5)."""
+    m = dn.SquareWave(LOW, HIGH, epsilon=2.0, bins=16)
+    stat = m.aggregate(m.privatize_many(np.full(20_000, 2.5), rng=5))
+    ems, em = m.distribution(stat), m.distribution(stat, method="em")
+    assert ems.probabilities.shape == em.probabilities.shape == (16,)
+    np.testing.assert_allclose(ems.edges, np.linspace(LOW, HIGH, 17), rtol=0, atol=1e-12)
+    assert (ems.method, em.method) == ("ems", "em") and ems.converged is True and em.converged is True
+    assert type(ems.iterations) is int and 1 < ems.iterations < 10_000
+    assert ems.probabilities.max() <= 0.75 < 0.9 < em.probabilities.max()
+    few = m.distribution(stat, bins=1, tolerance=0.0, max_iterations=5)
+    assert (few.iterations, few.converged) == (5, False)
+    capped = m.distribution(stat, bins=1, tolerance=0.0)
+    assert (capped.iterations, capped.converged) == (10_000, False)
+
+
 def test_gaussian_from_sigma_and_repr() -> None:
     g = dn.Gaussian.from_sigma(0, 100, sigma=30.0, delta=1e-6)
     assert g.sigma == pytest.approx(30.0, rel=0.01)

@@ -16,6 +16,7 @@ thresholds). The sampler is tied to it by the KS tests in
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 from fractions import Fraction
@@ -256,6 +257,17 @@ def test_duchi_takes_the_largest_beta_within_epsilon(eps: float) -> None:
     assert dn.Duchi(LOW, HIGH, epsilon=m.epsilon) == m  # its realised epsilon rebuilds it
 
 
+def test_duchi_epsilon_is_the_log_ratio_of_its_numerator() -> None:
+    """Built from its params (no search for ``c``), Duchi has ``epsilon = ln((2^32 + c) / (2^32 - c))``
+    (rounded up: within two ulps of ``log1p(2c / (2^32 - c))``) at the smallest, small, middle and
+    largest numerators. Bounded: a wrong formula fails here at once, where a constructor would
+    step ``c`` down one at a time towards 0 (a hang)."""
+    for c in (1, 12345, 2**31, 2**32 - 1):
+        m = dn.Duchi._build(LOW, HIGH, {"beta_numerator": c, "beta_bits": 32})
+        exact = math.log1p(2 * c / (2**32 - c))
+        assert abs(m.epsilon - exact) <= 2 * math.ulp(exact), (c, m.epsilon, exact)
+
+
 def test_duchi_limits_and_params_in_whole_messages() -> None:
     with pytest.raises(ValueError, match=r"^epsilon=4\.656612873077393e-10 is too small for Duchi \(below 2\*\*-31\)$"):
         dn.Duchi(0, 1, epsilon=2.0**-31)
@@ -382,10 +394,43 @@ def test_gaussian_delta_is_the_exact_divergence_at_a_range_shift(eps: float) -> 
     assert (N < 64) == (eps == 0.05)  # the 63 check shifts must stay within the range
 
 
+def test_sliding_window_epsilon_is_its_ratio_bound() -> None:
+    """A window's epsilon is ``ln(1 + (1 - gamma) ceil(K/L) / (gamma floor(K/G)))`` (rounded up: within
+    two ulps of the float formula), for 16- and 32-bit windows and shares from tiny to almost 1.
+    Built from the integers (no calibration search), so a wrong formula fails here at once where
+    a mechanism's constructor would step the share one unit at a time (a hang)."""
+    from deniable.mechanisms.numeric.window import SlidingWindow
+
+    for cells, window, bits, num in [(1024, 387, 16, 5), (1024, 1, 16, 3 << 30), (1549, 525, 32, 123_456_789),
+                                     (2047, 1023, 32, (1 << 32) - 1)]:
+        K, g = 1 << bits, num / 2**32
+        exact = math.log1p((1 - g) * -(-K // window) / (g * (K // cells)))
+        eps = SlidingWindow(cells, window, bits, num).epsilon
+        assert abs(eps - exact) <= 2 * math.ulp(exact), (cells, window, bits, num, eps, exact)
+
+
+def test_window_calibration_is_the_smallest_share_within_epsilon() -> None:
+    """``calibrate_window`` is the smallest share whose window epsilon is at most the request: the
+    realised epsilon of a share gives that share back, and the next float below it the next share
+    up. It starts from a float estimate and steps: at these cases (found by a scan) the estimate is
+    one unit above the answer (the request is a share's own rounded-up epsilon, also at share 1,
+    where the step must stop) or one below it (the request a float under that), so each step
+    direction decides once; and at share 1 with the estimate 1 it must not look below 1."""
+    from deniable.mechanisms.numeric.window import calibrate_window, window_epsilon
+
+    for cells, window, bits, num in [(1500, 721, 16, 1_815_427_791), (4637, 3097, 32, 4_157_211_329),
+                                     (928, 741, 32, 1), (1716, 77, 16, 1), (1024, 1, 16, 1)]:
+        assert calibrate_window(cells, window, bits, window_epsilon(cells, window, bits, num)) == num
+    for cells, window, bits, num in [(723, 595, 16, 4_074_418_349), (1650, 747, 32, 3_386_275_495)]:
+        below = math.nextafter(window_epsilon(cells, window, bits, num), 0.0)
+        assert calibrate_window(cells, window, bits, below) == num + 1
+
+
 def test_sliding_window_checks_and_odd_windows() -> None:
     from deniable.mechanisms.numeric.window import SlidingWindow, calibrate_window, odd_window
 
-    for cells, window, bits in [(1024, 386, 16), (1024, 1024, 16), (1024, 0, 16), (1 << 17, 3, 16), (1024, 3, 24)]:
+    bad = [(1024, 386, 16), (1024, 1024, 16), (1025, 1025, 16), (1024, 0, 16), (1 << 17, 3, 16), (1024, 3, 24)]
+    for cells, window, bits in bad:  # even, as wide as the cells, empty; too many cells; 24 bits
         with pytest.raises(ValueError, match=rf"^bad sliding window: cells={cells}, window={window}, bits={bits}$"):
             SlidingWindow(cells, window, bits, 5)
     for num in (0, 1 << 32):
@@ -400,18 +445,35 @@ def test_sliding_window_checks_and_odd_windows() -> None:
     assert (odd_window(100.0, 12), odd_window(100.0, 11), odd_window(2.0, 12)) == (11, 9, 3)
 
 
-@pytest.mark.parametrize("eps", [0.5, 1.0, 4.0])
+@pytest.mark.parametrize("eps", [1e-9, 1e-8, 1e-6, 0.5, 1.0, 4.0])
 def test_square_wave_window_is_li_et_al_s_2b(eps: float) -> None:
-    """``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``; the window is the odd
+    """``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))`` (here in 60-digit decimals:
+    both parts are of order ``eps^2``, and ``b -> 1/2`` as ``eps -> 0``); the window is the odd
     number of the 1024 input cells nearest ``2 b 1024``, and there are ``1024 + L`` output cells."""
-    e = math.exp(eps)
-    b = (eps * e - e + 1) / (2 * e * (e - 1 - eps))
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        d = decimal.Decimal(eps)
+        e = d.exp()
+        b = float((d * e - e + 1) / (2 * e * (e - 1 - d)))
     m = dn.SquareWave(LOW, HIGH, epsilon=eps)
     params = m.to_config()["params"]
     L = min(range(1, 4096, 2), key=lambda w: abs(w - 2 * b * 1024))
     assert (params["window"], params["cells"], params["bits"], params["bins"]) == (L, 1024 + L, 32, 1024)
     assert m.cells == 1024 + L and m.report_bits == (1023 + L).bit_length()
     assert m.report_range == pytest.approx((LOW - (HIGH - LOW) * (L - 1) / 2048, HIGH + (HIGH - LOW) * (L - 1) / 2048))
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 4.0])
+def test_square_wave_report_mean_is_affine_in_the_value(eps: float) -> None:
+    """SquareWave's exact report mean is ``b0 + b1 t`` with ``b1 = 1 - gamma`` and ``b0`` from the
+    uniform cell mean and the window mean ``S/K + (L-1)(K-1)/(2K)``: debiased, it is the clamped
+    value to ``1e-12`` (the 32-bit starts round ``t`` by under ``1e-12``; found ``9e-14``). A
+    window mean off by one ``K`` in ``K - 1`` moves it by ``1e-10`` or more at these epsilons."""
+    m = dn.SquareWave(LOW, HIGH, epsilon=eps, bins=None)
+    support, rows = laws(m, GRID)
+    half, mid = (HIGH - LOW) / 2, (HIGH + LOW) / 2
+    means = (rows @ ((support - mid) / half) - m._b0) / m._b1
+    np.testing.assert_allclose(means, [(clamp(v) - mid) / half for v in GRID], rtol=0, atol=1e-12)
 
 
 def test_square_wave_bins_and_params_in_whole_messages() -> None:
@@ -421,7 +483,9 @@ def test_square_wave_bins_and_params_in_whole_messages() -> None:
             dn.SquareWave(0, 1, epsilon=1.0, bins=bad)
     assert dn.SquareWave(0, 1, epsilon=1.0, bins=np.int64(8)).bins == 8
     assert dn.SquareWave(0, 1, epsilon=1.0, bins=None).bins is None
+    assert dn.SquareWave(0, 1, epsilon=1.0, bins=1).bins == 1  # one bin: the whole range
     params = dn.SquareWave(0, 1, epsilon=1.0, bins=8).to_config()["params"]
+    assert dn.SquareWave._build(0.0, 1.0, params).bins == 8
     assert dn.SquareWave._build(0.0, 1.0, {k: v for k, v in params.items() if k != "bins"}).bins == 1024
     for bad in ({**params, "bits": 16}, {**params, "cells": params["cells"] - 2}):
         message = rf"^SquareWave params need bits=32 and cells - window = 1024; got {re.escape(repr(bad))}$"

@@ -1,8 +1,11 @@
-"""The likelihood's optimizer and covariance, exactly: the Newton loop's bookkeeping, the bound, the inverses.
+"""The likelihood's optimizer and covariance, exactly: the Newton loop's bookkeeping, the bound, the inverses,
+the start values and the separation and collinearity messages.
 
 Deterministic: fixed answer tables and seeded covariates, no statistical
 assertion. The bound case is SLD with group yes-rates 0.9 and 0.7, whose
 moment solution is ``pi = 0.5``, ``t = 1.1``: the maximum sits on ``t = 1``.
+The line search and the damping are checked on one- and two-parameter
+problems with given derivatives (``Toy``), where each step is known by hand.
 """
 
 from __future__ import annotations
@@ -13,7 +16,17 @@ import numpy as np
 import pytest
 
 import deniable.survey as sv
-from deniable.survey.likelihood import TOLERANCE, ResponseLikelihood, SeparationError, covariance, fit, maximize
+from deniable.survey.likelihood import (
+    TOLERANCE,
+    Maximum,
+    ResponseLikelihood,
+    SeparationError,
+    _check_separation,
+    _intercept_start,
+    covariance,
+    fit,
+    maximize,
+)
 
 
 def _exact(message: str) -> str:
@@ -29,10 +42,15 @@ def _warner() -> ResponseLikelihood:
     return ResponseLikelihood(d, d.privatize_many(truth, rng=rng).astype(int), None, np.column_stack([np.ones(n), z]))
 
 
+def _sld(yes1: int, yes2: int, n: int = 100) -> ResponseLikelihood:
+    """SLD (group "no" probabilities 0.3 and 0.7), ``n`` per group, intercept only: ``yes1`` and ``yes2`` "yes"."""
+    y = np.r_[np.ones(yes1), np.zeros(n - yes1), np.ones(yes2), np.zeros(n - yes2)].astype(int)
+    g = np.r_[np.ones(n), np.full(n, 2)].astype(int)
+    return ResponseLikelihood(sv.StochasticLieDetector((0.3, 0.7)), y, g, np.ones((2 * n, 1)))
+
+
 def _sld_on_bound() -> ResponseLikelihood:
-    y = np.r_[np.ones(90), np.zeros(10), np.ones(70), np.zeros(30)].astype(int)
-    g = np.r_[np.ones(100), np.full(100, 2)].astype(int)
-    return ResponseLikelihood(sv.StochasticLieDetector((0.3, 0.7)), y, g, np.ones((200, 1)))
+    return _sld(90, 70)
 
 
 def test_newton_bookkeeping() -> None:
@@ -103,15 +121,19 @@ def test_a_term_without_information_is_named() -> None:
         fit(lik, ["Intercept", "w", "z"])
 
 
+def _north_all_say(answer: int, design: sv.Design, n: int, north: int) -> ResponseLikelihood:
+    """Cell-means coding ``[north, south]``: the last ``north`` of ``n`` respondents all give ``answer``, the
+    others answer through ``design`` with prevalence 0.4."""
+    rng = np.random.default_rng(5)
+    is_north = np.arange(n) >= n - north
+    y = design.privatize_many(~is_north & (rng.random(n) < 0.4), rng=rng).astype(int)
+    y[is_north] = answer
+    return ResponseLikelihood(design, y, None, np.column_stack([is_north, ~is_north]).astype(float))
+
+
 def test_a_diverging_coefficient_is_named() -> None:
     """20,000 northerners all say "no" under Mangat (a "no" proves a non-carrier): their prevalence runs to 0."""
-    rng = np.random.default_rng(5)
-    n = 30_000
-    d = sv.Mangat(0.6)
-    north = np.arange(n) < 20_000
-    y = d.privatize_many(~north & (rng.random(n) < 0.4), rng=rng).astype(int)
-    y[north] = 0
-    lik = ResponseLikelihood(d, y, None, np.column_stack([north, ~north]).astype(float))
+    lik = _north_all_say(0, sv.Mangat(0.6), 30_000, 20_000)
     message = (
         "perfect separation: the coefficient of 'north' diverges (a fitted prevalence is 0 to within 1e-13); the "
         "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
@@ -120,10 +142,27 @@ def test_a_diverging_coefficient_is_named() -> None:
         fit(lik, ["north", "south"])
 
 
+def test_a_coefficient_diverging_in_a_small_cell_is_named() -> None:
+    """200 northerners all say "no" under Mangat: Newton's decrement passes the tolerance near a north logit of
+    -29 (the gain there is about 200 exp(eta)), before any fitted logit passes 30, but its step still moves the
+    north's logit by -1: the log-likelihood rises along a ray. (Cell-means coding: the information scaled to
+    unit diagonal is the identity, so the condition number does not see it either.)"""
+    message = (
+        "perfect separation: the coefficient of 'north' diverges (a fitted prevalence runs to 0: the log-likelihood "
+        "still rises, ever more slowly, as its logit moves on); the answers in some covariate pattern are explained "
+        "only by a prevalence of 0 or 1. Drop or merge that term."
+    )
+    with pytest.raises(SeparationError, match=_exact(message)):
+        fit(_north_all_say(0, sv.Mangat(0.6), 10_200, 200), ["north", "south"])
+    # never forced to "yes": a "yes" proves a carrier, the mirror image (the prevalence runs to 1)
+    lik = _north_all_say(1, sv.ForcedResponse((0.2, 0)), 10_200, 200)
+    with pytest.raises(SeparationError, match=re.escape("(a fitted prevalence runs to 1: the log-likelihood still")):
+        fit(lik, ["north", "south"])
+
+
 def test_interior_two_group_maximum_is_not_on_a_bound() -> None:
-    y = np.r_[np.ones(70), np.zeros(30), np.ones(50), np.zeros(50)].astype(int)  # t = 0.6, pi = 0.5
+    lik = _sld(70, 50)  # t = 0.7, pi = 0.5
     g = np.r_[np.ones(100), np.full(100, 2)].astype(int)
-    lik = ResponseLikelihood(sv.StochasticLieDetector((0.3, 0.7)), y, g, np.ones((200, 1)))
     best = maximize(lik, [0.0, 0.5])
     assert best.converged and best.at_bound is False and 0 < best.params[-1] < 1
     assert lik.groups.tolist() == g.tolist() and lik.design == sv.StochasticLieDetector((0.3, 0.7))
@@ -166,3 +205,271 @@ REFUSED = [
 def test_bad_likelihood_input_in_whole_messages(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=_exact(message)):
         call()  # type: ignore[operator]
+
+
+# ------------------------------------------------------------------ the bound of the extra parameter
+def test_extra_parameter_held_on_either_bound() -> None:
+    """Yes-rates 0.3 and 0.1 have the moment solution ``t = -0.1``: the maximum sits on ``t = 0``, the score
+    pushing below it. Ten per group at 0.9 and 0.7 (the bound case above, scaled down): on ``t = 1`` the
+    score pushes outward by less than 1. Either way ``t`` is held, so the decrement reaches the tolerance."""
+    low = _sld(30, 10)
+    best = maximize(low, [0.0, 0.5])
+    assert (best.converged, best.at_bound, best.params[-1]) == (True, True, 0.0)
+    assert low.score(best.params)[-1] < -1
+    small = _sld(9, 7, n=10)
+    best = maximize(small, [0.0, 0.5])
+    assert (best.converged, best.at_bound, best.params[-1]) == (True, True, 1.0)
+    assert 0 < small.score(best.params)[-1] < 1
+
+
+def test_extra_parameter_leaves_a_bound_the_score_points_away_from() -> None:
+    """Interior data (``t = 0.7``) from ``t = 0`` with a low prevalence, where the score on ``t`` is below 1: one
+    step moves ``t`` into (0, 1). A start on a bound counts as on the bound when it is accepted at once."""
+    lik = _sld(70, 50)
+    assert 0 < lik.score([-6.0, 0.0])[-1] < 1
+    assert 0 < maximize(lik, [-6.0, 0.0], max_iter=1).params[-1] < 1
+    for a in (0.0, 1.0):  # tol = inf: the start is the answer; the score points inward, so nothing is held
+        found = maximize(lik, [0.5, a], tol=np.inf)
+        assert (found.iterations, found.converged, found.at_bound) == (1, True, True)
+        assert found.params.tolist() == [0.5, a]
+    assert maximize(lik, [0.5, 0.5], tol=np.inf).at_bound is False
+
+
+def test_parameters_are_floats() -> None:
+    """Integer start values and an object parameter vector work as floats."""
+    lik = _sld(70, 50)
+    assert maximize(lik, [0, 1], max_iter=0).params.dtype == np.float64
+    assert lik.loglike(np.array([0.25, 0.5], dtype=object)) == lik.loglike([0.25, 0.5])
+    warner = _warner()
+    mixed = warner.exog.astype(object)  # as pandas hands over columns of mixed types
+    theta = [0.2, -0.4]
+    assert ResponseLikelihood(warner.design, warner.responses, None, mixed).loglike(theta) == warner.loglike(theta)
+    assert warner.responses.dtype == np.int64
+
+
+def test_no_underflow_error_under_strict_floating_point_settings() -> None:
+    """``t = 1e-300`` and a prevalence of about 2e-16: a carrier's "yes" has probability below the smallest normal
+    float, which the likelihood takes as it comes even where the caller has underflow raise."""
+    lik = _sld(70, 50)
+    with np.errstate(under="raise"):
+        assert np.isfinite(lik.loglike([-36.0, 1e-300]))
+
+
+def test_an_infinite_coefficient_is_the_limit() -> None:
+    """``beta = +-inf``: every prevalence exactly 1 (or 0); a one-group design has no extra parameter to mix in."""
+    lik = ResponseLikelihood(sv.Mangat(0.6), [0, 1], None, np.ones((2, 1)))
+    assert lik.loglike_obs([np.inf]).tolist() == [-np.inf, 0.0]
+    assert lik.loglike_obs([-np.inf]).tolist() == pytest.approx([np.log(0.6), np.log(0.4)], rel=1e-15)
+
+
+# ------------------------------------------------------------------ Newton's loop on small problems
+class Toy:
+    """A one-parameter log-likelihood with given derivatives (they need not agree with it)."""
+
+    k_params, k_extra = 1, 0
+
+    def __init__(self, loglike: object, score: object, hessian: object) -> None:
+        self._l, self._g, self._h = loglike, score, hessian
+
+    def loglike(self, theta: object) -> float:
+        return float(self._l(float(np.asarray(theta)[0])))  # type: ignore[operator]
+
+    def loglike_obs(self, theta: object) -> np.ndarray:
+        return np.array([self.loglike(theta)])
+
+    def score(self, theta: object) -> np.ndarray:
+        return np.array([float(self._g(float(np.asarray(theta)[0])))])  # type: ignore[operator]
+
+    def score_obs(self, theta: object) -> np.ndarray:
+        return self.score(theta)[None, :]
+
+    def hessian(self, theta: object) -> np.ndarray:
+        return np.array([[float(self._h(float(np.asarray(theta)[0])))]])  # type: ignore[operator]
+
+
+def test_newton_stops_after_500_steps_by_default() -> None:
+    """``-exp(-theta)`` rises forever; each Newton step is exactly 1, so with ``tol = 0`` it runs to the cap."""
+    tail = Toy(lambda t: -np.exp(-t), lambda t: np.exp(-t), lambda t: -np.exp(-t))
+    found = maximize(tail, [0.0], tol=0.0)
+    assert (found.iterations, found.converged, found.params.tolist()) == (500, False, [500.0])
+    assert found.decrement == pytest.approx(np.exp(-499.0), rel=1e-9)
+
+
+def test_decrement_equal_to_the_tolerance_is_not_converged() -> None:
+    """``theta - theta^2 / 2`` from 0: the first decrement is exactly 1; with ``tol = 1`` a second step is taken."""
+    quadratic = Toy(lambda t: t - t * t / 2, lambda t: 1 - t, lambda t: -1.0)
+    found = maximize(quadratic, [0.0], tol=1.0)
+    assert (found.iterations, found.params.tolist(), found.decrement) == (2, [1.0], 0.0)
+
+
+def test_line_search_gives_up_where_no_step_rises() -> None:
+    """A score that points uphill where the log-likelihood falls (``-theta^2`` at 0, claimed score 1, Hessian
+    -4): no halving of the step rises by the Armijo margin, so the start comes back, not converged; it counts
+    as converged only when the decrement (0.25) is below the square root of the tolerance."""
+    wrong = Toy(lambda t: -t * t, lambda t: 1.0, lambda t: -4.0)
+    found = maximize(wrong, [0.0])
+    assert found.params.tolist() == [0.0] and found.llf == 0.0
+    assert (found.iterations, found.decrement, found.converged, found.at_bound) == (1, 0.25, False, False)
+    assert not maximize(wrong, [0.0], tol=0.0625).converged  # sqrt(0.0625) = 0.25: not below
+    assert maximize(wrong, [0.0], tol=0.07).converged
+    flat = Toy(lambda t: 0.0, lambda t: 0.0, lambda t: -1.0)  # at the maximum with tol = 0: a zero step is kept
+    assert (maximize(flat, [0.0], tol=0.0, max_iter=3).iterations) == 3
+
+
+def test_an_indefinite_hessian_is_damped_by_the_smallest_power_of_ten() -> None:
+    """``-H = diag(2e-3, -1e-3)``: ``mu`` runs 2e-11, 2e-10, ... (1e-8 times the largest diagonal entry) to the
+    first value making ``-H + mu I`` positive definite, 2e-3; the step is ``g / (2e-3 + diag)``."""
+    quadratic = Toy(lambda t: t, lambda t: 1.0, lambda t: -2e-3)  # one dimension: check two with a 2x2 problem
+    assert maximize(quadratic, [0.0], max_iter=1).params[0] == pytest.approx(500.0, rel=1e-12)
+
+    class Saddle:
+        k_params, k_extra = 2, 0
+        h = np.diag([-2e-3, 1e-3])  # the Hessian: -H = diag(2e-3, -1e-3)
+
+        def loglike(self, theta: object) -> float:
+            t = np.asarray(theta, dtype=float)
+            return float(t.sum() + t @ self.h @ t / 2)
+
+        def loglike_obs(self, theta: object) -> np.ndarray:
+            return np.array([self.loglike(theta)])
+
+        def score(self, theta: object) -> np.ndarray:
+            return 1 + self.h @ np.asarray(theta, dtype=float)
+
+        def score_obs(self, theta: object) -> np.ndarray:
+            return self.score(theta)[None, :]
+
+        def hessian(self, theta: object) -> np.ndarray:
+            return self.h
+
+    step = maximize(Saddle(), [0.0, 0.0], max_iter=1).params
+    np.testing.assert_allclose(step, [1 / 4e-3, 1 / 1e-3], rtol=1e-12)
+
+
+def test_a_hessian_that_is_not_finite_is_refused() -> None:
+    broken = Toy(lambda t: -t * t, lambda t: -2 * t, lambda t: np.nan)
+    message = "the Hessian is not finite: a fitted prevalence reached 0 or 1"
+    with pytest.raises(FloatingPointError, match=_exact(message)):
+        maximize(broken, [1.0])
+
+
+# ------------------------------------------------------------------ start values, separation and collinearity messages
+def test_intercept_start_is_the_constant_prevalence_fit() -> None:
+    """The start spreads the intercept-only fit (Warner: ``pi = (lambda + p - 1) / (2p - 1)`` in closed form)
+    over the columns that span the constant, its logit clipped to [-5, 5] and ``a`` to [0.02, 0.98]; columns
+    that do not span the constant start at 0 and ``a`` at 0.5."""
+    lik = _warner()
+    pi = (lik.responses.mean() + 0.8 - 1) / 0.6
+    level = np.log(pi / (1 - pi))
+    north = lik.exog[:, 1] > 0
+    np.testing.assert_allclose(_intercept_start(lik.with_exog(np.column_stack([north, ~north]).astype(float))),
+                               [level, level], rtol=1e-9)
+    np.testing.assert_allclose(_intercept_start(lik), [level, 0.0], rtol=1e-9, atol=1e-12)
+    assert _intercept_start(lik.with_exog(lik.exog[:, 1:])).tolist() == [0.0]
+    for yes, clipped in ((1003, -5.0), (3997, 5.0)):  # pi = 0.001 and 0.999: logits -6.9 and 6.9
+        y = (np.arange(5000) < yes).astype(int)
+        start = _intercept_start(ResponseLikelihood(sv.Warner(0.8), y, None, np.ones((5000, 1))))
+        assert start == pytest.approx([clipped], rel=1e-12)
+    assert _intercept_start(_sld_on_bound())[-1] == 0.98  # t = 1, clipped
+    interior = _intercept_start(_sld(70, 50))  # pi = 0.5, t = 0.7
+    np.testing.assert_allclose(interior, [0.0, 0.7], atol=1e-9)
+    trend = np.arange(200.0)
+    assert _intercept_start(_sld(70, 50).with_exog(np.column_stack([trend, trend**2]))).tolist() == [0.0, 0.0, 0.5]
+    cells = _intercept_start(_sld(70, 50).with_exog(np.column_stack([trend < 50, trend >= 50]).astype(float)))
+    np.testing.assert_allclose(cells, [0.0, 0.0, 0.7], atol=1e-9)
+
+
+def test_the_diverging_term_named() -> None:
+    """Ten northerners of 10,000 all say "no", with an intercept, a covariate of spread 2 and one of spread 1e-4:
+    the north dummy's coefficient runs to -inf, though its spread (0.03) times 26 is below 1, and the small-unit
+    covariate's coefficient (about -600) is larger; the term named is the one whose coefficient moves the fitted
+    logits most. A model with the intercept alone names the intercept, one with two constant columns the one
+    with the larger coefficient; "yes" from 200 northerners under Mangat run their prevalence to 1."""
+    rng = np.random.default_rng(11)
+    n = 10_000
+    d = sv.Mangat(0.6)
+    north = np.arange(n) >= n - 10  # the last rows: the extreme row is not the first
+    y = d.privatize_many(~north & (rng.random(n) < 0.4), rng=rng).astype(int)
+    y[north] = 0
+    x = np.column_stack([np.ones(n), north, rng.normal(0, 2, n), rng.normal(0, 1e-4, n)])
+    lik = ResponseLikelihood(d, y, None, x)
+    with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'north' diverges"):
+        fit(lik, ["Intercept", "north", "z", "w"])
+    with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'Intercept' diverges"):
+        fit(ResponseLikelihood(d, np.zeros(200, dtype=int), None, np.ones((200, 1))), ["Intercept"])
+    twice = np.column_stack([np.ones(200), np.full(200, 2.0)])
+    constants = ResponseLikelihood(d, np.zeros(200, dtype=int), None, twice)
+    with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'two' diverges"):
+        fit(constants, ["one", "two"])  # the coefficients move along (1, 2)
+    message = (
+        "perfect separation: the coefficient of 'north' diverges (a fitted prevalence is 1 to within 1e-13); the "
+        "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
+    )
+    with pytest.raises(SeparationError, match=_exact(message)):
+        fit(_north_all_say(1, d, 10_200, 200), ["north", "south"])
+
+
+def test_a_fit_that_did_not_converge_is_named() -> None:
+    lik = _warner()
+    stuck = Maximum(np.zeros(2), lik.loglike(np.zeros(2)), 7, 1.0, False, False)
+    message = (
+        "perfect separation: the coefficient of 'z' diverges (the fit did not converge in 7 Newton steps); the "
+        "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
+    )
+    with pytest.raises(SeparationError, match=_exact(message)):
+        _check_separation(lik, stuck, ["Intercept", "z"])
+
+
+def test_collinear_terms_are_named_with_the_fitted_range() -> None:
+    """``z`` and ``2 z``: the information is singular along ``(0, 2, -1)``; the fitted prevalences are those of
+    the model without ``2 z`` (the same column space)."""
+    lik = _warner()
+    two = fit(lik, ["Intercept", "z"])
+    pi = lik.prevalence(two.params)
+    collinear = lik.with_exog(np.column_stack([lik.exog, 2 * lik.exog[:, 1]]))
+    with pytest.raises(SeparationError) as raised:
+        fit(collinear, ["Intercept", "z", "z2"])
+    pattern = (r"singular information matrix \(condition number ([0-9.e+]+)\): 'z', 'z2' not identified: perfect "
+               rf"separation \(the fitted prevalence runs from {pi.min():.3g} to {pi.max():.3g}\) or terms collinear "
+               r"in the rows used")
+    found = re.fullmatch(pattern, str(raised.value))
+    assert found is not None, str(raised.value)
+    assert float(found.group(1)) > 1e12
+    # x3 = x1 + 0.45 x2: the null direction weighs x2 about 0.4 times as much as x3, above the cut of 0.3
+    x1, x2 = lik.exog[:, 1], np.random.default_rng(4).normal(size=lik.nobs)
+    three = lik.with_exog(np.column_stack([lik.exog, x2, x1 + 0.45 * x2]))
+    with pytest.raises(SeparationError, match=r"\): 'z', 'x2', 'x3' not identified: perfect separation"):
+        fit(three, ["Intercept", "z", "x2", "x3"])
+    # the same with the extra parameter held on its bound: the information is taken without it
+    bound = _sld_on_bound()
+    z = np.random.default_rng(2).normal(size=200)
+    with pytest.raises(SeparationError, match=r"\): 'z', 'z2' not identified: perfect separation"):
+        fit(bound.with_exog(np.column_stack([np.ones(200), z, 2 * z])), ["Intercept", "z", "z2", "t"])
+
+
+def test_covariance_on_the_bound_drops_only_the_extra_parameter() -> None:
+    bound = _sld_on_bound()
+    z = np.random.default_rng(2).normal(size=200)
+    lik = bound.with_exog(np.column_stack([np.ones(200), z]))
+    best = maximize(lik, [0.0, 0.0, 0.5])
+    assert best.at_bound and best.params[-1] == 1.0
+    cov = covariance(lik, best)
+    np.testing.assert_allclose(cov[:2, :2], np.linalg.inv(-lik.hessian(best.params)[:2, :2]), rtol=1e-12)
+    assert np.isnan(cov[-1]).all() and np.isnan(cov[:, -1]).all()
+
+
+def test_nearly_collinear_terms_past_the_condition_limit() -> None:
+    """``2 z + 2e-6 w`` beside ``z``: a finite maximum whose information, scaled to unit diagonal, has condition
+    number about 2.1e12 (above 1e12: refused), while its middle eigenvalue over its smallest is below 1e12."""
+    lik = _warner()
+    w = np.random.default_rng(4).normal(size=lik.nobs)
+    near = lik.with_exog(np.column_stack([lik.exog, 2 * lik.exog[:, 1] + 2e-6 * w]))
+    info = -near.hessian(maximize(near, _intercept_start(near)).params)
+    scaled = info / np.sqrt(np.outer(np.diag(info), np.diag(info)))
+    values = np.linalg.eigvalsh(scaled)
+    assert values[1] / values[0] < 1e12 < values[2] / values[0]
+    with pytest.raises(SeparationError) as raised:
+        fit(near, ["Intercept", "z", "z2"])
+    found = re.match(r"singular information matrix \(condition number ([0-9.e+]+)\): 'z', 'z2' not", str(raised.value))
+    assert found is not None, str(raised.value)
+    assert float(found.group(1)) == pytest.approx(np.linalg.cond(scaled), rel=1e-2)

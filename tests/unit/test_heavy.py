@@ -13,6 +13,7 @@ import deniable as dn
 from deniable.errors import AggregateError
 from deniable.heavy import HeavyStat
 from deniable.intervals import z_for
+from deniable.mechanisms.sketch import SketchCounts
 
 
 def make(**kw: object) -> dn.HeavyHitters:
@@ -409,3 +410,98 @@ def test_top_k_oracle_and_rows_bounds() -> None:
     with pytest.raises(ValueError, match=r"^alphabet applies to method 'pem' only \(SFP's one-byte fragments"):
         dn.HeavyHitters(epsilon=4.0, method="sfp", alphabet="ab")
     assert dn.HeavyHitters(epsilon=4.0).oracle.rows == 256
+
+
+def _sketch(table: list[list[int]], rows: list[int]) -> SketchCounts:
+    return SketchCounts("s", np.array(table, dtype=np.int64), np.array(rows, dtype=np.int64))
+
+
+def _packed(**change: object) -> dict[str, object]:
+    """A packed aggregate of 2 sketches (1 x 2 each; PEM's 2 levels, or SFP's level and word) with ``change``."""
+    data = HeavyStat("f", (_sketch([[1, 0]], [1]), _sketch([[2, 1]], [3]))).to_json()
+    return {**data, **change}
+
+
+def _refused(data: object) -> str:
+    with pytest.raises(AggregateError) as err:
+        HeavyStat.from_json(data)
+    return str(err.value)
+
+
+def test_packed_aggregate_counts_of_32_and_64_bits() -> None:
+    """Tables pack as 32-bit integers up to 2**31 - 1 and as 64-bit ones from 2**31 (either sign); back as int64."""
+    for big, dtype in [(2**31 - 1, "<i4"), (2**31, "<i8"), (-(2**31), "<i8"), (2**40, "<i8")]:
+        stat = HeavyStat("f", (_sketch([[big, 0]], [2**41]), _sketch([[1, 0]], [1])))
+        data = json.loads(json.dumps(stat.to_json()))
+        assert data["dtype"] == dtype and data["shape"] == [2, 1, 2], big
+        back = HeavyStat.from_json(data)
+        assert all(a == b for a, b in zip(back.levels, stat.levels, strict=True)) and back.fingerprint == "f"
+        assert back.levels[0].table.dtype == np.int64 and back.levels[0].row_counts.dtype == np.int64
+
+
+def test_merge_keeps_the_fingerprint_and_refuses_other_shapes() -> None:
+    a = HeavyStat("f", (_sketch([[1, 0]], [1]), _sketch([[2, 1]], [3])))
+    merged = a + a
+    assert merged.fingerprint == "f" and merged.n == 8 and merged.word is None
+    assert merged.levels[1].table.tolist() == [[4, 2]]
+    with_word = HeavyStat("f", (_sketch([[1, 0]], [1]),), _sketch([[2, 1]], [3]))
+    assert (with_word + with_word).word == _sketch([[4, 2]], [6])
+    assert HeavyStat.from_json(with_word.to_json()).word == with_word.word  # one level and the word
+    for other in (HeavyStat("f", (_sketch([[1, 0]], [1]),)), with_word):
+        with pytest.raises(AggregateError, match="^cannot merge discovery aggregates with different levels$"):
+            a + other
+
+
+def test_old_form_refusals_in_whole_messages() -> None:
+    fields = ("a discovery aggregate must be a JSON object with fields 'fingerprint' and 'levels' "
+              "(and SFP's 'word')")
+    assert _refused(["fingerprint", "levels"]) == fields  # not an object, though it holds the names
+    assert _refused({"fingerprint": "f"}) == fields
+    types = "discovery aggregate: 'fingerprint' must be a string and 'levels' a non-empty list"
+    level = _sketch([[1, 0]], [1]).to_json()
+    for bad in ({"fingerprint": "f", "levels": []}, {"fingerprint": 1, "levels": [level]},
+                {"fingerprint": "f", "levels": level}):
+        assert _refused(bad) == types, bad
+
+
+def test_packed_refusals_in_whole_messages() -> None:
+    base = "discovery aggregate field"
+    assert _refused(_packed(encoding="other")) == f"{base} 'encoding' must be 'deniable.packed-sketches/1'; got 'other'"
+    assert _refused(_packed(fingerprint=1)) == "discovery aggregate fields 'fingerprint' and 'sketch' must be strings"
+    assert _refused(_packed(dtype="<f8")) == f"{base} 'dtype' must be one of ['<i4', '<i8']; got '<f8'"
+    rows = f"{base} 'row_counts' must be 2 lists of 1 non-negative integers"
+    for bad_rows in ([[1], [-1]], [[1], [True]], [[1], (3,)], [[1]], [[1], [3, 0]]):
+        assert _refused(_packed(row_counts=bad_rows)) == rows, bad_rows
+    # each sketch's counts within -n..n of its own n (not the total over sketches)
+    assert _refused(_packed(row_counts=[[0], [4]])) == f"{base} 'table' must hold integers in -n..n of each sketch"
+    table = str(_packed()["table"])
+    bad64 = f"{base} 'table' must be base64 of zlib-compressed counts"
+    assert _refused(_packed(table=table[:4] + "!" + table[4:])) == bad64  # not discarded: refused
+    assert _refused(_packed(word=1)) == f"{base} 'word' must be true or false; got 1"
+
+
+def test_packed_shape_limits() -> None:
+    """Each of sketches, rows and width in 1..2**20 and their product at most 2**26; SFP needs 2 sketches."""
+    def shape_refused(shape: list[int], **change: object) -> bool:
+        message = _refused(_packed(shape=shape, **change))
+        return message.startswith("discovery aggregate field 'shape' must be [sketches, rows, width]; got ")
+
+    # accepted shapes go on to the next check, row_counts (here never matching)
+    for shape in ([1, 1, 1], [5, 1, 1 << 20], [64, 1024, 1024], [1 << 20, 1, 64]):
+        assert not shape_refused(shape, row_counts=[]), shape
+    for shape in ([5, 0, 16], [5, 1, (1 << 20) + 1], [64, 1024, 1025], [1 << 20, 65, 1], [1 << 20, 1, 65],
+                  [5, 16], [5, 16, 1.0]):
+        assert shape_refused(shape), shape
+    word = "discovery aggregate field 'word' must be true or false; got True"
+    assert _refused(_packed(shape=[1, 16, 16], word=True)) == word
+    assert _refused(_packed(shape=[2, 16, 16], word=True, row_counts=[])).startswith(
+        "discovery aggregate field 'row_counts'")
+    assert _refused(_packed(shape=[1, 16, 16], word=False, row_counts=[])).startswith(
+        "discovery aggregate field 'row_counts'")
+
+
+def test_packed_per_sketch_bounds() -> None:
+    """A sketch whose counts exceed another's n is valid (levels hold different numbers of devices)."""
+    stat = HeavyStat("f", (_sketch([[9, 0]], [9]), _sketch([[1, 0]], [1])))
+    back = HeavyStat.from_json(json.loads(json.dumps(stat.to_json())))
+    assert back.levels[0].table.tolist() == [[9, 0]] and back.n == 10

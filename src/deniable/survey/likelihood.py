@@ -56,6 +56,14 @@ TOLERANCE = 1e-10
 DIVERGED_ETA = 30.0
 """A fitted linear predictor beyond +-30 (a prevalence within 1e-13 of 0 or 1) means a coefficient diverges."""
 
+DIVERGED_STEP = 0.5
+"""A converged fit whose next Newton step still moves a fitted linear predictor by more than 0.5 runs along a ray.
+
+At a finite maximum the step ``d`` moves ``eta_i`` by at most ``sqrt(g' d) se(eta_i)``, below
+``1e-5 se(eta_i)``; where the log-likelihood rises ever more slowly toward a prevalence of 0 or 1
+(``l ~ C - A exp(-|eta|)``), the step moves the separated logits by about 1, whatever the gain.
+"""
+
 SINGULAR_CONDITION = 1e12
 """An information matrix (scaled to unit diagonal) with a condition number above this is singular."""
 
@@ -251,17 +259,7 @@ def maximize(lik: Likelihood, start: Any, tol: float = TOLERANCE, max_iter: int 
         raise ValueError("start: the log-likelihood is not finite at the start values")
     decrement, held = np.inf, False
     for iteration in range(1, max_iter + 1):
-        g = lik.score(theta)
-        h = -lik.hessian(theta)
-        free = np.ones(k, dtype=bool)
-        if extra is not None and (
-            (theta[extra] <= 0.0 and g[extra] < 0) or (theta[extra] >= 1.0 and g[extra] > 0)
-        ):
-            free[extra] = False
-        held = not free.all()
-        step = np.zeros(k)
-        step[free] = _regularized_solve(h[np.ix_(free, free)], g[free])
-        decrement = float(g @ step)
+        step, decrement, held = _newton_step(lik, theta, extra)
         if decrement < tol:
             return Maximum(theta, llf, iteration, decrement, True, held or _on_bound(theta, extra))
         size = 1.0
@@ -277,6 +275,21 @@ def maximize(lik: Likelihood, start: Any, tol: float = TOLERANCE, max_iter: int 
             return Maximum(theta, llf, iteration, decrement, decrement < np.sqrt(tol), held)
         theta, llf = trial, new
     return Maximum(theta, llf, max_iter, decrement, False, held)
+
+
+def _newton_step(
+    lik: Likelihood, theta: NDArray[np.float64], extra: int | None
+) -> tuple[NDArray[np.float64], float, bool]:
+    """The damped Newton step ``d = (-H + mu I)^{-1} g`` at ``theta``, the decrement ``g' d``, and whether ``a``
+    is held on its bound (its step 0) because it sits on 0 or 1 and the score pushes it outward."""
+    g = lik.score(theta)
+    h = -lik.hessian(theta)
+    free = np.ones(lik.k_params, dtype=bool)
+    if extra is not None and ((theta[extra] <= 0.0 and g[extra] < 0) or (theta[extra] >= 1.0 and g[extra] > 0)):
+        free[extra] = False
+    step = np.zeros(lik.k_params)
+    step[free] = _regularized_solve(h[np.ix_(free, free)], g[free])
+    return step, float(g @ step), not free.all()
 
 
 def _on_bound(theta: NDArray[np.float64], extra: int | None) -> bool:
@@ -353,17 +366,32 @@ def _intercept_start(lik: ResponseLikelihood) -> NDArray[np.float64]:
     return start
 
 
-def _check_separation(lik: ResponseLikelihood, best: Maximum, names: list[str]) -> None:
+def _diverging(lik: ResponseLikelihood, best: Maximum) -> str | None:
+    """Why a coefficient diverges (the fit did not converge, a fitted prevalence is 0 or 1 to within 1e-13,
+    or the log-likelihood still rises along a ray), or None for a finite maximum."""
+    if not best.converged:
+        return f"the fit did not converge in {best.iterations} Newton steps"
     k = lik.exog.shape[1]
-    beta = best.params[:k]
-    eta = lik.exog @ beta
-    if np.max(np.abs(eta)) > DIVERGED_ETA or not best.converged:
+    eta = lik.exog @ best.params[:k]
+    i = int(np.argmax(np.abs(eta)))
+    if abs(eta[i]) > DIVERGED_ETA:
+        return f"a fitted prevalence is {'0' if eta[i] < 0 else '1'} to within 1e-13"
+    drift = lik.exog @ _newton_step(lik, best.params, k if lik.k_extra else None)[0][:k]
+    i = int(np.argmax(np.abs(drift)))
+    if abs(drift[i]) > DIVERGED_STEP:
+        return (f"a fitted prevalence runs to {'0' if drift[i] < 0 else '1'}: the log-likelihood still rises, "
+                "ever more slowly, as its logit moves on")
+    return None
+
+
+def _check_separation(lik: ResponseLikelihood, best: Maximum, names: list[str]) -> None:
+    why = _diverging(lik, best)
+    if why is not None:
+        beta = best.params[: lik.exog.shape[1]]
         spread = lik.exog.std(axis=0)
         varying = spread > 0
         size = np.abs(beta) * np.where(varying, spread, 1.0)
         j = int(np.argmax(np.where(varying, size, -1.0))) if varying.any() else int(np.argmax(size))
-        why = (f"a fitted prevalence is {'0' if eta[np.argmax(np.abs(eta))] < 0 else '1'} to within 1e-13"
-               if best.converged else f"the fit did not converge in {best.iterations} Newton steps")
         raise SeparationError(
             f"perfect separation: the coefficient of {names[j]!r} diverges ({why}); the answers in some "
             "covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."

@@ -27,9 +27,16 @@ SQUARE_WAVE_MAX_EPSILON = 28.0  # every epsilon up to here is realised to within
 
 
 def square_wave_b(epsilon: float) -> float:
-    """Li et al.'s half-width ``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``."""
+    """Li et al.'s half-width ``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``.
+
+    Both parts are of order ``eps^2`` for small epsilon (``b -> 1/2``), so the
+    numerator is taken as ``eps e^eps - (e^eps - 1)`` with ``expm1``: its
+    rounding is then relative to ``eps`` (``b`` to about ``1e-15 / eps``), not
+    to 1 (which left ``b = 1.11`` at ``eps = 1e-8`` and ``0`` at ``3e-9``).
+    """
     e = math.exp(epsilon)
-    return (epsilon * e - e + 1) / (2 * e * (math.expm1(epsilon) - epsilon))
+    growth = math.expm1(epsilon)
+    return (epsilon * e - growth) / (2 * e * (growth - epsilon))
 
 
 @register(kind="numeric", required={"epsilon"}, optional={"bins"})
