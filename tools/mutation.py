@@ -140,7 +140,10 @@ MODULES: dict[str, list[str]] = {
     "client_state": [f"{UNIT}/test_client_state.py"],
     # discovery (heavy hitters): the unit tests; not the calibrated recall runs of tests/stat (seconds each)
     **{
-        f"heavy.{name}": [f"{UNIT}/test_heavy.py", f"{UNIT}/test_heavy_alphabet.py", f"{UNIT}/test_heavy_quality.py"]
+        f"heavy.{name}": [
+            f"{UNIT}/test_heavy.py", f"{UNIT}/test_heavy_alphabet.py", f"{UNIT}/test_heavy_quality.py",
+            f"{UNIT}/test_heavy_protocols.py",
+        ]
         for name in ("items", "protocols", "hitters", "results", "quality")
     },
     # the exact, API and sampler/estimator tests; not the black-box audits (9 of 41 s), which

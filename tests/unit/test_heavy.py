@@ -12,6 +12,7 @@ import pytest
 import deniable as dn
 from deniable.errors import AggregateError
 from deniable.heavy import HeavyStat
+from deniable.intervals import z_for
 from deniable.mechanisms.sketch import SketchCounts
 
 
@@ -318,6 +319,97 @@ def test_packed_aggregate_refuses_malformed() -> None:
     for change, message in cases:
         with pytest.raises(AggregateError, match=message):
             hh.aggregate_from_json({**packed, **change})
+
+
+def test_refusals_name_what_they_got() -> None:
+    """Each refusal says what it was given, and a report's ``reason`` is phrased for that report alone."""
+    hh = make(method="sfp")
+    with pytest.raises(dn.ConfigError, match=r"\(optionally \['alphabet'\]\); got list$"):
+        dn.HeavyHitters.from_config([1])  # type: ignore[arg-type]
+    with pytest.raises(dn.ConfigError, match="^discovery config: alphabet must be a non-empty string of distinct "
+                                             r"ASCII characters \(or absent\); got None$"):
+        dn.HeavyHitters.from_config({**make().to_config(), "alphabet": None})
+    with pytest.raises(dn.ReportError, match="^reports must be a JSON array; got dict$"):
+        hh.reports_from_json({"level": 1})
+    good = hh.reports_to_json(hh.privatize_many(["ab", "c"], rng=2))
+    with pytest.raises(dn.ReportError) as err:
+        hh.reports_from_json([good[0], {"level": 1}])
+    assert err.value.reason.startswith("report must be an object with fields ['level', 'sketch', 'word']; got")
+    with pytest.raises(dn.ReportError, match=r"^report 1: report level must be an integer in 1\.\.5; got True$") as err:
+        hh.reports_from_json([good[0], {**good[1], "level": True}])
+    assert err.value.reason == "report level must be an integer in 1..5; got True"
+    with pytest.raises(TypeError, match="^identify needs a HeavyStat aggregate; got SketchCounts$"):
+        hh.identify(hh.oracle.aggregate([]))  # type: ignore[arg-type]
+
+
+def test_config_epsilon_must_match_to_12_digits() -> None:
+    config = make().to_config()
+    with pytest.raises(dn.ConfigError, match="'epsilon' says"):
+        dn.HeavyHitters.from_config({**config, "epsilon": config["epsilon"] * (1 + 1e-10)})
+    close = {**config, "epsilon": config["epsilon"] * (1 + 1e-13)}
+    assert dn.HeavyHitters.from_config(close).epsilon == config["epsilon"]
+
+
+def test_aggregate_word_must_match_the_method_and_sketch() -> None:
+    """A PEM aggregate with a word sketch is refused as such; an SFP aggregate's word sketch must be this
+    configuration's (rows, width and seed), as its levels must."""
+    pem, sfp = make(), make(method="sfp")
+    levels = _old_form(pem.aggregate(pem.privatize_many(["ab"] * 20, rng=1)))["levels"]
+    with pytest.raises(AggregateError, match="^discovery aggregate: 'word' is unexpected$"):
+        pem.aggregate_from_json({"fingerprint": pem.fingerprint, "levels": levels, "word": levels[0]})  # type: ignore[index]
+    good = _old_form(sfp.aggregate(sfp.privatize_many(["ab"] * 20, rng=1)))
+    narrow = dn.CountMeanSketch(epsilon=sfp.oracle.epsilon, rows=16, width=128, seed=bytes(32))
+    with pytest.raises(AggregateError):
+        sfp.aggregate_from_json({**good, "word": narrow.aggregate(narrow.privatize_many(["ab"], rng=1)).to_json()})
+
+
+def test_identify_threshold_is_an_estimated_count() -> None:
+    """``threshold``: the values whose estimated count (share times ``n``) is at least it, the bound included."""
+    hh = make()
+    values = ["apple"] * 2000 + ["pear"] * 1500 + [""] * 1000 + [f"t{i}" for i in range(500)]
+    stat = hh.aggregate(hh.privatize_many(values, rng=3))
+    found = hh.identify(stat)
+    at_pear = hh.identify(stat, threshold=float(found.counts[1]))
+    assert at_pear.values == found.values[:2] and at_pear.counts.tolist() == found.counts[:2].tolist()
+
+
+def test_alphabet_extends_the_fingerprint() -> None:
+    assert make(alphabet="ab").fingerprint == make().fingerprint + ":alphabet=6162"
+
+
+def test_bad_levels_name_the_first_bad_report() -> None:
+    hh = make()
+    bad = hh.privatize_many(["a"] * 6, rng=1)
+    bad["level"][:4] = [1, 5, 1, 0]
+    with pytest.raises(ValueError, match="^report 3: level must be in 1..5; got 0$"):
+        hh.aggregate(bad)
+    with pytest.raises(ValueError, match=r"fields \['level', 'row', 'bits'\]; got float64$"):
+        hh.aggregate(np.zeros(3))
+
+
+def test_identify_counts_and_intervals_are_scaled_by_n() -> None:
+    """Counts ``f n``, SEs ``SE n``, the interval ``(f -+ z SE) n`` at the given level, and ``n`` itself."""
+    hh = make()
+    values = ["apple"] * 2000 + ["pear"] * 1500 + [""] * 1000 + [f"t{i}" for i in range(500)]
+    stat = hh.aggregate(hh.privatize_many(values, rng=3))
+    found = hh.identify(stat, level=0.9)
+    z = z_for(0.1)
+    assert found.n == stat.n == 5000 and found.level == 0.9
+    assert found.ci_low == pytest.approx(found.counts - z * found.std_errors, rel=1e-12)
+    assert found.ci_high == pytest.approx(found.counts + z * found.std_errors, rel=1e-12)
+
+
+def test_top_k_oracle_and_rows_bounds() -> None:
+    """``top_k`` is an integer in 1..4096 (not a bool); the oracle is named; 256 sketch rows by default."""
+    for bad in (True, 4097):
+        with pytest.raises(ValueError, match=rf"^top_k must be an integer in 1\.\.4096; got {bad}$"):
+            dn.HeavyHitters(epsilon=4.0, top_k=bad)
+    assert dn.HeavyHitters(epsilon=4.0, top_k=4096).top_k == 4096
+    with pytest.raises(ValueError, match=r"^oracle must be one of \['hcms', 'cms'\] or None; got 'grr'$"):
+        dn.HeavyHitters(epsilon=4.0, oracle="grr")
+    with pytest.raises(ValueError, match=r"^alphabet applies to method 'pem' only \(SFP's one-byte fragments"):
+        dn.HeavyHitters(epsilon=4.0, method="sfp", alphabet="ab")
+    assert dn.HeavyHitters(epsilon=4.0).oracle.rows == 256
 
 
 def _sketch(table: list[list[int]], rows: list[int]) -> SketchCounts:
