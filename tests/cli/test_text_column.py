@@ -2,8 +2,9 @@
 
 The round trips use the secure default randomness (no ``--seed``), so recall
 is checked against a calibrated bound, as in ``tests/stat/test_heavy_recall.py``:
-with ``s**2 = oracle.variance(n_min, 0, 1)`` (``n_min`` the fewest reports of a
-level, read from the file), each of the at most ``L * top_k * 256`` prefix
+with ``s**2 = oracle.variance(n_min, 0, c)`` (``n_min`` the fewest reports of a
+level, read from the file; ``c`` the collision rate of the first level's keys,
+at most 1), each of the at most ``L * top_k * 256`` prefix
 candidates is off by more than ``z s`` with ``z = z(alpha / 2C)``, alpha
 1e-6 in all; outside that event every value of share at least ``2 z s``
 (with fewer than ``top_k`` prefixes above it at any level: at most 26 first
@@ -45,14 +46,23 @@ def _reports(path: Path, hh: dn.HeavyHitters) -> np.ndarray:
     return hh.reports_from_json([json.loads(t) for t in frame["word"]])
 
 
-def _calibrated_bound(hh: dn.HeavyHitters, stat: dn.HeavyStat) -> float:
-    """``2 z s``: every value with a larger share is found (alpha 1e-6; see the module docstring)."""
+def _calibrated_bound(hh: dn.HeavyHitters, stat: dn.HeavyStat, values: list[str] | None = None) -> float:
+    """``2 z s``: every value with a larger share is found (alpha 1e-6; see the module docstring).
+
+    The variance's collision term over the sketch's seed (drawn at random by the command) is that of
+    the level with the most concentrated keys, the first (merging keys only adds to ``sum N (N - 1)``):
+    ``sum_c N_c (N_c - 1) / n**2`` over the values' first characters, or its bound 1 without ``values``.
+    """
     n, n_min = stat.n, min(s.n for s in stat.levels)
-    s = float(np.sqrt(hh.oracle.variance(n_min, 0.0, 1.0)))
+    collisions = 1.0
+    if values is not None:
+        first = np.array(list(Counter(v[:1] for v in values).values()), dtype=float)
+        collisions = float(np.sum(first * (first - 1))) / len(values) ** 2
+    s = float(np.sqrt(hh.oracle.variance(n_min, 0.0, collisions)))
     z = stats.norm.isf(ALPHA / (2 * hh.levels * hh.top_k * 256))
     # the filter: z_f SE with SE <= sqrt(s_L^2 + the largest subsampling term) stays below z s
     n_last = stat.levels[-1].n
-    s_last = float(np.sqrt(hh.oracle.variance(n_last, 0.0, 1.0)))
+    s_last = float(np.sqrt(hh.oracle.variance(n_last, 0.0, collisions)))
     z_filter = stats.norm.isf(0.05 / (hh.top_k * 256))
     assert z_filter * np.sqrt(s_last**2 + 0.25 * (n - n_last) / (n_last * (n - 1))) < z * s
     return 2 * z * s
@@ -75,7 +85,7 @@ def test_zipf_column_recall(cli, tmp_path: Path, rng: np.random.Generator, suffi
     assert config["format"] == "deniable.discovery" and config["max_length"] == 8
     hh = dn.HeavyHitters.from_config(config)
     stat = hh.aggregate(_reports(private, hh))
-    bound = _calibrated_bound(hh, stat)
+    bound = _calibrated_bound(hh, stat, words)
     truth = Counter(words)
     above = {w for w, c in truth.items() if c / n >= bound}
     assert {w for w, _ in truth.most_common(3)} <= above  # the calibration covers the top 3

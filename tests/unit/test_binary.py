@@ -105,7 +105,8 @@ def test_support_counts_of_every_report_form() -> None:
     assert stat.counts.tolist() == [5, 0] and stat.counts.dtype == np.int64 and stat.n == 5
     # the first value that is not a boolean, as given (numpy would read [True, "yes"] as the strings "True", "yes")
     for bad, shown in [(np.array([True, 1], dtype=object), "1"), (np.array([True, "yes"], dtype=object), "'yes'"),
-                       ([True, "yes"], "'yes'"), ((False, 0.0), "0.0"), (np.array([1, 0]), "1")]:
+                       ([True, "yes"], "'yes'"), ((False, 0.0), "0.0"), (np.array([1, 0]), "1"),
+                       ([True, None], "None"), (np.array([None, True], dtype=object), "None")]:
         with pytest.raises(ValueError, match=rf"^BinaryRR reports must be booleans \(true/false\); got {shown}$"):
             m.aggregate(bad)
 
