@@ -170,10 +170,10 @@ class BinaryRR(FrequencyOracle):
         if arr.size and arr.dtype != np.bool_:
             # the values as given: numpy turns [True, "x"] into the strings ["True", "x"]
             given = reports.tolist() if isinstance(reports, np.ndarray) else list(reports)
-            bad = [v for v in given if not isinstance(v, (bool, np.bool_))][:1]
-            if not bad:
+            bad = next((i for i, v in enumerate(given) if not isinstance(v, (bool, np.bool_))), None)
+            if bad is None:
                 return arr.astype(bool)
-            raise ValueError(f"BinaryRR reports must be booleans (true/false); got {bad[0]!r}")
+            raise ValueError(f"BinaryRR reports must be booleans (true/false); got {given[bad]!r}")
         return arr.astype(bool, copy=False)
 
     def _support_counts(self, reports: NDArray[np.bool_]) -> NDArray[np.int64]:
