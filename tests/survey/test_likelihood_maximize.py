@@ -602,3 +602,17 @@ def test_fit_keeps_the_first_best_maximum_past_failed_restarts(monkeypatch: pyte
 
     starts = _searches(monkeypatch, lik, outcome)
     assert fit(lik, ["Intercept", "z", "t"]) is better and len(starts) == 5
+
+
+def test_fit_refuses_when_every_search_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No start reaching a maximum (every search refused) is a separation error in whole words."""
+    lik = _two_group_with_covariate()
+
+    def refused(j: int, start: np.ndarray) -> Maximum:
+        raise FloatingPointError("the Hessian is not finite: a fitted prevalence reached 0 or 1")
+
+    starts = _searches(monkeypatch, lik, refused)
+    message = "no start value reached a finite maximum: the fitted prevalence runs to 0 or 1"
+    with pytest.raises(SeparationError, match=_exact(message)):
+        fit(lik, ["Intercept", "z", "t"], restarts=2)
+    assert len(starts) == 3
