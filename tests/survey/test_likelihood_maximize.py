@@ -519,7 +519,7 @@ def test_fit_on_the_bound_judges_the_coefficients_with_the_extra_parameter_held(
 def test_the_direction_a_diverging_fit_runs_to_is_the_sign_of_its_step() -> None:
     """A fit said to have converged half a logit below Warner's maximum (150 of 400 "yes"): the next Newton
     step moves the logit by +0.77 (more than 0.5, less than 1), so the prevalence is said to run to 1; 0.75
-    above it the step is -0.68, toward 0."""
+    above it the step is -0.68, toward 0. A fit said to end at a logit of +31 has a prevalence of 1."""
     lik = ResponseLikelihood(sv.Warner(0.8), (np.arange(400) < 150).astype(int), None, np.ones((400, 1)))
     top = maximize(lik, [0.0]).params
     for offset, end in ((-0.5, "1"), (0.75, "0")):
@@ -527,6 +527,9 @@ def test_the_direction_a_diverging_fit_runs_to_is_the_sign_of_its_step() -> None
         claimed = Maximum(params, lik.loglike(params), 3, 0.0, True, False)
         with pytest.raises(SeparationError, match=re.escape(f"(a fitted prevalence runs to {end}: the log-")):
             _check_separation(lik, claimed, ["Intercept"])
+    far = Maximum(np.array([31.0]), lik.loglike([31.0]), 3, 0.0, True, False)
+    with pytest.raises(SeparationError, match=re.escape("(a fitted prevalence is 1 to within 1e-13); the")):
+        _check_separation(lik, far, ["Intercept"])
 
 
 # ------------------------------------------------------------------ the random restarts
@@ -547,16 +550,18 @@ def _searches(monkeypatch: pytest.MonkeyPatch, lik: ResponseLikelihood, outcome:
 
 
 def _two_group_with_covariate() -> ResponseLikelihood:
-    """SLD at ``pi = 0.5``, ``t = 0.7`` (70 and 50 "yes" of 100) with an intercept and a covariate of spread 3."""
+    """SLD at ``pi = 0.75``, ``t = 0.8`` (78 and 68 "yes" of 100: the intercept start is ``(ln 3, 0, 0.81)``) with
+    an intercept and a covariate of spread 3."""
     z = np.random.default_rng(8).normal(0.0, 3.0, 200)
-    return _sld(70, 50).with_exog(np.column_stack([np.ones(200), z]))
+    return _sld(78, 68).with_exog(np.column_stack([np.ones(200), z]))
 
 
 def test_fit_searches_from_the_intercept_start_and_four_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """By default ``fit`` searches five times: from the intercept start, then from four seeded restarts (the
-    same for the same seed). Over 400 restarts each coefficient moves from the intercept start by a normal
-    deviation of standard deviation 0.5 divided by its column's spread (1 for the constant column), and ``a``
-    is drawn uniformly from [0.05, 0.95]. Here every restart fails, so the intercept start's maximum is the fit."""
+    """By default ``fit`` searches five times: from the intercept start, then from four restarts seeded by 0
+    (the same for the same seed). Over 400 restarts each coefficient moves from the intercept start by its own
+    normal deviation of standard deviation 0.5 divided by its column's spread (1 for the constant column), and
+    ``a`` is drawn uniformly from [0.05, 0.95]. Here every restart fails, so the intercept start's maximum is the
+    fit."""
     lik = _two_group_with_covariate()
     first = maximize(lik, _intercept_start(lik))
 
@@ -570,8 +575,11 @@ def test_fit_searches_from_the_intercept_start_and_four_restarts(monkeypatch: py
     assert len(starts) == 5
     np.testing.assert_array_equal(starts[0], _intercept_start(lik))
     again = _searches(monkeypatch, lik, only_first)
-    fit(lik, ["Intercept", "z", "t"])
+    fit(lik, ["Intercept", "z", "t"], seed=0)
     np.testing.assert_array_equal(np.array(again), np.array(starts))
+    other = _searches(monkeypatch, lik, only_first)
+    fit(lik, ["Intercept", "z", "t"], seed=1)
+    assert not np.any(np.array(other[1:]) == np.array(starts[1:]))
     many = _searches(monkeypatch, lik, only_first)
     fit(lik, ["Intercept", "z", "t"], restarts=400, seed=1)
     moves = np.array(many[1:]) - many[0]
@@ -579,6 +587,7 @@ def test_fit_searches_from_the_intercept_start_and_four_restarts(monkeypatch: py
     spread = lik.exog[:, 1].std()
     assert moves[:, 0].std() == pytest.approx(0.5, rel=0.1) and abs(moves[:, 0].mean()) < 0.1
     assert moves[:, 1].std() * spread == pytest.approx(0.5, rel=0.1) and abs(moves[:, 1].mean() * spread) < 0.1
+    assert abs(np.corrcoef(moves[:, 0], moves[:, 1])[0, 1]) < 0.2
     a = np.array(many[1:])[:, 2]
     assert 0.05 <= a.min() < 0.1 and 0.9 < a.max() <= 0.95
     assert 0.45 < np.mean(a) < 0.55
