@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from deniable import accelerate
 from deniable.randomness import Source, bernoulli_packed, uniform_words
 
-__all__ = ["SkipTable", "skip_table", "sparse_packed", "flips_packed", "SPARSE_BELOW", "MORE", "DONE", "STRADDLES"]
+__all__ = ["SkipTable", "skip_table", "sparse_packed", "flips_packed", "SPARSE_BELOW"]
 
 _CELL_BITS = 32  # bits of W per word
 _FLOOR_LOG2 = 20  # the cap keeps S(cap) >= 2**-20
