@@ -143,8 +143,11 @@ class Protocol:
         """One report per entry of ``inverse`` (the device's level draw, then its sketch report(s))."""
         level = uniform_below(self.levels, inverse.size, source).astype(np.int64) + 1
         pair = inverse * self.levels + (level - 1)
-        used, key_of = np.unique(pair, return_inverse=True)
-        sketch = self.oracle.privatize_keys(self._level_keys(items, used), key_of.reshape(-1).astype(np.int64), source)
+        seen = np.zeros(len(items) * self.levels, dtype=np.bool_)
+        seen[pair] = True
+        used = np.flatnonzero(seen)  # the (item, level) pairs drawn, in order; each report's rank among them
+        key_of = (np.cumsum(seen, dtype=np.int64) - 1)[pair]
+        sketch = self.oracle.privatize_keys(self._level_keys(items, used), key_of, source)
         out = np.empty(inverse.size, dtype=self.dtype)
         out["level"] = level
         for f in sketch.dtype.names or ():

@@ -85,7 +85,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import accelerate, columns, privacy, randomness
+from deniable import accelerate, columns, privacy, randomness, skips
 from deniable.aggregates import Mergeable, _count, _fields, _fingerprint
 from deniable.errors import AggregateError
 from deniable.estimate import Estimate, Target, check_target, pure_variance
@@ -763,14 +763,14 @@ class CountMeanSketch(Sketch):
         return 1 - q0, q0
 
     def _sample(self, rows: NDArray[np.int64], buckets: NDArray[np.int64], source: Source) -> NDArray[Any]:
-        """Each report's ``m`` flips drawn packed (:func:`~deniable.randomness.bernoulli_packed`), then
+        """Each report's ``m`` flips drawn packed (:func:`~deniable.skips.flips_packed`), then
         the bit of its bucket (``bitorder="little"``: bit ``b % 8`` of byte ``b // 8``) inverted."""
         n, size = rows.size, self.width // 8
         out = np.empty(n, dtype=self.dtype)
         out["row"] = rows
         for start in range(0, n, _CHUNK):
             stop = min(n, start + _CHUNK)
-            bits = randomness.bernoulli_packed(self.flip_numerator, 32, (stop - start) * self.width, source)
+            bits = skips.flips_packed(self.flip_numerator, 32, (stop - start) * self.width, source)
             bits = bits.reshape(stop - start, size)
             own = buckets[start:stop]
             bits[np.arange(stop - start), own >> 3] ^= np.left_shift(1, own & 7).astype(np.uint8)
