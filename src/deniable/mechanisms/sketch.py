@@ -72,10 +72,13 @@ are unbiased; the collision term uses ``pi (n-1)/n - f_d**2``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import math
 import secrets
 import weakref
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -118,11 +121,12 @@ def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[
     if isinstance(values, np.ndarray):
         values = values.tolist()
     items = list(values)
-    if set(map(type, items)) <= {str}:  # every value a str: the distinct ones and positions at C speed
-        distinct = dict.fromkeys(items)
-        positions = dict(zip(distinct, range(len(distinct)), strict=True))
-        found = np.fromiter(map(positions.__getitem__, items), dtype=np.int64, count=len(items))
-        return [v.encode("utf-8") for v in distinct], found
+    with contextlib.suppress(TypeError):  # an unhashable value: the checks below name it
+        # each value's position among the distinct ones, numbered as first met, in one pass at C speed
+        numbered: defaultdict[Any, int] = defaultdict(itertools.count().__next__)
+        found = np.fromiter(map(numbered.__getitem__, items), dtype=np.int64, count=len(items))
+        if set(map(type, numbered)) <= {str}:  # every distinct value a str (a later one equal to it is it)
+            return [v.encode("utf-8") for v in numbered], found
     index: dict[str, int] = {}
     inverse = np.empty(len(items), dtype=np.int64)
     for i, v in enumerate(items):
