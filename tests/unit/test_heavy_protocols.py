@@ -198,3 +198,15 @@ def test_seeded_reports_are_reproducible(method: str) -> None:
     values = ["ab", "c", "ab", "xyz"] * 50
     first, again = hh.privatize_many(values, rng=11), hh.privatize_many(values, rng=11)
     assert (first == again).all() and not (first == hh.privatize_many(values, rng=12)).all()
+
+
+@pytest.mark.parametrize("kind", ["text", "integer"])
+def test_pem_level_keys_are_the_level_then_the_prefix(kind: str) -> None:
+    """Pair ``p``'s key is the byte ``l = p % L + 1`` then the first ``l`` bytes of item ``p // L``, for every
+    pair of a few items (built end to end with numpy: the same bytes as written out one by one)."""
+    hh = dn.HeavyHitters(epsilon=4.0, method="pem", max_length=5, top_k=8, kind=kind)
+    items, _ = hh.items_of.encode(["", "ab", "héllo", "a much longer one"] if kind == "text" else [0, -1, 2**40])
+    L = hh.levels
+    used = np.array([p for p in range(len(items) * L) if p % 3 != 1], dtype=np.int64)
+    keys = hh.protocol._level_keys(items, used)
+    assert keys.split() == [bytes([p % L + 1]) + items[p // L][: p % L + 1] for p in used.tolist()]
