@@ -173,6 +173,9 @@ class OneBitMean(NumericMechanism):
     ``(b s + j (a - b)) / ((a + b) s)``. ``gamma`` (default 0: none) adds
     output perturbation (module docstring): ``epsilon`` is then the memoized
     bits' (:attr:`epsilon_perm`) and one report's :attr:`epsilon` is smaller.
+    A bit is drawn below ``(a + b) s``, which must fit in 64 bits: above an
+    epsilon of about 11.09, where ``a`` and ``b`` need 63 bits, at most 3
+    points.
     """
 
     wire_id = "one-bit-mean"
@@ -183,7 +186,14 @@ class OneBitMean(NumericMechanism):
         eps = privacy.check_epsilon(epsilon, owner="OneBitMean")
         a, b = privacy.exp_ratio(eps, 1)
         g = _flip_numerator(gamma, "OneBitMean")
-        self._set(a, b, _check_int(points, "points", 2, _MAX_POINTS, "OneBitMean"), g)
+        points = _check_int(points, "points", 2, _MAX_POINTS, "OneBitMean")
+        if (a + b) * (points - 1) > TWO64:  # 63-bit a + b (epsilon above about 11.09): at most 3 points
+            raise ValueError(
+                f"points={points} is too many for OneBitMean at epsilon={epsilon!r}: its draws below "
+                f"(a + b) * (points - 1) must fit in 64 bits (e^epsilon = a / b, a + b = {a + b}); "
+                f"at most {TWO64 // (a + b) + 1} points"
+            )
+        self._set(a, b, points, g)
         _check_close("OneBitMean", self.epsilon_perm, eps)
 
     def _set(self, a: int, b: int, points: int, g: int = 0) -> None:
