@@ -730,18 +730,21 @@ def test_telemetry_constructors_name_themselves_and_keep_exp_ratio_integers() ->
 
 
 def test_one_bit_mean_refuses_more_points_than_its_draws_hold() -> None:
-    """A bit is drawn below ``(a + b)(points - 1)``, at most ``2**64``: at epsilon 12 (``a + b`` of 63 bits)
-    3 points are sampled, 4 are refused in a whole message (they used to pass the constructor and fail
-    in ``uniform_below``); at epsilon 11 (32-bit ``a + b``) every number of points is sampled."""
-    three = dn.OneBitMean(0, 1, epsilon=12.0, points=3)
-    assert three.privatize_many(np.array([0.25, 0.75]), rng=1).shape == (2,)
-    assert three.client(secret=b"s" * 32).privatize(0.5) in (0.0, 1.0)
-    a_b = three._a + three._b
-    assert 2**64 // 3 < a_b < 2**63
-    message = (rf"^points=4 is too many for OneBitMean at epsilon=12\.0: its draws below \(a \+ b\) \* \(points - 1\) "
-               rf"must fit in 64 bits \(e\^epsilon = a / b, a \+ b = {a_b}\); at most 3 points$")
-    with pytest.raises(ValueError, match=message):
-        dn.OneBitMean(0, 1, epsilon=12.0, points=4)
+    """A bit is drawn below ``(a + b)(points - 1)``, at most ``2**64``: at epsilon 12 and 1e-10 (``a + b`` of
+    63 bits; ``a - b`` small at 1e-10) 3 points are sampled, 4 are refused in a whole message (they used to
+    pass the constructor and fail in ``uniform_below``); at epsilon 11 (32-bit ``a + b``) every number of
+    points is sampled."""
+    for epsilon in (12.0, 1e-10):
+        three = dn.OneBitMean(0, 1, epsilon=epsilon, points=3)
+        assert three.privatize_many(np.array([0.25, 0.75]), rng=1).shape == (2,)
+        assert three.client(secret=b"s" * 32).privatize(0.5) in (0.0, 1.0)
+        a_b = three._a + three._b
+        assert 2**64 // 3 < a_b < 2**63
+        message = (rf"^points=4 is too many for OneBitMean at epsilon={re.escape(repr(epsilon))}: its draws below "
+                   rf"\(a \+ b\) \* \(points - 1\) must fit in 64 bits \(e\^epsilon = a / b, a \+ b = {a_b}\); "
+                   rf"at most 3 points$")
+        with pytest.raises(ValueError, match=message):
+            dn.OneBitMean(0, 1, epsilon=epsilon, points=4)
     most = dn.OneBitMean(0, 1, epsilon=11.0, points=65536)
     assert most.privatize_many(np.array([0.25, 0.75]), rng=1).shape == (2,)
 
