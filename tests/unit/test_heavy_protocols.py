@@ -290,3 +290,15 @@ def test_sfp_uses_a_position_with_one_report(monkeypatch: pytest.MonkeyPatch) ->
     assert [s.n for s in stat.levels][1] == 1 and stat.word is not None and stat.word.n > 1
     assert hh.protocol.candidates(stat)[0] == [b"bc\xff", b"mp\xff"]
     assert _empty(hh.protocol.candidates(hh.aggregate(reports[level != 2])))
+
+
+@pytest.mark.parametrize("kind", ["text", "integer"])
+def test_pem_level_keys_are_the_level_then_the_prefix(kind: str) -> None:
+    """Pair ``p``'s key is the byte ``l = p % L + 1`` then the first ``l`` bytes of item ``p // L``, for every
+    pair of a few items (built end to end with numpy: the same bytes as written out one by one)."""
+    hh = dn.HeavyHitters(epsilon=4.0, method="pem", max_length=5, top_k=8, kind=kind)
+    items, _ = hh.items_of.encode(["", "ab", "héllo", "a much longer one"] if kind == "text" else [0, -1, 2**40])
+    L = hh.levels
+    used = np.array([p for p in range(len(items) * L) if p % 3 != 1], dtype=np.int64)
+    keys = hh.protocol._level_keys(items, used)
+    assert keys.split() == [bytes([p % L + 1]) + items[p // L][: p % L + 1] for p in used.tolist()]
