@@ -136,7 +136,7 @@ class Protocol:
     def _extra_fields(self, fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         return []
 
-    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes] | JoinedKeys:
+    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> JoinedKeys:
         raise NotImplementedError
 
     def privatize(self, items: list[bytes], inverse: NDArray[np.int64], source: Source) -> NDArray[Any]:
@@ -245,10 +245,15 @@ class SFP(Protocol):
         """The 8-bit puzzle piece ``r = h(item)``."""
         return int(keyed_digests([item], self.oracle.seed, b"deniable:sfp", 1)[0])
 
-    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
+    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> JoinedKeys:
+        """Pair ``p``'s key: the position ``p % L + 1``, item ``p // L``'s piece and its byte there (3 bytes)."""
         L = self.levels
-        pieces = keyed_digests(items, self.oracle.seed, b"deniable:sfp", 1).tolist()
-        return [bytes([p % L + 1, pieces[p // L], items[p // L][p % L]]) for p in used.tolist()]
+        item, at = used // L, used % L
+        keys = np.empty((used.size, 3), dtype=np.uint8)
+        keys[:, 0] = at + 1
+        keys[:, 1] = keyed_digests(items, self.oracle.seed, b"deniable:sfp", 1)[item]
+        keys[:, 2] = np.frombuffer(b"".join(items), dtype=np.uint8).reshape(len(items), L)[item, at]
+        return JoinedKeys(keys.reshape(-1), 3 * np.arange(1, used.size + 1))
 
     def _privatize_extra(self, items: list[bytes], inverse: NDArray[np.int64], source: Source,
                          out: NDArray[Any]) -> None:
