@@ -10,12 +10,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from backends import both, needs_numba
 
 import deniable as dn
 from deniable.heavy import HeavyStat
 from deniable.heavy.items import Items
 from deniable.heavy.protocols import SFP, _pooled, debiased
 from deniable.intervals import z_for
+from deniable.mechanisms.sketch import keyed_digests
 
 
 def sfp(**kw: object) -> dn.HeavyHitters:
@@ -308,3 +310,15 @@ def test_level_keys_as_defined(method: str, kind: str) -> None:
     else:
         expected = [bytes([p % L + 1, hh.protocol.piece(items[p // L]), items[p // L][p % L]]) for p in used.tolist()]
     assert keys.split() == expected
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["pem", "sfp"])
+def test_level_keys_hash_alike_when_compiled(method: str, restore_accelerator: None) -> None:
+    """The level keys are what the compiled BLAKE2b reads too (one flat byte array and its ends): the
+    same digests under numpy and numba."""
+    hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=5, top_k=8)
+    items, _ = hh.items_of.encode(["", "ab", "héllo", "a much longer one"])
+    keys = hh.protocol._level_keys(items, np.arange(len(items) * hh.levels, dtype=np.int64))
+    by_numpy, by_numba = both(lambda: keyed_digests(keys, bytes(32), b"deniable:test", 8))
+    assert by_numpy.tolist() == by_numba.tolist()
