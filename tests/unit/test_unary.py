@@ -124,12 +124,15 @@ def test_sue_steps_a_too_large_p_down_to_the_largest_within_epsilon(
 ) -> None:
     """The guard ``while ln_up(p^2 / (1 - p)^2) > eps: p -= 2^-32`` is never entered with
     ``exp_ratio``'s ratio (at most ``e^(eps/2)``); fed one above it, SUE steps ``p`` down to the
-    largest ``p`` whose loss is within ``eps``, exactly."""
+    largest ``p`` whose loss is within ``eps``, exactly. Asked for exactly that loss, it keeps the
+    same ``p`` (a loop that stopped only below the request would step once more)."""
     a, b = exp_ratio(eps / 2, 1)
     _first_guess_too_large(monkeypatch)
-    p = int(dn.SUE(4, epsilon=eps).p * ONE)
+    m = dn.SUE(4, epsilon=eps)
+    p = int(m.p * ONE)
     assert ((a + 64) * ONE) // (a + 64 + b) - p >= 2  # the loop ran
     assert ln_up(Fraction(p * p, (ONE - p) ** 2)) <= eps < ln_up(Fraction((p + 1) ** 2, (ONE - p - 1) ** 2))
+    assert dn.SUE(4, epsilon=m.epsilon).p == m.p
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
@@ -137,12 +140,15 @@ def test_oue_steps_a_too_small_q_up_to_the_smallest_within_epsilon(
     monkeypatch: pytest.MonkeyPatch, eps: float
 ) -> None:
     """OUE's guard ``while ln_up((1 - q) / q) > eps: q += 2^-32``, fed a ratio above ``e^eps``:
-    ``q`` ends at the smallest value whose loss is within ``eps``, exactly."""
+    ``q`` ends at the smallest value whose loss is within ``eps``, exactly, and at the same ``q``
+    when asked for exactly that loss."""
     a, b = exp_ratio(eps, 1)
     _first_guess_too_large(monkeypatch)
-    q = int(dn.OUE(4, epsilon=eps).q * ONE)
+    m = dn.OUE(4, epsilon=eps)
+    q = int(m.q * ONE)
     assert q + (-b * ONE) // (a + 64 + b) >= 2  # the loop ran: q - ceil(2^32 b / (a + 64 + b))
     assert ln_up(Fraction(ONE - q, q)) <= eps < ln_up(Fraction(ONE - q + 1, q - 1))
+    assert dn.OUE(4, epsilon=m.epsilon).q == m.q
 
 
 def test_epsilons_the_32_bit_probabilities_cannot_reach_are_refused() -> None:
