@@ -254,6 +254,47 @@ def test_the_top_capped_word_where_a_cell_is_wider_than_a_step(backend: str, res
     assert np.unpackbits(out)[: table.cap + 1].tolist() == [0] * table.cap + [1] and len(source.calls) == 1
 
 
+class Counted(Scripted):
+    """Scripted bytes, with the size of every call kept."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.sizes: list[int] = []
+
+    def random_bytes(self, n: int) -> bytes:
+        self.sizes.append(n)
+        return super().random_bytes(n)
+
+
+def draw(table: skips.SkipTable, left: int) -> int:
+    """The bytes of a draw for ``left`` bits: the expected words, 4 standard deviations and 16 more."""
+    expected = left * table.draws_per_bit
+    return 4 * (int(expected + 4 * math.sqrt(expected)) + 16)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_each_draw_is_the_expected_words_and_a_margin(backend: str, restore_accelerator: None) -> None:
+    """``draws_per_bit`` is ``q / (1 - S(cap))``; a seeded stream of 300,001 bits takes one draw of the
+    expected words plus 4 standard deviations plus 16. On bytes 0xFF after a straddling first word
+    (gap 2, then gap 0 for every word: one bit a word) a 100-bit stream runs out of its first draw after
+    the refining word, and of the next ones; each is sized for the bits still to place."""
+    use(backend)
+    table = skips.skip_table(EPS8, 32)
+    exact = Fraction(EPS8, U32) / (1 - survive(EPS8, 32, table.cap))
+    assert abs(table.draws_per_bit - exact) < 1e-12 * exact
+    source = Recording(1)
+    skips.sparse_packed(EPS8, 32, 300_001, source)
+    assert [len(call) for call in source.calls] == [draw(table, 300_001)]
+    counted = Counted(straddler(3).to_bytes(4, "little") + b"\xff" * 4096)
+    out = skips.sparse_packed(EPS8, 32, 100, counted)
+    assert np.unpackbits(out)[:100].tolist() == [0, 0, 1] + [1] * 97
+    sizes, left = [draw(table, 100), 4], 100 - 3 - (draw(table, 100) // 4 - 1)  # the straddler's 3 bits
+    while left > 0:  # every later draw runs out too: one bit a word
+        sizes.append(draw(table, left))
+        left -= sizes[-1] // 4
+    assert counted.sizes == sizes and len(sizes) > 3
+
+
 @needs_numba
 @pytest.mark.parametrize("count", [5, 64, 65_536, 1_000_003])
 def test_both_backends_read_and_place_alike(count: int, restore_accelerator: None) -> None:
