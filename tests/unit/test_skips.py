@@ -177,10 +177,11 @@ def test_refinements_at_the_edges() -> None:
     """Straddling words refined to every kind of gap, each against the reference, with the 1 (or the
     capped run of 0s) where the exact comparison puts it and the second word the last one read: gap 0
     (at ``q = odd / 2^33``, where ``S(1)`` can fall inside a cell), a 1 in the second byte (bit 8), a
-    capped gap, a 1 just past the end of a 2-bit stream; at ``q = 3/128`` a second word that puts the
-    cell's top on ``S(5)`` (``S(5) 2^64`` is a whole number: gap 5) and one that puts its bottom there
-    (gap 4); at ``q = 2^-25`` a cell just above ``S(12)`` whose float guess is 12, one too high (gap 11,
-    found by trying ``k - 1``)."""
+    capped gap, a 1 just past the end of a 2-bit stream, a 1 that ends a 3-bit stream (the straddling
+    word after it is not refined); at ``q = 3/128`` a second word that puts the cell's top on ``S(5)``
+    (``S(5) 2^64`` is a whole number: gap 5) and one that puts its bottom there (gap 4); at
+    ``q = 2^-25`` a cell just above ``S(12)`` whose float guess is 12, one too high (gap 11, found by
+    trying ``k - 1``)."""
     cap = skips.skip_table(EPS8, 32).cap
     s5 = survive(3, 7, 5) * (1 << 64)
     assert s5.denominator == 1 and survive(3, 7, 5).denominator > U32  # whole at 64 bits, not at 32
@@ -192,6 +193,7 @@ def test_refinements_at_the_edges() -> None:
         "S(8), below": (EPS8, 32, [[straddler(8)], [0]], 4096, [0] * 8 + [1]),
         "S(cap), below": (EPS8, 32, [[straddler(cap)], [0]], 4096, [0] * cap),
         "S(3), above, 2 bits": (EPS8, 32, [[straddler(3)], [U32 - 1]], 2, [0, 0]),
+        "S(3), above, 3 bits, a straddler next": (EPS8, 32, [[straddler(3), straddler(2)], [U32 - 1]], 3, [0, 0, 1]),
         "top on S(5)": (3, 7, [s5_words[0], [s5_words[1] - 1]], 4096, [0] * 5 + [1]),
         "bottom on S(5)": (3, 7, [s5_words[0], [s5_words[1]]], 4096, [0] * 4 + [1]),
         "guess one too high": (128, 32, [[s12 >> 32], [s12 & (U32 - 1)]], 4096, [0] * 11 + [1]),
