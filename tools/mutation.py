@@ -53,6 +53,14 @@ MODULES: dict[str, list[str]] = {
     "aggregates": [f"{UNIT}/test_aggregates.py"],
     "accelerate": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_sketch_kernels.py"],
     "_runs_numba": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py"],
+    # the column counts against the unpacked bit sums (both backends, both bit orders, across the
+    # 255-report lanes and numpy's blocks) and the byte-spreading table; not the mechanisms' files
+    "columns": [
+        f"{UNIT}/test_sketch_kernels.py::test_column_counts_are_the_bit_sums",
+        f"{UNIT}/test_sketch_kernels.py::test_spread_table_puts_bit_c_of_a_byte_in_byte_lane_c",
+        f"{UNIT}/test_unary.py::test_support_counts_equal_unpacked_column_sums",
+        f"{UNIT}/test_unary.py::test_support_counts_cross_chunks",
+    ],
     **{
         f"mechanisms.{name}": [
             f"{UNIT}/test_{name}.py", f"{UNIT}/test_frequency.py", f"{UNIT}/test_contract.py",

@@ -64,6 +64,18 @@ def test_column_counts_are_the_bit_sums(backend: str, bitorder: Any, rows: int, 
     assert np.array_equal(columns.column_counts(packed, None, 1, bitorder)[0], expected.sum(axis=0))
 
 
+@pytest.mark.parametrize("bitorder", ["big", "little"])
+def test_spread_table_puts_bit_c_of_a_byte_in_byte_lane_c(bitorder: Any) -> None:
+    """``spread_table(order)[v]``: a uint64 whose byte ``c`` in memory is 1 exactly when bit ``c`` of ``v``
+    is set in ``order`` (``"big"``: bit ``c`` is ``v >> (7 - c) & 1``, ``"little"``: ``v >> c & 1``)."""
+    table = columns.spread_table(bitorder)
+    assert table.dtype == np.uint64 and table.shape == (256,)
+    lanes = table.view(np.uint8).reshape(256, 8)
+    for v in range(256):
+        want = [v >> (c if bitorder == "little" else 7 - c) & 1 for c in range(8)]
+        assert lanes[v].tolist() == want
+
+
 # ------------------------------------------------------------------ hashing
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fingerprints_are_keyed_blake2b(backend: str, restore_accelerator: None) -> None:
