@@ -215,8 +215,11 @@ def prepare(module: str, workdir: Path, timeout_multiplier: float | None = None)
     """A scratch copy of the repository whose pyproject.toml configures mutmut for ``module``.
 
     ``timeout_multiplier`` replaces mutmut's 15: a mutant is stopped after
-    ``2 x multiplier x (its tests' time + 1 s)`` CPU seconds (a mutant that loops for ever
-    otherwise costs 30 times its tests' time before it counts as killed).
+    ``2 x multiplier x (its tests' time + 1 s)`` CPU seconds or half that in wall time,
+    whichever comes first, and counts as a timeout (a mutant that loops for ever otherwise
+    costs 30 times its tests' time before it counts as killed). The tests' time is their
+    wall time in mutmut's first run: on a loaded machine a small multiplier also stops
+    slow mutants that would pass.
     """
     if workdir.exists():
         shutil.rmtree(workdir)
@@ -317,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--timeout-multiplier", type=float, metavar="X",
-        help="stop a mutant after 2 X (its tests' CPU time + 1 s) CPU seconds (mutmut's default X: 15)",
+        help="stop a mutant after 2 X (its tests' time + 1 s) CPU seconds or X (its tests' time + 1 s) "
+        "seconds of wall time (mutmut's default X: 15)",
     )
     args = parser.parse_args(argv)
     if args.list or not args.modules:
