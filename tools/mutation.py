@@ -127,10 +127,11 @@ MODULES: dict[str, list[str]] = {
     "mechanisms.chained": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"],
     "mechanisms.permanent": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py"],
     "mechanisms.walsh": [f"{UNIT}/test_walsh.py", f"{UNIT}/test_hadamard.py", f"{UNIT}/test_hashing.py"],
-    # with the threaded secure batches (the base's privatize_many splits them)
+    # with the threaded secure batches (the base's privatize_many splits them; test_frequency_batches.py
+    # checks the split exactly, test_large_secure_batches the halves' distribution)
     "mechanisms.frequency": [
-        f"{UNIT}/test_frequency.py", f"{UNIT}/test_estimate.py", f"{STAT}/test_estimators.py",
-        f"{STAT}/test_samplers.py::test_large_secure_batches",
+        f"{UNIT}/test_frequency.py", f"{UNIT}/test_frequency_batches.py", f"{UNIT}/test_estimate.py",
+        f"{STAT}/test_estimators.py", f"{STAT}/test_samplers.py::test_large_secure_batches",
     ],
     **{
         f"mechanisms.{name}": [f"{UNIT}/test_{name}.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"]

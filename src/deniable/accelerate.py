@@ -32,7 +32,8 @@ from types import ModuleType
 from typing import Any
 
 __all__ = [
-    "ACCELERATORS", "AUTO_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder", "sketch_kernels",
+    "ACCELERATORS", "AUTO_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder", "skip_decoder",
+    "sketch_kernels",
 ]
 
 ACCELERATORS = ("auto", "numba", "numpy")
@@ -43,6 +44,7 @@ AUTO_FROM = 1 << 16
 _lock = threading.Lock()
 _kernel: Callable[..., Any] | None = None
 _sketch: ModuleType | None = None
+_skips: Callable[..., Any] | None = None
 
 
 def _check(name: str) -> str:
@@ -78,31 +80,45 @@ def set_accelerator(name: str) -> str:
 
 
 def _load() -> Callable[..., Any]:
-    global _kernel, _sketch
+    global _kernel, _sketch, _skips
     with _lock:
-        if _kernel is None or _sketch is None:
-            from deniable import _runs_numba, _sketch_numba
+        if _kernel is None or _sketch is None or _skips is None:
+            from deniable import _runs_numba, _sketch_numba, _skips_numba
 
-            _kernel, _sketch = _runs_numba.decoder, _sketch_numba
+            _kernel, _sketch, _skips = _runs_numba.decoder, _sketch_numba, _skips_numba.decode
         return _kernel
 
 
 def run_decoder(bits: int) -> Callable[..., Any] | None:
     """For a call of ``bits`` output bits: None for numpy, or the compiled decoder's factory
     (``factory(tables)`` gives ``decode(octets, carried, select, out, lane0, need) -> (decided, zeros)``)."""
-    if _mode == "numpy" or (_mode == "auto" and (bits < AUTO_FROM or not _available())):
+    if not _use_numba(bits):
         return None
     return _load()
+
+
+def skip_decoder(bits: int) -> Callable[..., Any] | None:
+    """For a call of ``bits`` output bits: None for numpy, or the compiled gap decoder of
+    :func:`deniable.skips.sparse_packed` (``decode(words, start, table, pos, count, out)``)."""
+    if not _use_numba(bits):
+        return None
+    _load()
+    return _skips
 
 
 def sketch_kernels(work: int) -> ModuleType | None:
     """For a call over ``work`` bits or table entries: None for numpy, or the compiled loops
     (``deniable._sketch_numba``: ``column_counts``, ``digests``, ``bucket_matrix``, ``support_sums``,
     ``matrix_sums``, ``collision_counts``)."""
-    if _mode == "numpy" or (_mode == "auto" and (work < AUTO_FROM or not _available())):
+    if not _use_numba(work):
         return None
     _load()
     return _sketch
+
+
+def _use_numba(work: int) -> bool:
+    """Whether a call over ``work`` bits (or table entries) runs compiled, by the setting."""
+    return _mode == "numba" or (_mode == "auto" and work >= AUTO_FROM and _available())
 
 
 _found: bool | None = None

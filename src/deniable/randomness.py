@@ -17,7 +17,9 @@ probability ``c / 2**w`` compare uniform bits with the binary expansion of
 that differs: a run of one random bit stream per lane, 2 random bits per
 output bit on average, not a float. Large batches decode the stream with
 numba when it is installed (:mod:`deniable.accelerate`): the same bits for
-the same bytes.
+the same bytes. For probabilities below 1/16, :mod:`deniable.skips` finds
+the 1s of a stream by exact geometric gaps instead, for about ``32 q``
+random bits per output bit.
 
 Per-value probabilities are 64-bit thresholds: :func:`below` returns
 ``U < T`` for a uniform 64-bit ``U``, so ``P = T / 2**64`` exactly. Its batch

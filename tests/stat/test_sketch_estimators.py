@@ -137,23 +137,24 @@ def codes(m: Any, reports: np.ndarray) -> np.ndarray:
     return (reports["row"].astype(np.int64) * m.width + reports["index"]) * 2 + reports["bit"]
 
 
-@kinds
+@pytest.mark.parametrize(("kind", "epsilon"), [("cms", 2.0), ("cms", 8.0), ("hcms", 2.0)])
 @pytest.mark.parametrize("secure", [False, True], ids=["seeded", "os-csprng"])
-def test_sampler_matches_exact_distribution(kind: str, secure: bool, rng: np.random.Generator) -> None:
+def test_sampler_matches_exact_distribution(kind: str, epsilon: float, secure: bool, rng: np.random.Generator) -> None:
     """Chi-square of 200,000 reports of one value against the exact output pmf (alpha 1e-6 / 2).
 
     Outputs: (row, all 8 bits) for CMS (2 x 256 cells), (row, index, bit) for
-    HCMS (2 x 8 x 2 cells). Power (alpha/2): the same sampler at 1.2 x epsilon
-    fails against the claimed pmf.
+    HCMS (2 x 8 x 2 cells). CMS at epsilon 8 flips a bit with probability
+    0.018, drawn by the sparse sampler (:mod:`deniable.skips`). Power
+    (alpha/2): the same sampler at 1.2 x epsilon fails against the claimed pmf.
     """
     shape = {"rows": 2, "width": 8, "seed": rng.bytes(32)}
-    m = KINDS[kind](epsilon=2.0, **shape)
+    m = KINDS[kind](epsilon=epsilon, **shape)
     size = m.rows * (1 << m.width) if kind == "cms" else m.rows * m.width * 2
     reports = m.privatize_many(["é🙂 ok"] * 200_000, rng=None if secure else rng)
     observed = np.bincount(codes(m, reports), minlength=size)
     check = testing.chi_square_gof(observed, exact_pmf(m, "é🙂 ok"), ALPHA / 2)
     assert check.passed, str(check)
-    wrong = KINDS[kind](epsilon=2.4, **shape)
+    wrong = KINDS[kind](epsilon=1.2 * epsilon, **shape)
     observed = np.bincount(codes(m, wrong.privatize_many(["é🙂 ok"] * 200_000, rng=rng)), minlength=size)
     assert not testing.chi_square_gof(observed, exact_pmf(m, "é🙂 ok"), ALPHA / 2).passed
 
@@ -177,4 +178,21 @@ def test_privacy_audit(kind: str, secure: bool, rng: np.random.Generator) -> Non
     if not secure:
         liar = claiming(KINDS[kind](epsilon=2.4, **shape), m.epsilon)
         result = dn.audit(liar, trials=100_000, rng=rng, pairs=pairs[:1], alpha=ALPHA)
+        assert not result.passed, str(result)
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("secure", [False, True], ids=["seeded", "os-csprng"])
+def test_privacy_audit_of_sparse_flips(secure: bool, rng: np.random.Generator) -> None:
+    """CMS at epsilon 8, whose flips (probability 0.018) the sparse sampler draws: the same audit with
+    200,000 trials per input (alpha 1e-6; a correct sampler measures about 7.5); power: a sampler at
+    epsilon 9.6 claiming 8 fails (it measures about 8.6)."""
+    shape = {"rows": 16, "width": 256, "seed": rng.bytes(32)}
+    m = dn.CountMeanSketch(epsilon=8.0, **shape)
+    pairs = [("apple", "banana"), ("", "a much longer string, with ünïcode")]
+    result = dn.audit(m, trials=200_000, rng=None if secure else rng, pairs=pairs, alpha=ALPHA)
+    assert result.passed, str(result)
+    if not secure:
+        liar = claiming(dn.CountMeanSketch(epsilon=9.6, **shape), m.epsilon)
+        result = dn.audit(liar, trials=200_000, rng=rng, pairs=pairs[:1], alpha=ALPHA)
         assert not result.passed, str(result)

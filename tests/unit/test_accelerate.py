@@ -238,10 +238,15 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
     assert out.stdout.strip() == "auto"
 
 
-@pytest.mark.parametrize("choose", [accelerate.run_decoder, accelerate.sketch_kernels], ids=["runs", "sketch"])
+@pytest.mark.parametrize(
+    "choose",
+    [accelerate.run_decoder, accelerate.sketch_kernels, accelerate.skip_decoder],
+    ids=["runs", "sketch", "skips"],
+)
 def test_each_setting_chooses_by_size(choose: Callable[[int], Any], restore_accelerator: None) -> None:
     """``numpy``: never compiled; ``numba``: compiled for any size; ``auto``: compiled from ``AUTO_FROM``
-    bits or entries on, when numba is installed. The same rule for the run decoder and the sketch loops."""
+    bits or entries on, when numba is installed. The same rule for the run decoder, the sketch loops and the
+    gap decoder of the sparse sampler."""
     accelerate.set_accelerator("numpy")
     assert choose(1 << 30) is None
     if not accelerate.numba_available():
@@ -264,7 +269,7 @@ def test_without_numba_in_this_process(restore_accelerator: None, monkeypatch: p
     monkeypatch.setattr(accelerate, "_found", None)
     accelerate.set_accelerator("auto")
     assert not accelerate.numba_available() and accelerate.run_decoder(1 << 30) is None
-    assert accelerate.sketch_kernels(1 << 30) is None
+    assert accelerate.sketch_kernels(1 << 30) is None and accelerate.skip_decoder(1 << 30) is None
     source = Scripted(bytes([0xFF]) * (accelerate.AUTO_FROM // 4 + 64))  # every lane ends at G = 0: c_0 = 1
     assert np.unpackbits(randomness.bernoulli_packed(5, 3, accelerate.AUTO_FROM, source)).all()
     with pytest.raises(ImportError):

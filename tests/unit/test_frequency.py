@@ -7,6 +7,7 @@ of the variance, in ``e = exp(epsilon)``; no sampling.
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -17,6 +18,7 @@ from mechanism_grid import CASES, ENUMERABLE, Case, as_reports, e_of, matrix_of,
 
 import deniable as dn
 from deniable.estimate import SupportCounts
+from deniable.mechanisms.frequency import FrequencyOracle
 
 
 @params(ENUMERABLE)
@@ -132,3 +134,66 @@ def test_support_rates_are_the_exact_probabilities_as_floats(case: Case) -> None
     np.testing.assert_array_equal(q, [float(x) for x in exact_q])
     assert not p.flags.writeable and not q.flags.writeable
     assert m.support_rates()[0] is p  # computed once
+
+
+def test_estimate_passes_the_target_on() -> None:
+    m = dn.GRR(4, epsilon=1.0)
+    reports = m.privatize_many([0, 1, 1, 2, 3, 3, 3], rng=3)
+    for target in ("population", "respondents"):
+        est = m.estimate(reports, target=target)
+        want = m.estimate_from(m.aggregate(reports), target=target)
+        assert est.target == target
+        np.testing.assert_array_equal(est.std_errors, want.std_errors)
+    assert not np.array_equal(m.estimate(reports).std_errors, m.estimate(reports, target="respondents").std_errors)
+
+
+def test_estimate_from_checks_the_aggregate_in_whole_messages() -> None:
+    """The count vector's length is its last axis (a stack of aggregates estimates each)."""
+    m = dn.GRR(4, epsilon=1.0)
+    with pytest.raises(TypeError, match=r"^estimate_from needs a SupportCounts aggregate; got list$"):
+        m.estimate_from([1, 2, 3, 4])  # type: ignore[arg-type]
+    for counts in (np.ones(3, dtype=np.int64), np.ones((2, 3), dtype=np.int64)):
+        with pytest.raises(ValueError, match=r"^aggregate has \(3,\) counts; GRR needs k=4$"):
+            m.estimate_from(SupportCounts(m.fingerprint, counts, 3))
+    with pytest.raises(ValueError, match=r"^aggregate has \(\) counts; GRR needs k=4$"):
+        m.estimate_from(SupportCounts(m.fingerprint, np.int64(3), 3))
+    one = m.estimate_from(SupportCounts(m.fingerprint, np.array([1, 2, 0, 3]), 6))
+    stack = m.estimate_from(SupportCounts(m.fingerprint, np.array([[1, 2, 0, 3], [1, 2, 0, 3]]), 6))
+    np.testing.assert_array_equal(stack.frequencies, [one.frequencies, one.frequencies])
+
+
+def test_no_reports_estimate_nan_without_warnings() -> None:
+    """n = 0: every share, observed rate and standard error is NaN, also for hand-made counts."""
+    m = dn.GRR(4, epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for counts in (np.zeros(4, dtype=np.int64), np.array([1, 0, 2, 0])):
+            for target in ("population", "respondents"):
+                est = m.estimate_from(SupportCounts(m.fingerprint, counts, 0), target=target)
+                assert all(np.isnan(x).all() and x.dtype == float
+                           for x in (est.frequencies, est.observed, est.std_errors))
+
+
+def test_variance_checks_its_arguments_in_whole_messages() -> None:
+    m = dn.GRR(4, epsilon=1.0)
+    for n in (0, -3):
+        with pytest.raises(ValueError, match=rf"^n must be positive; got {n}$"):
+            m.variance(n)
+    assert m.variance(1).shape == (4,)
+    with pytest.raises(ValueError, match=r"^frequencies must have length k=4; got shape \(3,\)$"):
+        m.variance(10, [0.2, 0.3, 0.5])
+    with pytest.raises(TypeError):  # a mapping of shares is not numbers (not a length error)
+        m.variance(10, {0: 0.25, 1: 0.25, 2: 0.25, 3: 0.25})
+
+
+def test_default_transition_matrix_says_the_outputs_are_not_enumerated() -> None:
+    """The base's default, for oracles whose output space is too large to list."""
+    with pytest.raises(NotImplementedError, match=r"^GRR does not enumerate its outputs$"):
+        FrequencyOracle.transition_matrix(dn.GRR(3, epsilon=1.0))
+
+
+def test_repr_names_the_domain_and_epsilon() -> None:
+    """A range domain by its size; listed categories up to six, then the first six and '...'."""
+    assert repr(dn.GRR(5, epsilon=1.0)) == "GRR(5, epsilon=1)"
+    assert repr(dn.GRR(list("ABCDEF"), epsilon=0.5)) == "GRR(['A', 'B', 'C', 'D', 'E', 'F'], epsilon=0.5)"
+    assert repr(dn.OUE(list("ABCDEFG"), epsilon=2.0)) == "OUE(['A', 'B', 'C', 'D', 'E', 'F', '...'], epsilon=2)"

@@ -33,8 +33,8 @@ def test_sfp_piece_and_fragment_keys_are_fixed() -> None:
     assert [hh.protocol.piece(v + b"\xff") for v in (b"ab", b"zz", b"xf", b"bc")] == [99, 47, 6, 6]
     items, _ = hh.items(["ab", "zz"])
     used = np.array([0, 2, 4])  # item * levels + (position - 1): "ab" at 1 and 3, "zz" at 2
-    assert hh.protocol._level_keys(items, used) == [bytes([1, 99, 0x61]), bytes([3, 99, 0xFF]),
-                                                   bytes([2, 47, 0x7A])]
+    assert hh.protocol._level_keys(items, used).split() == [bytes([1, 99, 0x61]), bytes([3, 99, 0xFF]),
+                                                           bytes([2, 47, 0x7A])]
 
 
 def test_sfp_candidates_need_every_position_and_the_word() -> None:
@@ -198,3 +198,21 @@ def test_seeded_reports_are_reproducible(method: str) -> None:
     values = ["ab", "c", "ab", "xyz"] * 50
     first, again = hh.privatize_many(values, rng=11), hh.privatize_many(values, rng=11)
     assert (first == again).all() and not (first == hh.privatize_many(values, rng=12)).all()
+
+
+@pytest.mark.parametrize("kind", ["text", "integer"])
+@pytest.mark.parametrize("method", ["pem", "sfp"])
+def test_level_keys_as_defined(method: str, kind: str) -> None:
+    """PEM: pair ``p``'s key is the byte ``l = p % L + 1`` then the first ``l`` bytes of item ``p // L``; SFP:
+    the position ``l``, the item's piece and its byte at ``l``. For every other pair of a few items (built
+    end to end with numpy: the same bytes as written out one by one)."""
+    hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=5, top_k=8, kind=kind)
+    items, _ = hh.items_of.encode(["", "ab", "héllo", "a much longer one"] if kind == "text" else [0, -1, 2**40])
+    L = hh.levels
+    used = np.array([p for p in range(len(items) * L) if p % 3 != 1], dtype=np.int64)
+    keys = hh.protocol._level_keys(items, used)
+    if method == "pem":
+        expected = [bytes([p % L + 1]) + items[p // L][: p % L + 1] for p in used.tolist()]
+    else:
+        expected = [bytes([p % L + 1, hh.protocol.piece(items[p // L]), items[p // L][p % L]]) for p in used.tolist()]
+    assert keys.split() == expected

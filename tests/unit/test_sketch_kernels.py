@@ -33,7 +33,7 @@ from backends import both, needs_numba
 import deniable as dn
 from deniable import accelerate, columns
 from deniable.mechanisms import sketch as sketch_module
-from deniable.mechanisms.sketch import keyed_digests, text_bytes
+from deniable.mechanisms.sketch import JoinedKeys, keyed_digests, text_bytes
 from deniable.mechanisms.walsh import fwht
 
 BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
@@ -122,6 +122,11 @@ def test_fingerprints_are_keyed_blake2b(backend: str, restore_accelerator: None)
         assert keyed_digests(data, b"k" * 7, person, size).tolist() == [int.from_bytes(d, "little") for d in short]
     with pytest.raises(ValueError, match="a key and a digest of 1..8 bytes; got 0 and 8"):
         keyed_digests(data, b"", b"", 8)
+    joined = JoinedKeys(np.frombuffer(b"".join(data), dtype=np.uint8), np.cumsum([len(d) for d in data]))
+    assert joined.split() == data and len(joined) == len(data)
+    assert m.fingerprints(joined).tolist() == expected  # keys stored end to end: the same digests
+    empty = JoinedKeys(np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64))
+    assert empty.split() == [] and m.fingerprints(empty).shape == (0,)
 
 
 def parity_buckets(m: Any, rows: np.ndarray, fps: np.ndarray) -> np.ndarray:

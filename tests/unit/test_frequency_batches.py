@@ -1,0 +1,127 @@
+"""The frequency-oracle base's sampling paths: one report, seeded batches, and how secure batches are split.
+
+A secure batch is sampled in one piece up to ``2**16`` reports; from there it is
+split over two threads (after its first report, which fixes the report's shape
+and dtype), and a mechanism that sets ``_block_reports`` samples each part that
+many reports at a time. A seeded batch is never split, so a seed gives the same
+reports whatever the batch size. The split is checked exactly with a stand-in
+sampler that records its calls; no assertion depends on chance.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+from mechanism_grid import Case, params
+
+import deniable as dn
+from deniable.randomness import GeneratorSource, SecureSource, Source
+
+SPLIT_FROM = 1 << 16  # secure batches of at least this many reports are split over two threads
+
+
+@params()
+def test_one_report_is_the_seeded_batch_of_one(case: Case) -> None:
+    """``privatize(v, rng=seed)`` is ``privatize_many([v], rng=seed)[0]``: the same draws, the same report."""
+    m = case.make()
+    for value in (m.domain[0], m.domain[-1]):
+        singles = [m.privatize(value, rng=seed) for seed in range(12)]
+        batches = [m.privatize_many([value], rng=seed)[0] for seed in range(12)]
+        assert m.reports_to_json(singles) == m.reports_to_json(batches), value
+
+
+class Recorder:
+    """Stands in for a mechanism's ``_sample``: the report of position ``i`` is the int32 row ``(i, 2 i)``.
+
+    Records the size, the source and the thread of every call.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, Source, int]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, idx: np.ndarray, source: Source) -> np.ndarray:
+        with self._lock:
+            self.calls.append((int(idx.size), source, threading.get_ident()))
+        return np.stack([idx, 2 * idx], axis=1).astype(np.int32)
+
+    def sizes(self, thread: int | None = None) -> list[int]:
+        """Call sizes, in call order (of one thread if given)."""
+        return [size for size, _, ident in self.calls if thread is None or ident == thread]
+
+
+def batch(n: int, rng: Any = None, block: int | None = None) -> tuple[Recorder, np.ndarray, np.ndarray]:
+    """``privatize_many`` of ``n`` values of a 5-category GRR whose sampler is a Recorder.
+
+    Returns the recorder, the reports and the reports the values should get.
+    """
+    m = dn.GRR(5, epsilon=1.0)
+    recorder = Recorder()
+    m._sample = recorder  # type: ignore[method-assign]  # instance attribute, this mechanism only
+    if block is not None:
+        m._block_reports = block
+    positions = np.arange(n) % 5
+    reports = m.privatize_many(positions, rng=rng)
+    return recorder, reports, np.stack([positions, 2 * positions], axis=1).astype(np.int32)
+
+
+@pytest.mark.parametrize("n", [1, 1000, SPLIT_FROM - 1])
+def test_secure_batches_below_the_threshold_are_sampled_at_once(n: int) -> None:
+    recorder, reports, want = batch(n)
+    assert recorder.sizes() == [n]
+    assert isinstance(recorder.calls[0][1], SecureSource)
+    np.testing.assert_array_equal(reports, want)
+
+
+def test_secure_batches_from_the_threshold_are_split_over_two_threads() -> None:
+    """The first report on the calling thread, then reports 1..32767 and 32768..65535, each in one
+    call, on threads other than the caller's; every report lands in its own row."""
+    recorder, reports, want = batch(SPLIT_FROM)
+    main = threading.get_ident()
+    assert recorder.sizes(main) == [1]
+    assert recorder.calls[0][0] == 1  # first: it fixes the output's shape and dtype
+    assert sorted(recorder.sizes()) == [1, SPLIT_FROM // 2 - 1, SPLIT_FROM // 2]
+    assert all(isinstance(source, SecureSource) for _, source, _ in recorder.calls)
+    assert reports.dtype == np.int32
+    np.testing.assert_array_equal(reports, want)
+
+
+def test_blocks_of_a_secure_batch_are_sampled_in_order_on_one_thread() -> None:
+    """``_block_reports = 100``: the first report, then 100 at a time from report 1 (the last block short)."""
+    recorder, reports, want = batch(1000, block=100)
+    assert recorder.sizes(threading.get_ident()) == [1] + [100] * 9 + [99]
+    np.testing.assert_array_equal(reports, want)
+    recorder, reports, want = batch(100, block=100)  # one block: sampled at once
+    assert recorder.sizes() == [100]
+    np.testing.assert_array_equal(reports, want)
+
+
+def test_blocks_split_each_threads_part() -> None:
+    """Two threads' parts of 32,767 and 32,768 reports, in blocks of 2**14."""
+    recorder, reports, want = batch(SPLIT_FROM, block=1 << 14)
+    main = threading.get_ident()
+    assert recorder.sizes(main) == [1]
+    assert sorted(recorder.sizes()) == [1, (1 << 14) - 1, 1 << 14, 1 << 14, 1 << 14]
+    np.testing.assert_array_equal(reports, want)
+
+
+@pytest.mark.parametrize("block", [None, 100])
+def test_seeded_batches_are_never_split(block: int | None) -> None:
+    """A seeded batch is one call on the caller's thread, whatever its size or the mechanism's blocks."""
+    generator = np.random.default_rng(5)
+    recorder, reports, want = batch(SPLIT_FROM, rng=generator, block=block)
+    assert recorder.sizes(threading.get_ident()) == [SPLIT_FROM]
+    source = recorder.calls[0][1]
+    assert isinstance(source, GeneratorSource) and source.generator is generator
+    np.testing.assert_array_equal(reports, want)
+
+
+def test_seeded_batches_are_reproducible() -> None:
+    m = dn.GRR(5, epsilon=1.0)
+    values = np.arange(SPLIT_FROM) % 5
+    first, second = m.privatize_many(values, rng=11), m.privatize_many(values, rng=11)
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(first, m.privatize_many(values, rng=12))
