@@ -10,7 +10,10 @@ precision counts the found values among the true top ``top_k``. Then the
 device's floor for CMS (reading the random bytes from the OS, and the exact
 sampler's Bernoulli bits alone) and CMS under each accelerator
 (:mod:`deniable.accelerate`: numpy, and numba when installed; the same
-results). The compiled loops are loaded before anything is timed.
+results), and the two exact samplers of the flips by epsilon: the lane
+decoder (2 random bits a flip) and the sparse one of :mod:`deniable.skips`
+(about 32 q), with the random bytes each reads. The compiled loops are
+loaded before anything is timed.
 
     python benchmarks/bench_sketch.py            # n = 200,000
     python benchmarks/bench_sketch.py --quick    # tiny smoke run
@@ -27,7 +30,7 @@ from typing import Any
 import numpy as np
 
 import deniable as dn
-from deniable import accelerate, randomness
+from deniable import accelerate, randomness, skips
 
 
 def cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -118,6 +121,35 @@ def floor(n: int, values: list[str], listed: list[str]) -> None:
         t_hh, _ = cpu(lambda hh=hh, r=found: hh.identify(hh.aggregate(r)))
         print(f"| {name} | {t_priv:.2f} s | {t_agg:.3f} s | {t_est:.3f} s | {t_hh:.2f} s |")
     accelerate.set_accelerator(previous)
+    flip_samplers(bits)
+
+
+class Counted:
+    """The OS CSPRNG, counting the bytes read."""
+
+    secure = True
+
+    def __init__(self) -> None:
+        self.read = 0
+
+    def random_bytes(self, n: int) -> bytes:
+        self.read += n
+        return os.urandom(n)
+
+
+def flip_samplers(bits: int) -> None:
+    """CPU and random bytes of ``bits`` CMS flips by each exact sampler, at a few epsilons."""
+    print(f"\n| CMS epsilon | flip probability q | {bits:,} flips: lane decoder | sparse (skips) | chosen |")
+    print("|---:|---:|---:|---:|---|")
+    for epsilon in (2.0, 4.0, 6.0, 8.0, 12.0):
+        flip = dn.CountMeanSketch(epsilon=epsilon).flip_numerator
+        cells = []
+        for sampler in (randomness.bernoulli_packed, skips.sparse_packed):
+            source = Counted()
+            t, _ = cpu(lambda sampler=sampler, source=source, flip=flip: sampler(flip, 32, bits, source))
+            cells.append(f"{t:.3f} s, {source.read / 2**20:.1f} MiB")
+        chosen = "sparse" if flip < (1 << 32) * skips.SPARSE_BELOW else "lane decoder"
+        print(f"| {epsilon:g} | {flip / 2**32:.4f} | {cells[0]} | {cells[1]} | {chosen} |")
 
 
 if __name__ == "__main__":

@@ -426,6 +426,26 @@ def test_window_calibration_is_the_smallest_share_within_epsilon() -> None:
         assert calibrate_window(cells, window, bits, below) == num + 1
 
 
+def test_window_counts_are_exact_beyond_2_to_the_53() -> None:
+    """``_counts`` is integer arithmetic: ``#{V < K : floor((S + L V) / K) = j}`` exactly also where the
+    start ``S`` and the cell edges ``j K`` pass 2**53, as in a 32-bit window of more than 2**21 cells
+    (in floats ``S`` would round to a multiple of 4). Only the counts' arithmetic is read, so a few
+    cells of such a window are counted, without building its 4 million."""
+    from deniable.mechanisms.numeric.window import SlidingWindow
+
+    K, L = 1 << 32, 3
+    window = SlidingWindow(8, L, 32, 1 << 31)
+
+    def exact(S: int, j: int) -> int:
+        first, end = -(-(j * K - S) // L), -(-((j + 1) * K - S) // L)  # the V with S + L V in [jK, (j+1)K)
+        return max(0, min(K, end) - max(0, first))
+
+    for S in (2**54 + 1, 2**54 + 3 * 2**31 + 7, 2**62 - 5):
+        cells = list(range(S // K, S // K + L + 1))
+        counts = window._counts(np.array([S]), L, np.array(cells))
+        assert counts.tolist() == [[exact(S, j) for j in cells]] and counts.sum() == K
+
+
 def test_sliding_window_checks_and_odd_windows() -> None:
     from deniable.mechanisms.numeric.window import SlidingWindow, calibrate_window, odd_window
 

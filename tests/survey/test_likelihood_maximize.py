@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import deniable.survey as sv
+from deniable.survey import likelihood
 from deniable.survey.likelihood import (
     TOLERANCE,
     Maximum,
@@ -23,6 +24,7 @@ from deniable.survey.likelihood import (
     SeparationError,
     _check_separation,
     _intercept_start,
+    _newton_step,
     covariance,
     fit,
     maximize,
@@ -146,14 +148,15 @@ def test_a_coefficient_diverging_in_a_small_cell_is_named() -> None:
     """200 northerners all say "no" under Mangat: Newton's decrement passes the tolerance near a north logit of
     -29 (the gain there is about 200 exp(eta)), before any fitted logit passes 30, but its step still moves the
     north's logit by -1: the log-likelihood rises along a ray. (Cell-means coding: the information scaled to
-    unit diagonal is the identity, so the condition number does not see it either.)"""
+    unit diagonal is the identity, so the condition number does not see it either.) From the intercept start
+    alone: a restart may run on past 30, which the first check names."""
     message = (
         "perfect separation: the coefficient of 'north' diverges (a fitted prevalence runs to 0: the log-likelihood "
         "still rises, ever more slowly, as its logit moves on); the answers in some covariate pattern are explained "
         "only by a prevalence of 0 or 1. Drop or merge that term."
     )
     with pytest.raises(SeparationError, match=_exact(message)):
-        fit(_north_all_say(0, sv.Mangat(0.6), 10_200, 200), ["north", "south"])
+        fit(_north_all_say(0, sv.Mangat(0.6), 10_200, 200), ["north", "south"], restarts=0)
     # never forced to "yes": a "yes" proves a carrier, the mirror image (the prevalence runs to 1)
     lik = _north_all_say(1, sv.ForcedResponse((0.2, 0)), 10_200, 200)
     with pytest.raises(SeparationError, match=re.escape("(a fitted prevalence runs to 1: the log-likelihood still")):
@@ -346,6 +349,20 @@ def test_an_indefinite_hessian_is_damped_by_the_smallest_power_of_ten() -> None:
     np.testing.assert_allclose(step, [1 / 4e-3, 1 / 1e-3], rtol=1e-12)
 
 
+def test_the_damping_leaves_a_margin_of_a_tenth_of_itself() -> None:
+    """``theta + 5e-4 theta^2``: ``-H = -1e-3``, so ``mu`` runs 1e-11, 1e-10, ... up to 1e-3, which makes
+    ``-H + mu I`` positive only by rounding (about 1e-19); the first ``mu`` leaving ``mu / 10`` is 1e-2, and the
+    step ``1 / 9e-3``. Regression: the step was about 1e18. The SLD case where this showed (100 and 30 "yes"
+    of 100, from ``t = 0.5``): the search stopped at an intercept of -3.07, not converged, its step there 6e15;
+    it now reaches the maximum on ``t = 1``."""
+    convex = Toy(lambda t: t + 5e-4 * t * t, lambda t: 1 + 1e-3 * t, lambda t: 1e-3)
+    assert maximize(convex, [0.0], max_iter=1).params[0] == pytest.approx(1 / 9e-3, rel=1e-12)
+    lik = _sld(100, 30)
+    best = maximize(lik, [0.0, 0.5])
+    assert (best.converged, best.at_bound, best.params[-1]) == (True, True, 1.0)
+    assert best.params[0] == pytest.approx(-1.3956, abs=1e-4)
+
+
 def test_a_hessian_that_is_not_finite_is_refused() -> None:
     broken = Toy(lambda t: -t * t, lambda t: -2 * t, lambda t: np.nan)
     message = "the Hessian is not finite: a fitted prevalence reached 0 or 1"
@@ -402,8 +419,9 @@ def test_the_diverging_term_named() -> None:
     with pytest.raises(SeparationError, match="^perfect separation: the coefficient of 'two' diverges"):
         fit(constants, ["one", "two"])  # the coefficients move along (1, 2)
     message = (
-        "perfect separation: the coefficient of 'north' diverges (a fitted prevalence is 1 to within 1e-13); the "
-        "answers in some covariate pattern are explained only by a prevalence of 0 or 1. Drop or merge that term."
+        "perfect separation: the coefficient of 'north' diverges (a fitted prevalence runs to 1: the log-likelihood "
+        "still rises, ever more slowly, as its logit moves on); the answers in some covariate pattern are explained "
+        "only by a prevalence of 0 or 1. Drop or merge that term."
     )
     with pytest.raises(SeparationError, match=_exact(message)):
         fit(_north_all_say(1, d, 10_200, 200), ["north", "south"])
@@ -473,3 +491,137 @@ def test_nearly_collinear_terms_past_the_condition_limit() -> None:
     found = re.match(r"singular information matrix \(condition number ([0-9.e+]+)\): 'z', 'z2' not", str(raised.value))
     assert found is not None, str(raised.value)
     assert float(found.group(1)) == pytest.approx(np.linalg.cond(scaled), rel=1e-2)
+
+
+def test_a_halved_step_needs_the_armijo_gain_of_its_own_length() -> None:
+    """Score 1 and Hessian -1 at 0: the step is 1 and the decrement 1. The full step falls; half of it is taken
+    when it gains at least ``1e-4 * 0.5 * 1`` (6e-5 does; 4e-5 does not, and no shorter step rises)."""
+    for gain, params in ((6e-5, [0.5]), (4e-5, [0.0])):
+        halved = Toy(lambda t, gain=gain: {0.0: 0.0, 0.5: gain}.get(t, -1.0), lambda t: 1.0, lambda t: -1.0)
+        assert maximize(halved, [0.0], max_iter=1).params.tolist() == params
+
+
+# ------------------------------------------------------------------ the extra parameter on its bound, in fit
+def test_fit_on_the_bound_judges_the_coefficients_with_the_extra_parameter_held() -> None:
+    """SLD with 19 and 5 "yes" of 20: the maximum sits on ``t = 1`` (the score pushing beyond it) with an
+    intercept of -2.34. There the information of both parameters is indefinite and the Newton step that also
+    moves ``t`` moves the intercept by 9: neither is asked. Holding ``t``, the step is below 1e-6 and the
+    intercept's information positive, so the fit stands."""
+    lik = _sld(19, 5, n=20)
+    best = fit(lik, ["Intercept", "t"])
+    assert (best.converged, best.at_bound, best.params[-1]) == (True, True, 1.0)
+    assert best.params[0] == pytest.approx(-2.3437, abs=1e-4) and lik.score(best.params)[-1] > 1
+    info = -lik.hessian(best.params)
+    assert np.linalg.eigvalsh(info)[0] < 0 < info[0, 0]
+    assert _newton_step(lik, best.params, None)[0][0] > 9  # the (damped) step with t free
+
+
+def test_the_direction_a_diverging_fit_runs_to_is_the_sign_of_its_step() -> None:
+    """A fit said to have converged half a logit below Warner's maximum (150 of 400 "yes"): the next Newton
+    step moves the logit by +0.77 (more than 0.5, less than 1), so the prevalence is said to run to 1; 0.75
+    above it the step is -0.68, toward 0. A fit said to end at a logit of +31 has a prevalence of 1."""
+    lik = ResponseLikelihood(sv.Warner(0.8), (np.arange(400) < 150).astype(int), None, np.ones((400, 1)))
+    top = maximize(lik, [0.0]).params
+    for offset, end in ((-0.5, "1"), (0.75, "0")):
+        params = top + offset
+        claimed = Maximum(params, lik.loglike(params), 3, 0.0, True, False)
+        with pytest.raises(SeparationError, match=re.escape(f"(a fitted prevalence runs to {end}: the log-")):
+            _check_separation(lik, claimed, ["Intercept"])
+    far = Maximum(np.array([31.0]), lik.loglike([31.0]), 3, 0.0, True, False)
+    with pytest.raises(SeparationError, match=re.escape("(a fitted prevalence is 1 to within 1e-13); the")):
+        _check_separation(lik, far, ["Intercept"])
+
+
+# ------------------------------------------------------------------ the random restarts
+def _searches(monkeypatch: pytest.MonkeyPatch, lik: ResponseLikelihood, outcome: object) -> list[np.ndarray]:
+    """The starts ``fit`` searches from on ``lik``, in order, as it calls them (the intercept-only fit inside
+    the first start is left alone); the ``j``-th search gives ``outcome(j, start)``, which may raise."""
+    starts: list[np.ndarray] = []
+    real = likelihood.maximize
+
+    def search(target: object, start: object, *args: object, **kwargs: object) -> Maximum:
+        if target is not lik:
+            return real(target, start, *args, **kwargs)  # type: ignore[arg-type]
+        starts.append(np.array(start, dtype=np.float64))
+        return outcome(len(starts) - 1, starts[-1])  # type: ignore[operator,no-any-return]
+
+    monkeypatch.setattr(likelihood, "maximize", search)
+    return starts
+
+
+def _two_group_with_covariate() -> ResponseLikelihood:
+    """SLD at ``pi = 0.75``, ``t = 0.8`` (78 and 68 "yes" of 100: the intercept start is ``(ln 3, 0, 0.81)``) with
+    an intercept and a covariate of spread 3."""
+    z = np.random.default_rng(8).normal(0.0, 3.0, 200)
+    return _sld(78, 68).with_exog(np.column_stack([np.ones(200), z]))
+
+
+def test_fit_searches_from_the_intercept_start_and_four_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default ``fit`` searches five times: from the intercept start, then from four restarts seeded by 0
+    (the same for the same seed). Over 400 restarts each coefficient moves from the intercept start by its own
+    normal deviation of standard deviation 0.5 divided by its column's spread (1 for the constant column), and
+    ``a`` is drawn uniformly from [0.05, 0.95]. Here every restart fails, so the intercept start's maximum is the
+    fit."""
+    lik = _two_group_with_covariate()
+    first = maximize(lik, _intercept_start(lik))
+
+    def only_first(j: int, start: np.ndarray) -> Maximum:
+        if j:
+            raise ValueError("start: the log-likelihood is not finite at the start values")
+        return first
+
+    starts = _searches(monkeypatch, lik, only_first)
+    assert fit(lik, ["Intercept", "z", "t"]) is first
+    assert len(starts) == 5
+    np.testing.assert_array_equal(starts[0], _intercept_start(lik))
+    again = _searches(monkeypatch, lik, only_first)
+    fit(lik, ["Intercept", "z", "t"], seed=0)
+    np.testing.assert_array_equal(np.array(again), np.array(starts))
+    other = _searches(monkeypatch, lik, only_first)
+    fit(lik, ["Intercept", "z", "t"], seed=1)
+    assert not np.any(np.array(other[1:]) == np.array(starts[1:]))
+    many = _searches(monkeypatch, lik, only_first)
+    fit(lik, ["Intercept", "z", "t"], restarts=400, seed=1)
+    moves = np.array(many[1:]) - many[0]
+    assert moves.shape == (400, 3)
+    spread = lik.exog[:, 1].std()
+    assert moves[:, 0].std() == pytest.approx(0.5, rel=0.1) and abs(moves[:, 0].mean()) < 0.1
+    assert moves[:, 1].std() * spread == pytest.approx(0.5, rel=0.1) and abs(moves[:, 1].mean() * spread) < 0.1
+    assert abs(np.corrcoef(moves[:, 0], moves[:, 1])[0, 1]) < 0.2
+    a = np.array(many[1:])[:, 2]
+    assert 0.05 <= a.min() < 0.1 and 0.9 < a.max() <= 0.95
+    assert 0.45 < np.mean(a) < 0.55
+
+
+def test_fit_keeps_the_first_best_maximum_past_failed_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restart whose search fails (ValueError: an answer impossible at its start; FloatingPointError: it ran
+    to a prevalence of 0 or 1) is skipped, and the later ones still searched; of maxima with equal
+    log-likelihood the first found is kept."""
+    lik = _two_group_with_covariate()
+    first = maximize(lik, _intercept_start(lik))
+    better = Maximum(first.params, first.llf + 1.0, 11, first.decrement, True, False)
+    tied = Maximum(first.params, first.llf + 1.0, 12, first.decrement, True, False)
+
+    def outcome(j: int, start: np.ndarray) -> Maximum:
+        if j == 1:
+            raise ValueError("start: the log-likelihood is not finite at the start values")
+        if j == 2:
+            raise FloatingPointError("the Hessian is not finite: a fitted prevalence reached 0 or 1")
+        return [first, None, None, better, tied][j]  # type: ignore[return-value]
+
+    starts = _searches(monkeypatch, lik, outcome)
+    assert fit(lik, ["Intercept", "z", "t"]) is better and len(starts) == 5
+
+
+def test_fit_refuses_when_every_search_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No start reaching a maximum (every search refused) is a separation error in whole words."""
+    lik = _two_group_with_covariate()
+
+    def refused(j: int, start: np.ndarray) -> Maximum:
+        raise FloatingPointError("the Hessian is not finite: a fitted prevalence reached 0 or 1")
+
+    starts = _searches(monkeypatch, lik, refused)
+    message = "no start value reached a finite maximum: the fitted prevalence runs to 0 or 1"
+    with pytest.raises(SeparationError, match=_exact(message)):
+        fit(lik, ["Intercept", "z", "t"], restarts=2)
+    assert len(starts) == 3

@@ -282,6 +282,10 @@ def test_checked_reports_reduce_to_scalars_as_plain_arrays() -> None:
     assert type(grr.max()) is np.int64 and grr.max() == 2
     assert type(grr == 1) is np.ndarray and (grr == 1).tolist() == [False, False, True]
     assert type(np.sin(checked)) is np.ndarray
+    # a 0-d result NumPy does not ask to be a scalar (an ``out=`` array) stays a 0-d array, as for a plain array
+    out = checked[..., 0].copy()
+    result = np.add(out, 1.0, out=out)
+    assert type(result) is np.ndarray and result.shape == () and result == np.asarray(checked)[0] + 1.0
 
 
 def test_checked_reports_fields_and_select_in_whole_messages() -> None:
@@ -353,6 +357,18 @@ def test_report_errors_name_the_first_bad_report_in_whole() -> None:
         (_PairwiseGRR(["a", "b"], epsilon=1.0), ["a", "b"], 0,
          "GRR reports rejected together", "the reports are rejected together but not one by one"),
         (_DroppingGRR(["a", "b"], epsilon=1.0), ["a", "b", "a"], 0, "3 reports checked into 2", "is not a report"),
+        # a report whose own text holds the index's wording is quoted as sent: only the index is dropped
+        (dn.OUE(3, epsilon=1.0), ["00", "x report 0"], 1,
+         "OUE report 1 must be a hex string of 2 characters (3 bits); got 'x report 0'",
+         "OUE report must be a hex string of 2 characters (3 bits); got 'x report 0'"),
+        (dn.OUE(3, epsilon=1.0), ["x at index 0"], 0,
+         "OUE report 0 must be a hex string of 2 characters (3 bits); got 'x at index 0'",
+         "OUE report must be a hex string of 2 characters (3 bits); got 'x at index 0'"),
+        (dn.Laplace(0, 1, epsilon=1.0), [0.0, "x at index 0"], 1,
+         "report 'x at index 0' at index 1 is not a number (Laplace)",
+         "report 'x at index 0' is not a number (Laplace)"),
+        (dn.Laplace(0, 1, epsilon=1.0), [" report 0"], 0,
+         "report ' report 0' at index 0 is not a number (Laplace)", "report ' report 0' is not a number (Laplace)"),
     ]
     for m, items, index, message, reason in cases:
         with pytest.raises(ReportError) as caught:

@@ -12,6 +12,7 @@ import pytest
 import deniable as dn
 from deniable.errors import AggregateError
 from deniable.heavy import HeavyStat
+from deniable.heavy.items import Items
 from deniable.intervals import z_for
 from deniable.mechanisms.sketch import SketchCounts
 
@@ -204,6 +205,41 @@ def test_default_method_and_oracle() -> None:
         "HeavyHitters(method='pem', kind='integer', max_length=8, top_k=32, "
         "oracle=CountMeanSketch(rows=4, width=8, epsilon=4), epsilon=4)"
     )
+
+
+def test_default_is_sfp_where_its_share_is_smaller() -> None:
+    """With more than 65,536 prefixes tested per level (``o top_k``: 180 x 4,096 for text) PEM's z exceeds
+    SFP's fragment z, and at a high epsilon halving the budget barely raises the variance: at epsilon 16
+    and ``top_k`` 4,096 SFP's least share is 5.91 ``sqrt(n)`` against PEM's 5.99, so the default is SFP.
+    With an alphabet the default is PEM even where SFP's share would be smaller (epsilon 30: 5.47 against
+    5.57 with 26 letters): SFP takes no alphabet. At most 65,536 prefixes (integers, ``top_k`` 256): PEM
+    at any epsilon."""
+    from deniable.heavy.hitters import ORACLES, PROTOCOLS, _per_report_variance
+
+    def share(method: str, epsilon: float, alphabet: str | None) -> float:
+        protocol = PROTOCOLS[method]
+        sketch = ORACLES["cms"](epsilon=epsilon / protocol.budget_share, rows=1, width=8, seed=bytes(32))
+        probe = protocol(Items("text", 8, alphabet), sketch, 4096)
+        return probe.detectable(_per_report_variance("cms", epsilon / protocol.budget_share))
+
+    assert share("sfp", 16.0, None) < share("pem", 16.0, None)
+    assert share("sfp", 30.0, "abcdefghijklmnopqrstuvwxyz") < share("pem", 30.0, "abcdefghijklmnopqrstuvwxyz")
+    assert dn.HeavyHitters(epsilon=16.0, top_k=4096).method == "sfp"
+    assert dn.HeavyHitters(epsilon=30.0, top_k=4096, alphabet="abcdefghijklmnopqrstuvwxyz").method == "pem"
+    assert dn.HeavyHitters(epsilon=40.0, kind="integer", top_k=256).method == "pem"
+
+
+def test_identify_is_one_sided_bonferroni_over_the_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``identify`` keeps the candidates with ``f > z(0.05 / tests) SE``, one-sided: with 6 tests (z 2.39;
+    two-sided 2.64) one at z 2.52 is kept and one at 2.30 is not; with one test (z 1.64; ``z(0.05 / 2)``
+    1.96) one at z 1.80 is kept."""
+    hh = dn.HeavyHitters(epsilon=4.0, method="pem", max_length=2, rows=4, width=8, seed=bytes(32))
+    stat = hh.aggregate(hh.privatize_many(["ab"] * 100, rng=1))
+    se = np.full(2, 0.01)
+    for shares, tests in (([0.02516, 0.023], 6), ([0.018, 0.0], 1)):
+        scripted = ([b"ab\xff", b"cd\xff"], np.array(shares), se, tests)
+        monkeypatch.setattr(hh.protocol, "candidates", lambda stat, scripted=scripted: scripted)
+        assert hh.identify(stat).values == ("ab",), tests
 
 
 def test_default_width_is_the_narrowest_within_a_tenth_of_the_widest_variance() -> None:

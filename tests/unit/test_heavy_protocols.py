@@ -6,13 +6,18 @@ next to it; each is at least 5.5 standard errors, so a correct implementation fa
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+from backends import both, needs_numba
 
 import deniable as dn
 from deniable.heavy import HeavyStat
-from deniable.heavy.protocols import _pooled, debiased
+from deniable.heavy.items import Items
+from deniable.heavy.protocols import SFP, _pooled, debiased
 from deniable.intervals import z_for
+from deniable.mechanisms.sketch import keyed_digests
 
 
 def sfp(**kw: object) -> dn.HeavyHitters:
@@ -33,8 +38,8 @@ def test_sfp_piece_and_fragment_keys_are_fixed() -> None:
     assert [hh.protocol.piece(v + b"\xff") for v in (b"ab", b"zz", b"xf", b"bc")] == [99, 47, 6, 6]
     items, _ = hh.items(["ab", "zz"])
     used = np.array([0, 2, 4])  # item * levels + (position - 1): "ab" at 1 and 3, "zz" at 2
-    assert hh.protocol._level_keys(items, used) == [bytes([1, 99, 0x61]), bytes([3, 99, 0xFF]),
-                                                   bytes([2, 47, 0x7A])]
+    assert hh.protocol._level_keys(items, used).split() == [bytes([1, 99, 0x61]), bytes([3, 99, 0xFF]),
+                                                           bytes([2, 47, 0x7A])]
 
 
 def test_sfp_candidates_need_every_position_and_the_word() -> None:
@@ -198,3 +203,122 @@ def test_seeded_reports_are_reproducible(method: str) -> None:
     values = ["ab", "c", "ab", "xyz"] * 50
     first, again = hh.privatize_many(values, rng=11), hh.privatize_many(values, rng=11)
     assert (first == again).all() and not (first == hh.privatize_many(values, rng=12)).all()
+
+
+class _Scripted:
+    """A stand-in sketch with given estimates (``key -> share``, 0 otherwise; every SE ``se``) and no
+    collisions: ``without_collisions`` returns the estimates unchanged and records the heavy keys it was
+    given. It puts a key's z exactly where a significance test's cut is."""
+
+    dtype = np.dtype([("bit", "u1")])
+    seed = bytes(32)
+
+    def __init__(self, shares: dict[bytes, float], se: float = 1.0) -> None:
+        self.shares, self.se = shares, se
+        self.heavy: list[list[int]] = []
+
+    def hashed(self, keys: list[bytes]) -> list[bytes]:
+        return list(keys)
+
+    def estimate_keys(self, stat: object, keys: list[bytes], inverse: np.ndarray, labels: tuple[int, ...]) -> object:
+        f = np.array([self.shares.get(keys[i], 0.0) for i in inverse.tolist()])
+        return SimpleNamespace(frequencies=f, std_errors=np.full(f.size, self.se))
+
+    def without_collisions(self, stat: object, keys: list[bytes], est: object,
+                           heavy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.heavy.append(heavy.tolist())
+        return est.frequencies, est.std_errors  # type: ignore[attr-defined]
+
+
+def _between(low: float, high: float) -> float:
+    assert low < high - 0.05
+    return (low + high) / 2
+
+
+def test_debiased_significance_is_one_sided_bonferroni_over_the_keys() -> None:
+    """Six keys: the heavy ones are those with ``f > z(0.05 / 6) SE``, one-sided (z 2.39; two-sided it
+    would be 2.64, and ``z(1.05 / 6)`` 0.93). A key at z 2.52 is heavy, one at 1.66 is not. One key: the
+    cut is ``z(0.05)`` 1.64 (not ``z(0.025)`` 1.96): a key at z 1.80 is heavy."""
+    one, two = z_for(0.05 / 6, two_sided=False), z_for(0.05 / 6)
+    oracle = _Scripted({b"a": _between(one, two), b"b": _between(z_for(1.05 / 6, two_sided=False), one)})
+    debiased(oracle, None, [b"a", b"b", b"c", b"d", b"e", b"f"], 1)  # type: ignore[arg-type]
+    assert oracle.heavy == [[0]]  # one round with ``a`` heavy; the second finds the same set and stops
+    single = _Scripted({b"a": _between(z_for(0.05, two_sided=False), z_for(0.05))})
+    debiased(single, None, [b"a"], 1)  # type: ignore[arg-type]
+    assert single.heavy == [[0]]
+
+
+def test_sfp_fragments_are_one_sided_bonferroni_over_all_pairs() -> None:
+    """A position keeps the pairs with ``f > z(0.05 / 65536) SE``, one-sided (z 4.81; two-sided 4.94,
+    and ``z(1.05 / 65536)`` 4.16): the pair at z 4.88 is kept, the one at 4.48 is not."""
+    one, two = z_for(0.05 / 65536, two_sided=False), z_for(0.05 / 65536)
+    kept, left = _between(one, two), _between(z_for(1.05 / 65536, two_sided=False), one)
+    oracle = _Scripted({bytes([1, 6, ord("x")]): kept, bytes([1, 6, ord("m")]): left})
+    protocol = SFP(Items("text", 2), oracle, 1)  # type: ignore[arg-type]
+    assert protocol.fragments(None, 1) == {6: [(ord("x"), kept)]}  # type: ignore[arg-type]
+
+
+# Fragments of piece 6 (whose words among these 16 are xf, mp, cq and bc) at the three positions of
+# two-byte text; the summed shares of the 16 two-letter words are distinct, and rank bc, cc, bp, mc, cp,
+# bq, xc, mp (piece 6: bc and mp), then cq (piece 6) ninth and bf tenth.
+_PUZZLE = {
+    1: {6: [(ord("b"), 0.19), (ord("c"), 0.16), (ord("m"), 0.13), (ord("x"), 0.10)]},
+    2: {6: [(ord("c"), 0.13), (ord("p"), 0.09), (ord("q"), 0.05), (ord("f"), 0.01)]},
+    3: {6: [(0xFF, 0.5)]},
+}
+
+
+def _scripted_fragments(hh: dn.HeavyHitters, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert [hh.protocol.piece(w + b"\xff") for w in (b"xf", b"mp", b"cq", b"bc")] == [6] * 4
+    monkeypatch.setattr(hh.protocol, "fragments", lambda stat, level: _PUZZLE[level])
+
+
+def test_sfp_puzzle_keeps_the_8_top_k_best_partial_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``top_k`` 1: of the 16 partial items the 8 of the largest summed share go on, so ``bc`` and ``mp``
+    (first and eighth) are candidates and ``cq`` (ninth) is not."""
+    hh = sfp()
+    _scripted_fragments(hh, monkeypatch)
+    stat = hh.aggregate(hh.privatize_many(["bc"] * 30, rng=13))
+    assert hh.protocol.candidates(stat)[0] == [b"bc\xff", b"mp\xff"]
+
+
+def test_sfp_uses_a_position_with_one_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a position without reports ends the search: one report at position 2 is enough to go on."""
+    hh = sfp()
+    _scripted_fragments(hh, monkeypatch)
+    reports = hh.privatize_many(["bc"] * 30, rng=13)
+    level = reports["level"]
+    stat = hh.aggregate(reports[(level != 2) | (np.cumsum(level == 2) == 1)])
+    assert [s.n for s in stat.levels][1] == 1 and stat.word is not None and stat.word.n > 1
+    assert hh.protocol.candidates(stat)[0] == [b"bc\xff", b"mp\xff"]
+    assert _empty(hh.protocol.candidates(hh.aggregate(reports[level != 2])))
+
+
+@pytest.mark.parametrize("kind", ["text", "integer"])
+@pytest.mark.parametrize("method", ["pem", "sfp"])
+def test_level_keys_as_defined(method: str, kind: str) -> None:
+    """PEM: pair ``p``'s key is the byte ``l = p % L + 1`` then the first ``l`` bytes of item ``p // L``; SFP:
+    the position ``l``, the item's piece and its byte at ``l``. For every other pair of a few items (built
+    end to end with numpy: the same bytes as written out one by one)."""
+    hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=5, top_k=8, kind=kind)
+    items, _ = hh.items_of.encode(["", "ab", "héllo", "a much longer one"] if kind == "text" else [0, -1, 2**40])
+    L = hh.levels
+    used = np.array([p for p in range(len(items) * L) if p % 3 != 1], dtype=np.int64)
+    keys = hh.protocol._level_keys(items, used)
+    if method == "pem":
+        expected = [bytes([p % L + 1]) + items[p // L][: p % L + 1] for p in used.tolist()]
+    else:
+        expected = [bytes([p % L + 1, hh.protocol.piece(items[p // L]), items[p // L][p % L]]) for p in used.tolist()]
+    assert keys.split() == expected
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["pem", "sfp"])
+def test_level_keys_hash_alike_when_compiled(method: str, restore_accelerator: None) -> None:
+    """The level keys are what the compiled BLAKE2b reads too (one flat byte array and its ends): the
+    same digests under numpy and numba."""
+    hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=5, top_k=8)
+    items, _ = hh.items_of.encode(["", "ab", "héllo", "a much longer one"])
+    keys = hh.protocol._level_keys(items, np.arange(len(items) * hh.levels, dtype=np.int64))
+    by_numpy, by_numba = both(lambda: keyed_digests(keys, bytes(32), b"deniable:test", 8))
+    assert by_numpy.tolist() == by_numba.tolist()

@@ -609,11 +609,15 @@ def test_dbitflip_client_answers_from_its_slots_stream_with_the_true_bucket() ->
 
 def test_one_bit_mean_client_bit_is_the_points_draw_below_its_threshold() -> None:
     """The memoized bit of point ``j``: a draw uniform below ``(a + b)(points - 1)`` from the stream of
-    ``point j``, compared with ``b (points - 1) + j (a - b)``; ``point`` names a bad value."""
+    ``point j``, compared with ``b (points - 1) + j (a - b)``; ``point`` names a bad value. Also for
+    configured integers where a draw equals a threshold one time in four (``a = 3``, ``b = 1``) and
+    where half the 32-bit words are rejected (``a + b = 2**31 + 1``): the draw is the first word kept."""
     from deniable import randomness
 
-    for points in (2, 3, 5):
-        m = dn.OneBitMean(0, 10, epsilon=1.0, points=points)
+    configured = [dn.from_config(_config("one-bit-mean", {"high_numerator": a, "low_numerator": b, "points": 2}))
+                  for a, b in ((3, 1), (2**30 + 1, 2**30))]
+    for m in [dn.OneBitMean(0, 10, epsilon=1.0, points=points) for points in (2, 3, 5)] + configured:
+        points = m.points
         params = m.to_config()["params"]
         a, b, s = params["high_numerator"], params["low_numerator"], points - 1
         for i in range(20):
@@ -623,6 +627,29 @@ def test_one_bit_mean_client_bit_is_the_points_draw_below_its_threshold() -> Non
                 assert c.bit(j) == int(r < b * s + j * (a - b))
     with pytest.raises(TypeError, match=r"^value must be a finite real number for OneBitMean; got 'x'$"):
         dn.OneBitMean(0, 10, epsilon=1.0).client(secret=b"s" * 32).point("x")  # type: ignore[arg-type]
+
+
+def test_one_bit_mean_client_rounds_up_when_its_alpha_is_below_the_threshold() -> None:
+    """A value at fraction ``phi`` of its step rounds up when ``alpha < floor(phi 2**53) 2**11``, strictly:
+    this device's ``alpha`` (a multiple of ``2**11``) is the threshold of 0.9615075072171332, which rounds
+    down, and the next float up rounds up."""
+    from deniable import randomness
+
+    m = dn.OneBitMean(0, 1, epsilon=1.0)
+    c = m.client(secret=(776).to_bytes(4, "big") * 8)
+    x = 0.9615075072171332
+    assert c._alpha == int(randomness.fixed_point(m._steps(m._unit(np.array([x]))))[0])
+    assert c.point(x) == 0 and c.point(float(np.nextafter(x, 2.0))) == 1
+
+
+def test_realised_epsilon_of_exactly_99_percent_is_accepted() -> None:
+    """The realised epsilon may be 1% below the request, the bound included: at 1.4110948103519987e-09
+    ``exp_ratio`` gives ``a = b + 3`` (``b = 2**31 - 2``), whose loss is exactly the request times 0.99."""
+    epsilon = 1.4110948103519987e-09
+    m = dn.OneBitMean(0, 1, epsilon=epsilon)
+    params = m.to_config()["params"]
+    assert (params["high_numerator"], params["low_numerator"]) == (2**31 + 1, 2**31 - 2)
+    assert m.epsilon_perm == epsilon * (1 - 1e-2)
 
 
 def test_dbitflip_counts_keep_buckets_nobody_sampled() -> None:
@@ -700,6 +727,26 @@ def test_telemetry_constructors_name_themselves_and_keep_exp_ratio_integers() ->
     stack = np.zeros((2, 4), dtype=np.int64)
     with pytest.raises(ValueError, match=r"^aggregate has \(4,\) counts; DBitFlip needs 2k=8$"):
         m.estimate_from(SupportCounts(m.fingerprint, stack, 1))
+
+
+def test_one_bit_mean_refuses_more_points_than_its_draws_hold() -> None:
+    """A bit is drawn below ``(a + b)(points - 1)``, at most ``2**64``: at epsilon 12 and 1e-10 (``a + b`` of
+    63 bits; ``a - b`` small at 1e-10) 3 points are sampled, 4 are refused in a whole message (they used to
+    pass the constructor and fail in ``uniform_below``); at epsilon 11 (32-bit ``a + b``) every number of
+    points is sampled."""
+    for epsilon in (12.0, 1e-10):
+        three = dn.OneBitMean(0, 1, epsilon=epsilon, points=3)
+        assert three.privatize_many(np.array([0.25, 0.75]), rng=1).shape == (2,)
+        assert three.client(secret=b"s" * 32).privatize(0.5) in (0.0, 1.0)
+        a_b = three._a + three._b
+        assert 2**64 // 3 < a_b < 2**63
+        message = (rf"^points=4 is too many for OneBitMean at epsilon={re.escape(repr(epsilon))}: its draws below "
+                   rf"\(a \+ b\) \* \(points - 1\) must fit in 64 bits \(e\^epsilon = a / b, a \+ b = {a_b}\); "
+                   rf"at most 3 points$")
+        with pytest.raises(ValueError, match=message):
+            dn.OneBitMean(0, 1, epsilon=epsilon, points=4)
+    most = dn.OneBitMean(0, 1, epsilon=11.0, points=65536)
+    assert most.privatize_many(np.array([0.25, 0.75]), rng=1).shape == (2,)
 
 
 def test_gamma_below_the_smallest_flip_probability_is_refused() -> None:

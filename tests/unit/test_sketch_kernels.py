@@ -33,7 +33,7 @@ from backends import both, needs_numba
 import deniable as dn
 from deniable import accelerate, columns
 from deniable.mechanisms import sketch as sketch_module
-from deniable.mechanisms.sketch import keyed_digests, text_bytes
+from deniable.mechanisms.sketch import JoinedKeys, keyed_digests, text_bytes
 from deniable.mechanisms.walsh import fwht
 
 BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
@@ -61,7 +61,45 @@ def test_column_counts_are_the_bit_sums(backend: str, bitorder: Any, rows: int, 
     accelerate.set_accelerator(backend)
     expected = naive_counts(packed, groups, size, bitorder)
     assert np.array_equal(columns.column_counts(packed, groups, size, bitorder), expected)
-    assert np.array_equal(columns.column_counts(packed, None, 1, bitorder)[0], expected.sum(axis=0))
+    assert np.array_equal(columns.column_counts(packed, bitorder=bitorder), expected.sum(axis=0)[None, :])
+
+
+@needs_numba
+def test_column_counts_use_the_compiled_loop_as_the_setting_says(restore_accelerator: None,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto``: the compiled loop from ``AUTO_FROM`` packed bits on (1,024 rows of 8 bytes), numpy below
+    (1,023 rows); ``numba``: for any size; ``numpy``: never. The same counts either way."""
+    from deniable import _sketch_numba
+
+    used: list[int] = []
+    compiled = _sketch_numba.column_counts
+
+    def record(packed: np.ndarray, *args: Any) -> None:
+        used.append(packed.shape[0])
+        compiled(packed, *args)
+
+    monkeypatch.setattr(_sketch_numba, "column_counts", record)
+    packed = np.random.default_rng(5).integers(0, 256, (1024, 8), dtype=np.uint8)
+    assert accelerate.AUTO_FROM == 1024 * 8 * 8
+    for setting, rows, compiled_rows in [("auto", 1024, [1024]), ("auto", 1023, []), ("numba", 1, [1]),
+                                         ("numpy", 1024, [])]:
+        accelerate.set_accelerator(setting)
+        used.clear()
+        counts = columns.column_counts(packed[:rows])
+        assert used == compiled_rows
+        assert np.array_equal(counts, np.unpackbits(packed[:rows], axis=1).sum(axis=0)[None, :])
+
+
+@pytest.mark.parametrize("bitorder", ["big", "little"])
+def test_spread_table_puts_bit_c_of_a_byte_in_byte_lane_c(bitorder: Any) -> None:
+    """``spread_table(order)[v]``: a uint64 whose byte ``c`` in memory is 1 exactly when bit ``c`` of ``v``
+    is set in ``order`` (``"big"``: bit ``c`` is ``v >> (7 - c) & 1``, ``"little"``: ``v >> c & 1``)."""
+    table = columns.spread_table(bitorder)
+    assert table.dtype == np.uint64 and table.shape == (256,)
+    lanes = table.view(np.uint8).reshape(256, 8)
+    for v in range(256):
+        want = [v >> (c if bitorder == "little" else 7 - c) & 1 for c in range(8)]
+        assert lanes[v].tolist() == want
 
 
 # ------------------------------------------------------------------ hashing
@@ -84,6 +122,11 @@ def test_fingerprints_are_keyed_blake2b(backend: str, restore_accelerator: None)
         assert keyed_digests(data, b"k" * 7, person, size).tolist() == [int.from_bytes(d, "little") for d in short]
     with pytest.raises(ValueError, match="a key and a digest of 1..8 bytes; got 0 and 8"):
         keyed_digests(data, b"", b"", 8)
+    joined = JoinedKeys(np.frombuffer(b"".join(data), dtype=np.uint8), np.cumsum([len(d) for d in data]))
+    assert joined.split() == data and len(joined) == len(data)
+    assert m.fingerprints(joined).tolist() == expected  # keys stored end to end: the same digests
+    empty = JoinedKeys(np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64))
+    assert empty.split() == [] and m.fingerprints(empty).shape == (0,)
 
 
 def parity_buckets(m: Any, rows: np.ndarray, fps: np.ndarray) -> np.ndarray:

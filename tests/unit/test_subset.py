@@ -18,6 +18,7 @@ import pytest
 
 import deniable as dn
 from deniable import randomness, testing
+from deniable.mechanisms import subset
 from deniable.mechanisms.subset import _smallest_keys
 
 ALPHA = testing.bonferroni(1e-6, 2)
@@ -110,10 +111,19 @@ def test_probabilities_and_epsilon(k: int, omega: int, epsilon: float) -> None:
     assert m.report_bits == min(k, omega * (k - 1).bit_length())
 
 
-def test_large_transition_matrices_are_refused() -> None:
+def test_large_transition_matrices_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most 20,000 subsets (``_MATRIX_OUTPUTS``), the limit included: at 20,000 itself only ``k = 20,000``
+    (omega 1 or 19,999: a 3.2 GB matrix), so the edge is checked with the limit lowered to C(6, 3) = 20."""
     assert dn.SubsetSelection(16, epsilon=1.0, omega=8).transition_matrix()[1].shape == (16, 12_870)
-    with pytest.raises(NotImplementedError, match="^transition_matrix enumerates all subsets; too many$"):
+    message = "^transition_matrix enumerates all subsets; too many$"
+    with pytest.raises(NotImplementedError, match=message):
         dn.SubsetSelection(30, epsilon=1.0, omega=4).transition_matrix()  # C(30, 4) = 27,405
+    m = dn.SubsetSelection(6, epsilon=1.0, omega=3)
+    monkeypatch.setattr(subset, "_MATRIX_OUTPUTS", 20)
+    assert m.transition_matrix()[1].shape == (6, 20)
+    monkeypatch.setattr(subset, "_MATRIX_OUTPUTS", 19)
+    with pytest.raises(NotImplementedError, match=message):
+        m.transition_matrix()
 
 
 # ------------------------------------------------------------- report checks

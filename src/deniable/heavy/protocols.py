@@ -56,7 +56,7 @@ from numpy.typing import NDArray
 from deniable.heavy.items import Items
 from deniable.heavy.results import HeavyStat
 from deniable.intervals import z_for
-from deniable.mechanisms.sketch import Sketch, SketchCounts, keyed_digests
+from deniable.mechanisms.sketch import JoinedKeys, Sketch, SketchCounts, keyed_digests
 from deniable.randomness import Source, uniform_below
 
 __all__ = ["PEM", "SFP", "PROTOCOLS", "Candidates"]
@@ -136,7 +136,7 @@ class Protocol:
     def _extra_fields(self, fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         return []
 
-    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
+    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> JoinedKeys:
         raise NotImplementedError
 
     def privatize(self, items: list[bytes], inverse: NDArray[np.int64], source: Source) -> NDArray[Any]:
@@ -188,9 +188,15 @@ class PEM(Protocol):
     name = "pem"
     budget_share = 1
 
-    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
+    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> JoinedKeys:
+        """Pair ``p``'s key: its level ``l = p % L + 1`` as a byte, then the first ``l`` bytes of item ``p // L``
+        (every item is ``L`` bytes), built end to end with numpy."""
         L = self.levels
-        return [bytes([p % L + 1]) + items[p // L][: p % L + 1] for p in used.tolist()]
+        level = used % L + 1
+        keys = np.empty((used.size, L + 1), dtype=np.uint8)
+        keys[:, 0] = level
+        keys[:, 1:] = np.frombuffer(b"".join(items), dtype=np.uint8).reshape(len(items), L)[used // L]
+        return JoinedKeys(keys[np.arange(L + 1) <= level[:, None]], np.cumsum(level + 1))
 
     def _estimate(self, stat: HeavyStat, level: int,
                   prefixes: list[bytes]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -239,10 +245,15 @@ class SFP(Protocol):
         """The 8-bit puzzle piece ``r = h(item)``."""
         return int(keyed_digests([item], self.oracle.seed, b"deniable:sfp", 1)[0])
 
-    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> list[bytes]:
+    def _level_keys(self, items: list[bytes], used: NDArray[np.int64]) -> JoinedKeys:
+        """Pair ``p``'s key: the position ``p % L + 1``, item ``p // L``'s piece and its byte there (3 bytes)."""
         L = self.levels
-        pieces = keyed_digests(items, self.oracle.seed, b"deniable:sfp", 1).tolist()
-        return [bytes([p % L + 1, pieces[p // L], items[p // L][p % L]]) for p in used.tolist()]
+        item, at = used // L, used % L
+        keys = np.empty((used.size, 3), dtype=np.uint8)
+        keys[:, 0] = at + 1
+        keys[:, 1] = keyed_digests(items, self.oracle.seed, b"deniable:sfp", 1)[item]
+        keys[:, 2] = np.frombuffer(b"".join(items), dtype=np.uint8).reshape(len(items), L)[item, at]
+        return JoinedKeys(keys.reshape(-1), 3 * np.arange(1, used.size + 1))
 
     def _privatize_extra(self, items: list[bytes], inverse: NDArray[np.int64], source: Source,
                          out: NDArray[Any]) -> None:

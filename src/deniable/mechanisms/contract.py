@@ -254,7 +254,7 @@ class Mechanism(ABC):
             try:
                 self._reports_from_json([item])
             except (ValueError, TypeError, OverflowError) as exc:
-                return i, str(exc).replace(" report 0", " report", 1).replace(" at index 0", "", 1)
+                return i, _without_index(str(exc))
         return 0, "the reports are rejected together but not one by one"
 
     def _report_to_json(self, report: Any) -> Any:
@@ -298,3 +298,18 @@ class Mechanism(ABC):
     def estimate(self, reports: Any, target: Any = "population") -> Any:
         """The unbiased estimate from reports: ``estimate_from(aggregate(reports), target)``."""
         return self.estimate_from(self.aggregate(reports), target=target)
+
+
+def _without_index(message: str) -> str:
+    """A one-report batch's error message without the report's index (0), which the caller replaces.
+
+    A message names the index in one of two ways: ``"<Mechanism> report 0 ..."`` (the mechanism's
+    name, one word, before the index, and the report's text after it) or ``"report <text> at index 0
+    ..."`` (the index after the report's text). The report's own text may contain either phrase, so
+    only the first ``" report 0"`` right after one word, else the last ``" at index 0"``, is the index.
+    """
+    head, found, tail = message.partition(" report 0")
+    if found and " " not in head:
+        return f"{head} report{tail}"
+    head, found, tail = message.rpartition(" at index 0")
+    return head + tail

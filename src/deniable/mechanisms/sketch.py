@@ -72,10 +72,13 @@ are unbiased; the collision term uses ``pi (n-1)/n - f_d**2``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import math
 import secrets
 import weakref
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -118,11 +121,12 @@ def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[
     if isinstance(values, np.ndarray):
         values = values.tolist()
     items = list(values)
-    if set(map(type, items)) <= {str}:  # every value a str: the distinct ones and positions at C speed
-        distinct = dict.fromkeys(items)
-        positions = dict(zip(distinct, range(len(distinct)), strict=True))
-        found = np.fromiter(map(positions.__getitem__, items), dtype=np.int64, count=len(items))
-        return [v.encode("utf-8") for v in distinct], found
+    with contextlib.suppress(TypeError):  # an unhashable value: the checks below name it
+        # each value's position among the distinct ones, numbered as first met, in one pass at C speed
+        numbered: defaultdict[Any, int] = defaultdict(itertools.count().__next__)
+        found = np.fromiter(map(numbered.__getitem__, items), dtype=np.int64, count=len(items))
+        if set(map(type, numbered)) <= {str}:  # every distinct value a str (a later one equal to it is it)
+            return list(map(str.encode, numbered)), found  # UTF-8
     index: dict[str, int] = {}
     inverse = np.empty(len(items), dtype=np.int64)
     for i, v in enumerate(items):
@@ -144,7 +148,28 @@ def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[
     return [v.encode("utf-8") for v in index], inverse
 
 
-def keyed_digests(data: Sequence[bytes], key: bytes, person: bytes, size: int) -> NDArray[np.uint64]:
+@dataclass(frozen=True, eq=False)
+class JoinedKeys:
+    """Byte strings stored end to end: key ``i`` is ``data[ends[i - 1]:ends[i]]`` (``ends[-1] = 0``).
+
+    What :func:`keyed_digests` (and :meth:`Sketch.privatize_keys`) take in
+    place of a list when the keys are built with numpy, as the prefix
+    extending protocol's level keys are.
+    """
+
+    data: NDArray[np.uint8]
+    ends: NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return int(self.ends.size)
+
+    def split(self) -> list[bytes]:
+        """The keys as a list of ``bytes``."""
+        raw, ends = self.data.tobytes(), self.ends.tolist()
+        return [raw[a:b] for a, b in zip([0, *ends], ends, strict=False)]
+
+
+def keyed_digests(data: Sequence[bytes] | JoinedKeys, key: bytes, person: bytes, size: int) -> NDArray[np.uint64]:
     """BLAKE2b of each of ``data`` (``key``, ``person``, a digest of ``size`` bytes in 1..8), read as a
     little-endian integer. With numba (:mod:`deniable.accelerate`) a compiled BLAKE2b hashes the
     batch; else :mod:`hashlib`, from one copy of the keyed state per message. Both give hashlib's."""
@@ -153,11 +178,16 @@ def keyed_digests(data: Sequence[bytes], key: bytes, person: bytes, size: int) -
     kernels = accelerate.sketch_kernels(64 * len(data))
     if kernels is not None:
         out = np.empty(len(data), dtype=np.uint64)
-        ends = np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)))
-        joined = np.frombuffer(b"".join(data), dtype=np.uint8)
+        if isinstance(data, JoinedKeys):
+            joined, ends = np.ascontiguousarray(data.data), np.ascontiguousarray(data.ends, dtype=np.int64)
+        else:
+            ends = np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)))
+            joined = np.frombuffer(b"".join(data), dtype=np.uint8)
         padded = np.frombuffer(person.ljust(16, b"\0"), dtype=np.uint8)  # as BLAKE2b pads it
         kernels.digests(joined, ends, np.frombuffer(key, dtype=np.uint8), padded, size, out)
         return out
+    if isinstance(data, JoinedKeys):
+        data = data.split()
     keyed = hashlib.blake2b(digest_size=size, key=key, person=person)
     digests = []
     for d in data:  # a copy of the keyed state: the key block is hashed once
@@ -327,7 +357,7 @@ class Sketch(Mechanism):
         self._masks = masks
 
     # ------------------------------------------------------------------ hash
-    def fingerprints(self, data: Sequence[bytes]) -> NDArray[np.uint64]:
+    def fingerprints(self, data: Sequence[bytes] | JoinedKeys) -> NDArray[np.uint64]:
         """``phi(x)`` of UTF-8 byte strings (keyed BLAKE2b, 64 bits; :func:`keyed_digests`)."""
         return keyed_digests(data, self.seed, b"deniable:value", 8)
 
@@ -448,7 +478,7 @@ class Sketch(Mechanism):
         return self.privatize_keys(data, inverse, rng)
 
     def privatize_keys(
-        self, keys: Sequence[bytes], inverse: NDArray[np.int64], rng: randomness.RNGLike = None
+        self, keys: Sequence[bytes] | JoinedKeys, inverse: NDArray[np.int64], rng: randomness.RNGLike = None
     ) -> NDArray[Any]:
         """One report per entry of ``inverse``, of the byte string ``keys[inverse[i]]`` (hashed as is)."""
         source = randomness.resolve(rng)

@@ -34,6 +34,7 @@ __all__ = ["SubsetSelection"]
 
 _FLOYD_MAX = 16
 _CHUNK_CELLS = 1 << 20  # positions keyed at a time (8 MiB of int64 scratch)
+_MATRIX_OUTPUTS = 20_000  # the most subsets transition_matrix enumerates
 
 
 def _floyd(n: int, population: int, size: int, source: Source) -> NDArray[np.int64]:
@@ -186,7 +187,7 @@ class SubsetSelection(FrequencyOracle):
         return (reports == position).any(axis=1)
 
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
-        if math.comb(self.k, self.omega) > 20000:
+        if math.comb(self.k, self.omega) > _MATRIX_OUTPUTS:
             raise NotImplementedError("transition_matrix enumerates all subsets; too many")
         outputs = list(itertools.combinations(range(self.k), self.omega))
         p, w, k = float(self.prob), self.omega, self.k

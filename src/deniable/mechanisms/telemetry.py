@@ -153,6 +153,11 @@ def _time_epsilon(g: int, bits: int) -> float:
     return math.inf if not g else bits * privacy.ln_up(Fraction(_FLIP_ONE - g, g))
 
 
+def _draws_fit(a: int, b: int, points: int) -> bool:
+    """Whether 1BitMean's bit draw, uniform below ``(a + b)(points - 1)``, fits in 64 bits."""
+    return (a + b) * (points - 1) <= TWO64
+
+
 def _lifetime(distinct: object, cap: int, epsilon: float) -> float:
     if isinstance(distinct, bool) or not isinstance(distinct, int) or distinct < 1:
         raise ValueError(f"distinct must be an int >= 1; got {distinct!r}")
@@ -173,6 +178,9 @@ class OneBitMean(NumericMechanism):
     ``(b s + j (a - b)) / ((a + b) s)``. ``gamma`` (default 0: none) adds
     output perturbation (module docstring): ``epsilon`` is then the memoized
     bits' (:attr:`epsilon_perm`) and one report's :attr:`epsilon` is smaller.
+    A bit is drawn below ``(a + b) s``, which must fit in 64 bits: where
+    ``a`` and ``b`` need 63 bits (epsilon above about 11.09, or below about
+    ``2**-31``), at most 3 points.
     """
 
     wire_id = "one-bit-mean"
@@ -183,7 +191,14 @@ class OneBitMean(NumericMechanism):
         eps = privacy.check_epsilon(epsilon, owner="OneBitMean")
         a, b = privacy.exp_ratio(eps, 1)
         g = _flip_numerator(gamma, "OneBitMean")
-        self._set(a, b, _check_int(points, "points", 2, _MAX_POINTS, "OneBitMean"), g)
+        points = _check_int(points, "points", 2, _MAX_POINTS, "OneBitMean")
+        if not _draws_fit(a, b, points):  # a + b of 63 bits: at most 3 points
+            raise ValueError(
+                f"points={points} is too many for OneBitMean at epsilon={epsilon!r}: its draws below "
+                f"(a + b) * (points - 1) must fit in 64 bits (e^epsilon = a / b, a + b = {a + b}); "
+                f"at most {TWO64 // (a + b) + 1} points"
+            )
+        self._set(a, b, points, g)
         _check_close("OneBitMean", self.epsilon_perm, eps)
 
     def _set(self, a: int, b: int, points: int, g: int = 0) -> None:
@@ -289,7 +304,7 @@ class OneBitMean(NumericMechanism):
         a, b = int(params["high_numerator"]), int(params["low_numerator"])
         points = _check_int(params["points"], "points", 2, _MAX_POINTS, "OneBitMean")
         g = _check_flip(params, "OneBitMean")
-        if not 0 < b < a or (a + b) * (points - 1) > TWO64:
+        if not 0 < b < a or not _draws_fit(a, b, points):
             raise ValueError(
                 f"OneBitMean params need 0 < low_numerator < high_numerator and "
                 f"(high + low) * (points - 1) <= 2**64; got {params!r}"

@@ -243,8 +243,10 @@ class Likelihood(Protocol):
 def maximize(lik: Likelihood, start: Any, tol: float = TOLERANCE, max_iter: int = 500) -> Maximum:
     """Damped Newton ascent from ``start`` with the exact Hessian; ``a`` (the last parameter) kept in [0, 1].
 
-    Each step solves ``(-H + mu I) d = g`` with the smallest ``mu >= 0`` that
-    makes the matrix positive definite, halves the step until the
+    Each step solves ``(-H + mu I) d = g`` with the smallest ``mu >= 0`` (0 or
+    ``1e-8`` times the largest diagonal entry of ``-H`` times a power of ten)
+    that makes the matrix positive definite with its smallest eigenvalue at
+    least ``mu / 10``, halves the step until the
     log-likelihood rises (Armijo), clips ``a`` to [0, 1] and holds it on a
     bound while the score pushes outward. It stops when the Newton decrement
     ``g' d`` is below ``tol``.
@@ -297,7 +299,12 @@ def _on_bound(theta: NDArray[np.float64], extra: int | None) -> bool:
 
 
 def _regularized_solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``(h + mu I)^{-1} g``, ``mu`` the smallest of 0, 1e-8 * scale, ... that makes the matrix positive definite."""
+    """``(h + mu I)^{-1} g``, ``mu`` the smallest of 0, 1e-8 * scale, ... that makes ``h + 0.9 mu I`` positive
+    definite, so that the smallest eigenvalue of ``h + mu I`` is at least ``mu / 10``.
+
+    The margin matters where ``h`` has an eigenvalue ``-lambda`` with ``lambda`` a power of ten times
+    ``1e-8 * scale``, as in one dimension (``lambda = scale``): ``mu`` lands on ``lambda`` to within rounding, and
+    a matrix positive definite only by rounding gives a step of about ``1e15``."""
     if not np.all(np.isfinite(h)):
         raise FloatingPointError("the Hessian is not finite: a fitted prevalence reached 0 or 1")
     scale = max(float(np.max(np.abs(np.diag(h)))), 1e-300)
@@ -305,6 +312,7 @@ def _regularized_solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArra
     eye = np.eye(h.shape[0])
     while True:
         try:
+            np.linalg.cholesky(h + 0.9 * mu * eye)
             factor = np.linalg.cholesky(h + mu * eye)
         except np.linalg.LinAlgError:
             mu = max(mu * 10, 1e-8 * scale)
