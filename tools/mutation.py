@@ -53,6 +53,21 @@ MODULES: dict[str, list[str]] = {
     "aggregates": [f"{UNIT}/test_aggregates.py"],
     "accelerate": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_sketch_kernels.py"],
     "_runs_numba": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py"],
+    # the sparse sampler against its exact reference (both backends, crafted straddling words) and its
+    # calibrated check on 10^7 bits (3 s); test_accelerate.py only chooses the gap decoder, never calls it
+    "skips": [f"{UNIT}/test_skips.py", f"{STAT}/test_sparse_bits.py::test_sparse_bits_are_bernoulli"],
+    # the unit tests only: with the JIT off the stat test's numba half runs as Python (15 s per mutant)
+    "_skips_numba": [f"{UNIT}/test_skips.py"],
+    # the column counts against the unpacked bit sums (both backends, both bit orders, across the
+    # 255-report lanes and numpy's blocks), the backend's choice, the byte-spreading table; not the
+    # mechanisms' files
+    "columns": [
+        f"{UNIT}/test_sketch_kernels.py::test_column_counts_are_the_bit_sums",
+        f"{UNIT}/test_sketch_kernels.py::test_column_counts_use_the_compiled_loop_as_the_setting_says",
+        f"{UNIT}/test_sketch_kernels.py::test_spread_table_puts_bit_c_of_a_byte_in_byte_lane_c",
+        f"{UNIT}/test_unary.py::test_support_counts_equal_unpacked_column_sums",
+        f"{UNIT}/test_unary.py::test_support_counts_cross_chunks",
+    ],
     **{
         f"mechanisms.{name}": [
             f"{UNIT}/test_{name}.py", f"{UNIT}/test_frequency.py", f"{UNIT}/test_contract.py",
@@ -186,7 +201,7 @@ def pytest_sessionstart(session):  # added by tools/mutation.py: no cached resul
 
 # environment per module: the numba kernel runs as plain Python, where mutmut's trampolines work
 # (numba cannot compile them); the compiled and the Python kernel are the same code
-ENV: dict[str, dict[str, str]] = {"_runs_numba": {"NUMBA_DISABLE_JIT": "1"}}
+ENV: dict[str, dict[str, str]] = {name: {"NUMBA_DISABLE_JIT": "1"} for name in ("_runs_numba", "_skips_numba")}
 
 # the modules the issue names first, in this order
 CORE = ["intervals", "estimate", "consistency", "privacy", "randomness", "aggregates",
@@ -206,8 +221,11 @@ def prepare(module: str, workdir: Path, timeout_multiplier: float | None = None)
     """A scratch copy of the repository whose pyproject.toml configures mutmut for ``module``.
 
     ``timeout_multiplier`` replaces mutmut's 15: a mutant is stopped after
-    ``2 x multiplier x (its tests' time + 1 s)`` CPU seconds (a mutant that loops for ever
-    otherwise costs 30 times its tests' time before it counts as killed).
+    ``2 x multiplier x (its tests' time + 1 s)`` CPU seconds or half that in wall time,
+    whichever comes first, and counts as a timeout (a mutant that loops for ever otherwise
+    costs 30 times its tests' time before it counts as killed). The tests' time is their
+    wall time in mutmut's first run: on a loaded machine a small multiplier also stops
+    slow mutants that would pass.
     """
     if workdir.exists():
         shutil.rmtree(workdir)
@@ -308,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--timeout-multiplier", type=float, metavar="X",
-        help="stop a mutant after 2 X (its tests' CPU time + 1 s) CPU seconds (mutmut's default X: 15)",
+        help="stop a mutant after 2 X (its tests' time + 1 s) CPU seconds or X (its tests' time + 1 s) "
+        "seconds of wall time (mutmut's default X: 15)",
     )
     args = parser.parse_args(argv)
     if args.list or not args.modules:

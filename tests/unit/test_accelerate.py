@@ -13,6 +13,7 @@ chance.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -187,6 +188,18 @@ dn.OUE(1024, epsilon=1.0).privatize_many(np.zeros(64, dtype=int))  # 65,536 bits
 seen.append("numba" in sys.modules)
 print(json.dumps(seen))
 """
+
+
+def test_numba_available_says_whether_numba_imports() -> None:
+    """True exactly when ``import numba`` succeeds in this environment (whether it imports numba: the
+    test below, in a new process)."""
+    try:
+        importlib.import_module("numba")
+    except ImportError:
+        installed = False
+    else:
+        installed = True
+    assert accelerate.numba_available() is installed
 
 
 @pytest.mark.parametrize("setting", ["auto", "numpy", ""])

@@ -309,6 +309,21 @@ def test_lazy_bernoulli_counts_zero_draws_into_the_run() -> None:
     assert randomness.bernoulli_bits(numerator, bits, 1, later).tolist() == [False]
 
 
+def test_a_256_bit_numerator_reads_runs_of_256_zeros(accelerator: str) -> None:
+    """A 256-bit numerator has 257 table entries: the run state reaches 256, one past what 8 bits
+    hold (the numpy decoder indexes its pattern table with ``state << 8 | byte``). c = 2**-1 +
+    2**-256: a run of 255 zeros ends at c's last 1 (True), a run of 256 at the tie (False), within
+    one draw or after a whole draw of zeros; the lanes after them end at G = 0, c's first 1."""
+    numerator = (1 << 255) | 1
+    runs = [bytes(32) + bytes([0xC0]) + bytes(31), bytes(31) + bytes([0x01, 0xC0]) + bytes(31),
+            bytes(64) + bytes([0xC0]) + bytes(63)]  # the last: the run crosses a draw of 64 zero bytes
+    for data, first in zip(runs, [False, True, False], strict=True):
+        assert _compare_bit_by_bit(numerator, 256, data, 2) == [first, True]
+        src = Scripted(data)
+        assert randomness.bernoulli_bits(numerator, 256, 2, src).tolist() == [first, True]
+        assert src.data == b""
+
+
 def test_a_source_is_stuck_only_after_more_than_2_16_zero_bits(accelerator: str) -> None:
     """Exactly 2**16 zero bits (128 draws of 64 bytes) can still come from a fair source; one
     more zero draw is refused with the count and its probability (with either backend)."""
@@ -330,6 +345,30 @@ def test_expansion_table_is_the_numerator_bits_then_the_tie() -> None:
     assert certain.tolist() == [1] * 9 and certain.dtype == np.uint8
     with pytest.raises(ValueError, match=r"^numerator must be in \[0, 2\*\*bits\]; got 257/256$"):
         randomness.expansion_table(257, 8)
+
+
+def test_run_patterns_are_the_bits_of_the_lanes_each_byte_ends() -> None:
+    """``pattern[row, state, byte]``, for every row, state and byte, against its definition: the run
+    starts at ``state`` 0s, each 1 of the byte (most significant first) ends a lane at bit
+    ``table[row, min(G, cap)]``, the first lane highest. Tables of another integer dtype give the
+    same patterns."""
+    for tables in (np.stack([randomness.expansion_table(5, 3), randomness.expansion_table(2, 3)]),
+                   np.stack([randomness.expansion_table(182, 8), randomness.expansion_table(45, 8)]),
+                   randomness.expansion_table(1, 1)[None, :]):
+        rows, cap = tables.shape[0], tables.shape[1] - 1
+        want = np.zeros((rows, cap + 1, 256), dtype=np.uint8)
+        for row in range(rows):
+            for state in range(cap + 1):
+                for byte in range(256):
+                    g, pattern = state, 0
+                    for shift in range(7, -1, -1):
+                        if byte >> shift & 1:
+                            pattern, g = pattern << 1 | int(tables[row, min(g, cap)]), 0
+                        else:
+                            g += 1
+                    want[row, state, byte] = pattern
+        np.testing.assert_array_equal(randomness.run_patterns(tables), want)
+        np.testing.assert_array_equal(randomness.run_patterns(tables.astype(np.int64)), want)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])

@@ -61,7 +61,45 @@ def test_column_counts_are_the_bit_sums(backend: str, bitorder: Any, rows: int, 
     accelerate.set_accelerator(backend)
     expected = naive_counts(packed, groups, size, bitorder)
     assert np.array_equal(columns.column_counts(packed, groups, size, bitorder), expected)
-    assert np.array_equal(columns.column_counts(packed, None, 1, bitorder)[0], expected.sum(axis=0))
+    assert np.array_equal(columns.column_counts(packed, bitorder=bitorder), expected.sum(axis=0)[None, :])
+
+
+@needs_numba
+def test_column_counts_use_the_compiled_loop_as_the_setting_says(restore_accelerator: None,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto``: the compiled loop from ``AUTO_FROM`` packed bits on (1,024 rows of 8 bytes), numpy below
+    (1,023 rows); ``numba``: for any size; ``numpy``: never. The same counts either way."""
+    from deniable import _sketch_numba
+
+    used: list[int] = []
+    compiled = _sketch_numba.column_counts
+
+    def record(packed: np.ndarray, *args: Any) -> None:
+        used.append(packed.shape[0])
+        compiled(packed, *args)
+
+    monkeypatch.setattr(_sketch_numba, "column_counts", record)
+    packed = np.random.default_rng(5).integers(0, 256, (1024, 8), dtype=np.uint8)
+    assert accelerate.AUTO_FROM == 1024 * 8 * 8
+    for setting, rows, compiled_rows in [("auto", 1024, [1024]), ("auto", 1023, []), ("numba", 1, [1]),
+                                         ("numpy", 1024, [])]:
+        accelerate.set_accelerator(setting)
+        used.clear()
+        counts = columns.column_counts(packed[:rows])
+        assert used == compiled_rows
+        assert np.array_equal(counts, np.unpackbits(packed[:rows], axis=1).sum(axis=0)[None, :])
+
+
+@pytest.mark.parametrize("bitorder", ["big", "little"])
+def test_spread_table_puts_bit_c_of_a_byte_in_byte_lane_c(bitorder: Any) -> None:
+    """``spread_table(order)[v]``: a uint64 whose byte ``c`` in memory is 1 exactly when bit ``c`` of ``v``
+    is set in ``order`` (``"big"``: bit ``c`` is ``v >> (7 - c) & 1``, ``"little"``: ``v >> c & 1``)."""
+    table = columns.spread_table(bitorder)
+    assert table.dtype == np.uint64 and table.shape == (256,)
+    lanes = table.view(np.uint8).reshape(256, 8)
+    for v in range(256):
+        want = [v >> (c if bitorder == "little" else 7 - c) & 1 for c in range(8)]
+        assert lanes[v].tolist() == want
 
 
 # ------------------------------------------------------------------ hashing
