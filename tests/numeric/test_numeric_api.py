@@ -409,10 +409,13 @@ def test_report_checks_name_the_mechanism_and_allow_rounding_at_the_range_ends()
     width = hi - lo
     assert m.aggregate([hi + 0.5e-9 * width, lo - 0.5e-9 * width]).n == 2
     assert m.aggregate([hi + 1e-9 * width, lo - 1e-9 * width]).n == 2  # the bounds themselves
+    edges = [hi + 1e-9 * width, lo - 1e-9 * width, lo, hi]  # the bounds, then a bad report in the same chunk
     for bad in (hi + 2e-9 * width, lo - 2e-9 * width):
         message = rf"^report {re.escape(repr(bad))} at index 1 is not a possible Laplace report \(finite, in \["
         with pytest.raises(ValueError, match=message):
             m.aggregate([hi, bad])
+        with pytest.raises(ValueError, match=message.replace("index 1", "index 4")):
+            m.aggregate([*edges, bad])
 
 
 def test_lattice_config_errors_in_whole_messages() -> None:
@@ -447,6 +450,8 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
          r"values for Duchi must be real numbers, not booleans; got True at index 1"),
         (lambda: m.aggregate([0.5, False]), ValueError,
          r"reports for Duchi must be real numbers, not booleans; got False at index 1"),
+        (lambda: m.aggregate(np.array([0.5, True], dtype=object)), ValueError,
+         r"reports for Duchi must be real numbers, not booleans; got True at index 1"),
         (lambda: m.privatize_many(object()), ValueError,
          r"values for Duchi must be real numbers; got <object object at 0x[0-9a-f]+>"),
         (lambda: m.privatize_many([1.0, np.nan]), ValueError,
