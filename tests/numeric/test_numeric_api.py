@@ -471,6 +471,7 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
     for call, error, message in cases:
         with pytest.raises(error, match=f"^{message}$"):
             call()
+    assert m.privatize_many(np.array([1.0, 2], dtype=object), rng=1).shape == (2,)  # numbers, no booleans
     assert repr(m) == "Duchi(low=-20, high=80, epsilon=1)"
     assert m.variance(np.int64(4)) == m.variance(4) == m.variance(1) / 4
 
