@@ -436,6 +436,9 @@ def test_lattice_config_errors_in_whole_messages() -> None:
     assert dn.from_config({**cfg, "params": {**cfg["params"], "lattice_steps": steps}}).delta <= 1e-5
 
 
+RECORD = np.array([("x", 1.0)], dtype=[("a", "U1"), ("b", "f8")])[0]  # a NumPy scalar that is iterable
+
+
 def test_value_and_argument_errors_in_whole_messages() -> None:
     m = dn.Duchi(LOW, HIGH, epsilon=1.0)
     cases = [
@@ -454,6 +457,8 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
          r"reports for Duchi must be real numbers, not booleans; got True at index 1"),
         (lambda: m.privatize_many(object()), ValueError,
          r"values for Duchi must be real numbers; got <object object at 0x[0-9a-f]+>"),
+        (lambda: m.privatize_many(RECORD), ValueError,  # a scalar named whole, though its fields iterate
+         r"values for Duchi must be real numbers; got np\.void\(\('x', 1\.0\), dtype=\[\('a', '<U1'\), \('b', '<f8'\)\]\)"),
         (lambda: m.privatize_many([1.0, np.nan]), ValueError,
          r"values for Duchi must be finite numbers; got nan at index 1"),
         (lambda: m.privatize_many([1e308, 1e308, -np.inf]), ValueError,
