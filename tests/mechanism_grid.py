@@ -9,6 +9,7 @@ that the realised epsilon never exceeds it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -126,20 +127,15 @@ def reports_for(case: Case) -> tuple[Any, Any]:
 
 # The frequency oracles built from ``(categories, epsilon=...)``: cross-mechanism parameter tables.
 K_ORACLES = [dn.SUE, dn.OUE, dn.BLH, dn.OLH, dn.HadamardResponse, dn.SubsetSelection, dn.GRR]
+_NOT_POSITIVE = r"^epsilon must be a positive finite number for {name}; got "
+# (epsilon, exception, whole message with ``{name}`` for the mechanism's class name)
 BAD_EPSILONS = [
-    (float("nan"), ValueError),
-    (float("inf"), ValueError),
-    (-float("inf"), ValueError),
-    (-1.0, ValueError),
-    (0.0, ValueError),
-    (0, ValueError),
-    (True, TypeError),
-    ("1.0", TypeError),
-    (None, TypeError),
-    (Fraction(1, 2), TypeError),
-    ([1.0], TypeError),
-    (1e-300, ValueError),  # too small to realise with 63-bit integers
-    (1e6, ValueError),  # too large to realise
+    *[(eps, ValueError, _NOT_POSITIVE + re.escape(repr(eps)) + "$")
+      for eps in (float("nan"), float("inf"), -float("inf"), -1.0, 0.0, 0)],
+    *[(eps, TypeError, _NOT_POSITIVE + re.escape(repr(eps)) + "$") for eps in (True, "1.0", Fraction(1, 2), [1.0])],
+    (None, TypeError, _NOT_POSITIVE + "None$|^{name} needs exactly one of "),  # GRR and BinaryRR: no parameter given
+    (1e-300, ValueError, r"^epsilon=\S+ is too small to realise with 63-bit integer probabilities$"),
+    (1e6, ValueError, r"^epsilon=\S+ is too large to realise with 63-bit integer probabilities$"),
 ]
 
 

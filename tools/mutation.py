@@ -53,6 +53,11 @@ MODULES: dict[str, list[str]] = {
     "aggregates": [f"{UNIT}/test_aggregates.py"],
     "accelerate": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py", f"{UNIT}/test_sketch_kernels.py"],
     "_runs_numba": [f"{UNIT}/test_accelerate.py", f"{UNIT}/test_randomness_bytes.py"],
+    # the sparse sampler against its exact reference (both backends, crafted straddling words) and its
+    # calibrated check on 10^7 bits (3 s); test_accelerate.py only chooses the gap decoder, never calls it
+    "skips": [f"{UNIT}/test_skips.py", f"{STAT}/test_sparse_bits.py::test_sparse_bits_are_bernoulli"],
+    # the unit tests only: with the JIT off the stat test's numba half runs as Python (15 s per mutant)
+    "_skips_numba": [f"{UNIT}/test_skips.py"],
     # the column counts against the unpacked bit sums (both backends, both bit orders, across the
     # 255-report lanes and numpy's blocks), the backend's choice, the byte-spreading table; not the
     # mechanisms' files
@@ -196,7 +201,7 @@ def pytest_sessionstart(session):  # added by tools/mutation.py: no cached resul
 
 # environment per module: the numba kernel runs as plain Python, where mutmut's trampolines work
 # (numba cannot compile them); the compiled and the Python kernel are the same code
-ENV: dict[str, dict[str, str]] = {"_runs_numba": {"NUMBA_DISABLE_JIT": "1"}}
+ENV: dict[str, dict[str, str]] = {name: {"NUMBA_DISABLE_JIT": "1"} for name in ("_runs_numba", "_skips_numba")}
 
 # the modules the issue names first, in this order
 CORE = ["intervals", "estimate", "consistency", "privacy", "randomness", "aggregates",

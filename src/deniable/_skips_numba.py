@@ -3,8 +3,8 @@
 Imported only through :mod:`deniable.accelerate`. It computes what
 :func:`deniable.skips._numpy_decoder` computes, a word at a time: the float
 ``log`` guesses the gap ``k`` of a word ``u`` (its cell
-``[u, u + 1) / 2**32``), the integer bounds of the table decide it (``k``,
-``k - 1`` and ``k + 1`` are tried, at most one fits), and the word's 1 is set
+``[u, u + 1) / 2**32``), the integer bounds of the table decide it (``k``
+and ``k + 1`` are tried, at most one fits), and the word's 1 is set
 (bit ``7 - p % 8`` of byte ``p // 8``) or, for a capped gap, ``cap`` 0s are
 passed. A word whose cell straddles a bound stops the loop, for the exact
 Python comparison.
@@ -29,9 +29,9 @@ def _decode(words: Any, start: int, low: Any, high: Any, log_keep: float, cap: i
         u = np.uint64(words[i])
         guess: int = min(int(math.log((u + 1) * 2.0**-32) / log_keep), cap)
         gap = -1
-        for shift in (0, -1, 1):
+        for shift in (0, 1):
             k = guess + shift
-            if 0 <= k <= cap and u + 1 <= low[k] and (k == cap or high[k + 1] <= u):
+            if k <= cap and u + 1 <= low[k] and (k == cap or high[k + 1] <= u):
                 gap = k
                 break
         if gap < 0:

@@ -12,8 +12,12 @@ found one gap at a time. The number of 0s before the next 1, ``G``, has
 ``[S(k + 1), S(k))``. That is checked against integer bounds,
 ``floor(S(k) 2**32)`` and ``ceil(S(k) 2**32)``, computed once per ``q`` with
 integer arithmetic (:func:`skip_table`); the float ``log`` only guesses
-``k`` (and ``k - 1``, ``k + 1`` are tried too), so the outcome never
-depends on rounding. A cell that straddles a bound (about ``cap * 2**-32``
+``k``, so the outcome never depends on rounding. A cell that decides has
+``k = floor(f(u + 1))``, ``f(x) = ln(x 2**-32) / ln(1 - q)``; the float
+``f``, good to a few units in its last place, can fall below an integer
+``k`` that the true one reaches (``k + 1`` is tried too), but not reach
+``k + 1``: that needs ``S(k + 1) 2**32`` within ``1e-4`` below ``u + 1``,
+inside the cell, which then straddles and is not decided. A cell that straddles a bound (about ``cap * 2**-32``
 of them) reads 32 more bits at a time until it does not, each comparison
 exact in Python integers. A gap is capped at ``cap`` (the largest with
 ``S(cap) >= 2**-20``, at most ``2**16``): a ``W`` below ``S(cap)`` means
@@ -105,11 +109,10 @@ def _gaps(words: NDArray[np.uint32], table: SkipTable) -> NDArray[np.int64]:
     u = words.astype(np.uint64)
     guess = np.minimum((np.log((u + 1) * 2.0**-_CELL_BITS) / table.log_keep).astype(np.int64), table.cap)
     out = np.full(u.size, -1, dtype=np.int64)
-    for shift in (0, -1, 1):
-        k = np.clip(guess + shift, 0, table.cap)
+    for shift in (0, 1):  # at most one k fits a word
+        k = np.minimum(guess + shift, table.cap)
         inside = u + 1 <= table.low[k]
         inside &= (k == table.cap) | (table.high[np.minimum(k + 1, table.cap)] <= u)
-        inside &= out < 0
         out[inside] = k[inside]
     return out
 

@@ -22,9 +22,9 @@ from deniable.errors import ConfigError
 from deniable.wire import from_config
 
 
-@pytest.mark.parametrize(("eps", "exc"), BAD_EPSILONS, ids=repr)
-def test_bad_epsilon_binary(eps, exc) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(exc, match="epsilon"):
+@pytest.mark.parametrize(("eps", "exc", "message"), BAD_EPSILONS, ids=[repr(e) for e, *_ in BAD_EPSILONS])
+def test_bad_epsilon_binary(eps, exc, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(exc, match=message.format(name="BinaryRR")):
         dn.BinaryRR(epsilon=eps)
 
 

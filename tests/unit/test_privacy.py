@@ -34,9 +34,9 @@ from deniable.privacy import PrivacyBudget, exp_ratio
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 @pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
 @pytest.mark.parametrize("cls", K_ORACLES, ids=lambda c: c.__name__)
-@pytest.mark.parametrize(("eps", "exc"), BAD_EPSILONS, ids=repr)
-def test_bad_epsilon(cls, eps, exc) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(exc, match="epsilon"):
+@pytest.mark.parametrize(("eps", "exc", "message"), BAD_EPSILONS, ids=[repr(e) for e, *_ in BAD_EPSILONS])
+def test_bad_epsilon(cls, eps, exc, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(exc, match=message.format(name=cls.__name__)):
         cls(5, epsilon=eps)
 
 
@@ -241,6 +241,30 @@ def test_exp_ratio_word_choice_at_the_coarseness_threshold() -> None:
     assert a + b > 1 << 32
 
 
+@pytest.mark.parametrize(
+    ("eps", "others", "excess"), [(1.0, 1, 1e-8), (0.1, 2, 3e-8), (12.0, 1, 1e-17), (1.0, 70_000, 1e-13)]
+)
+def test_exp_ratio_steps_a_first_guess_above_e_eps_down(
+    monkeypatch: pytest.MonkeyPatch, eps: float, others: int, excess: float
+) -> None:
+    """The guard ``while ln_up(a / b) > eps: a -= 1`` keeps the realised loss within the request
+    whatever the first guess. A 60-digit ``e^eps`` never needs it, so here ``exp`` rounds up by
+    ``excess`` (relative): the first guess ``floor(e^eps (1 + excess) b)`` is a few to ~100 steps
+    too large (32-bit and 63-bit words), and the result is still the largest ``a`` within ``e^eps``."""
+    class RoundsUp(Decimal):
+        def exp(self, context: Any = None) -> Decimal:
+            return Decimal.exp(self, context) * (1 + Decimal(excess))
+
+    monkeypatch.setattr(privacy, "Decimal", RoundsUp)
+    a, b = exp_ratio(eps, others)
+    monkeypatch.undo()
+    with localcontext() as ctx:
+        ctx.prec = 60
+        first = int(Decimal(eps).exp() * (1 + Decimal(excess)) * b)
+    assert first - a >= 2  # the guard stepped down
+    assert _is_closest_below(a, b, eps) and privacy.ln_up(Fraction(a, b)) <= eps
+
+
 def test_exp_ratio_guards() -> None:
     """Too large for 63 bits (even b = 1 overflows, or eps >= 64 ln 2) and too small (a = b) are refused."""
     a, b = exp_ratio(43.6, 1)  # e^43.6 < 2^63: b = 1 still fits
@@ -346,6 +370,13 @@ def test_integer_probabilities() -> None:
     with pytest.raises(ValueError, match=r"^probabilities \['1/5'\] need a denominator of 5, above the sampler's "
                        r"limit 2\*\*2; pass simpler values$"):
         privacy.integer_probabilities([Fraction(1, 5)], limit=4)
+    # the default limit is the samplers' 2**63: a denominator of 2**63 fits, one above it is refused
+    assert privacy.integer_probabilities([Fraction(3, 2**63)]) == ([3], 2**63)
+    with pytest.raises(ValueError, match=r"^probabilities \['1/9223372036854775809'\] need a denominator of "
+                       r"9223372036854775809, above the sampler's limit 2\*\*63; pass simpler values$"):
+        privacy.integer_probabilities([Fraction(1, 2**63 + 1)])
+    with pytest.raises(ValueError, match=r"need a denominator of 18446744073709551616, above the sampler's limit"):
+        dn.GRR(["x", "y"], prob=Fraction(2**63 + 1, 2**64))
 
 
 def test_conversions() -> None:

@@ -105,6 +105,52 @@ def test_oue_probabilities_are_the_closest_within_epsilon(eps: float) -> None:
     assert ln_up(Fraction(ONE - q + 1, q - 1)) > eps * (1 - 1e-9)
 
 
+def _first_guess_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``exp_ratio`` answering ``a + 64``: a ratio above ``e^eps``, which the epsilon loops must undo."""
+    from deniable import privacy
+
+    real = privacy.exp_ratio
+
+    def above(epsilon: float, others: int) -> tuple[int, int]:
+        a, b = real(epsilon, others)
+        return a + 64, b
+
+    monkeypatch.setattr(privacy, "exp_ratio", above)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
+def test_sue_steps_a_too_large_p_down_to_the_largest_within_epsilon(
+    monkeypatch: pytest.MonkeyPatch, eps: float
+) -> None:
+    """The guard ``while ln_up(p^2 / (1 - p)^2) > eps: p -= 2^-32`` is never entered with
+    ``exp_ratio``'s ratio (at most ``e^(eps/2)``); fed one above it, SUE steps ``p`` down to the
+    largest ``p`` whose loss is within ``eps``, exactly. Asked for exactly that loss, it keeps the
+    same ``p`` (a loop that stopped only below the request would step once more)."""
+    a, b = exp_ratio(eps / 2, 1)
+    _first_guess_too_large(monkeypatch)
+    m = dn.SUE(4, epsilon=eps)
+    p = int(m.p * ONE)
+    assert ((a + 64) * ONE) // (a + 64 + b) - p >= 2  # the loop ran
+    assert ln_up(Fraction(p * p, (ONE - p) ** 2)) <= eps < ln_up(Fraction((p + 1) ** 2, (ONE - p - 1) ** 2))
+    assert dn.SUE(4, epsilon=m.epsilon).p == m.p
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
+def test_oue_steps_a_too_small_q_up_to_the_smallest_within_epsilon(
+    monkeypatch: pytest.MonkeyPatch, eps: float
+) -> None:
+    """OUE's guard ``while ln_up((1 - q) / q) > eps: q += 2^-32``, fed a ratio above ``e^eps``:
+    ``q`` ends at the smallest value whose loss is within ``eps``, exactly, and at the same ``q``
+    when asked for exactly that loss."""
+    a, b = exp_ratio(eps, 1)
+    _first_guess_too_large(monkeypatch)
+    m = dn.OUE(4, epsilon=eps)
+    q = int(m.q * ONE)
+    assert q + (-b * ONE) // (a + 64 + b) >= 2  # the loop ran: q - ceil(2^32 b / (a + 64 + b))
+    assert ln_up(Fraction(ONE - q, q)) <= eps < ln_up(Fraction(ONE - q + 1, q - 1))
+    assert dn.OUE(4, epsilon=m.epsilon).q == m.q
+
+
 def test_epsilons_the_32_bit_probabilities_cannot_reach_are_refused() -> None:
     assert dn.OUE(3, epsilon=21.5).epsilon > 21.5 * 0.99
     with pytest.raises(ValueError, match=r"epsilon=22.0 cannot be realised by OUE .*\(it would give 21.49\)"):

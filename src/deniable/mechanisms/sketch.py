@@ -126,7 +126,7 @@ def text_bytes(values: Any, name: str = "values") -> tuple[list[bytes], NDArray[
         numbered: defaultdict[Any, int] = defaultdict(itertools.count().__next__)
         found = np.fromiter(map(numbered.__getitem__, items), dtype=np.int64, count=len(items))
         if set(map(type, numbered)) <= {str}:  # every distinct value a str (a later one equal to it is it)
-            return [v.encode("utf-8") for v in numbered], found
+            return list(map(str.encode, numbered)), found  # UTF-8
     index: dict[str, int] = {}
     inverse = np.empty(len(items), dtype=np.int64)
     for i, v in enumerate(items):
