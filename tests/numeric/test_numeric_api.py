@@ -458,7 +458,8 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
         (lambda: m.privatize_many(object()), ValueError,
          r"values for Duchi must be real numbers; got <object object at 0x[0-9a-f]+>"),
         (lambda: m.privatize_many(RECORD), ValueError,  # a scalar named whole, though its fields iterate
-         r"values for Duchi must be real numbers; got np\.void\(\('x', 1\.0\), dtype=\[\('a', '<U1'\), \('b', '<f8'\)\]\)"),
+         r"values for Duchi must be real numbers; got "
+         r"np\.void\(\('x', 1\.0\), dtype=\[\('a', '<U1'\), \('b', '<f8'\)\]\)"),
         (lambda: m.privatize_many([1.0, np.nan]), ValueError,
          r"values for Duchi must be finite numbers; got nan at index 1"),
         (lambda: m.privatize_many([1e308, 1e308, -np.inf]), ValueError,
