@@ -409,10 +409,13 @@ def test_report_checks_name_the_mechanism_and_allow_rounding_at_the_range_ends()
     width = hi - lo
     assert m.aggregate([hi + 0.5e-9 * width, lo - 0.5e-9 * width]).n == 2
     assert m.aggregate([hi + 1e-9 * width, lo - 1e-9 * width]).n == 2  # the bounds themselves
+    edges = [hi + 1e-9 * width, lo - 1e-9 * width, lo, hi]  # the bounds, then a bad report in the same chunk
     for bad in (hi + 2e-9 * width, lo - 2e-9 * width):
         message = rf"^report {re.escape(repr(bad))} at index 1 is not a possible Laplace report \(finite, in \["
         with pytest.raises(ValueError, match=message):
             m.aggregate([hi, bad])
+        with pytest.raises(ValueError, match=message.replace("index 1", "index 4")):
+            m.aggregate([*edges, bad])
 
 
 def test_lattice_config_errors_in_whole_messages() -> None:
@@ -433,6 +436,9 @@ def test_lattice_config_errors_in_whole_messages() -> None:
     assert dn.from_config({**cfg, "params": {**cfg["params"], "lattice_steps": steps}}).delta <= 1e-5
 
 
+RECORD = np.array([("x", 1.0)], dtype=[("a", "U1"), ("b", "f8")])[0]  # a NumPy scalar that is iterable
+
+
 def test_value_and_argument_errors_in_whole_messages() -> None:
     m = dn.Duchi(LOW, HIGH, epsilon=1.0)
     cases = [
@@ -447,8 +453,13 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
          r"values for Duchi must be real numbers, not booleans; got True at index 1"),
         (lambda: m.aggregate([0.5, False]), ValueError,
          r"reports for Duchi must be real numbers, not booleans; got False at index 1"),
+        (lambda: m.aggregate(np.array([0.5, True], dtype=object)), ValueError,
+         r"reports for Duchi must be real numbers, not booleans; got True at index 1"),
         (lambda: m.privatize_many(object()), ValueError,
          r"values for Duchi must be real numbers; got <object object at 0x[0-9a-f]+>"),
+        (lambda: m.privatize_many(RECORD), ValueError,  # a scalar named whole, though its fields iterate
+         r"values for Duchi must be real numbers; got "
+         r"np\.void\(\('x', 1\.0\), dtype=\[\('a', '<U1'\), \('b', '<f8'\)\]\)"),
         (lambda: m.privatize_many([1.0, np.nan]), ValueError,
          r"values for Duchi must be finite numbers; got nan at index 1"),
         (lambda: m.privatize_many([1e308, 1e308, -np.inf]), ValueError,
@@ -466,6 +477,7 @@ def test_value_and_argument_errors_in_whole_messages() -> None:
     for call, error, message in cases:
         with pytest.raises(error, match=f"^{message}$"):
             call()
+    assert m.privatize_many(np.array([1.0, 2], dtype=object), rng=1).shape == (2,)  # numbers, no booleans
     assert repr(m) == "Duchi(low=-20, high=80, epsilon=1)"
     assert m.variance(np.int64(4)) == m.variance(4) == m.variance(1) / 4
 

@@ -59,6 +59,12 @@ def test_values_outside_the_alphabet_name_the_value_and_character() -> None:
     assert items == make().items(["ab", "", "abcde", "ab"])[0] and inverse.tolist() == [0, 1, 2, 0]
 
 
+
+def test_a_value_of_every_letter_is_not_the_one_named() -> None:
+    """A value holding the whole alphabet is within it: the refusal names the later value outside."""
+    with pytest.raises(ValueError, match=r"^values\[2\] has the character 'c', not in the alphabet; got 'abc'$"):
+        make(alphabet="ab").items(["ab", "ba", "abc"])
+
 def test_pem_extends_by_alphabet_symbols_and_the_markers() -> None:
     items = make(alphabet="ab").items_of
     assert list(items.extensions(b"")) == [ord("a"), ord("b"), 0xFF] and items.options == 3

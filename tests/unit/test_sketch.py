@@ -77,6 +77,9 @@ def test_bad_values_name_the_value(cls: Any) -> None:
         m.privatize(3.5)
     with pytest.raises(TypeError, match=r"values\[1\]"):
         m.estimate_values(m.aggregate([]), ["a", 1])
+    unhashable = r"^values\[1\] must be a string \(str, or UTF-8 bytes\); got list \['b'\]$"
+    with pytest.raises(TypeError, match=unhashable):  # named as any other type, not by the lookup's TypeError
+        m.privatize_many(["a", ["b"]])
 
 
 @kinds

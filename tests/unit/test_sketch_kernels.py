@@ -127,6 +127,7 @@ def test_fingerprints_are_keyed_blake2b(backend: str, restore_accelerator: None)
     assert m.fingerprints(joined).tolist() == expected  # keys stored end to end: the same digests
     empty = JoinedKeys(np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64))
     assert empty.split() == [] and m.fingerprints(empty).shape == (0,)
+    assert JoinedKeys(np.frombuffer(b"abcd", dtype=np.uint8), np.array([2, 2, 4])).split() == [b"ab", b"", b"cd"]
 
 
 def parity_buckets(m: Any, rows: np.ndarray, fps: np.ndarray) -> np.ndarray:
