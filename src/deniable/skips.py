@@ -167,7 +167,8 @@ def sparse_packed(numerator: int, bits: int, count: int, source: Source) -> NDAr
 
     The same law as :func:`deniable.randomness.bernoulli_packed`, for
     about ``32 q`` random bits per output bit (see the module docstring):
-    the cheaper of the two for ``q`` below about 1/20.
+    the cheaper of the two below :data:`SPARSE_BELOW` (they cost about the
+    same near ``q = 0.07``).
     """
     table = skip_table(numerator, bits)
     out = np.zeros((count + 7) // 8, dtype=np.uint8)
