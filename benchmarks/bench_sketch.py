@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from bench_limits import CountingSource  # a sibling script
 
 import deniable as dn
 from deniable import accelerate, randomness, skips
@@ -124,19 +125,6 @@ def floor(n: int, values: list[str], listed: list[str]) -> None:
     flip_samplers(bits)
 
 
-class Counted:
-    """The OS CSPRNG, counting the bytes read."""
-
-    secure = True
-
-    def __init__(self) -> None:
-        self.read = 0
-
-    def random_bytes(self, n: int) -> bytes:
-        self.read += n
-        return os.urandom(n)
-
-
 def flip_samplers(bits: int) -> None:
     """CPU and random bytes of ``bits`` CMS flips by each exact sampler, at a few epsilons."""
     print(f"\n| CMS epsilon | flip probability q | {bits:,} flips: lane decoder | sparse (skips) | chosen |")
@@ -145,7 +133,7 @@ def flip_samplers(bits: int) -> None:
         flip = dn.CountMeanSketch(epsilon=epsilon).flip_numerator
         cells = []
         for sampler in (randomness.bernoulli_packed, skips.sparse_packed):
-            source = Counted()
+            source = CountingSource()
             t, _ = cpu(lambda sampler=sampler, source=source, flip=flip: sampler(flip, 32, bits, source))
             cells.append(f"{t:.3f} s, {source.read / 2**20:.1f} MiB")
         chosen = "sparse" if flip < (1 << 32) * skips.SPARSE_BELOW else "lane decoder"
