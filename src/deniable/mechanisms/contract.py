@@ -190,13 +190,20 @@ class Mechanism(ABC):
         """Reports in the mechanism's internal checked form; ValueError if one is malformed."""
 
     def _checked(self, reports: Any) -> NDArray[Any]:
-        """The internal checked form, taken as is from :class:`CheckedReports` of this mechanism."""
+        """The internal checked form, taken as is from :class:`CheckedReports` of this mechanism.
+
+        A list of single structured reports (each ``privatize`` output a
+        ``numpy.void``) is read as the structured array they make together,
+        so every mechanism takes a list of its own single reports.
+        """
         if (
             type(reports) is CheckedReports
             and reports.checked is not None
             and reports.fingerprint == self.fingerprint
         ):
             return reports.checked
+        if isinstance(reports, (list, tuple)) and reports and isinstance(reports[0], np.void):
+            reports = _stacked(reports)
         return self._validate(reports)
 
     def _public(self, checked: NDArray[Any]) -> NDArray[Any]:
@@ -298,6 +305,14 @@ class Mechanism(ABC):
     def estimate(self, reports: Any, target: Any = "population") -> Any:
         """The unbiased estimate from reports: ``estimate_from(aggregate(reports), target)``."""
         return self.estimate_from(self.aggregate(reports), target=target)
+
+
+def _stacked(reports: Sequence[Any]) -> Any:
+    """Single structured reports as one structured array (unchanged if they do not all share a dtype)."""
+    first = reports[0].dtype
+    if all(isinstance(r, np.void) and r.dtype == first for r in reports):
+        return np.array(reports, dtype=first)
+    return reports
 
 
 def _without_index(message: str) -> str:

@@ -1,0 +1,48 @@
+"""One configured instance of every randomizer deniable registers, with a true value it takes.
+
+Tests that must hold for *every* randomizer (a list of single reports is a
+batch; the wire round trip) iterate over :data:`RANDOMIZERS`; a test in
+``tests/unit/test_single_reports.py`` fails when a wire id is registered
+without an entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import deniable as dn
+from deniable.mechanisms import registry
+
+
+@dataclass(frozen=True)
+class Randomizer:
+    wire_id: str
+    build: Callable[[], Any]
+    value: Any  # a true value the randomizer accepts
+
+
+RANDOMIZERS: list[Randomizer] = [
+    Randomizer("binary-rr", lambda: dn.BinaryRR(epsilon=1.0), True),
+    Randomizer("grr", lambda: dn.GRR(["a", "b", "c"], epsilon=1.0), "b"),
+    Randomizer("sue", lambda: dn.SUE(5, epsilon=1.0), 3),
+    Randomizer("oue", lambda: dn.OUE(["x", "y", "z"], epsilon=1.0), "z"),
+    Randomizer("blh", lambda: dn.BLH(5, epsilon=1.0), 1),
+    Randomizer("olh", lambda: dn.OLH(5, epsilon=1.0), 4),
+    Randomizer("hadamard", lambda: dn.HadamardResponse(5, epsilon=1.0), 2),
+    Randomizer("subset", lambda: dn.SubsetSelection(6, epsilon=1.0), 5),
+    Randomizer("rappor", lambda: dn.RAPPOR(["a", "b", "c"], epsilon=2.0), "c"),
+    Randomizer("cms", lambda: registry.entry("cms").cls(epsilon=2.0), "some text"),
+    Randomizer("hcms", lambda: registry.entry("hcms").cls(epsilon=2.0), "some text"),
+    Randomizer("laplace", lambda: dn.Laplace(0, 10, epsilon=1.0), 2.5),
+    Randomizer("gaussian", lambda: dn.Gaussian(0, 10, epsilon=1.0, delta=1e-6), 2.5),
+    Randomizer("duchi", lambda: dn.Duchi(0, 10, epsilon=1.0), 2.5),
+    Randomizer("piecewise", lambda: dn.Piecewise(0, 10, epsilon=1.0), 2.5),
+    Randomizer("square-wave", lambda: dn.SquareWave(0, 10, epsilon=1.0), 2.5),
+    Randomizer("hybrid", lambda: dn.Hybrid(0, 10, epsilon=1.0), 2.5),
+    Randomizer("l-grr", lambda: registry.entry("l-grr").cls(4, epsilon_perm=2.0, epsilon_1=1.0), 3),
+    Randomizer("l-osue", lambda: registry.entry("l-osue").cls(4, epsilon_perm=2.0, epsilon_1=1.0), 0),
+    Randomizer("one-bit-mean", lambda: registry.entry("one-bit-mean").cls(0, 10, epsilon=1.0), 2.5),
+    Randomizer("dbitflip", lambda: registry.entry("dbitflip").cls(8, epsilon=1.0, d=2), 5),
+]
