@@ -22,6 +22,14 @@ class Randomizer:
     build: Callable[[], Any]
     value: Any  # a true value the randomizer accepts
 
+    @property
+    def id(self) -> str:
+        """The wire id, and a survey design's model."""
+        if self.wire_id != "rr-design":
+            return self.wire_id
+        params = self.build().to_config()["params"]
+        return f"rr-design-{params['model']}-{len(params['p'])}"
+
 
 RANDOMIZERS: list[Randomizer] = [
     Randomizer("binary-rr", lambda: dn.BinaryRR(epsilon=1.0), True),
@@ -45,4 +53,9 @@ RANDOMIZERS: list[Randomizer] = [
     Randomizer("l-osue", lambda: registry.entry("l-osue").cls(4, epsilon_perm=2.0, epsilon_1=1.0), 0),
     Randomizer("one-bit-mean", lambda: registry.entry("one-bit-mean").cls(0, 10, epsilon=1.0), 2.5),
     Randomizer("dbitflip", lambda: registry.entry("dbitflip").cls(8, epsilon=1.0, d=2), 5),
+    Randomizer("rr-design", lambda: dn.survey.design("Warner", 0.7), True),
+    Randomizer("rr-design", lambda: dn.survey.design("FR", ["1/10", "1/10", "1/10"]), 2),
+    Randomizer("rr-design", lambda: dn.survey.design("Kuk", [0.6, 0.3], Kukrep=3), False),
+    Randomizer("rr-design", lambda: dn.survey.design("CDM", [0.3, 0.6]), True),
+    Randomizer("rr-design", lambda: dn.survey.design("UQTunknown", [0.3, 0.7]), {"answer": True, "unrelated": False}),
 ]

@@ -15,12 +15,14 @@ code receives reports, never answers. A post is retried on connection errors
 and 5xx answers with the *same* idempotency key, so a retry can never store a
 response twice.
 
-Each survey's mechanisms are built from their configurations once and kept
-(keyed by the questions' JSON, so a changed survey is built again). A survey
-design's question is randomized with its group's exact channel, the group
-drawn uniformly (two-group designs); a plain question's answer is sent as
-given; a free-text question's answer (a string) is randomized by its exact
-:class:`~deniable.HeavyHitters` configuration.
+Each survey's randomizers are built from their configurations once and kept
+(keyed by the questions' JSON, so a changed survey is built again): every
+randomized question, a survey design's included, is ``from_config(question
+["mechanism"]).privatize_many(answers)``, which accepts only the randomizer's
+own answers (a design's ``True``/``False``, never the string ``"no"``) and
+draws a two-group design's group uniformly on the device. A plain question's
+answer is sent as given; a free-text question's answer (a string) is
+randomized by its exact :class:`~deniable.HeavyHitters` configuration.
 
 A survey with ``allocation: sample`` asks each respondent one question: the
 device draws it uniformly from the survey's questions with the OS CSPRNG
@@ -74,6 +76,7 @@ from deniable.errors import DeniableError
 from deniable.estimate import Target, check_target
 from deniable.heavy import HeavyHitters
 from deniable.mechanisms.contract import Mechanism
+from deniable.survey.designs import design
 from deniable.wire import MAX_BATCH, from_config
 
 __all__ = [
@@ -173,43 +176,12 @@ def survey_fingerprint(survey: Mapping[str, Any]) -> str:
     """What a kept state belongs to: SHA-256 (32 hex digits) of the survey's id and its questions'
     randomization (each question's id and mechanism configuration, design channels or plainness),
     so another configuration gets another state while a reworded text or a new field does not."""
-    questions = [
-        [q["id"], q.get("mechanism"), q.get("channels"), q.get("randomized", True)] for q in survey["questions"]
+    questions = [  # a design question is fingerprinted by its channels, as before it carried its config
+        [q["id"], None if q.get("design") else q.get("mechanism"), q.get("channels"), q.get("randomized", True)]
+        for q in survey["questions"]
     ]
     text = json.dumps({"id": survey["id"], "questions": questions}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-class _Design:
-    """A survey-design question's device: its group's exact channel (the group drawn uniformly).
-
-    The answer is ``True``/``False``; for UQTunknown it is ``{"answer": bool,
-    "unrelated": bool}``, the unrelated answer staying on the device.
-    """
-
-    def __init__(self, question: Mapping[str, Any]) -> None:
-        self.channels = [from_config(c) for c in question["channels"]]
-        self.unrelated = question["design"]["model"] == "UQTunknown"
-
-    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
-        n = len(values)
-        if self.unrelated:
-            truth = np.array([v["answer"] for v in values], dtype=bool)
-            other = np.array([v["unrelated"] for v in values], dtype=bool)
-        else:
-            truth = np.asarray(values, dtype=bool).reshape(n)
-        groups = (np.ones(n, dtype=np.int64) if len(self.channels) == 1
-                  else randomness.uniform_below(len(self.channels), n, source).astype(np.int64) + 1)
-        answers = np.empty(n, dtype=bool)
-        for g, channel in enumerate(self.channels, start=1):
-            at = np.flatnonzero(groups == g)
-            # UQTunknown: the channel fed True is the coin (the sensitive question w.p. p_g)
-            fed = np.ones(at.size, dtype=bool) if self.unrelated else truth[at]
-            drawn = channel.privatize_many(fed, rng=source)
-            answers[at] = np.where(drawn, truth[at], other[at]) if self.unrelated else drawn
-        if len(self.channels) == 1:
-            return answers.tolist()
-        return [{"group": g, "answer": a} for g, a in zip(groups.tolist(), answers.tolist(), strict=True)]
 
 
 class _Plain:
@@ -232,17 +204,20 @@ class _FreeText:
         return self.hitters.reports_to_json(self.hitters.privatize_many(values, rng=source))
 
 
-Device = Mechanism | _Design | _Plain | _FreeText
+Device = Mechanism | _Plain | _FreeText
 
 
 def _device(question: Mapping[str, Any]) -> Device:
-    """A plain question, a survey design's channels, a free-text question's discovery, or (most
-    questions) the question's mechanism."""
+    """A plain question, a free-text question's discovery, or (every other question, survey
+    designs included) the question's randomizer, ``from_config(question["mechanism"])``."""
     if question.get("randomized") is False:
         return _Plain(question)
     if question.get("discovery"):
         return _FreeText(question)
-    return _Design(question) if question.get("design") else from_config(question["mechanism"])
+    if "mechanism" not in question and question.get("design"):  # a server older than rr-design configs
+        spec = question["design"]
+        return design(spec["model"], spec["p"])
+    return from_config(question["mechanism"])
 
 
 @functools.lru_cache(maxsize=64)
@@ -333,7 +308,7 @@ def _privatize_many(
         values = [a[qid] for a in answers_list]
         if qid in kept:
             columns[qid] = [None] * len(values)
-        elif isinstance(device, (_Design, _Plain, _FreeText)):
+        elif isinstance(device, (_Plain, _FreeText)):
             columns[qid] = device.reports(values, source)
         else:
             columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))

@@ -43,6 +43,7 @@ MECHANISMS: dict[str, Any] = {
     "l-osue": dn.LOSUE(6, epsilon_perm=3.0, epsilon_1=1.0),
     "dbitflip": dn.DBitFlip(6, d=2, epsilon=1.0),
     "one-bit-mean": dn.OneBitMean(0, 10, epsilon=1.0),
+    "rr-design": dn.survey.design("CDM", [0.3, 0.6]),
 }
 NAMES = sorted(MECHANISMS)
 

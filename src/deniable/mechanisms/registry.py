@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 __all__ = ["Entry", "Recipe", "register", "entry", "entries", "recipe", "recipes", "entry_of"]
 
-Kind = Literal["frequency", "numeric", "sketch"]
+Kind = Literal["frequency", "numeric", "sketch", "design"]
 Builder = Callable[[Any, Mapping[str, Any]], Any]
 T = TypeVar("T", bound=type)
 
@@ -137,6 +137,7 @@ def _add_recipe(r: Recipe) -> None:
 
 def _load() -> None:
     import deniable.mechanisms  # noqa: F401  (registers every mechanism)
+    import deniable.survey  # noqa: F401  (registers the survey designs, "rr-design")
 
 
 def entry(wire_id: str) -> Entry:

@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from deniable.errors import AggregateError, ReportError
 from deniable.server.errors import SurveyError
 from deniable.survey.designs import MODELS, Design, design
+from deniable.wire import from_config
 
 __all__ = ["Tally", "DesignQuestion", "PlainQuestion", "load_design_question", "load_plain_question",
            "MAX_INTEGER_RANGE"]
@@ -148,6 +149,7 @@ class DesignQuestion:
             "reveals_truth": not math.isfinite(self.epsilon),
             "groups": self.groups,
             "channels": channels,
+            "mechanism": self.design.to_config(),
         }
 
     # ---------------------------------------------------------------- reports
@@ -217,6 +219,28 @@ class DesignQuestion:
         return Tally(self._key(), {name: a.astype(np.int64) for name, a in arrays.items()})
 
 
+def _check_channels(d: Design, field: str) -> None:
+    """Each group's device channel must be one that every device builds from its config.
+
+    The one rule, shared by the server, the Python client and the browser
+    (deniable.js): a channel config is accepted exactly when
+    ``dn.from_config`` accepts it, which refuses a channel whose answer never
+    depends on the truth (e.g. UQTunknown's coin with ``p_g = 0``).
+    """
+    if d.m != 2:  # forced response with m categories: no yes/no channel (the browser has no such question)
+        return
+    for g in range(1, d.groups + 1):
+        try:
+            from_config(d.channel(g).to_config())
+        except ValueError as exc:
+            where = f"group {g}'s" if d.groups > 1 else "its"
+            raise SurveyError(
+                field, f"{d.model}: {where} device channel (P(yes | non-carrier), P(yes | carrier)) = "
+                       f"({d.channel(g).p_yes_given_no}, {d.channel(g).p_yes_given_yes}) is refused by every "
+                       f"device: {exc}",
+            ) from None
+
+
 _DESIGN_KEYS = frozenset({"id", "text", "type", "design", "allow_infinite_epsilon", "unrelated_question"})
 
 
@@ -247,9 +271,9 @@ def load_design_question(data: Mapping[str, Any], qid: str, text: str, where: st
             raise SurveyError(f"{where}design.p[{i}]", f"must be a number or a fraction like '1/6'; got {v!r:.60}")
     try:
         d = design(model, p)
-        d.channel(1)
     except (ValueError, TypeError, ZeroDivisionError) as exc:
         raise SurveyError(f"{where}design.p", f"{model}: {exc}") from None
+    _check_channels(d, f"{where}design.p")
     allow = data.get("allow_infinite_epsilon", False)
     if not isinstance(allow, bool):
         raise SurveyError(f"{where}allow_infinite_epsilon", f"must be true or false; got {allow!r:.60}")

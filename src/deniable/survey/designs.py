@@ -56,16 +56,19 @@ must come from the respondent (``unrelated=``).
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from abc import abstractmethod
 from fractions import Fraction
-from typing import Any, ClassVar, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from deniable import privacy, randomness
+from deniable.aggregates import SupportCounts
+from deniable.estimate import check_target
 from deniable.mechanisms.binary import BinaryRR
+from deniable.survey.design_base import Design, probabilities
+from deniable.survey.prevalence import PrevalenceFit, prevalence_from_counts
 
 __all__ = [
     "Design",
@@ -87,170 +90,22 @@ __all__ = [
 _ONE = Fraction(1)
 
 
-def _probabilities(p: object, count: int | None, model: str, meaning: str) -> tuple[Fraction, ...]:
-    if isinstance(p, (int, float, Fraction, str, np.floating)):
-        values: tuple[object, ...] = (p,)
-    else:
-        try:
-            values = tuple(cast(Iterable[object], p))
-        except TypeError:
-            raise TypeError(f"p must be a number or a sequence of numbers for {model}; got {p!r}") from None
-    if count is not None and len(values) != count:
-        raise ValueError(
-            f"p must have {count} value{'s' if count > 1 else ''} for {model} ({meaning}); got {len(values)}"
-        )
-    return tuple(privacy.exact_probability(v, "p", model) for v in values)
+class _Fitted(Design):
+    """A design whose aggregate is estimated by :func:`~deniable.survey.prevalence_from_counts`."""
 
+    def estimate_from(self, stat: SupportCounts, target: Any = "population") -> PrevalenceFit:
+        """The prevalence fit from a (merged) aggregate of this design's reports.
 
-class Design(ABC):
-    """A randomized-response design: device-side randomization and the likelihood of its answers.
-
-    Subclasses set ``model`` (RRreg's name), ``extra`` (the name of the
-    estimated extra parameter of a two-group design) and implement the
-    model probabilities :meth:`response_probabilities`.
-    """
-
-    model: ClassVar[str]
-    extra: ClassVar[str | None] = None
-    groups: ClassVar[int] = 1
-    states: ClassVar[tuple[str, ...]] = ("non-carrier", "carrier")
-
-    p: tuple[Fraction, ...]
-
-    # ----------------------------------------------------------- the model
-    @property
-    def responses(self) -> tuple[int, ...]:
-        """The possible answers: 0 ("no") and 1 ("yes") unless the design says otherwise."""
-        return (0, 1)
-
-    @property
-    def param_names(self) -> tuple[str, ...]:
-        """The estimated parameters: ``"pi"`` (the prevalence), then the extra one."""
-        return ("pi",) if self.extra is None else ("pi", self.extra)
-
-    @abstractmethod
-    def response_probabilities(self, params: dict[str, float], group: int = 1) -> NDArray[np.float64]:
-        """``P(response r)`` for each answer r, in a group, given the parameters."""
-
-    def matrix(self, group: int = 1, extra: float | None = None) -> NDArray[np.float64]:
-        """``P[r, j] = P(response r | state j)`` in ``group`` (RRreg's getPW), as floats.
-
-        Columns follow :attr:`states`; two-group designs whose matrix
-        involves the extra parameter (``t``, ``piUQ``) need it as ``extra``.
+        The fit is for the population the respondents were sampled from
+        (``target="population"``, the only target a design's likelihood has).
         """
-        self._check_group(group)
-        if self.extra is not None and extra is None and self._matrix_needs_extra:
-            raise ValueError(f"{self.model}'s matrix depends on {self.extra}: pass extra=")
-        return np.column_stack(
-            [self.response_probabilities(self._state_params(j, extra), group) for j in range(len(self.states))]
-        )
-
-    def _state_params(self, state: int, extra: float | None) -> dict[str, float]:
-        """Parameters under which a respondent is in ``state`` for sure (a column of the matrix)."""
-        params = {"pi": float(state == 1)}
-        if self.extra is not None:
-            params[self.extra] = float(state == 2) if self.extra == "gamma" else float(extra or 0.0)
-        return params
-
-    _matrix_needs_extra: ClassVar[bool] = False
-
-    # ---------------------------------------------------------- the device
-    @abstractmethod
-    def channel(self, group: int = 1) -> BinaryRR:
-        """The exact binary channel a compliant respondent's device samples with, in ``group``."""
-
-    @property
-    def mechanism(self) -> BinaryRR:
-        """The one-group design's channel: what a device and the collection server use."""
-        if self.groups != 1:
-            raise ValueError(f"{self.model} has two groups: use channel(group) for group 1 or 2")
-        return self.channel(1)
-
-    @property
-    def epsilon(self) -> float:
-        """Local-DP epsilon of one compliant answer (the worst group); ``inf`` if an answer reveals the truth."""
-        return max(self.channel(g).epsilon for g in range(1, self.groups + 1))
-
-    def privatize_many(
-        self, truth: Any, group: Any = None, rng: randomness.RNGLike = None, unrelated: Any = None
-    ) -> NDArray[Any]:
-        """Randomize compliant respondents' true states on the device: one answer per respondent.
-
-        ``truth`` holds booleans (or 0/1): carrier or not. ``group`` (1 or 2 per
-        respondent) is required by two-group designs. ``rng=None`` uses the OS
-        CSPRNG with exact integer thresholds; a seed or Generator is for
-        simulation only.
-        """
-        states = self._truth(truth)
-        groups = self.check_groups(group, states.size)
-        source = randomness.resolve(rng)
-        out = np.empty(states.size, dtype=bool)
-        for g in range(1, self.groups + 1):
-            at = np.flatnonzero(groups == g) if self.groups > 1 else slice(None)
-            out[at] = self.channel(g).privatize_many(states[at], rng=source)
-        return out
-
-    def privatize(
-        self, truth: Any, group: int | None = None, rng: randomness.RNGLike = None, unrelated: Any = None
-    ) -> Any:
-        """One respondent's answer (secure randomness unless ``rng`` is given)."""
-        other = None if unrelated is None else [unrelated]
-        return self.privatize_many([truth], None if group is None else [group], rng, other)[0].item()
-
-    # ------------------------------------------------------------- checks
-    def _truth(self, truth: Any) -> NDArray[np.bool_]:
-        arr = np.asarray(truth)
-        if arr.ndim != 1:
-            raise ValueError(f"truth must be a 1-D array of booleans for {self.model}; got shape {arr.shape}")
-        if arr.dtype == np.bool_:
-            return arr
-        if arr.size and (arr.dtype.kind not in "iuf" or not np.isin(arr, (0, 1)).all()):
-            bad = next(v for v in arr.tolist() if v not in (0, 1) or isinstance(v, float) and math.isnan(v))
-            raise ValueError(f"truth must be booleans (or 0/1) for {self.model}; got {bad!r}")
-        return arr.astype(bool)
-
-    def _check_group(self, group: int) -> None:
-        if group not in range(1, self.groups + 1):
-            allowed = "1" if self.groups == 1 else "1 or 2"
-            raise ValueError(f"group must be {allowed} for {self.model}; got {group!r}")
-
-    def check_groups(self, group: Any, n: int) -> NDArray[np.int64]:
-        """The group of each of ``n`` respondents (1 or 2), checked; all 1 for a one-group design."""
-        if self.groups == 1:
-            if group is not None and not np.all(np.asarray(group) == 1):
-                raise ValueError(f"{self.model} has one group; group must be None (or all 1)")
-            return np.ones(n, dtype=np.int64)
-        if group is None:
-            raise ValueError(f"{self.model} is a two-group design: group (1 or 2 per respondent) is required")
-        arr = np.asarray(group)
-        if arr.shape != (n,):
-            raise ValueError(f"group must have one entry per respondent ({n}); got shape {arr.shape}")
-        ok = np.isin(arr, (1, 2)) if arr.dtype.kind in "iuf" else np.zeros(n, dtype=bool)
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"group must be 1 or 2 for {self.model}; got {arr[i].item()!r} at position {i}")
-        return arr.astype(np.int64)
-
-    # ------------------------------------------------------------- identity
-    def _p_text(self) -> str:
-        return ", ".join(f"{float(v):.6g}" for v in self.p)
-
-    def __repr__(self) -> str:
-        eps = self.epsilon
-        note = "" if math.isfinite(eps) else " -- an answer reveals the truth (no local-DP guarantee)"
-        return f"{type(self).__name__}(model={self.model!r}, p=({self._p_text()}), epsilon={eps:.6g}{note})"
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.model, self.p)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Design) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
+        if check_target(target) != "population":
+            raise ValueError(f"a survey design estimates the population prevalence; target must be 'population', "
+                             f"got {target!r}")
+        return prevalence_from_counts(self.answer_counts(stat), self)
 
 
-class _OneGroupBinary(Design):
+class _OneGroupBinary(_Fitted):
     """A one-group yes/no design: ``P(yes) = a0 + (b - a0) pi``."""
 
     def __init__(self, b: Fraction, a0: Fraction) -> None:
@@ -283,7 +138,7 @@ class Warner(_OneGroupBinary):
     model = "Warner"
 
     def __init__(self, p: object) -> None:
-        (self.p0,) = self.p = _probabilities(p, 1, self.model, "P(sensitive statement)")
+        (self.p0,) = self.p = probabilities(p, 1, self.model, "P(sensitive statement)")
         super().__init__(self.p0, 1 - self.p0)
 
 
@@ -293,7 +148,7 @@ class Crosswise(_OneGroupBinary):
     model = "Crosswise"
 
     def __init__(self, p: object) -> None:
-        (self.p0,) = self.p = _probabilities(p, 1, self.model, "prevalence of the innocuous yes")
+        (self.p0,) = self.p = probabilities(p, 1, self.model, "prevalence of the innocuous yes")
         super().__init__(self.p0, 1 - self.p0)
 
 
@@ -303,7 +158,7 @@ class Triangular(_OneGroupBinary):
     model = "Triangular"
 
     def __init__(self, p: object) -> None:
-        (self.p0,) = self.p = _probabilities(p, 1, self.model, "prevalence of the innocuous yes")
+        (self.p0,) = self.p = probabilities(p, 1, self.model, "prevalence of the innocuous yes")
         super().__init__(_ONE, self.p0)
 
 
@@ -313,7 +168,7 @@ class Mangat(_OneGroupBinary):
     model = "Mangat"
 
     def __init__(self, p: object) -> None:
-        (self.p0,) = self.p = _probabilities(p, 1, self.model, "P(a non-carrier answers no)")
+        (self.p0,) = self.p = probabilities(p, 1, self.model, "P(a non-carrier answers no)")
         super().__init__(_ONE, 1 - self.p0)
 
 
@@ -329,14 +184,14 @@ class UnrelatedQuestion(_OneGroupBinary):
     model = "UQTknown"
 
     def __init__(self, p: object) -> None:
-        self.p = _probabilities(p, 2, self.model, "P(sensitive question), known unrelated prevalence")
+        self.p = probabilities(p, 2, self.model, "P(sensitive question), known unrelated prevalence")
         p1, p2 = self.p
         if p1 == 0:
             raise ValueError(f"p[0] (P(sensitive question)) must be in (0, 1] for {self.model}; got 0")
         super().__init__(p1 + (1 - p1) * p2, (1 - p1) * p2)
 
 
-class Kuk(Design):
+class Kuk(_Fitted):
     """Kuk (1990): carriers draw ``cards`` cards from deck 1 (red share ``p1``), others from deck 2 (``p2``).
 
     The answer is the number of red cards, ``Binomial(cards, p1)`` for a
@@ -347,7 +202,7 @@ class Kuk(Design):
     model = "Kuk"
 
     def __init__(self, p: object, cards: int = 1) -> None:
-        self.p = _probabilities(p, 2, self.model, "red share of deck 1 and deck 2")
+        self.p = probabilities(p, 2, self.model, "red share of deck 1 and deck 2")
         if isinstance(cards, bool) or not isinstance(cards, (int, np.integer)) or cards < 1:
             raise ValueError(f"cards (RRreg's Kukrep) must be a positive integer for Kuk; got {cards!r}")
         self.cards = int(cards)
@@ -371,13 +226,10 @@ class Kuk(Design):
         worst = max(max(p1, p2) / min(p1, p2), max(1 - p1, 1 - p2) / min(1 - p1, 1 - p2))
         return privacy.ln_up(worst**self.cards)
 
-    def privatize_many(
-        self, truth: Any, group: Any = None, rng: randomness.RNGLike = None, unrelated: Any = None
+    def _randomize(
+        self, states: NDArray[Any], groups: NDArray[np.int64], source: randomness.Source, unrelated: Any
     ) -> NDArray[Any]:
         """The number of red cards among ``cards`` exact draws per respondent."""
-        states = self._truth(truth)
-        self.check_groups(group, states.size)
-        source = randomness.resolve(rng)
         red = np.zeros(states.size, dtype=np.int64)
         for _ in range(self.cards):
             red += self._channel.privatize_many(states, rng=source)
@@ -398,14 +250,11 @@ class Kuk(Design):
             self.__dict__["_pmf_cache"] = cached
         return cached
 
-    def _key(self) -> tuple[Any, ...]:
-        return (self.model, self.p, self.cards)
-
     def __repr__(self) -> str:
         return super().__repr__().replace("p=(", f"cards={self.cards}, p=(", 1)
 
 
-class ForcedResponse(Design):
+class ForcedResponse(_Fitted):
     """Forced response (RRreg's FR): forced to category ``r`` with probability ``p[r]``, else truthful.
 
     ``p = (p_0, ..., p_{m-1})`` for m categories, ``sum(p) < 1``; note the
@@ -418,7 +267,7 @@ class ForcedResponse(Design):
     model = "FR"
 
     def __init__(self, p: object) -> None:
-        self.p = _probabilities(p, None, self.model, "P(forced to each category)")
+        self.p = probabilities(p, None, self.model, "P(forced to each category)")
         if len(self.p) < 2:
             raise ValueError(f"p must have one value per category (at least 2) for FR; got {len(self.p)}")
         self.truthful: Fraction = _ONE - sum(self.p, Fraction(0))
@@ -466,14 +315,12 @@ class ForcedResponse(Design):
             raise ValueError(f"truth must be 1-D categories 0..{self.m - 1} for FR with {self.m} categories")
         return arr.astype(np.int64)
 
-    def privatize_many(
-        self, truth: Any, group: Any = None, rng: randomness.RNGLike = None, unrelated: Any = None
+    def _randomize(
+        self, states: NDArray[Any], groups: NDArray[np.int64], source: randomness.Source, unrelated: Any
     ) -> NDArray[Any]:
         if self.m == 2:
-            return super().privatize_many(truth, group, rng)
-        states = self._truth(truth)
-        self.check_groups(group, states.size)
-        u = randomness.uniform_below(self._denominator, states.size, randomness.resolve(rng))
+            return super()._randomize(states, groups, source, unrelated)
+        u = randomness.uniform_below(self._denominator, states.size, source)
         forced = u >= self._truthful_num
         out = states.copy()
         out[forced] = np.searchsorted(self._forced_cum, u[forced] - np.uint64(self._truthful_num), side="right")
@@ -493,13 +340,13 @@ class ForcedResponse(Design):
         return p + float(self.truthful) * pi
 
 
-class _TwoGroupBinary(Design):
+class _TwoGroupBinary(_Fitted):
     """A two-group yes/no design: one channel per group and an extra parameter estimated from both."""
 
     groups = 2
 
     def __init__(self, p: object, count: int, meaning: str) -> None:
-        self.p = _probabilities(p, count, self.model, meaning)
+        self.p = probabilities(p, count, self.model, meaning)
         self._channels = tuple(BinaryRR._from_channel(*self._device(g)) for g in (1, 2))
 
     @abstractmethod
@@ -522,6 +369,7 @@ class UnrelatedQuestionUnknown(_TwoGroupBinary):
 
     model = "UQTunknown"
     extra = "piUQ"
+    needs_unrelated = True
     _matrix_needs_extra = True
 
     def __init__(self, p: object) -> None:
@@ -543,18 +391,15 @@ class UnrelatedQuestionUnknown(_TwoGroupBinary):
         # a group never asked the sensitive question (p_g = 0) has equal columns: epsilon 0
         return max(BinaryRR._from_channel(pg + (1 - pg) * a, (1 - pg) * a).epsilon for pg in self.p)
 
-    def privatize_many(
-        self, truth: Any, group: Any = None, rng: randomness.RNGLike = None, unrelated: Any = None
+    def _randomize(
+        self, states: NDArray[Any], groups: NDArray[np.int64], source: randomness.Source, unrelated: Any
     ) -> NDArray[Any]:
         """The sensitive answer with probability p_g, else the respondent's own ``unrelated`` answer."""
-        states = self._truth(truth)
-        groups = self.check_groups(group, states.size)
         if unrelated is None:
             raise ValueError("UQTunknown needs unrelated= (each respondent's true answer to the unrelated question)")
         other = self._truth(unrelated)
         if other.size != states.size:
             raise ValueError(f"unrelated must have one answer per respondent ({states.size}); got {other.size}")
-        source = randomness.resolve(rng)
         asked = np.empty(states.size, dtype=bool)
         for g in (1, 2):
             at = np.flatnonzero(groups == g)

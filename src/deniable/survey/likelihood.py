@@ -46,7 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.survey.designs import Design
+from deniable.survey.design_base import Design
 
 __all__ = ["Likelihood", "ResponseLikelihood", "Maximum", "SeparationError", "maximize", "fit", "covariance"]
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.survey.designs import Design
+from deniable.survey.design_base import Design
 from deniable.survey.likelihood import check_design
 
 __all__ = ["MixtureLikelihood", "check_one_group"]

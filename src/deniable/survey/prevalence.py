@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable.intervals import z_for
-from deniable.survey.designs import Design, ForcedResponse, Kuk
+from deniable.survey.design_base import Design
 
 __all__ = [
     "PrevalenceFit",
@@ -225,14 +225,14 @@ def moment_estimate(
     ``ddof=1`` is RRreg's convention; ``ddof=0`` with expected counts gives the large-sample variance.
     """
     n_g = counts.sum(axis=1).astype(float)
-    if isinstance(design, ForcedResponse) and design.m > 2:
+    if design.m > 2:
         lam = counts[0] / n_g[0]
         scale = float(design.truthful)
         p = np.array([float(v) for v in design.p])
         pi = (lam - p) / scale
         cov = (np.diag(lam) - np.outer(lam, lam)) / ((n_g[0] - ddof) * scale**2)
         return {f"pi{j}": float(v) for j, v in enumerate(pi)}, cov
-    if isinstance(design, Kuk) and design.cards > 1:
+    if design.cards > 1:
         k, n = design.cards, n_g[0]
         p1, p2 = float(design.p[0]), float(design.p[1])
         lam = float(np.dot(np.arange(k + 1), counts[0])) / (n * k)
@@ -281,7 +281,7 @@ def _inside(design: Design, params: dict[str, float]) -> bool:
 
 def _constraints(design: Design) -> tuple[list[Callable[[NDArray[np.float64]], float]], bool]:
     """Inequality constraints (``>= 0``) besides the box [0, 1], and whether the parameters sum to 1."""
-    if isinstance(design, ForcedResponse) and design.m > 2:
+    if design.m > 2:
         return [], True
     return ([lambda x: 1 - x[0] - x[1]] if design.extra == "gamma" else []), False
 

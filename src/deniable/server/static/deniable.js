@@ -321,7 +321,9 @@ function absLnRatio(a, b) {
 const BUILDERS = {
   'binary-rr'(params, dom) {
     if (dom.k !== 2) throw new DeniableError('domain', 'binary-rr needs the domain [false, true]');
-    const d = integerParam(params, 'denominator', { min: 2n, max: TWO64N });
+    // denominator 1: a channel that always tells the truth (a design group with no randomization,
+    // e.g. CDM's p = 0), accepted exactly as deniable.mechanisms.BinaryRR accepts it
+    const d = integerParam(params, 'denominator', { min: 1n, max: TWO64N });
     const ys = params.yes_numerators;
     if (!Array.isArray(ys) || ys.length !== 2) {
       throw new DeniableError('params.yes_numerators', `must be [P(yes|false) numerator, P(yes|true) numerator]; got ${stringify(ys)}`);
