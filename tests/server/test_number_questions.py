@@ -247,7 +247,7 @@ def test_the_python_client_answers_a_number_question_with_its_kept_state(
     pq = pytest.importorskip("pyarrow.parquet")
     r = http.get("/admin/surveys/counter/export?format=parquet", headers={"Authorization": f"Bearer {ADMIN}"})
     table = pq.read_table(io.BytesIO(r.content))
-    assert [json.loads(v) for v in table.column("m").to_pylist()] == sent
+    assert table.column("m").to_pylist() == sent  # a number question's column holds floats
     stored = json.loads(table.schema.metadata[b"deniable.survey"])
     assert load_survey(stored).questions[0].mechanism.to_config() == dn.from_config(
         http.get("/surveys/counter").json()["questions"][0]["mechanism"]).to_config()

@@ -45,7 +45,12 @@ def read_table(path: Path) -> Any:
 
 
 def _decoded(column: Any) -> Any:
-    """A text column whose every cell is JSON (a server export) as the decoded values; else unchanged."""
+    """A text column whose every cell is JSON (a server export) as the decoded values; else unchanged.
+
+    The decoded column takes the type of its values (integers as integers,
+    numbers as floats, with missing cells as NaN), so an export written with
+    every column as text reads as the typed export does.
+    """
     values = []
     for v in column.tolist():
         if not isinstance(v, str):
@@ -57,7 +62,7 @@ def _decoded(column: Any) -> Any:
             return column
     import pandas as pd
 
-    return pd.Series(values, index=column.index, name=column.name, dtype=object)
+    return pd.Series(values, index=column.index, name=column.name, dtype=object).infer_objects()
 
 
 def _answer(v: Any, allowed: tuple[int, ...]) -> int | None:
