@@ -335,6 +335,7 @@ export async function surveyState(survey, { store = indexedDBStore(), randomByte
     surveyId,
     device: state.fields.device,
     async client(question) {
+      if (!question.mechanism) return null; // a survey design's or a plain question
       const { m, memo } = memoizing(question.mechanism, randomBytes);
       if (!memo) return null;
       const key = `${surveyId}/${question.id}`;

@@ -3,14 +3,15 @@
 // `allocation: sample` shows one question, drawn on this device (assignQuestion: an exact
 // uniform integer from crypto.getRandomValues), and sends only its report.
 //
-// Repeated collection. A question whose mechanism memoizes (L-GRR, L-OSUE, dBitFlip, 1BitMean)
-// is answered through persistentClient, which keeps this browser's secret for the survey and
-// question in IndexedDB, so answering again (the next round, after a reload) reuses the
-// permanent randomization instead of drawing a fresh one that could be averaged out. A survey
-// that runs in rounds (`rounds` in its definition) gets this browser's device key (deviceKey,
-// kept beside the memo states) with every response.
+// Repeated collection. A question whose mechanism memoizes (RAPPOR, L-GRR, L-OSUE, dBitFlip,
+// 1BitMean) is answered through its kept client from surveyState (client_state.js), which keeps
+// this browser's secret for the survey in IndexedDB (the state format of Python's
+// Client(state=...)), so answering again (the next round, after a reload) reuses the permanent
+// randomization instead of drawing a fresh one that could be averaged out. A survey that runs in
+// rounds (`rounds` in its definition) gets the state's device key with every response.
+import { surveyState } from './client_state.js';
 import {
-  assignQuestion, deviceKey, fromConfig, idempotencyKey, parseJSON, persistentClient, stringify, uniformGroup,
+  assignQuestion, fromConfig, idempotencyKey, parseJSON, stringify, uniformGroup,
 } from './deniable.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
 
@@ -27,6 +28,7 @@ const RETRIES = 3;
 let pending = null; // {key, body} of a submission not yet acknowledged: a retry resends it unchanged
 let asked = []; // indices of the questions this respondent answers (one, drawn, under allocation: sample)
 let loaded = null; // the survey as the server gave it
+let state = null; // this browser's state for the survey (surveyState), where it needs one
 
 function status(kind, html) {
   const el = $('status');
@@ -196,8 +198,7 @@ async function device(question, index) {
   const mechanism = fromConfig(question.mechanism);
   // a memoizing mechanism: this browser's kept client for this survey and question (IndexedDB);
   // not in kiosk mode, where the respondents sharing the device must not share randomizations
-  const kept = KEPT[mechanism.mechanism] === undefined || kiosk ? null
-    : await persistentClient(question.mechanism, { key: `${surveyId}/${question.id}` });
+  const kept = KEPT[mechanism.mechanism] === undefined || kiosk ? null : await state.client(question);
   const fieldset = fieldsetFor(question, `Randomized with ${NAMES[mechanism.mechanism] ?? mechanism.mechanism}, ${epsilonText(mechanism.epsilon)}`);
   if (kept) {
     const memo = document.createElement('p');
@@ -413,8 +414,10 @@ async function main() {
   let devices;
   let deviceId = null;
   try {
+    const memoizing = !kiosk && survey.questions.some((q) => KEPT[q.mechanism?.mechanism] !== undefined);
+    if (survey.rounds || memoizing) state = await surveyState(survey);
     devices = await Promise.all(survey.questions.map((q, i) => device(q, i)));
-    if (survey.rounds) deviceId = await deviceKey(`${surveyId}#device`);
+    if (survey.rounds) deviceId = state.device;
   } catch (err) {
     status('error', `This survey's randomization settings could not be checked, so nothing will be sent. (${escapeHtml(err.message)})`);
     return;
