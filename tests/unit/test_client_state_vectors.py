@@ -9,13 +9,14 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
 
 from deniable.client_state import ClientState
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 
 
-def _maker():
+def _maker() -> ModuleType:
     spec = importlib.util.spec_from_file_location("make_client_state", VECTORS / "make_client_state.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

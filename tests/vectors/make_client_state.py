@@ -45,7 +45,9 @@ DEVICE = "AAECAwQFBgcICQoLDA0ODw"
 def mechanisms() -> dict[str, Any]:
     """One configuration of each memoizing mechanism, with the values its draws are recorded for."""
     return {
-        "rappor": (dn.RAPPOR(["tea", "coffee", "maté"], epsilon=2.0, num_bits=80, num_cohorts=8), ["tea", "coffee", "maté"]),
+        "rappor": (
+            dn.RAPPOR(["tea", "coffee", "maté"], epsilon=2.0, num_bits=80, num_cohorts=8), ["tea", "coffee", "maté"]
+        ),
         "rappor-int": (dn.RAPPOR([3, 7, 11], f=0.5, p=0.0, q=1.0, num_bits=16, num_cohorts=4), [3, 7, 11]),
         "l-grr": (dn.LGRR(["a", "b", "c", "d"], epsilon_perm=2.0, epsilon_1=1.0), ["a", "b", "c", "d"]),
         "l-osue": (dn.LOSUE(list(range(13)), epsilon_perm=2.0, epsilon_1=1.0), [0, 5, 12]),
