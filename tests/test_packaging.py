@@ -49,3 +49,28 @@ def test_core_is_mypy_strict_clean() -> None:
         capture_output=True, text=True, check=False, cwd=ROOT,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_static_modules_and_their_vendored_imports_ship_with_the_package() -> None:
+    """Every module the pages load, and every file it imports (the vendored @noble/hashes with its
+    licence, from npm run vendor), lies inside the package folder and is tracked, so the wheel
+    (hatch ships src/deniable) and the server's /static/ have them."""
+    import re
+
+    static = ROOT / "src" / "deniable" / "server" / "static"
+    specifier = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}/[^'"]+)['"]""", re.M)
+    seen = set()
+    for module in static.rglob("*.js"):
+        for target in specifier.findall(module.read_text(encoding="utf-8")):
+            path = (module.parent / target).resolve()
+            assert path.is_file() and static in path.parents, f"{module.name} imports {target}, not in static/"
+            seen.add(path.relative_to(static).as_posix())
+    assert {"vendor/noble-hashes/sha2.js", "vendor/noble-hashes/sha3.js", "client_state.js", "json.js"} <= seen
+    assert (static / "vendor" / "noble-hashes" / "LICENSE").is_file()
+    tracked = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", *sorted(seen), "vendor/noble-hashes/LICENSE"],
+        capture_output=True, text=True, check=False, cwd=static,
+    )
+    if tracked.returncode == 128 and "not a git repository" in tracked.stderr:
+        pytest.skip("not a git checkout")
+    assert tracked.returncode == 0, tracked.stderr

@@ -43,8 +43,9 @@ async function observe(page, other = false) {
 async function observeOne(page, config, { key, values }) {
   return page.evaluate(async ({ config, key, values }) => {
     const d = await import('/static/deniable.js');
+    const { persistentClient } = await import('/static/client_state.js');
     try {
-      const client = await d.persistentClient(config, { key });
+      const client = await persistentClient(config, { key });
       return {
         cohort: client.cohort,
         permanent: values.map((v) => client.permanent(v).toString()),

@@ -1,7 +1,7 @@
 """L-GRR, L-OSUE, dBitFlip and 1BitMean in a real headless Chromium: kept across reloads.
 
 The real server serves a page; ``memo.mjs`` (playwright-core with the system
-Chromium) makes ``persistentClient(config, {key})`` of deniable.js for each of
+Chromium) makes ``persistentClient(config, {key})`` of client_state.js for each of
 the four mechanisms there, kept in IndexedDB. After a reload and after a
 browser restart with the same profile every memoized draw (L-GRR's and
 L-OSUE's first rounds, dBitFlip's slot bits, 1BitMean's bits) is the same, and

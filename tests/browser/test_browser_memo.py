@@ -1,7 +1,7 @@
 """Repeated collection in a real headless Chromium: the browser keeps its RAPPOR state.
 
 The real server serves a survey page; on it ``memo.mjs`` (playwright-core with the
-system Chromium) makes ``persistentClient(config, {key})`` of deniable.js, which keeps
+system Chromium) makes ``persistentClient(config, {key})`` of client_state.js, which keeps
 a secret and the cohort in IndexedDB. Checks: after a reload and after a browser
 restart with the same profile, the cohort and every permanent response are the same
 (with ``p=0, q=1`` the reports themselves are); a fresh profile (another device)

@@ -4,8 +4,8 @@ A survey with L-GRR, L-OSUE and dBitFlip questions (and a GRR one, which does
 not memoize) is answered on its page three times from one browser profile:
 first visit, after a reload, after a browser restart. The page says what each
 memoizing question keeps; dBitFlip's report (no fresh part) is the same every
-time; the kept states are under ``<survey id>/<question id>`` in IndexedDB and
-give the same permanent responses each time; the server accepted every
+time; the survey's kept state (``surveyState``, under the survey id in IndexedDB)
+gives the same permanent responses each time; the server accepted every
 response and its reports decode in Python. In kiosk mode (one device, many
 respondents) nothing is kept: the dBitFlip reports differ.
 
@@ -59,16 +59,19 @@ def _answer(page: Any, url: str) -> dict[str, Any]:
         page.check(selector)
     page.click("#submit")
     page.wait_for_selector("body[data-state=submitted]", timeout=30_000)
-    kept = page.evaluate("""async (survey) => {
+    kept = page.evaluate("""async (text) => {
       const d = await import('/static/deniable.js');
+      const { surveyState } = await import('/static/client_state.js');
+      const survey = d.parseJSON(text);
+      const state = await surveyState(survey);
       const out = {};
       for (const q of survey.questions.filter((q) => ['l-grr', 'l-osue', 'dbitflip'].includes(q.mechanism.mechanism))) {
-        const client = await d.persistentClient(q.mechanism, { key: `${survey.id}/${q.id}` });
+        const client = await state.client(q);
         out[q.id] = client.mechanism === 'dbitflip' ? String(client.permanent(q.categories[7]))
           : String(client.permanent(q.categories[q.id === 'app' ? 1 : 2]));
       }
       return out;
-    }""", page.evaluate("fetch('/surveys/habits').then((r) => r.json())"))
+    }""", page.evaluate("fetch('/surveys/habits').then((r) => r.text())"))
     return {"body": json.loads(posted[-1]), "memo": memo_texts, "kept": kept}
 
 

@@ -44,3 +44,21 @@ test('counts are thousands separated and singular for one', () => {
   assert.equal(countOf(0, 'respondent'), '0 respondents');
   assert.equal(countOf(1234567, 'respondent'), '1,234,567 respondents');
 });
+
+test('the pages format every number here: fixed, significant, scientific, percent, wholeNumber, numberText', async () => {
+  const { fixed, grouped, numberText, percent, scientific, significant, wholeNumber } = await import('../../src/deniable/server/static/format.js');
+  assert.equal(fixed(1.6094379), '1.61');
+  assert.equal(fixed(2.25, 1), '2.3');
+  assert.equal(significant(Math.exp(3)), '20.1');
+  assert.equal(significant(95), '95');
+  assert.equal(scientific(1.234e-7), '1.2e-7');
+  assert.equal(percent(0.2012), '20.1%');
+  assert.equal(percent(0.5, 0), '50%');
+  assert.equal(percent(NaN), '–');
+  assert.equal(wholeNumber(1204.4), '1,204');
+  assert.equal(wholeNumber(undefined), '–');
+  assert.equal(grouped(3004), '3,004');
+  assert.equal(numberText(12345.678), '12,346');
+  assert.equal(numberText(2.5), '2.5');
+  assert.equal(numberText(Infinity), '–');
+});

@@ -3,15 +3,8 @@
 // (Their calibrated distribution tests are in mechanisms.test.mjs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  base64url,
-  DeniableError,
-  deviceKey,
-  fromConfig,
-  memoryStore,
-  persistentClient,
-  stringify,
-} from '../../src/deniable/server/static/deniable.js';
+import { DeniableError, fromConfig, stringify } from '../../src/deniable/server/static/deniable.js';
+import { base64url, deviceKey, memoryStore, persistentClient } from '../../src/deniable/server/static/client_state.js';
 import { loadFixtures, seededBytes } from './helpers.mjs';
 
 const fixtures = loadFixtures();
@@ -40,10 +33,10 @@ for (const id of LONGITUDINAL) {
     const mine = values.map((v) => stringify(first.permanent(v)));
     assert.deepEqual(values.map((v) => stringify(again.permanent(v))), mine);
     assert.deepEqual(values.map((v) => stringify(first.permanent(v))), mine);
-    // the state holds a secret (and a cohort of 0), nothing about the values reported
+    // the state (Python's format) holds a secret, nothing about the values reported
     const kept = await store.update('s/q', (old) => old);
-    assert.deepEqual(Object.keys(kept).sort(), ['cohort', 'config', 'format', 'mechanism', 'secret', 'version']);
-    assert.equal(kept.cohort, 0);
+    assert.deepEqual(Object.keys(kept).sort(), ['fields', 'fingerprint', 'format', 'mechanism', 'secret', 'version']);
+    assert.deepEqual(kept.fields, {});
     assert.ok(!JSON.stringify(kept).includes('"x"'));
   });
 

@@ -11,7 +11,8 @@
 // "crypto" runs the default crypto.getRandomValues path that browsers use.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fromConfig, MECHANISMS, memoryStore, persistentClient, stringify, uniformGroup } from '../../src/deniable/server/static/deniable.js';
+import { fromConfig, MECHANISMS, stringify, uniformGroup } from '../../src/deniable/server/static/deniable.js';
+import { memoryStore, persistentClient } from '../../src/deniable/server/static/client_state.js';
 import { loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
 
 const fixtures = loadFixtures();

@@ -1,7 +1,8 @@
 // deniable.js -- randomize answers on the respondent's device (local differential privacy).
 //
-// A dependency-free ES module. Given a mechanism configuration as produced by
-// the Python library (`m.to_config()`), `fromConfig(cfg).privatize(value)`
+// An ES module without a build step; its hashes (SHA-256 and MD5 for RAPPOR's Bloom filters)
+// come from @noble/hashes, vendored unchanged in vendor/ (npm run vendor). Given a mechanism
+// configuration as produced by the Python library (`m.to_config()`), `fromConfig(cfg).privatize(value)`
 // returns one report in exactly the JSON form `m.reports_from_json` accepts:
 //
 //   binary-rr  true / false
@@ -19,10 +20,9 @@
 // Repeated collection. `fromConfig(cfg).privatize` makes one-time reports (RAPPOR: a fresh
 // cohort and permanent response each time; the longitudinal mechanisms: both rounds fresh).
 // A device that reports again and again must keep its permanent responses, or averaging its
-// reports reveals the value: `persistentClient(cfg, {key})` keeps a secret (and RAPPOR's cohort)
-// in IndexedDB under `key` (one per survey and question), across reloads, and derives every
-// memoized draw from the secret (RAPPOR, l-grr, l-osue, dbitflip, one-bit-mean). `deviceKey`
-// keeps the random device key a survey that runs in rounds asks for.
+// reports reveals the value: client_state.js keeps a secret per survey (surveyState) or per
+// configuration (persistentClient) in IndexedDB, in the state format of Python's
+// deniable.client_state, and derives every memoized draw from it exactly as Python does.
 //
 // Exactness. Every probability is a ratio of the integers in cfg.params and is
 // realised by drawing an integer uniformly below the denominator D by
@@ -38,7 +38,14 @@
 //
 // Large integers. JSON numbers above 2^53 lose precision in JSON.parse, so
 // parse configs with `parseJSON` (it keeps such integers as BigInt) and
-// serialize reports with `stringify` (it writes BigInt as a JSON integer).
+// serialize reports with `stringify` (it writes BigInt as a JSON integer); both
+// live in json.js and are re-exported here.
+
+import { md5 } from './vendor/noble-hashes/legacy.js';
+import { sha256 } from './vendor/noble-hashes/sha2.js';
+import { stringify } from './json.js';
+
+export { parseJSON, stringify } from './json.js';
 
 export const CONFIG_FORMAT = 'deniable.mechanism';
 export const CONFIG_VERSION = 1;
@@ -47,6 +54,9 @@ const TWO32 = 2 ** 32;
 const TWO32N = 1n << 32n;
 const TWO64N = 1n << 64n;
 const MAX_GETRANDOM = 65536; // crypto.getRandomValues limit per call, in bytes
+
+/** The UTF-8 bytes of a string. */
+export const utf8 = (text) => new TextEncoder().encode(text);
 
 /** Error for a malformed configuration or value; `.field` names the offending field. */
 export class DeniableError extends Error {
@@ -136,6 +146,54 @@ function uniformBelowSmall(pool, bound) {
   return u % bound;
 }
 
+/**
+ * `count` integers uniform below `bound` (a BigInt, 1..2^64) drawn as deniable.randomness.uniform_below
+ * draws a batch: `count` words first, then the rejected ones again, in rounds, in their order. From a
+ * kept secret's stream this gives Python's memoized draws exactly (a lone draw is uniformBelow's).
+ */
+function uniformBelowMany(pool, bound, count) {
+  if (bound === 1n) return new Array(count).fill(0n);
+  const wide = bound > TWO32N;
+  const word = wide ? () => pool.u64() : () => BigInt(pool.u32());
+  const limit = ((wide ? TWO64N : TWO32N) / bound) * bound;
+  const out = Array.from({ length: count }, word);
+  let bad = out.flatMap((u, i) => (u >= limit ? [i] : []));
+  while (bad.length) {
+    const fresh = bad.map(word);
+    bad.forEach((i, j) => { out[i] = fresh[j]; });
+    bad = bad.filter((i, j) => fresh[j] >= limit);
+  }
+  return out.map((u) => u % bound);
+}
+
+/**
+ * `count` Bernoulli bits with P(1) = numerator / 2^32, decided lazily as
+ * deniable.randomness.dyadic_packed decides them, so a kept secret's stream gives Python's memoized
+ * bits exactly: the bits of a stream of fair bits (bytes in order, each most significant bit first)
+ * form runs, each ended by a 1; lane i's run has G zeros and its bit is bit G of the numerator (most
+ * significant first; 0 once G >= 32). Bytes come `(lanes left) // 4 + 64` at a time and what is
+ * left of the draw that decides the last lane is dropped. `numerators(i)` is lane i's numerator
+ * (a Number in 1..2^32 - 1). `pool.bytes(n)` supplies the bytes; count < 2^16 (one block).
+ */
+function lazyBits(pool, count, numerators) {
+  const out = new Uint8Array(count);
+  let lane = 0;
+  let run = 0;
+  while (lane < count) {
+    const draw = pool.bytes(((count - lane) >> 2) + 64);
+    for (let i = 0; i < draw.length && lane < count; i++) {
+      for (let shift = 7; shift >= 0 && lane < count; shift--) {
+        if ((draw[i] >> shift) & 1) {
+          out[lane] = run < 32 ? (numerators(lane) >>> (31 - run)) & 1 : 0;
+          lane += 1;
+          run = 0;
+        } else run += 1;
+      }
+    }
+  }
+  return out;
+}
+
 /** popcount(x) mod 2 of a BigInt below 2^width; loops `width` times whatever x is. */
 function parity(x, width) {
   let p = 0n;
@@ -146,98 +204,6 @@ function parity(x, width) {
 function bitLength(n) {
   // bit length of a non-negative BigInt
   return n === 0n ? 0 : n.toString(2).length;
-}
-
-// ------------------------------------------------------------------ JSON
-
-/**
- * JSON.parse that keeps integers outside the safe range (|n| > 2^53 - 1) exact, as BigInt.
- * Everything else is what JSON.parse returns.
- */
-export function parseJSON(text) {
-  let i = 0;
-  const s = String(text);
-  const fail = (what) => {
-    throw new SyntaxError(`invalid JSON at position ${i}: ${what}`);
-  };
-  const ws = () => {
-    while (i < s.length && (s[i] === ' ' || s[i] === '\n' || s[i] === '\r' || s[i] === '\t')) i++;
-  };
-  const numberRe = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
-  const value = () => {
-    ws();
-    const c = s[i];
-    if (c === '{') {
-      i++;
-      const obj = {};
-      ws();
-      if (s[i] === '}') { i++; return obj; }
-      for (;;) {
-        ws();
-        if (s[i] !== '"') fail('expected a string key');
-        const key = string();
-        ws();
-        if (s[i] !== ':') fail("expected ':'");
-        i++;
-        // an own property even for "__proto__", as JSON.parse does
-        Object.defineProperty(obj, key, { value: value(), enumerable: true, writable: true, configurable: true });
-        ws();
-        if (s[i] === ',') { i++; continue; }
-        if (s[i] === '}') { i++; return obj; }
-        fail("expected ',' or '}'");
-      }
-    }
-    if (c === '[') {
-      i++;
-      const arr = [];
-      ws();
-      if (s[i] === ']') { i++; return arr; }
-      for (;;) {
-        arr.push(value());
-        ws();
-        if (s[i] === ',') { i++; continue; }
-        if (s[i] === ']') { i++; return arr; }
-        fail("expected ',' or ']'");
-      }
-    }
-    if (c === '"') return string();
-    for (const [word, v] of [['true', true], ['false', false], ['null', null]]) {
-      if (s.startsWith(word, i)) { i += word.length; return v; }
-    }
-    numberRe.lastIndex = i;
-    const m = numberRe.exec(s);
-    if (!m) fail('unexpected character');
-    i += m[0].length;
-    const n = Number(m[0]);
-    if (m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(n)) return BigInt(m[0]);
-    return n;
-  };
-  const string = () => {
-    const start = i;
-    i++;
-    while (i < s.length && s[i] !== '"') i += s[i] === '\\' ? 2 : 1;
-    if (i >= s.length) fail('unterminated string');
-    i++;
-    return JSON.parse(s.slice(start, i));
-  };
-  const out = value();
-  ws();
-  if (i !== s.length) fail('trailing characters');
-  return out;
-}
-
-/** JSON.stringify (compact) that writes BigInt values as JSON integers. */
-export function stringify(value) {
-  if (typeof value === 'bigint') return value.toString();
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) {
-    return `[${value.map((v) => (v === undefined ? 'null' : stringify(v))).join(',')}]`;
-  }
-  const parts = [];
-  for (const [k, v] of Object.entries(value)) {
-    if (v !== undefined && typeof v !== 'function') parts.push(`${JSON.stringify(k)}:${stringify(v)}`);
-  }
-  return `{${parts.join(',')}}`;
 }
 
 // ------------------------------------------------------------------ config checks
@@ -516,97 +482,7 @@ function localHashing(params, dom, name) {
   };
 }
 
-// ------------------------------------------------------------------ hashes (RAPPOR's Bloom filters)
-
-const rotr = (x, n) => (x >>> n) | (x << (32 - n));
-const rotl = (x, n) => (x << n) | (x >>> (32 - n));
-
-/** Message bytes padded to 64-byte blocks with the bit length (big- or little-endian), as SHA-256 and MD5 do. */
-function padBlocks(bytes, bigEndian) {
-  const total = ((bytes.length + 8) >> 6) * 64 + 64;
-  const out = new Uint8Array(total);
-  out.set(bytes);
-  out[bytes.length] = 0x80;
-  const bits = BigInt(bytes.length) * 8n;
-  for (let i = 0; i < 8; i++) {
-    const byte = Number((bits >> BigInt(8 * i)) & 0xffn);
-    out[bigEndian ? total - 1 - i : total - 8 + i] = byte;
-  }
-  return out;
-}
-
-// the first 32 bits of the fractional parts of the cube roots of the first 64 primes (FIPS 180-4)
-const PRIMES = [];
-for (let n = 2; PRIMES.length < 64; n++) if (PRIMES.every((p) => n % p)) PRIMES.push(n);
-const frac32 = (x) => ((x - Math.floor(x)) * TWO32) >>> 0;
-const SHA256_K = PRIMES.map((p) => frac32(Math.cbrt(p)));
-const SHA256_H = PRIMES.slice(0, 8).map((p) => frac32(Math.sqrt(p)));
-
-/** SHA-256 (FIPS 180-4) of a byte array: 32 bytes. Synchronous, for Bloom-filter hashing only. */
-export function sha256(bytes) {
-  const data = padBlocks(bytes, true);
-  const h = SHA256_H.slice();
-  const w = new Array(64);
-  for (let off = 0; off < data.length; off += 64) {
-    for (let i = 0; i < 16; i++) {
-      const j = off + 4 * i;
-      w[i] = (data[j] << 24) | (data[j + 1] << 16) | (data[j + 2] << 8) | data[j + 3];
-    }
-    for (let i = 16; i < 64; i++) {
-      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
-      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
-      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
-    }
-    let [a, b, c, d, e, f, g, hh] = h;
-    for (let i = 0; i < 64; i++) {
-      const t1 = (hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + SHA256_K[i] + w[i]) | 0;
-      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
-      hh = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
-    }
-    [a, b, c, d, e, f, g, hh].forEach((v, i) => { h[i] = (h[i] + v) | 0; });
-  }
-  const out = new Uint8Array(32);
-  h.forEach((v, i) => { for (let j = 0; j < 4; j++) out[4 * i + j] = (v >>> (24 - 8 * j)) & 0xff; });
-  return out;
-}
-
-// MD5 (RFC 1321): per-step constants floor(|sin(i + 1)| * 2^32) and rotation amounts
-const MD5_K = Array.from({ length: 64 }, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * TWO32) >>> 0);
-const MD5_S = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
-
-/** MD5 (RFC 1321) of a byte array: 16 bytes. Only to set Bloom bits as google/rappor's clients do. */
-export function md5(bytes) {
-  const data = padBlocks(bytes, false);
-  const h = [0x67452301, 0xefcdab89 | 0, 0x98badcfe | 0, 0x10325476];
-  const m = new Array(16);
-  for (let off = 0; off < data.length; off += 64) {
-    for (let i = 0; i < 16; i++) {
-      const j = off + 4 * i;
-      m[i] = data[j] | (data[j + 1] << 8) | (data[j + 2] << 16) | (data[j + 3] << 24);
-    }
-    let [a, b, c, d] = h;
-    for (let i = 0; i < 64; i++) {
-      const round = i >> 4;
-      let f;
-      let g;
-      if (round === 0) { f = (b & c) | (~b & d); g = i; }
-      else if (round === 1) { f = (d & b) | (~d & c); g = (5 * i + 1) % 16; }
-      else if (round === 2) { f = b ^ c ^ d; g = (3 * i + 5) % 16; }
-      else { f = c ^ (b | ~d); g = (7 * i) % 16; }
-      const sum = (a + f + MD5_K[i] + m[g]) | 0;
-      a = d; d = c; c = b;
-      b = (b + rotl(sum, MD5_S[4 * round + (i & 3)])) | 0;
-    }
-    h[0] = (h[0] + a) | 0; h[1] = (h[1] + b) | 0; h[2] = (h[2] + c) | 0; h[3] = (h[3] + d) | 0;
-  }
-  const out = new Uint8Array(16);
-  h.forEach((v, i) => { for (let j = 0; j < 4; j++) out[4 * i + j] = (v >>> (8 * j)) & 0xff; });
-  return out;
-}
-
 // ------------------------------------------------------------------ RAPPOR
-
-const utf8 = (text) => new TextEncoder().encode(text);
 
 const RAPPOR_HASHES = Object.freeze({
   'sha256(cohort NUL type NUL value)': 'sha256',
@@ -704,7 +580,23 @@ function rappor(params, dom) {
       draws: dom.k,
       // epsilon_infinity = 2 h ln((1 - f/2) / (f/2)): what a value's permanent response reveals
       epsilonPermanent: hashes * lnRatio((TWO32N - halfF) ** 2n, halfF ** 2n),
+      label: (x) => pythonText(values[x]),
+      legacyLabel: (x) => stringify(values[x]),
       permanent: (pool, cohort, x) => permanent(pool, bloom[cohort][x]),
+      // RAPPOR._prr: the noise bits of the 64-bit words lazily (bit i is lane 8 (i // 8) + 7 - i % 8,
+      // numpy's packbits order read as little-endian words), then one word of fair coins per word
+      derived(pool, cohort, x) {
+        const lanes = 64 * Math.ceil(width / 64);
+        const noisy = noise === 0 || noise === TWO32 ? new Uint8Array(lanes).fill(noise && 1) : lazyBits(pool, lanes, () => noise);
+        const coins = pool.bytes(lanes / 8);
+        const filter = bloom[cohort][x];
+        let prr = 0n;
+        for (let i = 0; i < width; i++) {
+          const bit = noisy[8 * (i >> 3) + 7 - (i & 7)] ? (coins[i >> 3] >> (i & 7)) & 1 : Number((filter >> BigInt(i)) & 1n);
+          prr |= BigInt(bit) << BigInt(i);
+        }
+        return prr;
+      },
       report,
     },
   };
@@ -712,13 +604,17 @@ function rappor(params, dom) {
 
 // ------------------------------------------------------------------ longitudinal mechanisms
 //
-// Each has `memo`, what persistentClient keeps for repeated collection: `setup(stream)` draws the
-// device's once-for-life quantities from keyed streams (`stream(label)`: a word pool on the
-// SHA-256 stream keyed by HMAC-SHA256(secret, label)), `label(x, device)` names the memoized
-// draw a value uses, `permanent(pool, cohort, x, device)` draws it from that label's stream and
-// `report(pool, cohort, prr, device)` makes one report from it with fresh randomness. `draws` is
-// how many memoized draws a device can ever use (one per category, slot or rounding point) and
-// `epsilonPermanent` what all reports from one of them reveal (the mechanism's epsilon if absent).
+// Each memoizing mechanism (these and RAPPOR) has `memo`, what a kept client (client_state.js)
+// keeps for repeated collection: `setup(stream)` draws the device's once-for-life quantities from
+// keyed streams (`stream(...label)`, the secret's stream of that label), `label(x, device)` names
+// the memoized draw a value uses (its parts, as Python's ClientState.source takes them),
+// `derived(pool, cohort, x, device)` draws it from that label's stream exactly as the Python
+// kept client does (the same bits for the same secret; `permanent` when absent), and
+// `report(pool, cohort, prr, device)` makes one report from it with fresh randomness. States
+// written before the shared derivation keep theirs: `permanent` on their stream, labelled by
+// `legacyLabel` (default: the label's one part). `draws` is how many memoized draws a device can
+// ever use (one per category, slot or rounding point) and `epsilonPermanent` what all reports
+// from one of them reveal (the mechanism's epsilon if absent).
 
 /** Packed bits (category i is bit 7 - i % 8 of byte i // 8) as lowercase hex. */
 function packedHex(bytes) {
@@ -765,7 +661,10 @@ function longitudinalGRR(params, dom) {
     epsilon: lnRatio(a1 * a2 + (d1 - a1) * b2, b1 * a2 + (d1 - b1) * b2),
     words: 4,
     sample: (pool, x) => report(pool, 0, permanent(pool, 0, x)),
-    memo: { permanent, report, show: name, epsilonPermanent: lnRatio(a1, b1), draws: dom.k },
+    memo: {
+      permanent, report, show: name, epsilonPermanent: lnRatio(a1, b1), draws: dom.k,
+      label: (x) => [`value ${x}`], legacyLabel: (x) => stringify(name(x)),
+    },
   };
 }
 
@@ -806,6 +705,16 @@ function longitudinalOSUE(params, dom) {
     sample: (pool, x) => report(pool, 0, permanent(pool, 0, x)),
     memo: {
       permanent, report, show: packedHex, draws: k,
+      label: (x) => [`value ${x}`],
+      legacyLabel: (x) => stringify(dom.values === null ? x : dom.values[x]),
+      // UnaryEncoding._sample: every bit at q1 lazily, then the value's bit at p1 in a draw of its own
+      derived(pool, cohort, x) {
+        const others = lazyBits(pool, 8 * nbytes, () => q1);
+        const truth = lazyBits(pool, 1, () => p1)[0];
+        const bytes = new Uint8Array(nbytes);
+        for (let i = 0; i < k; i++) bytes[i >> 3] |= (i === x ? truth : others[i]) << (7 - (i & 7));
+        return bytes;
+      },
       epsilonPermanent: lnRatio(BigInt(p1) * (TWO32N - BigInt(q1)), (TWO32N - BigInt(p1)) * BigInt(q1)),
     },
   };
@@ -855,10 +764,17 @@ function dbitflip(params, dom) {
     },
     memo: {
       setup: (stream) => ({ buckets: buckets(stream('buckets')) }),
-      label: (x, device) => `slot ${slot(x, device)}`,
+      label: (x, device) => [`slot ${slot(x, device)}`],
       permanent(pool, cohort, x, device) {
         const s = slot(x, device);
         return answers(pool, device.buckets, s < d ? device.buckets[s] : -1);
+      },
+      // DBitFlip._answers: the d draws below a + b as one batch
+      derived(pool, cohort, x, device) {
+        const s = slot(x, device);
+        const truth = s < d ? device.buckets[s] : -1;
+        const r = uniformBelowMany(pool, a + b, d);
+        return device.buckets.map((j, i) => +(r[i] < (j === truth ? a : b)));
       },
       report: (pool, cohort, prr, device) => ({ buckets: device.buckets.slice(), bits: prr.map((bit) => flip(pool, bit)) }),
       show: (prr) => prr.join(''),
@@ -910,7 +826,7 @@ function oneBitMean(params, dom) {
     },
     memo: {
       setup: (stream) => ({ alpha: stream('alpha').u64() }),
-      label: (x, device) => `point ${point(x, device)}`,
+      label: (x, device) => [`point ${point(x, device)}`],
       permanent: (pool, cohort, x, device) => bit(pool, point(x, device)),
       report: (pool, cohort, prr) => flip(pool, prr),
       show: String,
@@ -996,207 +912,13 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   return mechanism;
 }
 
-// ------------------------------------------------------------------ kept state (repeated collection)
+// ------------------------------------------------------------------ device helpers
 
-export const STATE_FORMAT = 'deniable.client-state';
 const INTERNALS = new WeakMap(); // fromConfig's object -> {impl, position}
 
-/** JSON text of a value with object keys sorted (what identifies a configuration in a kept state). */
-function canonical(value) {
-  if (value === null || typeof value !== 'object') return stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
-}
-
-/**
- * Kept states in the browser's IndexedDB (database `name`, one record per key), for
- * persistentClient. `update(key, fn)` runs `fn(stored or undefined)` and stores its result in
- * one readwrite transaction, so two tabs never both create a state.
- */
-export function indexedDBStore(name = 'deniable-client-state') {
-  const open = () => new Promise((resolve, reject) => {
-    const request = globalThis.indexedDB.open(name, 1);
-    request.onupgradeneeded = () => request.result.createObjectStore('states');
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-  return {
-    async update(key, fn) {
-      const db = await open();
-      try {
-        return await new Promise((resolve, reject) => {
-          const tx = db.transaction('states', 'readwrite');
-          const states = tx.objectStore('states');
-          let result;
-          let failure = null;
-          const get = states.get(key);
-          get.onsuccess = () => {
-            try {
-              result = fn(get.result);
-              states.put(result, key);
-            } catch (error) {
-              failure = error;
-              tx.abort();
-            }
-          };
-          tx.oncomplete = () => resolve(result);
-          tx.onabort = () => reject(failure ?? tx.error);
-          tx.onerror = () => reject(failure ?? tx.error);
-        });
-      } finally {
-        db.close();
-      }
-    },
-  };
-}
-
-/** Kept states in memory (one page or process; for tests). Same interface as indexedDBStore. */
-export function memoryStore() {
-  const states = new Map();
-  return {
-    async update(key, fn) {
-      const result = fn(states.has(key) ? structuredClone(states.get(key)) : undefined);
-      states.set(key, structuredClone(result));
-      return structuredClone(result);
-    },
-  };
-}
-
-/** HMAC-SHA256 (RFC 2104) of a message under a key of at most 64 bytes. */
-export function hmacSha256(key, message) {
-  const block = new Uint8Array(64);
-  block.set(key.length > 64 ? sha256(key) : key);
-  const inner = new Uint8Array(64 + message.length);
-  const outer = new Uint8Array(64 + 32);
-  for (let i = 0; i < 64; i++) {
-    inner[i] = block[i] ^ 0x36;
-    outer[i] = block[i] ^ 0x5c;
-  }
-  inner.set(message, 64);
-  outer.set(sha256(inner), 64);
-  return sha256(outer);
-}
-
-/** A deterministic random-bytes function: SHA-256(key || counter as 4 big-endian bytes), block after block. */
-function keyedStream(key) {
-  let counter = 0;
-  let buffer = new Uint8Array(0);
-  return (n) => {
-    while (buffer.length < n) {
-      const input = new Uint8Array(key.length + 4);
-      input.set(key);
-      input.set([counter >>> 24, (counter >>> 16) & 0xff, (counter >>> 8) & 0xff, counter & 0xff], key.length);
-      counter += 1;
-      const next = new Uint8Array(buffer.length + 32);
-      next.set(buffer);
-      next.set(sha256(input), buffer.length);
-      buffer = next;
-    }
-    const out = buffer.slice(0, n);
-    buffer = buffer.slice(n);
-    return out;
-  };
-}
-
-const toHex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-const fromHex = (hex) => Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16));
-
-/**
- * A device client that keeps its permanent randomized responses, for repeated collection.
- *
- * `key` names the state (use one per survey and question, e.g. "<survey id>/<question id>");
- * `store` keeps it (default: IndexedDB, so reloads and browser restarts reuse it). The state is
- * a 32-byte secret (and RAPPOR's cohort), drawn on first use; it records no value. Every
- * memoized draw comes from a SHA-256 stream keyed by HMAC-SHA256(secret, label), the label
- * naming what is memoized: a category as JSON (RAPPOR's and L-GRR's / L-OSUE's permanent
- * response of that value), "buckets" and "slot <s>" (dBitFlip's sampled buckets and the bits of
- * each slot), "alpha" and "point <j>" (1BitMean's rounding offset and the bit of each point).
- * So a memoized draw is the same on every report without being stored, and repeated reports of
- * one memoized quantity leak at most the mechanism's lifetime epsilon instead of adding up.
- * A state kept for another configuration is refused (DeniableError on field "state").
- * Returns {mechanism, epsilon, epsilonPermanent, draws, cohort, permanent(value), privatize(value)}.
- */
-export async function persistentClient(cfg, { key, store = indexedDBStore(), randomBytes = secureRandomBytes } = {}) {
-  const m = fromConfig(cfg, { randomBytes });
-  const { impl, position } = INTERNALS.get(m);
-  const memo = impl.memo;
-  if (!memo) throw new DeniableError('mechanism', `${m.mechanism} has no permanent response to keep`);
-  if (typeof key !== 'string' || key === '') {
-    throw new DeniableError('key', 'must be a non-empty string naming the state, e.g. "<survey id>/<question id>"');
-  }
-  const config = canonical(m.config);
-  const chunk = Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) + 64);
-  const cohorts = memo.cohorts ?? 1;
-  const fresh = {
-    format: STATE_FORMAT, version: 1, mechanism: m.mechanism, config,
-    secret: toHex(randomBytes(32)), cohort: uniformBelowSmall(new WordPool(randomBytes, 64), cohorts),
-  };
-  const state = await store.update(key, (old) => old ?? fresh);
-  if (state?.format !== STATE_FORMAT || state.version !== 1 || state.config !== config) {
-    throw new DeniableError('state', `the kept state "${key}" belongs to another mechanism configuration; keep each configuration's state under its own key`);
-  }
-  if (!/^[0-9a-f]{64}$/.test(state.secret) || !Number.isSafeInteger(state.cohort) || state.cohort < 0 || state.cohort >= cohorts) {
-    throw new DeniableError('state', `the kept state "${key}" is malformed`);
-  }
-  const secret = fromHex(state.secret);
-  const stream = (label) => new WordPool(keyedStream(hmacSha256(secret, utf8(label))), chunk);
-  const device = memo.setup ? memo.setup(stream) : {};
-  const label = memo.label ?? ((x) => stringify(m.domain[x]));
-  const draw = (value) => {
-    const x = position(value);
-    return memo.permanent(stream(label(x, device)), state.cohort, x, device);
-  };
-  return Object.freeze({
-    mechanism: m.mechanism,
-    epsilon: m.epsilon,
-    /** What all reports sharing one memoized draw reveal together (epsilon_infinity). */
-    epsilonPermanent: memo.epsilonPermanent ?? m.epsilon,
-    /** The most memoized draws a device can use: its lifetime loss is at most draws x epsilonPermanent. */
-    draws: memo.draws,
-    cohort: state.cohort,
-    /**
-     * The memoized draw `value` uses, the same on every call: RAPPOR's permanent response (a
-     * BigInt of Bloom bits), L-GRR's first-round category, L-OSUE's first-round bits (hex),
-     * dBitFlip's slot bits ("0110"), 1BitMean's bit ("0" / "1").
-     */
-    permanent: (value) => (memo.show ? memo.show(draw(value)) : draw(value)),
-    /** One report of `value`: its memoized draw through fresh randomness where the mechanism has any. */
-    privatize(value) {
-      return memo.report(new WordPool(randomBytes, chunk), state.cohort, draw(value), device);
-    },
-  });
-}
-
-export const DEVICE_KEY_FORMAT = 'deniable.device-key';
-
-/** Bytes as base64url without padding (RFC 4648 section 5). */
-export function base64url(bytes) {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 3) {
-    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    const chars = Math.min(4, Math.ceil(((bytes.length - i) * 8) / 6));
-    for (let j = 0; j < chars; j++) out += alphabet[(n >> (18 - 6 * j)) & 63];
-  }
-  return out;
-}
-
-/**
- * The device key this browser sends with every response to a survey that runs in rounds: 128
- * bits from the CSPRNG, base64url without padding (22 characters), drawn on first use and kept
- * in `store` under `key` (use "<survey id>#device", beside the survey's memo states), so every
- * round gets the same key and the server can allow one response per round and track the
- * device's lifetime budget. It identifies the device to the collector across rounds (as the
- * memoized reports do anyway); it carries nothing about the answers.
- */
-export async function deviceKey(key, { store = indexedDBStore(), randomBytes = secureRandomBytes } = {}) {
-  if (typeof key !== 'string' || key === '') throw new DeniableError('key', 'must be a non-empty string, e.g. "<survey id>#device"');
-  const fresh = { format: DEVICE_KEY_FORMAT, version: 1, device: base64url(randomBytes(16)) };
-  const kept = await store.update(key, (old) => old ?? fresh);
-  if (kept?.format !== DEVICE_KEY_FORMAT || kept.version !== 1 || !/^[A-Za-z0-9_-]{22,128}$/.test(kept.device)) {
-    throw new DeniableError('state', `the kept state "${key}" is not a device key`);
-  }
-  return kept.device;
+/** What a kept client (client_state.js) needs of fromConfig's object: its sampler and value check. */
+export function internals(mechanism) {
+  return INTERNALS.get(mechanism);
 }
 
 /**
@@ -1230,4 +952,4 @@ export function idempotencyKey(randomBytes = secureRandomBytes) {
 }
 
 // the exact samplers, for the other device modules (discovery.js)
-export { WordPool, uniformBelow, uniformBelowSmall };
+export { MAX_GETRANDOM, WordPool, uniformBelow, uniformBelowSmall };

@@ -37,72 +37,25 @@
 //
 // Exactness: every draw is deniable.js's integer sampler (rejection sampling of uniform words
 // from crypto.getRandomValues); no float meets randomness. BLAKE2b is RFC 7693 with its key
-// and personalization parameters (as Python's hashlib.blake2b), over BigInt words.
-import { DeniableError, parseJSON, secureRandomBytes, stringify, uniformBelow, uniformBelowSmall, WordPool } from './deniable.js';
+// and personalization parameters (as Python's hashlib.blake2b), from @noble/hashes (vendor/).
+import { blake2b as nobleBlake2b } from './vendor/noble-hashes/blake2.js';
+import {
+  DeniableError, MAX_GETRANDOM, parseJSON, secureRandomBytes, stringify, uniformBelow, uniformBelowSmall, utf8, WordPool,
+} from './deniable.js';
 
 export const DISCOVERY_FORMAT = 'deniable.discovery';
 export const DISCOVERY_VERSION = 1;
 const SHARE = { pem: 1, sfp: 2 };
-const MASK64 = (1n << 64n) - 1n;
 const END = 0xff;
 const CUT = 0xfe;
-const MAX_GETRANDOM = 65536;
 
 // ------------------------------------------------------------------ BLAKE2b (RFC 7693)
 
-const IV = [
-  0x6a09e667f3bcc908n, 0xbb67ae8584caa73bn, 0x3c6ef372fe94f82bn, 0xa54ff53a5f1d36f1n,
-  0x510e527fade682d1n, 0x9b05688c2b3e6c1fn, 0x1f83d9abfb41bd6bn, 0x5be0cd19137e2179n,
-];
-const SIGMA = [
-  [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
-  [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
-  [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
-  [7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8],
-  [9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13],
-  [2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9],
-  [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11],
-  [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
-  [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
-  [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
-];
-const rotr64 = (x, n) => ((x >> n) | (x << (64n - n))) & MASK64;
-
-/** Little-endian 64-bit word of `bytes` at `offset`. */
-function word64(bytes, offset) {
-  let w = 0n;
-  for (let k = 7; k >= 0; k--) w = (w << 8n) | BigInt(bytes[offset + k]);
-  return w;
-}
-
-function compress(h, block, t, last) {
-  const v = [...h, ...IV];
-  const m = Array.from({ length: 16 }, (_, i) => word64(block, 8 * i));
-  v[12] ^= t & MASK64;
-  v[13] ^= t >> 64n;
-  if (last) v[14] ^= MASK64;
-  const g = (a, b, c, d, x, y) => {
-    v[a] = (v[a] + v[b] + x) & MASK64;
-    v[d] = rotr64(v[d] ^ v[a], 32n);
-    v[c] = (v[c] + v[d]) & MASK64;
-    v[b] = rotr64(v[b] ^ v[c], 24n);
-    v[a] = (v[a] + v[b] + y) & MASK64;
-    v[d] = rotr64(v[d] ^ v[a], 16n);
-    v[c] = (v[c] + v[d]) & MASK64;
-    v[b] = rotr64(v[b] ^ v[c], 63n);
-  };
-  for (let r = 0; r < 12; r++) {
-    const s = SIGMA[r % 10];
-    g(0, 4, 8, 12, m[s[0]], m[s[1]]);
-    g(1, 5, 9, 13, m[s[2]], m[s[3]]);
-    g(2, 6, 10, 14, m[s[4]], m[s[5]]);
-    g(3, 7, 11, 15, m[s[6]], m[s[7]]);
-    g(0, 5, 10, 15, m[s[8]], m[s[9]]);
-    g(1, 6, 11, 12, m[s[10]], m[s[11]]);
-    g(2, 7, 8, 13, m[s[12]], m[s[13]]);
-    g(3, 4, 9, 14, m[s[14]], m[s[15]]);
-  }
-  for (let i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+/** `bytes` zero-padded to `n` bytes, as hashlib.blake2b pads a short salt or personalization. */
+function padded(bytes, n) {
+  const out = new Uint8Array(n);
+  out.set(bytes);
+  return out;
 }
 
 /**
@@ -112,38 +65,20 @@ function compress(h, block, t, last) {
 export function blake2b(data, { digestLength = 64, key = new Uint8Array(0), salt = new Uint8Array(0), personal = new Uint8Array(0) } = {}) {
   if (!Number.isInteger(digestLength) || digestLength < 1 || digestLength > 64) throw new RangeError('digestLength must be in 1..64');
   if (key.length > 64 || salt.length > 16 || personal.length > 16) throw new RangeError('key <= 64, salt and personal <= 16 bytes');
-  const param = new Uint8Array(64);
-  param[0] = digestLength;
-  param[1] = key.length;
-  param[2] = 1; // fanout
-  param[3] = 1; // depth
-  param.set(salt, 32);
-  param.set(personal, 48);
-  const h = IV.map((w, i) => w ^ word64(param, 8 * i));
-  const input = new Uint8Array((key.length ? 128 : 0) + data.length);
-  input.set(key, 0);
-  input.set(data, key.length ? 128 : 0);
-  const blocks = Math.max(1, Math.ceil(input.length / 128));
-  for (let b = 0; b < blocks; b++) {
-    const block = new Uint8Array(128);
-    block.set(input.subarray(128 * b, 128 * (b + 1)));
-    const last = b === blocks - 1;
-    compress(h, block, BigInt(last ? input.length : 128 * (b + 1)), last);
-  }
-  const out = new Uint8Array(digestLength);
-  for (let i = 0; i < digestLength; i++) out[i] = Number((h[i >> 3] >> BigInt(8 * (i & 7))) & 0xffn);
-  return out;
+  return nobleBlake2b(data, {
+    dkLen: digestLength, key: key.length ? key : undefined, salt: padded(salt, 16), personalization: padded(personal, 16),
+  });
 }
 
 // ------------------------------------------------------------------ count-mean sketches
 
-const utf8 = (text) => new TextEncoder().encode(text);
 const PERSON_VALUE = utf8('deniable:value');
 const PERSON_ROW = utf8('deniable:row');
 const PERSON_SFP = utf8('deniable:sfp');
 
+/** The first 8 bytes as a little-endian 64-bit BigInt. */
 function littleEndian64(bytes) {
-  return word64(bytes, 0);
+  return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
 }
 
 function parity64(x) {

@@ -2,12 +2,37 @@
 // with the same number of decimals, chosen from the standard error (two significant digits of it),
 // so "122 (61 to 184)" rather than "122.4 (61.25 to 183.5)". Shares are printed in percent.
 // Also the characters a free-text question allows (its alphabet), as the survey and results
-// pages name them.
+// pages name them. Every number the pages print is formatted here.
 
 const MAX_DECIMALS = 6;
 
+/** A number thousands separated: "3,004" (a fraction keeps up to 3 decimals). */
+export const grouped = (n) => Number(n).toLocaleString('en-US');
+
 /** `n` things as text, thousands separated and singular for one: `countOf(3004, 'response')` is "3,004 responses". */
-export const countOf = (n, noun) => `${Number(n).toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+export const countOf = (n, noun) => `${grouped(n)} ${noun}${n === 1 ? '' : 's'}`;
+
+/** A number with `digits` decimals: `fixed(1.6094)` is "1.61" (epsilons, test statistics). */
+export const fixed = (x, digits = 2) => Number(x).toFixed(digits);
+
+/** A number rounded to `digits` significant digits, without trailing zeros: `significant(20.0855)` is "20.1". */
+export const significant = (x, digits = 3) => String(Number(Number(x).toPrecision(digits)));
+
+/** A number in scientific notation with `digits` significant digits: `scientific(1.234e-7)` is "1.2e-7". */
+export const scientific = (x, digits = 2) => Number(Number(x).toPrecision(digits)).toExponential();
+
+/** A proportion in percent with `digits` decimals: `percent(0.2012)` is "20.1%"; "–" when not a finite number. */
+export const percent = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
+
+/** A count thousands separated, rounded to a whole number: "1,204"; "–" when not a finite number. */
+export const wholeNumber = (x) => (Number.isFinite(x) ? grouped(Math.round(x)) : '–');
+
+/** A number of a question's range or axis (estimates: estimateTexts): up to 4 significant digits, thousands separated ("–": not finite). */
+export function numberText(x) {
+  if (!Number.isFinite(x)) return '–';
+  const digits = Math.abs(x) >= 1000 ? 0 : Math.max(0, 3 - Math.floor(Math.log10(Math.abs(x) || 1)));
+  return x.toLocaleString('en-US', { maximumFractionDigits: Math.min(digits, 3) });
+}
 
 /** Decimals that show two significant digits of `se * scale` (0..6); `fallback` when that is not positive. */
 export function decimalsFor(se, scale = 1, fallback = 1) {

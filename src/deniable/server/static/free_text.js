@@ -5,9 +5,8 @@
 // A question with an alphabet says which characters it allows, flags any other as it is typed,
 // and refuses to send an answer with one (problem(): the message the page shows).
 import { fromDiscoveryConfig, utf8Length } from './discovery.js';
-import { describeAlphabet, quoteCharacter } from './format.js';
+import { describeAlphabet, fixed, quoteCharacter } from './format.js';
 
-const fmt = (x) => Number(x).toFixed(2);
 
 /** The text a respondent's answer is sent as (trimmed, NFC). */
 export function normalizeAnswer(text) {
@@ -95,5 +94,5 @@ export function freeTextDevice(question, name, fieldset) {
 /** The line under a free-text question's title: how it is randomized. */
 export function freeTextMeta(question) {
   const method = question.method === 'sfp' ? "Apple's sequence fragment puzzle" : 'prefix extending (PEM)';
-  return `Free text, randomized on this device by ${method} over a count-mean sketch, ε = ${fmt(question.epsilon)}`;
+  return `Free text, randomized on this device by ${method} over a count-mean sketch, ε = ${fixed(question.epsilon)}`;
 }

@@ -3,10 +3,10 @@
 // user-typed text: they are only ever set as textContent (never as HTML), and control
 // characters are shown as escapes.
 import { html, numbersTable, questionCard } from './dom.js';
-import { countOf, describeAlphabet } from './format.js';
+import {
+  countOf, describeAlphabet, fixed, percent, wholeNumber,
+} from './format.js';
 
-const num = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
-const pct = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
 
 /** A typed value as shown: control characters escaped (\x1c), a cut text marked "begins with". */
 export function shownValue(v) {
@@ -20,7 +20,7 @@ export function discoverySection(q, level) {
   const [section, meta] = questionCard(q, 'discovery');
   const method = q.method === 'sfp' ? 'sequence fragment puzzle' : 'prefix extending';
   const alphabet = typeof q.alphabet === 'string' ? `, characters ${describeAlphabet(q.alphabet)} only` : '';
-  meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${Number(q.epsilon).toFixed(2)} · free text `
+  meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${fixed(q.epsilon)} · free text `
     + `(${method}, up to ${q.max_length} bytes kept${alphabet}) · estimates of: population`;
   if (q.n === 0 || q.values.length === 0) {
     section.append(html('p', 'empty', q.n === 0 ? 'No responses yet.'
@@ -29,8 +29,8 @@ export function discoverySection(q, level) {
   }
   const title = `Answers found, most frequent first (${level} confidence intervals).`;
   const caption = html('p', 'table-note', title);  // above the scroller: it wraps on a narrow screen
-  const rows = q.values.map((v) => [shownValue(v), num(v.count), pct(v.count / q.n), num(v.std_error),
-    `${num(Math.max(0, v.ci_low))} to ${num(v.ci_high)}`]);
+  const rows = q.values.map((v) => [shownValue(v), wholeNumber(v.count), percent(v.count / q.n), wholeNumber(v.std_error),
+    `${wholeNumber(Math.max(0, v.ci_low))} to ${wholeNumber(v.ci_high)}`]);
   const scroller = numbersTable(['Answer', 'Respondents (estimate)', 'Share', 'Standard error', `${level} interval`],
     rows, { label: title, className: 'numbers discovered', rowClass: 'value-text' });
   const note = html('p', 'table-note', 'Only answers whose count is significantly above zero are listed; an answer '

@@ -2,14 +2,7 @@
 // confidence interval, drawn on the question's range [low, high], and the numbers in a table.
 // Only DOM/SVG elements and classes: the page's Content-Security-Policy forbids inline styles.
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
-import { countOf, estimateTexts } from './format.js';
-
-/** A number of the question's range or axis as shown (estimates: estimateTexts): up to 4 significant digits, thousands separated (–: undefined). */
-export function numberText(x) {
-  if (!Number.isFinite(x)) return '–';
-  const digits = Math.abs(x) >= 1000 ? 0 : Math.max(0, 3 - Math.floor(Math.log10(Math.abs(x) || 1)));
-  return x.toLocaleString('en-US', { maximumFractionDigits: Math.min(digits, 3) });
-}
+import { countOf, estimateTexts, fixed, numberText } from './format.js';
 
 const withUnits = (q, text) => (q.units ? `${text} ${q.units}` : text);
 
@@ -52,7 +45,7 @@ function meanChart(q, level, width) {
 export function meanSection(q, level, width) {
   const [section, meta] = questionCard(q, 'number');
   const target = q.target === 'respondents' ? 'these respondents' : 'population';
-  meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
+  meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${fixed(q.epsilon)} · ${q.mechanism}`
     + ` · answers from ${withUnits(q, `${numberText(q.low)} to ${numberText(q.high)}`)} · estimates of: ${target}`;
   if (q.estimate === null) {
     section.append(html('p', 'empty', q.n === 0 ? 'No responses yet.' : 'Too few responses for a mean yet (it needs two).'));

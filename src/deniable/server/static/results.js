@@ -8,13 +8,14 @@ import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
-import { countOf, estimateTexts } from './format.js';
+import {
+  countOf, estimateTexts, fixed, grouped, percent, scientific, significant,
+} from './format.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/results\/?$/);
 const surveyId = match ? decodeURIComponent(match[1]) : null;
 
-const pct = (x, digits = 1) => `${(100 * x).toFixed(digits)}%`;
 
 // What the estimates are of (the results' "target"), in words.
 const TARGETS = {
@@ -96,7 +97,7 @@ function chart(q, index, level) {
     const tx = x(t);
     const g = svgEl('g', { class: 'tick' });
     g.append(svgEl('line', { class: Math.abs(t) < step / 2 ? 'zero' : 'grid', x1: tx, x2: tx, y1: top - 4, y2: bottom }));
-    g.append(svgEl('text', { x: tx, y: bottom + 16, 'text-anchor': 'middle' }, pct(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
+    g.append(svgEl('text', { x: tx, y: bottom + 16, 'text-anchor': 'middle' }, percent(Math.abs(t) < 1e-12 ? 0 : t, step < 0.01 ? 1 : 0)));
     svg.append(g);
   }
 
@@ -143,13 +144,11 @@ function table(q, level) {
       text.est,
       text.se,
       text.interval,
-      Number.isFinite(q.consistent?.[i]) ? pct(q.consistent[i]) : '–',
-      Number.isFinite(q.observed?.[i]) ? pct(q.observed[i]) : '–',
+      Number.isFinite(q.consistent?.[i]) ? percent(q.consistent[i]) : '–',
+      Number.isFinite(q.observed?.[i]) ? percent(q.observed[i]) : '–',
     ];
   }));
 }
-
-const sci = (x) => Number(x.toPrecision(2)).toExponential();
 
 /** The central guarantee the responses would have if collected through a shuffler (results.shuffled). */
 function shuffledLine(shuffled) {
@@ -157,12 +156,12 @@ function shuffledLine(shuffled) {
   line.hidden = !shuffled;
   if (!shuffled) return;
   const { n, epsilon, delta } = shuffled;
-  const local = Number(shuffled.epsilon_local).toFixed(2);
+  const local = fixed(shuffled.epsilon_local);
   const how = 'With shuffled collection (a trusted shuffler hiding who sent which response, and when), ';
   line.textContent = epsilon < shuffled.epsilon_local * (1 - 1e-9)
-    ? `${how}these ${n.toLocaleString('en-US')} responses are also (${Number(epsilon.toPrecision(3))}, ${sci(delta)})-DP `
+    ? `${how}these ${grouped(n)} responses are also (${significant(epsilon)}, ${scientific(delta)})-DP `
       + `centrally, not only ε = ${local} locally (Feldman, McMillan & Talwar's bound; δ = min(1e-6, n^-1.1), below 1/n).`
-    : `${how}${n.toLocaleString('en-US')} responses would still be only ε = ${local}: too few to hide among `
+    : `${how}${grouped(n)} responses would still be only ε = ${local}: too few to hide among `
       + '(Feldman, McMillan & Talwar\'s bound).';
 }
 
@@ -201,7 +200,7 @@ function render(results) {
   document.title = `Results: ${results.title}`;
   $('title').textContent = results.title;
   const n = results.n_responses;
-  const level = `${Number(((results.level ?? 0.95) * 100).toPrecision(3))}%`;
+  const level = `${significant((results.level ?? 0.95) * 100)}%`;
   const target = TARGETS[results.target] ?? TARGETS.population;
   $('legend').replaceChildren(...legend(results.questions, level, target).map((text) => {
     const p = document.createElement('p');
@@ -232,7 +231,7 @@ function render(results) {
       return;
     }
     const [section, meta] = questionCard(q);
-    meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${Number(q.epsilon).toFixed(2)} · ${q.mechanism}`
+    meta.textContent = `${countOf(q.n, 'respondent')}, ε = ${fixed(q.epsilon)} · ${q.mechanism}`
       + ` · estimates of: ${(TARGETS[q.target] ?? TARGETS.population).short}`;
     if (q.n === 0) {
       section.append(html('p', 'empty', 'No responses yet.'));

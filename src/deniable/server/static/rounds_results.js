@@ -2,11 +2,9 @@
 // lifetime budget the devices have spent, and per question each round's estimates as a trend chart
 // (an SVG line per answer with its confidence band) and a table. Only DOM/SVG elements and classes:
 // the page's Content-Security-Policy forbids inline styles.
-import { numberText } from './number_results.js';
 import { html, numbersTable, svgEl } from './dom.js';
-import { countOf, estimateTexts } from './format.js';
+import { countOf, estimateTexts, fixed, numberText, percent } from './format.js';
 
-const share = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
 const SERIES = 6; // colours in style.css (.series-0 .. .series-5)
 
 /** "1 day", "12 hours", "30 minutes", "90 seconds": the length of a round. */
@@ -66,7 +64,7 @@ function trendChart(title, rounds, perRound, level, index, width, kind, range) {
   if (!(hi > lo)) [lo, hi] = range;
   const tickText = (t) => {
     const v = Math.abs(t) < step * 1e-6 ? 0 : t; // never "-0"
-    return shares ? share(v, step < 0.01 ? 1 : 0) : numberText(v);
+    return shares ? percent(v, step < 0.01 ? 1 : 0) : numberText(v);
   };
   const texts = (p) => estimateTexts(p, kind);
   const left = 48;
@@ -141,12 +139,12 @@ function budgetCard(info) {
   section.append(html('h2', '', 'Devices and their privacy budget'));
   const eps = Number(info.lifetime_epsilon);
   section.append(html('p', 'meta', `${countOf(devices.devices, 'device')} seen · each may spend `
-    + `ε = ${eps.toFixed(2)} over all rounds (lifetime_epsilon); the server refuses a report that would go over it`));
+    + `ε = ${fixed(eps)} over all rounds (lifetime_epsilon); the server refuses a report that would go over it`));
   const rows = devices.at_least.map((s) => [
-    s.share >= 1 ? 'the whole budget' : `at least ${Math.round(100 * s.share)}%`,
+    s.share >= 1 ? 'the whole budget' : `at least ${percent(s.share, 0)}`,
     `${s.devices}`, `${s.devices_fresh}`,
   ]);
-  rows.push(['largest spent (ε)', Number(devices.max_spent).toFixed(2), Number(devices.max_spent_fresh).toFixed(2)]);
+  rows.push(['largest spent (ε)', fixed(devices.max_spent), fixed(devices.max_spent_fresh)]);
   section.append(numbersTable(['Devices that spent', 'With the memoization cap (enforced)', 'Every report counted'],
     rows));
   section.append(html('p', 'table-note', 'The memoization cap counts a memoizing question (L-GRR, L-OSUE, dBitFlip, 1BitMean, '

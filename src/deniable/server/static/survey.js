@@ -3,15 +3,17 @@
 // `allocation: sample` shows one question, drawn on this device (assignQuestion: an exact
 // uniform integer from crypto.getRandomValues), and sends only its report.
 //
-// Repeated collection. A question whose mechanism memoizes (L-GRR, L-OSUE, dBitFlip, 1BitMean)
-// is answered through persistentClient, which keeps this browser's secret for the survey and
-// question in IndexedDB, so answering again (the next round, after a reload) reuses the
-// permanent randomization instead of drawing a fresh one that could be averaged out. A survey
-// that runs in rounds (`rounds` in its definition) gets this browser's device key (deviceKey,
-// kept beside the memo states) with every response.
+// Repeated collection. A question whose mechanism memoizes (RAPPOR, L-GRR, L-OSUE, dBitFlip,
+// 1BitMean) is answered through its kept client from surveyState (client_state.js), which keeps
+// this browser's secret for the survey in IndexedDB (the state format of Python's
+// Client(state=...)), so answering again (the next round, after a reload) reuses the permanent
+// randomization instead of drawing a fresh one that could be averaged out. A survey that runs in
+// rounds (`rounds` in its definition) gets the state's device key with every response.
+import { surveyState } from './client_state.js';
 import {
-  assignQuestion, deviceKey, fromConfig, idempotencyKey, parseJSON, persistentClient, stringify, uniformGroup,
+  assignQuestion, fromConfig, idempotencyKey, parseJSON, stringify, uniformGroup,
 } from './deniable.js';
+import { fixed, significant } from './format.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
 
 const $ = (id) => document.getElementById(id);
@@ -27,6 +29,7 @@ const RETRIES = 3;
 let pending = null; // {key, body} of a submission not yet acknowledged: a retry resends it unchanged
 let asked = []; // indices of the questions this respondent answers (one, drawn, under allocation: sample)
 let loaded = null; // the survey as the server gave it
+let state = null; // this browser's state for the survey (surveyState), where it needs one
 
 function status(kind, html) {
   const el = $('status');
@@ -38,9 +41,8 @@ function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 }
 
-const fmt = (x, digits = 2) => Number(x).toFixed(digits);
 // the most certain a guesser who started at even odds can be after a likelihood ratio of at most f
-const sure = (f) => (f / (1 + f) > 0.999 ? 'more than 99.9%' : `${Number((100 * f / (1 + f)).toPrecision(3))}%`);
+const sure = (f) => (f / (1 + f) > 0.999 ? 'more than 99.9%' : `${significant(100 * f / (1 + f))}%`);
 const NAMES = {
   'binary-rr': 'randomized response',
   grr: 'k-ary randomized response',
@@ -68,10 +70,10 @@ const KEPT = {
 /** What a question with a kept (memoizing) client tells the respondent. */
 function memoText(mechanism, kept) {
   const reveal = kept.epsilonPermanent > mechanism.epsilon + 1e-9
-    ? `the same answer, however often you give it, reveals at most ε = ${fmt(kept.epsilonPermanent)} in all`
-    : `the same answer, however often you give it, reveals no more than one report (ε = ${fmt(mechanism.epsilon)})`;
+    ? `the same answer, however often you give it, reveals at most ε = ${fixed(kept.epsilonPermanent)} in all`
+    : `the same answer, however often you give it, reveals no more than one report (ε = ${fixed(mechanism.epsilon)})`;
   const flips = mechanism.config.params.flip_numerator
-    ? ` Every report also flips these bits at random (probability ${fmt(Number(mechanism.config.params.flip_numerator) / 2 ** 32)}), so a change of your answer does not show for sure.`
+    ? ` Every report also flips these bits at random (probability ${fixed(Number(mechanism.config.params.flip_numerator) / 2 ** 32)}), so a change of your answer does not show for sure.`
     : '';
   return `This device keeps ${KEPT[mechanism.mechanism](mechanism)} every time: ${reveal}. ` +
     `A changed answer can cost that again, at most ${kept.draws} times in all.${flips}`;
@@ -126,7 +128,7 @@ const chosenIn = (el, name) => {
 };
 
 const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !Number.isFinite(epsilon)
-  ? 'ε = ∞: an answer can reveal the truth' : `ε = ${fmt(epsilon)}`);
+  ? 'ε = ∞: an answer can reveal the truth' : `ε = ${fixed(epsilon)}`);
 
 /**
  * One question's form part and its device: {fieldset, epsilon, reveals, report()}, where
@@ -196,8 +198,7 @@ async function device(question, index) {
   const mechanism = fromConfig(question.mechanism);
   // a memoizing mechanism: this browser's kept client for this survey and question (IndexedDB);
   // not in kiosk mode, where the respondents sharing the device must not share randomizations
-  const kept = KEPT[mechanism.mechanism] === undefined || kiosk ? null
-    : await persistentClient(question.mechanism, { key: `${surveyId}/${question.id}` });
+  const kept = KEPT[mechanism.mechanism] === undefined || kiosk ? null : await state.client(question);
   const fieldset = fieldsetFor(question, `Randomized with ${NAMES[mechanism.mechanism] ?? mechanism.mechanism}, ${epsilonText(mechanism.epsilon)}`);
   if (kept) {
     const memo = document.createElement('p');
@@ -329,7 +330,7 @@ function deviceRefusal(response, payload) {
   }
   if (response.status === 403) {
     return '<strong>This device has used its privacy budget for this survey</strong> ' +
-      `(lifetime ε = ${fmt(loaded.rounds.lifetime_epsilon)}), so it cannot answer again. Thank you for taking part.`;
+      `(lifetime ε = ${fixed(loaded.rounds.lifetime_epsilon)}), so it cannot answer again. Thank you for taking part.`;
   }
   return null;
 }
@@ -380,7 +381,7 @@ function roundsNotice(survey, devices) {
     : ' Each round\'s answers are randomized afresh, so every round adds its ε.';
   const el = $('privacy-rounds');
   el.innerHTML = `<strong>This survey collects every ${period(rounds.every)}</strong>: you may answer once per round. ${now}${kept} ` +
-    `The server counts what this device has revealed over all rounds and stops at <strong>ε = ${fmt(rounds.lifetime_epsilon)}</strong>. ` +
+    `The server counts what this device has revealed over all rounds and stops at <strong>ε = ${fixed(rounds.lifetime_epsilon)}</strong>. ` +
     'To tell rounds apart it gets a random key this browser keeps for the survey (nothing about you or your answers; ' +
     'clearing this site\'s data discards it, and with it the kept randomizations).';
   el.hidden = false;
@@ -413,8 +414,10 @@ async function main() {
   let devices;
   let deviceId = null;
   try {
+    const memoizing = !kiosk && survey.questions.some((q) => KEPT[q.mechanism?.mechanism] !== undefined);
+    if (survey.rounds || memoizing) state = await surveyState(survey);
     devices = await Promise.all(survey.questions.map((q, i) => device(q, i)));
-    if (survey.rounds) deviceId = await deviceKey(`${surveyId}#device`);
+    if (survey.rounds) deviceId = state.device;
   } catch (err) {
     status('error', `This survey's randomization settings could not be checked, so nothing will be sent. (${escapeHtml(err.message)})`);
     return;
@@ -429,9 +432,9 @@ async function main() {
     ? `(this device drew one of the survey's ${devices.length} questions for you at random; only that answer is randomized and sent)`
     : `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''})`;
   $('privacy-epsilon').innerHTML =
-    `Privacy loss for ${survey.rounds ? 'each round' : 'the whole survey'}: <strong>ε = ${fmt(total)}</strong> ${over}. ` +
+    `Privacy loss for ${survey.rounds ? 'each round' : 'the whole survey'}: <strong>ε = ${fixed(total)}</strong> ${over}. ` +
     `Whatever someone trying to guess your answers already knows about you, what this page sends makes ` +
-    `any answer at most e<sup>ε</sup> = ${Number(Math.exp(total).toPrecision(3))} times more likely, ` +
+    `any answer at most e<sup>ε</sup> = ${significant(Math.exp(total))} times more likely, ` +
     `compared with any other, than they thought before: if they thought two answers equally likely, ` +
     `they can be at most ${sure(Math.exp(total))} sure which one is yours afterwards.` +
     (revealing.length ? ` <strong>Except</strong>: ${revealing.join(', ')} uses a design in which some answers reveal the truth (no such bound).` : '') +

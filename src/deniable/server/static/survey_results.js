@@ -1,9 +1,10 @@
 // Results of survey-design questions (prevalence by deniable.survey) and plain questions
 // (answers as given, not randomized), drawn by results.js for questions with kind "design" / "plain".
 import { numbersTable, questionCard, svgEl } from './dom.js';
-import { countOf, estimateTexts } from './format.js';
+import {
+  countOf, estimateTexts, fixed, percent, significant,
+} from './format.js';
 
-const pct = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(digits)}%` : '–');
 
 /** A share's estimate, interval and standard error as text (results' fields), decimals set by its s.e. */
 const shareTexts = (r) => estimateTexts({ est: r.estimate, low: r.ci_low, high: r.ci_high, se: r.std_error });
@@ -38,7 +39,7 @@ function prevalenceChart(rows, title, level) {
   for (let t = 0; t <= 1.0001; t += 0.25) {
     const g = svgEl('g', { class: 'tick' });
     g.append(svgEl('line', { class: t === 0 ? 'zero' : 'grid', x1: x(t), x2: x(t), y1: top - 4, y2: bottom }));
-    g.append(svgEl('text', { x: x(t), y: bottom + 16, 'text-anchor': 'middle' }, pct(t, 0)));
+    g.append(svgEl('text', { x: x(t), y: bottom + 16, 'text-anchor': 'middle' }, percent(t, 0)));
     svg.append(g);
   }
   rows.forEach((r, i) => {
@@ -68,7 +69,7 @@ function prevalenceChart(rows, title, level) {
 /** A design question: the prevalence (and extra parameter) with standard errors and intervals, by category. */
 export function designSection(q, level) {
   const [s, meta] = questionCard(q);
-  const epsilon = q.reveals_truth ? 'ε infinite: an answer reveals the truth' : `ε = ${Number(q.epsilon).toFixed(2)}`;
+  const epsilon = q.reveals_truth ? 'ε infinite: an answer reveals the truth' : `ε = ${fixed(q.epsilon)}`;
   meta.textContent = `${countOf(q.n, 'respondent')}, ${epsilon} · ${q.design.model} design, p = ${q.design.p.join(', ')}`;
   if (q.reveals_truth) s.classList.add('reveals-truth');
   const pi = q.parameters[0];
@@ -98,7 +99,7 @@ export function designSection(q, level) {
     const test = document.createElement('p');
     test.className = 'test';
     test.textContent = by.test
-      ? `Likelihood-ratio test of ${by.test.null}: G = ${by.test.statistic.toFixed(2)}, df = ${by.test.df}, p = ${by.test.p_value.toPrecision(3)}`
+      ? `Likelihood-ratio test of ${by.test.null}: G = ${fixed(by.test.statistic)}, df = ${by.test.df}, p = ${significant(by.test.p_value)}`
       : 'Test of equal prevalence: needs at least two categories with answers in every group.';
     details.append(test);
     s.append(details);
@@ -112,10 +113,10 @@ export function plainSection(q) {
   meta.textContent = `${countOf(q.n, 'respondent')} · not randomized: answers as given`;
   if (q.type === 'categorical') {
     s.append(numbersTable(['Answer', 'Count', 'Share'],
-      q.categories.map((c, i) => [String(c), String(q.counts[i]), q.n ? pct(q.counts[i] / q.n) : '–'])));
+      q.categories.map((c, i) => [String(c), String(q.counts[i]), q.n ? percent(q.counts[i] / q.n) : '–'])));
   } else {
     const p = document.createElement('p');
-    p.textContent = q.n ? `Mean ${q.mean.toFixed(1)}, from ${q.min} to ${q.max}.` : 'No answers yet.';
+    p.textContent = q.n ? `Mean ${fixed(q.mean, 1)}, from ${q.min} to ${q.max}.` : 'No answers yet.';
     s.append(p);
   }
   return s;
