@@ -143,9 +143,7 @@ class Estimate(Result):
         """Estimated number of respondents per category: ``frequencies * n``."""
         return self.frequencies * self.n
 
-    def confidence_interval(
-        self, confidence_level: float = 0.95, method: CIMethod | None = None
-    ) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
         """Per-category interval at ``confidence_level`` for :attr:`target` (``ci`` is its older spelling).
 
         * ``"normal"`` (the default): ``f ± z·SE`` (Wald; SE from
@@ -164,10 +162,10 @@ class Estimate(Result):
         categories pass ``confidence_level = 1 - alpha / k`` (Bonferroni).
         """
         level = check_level(confidence_level)
-        method = self._method(method)
+        chosen = self._method(method)
         if self.n == 0:
             raise ValueError("no reports: a confidence interval needs n >= 1")
-        if method == "normal":
+        if chosen == "normal":
             if self.std_errors is None:
                 raise ValueError(
                     f"this estimate is post-processed ({self.post_processing}); formula "
@@ -176,7 +174,7 @@ class Estimate(Result):
                 )
             low, high = intervals.normal_interval(self.frequencies, self.std_errors, 1 - level)
             return ConfidenceInterval(low, high)
-        binomial = intervals.clopper_pearson if method == "clopper-pearson" else intervals.wilson_interval
+        binomial = intervals.clopper_pearson if chosen == "clopper-pearson" else intervals.wilson_interval
         lo, hi = binomial(self.support_counts, self.n, 1 - level)
         gap = self.p_star - self.q_star
         return ConfidenceInterval(np.clip((lo - self.q_star) / gap, 0.0, 1.0),

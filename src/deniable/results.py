@@ -66,7 +66,7 @@ class ConfidenceInterval:
 
 def check_level(level: Any) -> float:
     """Validate a confidence level: a number in (0, 1)."""
-    if isinstance(level, bool) or not isinstance(level, Real) or not 0 < level < 1:
+    if isinstance(level, bool) or not isinstance(level, Real) or not 0 < float(level) < 1:
         raise ValueError(f"level must be in (0, 1); got {level!r}")
     return float(level)
 
