@@ -17,7 +17,7 @@ CORE_MODULES = [
     "deniable.mechanisms.hashing", "deniable.mechanisms.hadamard", "deniable.mechanisms.subset",
     "deniable.mechanisms.rappor", "deniable.mechanisms.registry", "deniable.mechanisms.numeric.additive",
     "deniable.aggregates", "deniable.intervals", "deniable.testing", "deniable.shuffle",
-    "deniable.allocation", "deniable.joint", "deniable.client_state", "deniable.accounting",
+    "deniable.allocation", "deniable.joint", "deniable.client_state", "deniable.accounting", "deniable.results",
 ]
 
 

@@ -54,11 +54,13 @@ from deniable.mechanisms import (
     NumericMechanism,
     OneBitMean,
     Piecewise,
+    RapporEstimate,
     SquareWave,
     SubsetSelection,
 )
 from deniable.plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable.privacy import PrivacyBudget, compose
+from deniable.results import ConfidenceInterval
 from deniable.shuffle import shuffle_epsilon
 from deniable.simulate import simulate
 from deniable.wire import from_config
@@ -98,6 +100,8 @@ __all__ = [
     "HistogramEstimate",
     "best_numeric_mechanism",
     "Estimate",
+    "RapporEstimate",
+    "ConfidenceInterval",
     "SupportCounts",
     "AuditResult",
     "MechanismChoice",

@@ -30,13 +30,14 @@ interval differ (:func:`pure_variance`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from deniable import intervals
 from deniable.aggregates import Mergeable, SupportCounts
+from deniable.results import ConfidenceInterval, Result, ResultTable, check_level, refuse_method
 
 __all__ = [
     "Mergeable", "SupportCounts", "Estimate", "pure_variance", "CIMethod",
@@ -98,8 +99,12 @@ def pure_variance(
 
 
 @dataclass(frozen=True, eq=False)
-class Estimate:
+class Estimate(Result):
     """Debiased category frequencies with standard errors and confidence intervals.
+
+    The result shape of :mod:`deniable.results`: :meth:`confidence_interval`
+    (``ci`` is its older spelling), :meth:`to_dict`, :meth:`to_frame`, and an
+    HTML table in notebooks.
 
     Attributes
     ----------
@@ -130,18 +135,19 @@ class Estimate:
     post_processing: str = "none"
     truth: NDArray[np.float64] | None = field(default=None, repr=False)
 
+    ci_methods: ClassVar[tuple[str, ...]] = ("normal", "wilson", "clopper-pearson")
+    _observed: ClassVar[bool] = True  # whether the estimate has observed support shares
+
     @property
     def counts(self) -> NDArray[np.float64]:
         """Estimated number of respondents per category: ``frequencies * n``."""
         return self.frequencies * self.n
 
-    def ci(
-        self, level: float = 0.95, method: CIMethod = "normal"
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Per-category ``(low, high)`` confidence interval at ``level`` for :attr:`target`.
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """Per-category interval at ``confidence_level`` for :attr:`target` (``ci`` is its older spelling).
 
-        * ``"normal"``: ``f ± z·SE`` (Wald; SE from :func:`pure_variance` for
-          the target, with its plug-in).
+        * ``"normal"`` (the default): ``f ± z·SE`` (Wald; SE from
+          :func:`pure_variance` for the target, with its plug-in).
         * ``"wilson"`` / ``"clopper-pearson"``: an interval for the support
           rate ``C_v / n`` (:mod:`deniable.intervals`) mapped through the
           affine debias ``(lambda - q*) / (p* - q*)`` and clipped to [0, 1].
@@ -153,13 +159,13 @@ class Estimate:
           n or frequencies near 0.
 
         Intervals are per category; for simultaneous coverage over k
-        categories pass ``level = 1 - alpha / k`` (Bonferroni).
+        categories pass ``confidence_level = 1 - alpha / k`` (Bonferroni).
         """
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        level = check_level(confidence_level)
+        chosen = self._method(method)
         if self.n == 0:
             raise ValueError("no reports: a confidence interval needs n >= 1")
-        if method == "normal":
+        if chosen == "normal":
             if self.std_errors is None:
                 raise ValueError(
                     f"this estimate is post-processed ({self.post_processing}); formula "
@@ -167,19 +173,12 @@ class Estimate:
                     "estimate, or use ci(..., method='wilson') there."
                 )
             low, high = intervals.normal_interval(self.frequencies, self.std_errors, 1 - level)
-            return low, high
-        if method == "clopper-pearson":
-            lo, hi = intervals.clopper_pearson(self.support_counts, self.n, 1 - level)
-        elif method == "wilson":
-            lo, hi = intervals.wilson_interval(self.support_counts, self.n, 1 - level)
-        else:
-            raise ValueError(
-                f"method must be 'normal', 'wilson' or 'clopper-pearson'; got {method!r}"
-            )
+            return ConfidenceInterval(low, high)
+        binomial = intervals.clopper_pearson if chosen == "clopper-pearson" else intervals.wilson_interval
+        lo, hi = binomial(self.support_counts, self.n, 1 - level)
         gap = self.p_star - self.q_star
-        low = np.clip((lo - self.q_star) / gap, 0.0, 1.0)
-        high = np.clip((hi - self.q_star) / gap, 0.0, 1.0)
-        return low, high
+        return ConfidenceInterval(np.clip((lo - self.q_star) / gap, 0.0, 1.0),
+                                  np.clip((hi - self.q_star) / gap, 0.0, 1.0))
 
     def consistent(self, method: str = "norm-sub") -> Estimate:
         """A new Estimate on (or towards) the probability simplex, with the same target.
@@ -205,62 +204,47 @@ class Estimate:
         label = method if self.post_processing == "none" else f"{self.post_processing}+{method}"
         return replace(self, frequencies=freqs, std_errors=None, post_processing=label)
 
-    def to_frame(self, level: float = 0.95) -> Any:
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """Per category: ``estimate``, ``std_error``, ``ci_low``, ``ci_high`` (without standard errors after
+        post-processing; NaN without reports), ``observed`` (and ``truth`` of a simulation)."""
+        columns: dict[str, Any] = {"estimate": self.frequencies}
+        if self.std_errors is not None:
+            nan = np.full(len(self.domain), np.nan)
+            low, high = self.confidence_interval(confidence_level, method) if self.n else (nan, nan)
+            columns.update(std_error=self.std_errors, ci_low=low, ci_high=high)
+        if self._observed:
+            columns["observed"] = self.observed
+        if self.truth is not None:
+            columns["truth"] = self.truth
+        fields = {"mechanism": self.mechanism, "epsilon": self.epsilon, "n": self.n, "target": self.target,
+                  "post_processing": self.post_processing}
+        return ResultTable(fields, columns, "category", self.domain, "categories")
+
+    def to_frame(self, confidence_level: float | None = None, method: str | None = None) -> Any:
         """A pandas DataFrame, one row per category (needs pandas).
 
         Columns: ``estimate``, ``std_error`` (a standard error), ``ci_low`` and
-        ``ci_high`` (the normal interval at ``level``), ``observed`` and
-        ``target``; ``frame.attrs`` holds ``target`` and ``level``.
+        ``ci_high`` (the interval at ``confidence_level``, 0.95 by default, by
+        ``method``), ``observed`` (``truth`` of a simulation) and ``target``;
+        ``frame.attrs`` holds ``target`` and ``level``.
         """
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - exercised without pandas
-            raise ImportError("to_frame() needs pandas: pip install 'deniable[stats]'") from exc
-        data: dict[str, Any] = {
-            "category": list(self.domain),
-            "estimate": self.frequencies,
-        }
-        if self.std_errors is not None:
-            low, high = self.ci(level)
-            data.update(std_error=self.std_errors, ci_low=low, ci_high=high)
-        data["observed"] = self.observed
-        data["target"] = self.target
-        frame = pd.DataFrame(data).set_index("category")
-        frame.attrs.update(target=self.target, level=level)
+        frame = super().to_frame(confidence_level, method)
+        frame["target"] = self.target
+        frame = frame.set_index("category")
+        frame.attrs.update(target=self.target, level=0.95 if confidence_level is None else confidence_level)
         return frame
 
-    def _repr_html_(self, max_rows: int = 60) -> str:
-        """The estimate as an HTML table (Jupyter): category, estimate, standard error, 95% interval,
-        observed share (and truth), the target below."""
-        from deniable.html import table
+    def _caption(self) -> str:
+        return (f"{self.mechanism}, \u03b5 = {self.epsilon:.4g}, n = {self.n:,}"
+                + ("" if self.post_processing == "none" else f" ({self.post_processing})"))
 
-        headers = ["category", "estimate"]
-        errors = self.std_errors is not None and self.n > 0
-        if errors:
-            headers += ["std. error", "95% interval low", "interval high"]
-            low, high = self.ci(0.95)
-        headers.append("observed")
-        if self.truth is not None:
-            headers.append("truth")
-        rows = []
-        for i in range(min(len(self.domain), max_rows)):
-            row: list[Any] = [self.domain[i], float(self.frequencies[i])]
-            if errors:
-                row += [float(self.std_errors[i]), float(low[i]), float(high[i])]  # type: ignore[index]
-            row.append(float(self.observed[i]))
-            if self.truth is not None:
-                row.append(float(self.truth[i]))
-            rows.append(row)
-        more = len(self.domain) - len(rows)
-        caption = (f"{self.mechanism}, \u03b5 = {self.epsilon:.4g}, n = {self.n:,}"
-                   + ("" if self.post_processing == "none" else f" ({self.post_processing})"))
-        note = (f"{more} more categories (to_frame() has all). " if more > 0 else "") + (
+    def _note(self, more: int) -> str:
+        return (f"{more} more categories (to_frame() has all). " if more > 0 else "") + (
             f"target: {self.target} ({_TARGET_WORDS[self.target]})")
-        return table(caption, headers, rows, note)
 
     def __repr__(self) -> str:
         head = (
-            f"Estimate({self.mechanism}, epsilon={self.epsilon:.6g}, n={self.n}, "
+            f"{type(self).__name__}({self.mechanism}, epsilon={self.epsilon:.6g}, n={self.n}, "
             f"target={self.target}"
             + (f", {self.post_processing}" if self.post_processing != "none" else "")
             + f")\n  target: {_TARGET_WORDS[self.target]}"
@@ -288,7 +272,7 @@ __all__ += ["MeanEstimate", "HistogramEstimate"]
 
 
 @dataclass(frozen=True, eq=False)
-class HistogramEstimate:
+class HistogramEstimate(Result):
     """An estimated distribution of the respondents' (clamped) values on a grid.
 
     ``probabilities[i]`` is the estimated share of respondents whose value
@@ -325,6 +309,22 @@ class HistogramEstimate:
         cumulative = np.concatenate([[0.0], np.cumsum(self.probabilities)])
         return np.interp(qs, cumulative, self.edges)
 
+    ci_methods: ClassVar[tuple[str, ...]] = ()
+    _methods_note: ClassVar[str] = " to a reconstructed distribution (it carries no standard errors)"
+
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """Refused: the reconstruction carries no standard errors, so no interval method applies."""
+        refuse_method(method, self.ci_methods, self._methods_note)
+
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """Per bin: its edges ``low``, ``high`` and ``probability``; the reconstruction in the fields."""
+        fields = {"reconstruction": self.method, "iterations": self.iterations, "converged": self.converged}
+        columns = {"low": self.edges[:-1], "high": self.edges[1:], "probability": self.probabilities}
+        return ResultTable(fields, columns, "bin", range(len(self.probabilities)), "bins")
+
+    def _caption(self) -> str:
+        return f"distribution ({self.method}, {self.iterations} iterations)"
+
     def __repr__(self) -> str:
         return (
             f"HistogramEstimate({len(self.probabilities)} bins on [{self.edges[0]:.6g}, "
@@ -333,7 +333,7 @@ class HistogramEstimate:
 
 
 @dataclass(frozen=True, eq=False)
-class MeanEstimate:
+class MeanEstimate(Result):
     """Debiased mean of numeric answers, with a standard error and intervals.
 
     The target decides what the mean estimates and which error it carries:
@@ -374,23 +374,30 @@ class MeanEstimate:
     histogram: HistogramEstimate | None = None
     target: Target = "population"
 
-    def ci(self, level: float = 0.95) -> tuple[float, float]:
-        """Normal ``(low, high)`` interval ``mean ± z · std_error`` at ``level`` for :attr:`target`."""
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """Normal interval ``mean ± z · std_error`` at ``confidence_level`` for :attr:`target` (floats;
+        ``ci`` is its older spelling)."""
+        level = check_level(confidence_level)
+        self._method(method)
         low, high = intervals.normal_interval(self.mean, self.std_error, 1 - level)
-        return low, high
+        return ConfidenceInterval(low, high)
 
-    def _repr_html_(self) -> str:
-        """The mean as an HTML table (Jupyter): mean, standard error, 95% interval, range, n."""
-        from deniable.html import table
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """One row: ``estimate`` (the mean), ``std_error``, ``ci_low``, ``ci_high``; the range in the fields."""
+        low, high = self.confidence_interval(confidence_level, method)
+        fields = {"mechanism": self.mechanism, "epsilon": self.epsilon, "delta": self.delta, "n": self.n,
+                  "target": self.target, "low": self.low, "high": self.high}
+        columns = {"estimate": self.mean, "std_error": self.std_error, "ci_low": low, "ci_high": high}
+        return ResultTable(fields, columns, extra={"range": f"[{self.low:g}, {self.high:g}]"})
 
-        low, high = self.ci(0.95)
+    _headers: ClassVar[dict[str, str]] = {"estimate": "mean"}
+
+    def _caption(self) -> str:
         privacy = f"\u03b5 = {self.epsilon:.4g}" + (f", \u03b4 = {self.delta:.3g}" if self.delta is not None else "")
-        return table(f"{self.mechanism}, {privacy}, n = {self.n:,}",
-                     ["mean", "std. error", "95% interval low", "interval high", "range"],
-                     [[self.mean, self.std_error, low, high, f"[{self.low:g}, {self.high:g}]"]],
-                     f"target: {self.target} ({_TARGET_WORDS[self.target]})")
+        return f"{self.mechanism}, {privacy}, n = {self.n:,}"
+
+    def _note(self, more: int) -> str:
+        return f"target: {self.target} ({_TARGET_WORDS[self.target]})"
 
     def __repr__(self) -> str:
         low, high = self.ci(0.95)

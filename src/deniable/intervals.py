@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from deniable.results import ConfidenceInterval
+
 __all__ = [
     "Interval",
     "z_for",
@@ -46,22 +48,14 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Interval:
+class Interval(ConfidenceInterval):
     """A two-sided interval ``[low, high]`` at ``level`` (arrays when the inputs were arrays).
 
-    It unpacks like a pair: ``low, high = wilson_interval(c, n, alpha)``.
+    A :class:`~deniable.ConfidenceInterval` that also records its level; it
+    unpacks like a pair: ``low, high = wilson_interval(c, n, alpha)``.
     """
 
-    low: Any
-    high: Any
     level: float
-
-    def __iter__(self) -> Any:
-        return iter((self.low, self.high))
-
-    def contains(self, value: ArrayLike) -> Any:
-        v = np.asarray(value)
-        return (self.low <= v) & (v <= self.high)
 
 
 def check_alpha(alpha: float) -> float:

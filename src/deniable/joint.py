@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -65,6 +65,7 @@ from deniable.estimate import Estimate
 from deniable.mechanisms import GRR, OUE, SUE, FrequencyOracle
 from deniable.mechanisms.domain import Domain
 from deniable.privacy import check_epsilon
+from deniable.results import ConfidenceInterval, Result, ResultTable, check_level
 
 __all__ = ["Joint", "JointEstimate", "MarginalEstimate", "IndependenceTest", "JOINT_MECHANISMS"]
 
@@ -73,7 +74,7 @@ JOINT_MECHANISMS: dict[str, Callable[..., FrequencyOracle]] = {"grr": GRR, "oue"
 
 
 @dataclass(frozen=True)
-class MarginalEstimate:
+class MarginalEstimate(Result):
     """One question's shares from the joint estimate: unbiased, with standard errors (population)."""
 
     domain: tuple[Any, ...]
@@ -81,12 +82,18 @@ class MarginalEstimate:
     std_errors: NDArray[np.float64]
     n: int
 
-    def ci(self, level: float = 0.95) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Per-category normal interval ``f ± z SE`` at ``level``."""
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """Per-category normal interval ``f ± z SE`` at ``confidence_level`` (``ci`` is its older spelling)."""
+        level = check_level(confidence_level)
+        self._method(method)
         low, high = intervals.normal_interval(self.frequencies, self.std_errors, 1 - level)
-        return low, high
+        return ConfidenceInterval(low, high)
+
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """Per category: ``estimate``, ``std_error``, ``ci_low``, ``ci_high``."""
+        low, high = self.confidence_interval(confidence_level, method)
+        columns = {"estimate": self.frequencies, "std_error": self.std_errors, "ci_low": low, "ci_high": high}
+        return ResultTable({"n": self.n, "target": "population"}, columns, "category", self.domain, "categories")
 
 
 @dataclass(frozen=True)
@@ -103,17 +110,40 @@ class IndependenceTest:
 
 
 @dataclass(frozen=True, eq=False)
-class JointEstimate:
+class JointEstimate(Result):
     """The debiased joint shares of two questions, their covariance, marginals and independence test.
 
     ``cells`` is the product-domain :class:`~deniable.Estimate` (population
-    target); ``covariance`` the ``K x K`` covariance of its frequencies.
+    target); ``covariance`` the ``K x K`` covariance of its frequencies. Its
+    intervals, ``to_dict`` and ``to_frame`` are the cells', labelled by the
+    pair of answers (``(a, b)``, row-major).
     """
 
     first: tuple[Any, ...]
     second: tuple[Any, ...]
     cells: Estimate
     covariance: NDArray[np.float64]
+
+    ci_methods: ClassVar[tuple[str, ...]] = Estimate.ci_methods
+
+    @property
+    def std_errors(self) -> NDArray[np.float64] | None:
+        """The cells' standard errors (the square roots of the diagonal of :attr:`covariance`)."""
+        return self.cells.std_errors
+
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """The cells' intervals (:meth:`deniable.Estimate.confidence_interval`), row-major."""
+        return self.cells.confidence_interval(confidence_level, method)
+
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """The cells' table, each cell labelled by its pair ``(a, b)``; both questions' categories in the fields."""
+        cells = self.cells._table(confidence_level, method)
+        pairs = [(a, b) for a in self.first for b in self.second]
+        fields = {**cells.fields, "first": list(self.first), "second": list(self.second)}
+        return ResultTable(fields, cells.columns, "cell", pairs, "cells")
+
+    def _caption(self) -> str:
+        return f"{self.cells._caption()}: {len(self.first)} x {len(self.second)} cells"
 
     @property
     def n(self) -> int:

@@ -195,13 +195,13 @@ def test_decode_limits_blas_and_only_blas_to_one_thread_while_it_runs() -> None:
     """Inside the decode's block every BLAS library runs one thread; other thread pools keep theirs, and
     BLAS gets its own count back after. (On a one-core machine BLAS has one thread anyway.)"""
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from deniable.mechanisms.rappor import _one_blas_thread
+    from deniable.mechanisms.rappor_decode import one_blas_thread
 
     def counts() -> list[tuple[str, str, int]]:
         return [(lib["user_api"], lib["filepath"], lib["num_threads"]) for lib in threadpoolctl.threadpool_info()]
 
     before = counts()
-    with _one_blas_thread():
+    with one_blas_thread():
         inside = counts()
     assert [n for api, _, n in inside if api == "blas"] == [1] * sum(api == "blas" for api, _, _ in before)
     assert [c for c in inside if c[0] != "blas"] == [c for c in before if c[0] != "blas"]

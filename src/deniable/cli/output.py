@@ -32,22 +32,25 @@ def target_note(target: Target) -> str:
 def estimate_records(
     est: Estimate, level: float = 0.95, consistent: Estimate | None = None
 ) -> list[dict[str, Any]]:
-    """One JSON-ready dict per category: estimate, standard error, interval, observed share (and truth)."""
-    low, high = est.ci(level) if est.std_errors is not None and est.n else (None, None)
+    """One JSON-ready dict per category of :meth:`Estimate.to_dict`: estimate, standard error, interval
+    (with reports), observed share (where the estimate has one) and truth, and the ``consistent`` shares."""
+    data = est.to_dict(level)
+    keys = ["estimate", *(("std_error", "ci_low", "ci_high") if "std_error" in data and est.n else ()),
+            *(("observed",) if "observed" in data else ())]
     rows = []
     for i, category in enumerate(est.domain):
-        row: dict[str, Any] = {"category": category, "estimate": float(est.frequencies[i])}
-        if low is not None and high is not None and est.std_errors is not None:
-            row.update(
-                std_error=float(est.std_errors[i]), ci_low=float(low[i]), ci_high=float(high[i])
-            )
-        row["observed"] = float(est.observed[i])
+        row: dict[str, Any] = {"category": category, **{key: data[key][i] for key in keys}}
         if consistent is not None:
             row["consistent"] = float(consistent.frequencies[i])
-        if est.truth is not None:
-            row["truth"] = float(est.truth[i])
+        if "truth" in data:
+            row["truth"] = data["truth"][i]
         rows.append(row)
     return rows
+
+
+def _number(value: float | None, spec: str) -> str:
+    """A table cell: ``value`` formatted by ``spec``; ``nan`` where to_dict has no number (``None``)."""
+    return "nan" if value is None else format(value, spec)
 
 
 def estimate_table(
@@ -73,7 +76,8 @@ def estimate_table(
     if "std_error" in records[0]:
         columns += [("std_error", "std. error"), ("ci_low", f"{level:.0%} interval low"),
                     ("ci_high", "interval high")]
-    columns.append(("observed", "observed"))
+    if "observed" in records[0]:
+        columns.append(("observed", "observed"))
     if consistent is not None:
         columns.append(("consistent", consistent.post_processing))
     if "truth" in records[0]:
@@ -83,7 +87,7 @@ def estimate_table(
     shown = records if len(records) <= max_rows else records[:max_rows]
     for r in shown:
         table.add_row(
-            *(str(r[key]) if key == "category" else f"{r[key]:.4f}" for key, _ in columns)
+            *(str(r[key]) if key == "category" else _number(r[key], ".4f") for key, _ in columns)
         )
     if len(records) > len(shown):
         table.caption = (f"{len(records) - len(shown)} more categories (use --json for all)\n"
@@ -153,11 +157,10 @@ def show_estimate(
 
 def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | None = None) -> None:
     """Print a numeric mechanism's mean estimate (mean, standard error, interval) as a table or JSON."""
-    low, high = est.ci(level)
-    record = {"mechanism": est.mechanism, "epsilon": est.epsilon, "delta": est.delta, "n": est.n,
-              "target": est.target, "level": level, "title": title, "mean": est.mean,
-              "std_error": est.std_error,
-              "ci_low": low, "ci_high": high, "range": [est.low, est.high]}
+    data = est.to_dict(level)
+    record = {**{key: data[key] for key in ("mechanism", "epsilon", "delta", "n", "target")}, "level": level,
+              "title": title, "mean": data["estimate"],
+              **{key: data[key] for key in ("std_error", "ci_low", "ci_high")}, "range": [data["low"], data["high"]]}
     if as_json:
         print_json(record)
         return
@@ -169,6 +172,6 @@ def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | No
     )
     for header in ("mean", "std. error", f"{level:.0%} interval low", "interval high", "range"):
         table.add_column(header, justify="right")
-    table.add_row(f"{est.mean:.6g}", f"{est.std_error:.4g}", f"{low:.6g}", f"{high:.6g}",
-                  f"[{est.low:g}, {est.high:g}]")
+    table.add_row(_number(data["estimate"], ".6g"), _number(data["std_error"], ".4g"),
+                  _number(data["ci_low"], ".6g"), _number(data["ci_high"], ".6g"), f"[{est.low:g}, {est.high:g}]")
     out.print(table)

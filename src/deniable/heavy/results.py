@@ -13,7 +13,9 @@ from numpy.typing import NDArray
 
 from deniable.aggregates import Mergeable
 from deniable.errors import AggregateError
+from deniable.intervals import normal_interval
 from deniable.mechanisms.sketch import SketchCounts
+from deniable.results import ConfidenceInterval, Result, ResultTable, check_level
 
 PACKED = "deniable.packed-sketches/1"
 """The compact encoding of :meth:`HeavyStat.to_json` (see there)."""
@@ -129,12 +131,14 @@ class HeavyStat(Mergeable):
 
 
 @dataclass(frozen=True)
-class Discovery:
+class Discovery(Result):
     """Discovered values, most frequent first, with estimated counts, standard errors and CIs.
 
     ``values`` are strings (``kind="text"``) or integers; ``truncated`` marks
     strings cut at ``max_length``; ``counts = f n`` for the estimated share
-    ``f`` among the ``n`` devices; the CIs are normal at ``level``.
+    ``f`` among the ``n`` devices; the CIs are normal at ``level``. The result
+    shape of :mod:`deniable.results` (``confidence_interval`` at any level,
+    ``to_dict``, ``to_frame``: by default at ``level``).
     """
 
     values: tuple[Any, ...]
@@ -146,14 +150,25 @@ class Discovery:
     n: int
     level: float
 
-    def to_frame(self) -> Any:
-        """A pandas DataFrame: ``value``, ``count``, ``std_error``, ``ci_low``, ``ci_high``, ``truncated``."""
-        import pandas as pd
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """Normal intervals ``count ± z · std_error`` of the counts at ``confidence_level``."""
+        level = check_level(confidence_level)
+        self._method(method)
+        low, high = normal_interval(self.counts, self.std_errors, 1 - level)
+        return ConfidenceInterval(low, high)
 
-        return pd.DataFrame({
-            "value": list(self.values), "count": self.counts, "std_error": self.std_errors,
-            "ci_low": self.ci_low, "ci_high": self.ci_high, "truncated": self.truncated,
-        })
+    def _default_level(self) -> float:
+        return self.level
+
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """Per value: ``count``, ``std_error``, ``ci_low``, ``ci_high``, ``truncated``."""
+        low, high = self.confidence_interval(confidence_level, method)
+        columns = {"count": self.counts, "std_error": self.std_errors, "ci_low": low, "ci_high": high,
+                   "truncated": self.truncated}
+        return ResultTable({"n": self.n}, columns, "value", self.values, "values")
+
+    def _caption(self) -> str:
+        return f"{len(self.values)} discovered values, n = {self.n:,}"
 
     def __len__(self) -> int:
         return len(self.values)

@@ -14,7 +14,7 @@ from deniable.mechanisms.unary import OUE, SUE
 from deniable.mechanisms.hashing import BLH, OLH
 from deniable.mechanisms.hadamard import HadamardResponse
 from deniable.mechanisms.subset import SubsetSelection
-from deniable.mechanisms.rappor import RAPPOR, RapporClient
+from deniable.mechanisms.rappor import RAPPOR, RapporClient, RapporEstimate
 from deniable.mechanisms.sketch import CountMeanSketch, HadamardCountMeanSketch
 from deniable.mechanisms.numeric import (
     Duchi,
@@ -45,6 +45,7 @@ __all__ = [
     "SubsetSelection",
     "RAPPOR",
     "RapporClient",
+    "RapporEstimate",
     "CountMeanSketch",
     "HadamardCountMeanSketch",
     "NumericMechanism",

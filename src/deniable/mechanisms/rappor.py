@@ -43,7 +43,6 @@ cross-bit covariances within a report are left out.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import struct
 from collections.abc import Sequence
@@ -56,14 +55,15 @@ from numpy.typing import NDArray
 from deniable import client_state, privacy, randomness
 from deniable.client_state import StateLike
 from deniable.errors import ReportError
-from deniable.estimate import Estimate, SupportCounts, Target, check_target, sampling_variance
+from deniable.estimate import SupportCounts, Target, check_target, sampling_variance
 from deniable.mechanisms.contract import CheckedReports
 from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
+from deniable.mechanisms.rappor_decode import RapporEstimate, least_squares
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
 
-__all__ = ["RAPPOR", "RapporClient", "google_bloom_bits", "HASHINGS", "MAX_BITS"]
+__all__ = ["RAPPOR", "RapporClient", "RapporEstimate", "google_bloom_bits", "HASHINGS", "MAX_BITS"]
 
 _BITS = 32
 _ONE = 1 << _BITS
@@ -107,54 +107,6 @@ def _dyadic(x: Fraction, up: bool = False) -> int:
     """``x`` in units of 2**-32 (rounded up, or to nearest); epsilon follows the result."""
     scaled = x * _ONE
     return int(-((-scaled.numerator) // scaled.denominator)) if up else round(scaled)
-
-
-def _one_blas_thread() -> contextlib.AbstractContextManager[Any]:
-    """BLAS limited to one thread while in the block, when threadpoolctl is installed
-    (``deniable[fast]``); a no-op without it.
-
-    The decode's BLAS calls are short: a second OpenBLAS thread saves little wall
-    time and, on a busy machine, spins while it waits, doubling the CPU time.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
-
-
-def _least_squares(
-    design: Any, target: NDArray[np.float64], noise: NDArray[np.float64]
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Least squares ``f = G^+ X' t`` with ``G = X'X`` (``X`` sparse), and ``diag(G^+ X' W X G^+)``.
-
-    ``W = diag(noise)``: the sandwich variance of each coefficient. ``G`` is
-    built from the sparse design (each column has ``num_hashes`` entries per
-    cohort) and inverted through its Cholesky factor when it is well
-    conditioned (reciprocal condition number at least 1e-10, so
-    ``G^+ = G^-1``); otherwise by the pseudo-inverse. With ``A = G^+``
-    symmetric, ``diag(A X' W X A)_i = sum_r noise_r (X A)_ri^2``: one sparse
-    times dense product (``2 nnz(X) k`` flops) instead of dense ``k x k``
-    products, so the only cubic work is the factor and its inverse.
-    """
-    from scipy import linalg
-
-    with _one_blas_thread():
-        gram = (design.T @ design).toarray()
-        factor, info = linalg.lapack.dpotrf(gram, lower=1)  # clean: the upper triangle zeroed
-        if info == 0:
-            rcond, info = linalg.lapack.dpocon(factor, np.linalg.norm(gram, 1), uplo="L")
-        if info == 0 and rcond >= 1e-10:
-            inverse, info = linalg.lapack.dpotri(factor, lower=1, overwrite_c=1)  # the lower triangle of G^-1
-            inverse += np.tril(inverse, -1).T
-        else:
-            inverse = np.linalg.pinv(gram)
-        # the products past the factor are einsum, not BLAS: without threadpoolctl BLAS's second
-        # thread would wake for them and spin after
-        freqs = np.einsum("ij,j->i", inverse, design.T @ target)
-        spread = np.asarray(design @ inverse)  # X A, (cohorts * num_bits) x k
-        spread *= spread
-        return freqs, np.einsum("r,ri->i", noise, spread)
 
 
 @register(decode_cost="O(n num_bits) + least squares over the candidates", browser=True)
@@ -415,7 +367,7 @@ class RAPPOR(FrequencyOracle):
         miss_o = np.all((bits & only_o) == 0, axis=1) & pure
         return 2 * hit_x.astype(np.int64) + miss_o
 
-    def estimate_from(self, stat: SupportCounts, target: Target = "population") -> Estimate:
+    def estimate_from(self, stat: SupportCounts, target: Target = "population") -> RapporEstimate:
         """Least-squares decode of the per-cohort Bloom bit counts (module docstring)."""
         target = check_target(target)
         stat.require(SupportCounts, self.fingerprint)
@@ -428,23 +380,10 @@ class RAPPOR(FrequencyOracle):
         rate = np.nan_to_num(rate)
         noise = (sizes[:, None] * rate * (1 - rate) / (qs - ps) ** 2).ravel()
         design = self._design(sizes)
-        freqs, var = _least_squares(design, t.ravel(), noise)
+        freqs, var = least_squares(design, t.ravel(), noise)
         n = stat.n
         var = var + (sampling_variance(n, np.clip(freqs, 0, 1), target) if n else 0.0)
-        nan = np.full(self.k, np.nan)  # no per-category support share: decoded by regression
-        return Estimate(
-            mechanism=self.name,
-            epsilon=self.epsilon,
-            domain=self.domain,
-            frequencies=freqs,
-            std_errors=np.sqrt(np.clip(var, 0, None)),
-            n=n,
-            observed=nan,
-            support_counts=np.zeros(self.k, dtype=np.int64),
-            p_star=nan,
-            q_star=nan,
-            target=target,
-        )
+        return RapporEstimate.decoded(self, freqs, np.sqrt(np.clip(var, 0, None)), n, target)
 
     def variance(
         self, n: int, frequencies: Any = None, target: Target = "population"
@@ -461,7 +400,7 @@ class RAPPOR(FrequencyOracle):
         ps, qs = float(self.p_star), float(self.q_star)
         rate = ps + (qs - ps) * (self._design(np.ones(self.num_cohorts)) @ f)
         noise = np.repeat(sizes, self.num_bits) * rate * (1 - rate) / (qs - ps) ** 2
-        fixed = _least_squares(design, np.zeros(design.shape[0]), noise)[1]
+        fixed = least_squares(design, np.zeros(design.shape[0]), noise)[1]
         return np.asarray(fixed + sampling_variance(n, f, target), dtype=float)
 
     def _design(self, sizes: NDArray[np.float64]) -> Any:

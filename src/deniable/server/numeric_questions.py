@@ -204,10 +204,6 @@ def mean_estimate(q: NumberQuestion, stat: MeanStat, target: Target) -> MeanEsti
                         n=stat.n, low=m.low, high=m.high, target=target)
 
 
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
 def mean_json(q: NumberQuestion, est: MeanEstimate, stat: MeanStat, level: float) -> dict[str, Any]:
     """A number question's results: the estimated mean with its standard error and interval at ``level``.
 
@@ -217,12 +213,11 @@ def mean_json(q: NumberQuestion, est: MeanEstimate, stat: MeanStat, level: float
     ``aggregate`` is the merged :class:`~deniable.aggregates.MeanStat`, to
     recompute them exactly.
     """
-    low, high = est.ci(level) if math.isfinite(est.std_error) else (math.nan, math.nan)
+    data = est.to_dict(level)
     return {
         "id": q.id, "text": q.text, "type": q.type, "kind": "mean", "mechanism": q.mechanism.name,
-        "epsilon": q.epsilon, "n": est.n, "target": est.target, "level": level,
-        "low": q.mechanism.low, "high": q.mechanism.high, "units": q.units,
-        "estimate": _finite(est.mean), "std_error": _finite(est.std_error),
-        "ci_low": _finite(low), "ci_high": _finite(high),
+        "epsilon": q.epsilon, "n": data["n"], "target": data["target"], "level": level,
+        "low": data["low"], "high": data["high"], "units": q.units,
+        **{key: data[key] for key in ("estimate", "std_error", "ci_low", "ci_high")},
         "aggregate": stat.to_json(),
     }

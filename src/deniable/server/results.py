@@ -49,6 +49,7 @@ import scipy.stats  # noqa: F401 - at server start: the shuffled guarantee needs
 from deniable.aggregates import SupportCounts
 from deniable.allocation import sampled_estimate
 from deniable.estimate import Estimate, Target
+from deniable.results import jsonable
 from deniable.server.design_results import design_json, plain_json
 from deniable.server.discovery import FreeTextQuestion, discovery_json
 from deniable.server.numeric_questions import NumberQuestion, mean_estimate, mean_json
@@ -93,32 +94,22 @@ def shuffled_json(survey: Survey, n: int, ahead: Ahead | None = None) -> dict[st
     return {"n": n, "epsilon_local": epsilon0, "epsilon": epsilon, "delta": delta}
 
 
-def _finite_or_none(values: Any) -> list[float | None]:
-    """A JSON list: NaN (undefined without reports) becomes ``None``."""
-    return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
-
-
 def _question_json(q: Question, est: Estimate, level: float) -> dict[str, Any]:
-    if est.n:
-        low, high = est.ci(level)
-        consistent = est.consistent("norm-sub").frequencies
-    else:
-        low = high = consistent = np.full(len(q.categories), np.nan)
+    """A mechanism question's results: :meth:`Estimate.to_dict` at ``level``, with the question, the
+    Norm-Sub projection and the aggregate."""
+    data = est.to_dict(level)
+    consistent = est.consistent("norm-sub").frequencies if est.n else np.full(len(q.categories), np.nan)
     return {
         "id": q.id,
         "text": q.text,
         "type": q.type,
         "mechanism": q.mechanism.name,
         "epsilon": q.epsilon,
-        "n": est.n,
-        "target": est.target,
+        "n": data["n"],
+        "target": data["target"],
         "categories": q.categories,
-        "estimate": _finite_or_none(est.frequencies),
-        "std_error": _finite_or_none(est.std_errors),
-        "ci_low": _finite_or_none(low),
-        "ci_high": _finite_or_none(high),
-        "observed": _finite_or_none(est.observed),
-        "consistent": _finite_or_none(consistent),
+        **{key: data[key] for key in ("estimate", "std_error", "ci_low", "ci_high", "observed")},
+        "consistent": jsonable(consistent),
         "support_counts": SupportCounts(q.mechanism.fingerprint, est.support_counts, est.n).to_json(),
     }
 

@@ -35,12 +35,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from deniable.intervals import z_for
+from deniable.results import ConfidenceInterval, Result, ResultTable, check_level
 from deniable.survey.design_base import Design
 
 __all__ = [
@@ -97,7 +98,7 @@ def loglik(design: Design, counts: NDArray[np.int64], params: dict[str, float]) 
 
 
 @dataclass(frozen=True)
-class PrevalenceFit:
+class PrevalenceFit(Result):
     """The prevalence (and a two-group design's extra parameter) estimated from randomized answers.
 
     ``params`` and ``bse`` map ``"pi"`` (and ``"t"``, ``"piUQ"`` or
@@ -106,6 +107,8 @@ class PrevalenceFit:
     log-likelihood at the estimate, ``n`` the number of respondents
     (``n_by_group`` per group) and ``method`` ``"moment"`` (interior, equal
     to the MLE for saturated designs) or ``"ml"`` (the bounded MLE).
+    The result shape of :mod:`deniable.results`: ``confidence_interval``
+    (``ci`` gives it by name), ``to_dict``, ``to_frame``.
     """
 
     design: Design
@@ -118,48 +121,50 @@ class PrevalenceFit:
     method: str
     counts: NDArray[np.int64] = field(repr=False)
 
-    def ci(self, level: float = 0.95, method: str = "profile") -> dict[str, tuple[float, float]]:
-        """Confidence interval per parameter at ``level``.
+    ci_methods: ClassVar[tuple[str, ...]] = ("profile", "wald")
 
-        ``"profile"``: ``{v : 2 (llf - max_{others} ll(v, others)) <= chi2_1(level)}``,
+    @property
+    def std_errors(self) -> NDArray[np.float64]:
+        """The standard errors, aligned with :attr:`params` (:attr:`bse` by name)."""
+        return np.array([self.bse[k] for k in self.params])
+
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """Per parameter (arrays aligned with :attr:`params`), at ``confidence_level``.
+
+        ``"profile"`` (the default): ``{v : 2 (llf - max_{others} ll(v, others)) <= chi2_1(level)}``,
         inside the parameter space; ``"wald"``: ``estimate +- z_{(1+level)/2} SE``.
         """
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
-        if method == "wald":
+        level = check_level(confidence_level)
+        if self._method(method) == "wald":
             z = z_for(1 - level)
-            return {k: (v - z * self.bse[k], v + z * self.bse[k]) for k, v in self.params.items()}
-        if method != "profile":
-            raise ValueError(f"method must be 'profile' or 'wald'; got {method!r}")
+            values, se = np.array(list(self.params.values())), self.std_errors
+            return ConfidenceInterval(values - z * se, values + z * se)
         cut = z_for(1 - level) ** 2 / 2  # chi2_1(level) / 2
-        return {k: _profile_interval(self, k, cut) for k in self.params}
+        bounds = np.array([_profile_interval(self, k, cut) for k in self.params]).reshape(-1, 2)
+        return ConfidenceInterval(bounds[:, 0], bounds[:, 1])
 
-    def to_frame(self, level: float = 0.95) -> Any:
-        """A pandas DataFrame: parameter, estimate, std_error, ci_low, ci_high (profile)."""
-        import pandas as pd
+    def ci(self, level: float = 0.95, method: str | None = None) -> dict[str, tuple[float, float]]:
+        """:meth:`confidence_interval` by parameter name: ``{name: (low, high)}``."""
+        low, high = self.confidence_interval(level, method)
+        return {k: (float(lo), float(hi)) for k, lo, hi in zip(self.params, low, high, strict=True)}
 
-        ci = self.ci(level)
-        return pd.DataFrame(
-            {
-                "parameter": list(self.params),
-                "estimate": list(self.params.values()),
-                "std_error": [self.bse[k] for k in self.params],
-                "ci_low": [ci[k][0] for k in self.params],
-                "ci_high": [ci[k][1] for k in self.params],
-            }
-        )
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """Per parameter: ``estimate``, ``std_error``, ``ci_low``, ``ci_high``; the design and how it was
+        estimated (``estimator``: moment or ml) in the fields."""
+        low, high = self.confidence_interval(confidence_level, method)
+        fields = {"design": self.design.model, "epsilon": self.design.epsilon, "n": self.n,
+                  "n_by_group": list(self.n_by_group), "estimator": self.method, "llf": self.llf}
+        columns = {"estimate": list(self.params.values()), "std_error": self.std_errors, "ci_low": low,
+                   "ci_high": high}
+        return ResultTable(fields, columns, "parameter", list(self.params), "parameters")
 
-    def _repr_html_(self) -> str:
-        """The fit as an HTML table (Jupyter): parameter, estimate, standard error, 95% profile interval."""
-        from deniable.html import table
-
-        ci = self.ci()
-        rows = [[k, v, self.bse[k], ci[k][0], ci[k][1]] for k, v in self.params.items()]
+    def _caption(self) -> str:
         eps = self.design.epsilon
         privacy = "infinite: an answer reveals the truth" if math.isinf(eps) else f"{eps:.4g}"
-        return table(f"{self.design.model} design, n = {self.n:,}, \u03b5 = {privacy}",
-                     ["parameter", "estimate", "std. error", "95% interval low", "interval high"], rows,
-                     f"profile-likelihood intervals; {self.method} estimate")
+        return f"{self.design.model} design, n = {self.n:,}, \u03b5 = {privacy}"
+
+    def _note(self, more: int) -> str:
+        return f"profile-likelihood intervals; {self.method} estimate"
 
     def __repr__(self) -> str:
         ci = self.ci()

@@ -33,7 +33,7 @@ on a randomized-response predictor (:mod:`deniable.survey.mixture`).
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,7 @@ from statsmodels.base.model import (
     LikelihoodResultsWrapper,
 )
 
+from deniable.results import ConfidenceInterval, Result, ResultTable, check_level
 from deniable.survey.designs import Design
 from deniable.survey.likelihood import (
     Likelihood,
@@ -107,8 +108,13 @@ class RRLinear(_RRModel):
     """The statsmodels model of a linear regression on a randomized predictor (built by :func:`linear`)."""
 
 
-class _RRResults(GenericLikelihoodModelResults):  # type: ignore[misc]
-    """statsmodels results of a randomized-response model, with its design and the rows dropped."""
+class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
+    """statsmodels results of a randomized-response model, with its design and the rows dropped.
+
+    Besides statsmodels' ``params``, ``bse``, ``conf_int()``, the result shape
+    of :mod:`deniable.results`: ``confidence_interval`` (Wald, as
+    ``conf_int``), ``std_errors``, ``to_dict`` and ``to_frame``.
+    """
 
     title = "Randomized-response model"
     design: Design
@@ -134,7 +140,32 @@ class _RRResults(GenericLikelihoodModelResults):  # type: ignore[misc]
         return smry
 
 
-    def _repr_html_(self) -> str:
+    ci_methods: ClassVar[tuple[str, ...]] = ("wald",)
+
+    @property
+    def std_errors(self) -> Any:
+        """The standard errors, ``bse`` as an array aligned with ``params``."""
+        return np.asarray(self.bse)
+
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """Wald intervals ``estimate +- z SE`` per parameter: the columns of ``conf_int(alpha=1 - level)``."""
+        level = check_level(confidence_level)
+        self._method(method)
+        bounds = np.asarray(self.conf_int(alpha=1 - level))
+        return ConfidenceInterval(bounds[:, 0], bounds[:, 1])
+
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """Per parameter: ``estimate``, ``std_error``, ``ci_low``, ``ci_high``, ``pvalue``; the model in the
+        fields."""
+        low, high = self.confidence_interval(confidence_level, method)
+        fields = {"design": self.design.model, "formula": self.formula, "n": int(self.nobs),
+                  "n_dropped": self.n_dropped, "cov_type": self.cov_type, "converged": self.converged,
+                  "llf": float(self.llf)}
+        columns = {"estimate": np.asarray(self.params), "std_error": self.std_errors, "ci_low": low,
+                   "ci_high": high, "pvalue": np.asarray(self.pvalues)}
+        return ResultTable(fields, columns, "parameter", list(self.model.exog_names), "parameters")
+
+    def _repr_html_(self, max_rows: int = 60) -> str:
         """The summary table as HTML (Jupyter)."""
         return str(self.summary().as_html())
 
