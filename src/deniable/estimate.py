@@ -35,7 +35,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import intervals
+from deniable import consistency, intervals, mle
 from deniable.aggregates import Mergeable, SupportCounts
 
 __all__ = [
@@ -194,12 +194,9 @@ class Estimate:
         Post-processing costs no privacy but is biased, so the result carries
         no formula standard errors (the MLE carries bootstrap ones).
         """
-        from deniable import consistency
-
         if method == "mle":
-            from deniable import mle
-
-            return mle.consistent_mle(self)
+            fit = mle.fit(self)
+            return replace(self, frequencies=fit.frequencies, std_errors=fit.std_errors, post_processing="mle")
 
         freqs = consistency.apply(method, self.frequencies, self.std_errors)
         label = method if self.post_processing == "none" else f"{self.post_processing}+{method}"
