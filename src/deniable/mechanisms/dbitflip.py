@@ -37,20 +37,10 @@ from deniable import privacy, randomness
 from deniable.aggregates import Mergeable, SupportCounts
 from deniable.client_state import StateLike
 from deniable.estimate import Estimate, Target, check_target, sampling_variance
+from deniable.mechanisms import perturbation
 from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.permanent import PermanentClient
-from deniable.mechanisms.perturbation import (
-    FLIP_ONE,
-    check_close,
-    check_flip,
-    check_int,
-    flip_numerator,
-    flips,
-    lifetime,
-    perturbed,
-    time_epsilon,
-)
 from deniable.mechanisms.registry import register
 from deniable.randomness import TWO64, Source
 
@@ -111,17 +101,17 @@ class DBitFlip(FrequencyOracle):
 
     def __init__(self, buckets: Any, *, d: int, epsilon: float, gamma: float = 0.0) -> None:
         domain = Domain(buckets, "DBitFlip")
-        dd = check_int(d, "d", 1, domain.k, "DBitFlip")
+        dd = perturbation.check_int(d, "d", 1, domain.k, "DBitFlip")
         eps = privacy.check_epsilon(epsilon, owner="DBitFlip")
         a, b = privacy.exp_ratio(eps / min(dd, 2), 1)
-        self._setup(domain, dd, a, b, flip_numerator(gamma, "DBitFlip"))
-        check_close("DBitFlip", self.epsilon_perm, eps)
+        self._setup(domain, dd, a, b, perturbation.flip_numerator(gamma, "DBitFlip"))
+        perturbation.check_close("DBitFlip", self.epsilon_perm, eps)
 
     def _setup(self, domain: Domain, d: int, a: int, b: int, g: int = 0) -> None:
         self.domain_obj = domain
         self.d, self._a, self._b, self._g = d, a, b, g
         # one report's bits: the memoized channel a:b through the flips (a' : b')
-        self._ra, self._rb = perturbed(a, b, g)
+        self._ra, self._rb = perturbation.perturbed(a, b, g)
         self.epsilon_perm = privacy.ln_up(Fraction(a, b) ** min(d, 2))
         self._epsilon = privacy.ln_up(Fraction(self._ra, self._rb) ** min(d, 2))
         self.report_dtype = np.dtype([("buckets", "<u4", (d,)), ("bits", "u1", (d,))])
@@ -129,12 +119,12 @@ class DBitFlip(FrequencyOracle):
     @property
     def gamma(self) -> Fraction:
         """Output perturbation's flip probability (0: none)."""
-        return Fraction(self._g, FLIP_ONE)
+        return Fraction(self._g, perturbation.FLIP_ONE)
 
     @property
     def time_epsilon(self) -> float:
         """``d ln((1 - gamma) / gamma)``: the privacy of when the memoized answers change, per round moved."""
-        return time_epsilon(self._g, self.d)
+        return perturbation.time_epsilon(self._g, self.d)
 
     @property
     def report_bits(self) -> int:
@@ -153,7 +143,7 @@ class DBitFlip(FrequencyOracle):
         ``min(distinct, d + 1) * epsilon_perm`` (module docstring;
         ``epsilon_perm == epsilon`` without output perturbation).
         """
-        return lifetime(distinct, self.d + 1, self.epsilon_perm)
+        return perturbation.lifetime(distinct, self.d + 1, self.epsilon_perm)
 
     def client(self, state: StateLike | None = None, *, secret: bytes | None = None) -> DBitFlipClient:
         """A device-side client: buckets sampled once, one memoized answer vector per slot.
@@ -173,7 +163,7 @@ class DBitFlip(FrequencyOracle):
 
     def _perturb(self, bits: NDArray[np.uint8], source: Source) -> NDArray[np.uint8]:
         """Output perturbation: each bit flipped w.p. ``gamma``, fresh (unchanged without it)."""
-        return bits ^ flips(bits.shape, self._g, source) if self._g else bits
+        return bits ^ perturbation.flips(bits.shape, self._g, source) if self._g else bits
 
     def _records(self, sampled: NDArray[np.int64], bits: NDArray[np.uint8]) -> NDArray[np.void]:
         out = np.empty(sampled.shape[0], dtype=self.report_dtype)
@@ -347,14 +337,14 @@ class DBitFlip(FrequencyOracle):
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> DBitFlip:
         dom = Domain(domain, "DBitFlip")
-        d = check_int(params["d"], "d", 1, dom.k, "DBitFlip")
+        d = perturbation.check_int(params["d"], "d", 1, dom.k, "DBitFlip")
         a, b = int(params["truth_numerator"]), int(params["other_numerator"])
         if not 0 < b < a or a + b > TWO64:
             raise ValueError(
                 f"DBitFlip params need 0 < other_numerator < truth_numerator and a sum up to 2**64; got {params!r}"
             )
         self = cls.__new__(cls)
-        self._setup(dom, d, a, b, check_flip(params, "DBitFlip"))
+        self._setup(dom, d, a, b, perturbation.check_flip(params, "DBitFlip"))
         return self
 
     def _report_to_json(self, report: Any) -> dict[str, list[int]]:

@@ -33,19 +33,9 @@ from numpy.typing import NDArray
 from deniable import privacy, randomness
 from deniable.aggregates import MeanStat
 from deniable.client_state import StateLike
+from deniable.mechanisms import perturbation
 from deniable.mechanisms.numeric.base import NumericMechanism, check_real
 from deniable.mechanisms.permanent import PermanentClient
-from deniable.mechanisms.perturbation import (
-    FLIP_ONE,
-    check_close,
-    check_flip,
-    check_int,
-    flip_numerator,
-    flips,
-    lifetime,
-    perturbed,
-    time_epsilon,
-)
 from deniable.mechanisms.registry import register
 from deniable.randomness import TWO64, Source
 
@@ -84,8 +74,8 @@ class OneBitMean(NumericMechanism):
         super().__init__(low, high)
         eps = privacy.check_epsilon(epsilon, owner="OneBitMean")
         a, b = privacy.exp_ratio(eps, 1)
-        g = flip_numerator(gamma, "OneBitMean")
-        points = check_int(points, "points", 2, _MAX_POINTS, "OneBitMean")
+        g = perturbation.flip_numerator(gamma, "OneBitMean")
+        points = perturbation.check_int(points, "points", 2, _MAX_POINTS, "OneBitMean")
         if not _draws_fit(a, b, points):  # a + b of 63 bits: at most 3 points
             raise ValueError(
                 f"points={points} is too many for OneBitMean at epsilon={epsilon!r}: its draws below "
@@ -93,12 +83,12 @@ class OneBitMean(NumericMechanism):
                 f"at most {TWO64 // (a + b) + 1} points"
             )
         self._set(a, b, points, g)
-        check_close("OneBitMean", self.epsilon_perm, eps)
+        perturbation.check_close("OneBitMean", self.epsilon_perm, eps)
 
     def _set(self, a: int, b: int, points: int, g: int = 0) -> None:
         self._a, self._b, self.points, self._g = a, b, points, g
         self.epsilon_perm = privacy.ln_up(Fraction(a, b))
-        ra, rb = perturbed(a, b, g)
+        ra, rb = perturbation.perturbed(a, b, g)
         self._epsilon = privacy.ln_up(Fraction(ra, rb))
         # a report is 1 w.p. 1/2 + t b1 for t in [-1, 1]: t_hat = (bit - 1/2) / b1
         self._b0, self._b1 = 0.5, (ra - rb) / (2 * (ra + rb))
@@ -106,12 +96,12 @@ class OneBitMean(NumericMechanism):
     @property
     def gamma(self) -> Fraction:
         """Output perturbation's flip probability (0: none)."""
-        return Fraction(self._g, FLIP_ONE)
+        return Fraction(self._g, perturbation.FLIP_ONE)
 
     @property
     def time_epsilon(self) -> float:
         """``ln((1 - gamma) / gamma)``: the privacy of when a memoized bit changes, per round it is moved."""
-        return time_epsilon(self._g, 1)
+        return perturbation.time_epsilon(self._g, 1)
 
     @property
     def epsilon(self) -> float:
@@ -128,7 +118,7 @@ class OneBitMean(NumericMechanism):
         memoized bit per rounding point, each an ``epsilon_perm``-LDP 1BitMean
         report (``epsilon_perm == epsilon`` without output perturbation).
         """
-        return lifetime(distinct, self.points, self.epsilon_perm)
+        return perturbation.lifetime(distinct, self.points, self.epsilon_perm)
 
     def client(self, state: StateLike | None = None, *, secret: bytes | None = None) -> OneBitMeanClient:
         """A device-side client: a rounding offset fixed for life and one memoized bit per point.
@@ -153,7 +143,7 @@ class OneBitMean(NumericMechanism):
         points = randomness.randomized_round(self._steps(t), source, lazy, overwrite=True)
         bound = (self._a + self._b) * (self.points - 1)
         r = randomness.uniform_below(bound, points.size, source)
-        bits = (r < self._thresholds(points)).astype(np.uint8) ^ flips(points.shape, self._g, source)
+        bits = (r < self._thresholds(points)).astype(np.uint8) ^ perturbation.flips(points.shape, self._g, source)
         return bits.astype(np.float64)
 
     def _unit_variance(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -196,8 +186,8 @@ class OneBitMean(NumericMechanism):
     @classmethod
     def _build(cls, low: float, high: float, params: dict[str, Any]) -> OneBitMean:
         a, b = int(params["high_numerator"]), int(params["low_numerator"])
-        points = check_int(params["points"], "points", 2, _MAX_POINTS, "OneBitMean")
-        g = check_flip(params, "OneBitMean")
+        points = perturbation.check_int(params["points"], "points", 2, _MAX_POINTS, "OneBitMean")
+        g = perturbation.check_flip(params, "OneBitMean")
         if not 0 < b < a or not _draws_fit(a, b, points):
             raise ValueError(
                 f"OneBitMean params need 0 < low_numerator < high_numerator and "
@@ -248,5 +238,5 @@ class OneBitMeanClient(PermanentClient):
 
     def privatize(self, value: float) -> float:
         """One report: the memoized bit of the point ``value`` rounds to (flipped w.p. ``gamma``, fresh)."""
-        flip = int(flips((1,), self.mechanism._g, randomness.SECURE)[0])
+        flip = int(perturbation.flips((1,), self.mechanism._g, randomness.SECURE)[0])
         return float(self.bit(self.point(value)) ^ flip)
