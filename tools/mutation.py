@@ -119,16 +119,22 @@ MODULES: dict[str, list[str]] = {
     ],
     # the sketches' sampler and audit tests, not their 2,000-replicate estimator tests (a minute per
     # mutant on two loaded cores): the estimator's arithmetic is checked exactly in test_sketch_exact.py
-    "mechanisms.sketch": [
-        f"{UNIT}/test_sketch.py", f"{UNIT}/test_sketch_exact.py", f"{UNIT}/test_sketch_kernels.py",
-        f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
-        f"{STAT}/test_sketch_estimators.py::test_sampler_matches_exact_distribution",
-        f"{STAT}/test_sketch_estimators.py::test_privacy_audit",
-    ],
-    "mechanisms.telemetry": [
-        f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py",
-        f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
-    ],
+    **{
+        f"mechanisms.{name}": [
+            f"{UNIT}/test_sketch.py", f"{UNIT}/test_sketch_exact.py", f"{UNIT}/test_sketch_kernels.py",
+            f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
+            f"{STAT}/test_sketch_estimators.py::test_sampler_matches_exact_distribution",
+            f"{STAT}/test_sketch_estimators.py::test_privacy_audit",
+        ]
+        for name in ("sketch", "sketch_base", "sketch_hashing", "sketch_counts")
+    },
+    **{
+        f"mechanisms.{name}": [
+            f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py",
+            f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py",
+        ]
+        for name in ("one_bit_mean", "dbitflip", "perturbation")
+    },
     "mechanisms.chained": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_contract.py", f"{UNIT}/test_wire.py"],
     "mechanisms.permanent": [f"{UNIT}/test_longitudinal_exact.py", f"{UNIT}/test_output_perturbation.py"],
     "mechanisms.walsh": [f"{UNIT}/test_walsh.py", f"{UNIT}/test_hadamard.py", f"{UNIT}/test_hashing.py"],

@@ -10,13 +10,17 @@ at import time (scipy is imported inside the functions that use it), so the
 names below are imported eagerly. The optional parts (``deniable.scale``,
 ``deniable.plot``, ``deniable.server``, ``deniable.client``, the command
 line) are imported by name and import the core, never the other way round.
-Exceptions raised on purpose derive from :class:`DeniableError` (see
-:mod:`deniable.errors`).
+Exceptions raised on purpose derive from :class:`DeniableError`, warnings
+from :class:`DeniableWarning` (see :mod:`deniable.errors`). ``dn.audit`` and
+``dn.simulate`` are the modules :mod:`deniable.audit` and
+:mod:`deniable.simulate`; calling one calls its function of the same name.
 """
+
+from typing import TYPE_CHECKING
 
 from deniable import survey
 from deniable.allocation import compare_allocations
-from deniable.audit import AuditResult, audit
+from deniable.audit import AuditResult
 from deniable.consistency import project_simplex
 from deniable.debias import debias_binary, debias_categorical
 from deniable.errors import (
@@ -24,8 +28,12 @@ from deniable.errors import (
     BudgetError,
     CategoryError,
     ConfigError,
+    ConvergenceWarning,
     DeniableError,
+    DeniableWarning,
+    FieldReportError,
     ReportError,
+    SeparationError,
     StateError,
 )
 from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
@@ -62,8 +70,13 @@ from deniable.plan import MechanismChoice, best_mechanism, best_numeric_mechanis
 from deniable.privacy import PrivacyBudget, compose
 from deniable.results import ConfidenceInterval
 from deniable.shuffle import shuffle_epsilon
-from deniable.simulate import simulate
 from deniable.wire import from_config
+
+if TYPE_CHECKING:
+    from deniable.audit import audit
+    from deniable.simulate import simulate
+else:  # the modules, which call these functions when called (see deniable._callable_module)
+    from deniable import audit, simulate
 
 __version__ = "0.1.0"
 
@@ -124,4 +137,8 @@ __all__ = [
     "CategoryError",
     "AggregateError",
     "StateError",
+    "FieldReportError",
+    "SeparationError",
+    "DeniableWarning",
+    "ConvergenceWarning",
 ]

@@ -27,7 +27,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.randomness import run_patterns
+from deniable._kernel_tables import run_patterns
 
 __all__ = ["decide", "decoder"]
 

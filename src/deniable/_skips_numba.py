@@ -18,7 +18,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from deniable.skips import DONE, MORE, STRADDLES, SkipTable
+from deniable._kernel_tables import DONE, MORE, STRADDLES, SkipTable
 
 __all__ = ["decode"]
 

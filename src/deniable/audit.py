@@ -15,6 +15,8 @@ Default events for frequency oracles: whether the report supports ``x`` and
 whether it supports ``x'`` (four cells). For every pure oracle these cells
 carry the mechanism's full privacy loss between ``x`` and ``x'``. A mechanism
 with another structure supplies ``audit_events(reports, x, x')`` (RAPPOR does).
+
+This module is ``dn.audit``; calling it calls :func:`audit`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable._callable_module import make_callable
 from deniable.intervals import clopper_pearson_lower, clopper_pearson_upper
 from deniable.mechanisms.numeric.base import NumericMechanism
 
@@ -150,3 +153,6 @@ def audit(
         comparisons=comparisons,
         details=details,
     )
+
+
+make_callable(__name__)

@@ -1,11 +1,41 @@
-"""The exceptions deniable raises on purpose.
+"""The exceptions and warnings deniable raises on purpose.
 
-Every one derives from :class:`DeniableError`, so ``except DeniableError``
-catches what the library raises about your input (and nothing else). Those
-that reject a bad value are also ``ValueError``, as they were before this
-hierarchy existed, so existing ``except ValueError`` code keeps working.
-Plain ``ValueError`` / ``TypeError`` remain for bad parameters (the message
-names the parameter, the value received and what is allowed).
+Every exception derives from :class:`DeniableError`, so ``except
+DeniableError`` catches what the library raises about your input (and
+nothing else). Those that reject a bad value are also ``ValueError``, as
+they were before this hierarchy existed, so existing ``except ValueError``
+code keeps working. Plain ``ValueError`` / ``TypeError`` remain for bad
+parameters (the message names the parameter, the value received and what is
+allowed). Every warning derives from :class:`DeniableWarning` (a
+``UserWarning``), so ``warnings.simplefilter("error", DeniableWarning)``
+turns all of them into errors.
+
+The tree (``x ValueError``: also a ``ValueError``; the classes marked
+*extra* live in the package of an optional part, which the core never
+imports, and are re-exported nowhere else)::
+
+    DeniableError
+    ├── BudgetError x ValueError ........ a release above a privacy budget
+    ├── ConfigError x ValueError ........ a mechanism configuration that cannot be read
+    ├── ReportError x ValueError ........ a report its mechanism could not have produced
+    │   └── FieldReportError ............ ... whose fault is a field inside it
+    ├── CategoryError x ValueError ...... a true value that is not a category
+    ├── AggregateError x ValueError ..... aggregates of different configurations, or malformed
+    ├── StateError x ValueError ......... a device's kept state that cannot be used
+    ├── SeparationError x ValueError .... a survey fit whose maximum-likelihood estimate does not exist
+    ├── SurveyError x ValueError ........ a survey definition (extra: deniable.server.errors)
+    ├── StorageError .................... a request the collection service refuses (extra: deniable.server.errors)
+    │   ├── NotFound
+    │   ├── Conflict
+    │   ├── Forbidden
+    │   └── Invalid
+    ├── ClientError ..................... the server refused a device's request (extra: deniable.client)
+    │   ├── AlreadyAnsweredError
+    │   └── BudgetSpentError
+    └── CLIError ........................ a command-line error, one line on stderr (extra: deniable.cli)
+
+    DeniableWarning (a UserWarning)
+    └── ConvergenceWarning .............. an iterative fit stopped before its tolerance
 """
 
 from __future__ import annotations
@@ -15,9 +45,13 @@ __all__ = [
     "BudgetError",
     "ConfigError",
     "ReportError",
+    "FieldReportError",
     "CategoryError",
     "AggregateError",
     "StateError",
+    "SeparationError",
+    "DeniableWarning",
+    "ConvergenceWarning",
 ]
 
 
@@ -47,6 +81,15 @@ class ReportError(DeniableError, ValueError):
         self.reason = message if reason is None else reason
 
 
+class FieldReportError(ReportError):
+    """A bad report whose fault is a field inside it: ``subfield`` (e.g. ``.group``, ``.level``)
+    is appended to the report's path when the server names it."""
+
+    def __init__(self, message: str, index: int, subfield: str) -> None:
+        super().__init__(message, index)
+        self.subfield = subfield
+
+
 class CategoryError(DeniableError, ValueError):
     """A true value that is not one of a frequency oracle's categories.
 
@@ -68,3 +111,16 @@ class AggregateError(DeniableError, ValueError):
 class StateError(DeniableError, ValueError):
     """A device's kept state (:mod:`deniable.client_state`) that cannot be used: written for
     another mechanism configuration, malformed, unreadable, or readable by other users."""
+
+
+class SeparationError(DeniableError, ValueError):
+    """The maximum-likelihood estimate of a survey fit does not exist: a coefficient diverges or
+    the information is singular (:mod:`deniable.survey`)."""
+
+
+class DeniableWarning(UserWarning):
+    """Base of every warning deniable issues."""
+
+
+class ConvergenceWarning(DeniableWarning):
+    """The iterative Bayesian update (:func:`deniable.mle.fit`) stopped at ``max_iter`` before reaching ``tol``."""

@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import intervals
+from deniable import consistency, intervals, mle
 from deniable.aggregates import Mergeable, SupportCounts
 from deniable.results import ConfidenceInterval, Result, ResultTable, check_level, refuse_method
 
@@ -193,12 +193,9 @@ class Estimate(Result):
         Post-processing costs no privacy but is biased, so the result carries
         no formula standard errors (the MLE carries bootstrap ones).
         """
-        from deniable import consistency
-
         if method == "mle":
-            from deniable import mle
-
-            return mle.consistent_mle(self)
+            fit = mle.fit(self)
+            return replace(self, frequencies=fit.frequencies, std_errors=fit.std_errors, post_processing="mle")
 
         freqs = consistency.apply(method, self.frequencies, self.std_errors)
         label = method if self.post_processing == "none" else f"{self.post_processing}+{method}"

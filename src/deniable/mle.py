@@ -47,16 +47,15 @@ dependence across categories) for local hashing, Hadamard and subset selection.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from deniable.estimate import Estimate
+from deniable.errors import ConvergenceWarning
 
-__all__ = ["MLEFit", "ConvergenceWarning", "support_loglik", "solve", "ibu", "fit", "consistent_mle"]
+__all__ = ["MLEFit", "ConvergenceWarning", "support_loglik", "solve", "ibu", "fit", "SupportModel"]
 
 Array = NDArray[np.float64]
 
@@ -66,8 +65,28 @@ DEFAULT_BOOTSTRAP = 200
 DEFAULT_SEED = 0
 
 
-class ConvergenceWarning(UserWarning):
-    """The iterative Bayesian update stopped at ``max_iter`` before reaching ``tol``."""
+class SupportModel(Protocol):
+    """What :func:`fit` reads of an estimate (an :class:`~deniable.estimate.Estimate` has it all):
+    the support counts ``C_v``, the support probabilities ``p*_v`` and ``q*_v``, the number of
+    reports ``n``, the inference ``target`` and the ``mechanism``'s name (for messages)."""
+
+    @property
+    def support_counts(self) -> NDArray[np.int64]: ...
+
+    @property
+    def p_star(self) -> NDArray[np.float64]: ...
+
+    @property
+    def q_star(self) -> NDArray[np.float64]: ...
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def mechanism(self) -> str: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,7 +228,7 @@ def _replicate_counts(
 
 
 def fit(
-    est: Estimate,
+    est: SupportModel,
     *,
     method: Literal["exact", "ibu"] = "exact",
     tol: float = DEFAULT_TOL,
@@ -277,13 +296,3 @@ def fit(
         std_errors=se,
         replicates=bootstrap,
     )
-
-
-def consistent_mle(est: Estimate) -> Estimate:
-    """``est.consistent("mle")``: an Estimate holding the MLE and its bootstrap standard errors.
-
-    Its ``post_processing`` is ``"mle"``; ``ci(level)`` is the normal interval
-    ``f_hat +- z SE`` with the bootstrap SE.
-    """
-    result = fit(est)
-    return replace(est, frequencies=result.frequencies, std_errors=result.std_errors, post_processing="mle")

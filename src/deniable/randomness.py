@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import accelerate
+from deniable._kernel_tables import LANES_PER_BYTE, patterns, run_patterns
 
 __all__ = [
     "RNGLike",
@@ -205,41 +206,10 @@ def _stuck(carried: int) -> None:
         )
 
 
-_LANES_PER_BYTE = np.bitwise_count(np.arange(256, dtype=np.uint8))  # the 1s of a byte: the lanes it ends
-
-
-@lru_cache(maxsize=64)
-def _patterns(tables: bytes, rows: int) -> NDArray[np.uint8]:
-    table = np.frombuffer(tables, dtype=np.uint8).reshape(rows, -1)
-    cap = table.shape[1] - 1
-    every = np.arange(256)
-    g = np.repeat(np.arange(cap + 1)[:, None], 256, axis=1)
-    pattern = np.zeros((rows, cap + 1, 256), dtype=np.int64)
-    for shift in range(7, -1, -1):
-        one = ((every >> shift) & 1).astype(bool)[None, :]
-        bit = table[:, np.minimum(g, cap)]  # (rows, states, bytes): a lane ending here
-        pattern = np.where(one, pattern << 1 | bit, pattern)
-        g = np.where(one, 0, g + 1)
-    pattern_u8 = pattern.astype(np.uint8)
-    pattern_u8.flags.writeable = False
-    return pattern_u8
-
-
-def run_patterns(tables: NDArray[np.uint8]) -> NDArray[np.uint8]:
-    """``pattern[row, state, byte]``: the bits of the lanes byte ``byte`` ends, for the rows of ``tables``.
-
-    ``state`` is the run carried into the byte (the 0s since the last 1),
-    capped at ``cap = width - 1`` (every longer run gives the same bit). A
-    byte ends ``popcount(byte)`` lanes; their bits, the first lane highest,
-    are the low bits of the entry. Cached per ``tables``.
-    """
-    return _patterns(np.ascontiguousarray(tables, dtype=np.uint8).tobytes(), tables.shape[0])
-
-
 @lru_cache(maxsize=64)
 def _aligned(tables: bytes, rows: int) -> NDArray[np.uint16]:
-    pattern = _patterns(tables, rows).astype(np.int64)
-    aligned = ((pattern << (16 - _LANES_PER_BYTE.astype(np.int64))) & 0xFFFF).astype(np.uint16)
+    pattern = patterns(tables, rows).astype(np.int64)
+    aligned = ((pattern << (16 - LANES_PER_BYTE.astype(np.int64))) & 0xFFFF).astype(np.uint16)
     aligned = aligned.reshape(rows, -1)
     aligned.flags.writeable = False
     return aligned

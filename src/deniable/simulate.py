@@ -1,4 +1,7 @@
-"""Simulated surveys: an Estimate from a known truth, without real respondents."""
+"""Simulated surveys: an Estimate from a known truth, without real respondents.
+
+This module is ``dn.simulate``; calling it calls :func:`simulate`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable._callable_module import make_callable
 from deniable.estimate import Estimate, SupportCounts, Target, check_target
 
 __all__ = [
@@ -184,3 +188,6 @@ def truth_vector(k: int, distribution: str) -> NDArray[np.float64]:
         w = 1.0 / np.arange(1, k + 1) ** 1.1
         return w / w.sum()
     raise ValueError(f"distribution must be 'uniform' or 'zipf'; got {distribution!r}")
+
+
+make_callable(__name__)

@@ -36,7 +36,6 @@ random bytes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -44,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import accelerate
+from deniable._kernel_tables import DONE, MORE, STRADDLES, SkipTable
 from deniable.randomness import Source, bernoulli_packed, uniform_words
 
 __all__ = ["SkipTable", "skip_table", "sparse_packed", "flips_packed", "SPARSE_BELOW"]
@@ -56,29 +56,6 @@ _BATCH = 1 << 18  # words drawn at a time at most (1 MiB)
 
 SPARSE_BELOW = 1 / 16
 """The probability below which :func:`sparse_packed` reads less and runs faster than the lane decoder."""
-
-MORE, DONE, STRADDLES = 0, 1, 2
-"""A decoder's status: the words ran out, the stream is complete, or the word at the index straddles a bound."""
-
-
-@dataclass(frozen=True, eq=False)
-class SkipTable:
-    """The bounds of ``S(k) = (1 - numerator / 2**bits)**k`` for ``k = 0 .. cap``, in units of ``2**-32``.
-
-    ``low[k] = floor(S(k) 2**32)`` and ``high[k] = ceil(S(k) 2**32)``
-    (``uint64``: ``S(0) = 1`` is ``2**32``); ``log_keep = ln(1 - q)``, the
-    float that guesses ``k``; ``draws_per_bit = q / (1 - S(cap))``, the
-    words a stream needs per bit on average.
-    """
-
-    numerator: int
-    bits: int
-    cap: int
-    low: NDArray[np.uint64]
-    high: NDArray[np.uint64]
-    log_keep: float
-    draws_per_bit: float
-
 
 @lru_cache(maxsize=32)
 def skip_table(numerator: int, bits: int) -> SkipTable:

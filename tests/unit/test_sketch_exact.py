@@ -34,7 +34,7 @@ import deniable as dn
 from deniable import privacy
 from deniable.errors import AggregateError
 from deniable.estimate import pure_variance
-from deniable.mechanisms import sketch as sketch_module
+from deniable.mechanisms import sketch_base as sketch_module
 
 SEED = bytes(range(32))
 KINDS = {"cms": dn.CountMeanSketch, "hcms": dn.HadamardCountMeanSketch}

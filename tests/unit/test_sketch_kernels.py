@@ -32,7 +32,7 @@ from backends import both, needs_numba
 
 import deniable as dn
 from deniable import accelerate, columns
-from deniable.mechanisms import sketch as sketch_module
+from deniable.mechanisms import sketch_base as sketch_module
 from deniable.mechanisms.sketch import JoinedKeys, keyed_digests, text_bytes
 from deniable.mechanisms.walsh import fwht
 

@@ -1,5 +1,5 @@
 """``python -m deniable.cli ...`` runs the command line."""
 
-from deniable.cli.app import main
+from deniable.cli import main
 
 main()

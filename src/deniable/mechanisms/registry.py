@@ -6,7 +6,11 @@ whether the browser client implements it, and the *recipes* that build it
 from survey or command-line parameters (a recipe's name is what a survey's
 ``mechanism:`` field and ``deniable --mechanism`` accept). The server,
 the command line, the planner and the browser-client fixtures read this
-registry, so a new mechanism registers in one place.
+registry, so a new mechanism registers in one place. The registry is
+complete whenever it can be read: importing this module first runs
+``deniable``'s ``__init__``, which imports :mod:`deniable.mechanisms` (every
+mechanism module) and :mod:`deniable.survey` (the survey designs, wire id
+``"rr-design"``).
 
 >>> from deniable.mechanisms import registry
 >>> registry.entry("grr").cls.__name__
@@ -135,14 +139,8 @@ def _add_recipe(r: Recipe) -> None:
     _RECIPES[r.name] = r
 
 
-def _load() -> None:
-    import deniable.mechanisms  # noqa: F401  (registers every mechanism)
-    import deniable.survey  # noqa: F401  (registers the survey designs, "rr-design")
-
-
 def entry(wire_id: str) -> Entry:
     """The registered mechanism with this wire id (KeyError if none)."""
-    _load()
     return _ENTRIES[wire_id]
 
 
@@ -153,17 +151,14 @@ def entry_of(mechanism: Any) -> Entry:
 
 def entries(kind: Kind | None = None) -> dict[str, Entry]:
     """Every registered mechanism (of one ``kind``), by wire id, in registration order."""
-    _load()
     return {k: e for k, e in _ENTRIES.items() if kind is None or e.kind == kind}
 
 
 def recipe(name: str) -> Recipe:
     """The recipe a survey or ``--mechanism`` names (KeyError if none)."""
-    _load()
     return _RECIPES[name]
 
 
 def recipes(kind: Kind | None = None) -> dict[str, Recipe]:
     """Every recipe (of mechanisms of one ``kind``), by name, in registration order."""
-    _load()
     return {n: r for n, r in _RECIPES.items() if kind is None or _ENTRIES[r.wire_id].kind == kind}

@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.errors import ConfigError, ReportError
+from deniable.errors import ConfigError, FieldReportError, ReportError
 from deniable.heavy import HeavyHitters, HeavyStat
 from deniable.heavy.items import KINDS
 from deniable.heavy.protocols import PROTOCOLS
@@ -77,14 +77,6 @@ MAX_SKETCH_CELLS = 1 << 19
 _DEFINITION_KEYS = frozenset({"id", "text", "type", "max_length", "epsilon", "method", "kind", "top_k", "oracle",
                               "rows", "width", "seed", "alphabet"})
 _STORED_KEYS = frozenset({"id", "text", "type", "discovery"})
-
-
-class _PartReportError(ReportError):
-    """A bad free-text report whose fault is inside it (``subfield``: ``.level``, ``.sketch`` or ``.word``)."""
-
-    def __init__(self, message: str, index: int, subfield: str) -> None:
-        super().__init__(message, index)
-        self.subfield = subfield
 
 
 @dataclass(frozen=True)
@@ -131,12 +123,12 @@ class FreeTextQuestion:
             return exc
         level = item["level"]
         if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= self.hitters.levels:
-            return _PartReportError(exc.reason, exc.index, ".level")
+            return FieldReportError(exc.reason, exc.index, ".level")
         for part in parts:
             try:
                 self.hitters.oracle.reports_from_json([item[part]])
             except ReportError as bad:
-                return _PartReportError(bad.reason, exc.index, f".{part}")
+                return FieldReportError(bad.reason, exc.index, f".{part}")
         return exc
 
     def reports_to_json(self, checked: NDArray[Any]) -> list[Any]:

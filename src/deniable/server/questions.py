@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.errors import AggregateError, ReportError
+from deniable.errors import AggregateError, FieldReportError, ReportError
 from deniable.server.errors import SurveyError
 from deniable.survey.designs import MODELS, Design, design
 from deniable.wire import from_config
@@ -49,14 +49,6 @@ __all__ = ["Tally", "DesignQuestion", "PlainQuestion", "load_design_question", "
 
 MAX_INTEGER_RANGE = 10_000
 """Most distinct values of a plain integer question (``max - min + 1``): its aggregate counts each."""
-
-
-class FieldReportError(ReportError):
-    """A bad report whose fault is a field inside it (``subfield``, e.g. ``.group``)."""
-
-    def __init__(self, message: str, index: int, subfield: str) -> None:
-        super().__init__(message, index)
-        self.subfield = subfield
 
 
 # ----------------------------------------------------------------- aggregate

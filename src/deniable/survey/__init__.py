@@ -1,7 +1,8 @@
 """Survey analysis of randomized-response designs, as RRreg and rr do it in R.
 
 Designs with RRreg's model names and ``p`` conventions (:mod:`.designs`),
-the prevalence (:mod:`.prevalence`), by the levels of a plain covariate
+the prevalence (:mod:`.prevalence`; ``deniable.survey.prevalence`` is that module, and
+calling it calls its function :func:`~deniable.survey.prevalence.prevalence`), by the levels of a plain covariate
 (:mod:`.groups`), power and sample size (:mod:`.power`). Logistic regression
 (:func:`logit`, :func:`lr_test`) and linear regression on a randomized
 predictor (:func:`linear`), in :mod:`.regression`, need the ``survey``
@@ -9,7 +10,7 @@ extra (pandas, statsmodels, patsy) and are imported on first use, so
 ``import deniable.survey`` needs numpy only.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deniable.survey.designs import (
     MODELS,
@@ -33,10 +34,14 @@ from deniable.survey.prevalence import (
     PrevalenceFit,
     answer_counts,
     loglik,
-    prevalence,
     prevalence_from_counts,
 )
 from deniable.survey.regression_power import SimulatedPower, logit_power
+
+if TYPE_CHECKING:
+    from deniable.survey.prevalence import prevalence
+else:  # the module, which calls its function prevalence when called (see deniable._callable_module)
+    from deniable.survey import prevalence
 
 __all__ = [
     "MODELS",

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable.errors import SeparationError
 from deniable.survey.design_base import Design
 
 __all__ = ["Likelihood", "ResponseLikelihood", "Maximum", "SeparationError", "maximize", "fit", "covariance"]
@@ -66,10 +67,6 @@ At a finite maximum the step ``d`` moves ``eta_i`` by at most ``sqrt(g' d) se(et
 
 SINGULAR_CONDITION = 1e12
 """An information matrix (scaled to unit diagonal) with a condition number above this is singular."""
-
-
-class SeparationError(ValueError):
-    """The maximum-likelihood estimate does not exist: a coefficient diverges or the information is singular."""
 
 
 def _carrier_params(design: Design, pi: float, a: float) -> dict[str, float]:

@@ -28,6 +28,8 @@ the unbounded moment estimate (an estimate on the boundary has no
 meaningful Wald SE, which is why RRreg's is near 0). The default interval
 is the profile-likelihood interval, which stays in [0, 1] and covers at the
 boundary too; ``method="wald"`` gives ``estimate +- z SE``.
+
+This module is ``deniable.survey.prevalence``; calling it calls :func:`prevalence`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable._callable_module import make_callable
 from deniable.intervals import z_for
 from deniable.results import ConfidenceInterval, Result, ResultTable, check_level
 from deniable.survey.design_base import Design
@@ -377,3 +380,6 @@ def _profile_interval(fit: PrevalenceFit, name: str, cut: float) -> tuple[float,
     lo = 0.0 if gap(0.0) >= 0 else brentq(gap, 0.0, at, xtol=1e-9)
     hi = 1.0 if gap(1.0) >= 0 else brentq(gap, at, 1.0, xtol=1e-9)
     return float(lo), float(hi)
+
+
+make_callable(__name__)
