@@ -28,7 +28,7 @@ class Randomizer:
         if self.wire_id != "rr-design":
             return self.wire_id
         params = self.build().to_config()["params"]
-        return f"rr-design-{params['model']}-{len(params['p'])}"
+        return f"rr-design-{params['model']}-{len(params.get('p', params.get('matrix')))}"
 
 
 RANDOMIZERS: list[Randomizer] = [
@@ -58,4 +58,5 @@ RANDOMIZERS: list[Randomizer] = [
     Randomizer("rr-design", lambda: dn.survey.design("Kuk", [0.6, 0.3], Kukrep=3), False),
     Randomizer("rr-design", lambda: dn.survey.design("CDM", [0.3, 0.6]), True),
     Randomizer("rr-design", lambda: dn.survey.design("UQTunknown", [0.3, 0.7]), {"answer": True, "unrelated": False}),
+    Randomizer("rr-design", lambda: dn.survey.Custom([["1/2", "3/10", "1/5"], ["1/10", "3/10", "3/5"]]), True),
 ]

@@ -28,6 +28,7 @@ from deniable.survey.designs import (
     Warner,
     design,
 )
+from deniable.survey.custom import Custom
 from deniable.survey.groups import GroupedPrevalence, prevalence_by
 from deniable.survey.power import prevalence_power, prevalence_sample_size, simulated_power, standard_error
 from deniable.survey.prevalence import (
@@ -47,6 +48,7 @@ __all__ = [
     "MODELS",
     "CheatingDetection",
     "Crosswise",
+    "Custom",
     "Design",
     "ForcedResponse",
     "Kuk",

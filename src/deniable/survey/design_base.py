@@ -25,9 +25,9 @@ cells ``(g - 1) * R + r`` (R answers per group), so ``counts[g - 1, r]`` of
 :func:`~deniable.survey.prevalence_from_counts` is its ``counts`` reshaped.
 
 **One orientation.** :meth:`Design.transition_matrix` is ``[x, y] =
-P(report y | truth x)``, as every mechanism's; :meth:`Design.matrix` is its
-transpose over all latent states, ``P[r, j] = P(response r | state j)``
-(RRreg's ``getPW``), kept for the likelihood code that reads columns.
+P(report y | truth x)``, as every mechanism's, over all latent states
+(cheaters too); :meth:`Design.matrix` is its transpose, RRreg's ``getPW``,
+kept only for comparing with RRreg.
 """
 
 from __future__ import annotations
@@ -112,27 +112,27 @@ class Design(Mechanism):
     def response_probabilities(self, params: dict[str, float], group: int = 1) -> NDArray[np.float64]:
         """``P(response r)`` for each answer r, in a group, given the parameters."""
 
-    def matrix(self, group: int = 1, extra: float | None = None) -> NDArray[np.float64]:
-        """``P[r, j] = P(response r | state j)`` in ``group`` (RRreg's getPW), as floats.
+    def transition_matrix(self, group: int = 1, extra: float | None = None) -> NDArray[np.float64]:
+        """``[x, y] = P(report y | truth x)`` in ``group``, as floats: the orientation of every mechanism.
 
-        Columns follow :attr:`states`; two-group designs whose matrix
-        involves the extra parameter (``t``, ``piUQ``) need it as ``extra``.
-        The transpose of :meth:`transition_matrix` (with every latent state).
+        Rows are the latent states (:attr:`states`), columns the answers
+        (:attr:`responses`); each row sums to 1. Two-group designs whose
+        matrix involves the extra parameter (``t``, ``piUQ``) need it as ``extra``.
         """
         self._check_group(group)
         if self.extra is not None and extra is None and self._matrix_needs_extra:
             raise ValueError(f"{self.model}'s matrix depends on {self.extra}: pass extra=")
-        return np.column_stack(
+        return np.vstack(
             [self.response_probabilities(self._state_params(j, extra), group) for j in range(len(self.states))]
         )
 
-    def transition_matrix(self, group: int = 1, extra: float | None = None) -> NDArray[np.float64]:
-        """``[x, y] = P(report y | truth x)`` in ``group``: the orientation of every mechanism.
+    def matrix(self, group: int = 1, extra: float | None = None) -> NDArray[np.float64]:
+        """RRreg's ``getPW``: ``P[r, j] = P(response r | state j)``, the transpose of :meth:`transition_matrix`.
 
-        Rows are the latent states (:attr:`states`), columns the answers
-        (:attr:`responses`); each row sums to 1.
+        For comparing with RRreg only; deniable's code and docs use
+        :meth:`transition_matrix`.
         """
-        return self.matrix(group, extra).T
+        return self.transition_matrix(group, extra).T
 
     def _state_params(self, state: int, extra: float | None) -> dict[str, float]:
         """Parameters under which a respondent is in ``state`` for sure (a column of the matrix)."""
@@ -288,13 +288,18 @@ class Design(Mechanism):
         model = params["model"]
         if model not in Design._models:
             raise ValueError(f"config field 'params.model' must be one of {sorted(Design._models)}; got {model!r}")
-        p = params["p"]
-        if not isinstance(p, list) or not all(isinstance(v, str) for v in p):
-            raise ValueError(f"config field 'params.p' must be a list of exact fractions as text; got {p!r:.60}")
-        built = Design._models[model](p, **({"cards": params["cards"]} if "cards" in params else {}))
+        built = Design._models[model]._build(params)
         if domain != built._domain_json():
             raise ValueError(f"config field 'domain' must be {built._domain_json()} for {model}; got {domain!r:.60}")
         return built
+
+    @classmethod
+    def _build(cls, params: dict[str, Any]) -> Design:
+        """The design of this model from its wire parameters (``p`` as exact fractions, Kuk's ``cards``)."""
+        p = params["p"]
+        if not isinstance(p, list) or not all(isinstance(v, str) for v in p):
+            raise ValueError(f"config field 'params.p' must be a list of exact fractions as text; got {p!r:.60}")
+        return cls(p, **({"cards": params["cards"]} if "cards" in params else {}))  # type: ignore[call-arg]
 
     def to_config(self) -> dict[str, Any]:
         """The versioned configuration; ``epsilon`` is ``null`` where an answer reveals the truth."""

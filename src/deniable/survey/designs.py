@@ -4,7 +4,9 @@ A respondent's latent state ``j`` is 0 (non-carrier: does not have the
 sensitive attribute), 1 (carrier) or, in the cheating-detection designs, 2
 (cheater: disobeys the instruction and says "no"). A design gives, for each
 group ``g`` of respondents (the randomization probabilities they were
-given), the misclassification matrix ``P[r, j] = P(response r | state j)``.
+given), the transition matrix ``[j, r] = P(response r | state j)``
+(:meth:`~deniable.survey.Design.transition_matrix`, the orientation of every
+mechanism; RRreg's ``getPW`` is its transpose, :meth:`~deniable.survey.Design.matrix`).
 For a yes/no design with ``b = P(yes | carrier)`` and ``a0 = P(yes |
 non-carrier)``, ``P(yes) = a0 + (b - a0) pi``:
 
@@ -90,7 +92,7 @@ __all__ = [
 _ONE = Fraction(1)
 
 
-class _Fitted(Design):
+class FittedDesign(Design):
     """A design whose aggregate is estimated by :func:`~deniable.survey.prevalence_from_counts`."""
 
     def estimate_from(self, stat: SupportCounts, target: Any = "population") -> PrevalenceFit:
@@ -105,7 +107,7 @@ class _Fitted(Design):
         return prevalence_from_counts(self.answer_counts(stat), self)
 
 
-class _OneGroupBinary(_Fitted):
+class _OneGroupBinary(FittedDesign):
     """A one-group yes/no design: ``P(yes) = a0 + (b - a0) pi``."""
 
     def __init__(self, b: Fraction, a0: Fraction) -> None:
@@ -191,7 +193,7 @@ class UnrelatedQuestion(_OneGroupBinary):
         super().__init__(p1 + (1 - p1) * p2, (1 - p1) * p2)
 
 
-class Kuk(_Fitted):
+class Kuk(FittedDesign):
     """Kuk (1990): carriers draw ``cards`` cards from deck 1 (red share ``p1``), others from deck 2 (``p2``).
 
     The answer is the number of red cards, ``Binomial(cards, p1)`` for a
@@ -254,7 +256,7 @@ class Kuk(_Fitted):
         return super().__repr__().replace("p=(", f"cards={self.cards}, p=(", 1)
 
 
-class ForcedResponse(_Fitted):
+class ForcedResponse(FittedDesign):
     """Forced response (RRreg's FR): forced to category ``r`` with probability ``p[r]``, else truthful.
 
     ``p = (p_0, ..., p_{m-1})`` for m categories, ``sum(p) < 1``; note the
@@ -340,7 +342,7 @@ class ForcedResponse(_Fitted):
         return p + float(self.truthful) * pi
 
 
-class _TwoGroupBinary(_Fitted):
+class _TwoGroupBinary(FittedDesign):
     """A two-group yes/no design: one channel per group and an extra parameter estimated from both."""
 
     groups = 2

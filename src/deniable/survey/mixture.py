@@ -66,8 +66,8 @@ class MixtureLikelihood:
             i = int(np.flatnonzero(~ok)[0])
             raise ValueError(f"the randomized predictor must be one of {', '.join(map(str, design.responses))} "
                              f"for {design.model}; got {r[i].item()!r} at row {i}")
-        matrix = design.matrix(1)
-        self.answer_prob = matrix[np.searchsorted(allowed, r.astype(np.int64))]  # (n, 2): P(r_i | t)
+        given = design.transition_matrix(1)  # [t, r] = P(answer r | state t)
+        self.answer_prob = given[:, np.searchsorted(allowed, r.astype(np.int64))].T  # (n, 2): P(r_i | t)
         self.rows = []
         for t in (0.0, 1.0):
             x = self.exog.copy()

@@ -232,6 +232,8 @@ def moment_estimate(
 
     ``ddof=1`` is RRreg's convention; ``ddof=0`` with expected counts gives the large-sample variance.
     """
+    if design.model == "Custom":  # any matrix: the pseudo-inverse of its transpose
+        return design.moments(counts, ddof)  # type: ignore[attr-defined, no-any-return]
     n_g = counts.sum(axis=1).astype(float)
     if design.m > 2:
         lam = counts[0] / n_g[0]

@@ -298,8 +298,7 @@ def _fit_linear(lik: MixtureLikelihood, design: Design, restarts: int) -> Maximu
     """The best Newton ascent from least squares on the answers rescaled to estimate the state (and ``pi``
     from their mean), and from ``restarts`` seeded perturbations of it."""
     values = np.asarray(design.responses, dtype=np.float64)
-    matrix = design.matrix(1)
-    m0, m1 = values @ matrix[:, 0], values @ matrix[:, 1]  # E[answer | state 0 or 1]
+    m0, m1 = design.transition_matrix(1) @ values  # E[answer | state 0 or 1]
     x = lik.exog.copy()
     x[:, lik.column] = (x[:, lik.column] - m0) / (m1 - m0)  # unbiased for the state
     pi = float(np.clip(x[:, lik.column].mean(), 0.05, 0.95))
