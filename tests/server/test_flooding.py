@@ -21,8 +21,8 @@ import pytest
 
 from deniable.client import Client, ClientError, new_key
 from deniable.server.policy import RateLimit
-from deniable.server.ratelimit import RateLimiter, client_address, parse_networks
 from deniable.server.runner import BackgroundServer
+from deniable.server.security import RateLimiter, client_address, parse_networks
 
 ADMIN = "admin-token-flood-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}

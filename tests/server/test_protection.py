@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from deniable.server.errors import Conflict
-from deniable.server.headers import DOCS_ASSETS, swagger_ui_dir
 from deniable.server.policy import DEFAULT_RATE_LIMIT, Policy, RateLimit
+from deniable.server.routes.pages import DOCS_ASSETS, swagger_ui_dir
 from deniable.server.runner import BackgroundServer
 from deniable.server.storage import Storage, normalize_url
 from deniable.server.surveys import SurveyError, load_survey

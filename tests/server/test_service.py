@@ -21,6 +21,7 @@ import deniable as dn
 from deniable.client import Client, ClientError, _mechanisms
 from deniable.estimate import SupportCounts
 from deniable.server.app import STATIC_DIR
+from deniable.server.bodies import SurveyIn
 from deniable.server.results import question_estimates, results_json
 from deniable.server.runner import BackgroundServer
 from deniable.server.storage import Storage, aggregates_table
@@ -171,6 +172,24 @@ def test_openapi_documents_the_contract(sqlite_url: str) -> None:
     assert schemas["BatchIn"]["properties"]["responses"]["maxItems"] == 10_000
     assert set(schemas["ErrorDetail"]["properties"]) == {"field", "message"}
     assert "HTTPBearer" in spec["components"]["securitySchemes"]
+
+
+def test_survey_definitions_have_a_body_schema(sqlite_url: str, examples: Path) -> None:
+    """``POST /admin/surveys`` documents its body (SurveyIn); every example survey conforms to it,
+    and a body the schema refuses is refused by the loader too (422 naming the field)."""
+    import yaml
+
+    with BackgroundServer([], db_url=sqlite_url, admin_token="admin-token-schema") as server:
+        spec = httpx.get(f"{server.url}/openapi.json").json()
+        refused = httpx.post(f"{server.url}/admin/surveys", json={"id": "x", "title": "t", "budget": 1,
+                                                                   "questions": [], "colour": "red"},
+                             headers={"Authorization": "Bearer admin-token-schema"})
+    body = spec["paths"]["/admin/surveys"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/SurveyIn"}
+    assert set(spec["components"]["schemas"]["SurveyIn"]["required"]) == {"id", "title", "budget", "questions"}
+    for path in sorted(examples.glob("*.yaml")):
+        SurveyIn.model_validate(yaml.safe_load(path.read_text()))
+    assert refused.status_code == 422 and refused.json()["detail"]["field"] == "colour"
 
 
 @pytest.mark.parametrize("route, page", [("/s/honor-code", "survey.html"),

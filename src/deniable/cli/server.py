@@ -312,7 +312,7 @@ def serve_cmd(
         soft_wrap=True,
     )
     # a refusal (a StorageError, e.g. the database holds another survey with this id) is one line
-    from deniable.server.ratelimit import parse_networks
+    from deniable.server.security import parse_networks
 
     try:
         parse_networks(trusted_proxy or ())

@@ -44,6 +44,7 @@ group commit).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -78,6 +79,8 @@ __all__ = [
     "normalize_url",
     "make_engine",
     "READ_ONLY",
+    "stat_text",
+    "read_stat",
 ]
 
 READ_ONLY = "deniable_read_only"
@@ -143,6 +146,17 @@ round_aggregates_table = Table(
     Column("question_id", String(64), primary_key=True),
     Column("stat", Text, nullable=False),
 )
+
+
+def stat_text(aggregate: Any) -> str:
+    """An aggregate as the text of a ``stat`` column: its ``to_json()`` as JSON."""
+    return json.dumps(aggregate.to_json())
+
+
+def read_stat(question: Any, text: str) -> Any:
+    """The aggregate of ``question`` from the text of a ``stat`` column, checked by the question
+    (``aggregate_from_json``: made by exactly its configuration)."""
+    return question.aggregate_from_json(json.loads(text))
 
 
 DEFAULT_DB_URL = "sqlite:///deniable-output/deniable.db"

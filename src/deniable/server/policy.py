@@ -10,7 +10,7 @@ These are the operator's settings of a survey, written beside its questions::
   of surveys open to everyone (not ``invite_only``): each client address has
   a bucket of ``responses`` tokens that refills at ``responses / seconds``
   tokens per second; every attempt takes one token, and an empty bucket is
-  answered 429 with ``Retry-After`` (:mod:`deniable.server.ratelimit`).
+  answered 429 with ``Retry-After`` (:mod:`deniable.server.security`).
   ``rate_limit: off`` turns it off.
 * ``max_responses`` caps the responses stored for the survey, batches
   included; a request that would go over it is refused whole (409).

@@ -30,7 +30,7 @@ import uvicorn
 
 from deniable.server.app import create_app
 from deniable.server.database import DEFAULT_DB_URL
-from deniable.server.ratelimit import parse_networks
+from deniable.server.security import parse_networks
 from deniable.server.storage import Storage
 from deniable.server.surveys import Survey, load_surveys
 

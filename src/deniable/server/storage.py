@@ -9,16 +9,9 @@ engine settings (SQLite WAL and durability, PostgreSQL) are in
 :mod:`deniable.server.database`; requests are checked by
 :mod:`deniable.server.submissions` before anything is written.
 
-Idempotency rests on the unique ``(survey_id, idempotency_key)`` constraint:
-a request is first inserted with ``ON CONFLICT DO NOTHING``; if any key was
-already there, that transaction is rolled back and the keys are looked up, so
-that a retry with the same body is answered as a duplicate and another body
-is a conflict. PostgreSQL writers lock the aggregate rows of one of
-:data:`AGGREGATE_SHARDS` shards (``SELECT ... FOR UPDATE``, always in
-question-id order, so writers cannot deadlock). Writers to a survey with
-``max_responses`` lock all its aggregate rows (in shard, question-id order)
-and count its responses in the same transaction, so the cap holds under
-concurrent writers.
+How a request is written (idempotency, locks, the response cap) is
+:mod:`deniable.server.writes`; the devices of surveys with rounds,
+:mod:`deniable.server.devices` under the rules of :mod:`deniable.server.ledger`.
 """
 
 from __future__ import annotations
@@ -30,13 +23,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from deniable.accounting import TOLERANCE, spent, spent_fresh
+from deniable.accounting import TOLERANCE
 from deniable.aggregates import SupportCounts
 from deniable.server.database import (
     READ_ONLY,
@@ -46,17 +39,20 @@ from deniable.server.database import (
     invites_table,
     make_engine,
     normalize_url,
+    read_stat,
     responses_table,
     round_aggregates_table,
+    stat_text,
     surveys_table,
 )
 from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
 from deniable.server.policy import POLICY_FIELDS
 from deniable.server.questions import Tally
-from deniable.server.rounds import SALT_BYTES, device_hash, iso_utc, load_rounds
+from deniable.server.rounds import SALT_BYTES, load_rounds
 from deniable.server.schema import upgrade
-from deniable.server.submissions import Prepared, prepare, token_hash
+from deniable.server.submissions import prepare, token_hash
 from deniable.server.surveys import ID_PATTERN, Survey, load_survey
+from deniable.server.writes import AGGREGATE_SHARDS, KeyExists, SubmitResult, Writer, survey_status
 from deniable.wire import MAX_BATCH
 
 __all__ = [
@@ -72,60 +68,15 @@ __all__ = [
     "AGGREGATE_SHARDS",
 ]
 
-_IN_CHUNK = MAX_BATCH  # keys per IN (...) query (SQLite >= 3.32 allows 32766 parameters)
-AGGREGATE_SHARDS = 16
-"""Aggregate rows per question on PostgreSQL (one on SQLite, which has one writer anyway)."""
-
 # statements built once (per-request construction costs more than executing them)
-_s, _r, _a, _i = surveys_table.c, responses_table.c, aggregates_table.c, invites_table.c
-_SELECT_STATUS = select(_s.status).where(_s.id == bindparam("sid"))
-_SELECT_DEFINITION = select(_s.definition).where(_s.id == bindparam("sid"))
-_SELECT_EXISTING = select(_r.idempotency_key, _r.body_hash).where(
-    _r.survey_id == bindparam("sid"), _r.idempotency_key.in_(bindparam("keys", expanding=True))
-)
-_SELECT_AGGREGATES = select(_a.question_id, _a.stat).where(_a.survey_id == bindparam("sid"))
-_LOCK_AGGREGATES = (  # (SQLite ignores FOR UPDATE; BEGIN IMMEDIATE has locked the database)
-    select(_a.question_id, _a.stat)
-    .where(_a.survey_id == bindparam("sid"), _a.shard == bindparam("part"))
-    .order_by(_a.question_id)  # one lock order for every writer
-    .with_for_update()
-)
-_LOCK_ALL_AGGREGATES = (
-    select(_a.shard, _a.question_id, _a.stat)
-    .where(_a.survey_id == bindparam("sid"))
-    .order_by(_a.shard, _a.question_id)
-    .with_for_update()
-)
-_COUNT_RESPONSES = select(func.count()).where(_r.survey_id == bindparam("sid"))
-_UPDATE_AGGREGATE = (
-    update(aggregates_table)
-    .where(
-        _a.survey_id == bindparam("sid"),
-        _a.question_id == bindparam("qid"),
-        _a.shard == bindparam("part"),
-    )
-    .values(stat=bindparam("new_stat"))
-)
-_d, _ra = devices_table.c, round_aggregates_table.c
-_SELECT_SALT = select(device_salts_table.c.salt).where(device_salts_table.c.survey_id == bindparam("sid"))
-_SELECT_ROUND_AGGREGATES = select(_ra.question_id, _ra.stat).where(
-    _ra.survey_id == bindparam("sid"), _ra.round == bindparam("round")
+_SELECT_DEFINITION = select(surveys_table.c.definition).where(surveys_table.c.id == bindparam("sid"))
+_SELECT_AGGREGATES = select(aggregates_table.c.question_id, aggregates_table.c.stat).where(
+    aggregates_table.c.survey_id == bindparam("sid")
 )
 _SELECT_ALL_ROUND_AGGREGATES = (
-    select(_ra.round, _ra.question_id, _ra.stat).where(_ra.survey_id == bindparam("sid")).order_by(_ra.round)
-)
-_UPDATE_ROUND_AGGREGATE = (
-    update(round_aggregates_table)
-    .where(_ra.survey_id == bindparam("sid"), _ra.round == bindparam("rnd"), _ra.question_id == bindparam("qid"))
-    .values(stat=bindparam("new_stat"))
-)
-_SELECT_INVITES = (
-    select(_i.token_hash, _i.used_by)
-    .where(_i.survey_id == bindparam("sid"), _i.token_hash.in_(bindparam("hashes", expanding=True)))
-    .with_for_update()
-)
-_UPDATE_INVITE = (
-    update(invites_table).where(_i.token_hash == bindparam("h")).values(used_by=bindparam("k"))
+    select(round_aggregates_table.c.round, round_aggregates_table.c.question_id, round_aggregates_table.c.stat)
+    .where(round_aggregates_table.c.survey_id == bindparam("sid"))
+    .order_by(round_aggregates_table.c.round)
 )
 
 
@@ -133,18 +84,6 @@ def _without_settings(definition: str) -> str:
     """A stored canonical definition without its settings (:data:`~deniable.server.policy.POLICY_FIELDS`)."""
     data = {k: v for k, v in json.loads(definition).items() if k not in POLICY_FIELDS}
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
-
-
-class _KeyExists(Exception):
-    """Internal: a key of the request is already stored (take the look-up path)."""
-
-
-@dataclass(frozen=True)
-class SubmitResult:
-    """Outcome of a stored request: how many responses are new and how many already stored."""
-
-    accepted: int
-    duplicates: int
 
 
 # ------------------------------------------------------------------- storage
@@ -171,32 +110,12 @@ class Storage:
         # them), so concurrent transactions do not queue on one row lock through each commit
         self.shards = 1 if self.dialect == "sqlite" else AGGREGATE_SHARDS
         mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
-        self._insert_many_sql = (
-            f"INSERT INTO {responses_table.name} (survey_id, idempotency_key, body_hash, reports) "
-            f"VALUES ({', '.join([mark] * 4)})"
-        )
-        self._insert_new_sql = (
-            f"{self._insert_many_sql} ON CONFLICT (survey_id, idempotency_key) DO NOTHING"
-        )
-        self._mark = mark
-        self._select_devices_sql = (
-            f"SELECT device, last_round, reports, spent FROM {devices_table.name} "
-            f"WHERE survey_id = {mark} AND device IN "
-        )
-        self._insert_device_sql = (
-            f"INSERT INTO {devices_table.name} (survey_id, device, last_round, reports, spent, spent_fresh) "
-            f"VALUES ({', '.join([mark] * 6)})"
-        )
-        self._update_device_sql = (
-            f"UPDATE {devices_table.name} SET last_round = {mark}, reports = {mark}, spent = {mark}, "
-            f"spent_fresh = {mark} WHERE survey_id = {mark} AND device = {mark}"
-        )
+        self._writer = Writer(mark, self.shards, clock)
         self._write_lock: AbstractContextManager[Any] = (
             threading.Lock() if self.dialect == "sqlite" else nullcontext()
         )
         upgrade(self.engine)  # create or migrate the schema (deniable.server.schema)
         self._surveys: dict[str, Survey] = {}
-        self._salts: dict[str, bytes] = {}
 
     def close(self) -> None:
         self.engine.dispose()
@@ -243,7 +162,7 @@ class Storage:
                                     "survey_id": survey.id,
                                     "question_id": q.id,
                                     "shard": shard,
-                                    "stat": json.dumps(q.empty_aggregate().to_json()),
+                                    "stat": stat_text(q.empty_aggregate()),
                                 }
                                 for q in survey.questions
                                 for shard in range(self.shards)
@@ -263,7 +182,9 @@ class Storage:
                             )
                         # only its settings (rate limit, cap, results access) changed: take the new ones
                         conn.execute(
-                            update(surveys_table).where(_s.id == survey.id).values(definition=survey.canonical())
+                            update(surveys_table)
+                            .where(surveys_table.c.id == survey.id)
+                            .values(definition=survey.canonical())
                         )
                 break
             except IntegrityError:  # another process stored it at the same time
@@ -301,13 +222,7 @@ class Storage:
 
     def status(self, survey_id: str) -> str:
         with self._read() as conn:
-            return self._status(conn, survey_id)
-
-    def _status(self, conn: Connection, survey_id: str) -> str:
-        status = conn.execute(_SELECT_STATUS, {"sid": survey_id}).scalar_one_or_none()
-        if status is None:
-            raise NotFound("id", f"no survey with id {survey_id!r:.80}")
-        return str(status)
+            return survey_status(conn, survey_id)
 
     def public(self, survey_id: str) -> dict[str, Any]:
         """The survey as devices fetch it (``GET /surveys/{id}``)."""
@@ -380,284 +295,18 @@ class Storage:
         prepared = prepare(survey, bodies, where)
         try:  # the common case first: every key is new
             with self._write() as conn:
-                return self._store_new(conn, survey, prepared, where)
-        except _KeyExists:
+                return self._writer.store_new(conn, survey, prepared, where)
+        except KeyExists:
             pass  # rolled back; look the keys up
         for attempt in range(3):
             try:
                 with self._write() as conn:
-                    return self._store(conn, survey, prepared, where)
+                    return self._writer.store(conn, survey, prepared, where)
             except IntegrityError:
                 # the same key was stored concurrently (PostgreSQL); look again
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _store_new(
-        self, conn: Connection, survey: Survey, p: Prepared, where: Callable[[int], str]
-    ) -> SubmitResult:
-        """Store a request whose keys are all new, without looking them up first.
-
-        ``INSERT ... ON CONFLICT DO NOTHING`` inserts every row or reveals (by
-        its row count) that some key exists; then :class:`_KeyExists` rolls the
-        transaction back and :meth:`_store` handles replays and conflicts.
-        Invite-only surveys, closed surveys and keys repeated within the
-        request always take that path.
-        """
-        if survey.invite_only or len(set(p.keys)) != len(p.keys):
-            raise _KeyExists
-        if self._status(conn, survey.id) != "open":
-            raise _KeyExists
-        everything = list(range(len(p.keys)))
-        if self._insert(conn, survey, p, everything, self._insert_new_sql) != len(everything):
-            raise _KeyExists
-        self._merge_aggregates(conn, survey, p, everything, where)
-        return SubmitResult(len(everything), 0)
-
-    def _insert(
-        self, conn: Connection, survey: Survey, p: Prepared, indices: list[int], sql: str
-    ) -> int:
-        """Insert the responses ``indices``; the number of rows inserted.
-
-        Straight through the driver: SQLAlchemy's per-row parameter processing
-        would cost more than the insert itself.
-        """
-        rows = [(survey.id, p.keys[i], p.hashes[i], p.texts[i]) for i in indices]
-        return conn.exec_driver_sql(sql, rows[0] if len(rows) == 1 else rows).rowcount
-
-    def _existing(self, conn: Connection, survey_id: str, keys: list[str]) -> dict[str, str]:
-        """The body hash of every key of ``keys`` already stored for the survey."""
-        found: dict[str, str] = {}
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), _IN_CHUNK):
-            rows = conn.execute(
-                _SELECT_EXISTING, {"sid": survey_id, "keys": unique[start : start + _IN_CHUNK]}
-            )
-            found.update({key: body_hash for key, body_hash in rows})
-        return found
-
-    def _store(
-        self, conn: Connection, survey: Survey, p: Prepared, where: Callable[[int], str]
-    ) -> SubmitResult:
-        status = self._status(conn, survey.id)
-        existing = self._existing(conn, survey.id, p.keys)
-        new: list[int] = []
-        first: dict[str, int] = {}
-        for i, key in enumerate(p.keys):
-            if key in existing:
-                if existing[key] != p.hashes[i]:
-                    raise Conflict(
-                        f"{where(i)}idempotency_key",
-                        "was already used for a different response; a retry must resend the "
-                        "identical body, a new response needs a new key",
-                    )
-            elif key in first:
-                if p.hashes[first[key]] != p.hashes[i]:
-                    raise Conflict(
-                        f"{where(i)}idempotency_key",
-                        f"repeats the key of response {first[key]} with a different body",
-                    )
-            else:
-                first[key] = i
-                new.append(i)
-        duplicates = len(p.keys) - len(new)
-        if not new:
-            return SubmitResult(0, duplicates)
-        if status != "open":
-            raise Conflict("id", f"survey {survey.id!r} is closed; it accepts no new responses")
-        if survey.invite_only:
-            self._claim_invites(conn, survey.id, p, new, where)
-        self._insert(conn, survey, p, new, self._insert_many_sql)
-        self._merge_aggregates(conn, survey, p, new, where)
-        return SubmitResult(len(new), duplicates)
-
-    def _claim_invites(
-        self, conn: Connection, survey_id: str, p: Prepared, new: list[int],
-        where: Callable[[int], str],
-    ) -> None:
-        owner: dict[str, int] = {}
-        for i in new:
-            token = p.tokens[i]
-            if token is None:
-                raise Forbidden(
-                    f"{where(i)}invite_token",
-                    f"survey {survey_id!r} is invite-only: send an unused invite token",
-                )
-            if token in owner:
-                raise Forbidden(
-                    f"{where(i)}invite_token", f"is also used by response {owner[token]} of this batch"
-                )
-            owner[token] = i
-        hashes = list(owner)
-        state: dict[str, str | None] = {}
-        for start in range(0, len(hashes), _IN_CHUNK):
-            rows = conn.execute(
-                _SELECT_INVITES, {"sid": survey_id, "hashes": hashes[start : start + _IN_CHUNK]}
-            )
-            state.update({h: used for h, used in rows})
-        for token, i in owner.items():
-            if token not in state:
-                raise Forbidden(f"{where(i)}invite_token", f"is not an invite of survey {survey_id!r}")
-            if state[token] is not None:
-                raise Forbidden(f"{where(i)}invite_token", "was already used; each invite is single-use")
-        conn.execute(_UPDATE_INVITE, [{"h": p.tokens[i], "k": p.keys[i]} for i in new])
-
-    def _merge_aggregates(
-        self, conn: Connection, survey: Survey, p: Prepared, new: list[int], where: Callable[[int], str]
-    ) -> None:
-        """Add the responses ``new`` to one shard of every question's stored aggregate.
-
-        A survey with ``max_responses`` or ``rounds`` locks all its aggregate
-        rows first, so its writers take turns; then it counts the stored
-        responses (this request's included, the rows being inserted already):
-        over the cap, :class:`Conflict` rolls the whole request back; and
-        accounts the devices of a survey with rounds (:meth:`_account_rounds`).
-        """
-        everything = len(new) == len(p.keys)
-        cap = survey.policy.max_responses
-        stored: list[tuple[str, str]]
-        if cap is None and survey.rounds is None:
-            shard = secrets.randbelow(self.shards)
-            stored = [(qid, stat) for qid, stat in conn.execute(_LOCK_AGGREGATES, {"sid": survey.id, "part": shard})]
-        else:
-            shard = 0
-            every = conn.execute(_LOCK_ALL_AGGREGATES, {"sid": survey.id}).all()
-            count = conn.execute(_COUNT_RESPONSES, {"sid": survey.id}).scalar_one() if cap is not None else 0
-            if cap is not None and count > cap:
-                before = count - len(new)
-                raise Conflict(
-                    "id",
-                    f"survey {survey.id!r} accepts at most {cap} responses (max_responses) and has "
-                    f"{before}; " + ("it accepts no new responses" if before >= cap else
-                                     f"this request's {len(new)} new responses would exceed it by {count - cap}"),
-                )
-            stored = [(qid, stat) for part, qid, stat in every if part == shard]
-        added: dict[str, Any] = {}  # per question, the aggregate of the new responses that answered it
-        for q in survey.questions:
-            rows = p.rows(q.id, None if everything else new)
-            if len(p.reports[q.id]) and rows != []:  # (a sampled survey's question may have none)
-                added[q.id] = q.aggregate(p.reports, rows)
-        if survey.rounds is not None:
-            self._account_rounds(conn, survey, p, new, where, added)
-        updates = []
-        for qid, stat in stored:
-            if qid in added:
-                merged = survey.question(qid).aggregate_from_json(json.loads(stat)) + added[qid]
-                updates.append({"sid": survey.id, "qid": qid, "part": shard, "new_stat": json.dumps(merged.to_json())})
-        if updates:
-            conn.execute(_UPDATE_AGGREGATE, updates)
-
-    def _salt(self, conn: Connection, survey_id: str) -> bytes:
-        salt = self._salts.get(survey_id)
-        if salt is None:
-            text = conn.execute(_SELECT_SALT, {"sid": survey_id}).scalar_one()
-            salt = self._salts[survey_id] = bytes.fromhex(text)
-        return salt
-
-    def _account_rounds(
-        self, conn: Connection, survey: Survey, p: Prepared, new: list[int], where: Callable[[int], str],
-        added: Mapping[str, Any],
-    ) -> None:
-        """Count the responses ``new`` against their devices; add them to this round's aggregates.
-
-        Called with the survey's writers locked out. Refuses (the whole
-        request rolls back) a device that already answered this round or a
-        later one (:class:`Conflict`), and a report that would take a device's
-        spent epsilon (:func:`deniable.accounting.spent`) over the survey's
-        ``lifetime_epsilon`` (:class:`Forbidden`).
-        """
-        rounds = survey.rounds
-        assert rounds is not None and p.devices is not None
-        current = rounds.round_at(self.clock())
-        if current < 0:
-            raise Conflict(
-                "id", f"survey {survey.id!r} runs in rounds from {iso_utc(rounds.start or 0)} (rounds.start); "
-                "it accepts responses from then on"
-            )
-        salt = self._salt(conn, survey.id)
-        hashes = {i: device_hash(salt, p.devices[i]) for i in new}
-        # device: last round, reports per question (canonical JSON text and parsed), spent
-        known: dict[str, tuple[int, str, dict[str, int], float]] = {}
-        parsed: dict[str, dict[str, int]] = {}  # devices share few distinct counts: parse each once
-        unique = list(dict.fromkeys(hashes.values()))
-        for start in range(0, len(unique), _IN_CHUNK):
-            chunk = unique[start : start + _IN_CHUNK]
-            sql = self._select_devices_sql + f"({', '.join([self._mark] * len(chunk))})"
-            for device, last, text, eps in conn.exec_driver_sql(sql, (survey.id, *chunk)).fetchall():
-                counts = parsed.get(text)
-                if counts is None:
-                    counts = parsed[text] = json.loads(text)
-                known[device] = (last, text, counts, eps)
-        stored = set(known)
-        every_question = [q.id for q in survey.questions]
-        answered: dict[int, list[str]] = {i: every_question for i in new}
-        if p.answered is not None:  # allocation: sample, one question each
-            answered = {i: [] for i in new}
-            for qid, mine in p.answered.items():
-                for i in mine:
-                    if i in answered:
-                        answered[i].append(qid)
-        lifetime = rounds.lifetime_epsilon
-        ends = iso_utc((rounds.start or 0) + (current + 1) * rounds.every)
-        encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
-        # devices share few distinct (reports so far, questions answered): compute each step once
-        steps: dict[tuple[str, tuple[str, ...]], tuple[str, dict[str, int], float, float]] = {}
-        for i in new:
-            device = hashes[i]
-            last, text, counts, before = known.get(device, (-1, "{}", {}, 0.0))
-            if last >= current:
-                raise Conflict(
-                    f"{where(i)}device",
-                    f"this device already answered round {last} of survey {survey.id!r}; a device answers "
-                    f"once per round (this is round {current}, the next starts at {ends})",
-                )
-            step = (text, tuple(answered[i]))
-            if step not in steps:
-                after_counts = dict(counts)
-                for qid in answered[i]:
-                    after_counts[qid] = after_counts.get(qid, 0) + 1
-                steps[step] = (encode(after_counts), after_counts, spent(survey.costs, after_counts),
-                               spent_fresh(survey.costs, after_counts))
-            after_text, after_counts, after, _ = steps[step]
-            if after > lifetime * (1 + TOLERANCE):
-                raise Forbidden(
-                    f"{where(i)}device",
-                    f"this report would take the device over the lifetime budget of survey {survey.id!r}: "
-                    f"lifetime_epsilon is {lifetime:.6g} and this device has spent {before:.6g}; this "
-                    f"round's report would cost {after - before:.6g} more ({after:.6g} in all)",
-                )
-            known[device] = (current, after_text, after_counts, after)
-        fresh = {after_text: eps_fresh for after_text, _, _, eps_fresh in steps.values()}
-        # straight through the driver, as the responses are (no per-row parameter processing)
-        inserts, updates = [], []
-        for device in dict.fromkeys(hashes.values()):
-            last, text, _, eps = known[device]
-            values = (last, text, eps, fresh[text])
-            if device in stored:
-                updates.append((*values, survey.id, device))
-            else:
-                inserts.append((survey.id, device, *values))
-        if inserts:
-            conn.exec_driver_sql(self._insert_device_sql, inserts)
-        if updates:
-            conn.exec_driver_sql(self._update_device_sql, updates)
-        this_round = {
-            qid: stat for qid, stat in conn.execute(_SELECT_ROUND_AGGREGATES, {"sid": survey.id, "round": current})
-        }
-        round_inserts, round_updates = [], []
-        for qid, part in added.items():
-            q = survey.question(qid)
-            if qid in this_round:
-                merged = q.aggregate_from_json(json.loads(this_round[qid])) + part
-                round_updates.append({"sid": survey.id, "rnd": current, "qid": qid,
-                                      "new_stat": json.dumps(merged.to_json())})
-            else:
-                round_inserts.append({"survey_id": survey.id, "round": current, "question_id": qid,
-                                      "stat": json.dumps(part.to_json())})
-        if round_inserts:
-            conn.execute(insert(round_aggregates_table), round_inserts)
-        if round_updates:
-            conn.execute(_UPDATE_ROUND_AGGREGATE, round_updates)
 
     # --------------------------------------------------------------- results
     def aggregates(self, survey_id: str) -> dict[str, SupportCounts | Tally]:
@@ -673,7 +322,7 @@ class Storage:
             rows = conn.execute(_SELECT_AGGREGATES, {"sid": survey_id}).all()
         merged: dict[str, Any] = {}
         for qid, stat in rows:
-            part = survey.question(qid).aggregate_from_json(json.loads(stat))
+            part = read_stat(survey.question(qid), stat)
             merged[qid] = merged[qid] + part if qid in merged else part
         return merged
 
@@ -688,7 +337,7 @@ class Storage:
             rows = conn.execute(_SELECT_ALL_ROUND_AGGREGATES, {"sid": survey_id}).all()
         out: dict[int, dict[str, Any]] = {}
         for round_, qid, stat in rows:
-            out.setdefault(int(round_), {})[qid] = survey.question(qid).aggregate_from_json(json.loads(stat))
+            out.setdefault(int(round_), {})[qid] = read_stat(survey.question(qid), stat)
         for aggregates in out.values():
             for q in survey.questions:
                 aggregates.setdefault(q.id, q.empty_aggregate())
