@@ -16,9 +16,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "deniable"
 MAX_LINES = 600
 
-# being split in issue 25: over MAX_LINES until the helpers splitting them are merged (then empty this set)
-BEING_SPLIT = {"server/app.py", "server/storage.py"}
-
 
 def module_lines(root: Path) -> dict[str, int]:
     """Lines of every ``.py`` file under ``root``, by path relative to it (``mechanisms/sketch.py``)."""
@@ -28,15 +25,8 @@ def module_lines(root: Path) -> dict[str, int]:
 def test_no_module_over_max_lines() -> None:
     lines = module_lines(PACKAGE)
     assert "mechanisms/contract.py" in lines  # the walk found the package
-    long = {path: n for path, n in lines.items() if n > MAX_LINES and path not in BEING_SPLIT}
+    long = {path: n for path, n in lines.items() if n > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines (split them by concept): {long}"
-
-
-def test_known_long_modules_are_still_long() -> None:
-    """An entry of BEING_SPLIT that is split (or gone) is taken out of the set, so it cannot hide a regrowth."""
-    lines = module_lines(PACKAGE)
-    done = sorted(path for path in BEING_SPLIT if lines.get(path, 0) <= MAX_LINES)
-    assert not done, f"no longer over {MAX_LINES} lines: remove from BEING_SPLIT: {done}"
 
 
 def test_line_count_finds_a_long_module(tmp_path: Path) -> None:
