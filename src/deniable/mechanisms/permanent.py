@@ -3,7 +3,7 @@
 Longitudinal mechanisms randomize some things once per device and reuse them
 on every report: the first round of L-GRR and L-OSUE, the sampled buckets
 and memoized answers of dBitFlip, the rounding offset and memoized bits of
-1BitMean (RAPPOR's permanent response works the same way). A
+1BitMean, RAPPOR's cohort and permanent responses. A
 :class:`PermanentClient` holds the device's
 :class:`~deniable.client_state.ClientState` (a 32-byte secret, drawn from the
 OS CSPRNG) and derives each memoized draw from the byte stream
@@ -24,6 +24,7 @@ Whoever holds the secret can recompute every memoized draw.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from deniable import client_state, randomness
@@ -38,15 +39,22 @@ class PermanentClient:
 
     ``state`` (a path or a :class:`~deniable.client_state.StateStore`) keeps
     the secret across processes; ``secret`` gives it directly; with neither,
-    a fresh one is drawn from the OS CSPRNG.
+    a fresh one is drawn from the OS CSPRNG. ``fields`` draws the values a
+    new state keeps besides its secret (RAPPOR's cohort) from the state's own
+    stream; they are read back from :attr:`fields`.
     """
 
-    def __init__(self, mechanism: Any, state: StateLike | None = None, *, secret: bytes | None = None) -> None:
+    def __init__(
+        self, mechanism: Any, state: StateLike | None = None, *, secret: bytes | None = None,
+        fields: Callable[[Source], dict[str, Any]] | None = None,
+    ) -> None:
         name = mechanism.name
         if state is not None:
             if secret is not None:
                 raise TypeError(f"pass either state or secret to {name}.client, not both")
-            kept = client_state.load_or_create(state, mechanism.wire_id, mechanism.fingerprint, lambda source: {})
+            kept = client_state.load_or_create(
+                state, mechanism.wire_id, mechanism.fingerprint, fields or (lambda source: {})
+            )
         else:
             if secret is None:
                 secret = randomness.SECURE.random_bytes(client_state.SECRET_BYTES)
@@ -60,9 +68,14 @@ class PermanentClient:
     def secret(self) -> bytes:
         return self._state.secret
 
-    def _stream(self, label: str) -> Source:
-        """The deterministic byte source of the memoized draw named ``label``."""
-        return self._state.source(label)
+    @property
+    def fields(self) -> Any:
+        """The values the state keeps besides its secret (read-only)."""
+        return self._state.fields
+
+    def _stream(self, *label: str) -> Source:
+        """The deterministic byte source of the memoized draw named ``label`` (one part or several)."""
+        return self._state.source(*label)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.mechanism!r})"

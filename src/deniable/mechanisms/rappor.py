@@ -59,6 +59,7 @@ from deniable.estimate import SupportCounts, Target, check_target, sampling_vari
 from deniable.mechanisms.contract import CheckedReports
 from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
+from deniable.mechanisms.permanent import PermanentClient
 from deniable.mechanisms.rappor_decode import RapporEstimate, least_squares
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
@@ -278,20 +279,7 @@ class RAPPOR(FrequencyOracle):
         a client re-created without its state draws new permanent responses,
         and the lifetime guarantee ``epsilon_infinity`` no longer holds.
         """
-        if state is not None:
-            if secret is not None or cohort is not None:
-                raise TypeError("pass either state or secret/cohort to RAPPOR.client, not both")
-            kept = client_state.load_or_create(
-                state,
-                self.wire_id,
-                self.fingerprint,
-                lambda source: {"cohort": randomness.scalar_below(self.num_cohorts, source)},
-            )
-            stored = kept.fields.get("cohort")
-            if type(stored) is not int:
-                raise client_state.StateError(f"client state for RAPPOR: field 'cohort' must be an int; got {stored!r}")
-            return RapporClient(self, kept.secret, stored)
-        return RapporClient(self, secret, cohort)
+        return RapporClient(self, state, secret=secret, cohort=cohort)
 
     # --------------------------------------------------------------- reports
     def _validate(self, reports: Any) -> NDArray[np.void]:
@@ -524,30 +512,39 @@ class RAPPOR(FrequencyOracle):
         )
 
 
-class RapporClient:
+class RapporClient(PermanentClient):
     """One device: a fixed cohort and a permanent (memoized) response per value.
 
-    The PRR of a value is derived from ``HMAC-SHA256(secret, type NUL value)``
+    A :class:`~deniable.mechanisms.permanent.PermanentClient`, as every
+    memoizing mechanism's device: the PRR of a value is derived from
+    ``HMAC-SHA256(secret, type NUL value)``
     (:meth:`deniable.client_state.ClientState.source`), so it is the same on
     every report without being stored; only the IRR is drawn fresh (from the
-    OS CSPRNG). Keep ``secret`` on the device (``RAPPOR.client(state=...)``
-    keeps it in a file).
+    OS CSPRNG). A kept state (``RAPPOR.client(state=...)``) also keeps the
+    cohort, drawn once from the state's own stream; without a state the
+    cohort is ``cohort`` or drawn from the OS CSPRNG.
     """
 
-    def __init__(self, mechanism: RAPPOR, secret: bytes | None = None, cohort: int | None = None):
-        self.mechanism = mechanism
-        if secret is None:
-            secret = randomness.SECURE.random_bytes(client_state.SECRET_BYTES)
-        if cohort is None:
-            cohort = randomness.scalar_below(mechanism.num_cohorts, randomness.SECURE)
+    def __init__(
+        self, mechanism: RAPPOR, state: StateLike | None = None, *, secret: bytes | None = None,
+        cohort: int | None = None,
+    ) -> None:
+        if state is not None:
+            if secret is not None or cohort is not None:
+                raise TypeError("pass either state or secret/cohort to RAPPOR.client, not both")
+            super().__init__(mechanism, state, fields=lambda source: {
+                "cohort": randomness.scalar_below(mechanism.num_cohorts, source)})
+            cohort = self.fields.get("cohort")
+            if type(cohort) is not int:
+                raise client_state.StateError(f"client state for RAPPOR: field 'cohort' must be an int; got {cohort!r}")
+        else:
+            super().__init__(mechanism, secret=secret)
+            if cohort is None:
+                cohort = randomness.scalar_below(mechanism.num_cohorts, randomness.SECURE)
         if isinstance(cohort, bool) or not isinstance(cohort, int) or not 0 <= cohort < mechanism.num_cohorts:
             raise ValueError(f"cohort must be an int in 0..{mechanism.num_cohorts - 1}; got {cohort!r}")
         self.cohort = cohort
-        self._state = client_state.ClientState(mechanism.wire_id, mechanism.fingerprint, secret)
-
-    @property
-    def secret(self) -> bytes:
-        return self._state.secret
+        self.mechanism: RAPPOR = mechanism
 
     def permanent(self, value: Any) -> int:
         """The memoized permanent response (PRR) of ``value``: the Bloom bits the IRR randomizes."""
@@ -557,7 +554,7 @@ class RapporClient:
     def _permanent(self, position: int) -> NDArray[np.uint64]:
         """``(1, words)``: the PRR of the category at ``position``."""
         value = self.mechanism.domain[position]
-        stream = self._state.source(type(value).__name__, str(value))
+        stream = self._stream(type(value).__name__, str(value))
         bloom = self.mechanism._bloom3[self.cohort, position : position + 1]
         return self.mechanism._prr(bloom, stream)
 
