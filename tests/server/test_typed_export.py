@@ -10,7 +10,6 @@ server on loopback, real SQLite.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 

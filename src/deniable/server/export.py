@@ -79,7 +79,7 @@ def column_type(question: AnyQuestion) -> str:
     if kind == "bit":  # 1BitMean: the bit as the number 0.0 or 1.0, as on the wire
         return "float"
     if kind == "category" and isinstance(question, Question):
-        return _values_type(mechanism.domain)
+        return _values_type(question.mechanism.domain)
     return "json"
 
 

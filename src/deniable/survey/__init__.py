@@ -12,6 +12,7 @@ extra (pandas, statsmodels, patsy) and are imported on first use, so
 
 from typing import TYPE_CHECKING, Any
 
+from deniable.survey.custom import Custom
 from deniable.survey.designs import (
     MODELS,
     CheatingDetection,
@@ -28,7 +29,6 @@ from deniable.survey.designs import (
     Warner,
     design,
 )
-from deniable.survey.custom import Custom
 from deniable.survey.groups import GroupedPrevalence, prevalence_by
 from deniable.survey.power import prevalence_power, prevalence_sample_size, simulated_power, standard_error
 from deniable.survey.prevalence import (

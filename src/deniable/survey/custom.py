@@ -133,7 +133,8 @@ class Custom(FittedDesign):
     def _randomize(
         self, states: NDArray[Any], groups: NDArray[np.int64], source: randomness.Source, unrelated: Any
     ) -> NDArray[Any]:
-        """Each state's row sampled exactly: a uniform integer below its denominator against its cumulative numerators."""
+        """Each state's row sampled exactly: a uniform integer below its denominator, against its
+        cumulative numerators."""
         index = states.astype(np.int64)
         out = np.empty(index.size, dtype=np.int64)
         for j, (numerators, denominator) in enumerate(self._sampling):
@@ -152,7 +153,9 @@ class Custom(FittedDesign):
         if not isinstance(matrix, list) or not all(
             isinstance(row, list) and all(isinstance(v, str) for v in row) for row in matrix
         ):
-            raise ValueError(f"config field 'params.matrix' must be rows of exact fractions as text; got {matrix!r:.60}")
+            raise ValueError(
+                f"config field 'params.matrix' must be rows of exact fractions as text; got {matrix!r:.60}"
+            )
         return cls(matrix)
 
     def __repr__(self) -> str:

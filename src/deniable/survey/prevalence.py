@@ -233,11 +233,11 @@ def moment_estimate(
     ``ddof=1`` is RRreg's convention; ``ddof=0`` with expected counts gives the large-sample variance.
     """
     if design.model == "Custom":  # any matrix: the pseudo-inverse of its transpose
-        return design.moments(counts, ddof)  # type: ignore[attr-defined, no-any-return]
+        return design.moments(counts, ddof)  # type: ignore[attr-defined]
     n_g = counts.sum(axis=1).astype(float)
     if design.m > 2:
         lam = counts[0] / n_g[0]
-        scale = float(design.truthful)
+        scale = float(design.truthful)  # type: ignore[attr-defined]  # forced response with m categories
         p = np.array([float(v) for v in design.p])
         pi = (lam - p) / scale
         cov = (np.diag(lam) - np.outer(lam, lam)) / ((n_g[0] - ddof) * scale**2)
