@@ -103,7 +103,7 @@ def test_a_bad_matrix_is_refused_naming_what_is_wrong(matrix: object, message: s
 
 
 def test_truth_outside_the_states_is_refused() -> None:
-    with pytest.raises(ValueError, match="states 0..2"):
+    with pytest.raises(ValueError, match="categories 0..2 for Custom"):
         Custom(THREE).privatize_many([0, 3])
     with pytest.raises(ValueError, match="truth must be booleans"):
         Custom([["3/4", "1/4"], ["1/4", "3/4"]]).privatize_many(["no"])

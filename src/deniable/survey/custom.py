@@ -121,15 +121,6 @@ class Custom(FittedDesign):
             raise ValueError(f"Custom with {self.m} states and {len(self.rows[0])} answers is not a yes/no channel")
         return BinaryRR._from_channel(self.rows[1][1], self.rows[0][1])
 
-    def _truth(self, truth: Any) -> NDArray[Any]:
-        if self.m == 2:
-            return super()._truth(truth)
-        arr = np.asarray(truth)
-        ok = arr.ndim == 1 and (arr.size == 0 or arr.dtype.kind in "iu" and bool(np.all((arr >= 0) & (arr < self.m))))
-        if not ok:
-            raise ValueError(f"truth must be 1-D states 0..{self.m - 1} for Custom with {self.m} states")
-        return arr.astype(np.int64)
-
     def _randomize(
         self, states: NDArray[Any], groups: NDArray[np.int64], source: randomness.Source, unrelated: Any
     ) -> NDArray[Any]:

@@ -223,8 +223,18 @@ class Design(Mechanism):
         return [v["answer"] for v in truth], [v["unrelated"] for v in truth]
 
     # ------------------------------------------------------------- checks
-    def _truth(self, truth: Any) -> NDArray[np.bool_]:
+    def _truth(self, truth: Any) -> NDArray[Any]:
+        """True states, checked: booleans (or 0/1), or the categories ``0..m-1`` of a design with more."""
         arr = np.asarray(truth)
+        if self.m > 2:
+            ok = arr.ndim == 1 and (
+                arr.size == 0 or arr.dtype.kind in "iu" and bool(np.all((arr >= 0) & (arr < self.m)))
+            )
+            if not ok:
+                raise ValueError(
+                    f"truth must be 1-D categories 0..{self.m - 1} for {self.model} with {self.m} categories"
+                )
+            return arr.astype(np.int64)
         if arr.ndim != 1:
             raise ValueError(f"truth must be a 1-D array of booleans for {self.model}; got shape {arr.shape}")
         if arr.dtype == np.bool_:

@@ -308,15 +308,6 @@ class ForcedResponse(FittedDesign):
             return math.inf
         return privacy.ln_up(1 + self.truthful / min(self.p))
 
-    def _truth(self, truth: Any) -> NDArray[Any]:
-        if self.m == 2:
-            return super()._truth(truth)
-        arr = np.asarray(truth)
-        ok = arr.ndim == 1 and (arr.size == 0 or arr.dtype.kind in "iu" and bool(np.all((arr >= 0) & (arr < self.m))))
-        if not ok:
-            raise ValueError(f"truth must be 1-D categories 0..{self.m - 1} for FR with {self.m} categories")
-        return arr.astype(np.int64)
-
     def _randomize(
         self, states: NDArray[Any], groups: NDArray[np.int64], source: randomness.Source, unrelated: Any
     ) -> NDArray[Any]:
