@@ -24,7 +24,9 @@ class Randomizer:
 
     @property
     def id(self) -> str:
-        """The wire id, and a survey design's model."""
+        """The wire id, and a survey design's model or a discovery's method."""
+        if self.wire_id == "heavy-hitters":
+            return f"heavy-hitters-{self.build().method}"
         if self.wire_id != "rr-design":
             return self.wire_id
         params = self.build().to_config()["params"]
@@ -59,4 +61,14 @@ RANDOMIZERS: list[Randomizer] = [
     Randomizer("rr-design", lambda: dn.survey.design("CDM", [0.3, 0.6]), True),
     Randomizer("rr-design", lambda: dn.survey.design("UQTunknown", [0.3, 0.7]), {"answer": True, "unrelated": False}),
     Randomizer("rr-design", lambda: dn.survey.Custom([["1/2", "3/10", "1/5"], ["1/10", "3/10", "3/5"]]), True),
+    Randomizer(
+        "heavy-hitters", lambda: dn.HeavyHitters(epsilon=4.0, max_length=4, top_k=4, rows=16, width=64), "ab"
+    ),
+    Randomizer(
+        "heavy-hitters",
+        lambda: dn.HeavyHitters(epsilon=4.0, method="sfp", max_length=2, top_k=4, rows=16, width=64),
+        "ab",
+    ),
+    Randomizer("joint", lambda: dn.Joint(["yes", "no"], ["A", "B", "C"], epsilon=2.0), ("yes", "B")),
+    Randomizer("joint", lambda: dn.Joint([0, 1, 2], [True, False], epsilon=1.0, mechanism="oue"), (2, False)),
 ]

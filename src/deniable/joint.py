@@ -59,11 +59,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import intervals, randomness
+from deniable import intervals, randomness, wire
 from deniable.aggregates import SupportCounts
-from deniable.estimate import Estimate
+from deniable.estimate import Estimate, check_target
 from deniable.mechanisms import GRR, OUE, SUE, FrequencyOracle
+from deniable.mechanisms.contract import Mechanism
 from deniable.mechanisms.domain import Domain
+from deniable.mechanisms.registry import register
 from deniable.privacy import check_epsilon
 from deniable.results import ConfidenceInterval, Result, ResultTable, check_level
 
@@ -71,6 +73,20 @@ __all__ = ["Joint", "JointEstimate", "MarginalEstimate", "IndependenceTest", "JO
 
 JOINT_MECHANISMS: dict[str, Callable[..., FrequencyOracle]] = {"grr": GRR, "oue": OUE, "sue": SUE}
 """The oracles whose cell covariance has a closed form (module docstring)."""
+_PAIRS: Any = object()  # privatize's ``second`` when ``first`` holds the pairs
+
+
+def _split_pairs(pairs: Any) -> tuple[list[Any], list[Any]]:
+    """The first and second answers of a sequence of pairs ``(a, b)``; ValueError naming one that is not a pair."""
+    if isinstance(pairs, np.ndarray) and pairs.ndim == 2 and pairs.shape[1] == 2:
+        return pairs[:, 0].tolist(), pairs[:, 1].tolist()
+    if isinstance(pairs, (str, bytes)):
+        raise ValueError(f"pairs must be a sequence of pairs (first, second); got {pairs!r:.60}")
+    items = list(pairs)
+    for i, pair in enumerate(items):
+        if not isinstance(pair, (tuple, list, np.ndarray)) or len(pair) != 2:
+            raise ValueError(f"pairs[{i}] must be a pair (first, second); got {pair!r:.60}")
+    return [p[0] for p in items], [p[1] for p in items]
 
 
 @dataclass(frozen=True)
@@ -194,14 +210,31 @@ class JointEstimate(Result):
         return IndependenceTest(statistic, df, float(stats.chi2.sf(statistic, df)))
 
 
-class Joint:
+@register(kind="joint", decode_cost="O(n) support counts of k1 k2 cells")
+class Joint(Mechanism):
     """Two categorical questions randomized as one pair by an oracle on their product domain.
 
     ``Joint(first, second, epsilon=..., mechanism="auto")``: ``first`` and
     ``second`` are the two questions' categories; ``mechanism`` one of
     ``"auto"``, ``"grr"``, ``"oue"``, ``"sue"``. The pair's privacy loss is the
     oracle's ``epsilon`` (:attr:`epsilon`).
+
+    A :class:`~deniable.mechanisms.contract.Mechanism` with the wire id
+    ``"joint"``: its configuration's ``domain`` is the two questions'
+    categories and its ``params`` the oracle's own configuration (on the cells
+    ``0..k1 k2 - 1``), so ``dn.from_config(j.to_config()) == j``::
+
+        {"format": "deniable.mechanism", "version": 1, "mechanism": "joint",
+         "domain": [["yes", "no"], ["A", "B", "C"]], "epsilon": 3.0,
+         "params": {"oracle": {"mechanism": "grr", "domain": 6, ...}}}
+
+    A true value is a pair ``(a, b)``; reports, their JSON and the aggregate
+    (:class:`~deniable.aggregates.SupportCounts` of the cells) are the
+    oracle's, and the estimate is a :class:`JointEstimate`.
     """
+
+    wire_id = "joint"
+    stat_type = SupportCounts
 
     def __init__(
         self, first: Sequence[Any], second: Sequence[Any], *, epsilon: float, mechanism: str = "auto"
@@ -227,34 +260,106 @@ class Joint:
         return tuple(self._second.values)
 
     @property
+    def domain(self) -> tuple[tuple[Any, Any], ...]:
+        """The true values a device takes: the pairs ``(a, b)``, row-major (cell ``a * k2 + b``)."""
+        return tuple((a, b) for a in self.first for b in self.second)
+
+    @property
     def epsilon(self) -> float:
         return float(self.mechanism.epsilon)
+
+    @property
+    def report_bits(self) -> int:
+        return int(self.mechanism.report_bits)
+
+    @property
+    def report_kind(self) -> str:  # type: ignore[override]
+        """The oracle's reports (a cell for GRR, packed bits for unary encoding)."""
+        return self.mechanism.report_kind
 
     def cell(self, first: Any, second: Any) -> int:
         """The product-domain category of one pair: ``a * k2 + b``."""
         return self._first.encode_one(first) * self._second.k + self._second.encode_one(second)
 
-    def privatize_many(self, first: Any, second: Any, rng: randomness.RNGLike = None) -> Any:
-        """Randomize many pairs ``(first[i], second[i])``; secure randomness unless ``rng`` is given."""
+    # ------------------------------------------------------------ privatize
+    def privatize_many(  # type: ignore[override]
+        self, first: Any, second: Any = _PAIRS, rng: randomness.RNGLike = None
+    ) -> Any:
+        """Randomize many pairs ``(first[i], second[i])``, or ``first`` as a sequence of pairs ``(a, b)``;
+        secure randomness unless ``rng`` is given."""
+        if second is _PAIRS:
+            first, second = _split_pairs(first)
         a, b = self._first.encode(first), self._second.encode(second)
         if a.shape != b.shape:
             raise ValueError(f"first and second need the same length; got {a.size} and {b.size}")
         return self.mechanism.privatize_many(a * self._second.k + b, rng=rng)
 
-    def privatize(self, first: Any, second: Any, rng: randomness.RNGLike = None) -> Any:
-        """Randomize one respondent's pair of answers."""
+    def privatize(  # type: ignore[override]
+        self, first: Any, second: Any = _PAIRS, rng: randomness.RNGLike = None
+    ) -> Any:
+        """Randomize one respondent's pair of answers (``first, second``, or ``first`` a pair ``(a, b)``)."""
+        if second is _PAIRS:
+            (first,), (second,) = _split_pairs([first])
         return self.mechanism.privatize(self.cell(first, second), rng=rng)
 
-    def aggregate(self, reports: Any) -> SupportCounts:
-        """The oracle's mergeable support counts of the product domain."""
-        stat: SupportCounts = self.mechanism.aggregate(reports)
-        return stat
+    # ----------------------------------------------------------------- wire
+    def _domain_json(self) -> Any:
+        return [self._first.to_json(), self._second.to_json()]
 
-    def estimate(self, reports: Any) -> JointEstimate:
-        return self.estimate_from(self.aggregate(reports))
+    def _domain_key(self) -> Any:
+        return (self._first, self._second)
 
-    def estimate_from(self, stat: SupportCounts) -> JointEstimate:
-        """The joint estimate (population target) with its covariance (module docstring)."""
+    def _params(self) -> dict[str, Any]:
+        return {"oracle": self.mechanism.to_config()}
+
+    @classmethod
+    def _from_params(cls, domain: Any, params: dict[str, Any]) -> Joint:
+        if not isinstance(domain, list) or len(domain) != 2:
+            raise ValueError(f"config field 'domain' must be the two questions' categories for joint; got {domain!r:.60}")
+        self = cls.__new__(cls)
+        self._first, self._second = Domain(domain[0], "Joint"), Domain(domain[1], "Joint")
+        oracle = wire.from_config(params["oracle"])
+        cells = self._first.k * self._second.k
+        if type(oracle) not in JOINT_MECHANISMS.values() or not (oracle.domain_obj.is_range and oracle.k == cells):
+            raise ValueError(
+                f"config field 'params.oracle' must configure one of {list(JOINT_MECHANISMS)} on the {cells} cells "
+                f"0..{cells - 1}; got {oracle!r:.60}"
+            )
+        self.mechanism = oracle
+        return self
+
+    # -------------------------------------------------------------- reports
+    def _validate(self, reports: Any) -> NDArray[Any]:
+        return self.mechanism._validate(reports)
+
+    def _public(self, checked: NDArray[Any]) -> NDArray[Any]:
+        return self.mechanism._public(checked)
+
+    def _reports_from_json(self, items: list[Any]) -> NDArray[Any]:
+        return self.mechanism._reports_from_json(items)
+
+    def _report_to_json(self, report: Any) -> Any:
+        return self.mechanism._report_to_json(report)
+
+    def _checked_to_json(self, checked: NDArray[Any]) -> list[Any]:
+        return self.mechanism._checked_to_json(checked)
+
+    # ------------------------------------------------------------ aggregate
+    def _aggregate_checked(self, checked: NDArray[Any]) -> SupportCounts:
+        """The oracle's mergeable support counts of the product domain, stamped with this configuration."""
+        stat: SupportCounts = self.mechanism._aggregate_checked(checked)
+        return SupportCounts(self.fingerprint, stat.counts, stat.n)
+
+    def estimate_from(self, stat: SupportCounts, target: Any = "population") -> JointEstimate:
+        """The joint estimate (population target) with its covariance (module docstring).
+
+        ``stat`` is this configuration's aggregate, or one made by its oracle
+        (``j.mechanism.aggregate``; aggregates made before Joint was a mechanism).
+        """
+        if check_target(target) != "population":
+            raise ValueError("a joint estimate is for target 'population' only; got 'respondents'")
+        if isinstance(stat, SupportCounts) and stat.fingerprint == self.fingerprint:
+            stat = SupportCounts(self.mechanism.fingerprint, stat.counts, stat.n)
         cells: Estimate = self.mechanism.estimate_from(stat, target="population")
         n = cells.n
         if n == 0:

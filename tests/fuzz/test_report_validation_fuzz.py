@@ -44,6 +44,8 @@ MECHANISMS: dict[str, Any] = {
     "dbitflip": dn.DBitFlip(6, d=2, epsilon=1.0),
     "one-bit-mean": dn.OneBitMean(0, 10, epsilon=1.0),
     "rr-design": dn.survey.design("CDM", [0.3, 0.6]),
+    "heavy-hitters": dn.HeavyHitters(epsilon=4.0, method="sfp", max_length=3, top_k=4, rows=4, width=8),
+    "joint": dn.Joint(["a", "b"], [1, 2, 3], epsilon=1.0, mechanism="oue"),
 }
 NAMES = sorted(MECHANISMS)
 
@@ -66,6 +68,8 @@ def _valid(name: str, n: int) -> list[Any]:
     gen = np.random.default_rng(n)
     if registry.entry(name).kind == "numeric":
         values = gen.uniform(m.low, m.high, n).tolist()
+    elif registry.entry(name).kind == "discovery":
+        values = [["", "a", "bc", "xyz"][i] for i in gen.integers(0, 4, n)]
     else:
         domain = list(getattr(m, "categories", None) or m.domain)
         values = [domain[i] for i in gen.integers(0, len(domain), n)]

@@ -31,15 +31,28 @@ where halving it barely raises the variance, SFP's fixed 65,536 tests win
 default is SFP. Otherwise SFP is there to run Apple's protocol, or to
 compare.
 
-**Wire form.** :meth:`HeavyHitters.to_config` is versioned JSON like a
-mechanism's (``format`` ``"deniable.discovery"``, version 1): the method,
-kind, ``max_length``, ``top_k``, the realised epsilon and the sketch's own
-configuration, and ``alphabet`` only when one is set (so a configuration
-without one is what it was before alphabets existed);
-:meth:`HeavyHitters.from_config` rebuilds it exactly and
-rejects what it does not understand. A report is a JSON object
+**Wire form.** :class:`HeavyHitters` is a
+:class:`~deniable.mechanisms.contract.Mechanism` with the wire id
+``"heavy-hitters"``: :meth:`~HeavyHitters.to_config` is a mechanism
+configuration whose ``domain`` is the values a device takes (``kind``,
+``max_length``, and ``alphabet`` only when one is set) and whose ``params``
+are the method, ``top_k`` and the sketch's own configuration::
+
+    {"format": "deniable.mechanism", "version": 1, "mechanism": "heavy-hitters",
+     "domain": {"kind": "text", "max_length": 8}, "epsilon": 4.0,
+     "params": {"method": "pem", "top_k": 32, "sketch": {...}}}
+
+so ``dn.from_config(hh.to_config()) == hh``. :meth:`HeavyHitters.from_config`
+reads it, and the configurations written before (``format``
+``"deniable.discovery"``, version 1: the method, kind, ``max_length``,
+``top_k``, the realised epsilon, the sketch's configuration and
+``alphabet`` when set, at the top level), rebuilding either exactly and
+rejecting what it does not understand. A report is a JSON object
 ``{"level": i, "sketch": {...}}`` (SFP adds ``"word": {...}``), the
-sketches' reports in their own JSON form.
+sketches' reports in their own JSON form; the aggregate is
+:class:`~deniable.heavy.HeavyStat` and the estimate
+(:meth:`~HeavyHitters.estimate_from`) what :meth:`~HeavyHitters.identify`
+finds, a :class:`~deniable.heavy.Discovery`.
 """
 
 from __future__ import annotations
@@ -57,13 +70,18 @@ from deniable.heavy.items import Items
 from deniable.heavy.protocols import PROTOCOLS, Protocol
 from deniable.heavy.results import Discovery, HeavyStat
 from deniable.intervals import z_for
+from deniable.estimate import check_target
+from deniable.mechanisms.contract import Mechanism
+from deniable.mechanisms.registry import register
 from deniable.mechanisms.sketch import CountMeanSketch, HadamardCountMeanSketch, Sketch
 
 __all__ = ["HeavyHitters", "default_width", "WIDTHS"]
 
 ORACLES: dict[str, Any] = {"hcms": HadamardCountMeanSketch, "cms": CountMeanSketch}
 CONFIG_FORMAT, CONFIG_VERSION = "deniable.discovery", 1
+"""The ``format`` and ``version`` of discovery configurations written before discovery was a mechanism."""
 _CONFIG_FIELDS = {"format", "version", "method", "kind", "max_length", "top_k", "epsilon", "sketch"}
+_DOMAIN_FIELDS = {"kind", "max_length"}
 _OPTIONAL_FIELDS = {"alphabet"}
 WIDTHS = (64, 128, 256, 512, 1024)
 """The sketch widths ``width=None`` chooses from (:func:`default_width`)."""
@@ -107,7 +125,8 @@ def default_width(oracle: str, epsilon: float) -> int:
     return next(w for w in WIDTHS if _per_report_variance(oracle, epsilon, w) <= 1.1 * widest)
 
 
-class HeavyHitters:
+@register(kind="discovery", decode_cost="O(levels x top_k x options) sketch estimates")
+class HeavyHitters(Mechanism):
     """Find the frequent strings (or integers) among devices that each send one randomized report.
 
     ``epsilon``: each device's privacy loss. ``method``: ``"pem"``, ``"sfp"``
@@ -121,6 +140,10 @@ class HeavyHitters:
     value consists of; PEM then extends a prefix by those bytes (and the end
     marker) only.
     """
+
+    wire_id = "heavy-hitters"
+    report_kind = "structured"
+    stat_type = HeavyStat
 
     def __init__(
         self, *, epsilon: float, method: str | None = None, kind: str = "text", max_length: int = 8,
@@ -155,27 +178,69 @@ class HeavyHitters:
         self.protocol: Protocol = PROTOCOLS[method](self.items_of, sketch, self.top_k)
         self.levels = self.protocol.levels
         self.dtype = self.protocol.dtype
-        self.fingerprint = f"{sketch.fingerprint}:{method}:{self.kind}:{self.max_length}:{self.top_k}"
+        self._fingerprint = f"{sketch.fingerprint}:{method}:{self.kind}:{self.max_length}:{self.top_k}"
         if self.alphabet is not None:
-            self.fingerprint += f":alphabet={self.alphabet.encode('ascii').hex()}"
+            self._fingerprint += f":alphabet={self.alphabet.encode('ascii').hex()}"
 
     # ------------------------------------------------------------ wire form
-    def to_config(self) -> dict[str, Any]:
-        """Versioned JSON-ready configuration (what a device needs; see the module docstring)."""
-        return {
-            "format": CONFIG_FORMAT, "version": CONFIG_VERSION, "method": self.method, "kind": self.kind,
-            "max_length": self.max_length, "top_k": self.top_k, "epsilon": self.epsilon,
-            "sketch": self.oracle.to_config(), **({} if self.alphabet is None else {"alphabet": self.alphabet}),
-        }
+    @property
+    def fingerprint(self) -> str:
+        """Names the configuration in its aggregates: the sketch's fingerprint, method, kind, length, ``top_k``
+        (and alphabet), as it always has (aggregates stored before discovery was a mechanism stay readable)."""
+        return self._fingerprint
+
+    def _domain_json(self) -> dict[str, Any]:
+        """The values a device takes: ``{"kind", "max_length"}``, and ``"alphabet"`` only when one is set."""
+        return {"kind": self.kind, "max_length": self.max_length,
+                **({} if self.alphabet is None else {"alphabet": self.alphabet})}
+
+    def _params(self) -> dict[str, Any]:
+        return {"method": self.method, "top_k": self.top_k, "sketch": self.oracle.to_config()}
+
+    @classmethod
+    def _from_params(cls, domain: Any, params: dict[str, Any]) -> HeavyHitters:
+        if not isinstance(domain, dict) or not _DOMAIN_FIELDS <= set(domain) <= _DOMAIN_FIELDS | _OPTIONAL_FIELDS:
+            raise ConfigError(f"config field 'domain' must be an object with fields {sorted(_DOMAIN_FIELDS)} "
+                              f"(optionally {sorted(_OPTIONAL_FIELDS)}) for heavy-hitters; got {domain!r:.60}")
+        return cls._built(params["method"], domain, params["top_k"], params["sketch"])
+
+    @classmethod
+    def _built(cls, method: Any, values: dict[str, Any], top_k: Any, sketch_config: Any) -> HeavyHitters:
+        """The discovery of a configuration's parts (either format); ConfigError naming the field."""
+        if method not in PROTOCOLS:
+            raise ConfigError(f"config field 'method' must be one of {list(PROTOCOLS)}; got {method!r}")
+        sketch = wire.from_config(sketch_config)
+        if not isinstance(sketch, Sketch):
+            raise ConfigError(f"config field 'sketch' must configure one of {list(ORACLES)}; got {sketch.name}")
+        self = cls.__new__(cls)
+        try:
+            self.items_of = Items(values["kind"], values["max_length"], values.get("alphabet"))
+            _check_top_k(top_k)
+            _check_alphabet_method(values.get("alphabet"), method)
+            if "alphabet" in values and values["alphabet"] is None:
+                raise ValueError("alphabet must be a non-empty string of distinct ASCII characters (or absent); "
+                                 "got None")
+        except ValueError as exc:
+            raise ConfigError(f"discovery config: {exc}") from None
+        self.kind, self.max_length, self.top_k = values["kind"], values["max_length"], top_k
+        self.alphabet = values.get("alphabet")
+        self._setup(method, sketch)
+        return self
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | str) -> HeavyHitters:
-        """Rebuild from :meth:`to_config` (a dict or its JSON); ConfigError naming the field otherwise."""
+        """Rebuild from :meth:`to_config` or an older ``"deniable.discovery"`` configuration (a dict or its
+        JSON); ConfigError naming the field otherwise."""
         if isinstance(config, str):
             try:
                 config = json.loads(config)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"discovery config is not valid JSON: {exc}") from None
+        if isinstance(config, dict) and config.get("format") == wire.CONFIG_FORMAT:
+            built = wire.from_config(config)
+            if not isinstance(built, cls):
+                raise ConfigError(f"config field 'mechanism' must be {cls.wire_id!r}; got {config.get('mechanism')!r}")
+            return built
         if not isinstance(config, dict) or not _CONFIG_FIELDS <= set(config) <= _CONFIG_FIELDS | _OPTIONAL_FIELDS:
             got = sorted(config) if isinstance(config, dict) else type(config).__name__
             raise ConfigError(f"discovery config must be an object with fields {sorted(_CONFIG_FIELDS)} "
@@ -185,45 +250,15 @@ class HeavyHitters:
                 f"config fields 'format'/'version' must be {CONFIG_FORMAT!r}/{CONFIG_VERSION}; "
                 f"got {config['format']!r}/{config['version']!r}"
             )
-        if config["method"] not in PROTOCOLS:
-            raise ConfigError(f"config field 'method' must be one of {list(PROTOCOLS)}; got {config['method']!r}")
-        sketch = wire.from_config(config["sketch"])
-        if not isinstance(sketch, Sketch):
-            raise ConfigError(f"config field 'sketch' must configure one of {list(ORACLES)}; got {sketch.name}")
-        self = cls.__new__(cls)
-        try:
-            self.items_of = Items(config["kind"], config["max_length"], config.get("alphabet"))
-            _check_top_k(config["top_k"])
-            _check_alphabet_method(config.get("alphabet"), config["method"])
-            if "alphabet" in config and config["alphabet"] is None:
-                raise ValueError("alphabet must be a non-empty string of distinct ASCII characters (or absent); "
-                                 "got None")
-        except ValueError as exc:
-            raise ConfigError(f"discovery config: {exc}") from None
-        self.kind, self.max_length, self.top_k = config["kind"], config["max_length"], config["top_k"]
-        self.alphabet = config.get("alphabet")
-        self._setup(config["method"], sketch)
+        self = cls._built(config["method"], config, config["top_k"], config["sketch"])
         claimed = config["epsilon"]
         if not isinstance(claimed, (int, float)) or not math.isclose(claimed, self.epsilon, rel_tol=1e-12):
             raise ConfigError(f"config field 'epsilon' says {claimed!r} but the parameters give {self.epsilon!r}")
         return self
 
-    def reports_to_json(self, reports: Any) -> list[dict[str, Any]]:
-        """Reports as JSON objects ``{"level", "sketch"[, "word"]}``."""
-        arr = self._checked(reports)
-        parts = {"sketch": ""} if self.method == "pem" else {"sketch": "", "word": "word_"}
-        as_json = {
-            name: self.oracle.reports_to_json(self.protocol.sketch_part(arr, prefix)) for name, prefix in parts.items()
-        }
-        return [
-            {"level": int(level), **{name: as_json[name][i] for name in parts}}
-            for i, level in enumerate(arr["level"].tolist())
-        ]
-
-    def reports_from_json(self, items: Any) -> NDArray[Any]:
-        """Structured reports from their JSON form; ReportError with the first bad report's ``index``."""
-        if not isinstance(items, (list, tuple)):
-            raise ReportError(f"reports must be a JSON array; got {type(items).__name__}")
+    # -------------------------------------------------------------- reports
+    def _reports_from_json(self, items: list[Any]) -> NDArray[Any]:
+        """Structured reports from JSON objects ``{"level", "sketch"[, "word"]}``; ReportError names the first bad."""
         parts = ("level", "sketch", "word") if self.method == "sfp" else ("level", "sketch")
         for i, item in enumerate(items):
             if not isinstance(item, dict) or set(item) != set(parts):
@@ -241,6 +276,25 @@ class HeavyHitters:
                 out[prefix + f] = sketch[f]
         return out
 
+    def _report_error(self, items: list[Any], exc: Exception) -> ReportError:
+        """A ReportError from :meth:`_reports_from_json` already names the report (and its sketch's reason)."""
+        return exc if isinstance(exc, ReportError) else super()._report_error(items, exc)
+
+    def _checked_to_json(self, checked: NDArray[Any]) -> list[dict[str, Any]]:
+        """Reports as JSON objects ``{"level", "sketch"[, "word"]}``."""
+        parts = {"sketch": ""} if self.method == "pem" else {"sketch": "", "word": "word_"}
+        as_json = {
+            name: self.oracle.reports_to_json(self.protocol.sketch_part(checked, prefix))
+            for name, prefix in parts.items()
+        }
+        return [
+            {"level": int(level), **{name: as_json[name][i] for name in parts}}
+            for i, level in enumerate(checked["level"].tolist())
+        ]
+
+    def _report_to_json(self, report: Any) -> dict[str, Any]:
+        return self._checked_to_json(self._validate(np.asarray([report])))[0]
+
     def __repr__(self) -> str:
         return (f"HeavyHitters(method={self.method!r}, kind={self.kind!r}, max_length={self.max_length}, "
                 f"top_k={self.top_k}, oracle={self.oracle!r}, epsilon={self.epsilon:.6g}"
@@ -255,12 +309,21 @@ class HeavyHitters:
         """The distinct values' items and each value's position among them."""
         return self.items_of.encode(values)
 
+    @property
+    def report_bits(self) -> int:
+        """Bits of a report: its level, and the sketch report (SFP: two of them)."""
+        return math.ceil(math.log2(self.levels)) + self.oracle.report_bits * self.protocol.budget_share
+
+    def privatize(self, value: Any, rng: randomness.RNGLike = None) -> Any:
+        """One device's report (a structured scalar); ``rng=None`` uses the OS CSPRNG."""
+        return self.privatize_many([value], rng=rng)[0]
+
     def privatize_many(self, values: Any, rng: randomness.RNGLike = None) -> NDArray[Any]:
         """One structured report per value; ``rng=None`` uses the OS CSPRNG (a seed is for simulation only)."""
         items, inverse = self.items(values)
         return self.protocol.privatize(items, inverse, randomness.resolve(rng))
 
-    def _checked(self, reports: Any) -> NDArray[Any]:
+    def _validate(self, reports: Any) -> NDArray[Any]:
         arr = np.asarray(reports)
         if arr.dtype.names is None or set(arr.dtype.names) != set(self.dtype.names or ()):
             raise ValueError(
@@ -272,9 +335,10 @@ class HeavyHitters:
             raise ValueError(f"report {bad}: level must be in 1..{self.levels}; got {int(level[bad])}")
         return arr
 
-    def aggregate(self, reports: Any) -> HeavyStat:
-        """The mergeable aggregate (with ``+``) of structured reports from :meth:`privatize_many`."""
-        return self.protocol.aggregate(self._checked(reports), self.fingerprint)
+    # ------------------------------------------------------------ aggregate
+    def _aggregate_checked(self, checked: NDArray[Any]) -> HeavyStat:
+        """The mergeable aggregate (with ``+``): one sketch per level (and SFP's word sketch)."""
+        return self.protocol.aggregate(checked, self.fingerprint)
 
     def aggregate_from_json(self, data: Any) -> HeavyStat:
         """An aggregate of this configuration from its ``to_json`` form (AggregateError otherwise)."""
@@ -323,3 +387,10 @@ class HeavyHitters:
             tuple(v for v, _ in decoded), np.array([c for _, c in decoded], dtype=bool), f[idx] * n, se[idx] * n,
             (f[idx] - z * se[idx]) * n, (f[idx] + z * se[idx]) * n, n, level,
         )
+
+    def estimate_from(self, stat: HeavyStat, target: Any = "population") -> Discovery:
+        """What :meth:`identify` finds with its defaults (the contract's estimate; ``target``: the population
+        of devices, the only one discovery estimates for)."""
+        if check_target(target) != "population":
+            raise ValueError("heavy-hitter discovery estimates for target 'population' only; got 'respondents'")
+        return self.identify(stat)

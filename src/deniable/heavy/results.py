@@ -38,6 +38,16 @@ class HeavyStat(Mergeable):
         """Devices: each sent one level report (and, for SFP, one word report)."""
         return sum(s.n for s in self.levels)
 
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, HeavyStat)
+            and other.fingerprint == self.fingerprint
+            and other.levels == self.levels
+            and other.word == self.word
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
     def _merged(self, other: HeavyStat) -> HeavyStat:
         if len(other.levels) != len(self.levels) or (other.word is None) != (self.word is None):
             raise AggregateError("cannot merge discovery aggregates with different levels")

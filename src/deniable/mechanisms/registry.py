@@ -9,8 +9,9 @@ the command line, the planner and the browser-client fixtures read this
 registry, so a new mechanism registers in one place. The registry is
 complete whenever it can be read: importing this module first runs
 ``deniable``'s ``__init__``, which imports :mod:`deniable.mechanisms` (every
-mechanism module) and :mod:`deniable.survey` (the survey designs, wire id
-``"rr-design"``).
+mechanism module), :mod:`deniable.survey` (the survey designs, wire id
+``"rr-design"``), :mod:`deniable.heavy` (heavy-hitter discovery,
+``"heavy-hitters"``) and :mod:`deniable.joint` (joint questions, ``"joint"``).
 
 >>> from deniable.mechanisms import registry
 >>> registry.entry("grr").cls.__name__
@@ -27,7 +28,7 @@ from typing import Any, Literal, TypeVar
 
 __all__ = ["Entry", "Recipe", "register", "entry", "entries", "recipe", "recipes", "entry_of"]
 
-Kind = Literal["frequency", "numeric", "sketch", "design"]
+Kind = Literal["frequency", "numeric", "sketch", "design", "discovery", "joint"]
 Builder = Callable[[Any, Mapping[str, Any]], Any]
 T = TypeVar("T", bound=type)
 
