@@ -314,8 +314,11 @@ class Joint(Mechanism):
 
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> Joint:
-        if not isinstance(domain, list) or len(domain) != 2:
-            raise ValueError(f"config field 'domain' must be the two questions' categories for joint; got {domain!r:.60}")
+        if not (isinstance(domain, list) and len(domain) == 2
+                and all(isinstance(d, (list, int)) and not isinstance(d, bool) for d in domain)):
+            raise ValueError(
+                f"config field 'domain' must be the two questions' categories for joint; got {domain!r:.60}"
+            )
         self = cls.__new__(cls)
         self._first, self._second = Domain(domain[0], "Joint"), Domain(domain[1], "Joint")
         oracle = wire.from_config(params["oracle"])

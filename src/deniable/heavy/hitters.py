@@ -66,11 +66,11 @@ from numpy.typing import NDArray
 
 from deniable import randomness, wire
 from deniable.errors import AggregateError, ConfigError, ReportError
+from deniable.estimate import check_target
 from deniable.heavy.items import Items
 from deniable.heavy.protocols import PROTOCOLS, Protocol
 from deniable.heavy.results import Discovery, HeavyStat
 from deniable.intervals import z_for
-from deniable.estimate import check_target
 from deniable.mechanisms.contract import Mechanism
 from deniable.mechanisms.registry import register
 from deniable.mechanisms.sketch import CountMeanSketch, HadamardCountMeanSketch, Sketch
