@@ -64,12 +64,3 @@ def runs_with_false_fragments(rng: np.random.Generator, runs: int, corrected: bo
         kept = {(r, b) for r, pairs in sfp.fragments(stat.levels[position - 1], position).items() for b, _ in pairs}
         bad += not kept <= true
     return bad
-
-
-def discovery_config(hh: dn.HeavyHitters) -> dict[str, Any]:
-    """``hh``'s configuration in the older ``"deniable.discovery"`` format, as stored surveys and files hold it."""
-    return {
-        "format": "deniable.discovery", "version": 1, "method": hh.method, "kind": hh.kind,
-        "max_length": hh.max_length, "top_k": hh.top_k, "epsilon": hh.epsilon, "sketch": hh.oracle.to_config(),
-        **({} if hh.alphabet is None else {"alphabet": hh.alphabet}),
-    }

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from discoveries import discovery_config
 
 import deniable as dn
 from deniable.errors import ConfigError
@@ -89,7 +88,7 @@ def test_fewer_candidates_are_tested_with_an_alphabet() -> None:
 def test_config_round_trip_and_fingerprint() -> None:
     hh = make(alphabet=LOWER)
     config = hh.to_config()
-    assert config["domain"]["alphabet"] == LOWER
+    assert config["alphabet"] == LOWER
     back = dn.HeavyHitters.from_config(json.dumps(config))
     assert back.alphabet == LOWER and back.fingerprint == hh.fingerprint and back.to_config() == config
     assert hh.fingerprint != make().fingerprint and hh.fingerprint != make(alphabet=LOWER[::-1]).fingerprint
@@ -106,12 +105,12 @@ def test_configs_without_alphabet_are_unchanged() -> None:
 
 
 def test_config_refusals_name_alphabet() -> None:
-    config = discovery_config(make(alphabet=LOWER))
+    config = make(alphabet=LOWER).to_config()
     with pytest.raises(ConfigError, match="discovery config: alphabet must hold distinct characters"):
         dn.HeavyHitters.from_config({**config, "alphabet": "aa"})
     with pytest.raises(ConfigError, match="discovery config: alphabet must be a non-empty string"):
         dn.HeavyHitters.from_config({**config, "alphabet": None})
-    sfp = discovery_config(dn.HeavyHitters(epsilon=4, method="sfp", rows=4, width=8, seed=bytes(32)))
+    sfp = dn.HeavyHitters(epsilon=4, method="sfp", rows=4, width=8, seed=bytes(32)).to_config()
     with pytest.raises(ConfigError, match="alphabet applies to method 'pem' only"):
         dn.HeavyHitters.from_config({**sfp, "alphabet": "ab"})
     with pytest.raises(ConfigError, match=r"optionally \['alphabet'\]\); got .*'letters'"):

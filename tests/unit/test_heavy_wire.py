@@ -6,13 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from discoveries import discovery_config
 
 import deniable as dn
 from deniable.errors import ConfigError
 from deniable.heavy import HeavyStat
 from deniable.mechanisms import registry
-from deniable.mechanisms.contract import CheckedReports
+from deniable.mechanisms.contract import CheckedReports, Mechanism
 
 CASES = [
     {"method": "pem"},
@@ -28,32 +27,34 @@ def make(**kw: object) -> dn.HeavyHitters:
 
 
 @pytest.mark.parametrize("kw", CASES, ids=lambda kw: "-".join(map(str, kw.values())))
-def test_from_config_of_to_config_is_the_same_discovery(kw: dict[str, object]) -> None:
+def test_both_forms_of_the_config_give_the_same_discovery(kw: dict[str, object]) -> None:
+    """``to_config`` (the discovery format devices read) and the mechanism form (wire id ``heavy-hitters``)."""
     hh = make(**kw)
-    config = json.loads(json.dumps(hh.to_config()))
-    assert (config["format"], config["version"], config["mechanism"]) == ("deniable.mechanism", 1, "heavy-hitters")
-    assert set(config["params"]) == {"method", "top_k", "sketch"}
-    assert config["domain"]["kind"] == hh.kind and config["domain"].get("alphabet") == hh.alphabet
-    for back in (dn.from_config(config), dn.HeavyHitters.from_config(config), dn.HeavyHitters.from_config(
-            json.dumps(config))):
+    discovery = json.loads(json.dumps(hh.to_config()))
+    mechanism = json.loads(json.dumps(Mechanism.to_config(hh)))
+    assert (discovery["format"], discovery["version"], discovery["method"]) == ("deniable.discovery", 1, hh.method)
+    assert (mechanism["format"], mechanism["version"], mechanism["mechanism"]) == ("deniable.mechanism", 1,
+                                                                                   "heavy-hitters")
+    assert set(mechanism["params"]) == {"method", "top_k", "sketch"} and mechanism["epsilon"] == hh.epsilon
+    assert mechanism["domain"]["kind"] == hh.kind and mechanism["domain"].get("alphabet") == hh.alphabet
+    assert mechanism["params"]["sketch"] == discovery["sketch"]
+    for back in (dn.from_config(mechanism), dn.HeavyHitters.from_config(mechanism),
+                 dn.HeavyHitters.from_config(json.dumps(mechanism)), dn.HeavyHitters.from_config(discovery)):
         assert back == hh and hash(back) == hash(hh)
         assert back.fingerprint == hh.fingerprint and back.to_config() == hh.to_config()
     assert make(**kw) != hh  # another sketch seed
 
 
-def test_older_discovery_configs_give_the_same_discovery_and_fingerprint() -> None:
-    """Stored surveys and files hold the ``deniable.discovery`` format; their aggregates stay readable."""
+def test_the_fingerprint_is_what_it_was() -> None:
+    """Stored aggregates carry it: the sketch's fingerprint, method, kind, length, top_k (and alphabet)."""
     hh = make(alphabet="ab")
-    old = discovery_config(hh)
-    back = dn.HeavyHitters.from_config(json.dumps(old))
-    assert back == hh and back.fingerprint == hh.fingerprint == f"{hh.oracle.fingerprint}:pem:text:3:4:alphabet=6162"
-    assert back.to_config()["format"] == "deniable.mechanism"
+    assert hh.fingerprint == f"{hh.oracle.fingerprint}:pem:text:3:4:alphabet=6162"
     stat = hh.aggregate(hh.privatize_many(["ab"] * 20, rng=1))
-    assert back.aggregate_from_json(stat.to_json()) == stat
+    assert dn.HeavyHitters.from_config(hh.to_config()).aggregate_from_json(stat.to_json()) == stat
 
 
 def test_mechanism_config_refusals_name_the_field() -> None:
-    config = make().to_config()
+    config = Mechanism.to_config(make())
     grr = dn.GRR(["a", "b"], epsilon=1.0).to_config()
     for bad, words in [
         (grr, "'mechanism' must be 'heavy-hitters'; got 'grr'"),

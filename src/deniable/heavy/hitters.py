@@ -31,23 +31,28 @@ where halving it barely raises the variance, SFP's fixed 65,536 tests win
 default is SFP. Otherwise SFP is there to run Apple's protocol, or to
 compare.
 
-**Wire form.** :class:`HeavyHitters` is a
+**Wire form.** :meth:`HeavyHitters.to_config` is versioned JSON like a
+mechanism's, in the discovery format (``format`` ``"deniable.discovery"``,
+version 1): the method, kind, ``max_length``, ``top_k``, the realised
+epsilon and the sketch's own configuration, and ``alphabet`` only when one
+is set (so a configuration without one is what it was before alphabets
+existed). It is what devices, the browser client and stored surveys hold.
+
+:class:`HeavyHitters` is also a
 :class:`~deniable.mechanisms.contract.Mechanism` with the wire id
-``"heavy-hitters"``: :meth:`~HeavyHitters.to_config` is a mechanism
-configuration whose ``domain`` is the values a device takes (``kind``,
-``max_length``, and ``alphabet`` only when one is set) and whose ``params``
-are the method, ``top_k`` and the sketch's own configuration::
+``"heavy-hitters"``, whose mechanism form carries the same parts: the
+``domain`` is the values a device takes (``kind``, ``max_length``, and
+``alphabet`` when set) and the ``params`` the method, ``top_k`` and the
+sketch's configuration::
 
     {"format": "deniable.mechanism", "version": 1, "mechanism": "heavy-hitters",
      "domain": {"kind": "text", "max_length": 8}, "epsilon": 4.0,
      "params": {"method": "pem", "top_k": 32, "sketch": {...}}}
 
-so ``dn.from_config(hh.to_config()) == hh``. :meth:`HeavyHitters.from_config`
-reads it, and the configurations written before (``format``
-``"deniable.discovery"``, version 1: the method, kind, ``max_length``,
-``top_k``, the realised epsilon, the sketch's configuration and
-``alphabet`` when set, at the top level), rebuilding either exactly and
-rejecting what it does not understand. A report is a JSON object
+:meth:`HeavyHitters.from_config` reads either form and rebuilds it exactly,
+rejecting what it does not understand; the readers take the mechanism form
+before any writer sends it, so that devices already read it when it becomes
+what :meth:`~HeavyHitters.to_config` writes. A report is a JSON object
 ``{"level": i, "sketch": {...}}`` (SFP adds ``"word": {...}``), the
 sketches' reports in their own JSON form; the aggregate is
 :class:`~deniable.heavy.HeavyStat` and the estimate
@@ -79,7 +84,7 @@ __all__ = ["HeavyHitters", "default_width", "WIDTHS"]
 
 ORACLES: dict[str, Any] = {"hcms": HadamardCountMeanSketch, "cms": CountMeanSketch}
 CONFIG_FORMAT, CONFIG_VERSION = "deniable.discovery", 1
-"""The ``format`` and ``version`` of discovery configurations written before discovery was a mechanism."""
+"""The ``format`` and ``version`` of :meth:`HeavyHitters.to_config` (the discovery format)."""
 _CONFIG_FIELDS = {"format", "version", "method", "kind", "max_length", "top_k", "epsilon", "sketch"}
 _DOMAIN_FIELDS = {"kind", "max_length"}
 _OPTIONAL_FIELDS = {"alphabet"}
@@ -186,8 +191,21 @@ class HeavyHitters(Mechanism):
     @property
     def fingerprint(self) -> str:
         """Names the configuration in its aggregates: the sketch's fingerprint, method, kind, length, ``top_k``
-        (and alphabet), as it always has (aggregates stored before discovery was a mechanism stay readable)."""
+        (and alphabet), as it always has (stored aggregates stay readable)."""
         return self._fingerprint
+
+    def to_config(self) -> dict[str, Any]:
+        """Versioned JSON-ready configuration in the discovery format (what devices and browsers read).
+
+        ``{"format": "deniable.discovery", "version": 1, "method", "kind", "max_length", "top_k", "epsilon",
+        "sketch"[, "alphabet"]}``: see the module docstring, which also gives the mechanism form that
+        :meth:`from_config` and :func:`deniable.from_config` read as well.
+        """
+        return {
+            "format": CONFIG_FORMAT, "version": CONFIG_VERSION, "method": self.method, "kind": self.kind,
+            "max_length": self.max_length, "top_k": self.top_k, "epsilon": self.epsilon,
+            "sketch": self.oracle.to_config(), **({} if self.alphabet is None else {"alphabet": self.alphabet}),
+        }
 
     def _domain_json(self) -> dict[str, Any]:
         """The values a device takes: ``{"kind", "max_length"}``, and ``"alphabet"`` only when one is set."""
@@ -229,14 +247,14 @@ class HeavyHitters(Mechanism):
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | str) -> HeavyHitters:
-        """Rebuild from :meth:`to_config` or an older ``"deniable.discovery"`` configuration (a dict or its
-        JSON); ConfigError naming the field otherwise."""
+        """Rebuild from :meth:`to_config` (the discovery format) or the mechanism form (a dict or its JSON);
+        ConfigError naming the field otherwise."""
         if isinstance(config, str):
             try:
                 config = json.loads(config)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"discovery config is not valid JSON: {exc}") from None
-        if isinstance(config, dict) and config.get("format") == wire.CONFIG_FORMAT:
+        if isinstance(config, dict) and config.get("format") == wire.CONFIG_FORMAT and "mechanism" in config:
             built = wire.from_config(config)
             if not isinstance(built, cls):
                 raise ConfigError(f"config field 'mechanism' must be {cls.wire_id!r}; got {config.get('mechanism')!r}")
