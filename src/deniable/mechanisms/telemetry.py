@@ -14,7 +14,10 @@ in :mod:`deniable.mechanisms.perturbation`; every name is importable from here.
 
 from __future__ import annotations
 
-from deniable.mechanisms.dbitflip import DBitFlip, DBitFlipClient, sample_subsets
+# 1BitMean registers first, as before the split (the registry's order)
+# isort: off
 from deniable.mechanisms.one_bit_mean import OneBitMean, OneBitMeanClient
+from deniable.mechanisms.dbitflip import DBitFlip, DBitFlipClient, sample_subsets
+# isort: on
 
 __all__ = ["OneBitMean", "DBitFlip", "OneBitMeanClient", "DBitFlipClient", "sample_subsets"]
