@@ -30,6 +30,9 @@ from deniable.mechanisms.contract import CONFIG_FORMAT, CONFIG_VERSION
 
 __all__ = ["from_config", "to_json", "from_json", "CONFIG_FORMAT", "CONFIG_VERSION", "MAX_BATCH"]
 
+DISCOVERY_FORMAT = "deniable.discovery"
+"""The ``format`` of heavy-hitter discovery's configurations (:meth:`deniable.HeavyHitters.to_config`)."""
+
 MAX_BATCH = 10_000
 """Responses per batch request to the collection service (the server refuses more; clients split)."""
 
@@ -48,6 +51,8 @@ def from_config(config: dict[str, Any] | str) -> Any:
             raise ConfigError(f"mechanism config is not valid JSON: {exc}") from None
     if not isinstance(config, dict):
         raise ConfigError(f"mechanism config must be a JSON object; got {type(config).__name__}")
+    if config.get("format") == DISCOVERY_FORMAT:  # HeavyHitters.to_config, read by the class itself
+        return registry.entry("heavy-hitters").cls.from_config(config)
     if config.get("format") != CONFIG_FORMAT:
         raise ConfigError(f"config field 'format' must be {CONFIG_FORMAT!r}; got {config.get('format')!r}")
     if config.get("version") != CONFIG_VERSION:
