@@ -43,6 +43,7 @@
 
 import { md5 } from './vendor/noble-hashes/legacy.js';
 import { sha256 } from './vendor/noble-hashes/sha2.js';
+import { rrDesign } from './designs.js';
 import { stringify } from './json.js';
 
 export { parseJSON, stringify } from './json.js';
@@ -399,6 +400,7 @@ const BUILDERS = {
   'l-osue': longitudinalOSUE,
   'one-bit-mean': oneBitMean,
   dbitflip,
+  'rr-design': rrDesign,
 };
 
 /** Mechanisms whose domain is a real interval [low, high] (the value is a number, not a category). */
@@ -871,15 +873,17 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   const impl = BUILDERS[name](params, dom, name);
   const claimed = config.epsilon;
   if (claimed !== undefined && claimed !== null) {
-    if (typeof claimed !== 'number' || Math.abs(claimed - impl.epsilon) > 1e-9 * Math.max(1, impl.epsilon)) {
+    // (an infinite epsilon, an answer that reveals the truth, is written null: no number matches it)
+    if (typeof claimed !== 'number' || !(Math.abs(claimed - impl.epsilon) <= 1e-9 * Math.max(1, impl.epsilon)) || !Number.isFinite(impl.epsilon)) {
       throw new DeniableError('epsilon', `says ${stringify(claimed)} but the parameters give ${impl.epsilon}`);
     }
   }
   // the configuration's epsilon is the server's exact ln rounded up to a float; report that
   const epsilon = typeof claimed === 'number' ? claimed : impl.epsilon;
   const domain = numeric ? dom.range : dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
-  // the sampler's input: a category's position, or a numeric mechanism's value itself
-  const position = numeric ? finiteValue : (value) => {
+  // the sampler's input: a category's position, a numeric mechanism's value itself, or what the
+  // mechanism reads itself (a survey design's truth)
+  const position = impl.position ?? (numeric ? finiteValue : (value) => {
     // a full pass over the domain whatever the value (no early exit)
     let i = -1;
     for (let j = 0; j < domain.length; j++) i = i < 0 && domain[j] === value ? j : i;
@@ -887,7 +891,7 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
       throw new DeniableError('value', `${stringify(value)} is not in the domain ${stringify(domain.length > 12 ? [...domain.slice(0, 12), '...'] : domain)}`);
     }
     return i;
-  };
+  });
   const chunkFor = (count) => Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) * count + 64);
   const mechanism = Object.freeze({
     mechanism: name,
@@ -952,4 +956,4 @@ export function idempotencyKey(randomBytes = secureRandomBytes) {
 }
 
 // the exact samplers, for the other device modules (discovery.js)
-export { MAX_GETRANDOM, WordPool, uniformBelow, uniformBelowSmall };
+export { MAX_GETRANDOM, WordPool, absLnRatio, lnRatio, uniformBelow, uniformBelowSmall };
