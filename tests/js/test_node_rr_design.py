@@ -72,7 +72,8 @@ ALPHA_EACH = ALPHA / len(CASES)
 
 def count_band(sizes: list[int], probs: list[float], alpha: float) -> tuple[int, int]:
     """``[low, high]`` of ``sum_i Binomial(sizes[i], probs[i])``, leaving at most alpha/2 in each tail."""
-    pmf = functools.reduce(np.convolve, (stats.binom.pmf(np.arange(n + 1), n, p) for n, p in zip(sizes, probs)))
+    pmfs = (stats.binom.pmf(np.arange(n + 1), n, p) for n, p in zip(sizes, probs, strict=True))
+    pmf = functools.reduce(np.convolve, pmfs)
     cdf = np.cumsum(pmf)
     low = int(np.searchsorted(cdf, alpha / 2, side="right"))  # smallest c with P(C <= c) > alpha/2
     survival = np.cumsum(pmf[::-1])[::-1]  # P(C >= c)
@@ -94,7 +95,7 @@ def corner_range(d: sv.Design, box: list[tuple[int, int]]) -> dict[str, tuple[fl
 
 
 def outside(counts: np.ndarray, box: list[tuple[int, int]]) -> list[str]:
-    return [f"cell {c}: {n} outside [{low}, {high}]" for c, (n, (low, high)) in enumerate(zip(counts, box))
+    return [f"cell {c}: {n} outside [{low}, {high}]" for c, (n, (low, high)) in enumerate(zip(counts, box, strict=True))
             if not low <= n <= high]
 
 
