@@ -16,6 +16,7 @@
 //   l-osue     lowercase hex of the packed bits, as sue / oue
 //   dbitflip   {"buckets": [d increasing bucket positions], "bits": [d times 0 or 1]}
 //   one-bit-mean  0 or 1 (its domain is the interval [low, high]; the value is a number)
+//   rr-design  a survey design (designs.js): true / false, the integer answer, or {"group": g, "answer": a}
 //
 // Repeated collection. `fromConfig(cfg).privatize` makes one-time reports (RAPPOR: a fresh
 // cohort and permanent response each time; the longitudinal mechanisms: both rounds fresh).
@@ -873,8 +874,9 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   const impl = BUILDERS[name](params, dom, name);
   const claimed = config.epsilon;
   if (claimed !== undefined && claimed !== null) {
-    // (an infinite epsilon, an answer that reveals the truth, is written null: no number matches it)
-    if (typeof claimed !== 'number' || !(Math.abs(claimed - impl.epsilon) <= 1e-9 * Math.max(1, impl.epsilon)) || !Number.isFinite(impl.epsilon)) {
+    // an infinite epsilon (an answer reveals the truth) is written null: no number matches it
+    const close = Math.abs(claimed - impl.epsilon) <= 1e-9 * Math.max(1, impl.epsilon);
+    if (typeof claimed !== 'number' || !close || !Number.isFinite(impl.epsilon)) {
       throw new DeniableError('epsilon', `says ${stringify(claimed)} but the parameters give ${impl.epsilon}`);
     }
   }
@@ -955,5 +957,5 @@ export function idempotencyKey(randomBytes = secureRandomBytes) {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-// the exact samplers, for the other device modules (discovery.js)
+// the exact samplers and logarithms, for the other device modules (discovery.js, designs.js)
 export { MAX_GETRANDOM, WordPool, absLnRatio, lnRatio, uniformBelow, uniformBelowSmall };
