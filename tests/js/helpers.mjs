@@ -1,7 +1,8 @@
-// Shared helpers of the node tests: a reproducible random-bytes source and the fixture loader.
+// Shared helpers of the node tests: a reproducible random-bytes source, the fixture loader and
+// the chi-square statistic of reports against a fixture case.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { parseJSON } from '../../src/deniable/server/static/deniable.js';
+import { parseJSON, stringify } from '../../src/deniable/server/static/deniable.js';
 
 /** The run's seed: DENIABLE_TEST_SEED (as for the Python tests) or the default. */
 export const TEST_SEED = process.env.DENIABLE_TEST_SEED ?? '20261122';
@@ -16,8 +17,29 @@ export function seededBytes(label, seed = TEST_SEED) {
   return (n) => new Uint8Array(cipher.update(Buffer.alloc(n)));
 }
 
-/** tests/js/fixtures/mechanisms.json, with big integers kept exact (BigInt). */
-export function loadFixtures() {
-  const url = new URL('./fixtures/mechanisms.json', import.meta.url);
+/** A fixture file of tests/js/fixtures (mechanisms.json by default), with big integers kept exact (BigInt). */
+export function loadFixtures(name = 'mechanisms.json') {
+  const url = new URL(`./fixtures/${name}`, import.meta.url);
   return parseJSON(fs.readFileSync(url, 'utf8'));
+}
+
+/** Pearson chi-square of the reports against the fixture's merged groups. */
+export function chiSquare(reports, c) {
+  const index = new Map(c.outputs.map((key, i) => [key, i]));
+  const observed = new Float64Array(c.group_probs.length);
+  for (const r of reports) {
+    const i = index.get(stringify(r));
+    if (i === undefined) return { statistic: Infinity, detail: `impossible report ${stringify(r)}` };
+    observed[c.groups[i]] += 1;
+  }
+  let statistic = 0;
+  let worst = { score: -1 };
+  c.group_probs.forEach((p, g) => {
+    const expected = p * reports.length;
+    const term = (observed[g] - expected) ** 2 / expected;
+    statistic += term;
+    if (term > worst.score) worst = { score: term, g, observed: observed[g], expected };
+  });
+  const detail = `worst group ${worst.g}: observed ${worst.observed}, expected ${worst.expected.toFixed(1)}`;
+  return { statistic, detail };
 }

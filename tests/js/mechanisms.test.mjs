@@ -11,36 +11,15 @@
 // "crypto" runs the default crypto.getRandomValues path that browsers use.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fromConfig, MECHANISMS, stringify, uniformGroup } from '../../src/deniable/server/static/deniable.js';
+import { fromConfig, MECHANISMS, uniformGroup } from '../../src/deniable/server/static/deniable.js';
 import { memoryStore, persistentClient } from '../../src/deniable/server/static/client_state.js';
-import { loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
+import { chiSquare, loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
 
 const fixtures = loadFixtures();
 const SOURCES = ['seeded', 'crypto'];
 
 function mechanism(config, source, label) {
   return fromConfig(config, source === 'seeded' ? { randomBytes: seededBytes(label) } : {});
-}
-
-/** Pearson chi-square of the reports against the fixture's merged groups. */
-function chiSquare(reports, c) {
-  const index = new Map(c.outputs.map((key, i) => [key, i]));
-  const observed = new Float64Array(c.group_probs.length);
-  for (const r of reports) {
-    const i = index.get(stringify(r));
-    if (i === undefined) return { statistic: Infinity, detail: `impossible report ${stringify(r)}` };
-    observed[c.groups[i]] += 1;
-  }
-  let statistic = 0;
-  let worst = { score: -1 };
-  c.group_probs.forEach((p, g) => {
-    const expected = p * reports.length;
-    const term = (observed[g] - expected) ** 2 / expected;
-    statistic += term;
-    if (term > worst.score) worst = { score: term, g, observed: observed[g], expected };
-  });
-  const detail = `worst group ${worst.g}: observed ${worst.observed}, expected ${worst.expected.toFixed(1)}`;
-  return { statistic, detail };
 }
 
 function draw(config, c, source, label) {
@@ -54,8 +33,9 @@ test('fixture accounting: the calibrated tests below are the n_tests alpha is sp
 });
 
 test("deniable.js implements exactly the registry's browser mechanisms, each with a fixture case", () => {
-  assert.deepEqual([...MECHANISMS], fixtures.browser_mechanisms);
-  const covered = new Set([...fixtures.chi_square, ...fixtures.bits].map((c) => c.config.mechanism));
+  assert.deepEqual([...MECHANISMS].sort(), fixtures.browser_mechanisms);
+  const cases = [...fixtures.chi_square, ...fixtures.bits, ...loadFixtures('designs.json').chi_square];
+  const covered = new Set(cases.map((c) => c.config.mechanism));
   for (const id of MECHANISMS) assert.ok(covered.has(id), `no fixture case for ${id}`);
 });
 

@@ -69,7 +69,7 @@ def probabilities(p: object, count: int | None, model: str, meaning: str) -> tup
     return tuple(privacy.exact_probability(v, "p", model) for v in values)
 
 
-@register(kind="design", decode_cost="O(n) answer counts + a 1- or 2-parameter fit")
+@register(kind="design", decode_cost="O(n) answer counts + a 1- or 2-parameter fit", browser=True)
 class Design(Mechanism):
     """A randomized-response design: device-side randomization and the likelihood of its answers.
 

@@ -16,6 +16,7 @@
 //   l-osue     lowercase hex of the packed bits, as sue / oue
 //   dbitflip   {"buckets": [d increasing bucket positions], "bits": [d times 0 or 1]}
 //   one-bit-mean  0 or 1 (its domain is the interval [low, high]; the value is a number)
+//   rr-design  a survey design (designs.js): true / false, the integer answer, or {"group": g, "answer": a}
 //
 // Repeated collection. `fromConfig(cfg).privatize` makes one-time reports (RAPPOR: a fresh
 // cohort and permanent response each time; the longitudinal mechanisms: both rounds fresh).
@@ -43,6 +44,7 @@
 
 import { md5 } from './vendor/noble-hashes/legacy.js';
 import { sha256 } from './vendor/noble-hashes/sha2.js';
+import { rrDesign } from './designs.js';
 import { stringify } from './json.js';
 
 export { parseJSON, stringify } from './json.js';
@@ -399,6 +401,7 @@ const BUILDERS = {
   'l-osue': longitudinalOSUE,
   'one-bit-mean': oneBitMean,
   dbitflip,
+  'rr-design': rrDesign,
 };
 
 /** Mechanisms whose domain is a real interval [low, high] (the value is a number, not a category). */
@@ -871,15 +874,18 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   const impl = BUILDERS[name](params, dom, name);
   const claimed = config.epsilon;
   if (claimed !== undefined && claimed !== null) {
-    if (typeof claimed !== 'number' || Math.abs(claimed - impl.epsilon) > 1e-9 * Math.max(1, impl.epsilon)) {
+    // an infinite epsilon (an answer reveals the truth) is written null: no number matches it
+    const close = Math.abs(claimed - impl.epsilon) <= 1e-9 * Math.max(1, impl.epsilon);
+    if (typeof claimed !== 'number' || !close || !Number.isFinite(impl.epsilon)) {
       throw new DeniableError('epsilon', `says ${stringify(claimed)} but the parameters give ${impl.epsilon}`);
     }
   }
   // the configuration's epsilon is the server's exact ln rounded up to a float; report that
   const epsilon = typeof claimed === 'number' ? claimed : impl.epsilon;
   const domain = numeric ? dom.range : dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
-  // the sampler's input: a category's position, or a numeric mechanism's value itself
-  const position = numeric ? finiteValue : (value) => {
+  // the sampler's input: a category's position, a numeric mechanism's value itself, or what the
+  // mechanism reads itself (a survey design's truth)
+  const position = impl.position ?? (numeric ? finiteValue : (value) => {
     // a full pass over the domain whatever the value (no early exit)
     let i = -1;
     for (let j = 0; j < domain.length; j++) i = i < 0 && domain[j] === value ? j : i;
@@ -887,7 +893,7 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
       throw new DeniableError('value', `${stringify(value)} is not in the domain ${stringify(domain.length > 12 ? [...domain.slice(0, 12), '...'] : domain)}`);
     }
     return i;
-  };
+  });
   const chunkFor = (count) => Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) * count + 64);
   const mechanism = Object.freeze({
     mechanism: name,
@@ -951,5 +957,5 @@ export function idempotencyKey(randomBytes = secureRandomBytes) {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-// the exact samplers, for the other device modules (discovery.js)
-export { MAX_GETRANDOM, WordPool, uniformBelow, uniformBelowSmall };
+// the exact samplers and logarithms, for the other device modules (discovery.js, designs.js)
+export { MAX_GETRANDOM, WordPool, absLnRatio, lnRatio, uniformBelow, uniformBelowSmall };

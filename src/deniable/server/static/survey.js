@@ -11,7 +11,7 @@
 // rounds (`rounds` in its definition) gets the state's device key with every response.
 import { surveyState } from './client_state.js';
 import {
-  assignQuestion, fromConfig, idempotencyKey, parseJSON, stringify, uniformGroup,
+  assignQuestion, fromConfig, idempotencyKey, parseJSON, stringify,
 } from './deniable.js';
 import { fixed, significant } from './format.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
@@ -164,15 +164,16 @@ async function device(question, index) {
     return { fieldset, epsilon: 0, reveals: false, report: () => question.categories[chosenIn(fieldset, name)] };
   }
   if (question.design) {
-    const channels = question.channels.map((c) => fromConfig(c));
+    // the design as a randomizer (designs.js); a server older than that sends its model and p only
+    const mechanism = fromConfig(question.mechanism ?? designConfig(question));
     const d = question.design;
     const fieldset = fieldsetFor(
       question,
       `Randomized on this device with the ${d.model} design (p = ${d.p.join(', ')})` +
-        `${question.groups > 1 ? ', in a group the device draws' : ''}, ${epsilonText(question.epsilon)}`,
+        `${question.groups > 1 ? ', in a group the device draws' : ''}, ${epsilonText(mechanism.epsilon)}`,
     );
     fieldset.append(radios(question, [false, true], name));
-    const unrelated = question.design.model === 'UQTunknown';
+    const unrelated = d.model === 'UQTunknown';
     if (unrelated) {
       const note = document.createElement('p');
       note.className = 'unrelated';
@@ -180,18 +181,13 @@ async function device(question, index) {
       fieldset.append(note, radios({ type: 'yes-no' }, [false, true], `${name}u`));
     }
     return {
-      fieldset, epsilon: question.epsilon, reveals: question.reveals_truth,
+      fieldset, epsilon: mechanism.epsilon, reveals: !Number.isFinite(mechanism.epsilon),
       report() {
         const truth = chosenIn(fieldset, name);
         const other = unrelated ? chosenIn(fieldset, `${name}u`) : 0;
         if (truth === undefined || other === undefined) return undefined;
-        if (question.groups === 1) return channels[0].privatize(truth === 1);
-        const group = uniformGroup(question.groups);
-        const channel = channels[group - 1];
-        // UQTunknown: the group's channel fed "true" is the coin (the sensitive question with
-        // probability p_g), else the respondent's own unrelated answer
-        const answer = unrelated ? (channel.privatize(true) ? truth === 1 : other === 1) : channel.privatize(truth === 1);
-        return { group, answer };
+        // UQTunknown's unrelated answer goes to the randomizer, never into the report
+        return mechanism.privatize(unrelated ? { answer: truth === 1, unrelated: other === 1 } : truth === 1);
       },
     };
   }
@@ -236,6 +232,12 @@ async function device(question, index) {
     },
   };
 }
+
+/** The "rr-design" config of a design question from a server that sent only {model, p} (and channels). */
+const designConfig = (question) => ({
+  format: 'deniable.mechanism', version: 1, mechanism: 'rr-design', domain: [false, true],
+  epsilon: question.epsilon ?? null, params: { model: question.design.model, p: question.design.p },
+});
 
 /** A round length in seconds as words: "day", "2 days", "12 hours", "week", ... */
 function period(seconds) {
