@@ -219,16 +219,18 @@ def _check_channels(d: Design, field: str) -> None:
     ``dn.from_config`` accepts it, which refuses a channel whose answer never
     depends on the truth (e.g. UQTunknown's coin with ``p_g = 0``).
     """
-    if d.m != 2:  # forced response with m categories: no yes/no channel (the browser has no such question)
-        return
     for g in range(1, d.groups + 1):
         try:
-            from_config(d.channel(g).to_config())
+            channel = d.channel(g)  # a design question is yes/no: forced response with m categories has none
+        except ValueError as exc:
+            raise SurveyError(field, f"{d.model}: {exc}") from None
+        try:
+            from_config(channel.to_config())
         except ValueError as exc:
             where = f"group {g}'s" if d.groups > 1 else "its"
             raise SurveyError(
                 field, f"{d.model}: {where} device channel (P(yes | non-carrier), P(yes | carrier)) = "
-                       f"({d.channel(g).p_yes_given_no}, {d.channel(g).p_yes_given_yes}) is refused by every "
+                       f"({channel.p_yes_given_no}, {channel.p_yes_given_yes}) is refused by every "
                        f"device: {exc}",
             ) from None
 
