@@ -66,7 +66,8 @@ def from_config(config: dict[str, Any] | str) -> Any:
     version = config.get("version")
     if isinstance(version, bool) or version not in WIRE_VERSIONS:
         raise ConfigError(
-            f"config field 'version' must be one of {list(WIRE_VERSIONS)} (this reader's versions); got {version!r}"
+            f"config field 'version' must be {' or '.join(map(str, WIRE_VERSIONS))} (this reader's versions); "
+            f"got {version!r}"
         )
     name = config.get("mechanism")
     if not isinstance(name, str) or name not in known:
