@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORE = [
     "privacy.py", "randomness.py", "estimate.py", "consistency.py", "plan.py", "simulate.py",
-    "audit.py", "wire.py", "debias.py", "scale.py", "mechanisms", "intervals.py", "errors.py",
+    "audit.py", "wire", "debias.py", "scale.py", "mechanisms", "intervals.py", "errors.py",
     "aggregates.py", "testing.py", "report_text.py",
 ]
 OPTIONAL = [

@@ -148,7 +148,7 @@ test('bad configs and values raise DeniableError naming the field', () => {
     assert.throws(() => fromConfig(cfg), (e) => e instanceof DeniableError && e.field === field, `${stringify(patch)} -> ${field}`);
   };
   bad({ format: 'other' }, 'format');
-  bad({ version: 2 }, 'version');
+  bad({ version: 3 }, 'version');
   bad({ mechanism: 'cms' }, 'mechanism');
   bad({ params: [] }, 'params');
   bad({ domain: ['only'] }, 'domain');

@@ -65,7 +65,7 @@ def test_tampered_config_rejected(case: Case) -> None:
     ("mutate", "field"),
     [
         (lambda c: c.update(format="other"), "format"),
-        (lambda c: c.update(version=2), "version"),
+        (lambda c: c.update(version=3), "version"),
         (lambda c: c.update(mechanism="laplace-v0"), "mechanism"),
         (lambda c: c.update(params=[9, 1]), "params"),
         (lambda c: c["params"].pop("truth_numerator"), "params"),

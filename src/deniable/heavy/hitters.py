@@ -147,6 +147,7 @@ class HeavyHitters(Mechanism):
     """
 
     wire_id = "heavy-hitters"
+    config_formats = (CONFIG_FORMAT,)  # dn.from_config hands a "deniable.discovery" configuration to from_config
     report_kind = "structured"
     stat_type = HeavyStat
 

@@ -30,13 +30,10 @@ from numpy.typing import NDArray
 from deniable import randomness
 from deniable.aggregates import Mergeable
 from deniable.errors import ReportError
+from deniable.wire import codecs
+from deniable.wire.config import CONFIG_FORMAT, CONFIG_VERSION
 
-__all__ = ["Mechanism", "CheckedReports"]
-
-CONFIG_FORMAT = "deniable.mechanism"
-"""The ``format`` field of every mechanism configuration."""
-CONFIG_VERSION = 1
-"""The ``version`` field of every mechanism configuration; another version is refused."""
+__all__ = ["Mechanism", "CheckedReports", "CONFIG_FORMAT", "CONFIG_VERSION"]
 
 
 class CheckedReports(np.ndarray):
@@ -103,6 +100,7 @@ class Mechanism(ABC):
 
     wire_id: ClassVar[str]
     report_kind: ClassVar[str]
+    wide_fields: ClassVar[tuple[str, ...]] = ()  # report fields that are decimal strings in wire version 2
     stat_type: ClassVar[type[Any]]  # the aggregate: SupportCounts or MeanStat
 
     # ------------------------------------------------------------- identity
@@ -218,8 +216,8 @@ class Mechanism(ABC):
         """The internal checked form of JSON reports (ValueError if one is malformed)."""
         return self._validate(items)
 
-    def reports_from_json(self, items: Sequence[Any]) -> CheckedReports:
-        """Parse and validate JSON reports, once.
+    def reports_from_json(self, items: Sequence[Any], *, wire_version: int = 1) -> CheckedReports:
+        """Parse and validate JSON reports (of wire version ``wire_version``, see :mod:`deniable.wire`), once.
 
         Returns :class:`CheckedReports` (reports as ``privatize_many`` gives
         them) that ``aggregate`` and ``reports_to_json`` take without checking
@@ -229,7 +227,7 @@ class Mechanism(ABC):
         """
         if not isinstance(items, (list, tuple)):
             raise ReportError(f"reports must be a JSON array; got {type(items).__name__}")
-        items = list(items)
+        items = codecs.from_version(list(items), self.wide_fields, wire_version, self.name)
         try:
             checked = self._reports_from_json(items)
         except (ValueError, TypeError, OverflowError) as exc:
@@ -267,16 +265,17 @@ class Mechanism(ABC):
     def _report_to_json(self, report: Any) -> Any:
         return report.item() if isinstance(report, np.generic) else report
 
-    def report_to_json(self, report: Any) -> Any:
-        """One report as a JSON value."""
-        return self._report_to_json(report)
+    def report_to_json(self, report: Any, *, wire_version: int = 1) -> Any:
+        """One report as a JSON value (of wire version ``wire_version``)."""
+        return codecs.to_version([self._report_to_json(report)], self.wide_fields, wire_version)[0]
 
     def _checked_to_json(self, checked: NDArray[Any]) -> list[Any]:
         return [self._report_to_json(r) for r in checked]
 
-    def reports_to_json(self, reports: Any) -> list[Any]:
-        """Reports as JSON values (checked first unless they are this mechanism's CheckedReports)."""
-        return self._checked_to_json(self._checked(reports))
+    def reports_to_json(self, reports: Any, *, wire_version: int = 1) -> list[Any]:
+        """Reports as JSON values of wire version ``wire_version`` (checked first unless they are
+        this mechanism's CheckedReports)."""
+        return codecs.to_version(self._checked_to_json(self._checked(reports)), self.wide_fields, wire_version)
 
     # ------------------------------------------------------------- aggregate
     @abstractmethod

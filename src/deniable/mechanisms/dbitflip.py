@@ -43,6 +43,7 @@ from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.permanent import PermanentClient
 from deniable.mechanisms.registry import register
 from deniable.randomness import TWO64, Source
+from deniable.wire import codecs
 
 __all__ = ["DBitFlip", "DBitFlipClient", "sample_subsets"]
 
@@ -190,20 +191,7 @@ class DBitFlip(FrequencyOracle):
                     f"DBitFlip reports need d={self.d} buckets and bits each; got {reports.dtype}"
                 ) from None
         else:
-            items = list(reports)
-            arr = np.empty(len(items), dtype=self.report_dtype)
-            for i, item in enumerate(items):
-                if not isinstance(item, dict) or set(item) != self._FIELDS:
-                    raise ValueError(
-                        f"DBitFlip report {i} must be {{'buckets': [{self.d} ints], 'bits': [{self.d} 0/1]}}; "
-                        f"got {item!r:.60}"
-                    )
-                for key in ("buckets", "bits"):
-                    value = item[key]
-                    if (not isinstance(value, list) or len(value) != self.d
-                            or any(type(v) is not int or v < 0 or v >= 1 << 32 for v in value)):
-                        raise ValueError(f"DBitFlip report {i}: {key} must be a list of {self.d} non-negative ints")
-                arr[i] = (item["buckets"], item["bits"])
+            arr = codecs.dbitflip_from_json(list(reports), self.d, self.report_dtype)
         if arr.size:
             buckets = arr["buckets"].astype(np.int64).reshape(-1, self.d)
             bad = (buckets >= self.k).any(axis=1) | (np.diff(buckets, axis=1) <= 0).any(axis=1)
@@ -348,7 +336,7 @@ class DBitFlip(FrequencyOracle):
         return self
 
     def _report_to_json(self, report: Any) -> dict[str, list[int]]:
-        return {"buckets": [int(v) for v in report["buckets"]], "bits": [int(v) for v in report["bits"]]}
+        return codecs.dbitflip_to_json(report)
 
     def __repr__(self) -> str:
         flip = f", gamma={float(self.gamma):.6g}" if self._g else ""

@@ -35,6 +35,7 @@ from deniable.mechanisms.kary import randomize
 from deniable.mechanisms.registry import register
 from deniable.mechanisms.walsh import fwht, parity
 from deniable.randomness import Source
+from deniable.wire import codecs
 
 __all__ = ["LocalHashing", "BLH", "OLH", "REPORT_DTYPE"]
 
@@ -56,6 +57,7 @@ class LocalHashing(FrequencyOracle):
     """Local hashing with ``g = 2**m`` buckets and GF(2)-linear Toeplitz hashes."""
 
     report_kind = "structured"
+    wide_fields = ("seed",)
 
     def _setup(self, domain: Domain, m: int, a: int, b: int) -> None:
         self.domain_obj = domain
@@ -240,15 +242,10 @@ class LocalHashing(FrequencyOracle):
         return self.seed_bits + self.m
 
     def _report_to_json(self, report: Any) -> dict[str, int]:
-        return {"seed": int(report["seed"]), "value": int(report["value"])}
+        return codecs.seed_value_to_json(report)
 
     def _reports_from_json(self, items: Any) -> NDArray[np.void]:
-        # on the wire a report is exactly {"seed": int, "value": int}
-        for i, item in enumerate(items):
-            if not isinstance(item, dict) or item.keys() != {"seed", "value"}:
-                raise ValueError(
-                    f"{self.name} report {i} must be {{'seed': int, 'value': int}}; got {item!r:.60}"
-                )
+        codecs.check_seed_value(items, self.name)
         return self._validate(list(items))
 
 

@@ -63,6 +63,7 @@ from deniable.mechanisms.permanent import PermanentClient
 from deniable.mechanisms.rappor_decode import RapporEstimate, least_squares
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
+from deniable.wire import codecs
 
 __all__ = ["RAPPOR", "RapporClient", "RapporEstimate", "google_bloom_bits", "HASHINGS", "MAX_BITS"]
 
@@ -116,6 +117,7 @@ class RAPPOR(FrequencyOracle):
 
     wire_id = "rappor"
     report_kind = "structured"
+    wide_fields = ("bits",)
     _block_reports = 1 << 13  # secure batches: 8,192 reports at a time (about 0.5 MiB of working memory)
     param_defaults: ClassVar[dict[str, Any]] = {"hash": HASHINGS["sha256"]}  # configs without a hashing
 
@@ -294,21 +296,11 @@ class RAPPOR(FrequencyOracle):
                 )
             arr = reports.astype(self._dtype, copy=False)
         else:
-            items = list(reports)
-            arr = np.empty(len(items), dtype=self._dtype)
-            for i, item in enumerate(items):
-                if not isinstance(item, dict) or set(item) != {"cohort", "bits"}:
-                    raise ValueError(f"RAPPOR report {i} must be {{'cohort': int, 'bits': int}}; got {item!r:.60}")
-                if any(type(item[key]) is not int or item[key] < 0 for key in ("cohort", "bits")):
-                    raise ValueError(f"RAPPOR report {i}: cohort and bits must be non-negative ints")
-                if item["cohort"] >= self.num_cohorts or item["bits"] >> self.num_bits:
-                    raise ValueError(
-                        f"RAPPOR report {i}: cohort must be below {self.num_cohorts} and bits below "
-                        f"2**{self.num_bits}; got {item!r:.60}"
-                    )
-                bits = item["bits"]
+            parsed = codecs.rappor_from_json(list(reports), self.num_cohorts, self.num_bits)
+            arr = np.empty(len(parsed), dtype=self._dtype)
+            for i, (cohort, bits) in enumerate(parsed):
                 words = [(bits >> (_WORD * w)) & ((1 << _WORD) - 1) for w in range(self._words)]
-                arr[i] = (item["cohort"], words[0] if self._words == 1 else words)
+                arr[i] = (cohort, words[0] if self._words == 1 else words)
         if arr.size:
             if int(arr["cohort"].max()) >= self.num_cohorts:
                 raise ValueError(f"RAPPOR report cohort must be below {self.num_cohorts}")
@@ -466,7 +458,7 @@ class RAPPOR(FrequencyOracle):
         return self.num_bits + max(1, (self.num_cohorts - 1).bit_length())
 
     def _report_to_json(self, report: Any) -> dict[str, int]:
-        return {"cohort": int(report["cohort"]), "bits": _as_int(report["bits"])}
+        return codecs.rappor_to_json(report["cohort"], _as_int(report["bits"]))
 
     # ------------------------------------------------------- google/rappor
     def reports_from_google(self, cohorts: Sequence[int], irrs: Sequence[int | str]) -> CheckedReports:

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from deniable.wire import config as wire_config
+
 __all__ = ["Entry", "Recipe", "register", "entry", "entries", "recipe", "recipes", "entry_of"]
 
 Kind = Literal["frequency", "numeric", "sketch", "design", "discovery", "joint"]
@@ -163,3 +165,6 @@ def recipe(name: str) -> Recipe:
 def recipes(kind: Kind | None = None) -> dict[str, Recipe]:
     """Every recipe (of mechanisms of one ``kind``), by name, in registration order."""
     return {n: r for n, r in _RECIPES.items() if kind is None or _ENTRIES[r.wire_id].kind == kind}
+
+
+wire_config.use_registry(entries)  # the one config reader (deniable.wire.from_config) dispatches here

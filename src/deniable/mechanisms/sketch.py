@@ -44,6 +44,7 @@ from deniable.mechanisms.sketch_counts import SketchCounts
 from deniable.mechanisms.sketch_hashing import HASH_FAMILY, SEED_BYTES, JoinedKeys, keyed_digests, text_bytes
 from deniable.mechanisms.walsh import fwht, parity
 from deniable.randomness import Source
+from deniable.wire import codecs
 
 __all__ = [
     "SketchCounts", "HashedKeys", "CountMeanSketch", "HadamardCountMeanSketch", "text_bytes", "keyed_digests",
@@ -59,6 +60,7 @@ class CountMeanSketch(Sketch):
 
     wire_id = "cms"
     report_fields = ("row", "bits")
+    hex_fields = ("bits",)
 
     def __init__(
         self, categories: Any = None, *, epsilon: float, rows: int = 256, width: int = 1024,
@@ -125,21 +127,12 @@ class CountMeanSketch(Sketch):
         if name != "bits":
             return super()._field(i, name, value)
         size = self.width // 8
-        if isinstance(value, str):
-            try:
-                raw = bytes.fromhex(value)
-            except ValueError:
-                raw = b""
-            if len(raw) == size and len(value) == 2 * size:
-                return np.frombuffer(raw, dtype=np.uint8)
-        elif isinstance(value, np.ndarray) and value.shape == (size,) and value.dtype == np.uint8:
-            return value
+        raw = codecs.hex_field(value, size)
+        if raw is not None:
+            return raw
         raise ValueError(
             f"{self.name} report {i}: bits must be {2 * size} hex digits (m={self.width} bits); got {value!r:.60}"
         )
-
-    def _report_to_json(self, report: Any) -> dict[str, Any]:
-        return {"row": int(report["row"]), "bits": bytes(report["bits"]).hex()}
 
     def _tables(self, checked: NDArray[Any], cells: NDArray[np.int64], size: int) -> NDArray[np.int64]:
         return columns.column_counts(checked["bits"], cells, size, "little")

@@ -64,6 +64,7 @@ from deniable.mechanisms.sketch_hashing import (
 )
 from deniable.mechanisms.walsh import parity
 from deniable.randomness import Source
+from deniable.wire import codecs
 
 __all__ = ["Sketch", "HashedKeys"]
 
@@ -134,6 +135,7 @@ class Sketch(Mechanism):
     report_kind = "structured"
     stat_type: ClassVar[type[SketchCounts]] = SketchCounts
     report_fields: ClassVar[tuple[str, ...]]
+    hex_fields: ClassVar[tuple[str, ...]] = ()  # report fields of packed bits, hex on the wire
     dtype: np.dtype[Any]
 
     rows: int
@@ -326,15 +328,10 @@ class Sketch(Mechanism):
 
     # -------------------------------------------------------------- reports
     def _report_to_json(self, report: Any) -> dict[str, Any]:
-        return {f: int(report[f]) for f in self.report_fields}
+        return codecs.fields_to_json(report, self.report_fields, self.hex_fields)
 
     def _reports_from_json(self, items: list[Any]) -> NDArray[Any]:
-        for i, item in enumerate(items):
-            if not isinstance(item, dict) or item.keys() != set(self.report_fields):
-                raise ValueError(
-                    f"{self.name} report {i} must be an object with fields {list(self.report_fields)}; "
-                    f"got {item!r:.60}"
-                )
+        codecs.check_fields(items, self.report_fields, self.name)
         return self._validate(items)
 
     def _structured(self, reports: Any, dtype: np.dtype[Any]) -> NDArray[Any]:

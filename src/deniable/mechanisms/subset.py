@@ -29,6 +29,7 @@ from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
+from deniable.wire import codecs
 
 __all__ = ["SubsetSelection"]
 
@@ -214,14 +215,7 @@ class SubsetSelection(FrequencyOracle):
         return min(self.k, self.omega * max(1, (self.k - 1).bit_length()))
 
     def _report_to_json(self, report: Any) -> list[int]:
-        return [int(v) for v in np.asarray(report["subset"] if isinstance(report, np.void) else report)]
+        return codecs.subset_to_json(report)
 
     def _reports_from_json(self, items: Any) -> NDArray[np.int64]:
-        for i, item in enumerate(items):
-            if not isinstance(item, list) or len(item) != self.omega or not all(type(v) is int for v in item):
-                raise ValueError(
-                    f"SubsetSelection report {i} must be a list of {self.omega} integers; got {item!r:.60}"
-                )
-            if not all(0 <= v < self.k for v in item):  # before numpy: a JSON integer may exceed 64 bits
-                raise ValueError(f"SubsetSelection report {i} has a position outside 0..{self.k - 1}: {item!r:.60}")
-        return self._validate(np.array(items, dtype=np.int64).reshape(len(items), -1) if items else [])
+        return self._validate(codecs.subset_from_json(items, self.omega, self.k) if items else [])

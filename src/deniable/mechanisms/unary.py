@@ -29,6 +29,7 @@ from deniable.mechanisms.domain import Domain
 from deniable.mechanisms.frequency import FrequencyOracle
 from deniable.mechanisms.registry import register
 from deniable.randomness import Source
+from deniable.wire import codecs
 
 __all__ = ["SUE", "OUE", "UnaryEncoding"]
 
@@ -173,21 +174,10 @@ class UnaryEncoding(FrequencyOracle):
         return self.k
 
     def _report_to_json(self, report: Any) -> str:
-        return bytes(np.asarray(report, dtype=np.uint8)).hex()
+        return codecs.hex_to_json(report)
 
     def _reports_from_json(self, items: Any) -> NDArray[np.uint8]:
-        out = np.zeros((len(items), self.report_bytes), dtype=np.uint8)
-        for i, item in enumerate(items):
-            if not isinstance(item, str) or len(item) != 2 * self.report_bytes:
-                raise ValueError(
-                    f"{self.name} report {i} must be a hex string of {2 * self.report_bytes} "
-                    f"characters ({self.k} bits); got {item!r:.60}"
-                )
-            try:
-                out[i] = np.frombuffer(bytes.fromhex(item), dtype=np.uint8)
-            except ValueError:
-                raise ValueError(f"{self.name} report {i} is not valid hex: {item!r:.60}") from None
-        return self._validate(out)
+        return self._validate(codecs.hex_from_json(items, self.report_bytes, self.name, self.k))
 
 
 @register(decode_cost="O(n k) bit sums", candidate=True, browser=True, required={"epsilon"})

@@ -24,6 +24,7 @@ from deniable.aggregates import MeanStat, Mergeable
 from deniable.estimate import HistogramEstimate, MeanEstimate, Target, check_target
 from deniable.mechanisms.contract import Mechanism
 from deniable.randomness import Source
+from deniable.wire import codecs
 
 __all__ = ["NumericMechanism", "check_range", "check_real", "check_delta", "finite_values"]
 
@@ -252,9 +253,7 @@ class NumericMechanism(Mechanism):
         return [float(v) for v in checked]
 
     def _reports_from_json(self, items: list[Any]) -> NDArray[np.float64]:
-        for i, v in enumerate(items):
-            if not _is_number(v):
-                raise ValueError(f"report {v!r} at index {i} is not a number ({self.name})")
+        codecs.check_numbers(items, self.name)
         return self._validate(items)
 
     # ---------------------------------------------------------- aggregate

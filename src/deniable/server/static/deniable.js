@@ -45,12 +45,14 @@
 import { md5 } from './vendor/noble-hashes/legacy.js';
 import { sha256 } from './vendor/noble-hashes/sha2.js';
 import { rrDesign } from './designs.js';
-import { stringify } from './json.js';
+import { paramsFromWire, parseJSON, stringify } from './json.js';
 
-export { parseJSON, stringify } from './json.js';
+export { parseJSON, reportFromWire, reportToWire, stringify } from './json.js';
 
 export const CONFIG_FORMAT = 'deniable.mechanism';
 export const CONFIG_VERSION = 1;
+/** The wire versions fromConfig reads (version 2: wide integers as decimal strings, read with JSON.parse). */
+export const WIRE_VERSIONS = Object.freeze([1, 2]);
 
 const TWO32 = 2 ** 32;
 const TWO32N = 1n << 32n;
@@ -855,17 +857,17 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   if (config.format !== CONFIG_FORMAT) {
     throw new DeniableError('format', `must be ${JSON.stringify(CONFIG_FORMAT)}; got ${stringify(config.format)}`);
   }
-  if (config.version !== CONFIG_VERSION) {
-    throw new DeniableError('version', `must be ${CONFIG_VERSION} (this reader's version); got ${stringify(config.version)}`);
+  if (!WIRE_VERSIONS.includes(config.version)) {
+    throw new DeniableError('version', `must be one of ${WIRE_VERSIONS.join(', ')} (this reader's versions); got ${stringify(config.version)}`);
   }
   const name = config.mechanism;
   if (!Object.prototype.hasOwnProperty.call(BUILDERS, name)) {
     throw new DeniableError('mechanism', `must be one of ${MECHANISMS.join(', ')}; got ${stringify(name)}`);
   }
-  const params = config.params;
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+  if (config.params === null || typeof config.params !== 'object' || Array.isArray(config.params)) {
     throw new DeniableError('params', 'must be an object');
   }
+  const params = paramsFromWire(config.params, config.version);
   const numeric = NUMERIC.has(name);
   const dom = numeric ? parseRange(config.domain) : parseDomain(config.domain);
   if (name === 'binary-rr' && (dom.values === null || dom.values[0] !== false || dom.values[1] !== true)) {

@@ -160,3 +160,54 @@ export function canonicalJSON(value, { python = true } = {}) {
   };
   return write(value, false);
 }
+
+// ------------------------------------------------------------------ wire version 2
+// Version 2 of the wire format (deniable.wire) writes the integers that may exceed 2^53 as decimal
+// strings, so JSON.parse reads it exactly: a configuration's params beyond 2^53 - 1, and the wide
+// report fields (an OLH/BLH seed, RAPPOR's bits) always.
+
+const DECIMAL = /^-?(0|[1-9][0-9]*)$/;
+/** Report fields that are decimal strings in wire version 2. */
+export const WIDE_FIELDS = Object.freeze(['seed', 'bits']);
+
+/** A wide integer of version 2 (a decimal string beyond 2^53 - 1) as a BigInt; anything else unchanged. */
+function wideInteger(value) {
+  if (typeof value !== 'string' || value.length > 21 || !DECIMAL.test(value)) return value;
+  const n = BigInt(value);
+  return n > BigInt(Number.MAX_SAFE_INTEGER) || -n > BigInt(Number.MAX_SAFE_INTEGER) ? n : value;
+}
+
+/** A version-2 configuration's params as version 1 has them (wide integers as BigInt). */
+export function paramsFromWire(params, version) {
+  if (version !== 2) return params;
+  const out = {};
+  for (const [k, v] of Object.entries(params)) out[k] = Array.isArray(v) ? v.map(wideInteger) : wideInteger(v);
+  return out;
+}
+
+/**
+ * One report of wire `version` (1 or 2) as the samplers make it: in version 2 the wide fields
+ * (decimal strings) as BigInt. A field of that name holding a list (dBitFlip's bits) is not wide.
+ */
+export function reportFromWire(report, version = 1) {
+  if (version !== 2 || report === null || typeof report !== 'object' || Array.isArray(report)) return report;
+  const out = { ...report };
+  for (const k of WIDE_FIELDS) {
+    if (!(k in out) || Array.isArray(out[k])) continue;
+    if (typeof out[k] !== 'string' || !DECIMAL.test(out[k])) {
+      throw new TypeError(`${k} must be a decimal string in wire version 2; got ${stringify(out[k])}`);
+    }
+    out[k] = BigInt(out[k]);
+  }
+  return out;
+}
+
+/** One report in wire `version`: in version 2 the wide integer fields as decimal strings. */
+export function reportToWire(report, version = 1) {
+  if (version !== 2 || report === null || typeof report !== 'object' || Array.isArray(report)) return report;
+  const out = { ...report };
+  for (const k of WIDE_FIELDS) {
+    if (typeof out[k] === 'bigint' || typeof out[k] === 'number') out[k] = String(out[k]);
+  }
+  return out;
+}
