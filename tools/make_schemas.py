@@ -6,7 +6,9 @@
 The configuration schema checks each wire id's ``params``: their names and
 JSON types come from ``_params()`` of the randomizers of
 ``tests/randomizers.py`` (one configured instance of every registered wire
-id). tests/unit/test_wire_schemas.py fails when a file is out of date.
+id). The survey and results schemas are the server's own types of them
+(``bodies.SurveyIn``, ``answers.ResultsOut``), so each document is typed
+once. tests/unit/test_wire_schemas.py fails when a file is out of date.
 """
 
 from __future__ import annotations
@@ -150,72 +152,22 @@ def report_schema(kind: str) -> dict[str, Any]:
     return {"$schema": DRAFT, "title": f"deniable report ({kind})", **REPORTS[kind]}
 
 
-ID = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"}
-QUESTION = {
-    "type": "object",
-    "required": ["id", "text", "type"],
-    "properties": {
-        "id": ID,
-        "text": {"type": "string"},
-        "type": {"type": "string", "description": "yes-no, categorical, free-text, number, or a plain type"},
-        "randomized": {"type": "boolean"},
-        "mechanism": {"type": ["string", "object"], "description": "a recipe name, or a configuration (config)"},
-        "design": {"type": "object"},
-        "categories": {"type": "array"},
-        "allow_infinite_epsilon": {"type": "boolean"},
-    },
-    "description": "Beside these fields, a question holds its mechanism's parameters (numbers, e.g. epsilon).",
-}
-
-
 def survey_schema() -> dict[str, Any]:
-    return {
-        "$schema": DRAFT,
-        "title": "deniable survey definition (POST /admin/surveys)",
-        "type": "object",
-        "required": ["id", "title", "budget", "questions"],
-        "properties": {
-            "id": ID,
-            "title": {"type": "string"},
-            "description": {"type": "string"},
-            "budget": {"type": "number", "exclusiveMinimum": 0},
-            "invite_only": {"type": "boolean"},
-            "allocation": {"enum": ["split", "sample"]},
-            "rounds": {"type": ["object", "null"]},
-            "rate_limit": {},
-            "max_responses": {},
-            "results": {},
-            "questions": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/question"}},
-        },
-        "additionalProperties": False,
-        "$defs": {"question": QUESTION},
-    }
+    """The survey definition: the server's one type of it, ``bodies.SurveyIn`` (the OpenAPI body of
+    ``POST /admin/surveys``), as a standalone schema."""
+    from deniable.server.bodies import SurveyIn  # noqa: PLC0415  (the server extra)
+
+    return {"$schema": DRAFT, **SurveyIn.model_json_schema(),
+            "title": "deniable survey definition (POST /admin/surveys)"}
 
 
 def results_schema() -> dict[str, Any]:
-    question = {
-        "type": "object",
-        "required": ["id", "text", "type"],
-        "properties": {"id": ID, "text": {"type": "string"}, "type": {"type": "string"}},
-    }
-    return {
-        "$schema": DRAFT,
-        "title": "deniable survey results (GET /surveys/{id}/results)",
-        "type": "object",
-        "required": ["id", "title", "allocation", "n_responses", "shuffled", "target", "level", "questions",
-                     "rounds"],
-        "properties": {
-            "id": ID,
-            "title": {"type": "string"},
-            "allocation": {"enum": ["split", "sample"]},
-            "n_responses": COUNT,
-            "shuffled": {"type": ["object", "null"]},
-            "target": {"enum": ["population", "respondents"]},
-            "level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-            "questions": {"type": "array", "items": question},
-            "rounds": {"type": ["object", "null"]},
-        },
-    }
+    """The results document: the server's one type of it, ``answers.ResultsOut`` (the OpenAPI answer of
+    ``GET /surveys/{id}/results``, which FastAPI checks every answer against)."""
+    from deniable.server.answers import ResultsOut  # noqa: PLC0415  (the server extra)
+
+    return {"$schema": DRAFT, **ResultsOut.model_json_schema(),
+            "title": "deniable survey results (GET /surveys/{id}/results)"}
 
 
 def schemas() -> dict[str, dict[str, Any]]:

@@ -152,3 +152,21 @@ def test_a_results_document_validates() -> None:
     document = json.loads(json.dumps(results_json(survey, estimates)))
     assert _errors("results", document) == []
     assert not _valid("results", {**document, "n_responses": -1})
+
+
+def test_the_openapi_document_carries_the_wire_schemas(tmp_path: Path) -> None:
+    """The configuration and report schemas are components of the service's OpenAPI document, their
+    references resolved there: a real configuration and report validate against the components."""
+    pytest.importorskip("fastapi")
+    from deniable.server.app import create_app
+
+    spec = create_app(f"sqlite:///{tmp_path / 'openapi.db'}").openapi()
+    components = spec["components"]["schemas"]
+    assert {f"deniable.{name}" for name in names() if name not in ("survey", "results")} <= set(components)
+    document = {**components["deniable.config"], "components": {"schemas": components}}
+    validator = jsonschema_rs.Draft202012Validator(document)
+    m = dn.GRR(["a", "b", "c"], epsilon=1.0)
+    assert validator.is_valid(m.to_config())
+    assert not validator.is_valid({**m.to_config(), "params": {"truth_numerator": 9}})
+    report = {**components["deniable.report.two-group"], "components": {"schemas": components}}
+    assert jsonschema_rs.Draft202012Validator(report).is_valid({"group": 2, "answer": True})

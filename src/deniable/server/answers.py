@@ -252,7 +252,7 @@ class RoundResult(BaseModel):
     round: int
     start: str = Field(description="ISO-8601 UTC")
     end: str
-    n_responses: int
+    n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
     questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
 
@@ -274,13 +274,13 @@ class ResultsOut(BaseModel):
     allocation: Literal["split", "sample"] = Field(
         description="split: every response answers every question; sample: one random question each"
     )
-    n_responses: int
+    n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(
         description="null for an infinite epsilon_total or plain (unrandomized) questions; for a survey "
         "with rounds it is per round (rounds.rounds[].shuffled)"
     )
     target: Literal["population", "respondents"]
-    level: float
+    level: float = Field(gt=0, lt=1)
     questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
 

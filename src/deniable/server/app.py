@@ -53,6 +53,7 @@ from deniable.server.security import (
 )
 from deniable.server.storage import Storage
 from deniable.server.surveys import Survey, SurveyError
+from deniable.wire.schemas import openapi_components
 
 __all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV"]
 
@@ -158,7 +159,8 @@ def _handle_refusals(app: FastAPI) -> None:
 
 
 def _document_schemas(app: FastAPI, *models: type[BaseModel]) -> None:
-    """Add to the OpenAPI components the models that document bodies FastAPI does not validate."""
+    """Add to the OpenAPI components the models that document bodies FastAPI does not validate, and the
+    wire format's schemas (``deniable.config``, ``deniable.report.<kind>``)."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -169,6 +171,7 @@ def _document_schemas(app: FastAPI, *models: type[BaseModel]) -> None:
                 schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 schemas.update(schema.pop("$defs", {}))
                 schemas[model.__name__] = schema
+            schemas.update(openapi_components())  # the wire format: configurations and reports
             for operations in document["paths"].values():
                 for operation in operations.values():
                     body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})

@@ -25,7 +25,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["names", "schema"]
+__all__ = ["names", "schema", "openapi_components"]
 
 
 @cache
@@ -47,3 +47,33 @@ def names() -> tuple[str, ...]:
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema ``name`` as a dict (a copy: change it freely); KeyError for an unknown name."""
     return copy.deepcopy(_load(name))
+
+
+def openapi_components(prefix: str = "deniable.") -> dict[str, Any]:
+    """The configuration and report schemas as OpenAPI 3.1 components, named ``<prefix><name>``.
+
+    Each schema's ``$defs`` become components of their own (``<prefix><name>.<def>``) and its
+    ``#/$defs/...`` references point to them, so the schemas can live in one document.
+    (``survey`` and ``results`` are the server's own models, already in its document.)
+    """
+    out: dict[str, Any] = {}
+    for name in names():
+        if name in ("survey", "results"):
+            continue
+        document = schema(name)
+        defs = document.pop("$defs", {})
+        document.pop("$schema", None)
+        target = f"#/components/schemas/{prefix}{name}."
+        out[f"{prefix}{name}"] = _relinked(document, target)
+        out.update({f"{prefix}{name}.{key}": _relinked(value, target) for key, value in defs.items()})
+    return out
+
+
+def _relinked(value: Any, target: str) -> Any:
+    """``value`` with every ``{"$ref": "#/$defs/x"}`` pointing to ``target + x``."""
+    if isinstance(value, dict):
+        return {k: (target + v.removeprefix("#/$defs/") if k == "$ref" and isinstance(v, str)
+                    and v.startswith("#/$defs/") else _relinked(v, target)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relinked(v, target) for v in value]
+    return value
