@@ -144,6 +144,11 @@ class Question:
         return float(self.randomizer.epsilon)
 
     @property
+    def max_length(self) -> int:
+        """A free-text question's longest answer kept, in bytes of UTF-8 (its randomizer's)."""
+        return int(self.randomizer.max_length)
+
+    @property
     def categories(self) -> list[Any]:
         """The answers of a frequency or design question (the randomizer's domain)."""
         return list(self.randomizer.domain)
