@@ -85,8 +85,8 @@ class FieldReportError(ReportError):
     """A bad report whose fault is a field inside it: ``subfield`` (e.g. ``.group``, ``.level``)
     is appended to the report's path when the server names it."""
 
-    def __init__(self, message: str, index: int, subfield: str) -> None:
-        super().__init__(message, index)
+    def __init__(self, message: str, index: int, subfield: str, reason: str | None = None) -> None:
+        super().__init__(message, index, reason)
         self.subfield = subfield
 
 

@@ -17,7 +17,7 @@ import pytest
 from node_env import ROOT, run_node
 
 import deniable as dn
-from deniable.server.questions import load_design_question
+from deniable.server.design_questions import load_design_question
 from deniable.server.surveys import SurveyError
 from deniable.survey import MODELS
 

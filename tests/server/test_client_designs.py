@@ -75,7 +75,7 @@ def test_false_is_reported_yes_at_the_designs_rate() -> None:
 def test_the_server_refuses_a_design_whose_channel_no_device_builds(model: str, p: list[str]) -> None:
     """A group whose answer never depends on the truth has a channel ``dn.from_config`` (and deniable.js)
     refuse; the server refuses the design, naming the group, instead of storing a survey no page can answer."""
-    from deniable.server.questions import load_design_question
+    from deniable.server.design_questions import load_design_question
     from deniable.server.surveys import SurveyError
 
     data = {"id": "q", "text": "?", "type": "yes-no", "design": {"model": model, "p": p},

@@ -136,7 +136,7 @@ class DesignParameter(BaseModel):
 
 
 class DesignResult(BaseModel):
-    """A design question's prevalence (deniable.server.design_results)."""
+    """A design question's prevalence (deniable.server.question_results)."""
 
     id: str
     text: str
@@ -183,7 +183,7 @@ class DiscoveredValue(BaseModel):
 
 
 class DiscoveryResult(BaseModel):
-    """A free-text question's discovered values (deniable.server.discovery)."""
+    """A free-text question's discovered values (deniable.server.question_results)."""
 
     id: str
     text: str
@@ -203,7 +203,7 @@ class DiscoveryResult(BaseModel):
 
 
 class MeanResult(BaseModel):
-    """A number question's estimated mean (deniable.server.numeric_questions)."""
+    """A number question's estimated mean (deniable.server.question_results)."""
 
     id: str
     text: str

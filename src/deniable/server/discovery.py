@@ -38,9 +38,10 @@ hash of the definition is.
 question's aggregate; its size is ``levels x rows x width`` integers,
 capped at :data:`MAX_SKETCH_CELLS` so that a write stays cheap.
 
-**Results.** :meth:`HeavyHitters.identify` on the merged aggregate: the
-values whose count is significantly above 0, most frequent first, with the
-count, standard error and normal interval at the results' level. It costs
+**Results** (:mod:`deniable.server.question_results`).
+:meth:`HeavyHitters.identify` on the merged aggregate: the values whose
+count is significantly above 0, most frequent first, with the count,
+standard error and normal interval at the results' level. It costs
 ``levels x top_k x 256`` sketch look-ups (``|alphabet| + 1`` instead of 256
 with an alphabet), so it is cached by aggregate.
 """
@@ -49,22 +50,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
-from deniable.errors import ConfigError, FieldReportError, ReportError
-from deniable.heavy import HeavyHitters, HeavyStat
+from deniable.errors import ConfigError
+from deniable.heavy import HeavyHitters
 from deniable.heavy.items import KINDS
 from deniable.heavy.protocols import PROTOCOLS
 from deniable.server.errors import SurveyError
+from deniable.server.questions import Question
 
-__all__ = ["FREE_TEXT", "FreeTextQuestion", "load_free_text_question", "discovery_json",
+__all__ = ["FREE_TEXT", "load_free_text_question",
            "DEFAULT_TOP_K", "DEFAULT_ROWS", "DEFAULT_WIDTH", "MAX_SKETCH_CELLS"]
 
 FREE_TEXT = "free-text"
@@ -77,73 +73,6 @@ MAX_SKETCH_CELLS = 1 << 19
 _DEFINITION_KEYS = frozenset({"id", "text", "type", "max_length", "epsilon", "method", "kind", "top_k", "oracle",
                               "rows", "width", "seed", "alphabet"})
 _STORED_KEYS = frozenset({"id", "text", "type", "discovery"})
-
-
-@dataclass(frozen=True)
-class FreeTextQuestion:
-    """A free-text question: devices randomize with :class:`~deniable.heavy.HeavyHitters`."""
-
-    id: str
-    text: str
-    hitters: HeavyHitters
-    type: str = FREE_TEXT
-    randomized: bool = True
-
-    @property
-    def epsilon(self) -> float:
-        return float(self.hitters.epsilon)
-
-    @property
-    def max_length(self) -> int:
-        return int(self.hitters.max_length)
-
-    def to_json(self) -> dict[str, Any]:
-        """The stored (canonical) definition: the exact discovery configuration."""
-        return {"id": self.id, "text": self.text, "type": self.type, "discovery": self.hitters.to_config()}
-
-    def public_json(self) -> dict[str, Any]:
-        """As devices get it: the configuration, and the limits the page shows (``alphabet`` when set)."""
-        h = self.hitters
-        return {**self.to_json(), "randomized": True, "epsilon": self.epsilon, "max_length": h.max_length,
-                "kind": h.kind, "method": h.method, **({} if h.alphabet is None else {"alphabet": h.alphabet})}
-
-    # ---------------------------------------------------------------- reports
-    def reports_from_json(self, values: Sequence[Any]) -> NDArray[Any]:
-        """Structured reports; :class:`ReportError` names the first bad one (and the part at fault)."""
-        try:
-            return self.hitters.reports_from_json(list(values))
-        except ReportError as exc:
-            raise self._located(values, exc) from None
-
-    def _located(self, values: Sequence[Any], exc: ReportError) -> ReportError:
-        """The error of a rejected batch, with the part of the bad report at fault (error path only)."""
-        item = values[exc.index] if 0 <= exc.index < len(values) else None
-        parts = ("sketch", "word") if self.hitters.method == "sfp" else ("sketch",)
-        if not isinstance(item, dict) or set(item) != {"level", *parts}:
-            return exc
-        level = item["level"]
-        if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= self.hitters.levels:
-            return FieldReportError(exc.reason, exc.index, ".level")
-        for part in parts:
-            try:
-                self.hitters.oracle.reports_from_json([item[part]])
-            except ReportError as bad:
-                return FieldReportError(bad.reason, exc.index, f".{part}")
-        return exc
-
-    def reports_to_json(self, checked: NDArray[Any]) -> list[Any]:
-        return self.hitters.reports_to_json(checked)
-
-    # -------------------------------------------------------------- aggregate
-    def empty_aggregate(self) -> HeavyStat:
-        return self.hitters.aggregate(np.empty(0, dtype=self.hitters.dtype))
-
-    def aggregate_from_json(self, data: Mapping[str, Any]) -> HeavyStat:
-        return self.hitters.aggregate_from_json(data)
-
-    def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> HeavyStat:
-        reports = checked[self.id]
-        return self.hitters.aggregate(reports if rows is None else reports[np.asarray(rows, dtype=np.int64)])
 
 
 # -------------------------------------------------------------------- loading
@@ -171,7 +100,7 @@ def _derived_seed(data: Mapping[str, Any]) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=32, person=b"deniable:q-seed").digest()
 
 
-def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> FreeTextQuestion:
+def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> Question:
     """A free-text question from its definition or its stored form (``where``: the path prefix)."""
     if isinstance(data.get("discovery"), dict):
         extra = sorted(set(data) - _STORED_KEYS)
@@ -184,7 +113,7 @@ def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where:
             field = "discovery.alphabet" if message.startswith("discovery config: alphabet") else "discovery"
             raise SurveyError(f"{where}{field}", message) from None
         _check_printable(hitters.alphabet, f"{where}discovery.alphabet")
-        return FreeTextQuestion(qid, text, hitters)
+        return Question(qid, text, FREE_TEXT, hitters)
     extra = sorted(set(data) - _DEFINITION_KEYS - {"randomized"})
     if extra:
         raise SurveyError(
@@ -230,7 +159,7 @@ def load_free_text_question(data: Mapping[str, Any], qid: str, text: str, where:
                  else "seed" if "seed" in message else "type")
         raise SurveyError(f"{where}{field}", message) from None
     _check_printable(alphabet, f"{where}alphabet")
-    return FreeTextQuestion(qid, text, hitters)
+    return Question(qid, text, FREE_TEXT, hitters)
 
 
 def _check_printable(alphabet: str | None, field: str) -> None:
@@ -244,61 +173,3 @@ def _check_printable(alphabet: str | None, field: str) -> None:
     if unprintable is not None:
         raise SurveyError(field, "alphabet must hold printable ASCII characters (space to '~', code points "
                           f"32..126) that a respondent can type; got {unprintable!r}")
-
-
-# -------------------------------------------------------------------- results
-_CACHE: OrderedDict[tuple[str, str, float], dict[str, Any]] = OrderedDict()
-_CACHE_SIZE = 64
-_CACHE_LOCK = threading.Lock()
-
-
-def _stat_digest(stat: HeavyStat) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for sketch in (*stat.levels, *([stat.word] if stat.word is not None else [])):
-        h.update(np.ascontiguousarray(sketch.row_counts).tobytes())
-        h.update(np.ascontiguousarray(sketch.table).tobytes())
-    return h.hexdigest()
-
-
-def _discovered(q: FreeTextQuestion, stat: HeavyStat, level: float) -> dict[str, Any]:
-    found = q.hitters.identify(stat, level=level)
-    rows = [
-        {"value": v, "count": float(c), "std_error": float(s), "ci_low": float(lo), "ci_high": float(hi),
-         "truncated": bool(t)}
-        for v, c, s, lo, hi, t in zip(found.values, found.counts, found.std_errors, found.ci_low, found.ci_high,
-                                      found.truncated.tolist(), strict=True)
-    ]
-    return {"values": rows}
-
-
-def discovery_json(q: FreeTextQuestion, stat: HeavyStat, level: float) -> dict[str, Any]:
-    """A free-text question's results: the discovered values, most frequent first, with counts and CIs.
-
-    ``values`` are those :meth:`HeavyHitters.identify` reports (count
-    significantly above 0: one-sided z test at 5%, Bonferroni over every
-    candidate value), each with ``count`` (estimated respondents),
-    ``std_error``, the normal interval at ``level`` (``ci_low``, ``ci_high``)
-    and ``truncated`` (a text cut at ``max_length``); ``alphabet`` when the
-    question has one. Cached by aggregate.
-    """
-    h = q.hitters
-    key = (h.fingerprint, _stat_digest(stat), level)
-    with _CACHE_LOCK:
-        cached = _CACHE.get(key)
-        if cached is not None:
-            _CACHE.move_to_end(key)
-    if cached is None:
-        cached = _discovered(q, stat, level) if stat.n else {"values": []}
-        with _CACHE_LOCK:
-            _CACHE[key] = cached
-            while len(_CACHE) > _CACHE_SIZE:
-                _CACHE.popitem(last=False)
-    return {
-        "id": q.id, "text": q.text, "type": q.type, "kind": "discovery", "method": h.method,
-        "value_kind": h.kind, "max_length": h.max_length, "top_k": h.top_k, "epsilon": q.epsilon,
-        "n": stat.n, "target": "population", "level": level,
-        "selection": "values whose count is significantly above 0 (one-sided z test at 5%, Bonferroni over "
-        "every candidate value), most frequent first",
-        "values": [dict(v) for v in cached["values"]],
-        **({} if h.alphabet is None else {"alphabet": h.alphabet}),
-    }

@@ -24,9 +24,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from deniable.server.questions import DesignQuestion, PlainQuestion
+from deniable.server.questions import DESIGN, AnyQuestion
 from deniable.server.storage import Storage
-from deniable.server.surveys import AnyQuestion, Question, Survey
+from deniable.server.surveys import Survey
 
 __all__ = ["ROW", "SURVEY_METADATA", "csv_chunks", "parquet_bytes", "column_type"]
 
@@ -68,17 +68,16 @@ def column_type(question: AnyQuestion) -> str:
     ``"bool"``, ``"int"``, ``"float"``, ``"string"``, ``"group-answer"`` (a
     two-group design's struct) or ``"json"`` (the report's JSON text).
     """
-    if isinstance(question, DesignQuestion):
-        return "group-answer" if question.groups > 1 else "bool"
-    if isinstance(question, PlainQuestion):
+    if not question.randomized:
         return "int" if question.type == "integer" else _values_type(question.categories)
-    mechanism = getattr(question, "mechanism", None)
-    kind = getattr(mechanism, "report_kind", None)
+    if question.kind == DESIGN:
+        return "group-answer" if question.design.groups > 1 else "bool"
+    kind = getattr(question.mechanism, "report_kind", None)
     if kind in ("bool", "int", "float"):
         return str(kind)
     if kind == "bit":  # 1BitMean: the bit as the number 0.0 or 1.0, as on the wire
         return "float"
-    if kind == "category" and isinstance(question, Question):
+    if kind == "category":
         return _values_type(question.mechanism.domain)
     return "json"
 

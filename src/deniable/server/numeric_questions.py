@@ -28,8 +28,8 @@ one report's (``m.epsilon``; with ``gamma`` below the memoized bits'
 (``n``, sum and sum of squares of the standardized reports), stored and
 merged like every other question's aggregate.
 
-**Results.** :meth:`NumericMechanism.estimate_from
-<deniable.mechanisms.numeric.base.NumericMechanism.estimate_from>` on the
+**Results** (:mod:`deniable.server.question_results`).
+:meth:`NumericMechanism.estimate_from <deniable.mechanisms.numeric.base.NumericMechanism.estimate_from>` on the
 merged aggregate: the unbiased mean of the answers (clamped to the range),
 its standard error for the inference target, and the normal interval
 ``mean ± z std_error`` at the results' level; undefined (``None``) with fewer
@@ -39,21 +39,16 @@ than two reports.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-from deniable.aggregates import MeanStat
 from deniable.errors import ConfigError
-from deniable.estimate import MeanEstimate, Target
 from deniable.mechanisms import registry
-from deniable.mechanisms.contract import CheckedReports
-from deniable.mechanisms.numeric.base import NumericMechanism
 from deniable.server.errors import SurveyError
+from deniable.server.questions import Question
 from deniable.wire import from_config
 
-__all__ = ["NUMBER", "NumberQuestion", "load_number_question", "number_mechanisms", "mean_estimate",
-           "mean_json", "MAX_UNITS_LENGTH"]
+__all__ = ["NUMBER", "load_number_question", "number_mechanisms", "MAX_UNITS_LENGTH"]
 
 NUMBER = "number"
 MAX_UNITS_LENGTH = 40
@@ -66,55 +61,6 @@ _STORED_KEYS = frozenset({"id", "text", "type", "units", "mechanism"})
 def number_mechanisms() -> dict[str, registry.Recipe]:
     """The recipes a number question may name: numeric mechanisms the browser client implements."""
     return {name: r for name, r in registry.recipes("numeric").items() if registry.entry(r.wire_id).browser}
-
-
-@dataclass(frozen=True)
-class NumberQuestion:
-    """A number question: devices randomize their answer with a numeric mechanism."""
-
-    id: str
-    text: str
-    mechanism: NumericMechanism
-    units: str | None = None
-    type: str = NUMBER
-    randomized: bool = True
-
-    @property
-    def epsilon(self) -> float:
-        """One report's epsilon (what the survey's budget adds up)."""
-        return float(self.mechanism.epsilon)
-
-    def to_json(self) -> dict[str, Any]:
-        """The stored (canonical) definition: the mechanism's exact configuration."""
-        out: dict[str, Any] = {"id": self.id, "text": self.text, "type": self.type,
-                               "mechanism": self.mechanism.to_config()}
-        if self.units is not None:
-            out["units"] = self.units
-        return out
-
-    def public_json(self) -> dict[str, Any]:
-        """As devices get it: the configuration, the range and the epsilon."""
-        return {**self.to_json(), "randomized": True, "epsilon": self.epsilon,
-                "low": self.mechanism.low, "high": self.mechanism.high}
-
-    # the storage's interface (shared with the other questions)
-    def reports_from_json(self, values: Sequence[Any]) -> CheckedReports:
-        """The checked reports; :class:`~deniable.errors.ReportError` names the first bad one."""
-        return self.mechanism.reports_from_json(list(values))
-
-    def reports_to_json(self, checked: CheckedReports) -> list[Any]:
-        return self.mechanism.reports_to_json(checked)
-
-    def empty_aggregate(self) -> MeanStat:
-        return self.mechanism.aggregate([])
-
-    def aggregate_from_json(self, data: Mapping[str, Any]) -> MeanStat:
-        stat: MeanStat = self.mechanism.aggregate_from_json(data)
-        return stat
-
-    def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> MeanStat:
-        reports = checked[self.id]
-        return self.mechanism.aggregate(reports if rows is None else reports.select(rows))
 
 
 # -------------------------------------------------------------------- loading
@@ -138,7 +84,7 @@ def _units(data: Mapping[str, Any], where: str) -> str | None:
     return units.strip()
 
 
-def _stored(data: Mapping[str, Any], qid: str, text: str, where: str) -> NumberQuestion:
+def _stored(data: Mapping[str, Any], qid: str, text: str, where: str) -> Question:
     extra = sorted(set(data) - _STORED_KEYS)
     if extra:
         raise SurveyError(f"{where}{extra[0]}", "is not a field of a number question with a mechanism config")
@@ -151,10 +97,10 @@ def _stored(data: Mapping[str, Any], qid: str, text: str, where: str) -> NumberQ
             f"{where}mechanism.mechanism",
             f"a number question's mechanism is one of {sorted(number_mechanisms())}; got {type(mechanism).wire_id!r}",
         )
-    return NumberQuestion(qid, text, mechanism, _units(data, where))
+    return Question(qid, text, NUMBER, mechanism, units=_units(data, where))
 
 
-def load_number_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> NumberQuestion:
+def load_number_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> Question:
     """A number question from its definition or its stored form (``where``: the path prefix)."""
     if data.get("randomized", True) is not True:
         raise SurveyError(f"{where}randomized", "a number question is always randomized")
@@ -190,34 +136,4 @@ def load_number_question(data: Mapping[str, Any], qid: str, text: str, where: st
         message = str(exc)
         field = next((k for k in sorted(params, key=len, reverse=True) if k in message), "mechanism")
         raise SurveyError(f"{where}{field}", f"{name}: {message}") from None
-    return NumberQuestion(qid, text, mechanism, units)
-
-
-# -------------------------------------------------------------------- results
-def mean_estimate(q: NumberQuestion, stat: MeanStat, target: Target) -> MeanEstimate:
-    """The mean estimate of a number question's merged aggregate; NaN values with fewer than 2 reports."""
-    m = q.mechanism
-    if stat.n >= 2:
-        return m.estimate_from(stat, target=target)
-    nan = math.nan
-    return MeanEstimate(mechanism=m.name, epsilon=m.epsilon, mean=nan, std_error=nan, sample_std_error=nan,
-                        n=stat.n, low=m.low, high=m.high, target=target)
-
-
-def mean_json(q: NumberQuestion, est: MeanEstimate, stat: MeanStat, level: float) -> dict[str, Any]:
-    """A number question's results: the estimated mean with its standard error and interval at ``level``.
-
-    ``estimate`` is the debiased mean of the answers (clamped to ``[low,
-    high]``), ``std_error`` its standard error for ``target`` and ``ci_low``,
-    ``ci_high`` the normal interval; all ``None`` with fewer than 2 reports.
-    ``aggregate`` is the merged :class:`~deniable.aggregates.MeanStat`, to
-    recompute them exactly.
-    """
-    data = est.to_dict(level)
-    return {
-        "id": q.id, "text": q.text, "type": q.type, "kind": "mean", "mechanism": q.mechanism.name,
-        "epsilon": q.epsilon, "n": data["n"], "target": data["target"], "level": level,
-        "low": data["low"], "high": data["high"], "units": q.units,
-        **{key: data[key] for key in ("estimate", "std_error", "ci_low", "ci_high")},
-        "aggregate": stat.to_json(),
-    }
+    return Question(qid, text, NUMBER, mechanism, units=units)

@@ -1,54 +1,58 @@
-"""Survey questions beside the mechanism questions: survey designs and plain questions.
+"""A survey question: id + text + (randomizer | plain field).
 
-A **design question** is a yes/no question randomized by one of the classic
-survey designs of :mod:`deniable.survey` (RRreg's model names and ``p``)::
+Two kinds of question:
 
-    - id: used
-      text: Have you used a study drug this term?
-      type: yes-no
-      design: {model: FR, p: [1/6, 1/6]}
+* :class:`Question`, randomized: devices randomize the answer with the
+  question's ``randomizer``, a registered mechanism (a frequency oracle, a
+  numeric mechanism, a survey design: :mod:`deniable.mechanisms.registry`)
+  or heavy-hitter discovery (:class:`deniable.heavy.HeavyHitters`). Beside
+  it the question keeps only what is about the question itself:
+  ``allow_infinite_epsilon`` and ``unrelated_question`` (designs), ``units``
+  (numbers) and ``by``, the plain categorical questions a design's answers
+  are also counted by.
+* :class:`PlainQuestion`, not randomized (``randomized: false``): an integer
+  in a range or a category, stored as given.
 
-Each group of the design is one exact :meth:`BinaryRR.channel
-<deniable.mechanisms.binary.BinaryRR.channel>`; devices get those channel
-configs and randomize with them. A one-group design's report is ``true`` /
-``false``; a two-group design's device draws its group (1 or 2, uniformly,
-with the same exact sampler) and reports ``{"group": g, "answer": bool}``.
-UQTunknown asks the respondent the unrelated question
-(``unrelated_question:`` text) and feeds that answer to the device's
-randomizer; it is never sent. A design whose epsilon is infinite (an answer
-reveals the truth: Mangat, triangular, SLD, CDM, UQTunknown) is refused
-unless the question says ``allow_infinite_epsilon: true``: a deliberate
-choice, for designs whose protection is the respondents' trust rather than
-a local-DP guarantee.
+The storage's interface of a randomized question (``reports_from_json``,
+``reports_to_json``, ``empty_aggregate``, ``aggregate_from_json``,
+``aggregate``) is the randomizer's own contract: its checked reports, its
+mergeable aggregate and that aggregate's JSON form. A design question's
+aggregate is kept as a :class:`Tally` of its answer counts per group (and
+per category of each ``by`` question), the form it is stored in.
 
-A **plain question** (``randomized: false``) is asked and stored as given,
-not privatized: ``type: integer`` with ``min`` and ``max``, or ``type:
-categorical`` with ``categories``. Its answers are aggregated as counts per
-value, and every design question keeps, per category of each plain
-categorical question, its counts of answers per group, so results can show
-the prevalence by category from the aggregates alone.
+What differs by kind (the stored and public definition) is chosen by the
+randomizer's registry kind (:func:`kind_of`), in the tables at the end.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable.aggregates import SupportCounts
 from deniable.errors import AggregateError, FieldReportError, ReportError
-from deniable.server.errors import SurveyError
-from deniable.survey.designs import MODELS, Design, design
-from deniable.wire import from_config
+from deniable.mechanisms import registry
+from deniable.mechanisms.contract import CheckedReports
 
-__all__ = ["Tally", "DesignQuestion", "PlainQuestion", "load_design_question", "load_plain_question",
-           "MAX_INTEGER_RANGE"]
+__all__ = ["Question", "PlainQuestion", "AnyQuestion", "Tally", "kind_of", "design_spec",
+           "FREQUENCY", "SKETCH", "NUMERIC", "DESIGN", "HEAVY", "PLAIN"]
 
-MAX_INTEGER_RANGE = 10_000
-"""Most distinct values of a plain integer question (``max - min + 1``): its aggregate counts each."""
+FREQUENCY, SKETCH, NUMERIC, DESIGN = "frequency", "sketch", "numeric", "design"
+HEAVY = "discovery"
+"""The kind of heavy-hitter discovery (:class:`~deniable.heavy.HeavyHitters`, not in the registry)."""
+PLAIN = "plain"
+"""The kind of a plain question (no randomizer)."""
+
+
+def kind_of(randomizer: Any) -> str:
+    """The registry kind of a randomizer (``"frequency"``, ``"sketch"``, ``"numeric"``, ``"design"``,
+    ``"discovery"``: :data:`HEAVY`)."""
+    return registry.entry(type(randomizer).wire_id).kind
 
 
 # ----------------------------------------------------------------- aggregate
@@ -84,207 +88,124 @@ class Tally:
         return cls(like.key, arrays)
 
 
-# ---------------------------------------------------------- design questions
-def _fraction_text(value: Any) -> str:
-    return str(value)  # Fraction: "1/6", or "1" / "0"
+def _select(reports: Any, rows: Sequence[int] | None) -> Any:
+    """The reports at ``rows`` (all if ``None``), still checked."""
+    if rows is None:
+        return reports
+    if isinstance(reports, CheckedReports):
+        return reports.select(rows)
+    return reports[np.asarray(rows, dtype=np.int64)]
 
 
+def design_spec(design: Any) -> dict[str, Any]:
+    """A design as written in a survey: RRreg's model name and exact ``p`` (fractions as text)."""
+    return {"model": design.model, "p": [str(v) for v in design.p]}
+
+
+# ---------------------------------------------------------------- questions
 @dataclass(frozen=True)
-class DesignQuestion:
-    """A yes/no question randomized by a survey design (:mod:`deniable.survey`)."""
+class Question:
+    """A randomized question: devices randomize the answer with ``randomizer``.
+
+    ``mechanism``, ``design`` and ``hitters`` name the same randomizer (as
+    the question kinds before it called it).
+    """
 
     id: str
     text: str
-    design: Design
+    type: str
+    randomizer: Any
     allow_infinite_epsilon: bool = False
     unrelated_question: str | None = None
-    by: tuple[tuple[str, int], ...] = field(default=())  # plain categorical questions: (id, categories)
-    type: str = "yes-no"
-    randomized: bool = True
+    units: str | None = None
+    by: tuple[tuple[str, int], ...] = field(default=())  # a design's plain categorical questions: (id, categories)
+    randomized: ClassVar[Literal[True]] = True
+
+    @property
+    def kind(self) -> str:
+        """The randomizer's registry kind (:func:`kind_of`)."""
+        return kind_of(self.randomizer)
+
+    @property
+    def mechanism(self) -> Any:
+        return self.randomizer
+
+    @property
+    def design(self) -> Any:
+        return self.randomizer
+
+    @property
+    def hitters(self) -> Any:
+        return self.randomizer
 
     @property
     def epsilon(self) -> float:
-        return float(self.design.epsilon)
+        return float(self.randomizer.epsilon)
 
     @property
-    def groups(self) -> int:
-        return self.design.groups
+    def max_length(self) -> int:
+        """A free-text question's longest answer kept, in bytes of UTF-8 (its randomizer's)."""
+        return int(self.randomizer.max_length)
 
     @property
-    def spec(self) -> dict[str, Any]:
-        """The design as written in a survey: RRreg's model name and exact ``p`` (as text)."""
-        out: dict[str, Any] = {"model": self.design.model, "p": [_fraction_text(v) for v in self.design.p]}
-        return out
+    def categories(self) -> list[Any]:
+        """The answers of a frequency or design question (the randomizer's domain)."""
+        return list(self.randomizer.domain)
 
     def to_json(self) -> dict[str, Any]:
-        """The stored (canonical) definition."""
-        out: dict[str, Any] = {"id": self.id, "text": self.text, "type": self.type, "design": self.spec}
-        if self.allow_infinite_epsilon:
-            out["allow_infinite_epsilon"] = True
-        if self.unrelated_question is not None:
-            out["unrelated_question"] = self.unrelated_question
-        return out
+        """The stored (canonical) definition: the randomizer's exact configuration."""
+        return _STORED[self.kind](self)
 
     def public_json(self) -> dict[str, Any]:
-        """As devices get it: the exact channel config of each group (epsilon ``None`` where infinite)."""
-        channels = []
-        for g in range(1, self.groups + 1):
-            config = self.design.channel(g).to_config()
-            if not math.isfinite(config["epsilon"]):
-                config["epsilon"] = None
-            channels.append(config)
-        return {
-            **self.to_json(),
-            "categories": [False, True],
-            "randomized": True,
-            "epsilon": self.epsilon if math.isfinite(self.epsilon) else None,
-            "reveals_truth": not math.isfinite(self.epsilon),
-            "groups": self.groups,
-            "channels": channels,
-            "mechanism": self.design.to_config(),
-        }
+        """The question as devices see it."""
+        return _PUBLIC[self.kind](self)
 
-    # ---------------------------------------------------------------- reports
-    def reports_from_json(self, values: Sequence[Any]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-        """``(group, answer)`` of each report; :class:`ReportError` names the first bad one."""
-        n = len(values)
-        if self.groups == 1:
-            if not all(type(v) is bool for v in values):
-                i, bad = next((i, v) for i, v in enumerate(values) if type(v) is not bool)
-                raise ReportError(f"must be true or false ({self.design.model}); got {bad!r:.60}", i)
-            return np.ones(n, dtype=np.int64), np.array(values, dtype=bool).reshape(n)
-        groups = np.empty(n, dtype=np.int64)
-        answers = np.empty(n, dtype=bool)
-        shape = '{"group": 1 or 2, "answer": true or false}'
-        for i, v in enumerate(values):
-            if not isinstance(v, dict):
-                raise ReportError(f"must be {shape} ({self.design.model} has two groups); got {v!r:.60}", i)
-            extra = sorted(set(v) - {"group", "answer"})
-            if extra:
-                raise FieldReportError(f"is not a field of a {self.design.model} report {shape}", i, f".{extra[0]}")
-            if "group" not in v:
-                raise FieldReportError(
-                    f"is missing: {self.design.model} is a two-group design, so a report names its group (1 or 2)",
-                    i, ".group",
-                )
-            g = v["group"]
-            if type(g) is not int or g not in (1, 2):
-                raise FieldReportError(f"must be 1 or 2 ({self.design.model}); got {g!r:.60}", i, ".group")
-            a = v.get("answer")
-            if type(a) is not bool:
-                raise FieldReportError(f"must be true or false; got {a!r:.60}", i, ".answer")
-            groups[i], answers[i] = g, a
-        return groups, answers
-
-    def reports_to_json(self, checked: tuple[NDArray[np.int64], NDArray[np.bool_]]) -> list[Any]:
-        groups, answers = checked
-        if self.groups == 1:
-            return [bool(a) for a in answers.tolist()]
-        return [{"group": g, "answer": a} for g, a in zip(groups.tolist(), answers.tolist(), strict=True)]
-
-    # -------------------------------------------------------------- aggregate
-    def _key(self) -> str:
-        return f"design:{self.id}:{self.design.model}:{','.join(self.spec['p'])}"
-
-    def empty_aggregate(self) -> Tally:
-        """Counts ``[group, answer]``, and per plain categorical question ``[category, group, answer]``."""
-        arrays = {"counts": np.zeros((self.groups, 2), dtype=np.int64)}
-        for qid, k in self.by:
-            arrays[f"by:{qid}"] = np.zeros((k, self.groups, 2), dtype=np.int64)
-        return Tally(self._key(), arrays)
-
-    def aggregate_from_json(self, data: Mapping[str, Any]) -> Tally:
-        return Tally.from_json(data, self.empty_aggregate())
-
-    def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> Tally:
-        """The tally of the responses ``rows`` (all if ``None``) of a checked request."""
-        groups, answers = checked[self.id]
-        at = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
-        code = (groups[at] - 1) * 2 + answers[at]
-        cells = 2 * self.groups
-        arrays: dict[str, NDArray[np.int64]] = {
-            "counts": np.bincount(code, minlength=cells).reshape(self.groups, 2)
-        }
-        for qid, k in self.by:
-            by = np.bincount(checked[qid][at] * cells + code, minlength=k * cells)
-            arrays[f"by:{qid}"] = by.reshape(k, self.groups, 2)
-        return Tally(self._key(), {name: a.astype(np.int64) for name, a in arrays.items()})
-
-
-def _check_channels(d: Design, field: str) -> None:
-    """Each group's device channel must be one that every device builds from its config.
-
-    The one rule, shared by the server, the Python client and the browser
-    (deniable.js): a channel config is accepted exactly when
-    ``dn.from_config`` accepts it, which refuses a channel whose answer never
-    depends on the truth (e.g. UQTunknown's coin with ``p_g = 0``).
-    """
-    for g in range(1, d.groups + 1):
+    # the storage's interface: the randomizer's contract
+    def reports_from_json(self, values: Sequence[Any]) -> Any:
+        """The checked reports; :class:`~deniable.errors.ReportError` names the first bad one."""
         try:
-            channel = d.channel(g)  # a design question is yes/no: forced response with m categories has none
-        except ValueError as exc:
-            raise SurveyError(field, f"{d.model}: {exc}") from None
-        try:
-            from_config(channel.to_config())
-        except ValueError as exc:
-            where = f"group {g}'s" if d.groups > 1 else "its"
-            raise SurveyError(
-                field, f"{d.model}: {where} device channel (P(yes | non-carrier), P(yes | carrier)) = "
-                       f"({channel.p_yes_given_no}, {channel.p_yes_given_yes}) is refused by every "
-                       f"device: {exc}",
-            ) from None
+            return self.randomizer.reports_from_json(list(values))
+        except ReportError as exc:
+            locate = _LOCATE.get(self.kind)
+            raise (exc if locate is None else locate(self.randomizer, values, exc)) from None
+
+    def reports_to_json(self, checked: Any) -> list[Any]:
+        return list(self.randomizer.reports_to_json(checked))
+
+    def empty_aggregate(self) -> Any:
+        none = np.zeros(0, dtype=np.int64)
+        return self.aggregate({self.id: self.reports_from_json([]), **{qid: none for qid, _ in self.by}}, None)
+
+    def aggregate_from_json(self, data: Mapping[str, Any]) -> Any:
+        """A stored aggregate, checked to be one of this exact configuration."""
+        if self.kind == DESIGN:
+            return Tally.from_json(data, self.empty_aggregate())
+        return self.randomizer.aggregate_from_json(data)
+
+    def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> Any:
+        """The aggregate of the responses ``rows`` (all if ``None``) of a checked request."""
+        reports = _select(checked[self.id], rows)
+        stat = self.randomizer.aggregate(reports)
+        return self._tally(stat, reports, checked, rows) if self.kind == DESIGN else stat
+
+    # a design's aggregate: its answer counts, and by category of each `by` question
+    def _tally(self, stat: SupportCounts, reports: CheckedReports, checked: Mapping[str, Any],
+               rows: Sequence[int] | None) -> Tally:
+        d = self.randomizer
+        arrays = {"counts": d.answer_counts(stat)}
+        cells = stat.counts.size
+        for qid, k in self.by:
+            by = np.bincount(_select(checked[qid], rows) * cells + reports.checked, minlength=k * cells)
+            arrays[f"by:{qid}"] = by.reshape(k, d.groups, cells // d.groups)
+        key = f"design:{self.id}:{d.model}:{','.join(design_spec(d)['p'])}"
+        return Tally(key, {name: a.astype(np.int64) for name, a in arrays.items()})
+
+    def design_stat(self, tally: Tally) -> SupportCounts:
+        """A design question's aggregate as its design's own :class:`~deniable.SupportCounts`."""
+        counts = tally.arrays["counts"]
+        return SupportCounts(self.randomizer.fingerprint, counts.ravel(), int(counts.sum()))
 
 
-_DESIGN_KEYS = frozenset({"id", "text", "type", "design", "allow_infinite_epsilon", "unrelated_question"})
-
-
-def load_design_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> DesignQuestion:
-    """A design question from its definition (``where`` is the path prefix, e.g. ``questions[0].``)."""
-    extra = sorted(set(data) - _DESIGN_KEYS)
-    if extra:
-        raise SurveyError(
-            f"{where}{extra[0]}", f"is not a field of a design question (allowed: {sorted(_DESIGN_KEYS)})"
-        )
-    if data.get("type") != "yes-no":
-        raise SurveyError(f"{where}type", f"a design question is yes-no; got {data.get('type')!r:.60}")
-    spec = data["design"]
-    if not isinstance(spec, dict):
-        raise SurveyError(f"{where}design", f"must be an object {{model: ..., p: [...]}}; got {spec!r:.60}")
-    unknown = sorted(set(spec) - {"model", "p"})
-    if unknown:
-        raise SurveyError(f"{where}design.{unknown[0]}", "is not a field of a design (allowed: model, p)")
-    model = spec.get("model")
-    if model not in MODELS:
-        raise SurveyError(f"{where}design.model", f"must be one of {sorted(MODELS)}; got {model!r:.60}")
-    if "p" not in spec:
-        raise SurveyError(f"{where}design.p", f"is required ({model}'s randomization probabilities, as RRreg's p)")
-    p = spec["p"]
-    values = p if isinstance(p, list) else [p]
-    for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-            raise SurveyError(f"{where}design.p[{i}]", f"must be a number or a fraction like '1/6'; got {v!r:.60}")
-    try:
-        d = design(model, p)
-    except (ValueError, TypeError, ZeroDivisionError) as exc:
-        raise SurveyError(f"{where}design.p", f"{model}: {exc}") from None
-    _check_channels(d, f"{where}design.p")
-    allow = data.get("allow_infinite_epsilon", False)
-    if not isinstance(allow, bool):
-        raise SurveyError(f"{where}allow_infinite_epsilon", f"must be true or false; got {allow!r:.60}")
-    unrelated = data.get("unrelated_question")
-    if model == "UQTunknown":
-        if not isinstance(unrelated, str) or not unrelated.strip():
-            raise SurveyError(
-                f"{where}unrelated_question",
-                "is required by UQTunknown: the text of the unrelated question the respondent answers "
-                "on the device (its answer is never sent)",
-            )
-    elif unrelated is not None:
-        raise SurveyError(f"{where}unrelated_question", f"applies to UQTunknown only; this design is {model}")
-    return DesignQuestion(qid, text, d, allow, unrelated)
-
-
-# ----------------------------------------------------------- plain questions
 @dataclass(frozen=True)
 class PlainQuestion:
     """A question answered as is (``randomized: false``): an integer in a range, or a category."""
@@ -295,8 +216,9 @@ class PlainQuestion:
     categories: tuple[Any, ...] = ()
     min: int = 0
     max: int = 0
-    randomized: bool = False
-    epsilon: float = 0.0  # nothing is randomized; the answer is disclosed as given
+    randomized: ClassVar[Literal[False]] = False
+    kind: ClassVar[str] = PLAIN
+    epsilon: ClassVar[float] = 0.0  # nothing is randomized; the answer is disclosed as given
 
     @property
     def values(self) -> list[Any]:
@@ -348,51 +270,93 @@ class PlainQuestion:
         return Tally.from_json(data, self.empty_aggregate())
 
     def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> Tally:
-        values = checked[self.id] if rows is None else checked[self.id][np.asarray(rows, dtype=np.int64)]
+        values = _select(checked[self.id], rows)
         position = values - self.min if self.type == "integer" else values
         counts = np.bincount(position, minlength=len(self.values)).astype(np.int64)
         return Tally(self._key(), {"counts": counts})
 
 
-_PLAIN_KEYS = frozenset({"id", "text", "type", "randomized", "categories", "min", "max"})
-PLAIN_TYPES = ("integer", "categorical")
+AnyQuestion = Question | PlainQuestion
+"""A survey question: randomized (by a mechanism, a survey design or heavy-hitter discovery) or plain."""
 
 
-def load_plain_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> PlainQuestion:
-    """A plain (not randomized) question from its definition."""
-    extra = sorted(set(data) - _PLAIN_KEYS)
-    if extra:
-        raise SurveyError(
-            f"{where}{extra[0]}",
-            f"is not a field of a plain question (randomized: false; allowed: {sorted(_PLAIN_KEYS)})",
-        )
-    qtype = data.get("type")
-    if qtype not in PLAIN_TYPES:
-        raise SurveyError(f"{where}type", f"a plain question is one of {list(PLAIN_TYPES)}; got {qtype!r:.60}")
-    if qtype == "integer":
-        bounds = []
-        for key in ("min", "max"):
-            v = data.get(key)
-            if type(v) is not int:
-                raise SurveyError(f"{where}{key}", f"an integer question needs an integer {key}; got {v!r:.60}")
-            bounds.append(v)
-        low, high = bounds
-        if not 0 <= high - low < MAX_INTEGER_RANGE:
-            raise SurveyError(
-                f"{where}max", f"must be at least min and give at most {MAX_INTEGER_RANGE} values; got {low}..{high}"
-            )
-        if "categories" in data:
-            raise SurveyError(f"{where}categories", "an integer question has min and max, not categories")
-        return PlainQuestion(qid, text, "integer", min=low, max=high)
-    categories = data.get("categories")
-    if not isinstance(categories, list) or len(categories) < 2:
-        raise SurveyError(f"{where}categories", f"needs a list of at least 2 categories; got {categories!r:.60}")
-    for i, c in enumerate(categories):
-        if isinstance(c, bool) or not isinstance(c, (str, int)):
-            raise SurveyError(f"{where}categories[{i}]", f"must be a string or an integer; got {c!r:.60}")
-    if len(set(categories)) != len(categories):
-        raise SurveyError(f"{where}categories", f"has duplicates: {categories!r:.200}")
-    for key in ("min", "max"):
-        if key in data:
-            raise SurveyError(f"{where}{key}", "applies to integer questions only")
-    return PlainQuestion(qid, text, "categorical", categories=tuple(categories))
+# ------------------------------------------------- what differs by kind: definitions
+def _base(q: Question) -> dict[str, Any]:
+    return {"id": q.id, "text": q.text, "type": q.type}
+
+
+def _frequency(q: Question) -> dict[str, Any]:
+    return {**_base(q), "categories": q.categories, "mechanism": q.randomizer.to_config()}
+
+
+def _design(q: Question) -> dict[str, Any]:
+    out = {**_base(q), "design": design_spec(q.randomizer)}
+    if q.allow_infinite_epsilon:
+        out["allow_infinite_epsilon"] = True
+    if q.unrelated_question is not None:
+        out["unrelated_question"] = q.unrelated_question
+    return out
+
+
+def _design_public(q: Question) -> dict[str, Any]:
+    """The exact channel config of each group (epsilon ``None`` where infinite) and the design's config."""
+    d = q.randomizer
+    channels = []
+    for g in range(1, d.groups + 1):
+        config = d.channel(g).to_config()
+        if not math.isfinite(config["epsilon"]):
+            config["epsilon"] = None
+        channels.append(config)
+    return {
+        **_design(q), "categories": [False, True], "randomized": True,
+        "epsilon": q.epsilon if math.isfinite(q.epsilon) else None, "reveals_truth": not math.isfinite(q.epsilon),
+        "groups": d.groups, "channels": channels, "mechanism": d.to_config(),
+    }
+
+
+def _numeric(q: Question) -> dict[str, Any]:
+    out = {**_base(q), "mechanism": q.randomizer.to_config()}
+    if q.units is not None:
+        out["units"] = q.units
+    return out
+
+
+def _numeric_public(q: Question) -> dict[str, Any]:
+    m = q.randomizer
+    return {**_numeric(q), "randomized": True, "epsilon": q.epsilon, "low": m.low, "high": m.high}
+
+
+def _heavy(q: Question) -> dict[str, Any]:
+    return {**_base(q), "discovery": q.randomizer.to_config()}
+
+
+def _heavy_public(q: Question) -> dict[str, Any]:
+    """The configuration, and the limits the page shows (``alphabet`` when set)."""
+    h = q.randomizer
+    return {**_heavy(q), "randomized": True, "epsilon": q.epsilon, "max_length": h.max_length,
+            "kind": h.kind, "method": h.method, **({} if h.alphabet is None else {"alphabet": h.alphabet})}
+
+
+def _heavy_located(hitters: Any, values: Sequence[Any], exc: ReportError) -> ReportError:
+    """A rejected free-text batch's error, with the part of the bad report at fault (error path only)."""
+    item = values[exc.index] if 0 <= exc.index < len(values) else None
+    parts = ("sketch", "word") if hitters.method == "sfp" else ("sketch",)
+    if not isinstance(item, dict) or set(item) != {"level", *parts}:
+        return exc
+    level = item["level"]
+    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= hitters.levels:
+        return FieldReportError(exc.reason, exc.index, ".level")
+    for part in parts:
+        try:
+            hitters.oracle.reports_from_json([item[part]])
+        except ReportError as bad:
+            return FieldReportError(bad.reason, exc.index, f".{part}")
+    return exc
+
+
+_Form = Callable[[Question], dict[str, Any]]
+_STORED: dict[str, _Form] = {FREQUENCY: _frequency, SKETCH: _frequency, DESIGN: _design, NUMERIC: _numeric,
+                             HEAVY: _heavy}
+_PUBLIC: dict[str, _Form] = {FREQUENCY: _frequency, SKETCH: _frequency, DESIGN: _design_public,
+                             NUMERIC: _numeric_public, HEAVY: _heavy_public}
+_LOCATE: dict[str, Callable[[Any, Sequence[Any], ReportError], ReportError]] = {HEAVY: _heavy_located}

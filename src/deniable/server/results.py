@@ -43,21 +43,16 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import scipy.stats  # noqa: F401 - at server start: the shuffled guarantee needs it (seconds to import when busy)
 
-from deniable.aggregates import SupportCounts
 from deniable.allocation import sampled_estimate
 from deniable.estimate import Estimate, Target
-from deniable.results import jsonable
-from deniable.server.design_results import design_json, plain_json
-from deniable.server.discovery import FreeTextQuestion, discovery_json
-from deniable.server.numeric_questions import NumberQuestion, mean_estimate, mean_json
-from deniable.server.questions import DesignQuestion, PlainQuestion
+from deniable.server.question_results import View, question_json
+from deniable.server.questions import FREQUENCY, SKETCH
 from deniable.server.rounds import iso_utc
 from deniable.server.shuffled import SHUFFLE_DELTA, Ahead
 from deniable.server.shuffled import bound as shuffled_bound
-from deniable.server.surveys import Question, Survey
+from deniable.server.surveys import Survey
 
 __all__ = ["question_estimates", "results_json", "rounds_json", "shuffled_json", "SHUFFLE_DELTA"]
 
@@ -65,19 +60,12 @@ __all__ = ["question_estimates", "results_json", "rounds_json", "shuffled_json",
 def question_estimates(
     survey: Survey, aggregates: Mapping[str, Any], target: Target = "population"
 ) -> dict[str, Estimate]:
-    """The unbiased estimate of every mechanism question for ``target``, by question id, from its merged aggregate."""
+    """The unbiased estimate of every frequency question for ``target``, by question id, from its merged aggregate."""
+    frequency = [q for q in survey.questions if q.randomized and q.kind in (FREQUENCY, SKETCH)]
     if survey.allocation == "sample":
         respondents = sum(aggregates[q.id].n for q in survey.questions)
-        return {
-            q.id: sampled_estimate(q.mechanism, aggregates[q.id], respondents, target)
-            for q in survey.questions
-            if isinstance(q, Question)
-        }
-    return {
-        q.id: q.mechanism.estimate_from(aggregates[q.id], target=target)
-        for q in survey.questions
-        if isinstance(q, Question)
-    }
+        return {q.id: sampled_estimate(q.mechanism, aggregates[q.id], respondents, target) for q in frequency}
+    return {q.id: q.mechanism.estimate_from(aggregates[q.id], target=target) for q in frequency}
 
 
 def shuffled_json(survey: Survey, n: int, ahead: Ahead | None = None) -> dict[str, Any] | None:
@@ -87,47 +75,20 @@ def shuffled_json(survey: Survey, n: int, ahead: Ahead | None = None) -> dict[st
     repeat the bound for fewer responses while the new one is computed.
     """
     epsilon0 = survey.epsilon_total
-    if n < 1 or not math.isfinite(epsilon0) or any(isinstance(q, PlainQuestion) for q in survey.questions):
+    if n < 1 or not math.isfinite(epsilon0) or not all(q.randomized for q in survey.questions):
         return None
     # for n rounded down to two significant digits
     epsilon, delta = shuffled_bound(epsilon0, n) if ahead is None else ahead.bound(epsilon0, n)
     return {"n": n, "epsilon_local": epsilon0, "epsilon": epsilon, "delta": delta}
 
 
-def _question_json(q: Question, est: Estimate, level: float) -> dict[str, Any]:
-    """A mechanism question's results: :meth:`Estimate.to_dict` at ``level``, with the question, the
-    Norm-Sub projection and the aggregate."""
-    data = est.to_dict(level)
-    consistent = est.consistent("norm-sub").frequencies if est.n else np.full(len(q.categories), np.nan)
-    return {
-        "id": q.id,
-        "text": q.text,
-        "type": q.type,
-        "mechanism": q.mechanism.name,
-        "epsilon": q.epsilon,
-        "n": data["n"],
-        "target": data["target"],
-        "categories": q.categories,
-        **{key: data[key] for key in ("estimate", "std_error", "ci_low", "ci_high", "observed")},
-        "consistent": jsonable(consistent),
-        "support_counts": SupportCounts(q.mechanism.fingerprint, est.support_counts, est.n).to_json(),
-    }
-
-
 def _questions_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float, aggregates: Mapping[str, Any] | None,
     target: Target,
 ) -> list[dict[str, Any]]:
-    plain = {q.id: q for q in survey.questions if isinstance(q, PlainQuestion)}
-    return [
-        _question_json(q, estimates[q.id], level) if isinstance(q, Question)
-        else mean_json(q, mean_estimate(q, aggregates[q.id], target), aggregates[q.id], level)  # type: ignore[index]
-        if isinstance(q, NumberQuestion)
-        else design_json(q, aggregates[q.id], plain, level) if isinstance(q, DesignQuestion)  # type: ignore[index]
-        else discovery_json(q, aggregates[q.id], level) if isinstance(q, FreeTextQuestion)  # type: ignore[index]
-        else plain_json(q, aggregates[q.id])  # type: ignore[index]
-        for q in survey.questions
-    ]
+    plain = {q.id: q for q in survey.questions if not q.randomized}
+    view = View(level, target, estimates, plain)
+    return [question_json(q, None if aggregates is None else aggregates.get(q.id), view) for q in survey.questions]
 
 
 def _n_responses(survey: Survey, questions: list[dict[str, Any]]) -> int:
@@ -187,11 +148,11 @@ def results_json(
     projection onto the simplex, and the ``support_counts`` aggregate
     (:meth:`deniable.SupportCounts.to_json`: fingerprint, n, counts) to
     recompute any of them exactly. Values undefined without reports are ``None``.
-    Design and plain questions (their tallies in ``aggregates``) are answered
-    by :mod:`deniable.server.design_results`, free-text questions (their
-    discovery aggregates) by :mod:`deniable.server.discovery`, number questions (their
-    mean estimates, for ``target``: default the estimates' target, else the population)
-    by :mod:`deniable.server.numeric_questions`. ``ahead``: :func:`shuffled_json`'s.
+    The other questions (design, number, free-text and plain questions, from
+    their merged ``aggregates``; number questions' means for ``target``:
+    default the estimates' target, else the population) are answered as
+    :mod:`deniable.server.question_results` says for their kind.
+    ``ahead``: :func:`shuffled_json`'s.
     """
     chosen: Target = target if target is not None else next((e.target for e in estimates.values()), "population")
     questions = _questions_json(survey, estimates, level, aggregates, chosen)

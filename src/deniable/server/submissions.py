@@ -170,7 +170,7 @@ def prepare(
             subfield = getattr(exc, "subfield", "")
             raise Invalid(f"{where(mine[exc.index])}reports.{q.id}{printable(subfield)}", exc.reason) from None
         checked[q.id] = reports
-        canonical[q.id] = q.reports_to_json(reports)  # type: ignore[arg-type]
+        canonical[q.id] = q.reports_to_json(reports)
     encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     if sampled:
         rows: list[dict[str, Any]] = [{} for _ in bodies]

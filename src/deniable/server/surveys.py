@@ -60,7 +60,7 @@ up one response's epsilons (L-GRR's and L-OSUE's ``epsilon_1``).
 A yes-no question may instead name a classic survey design with RRreg's
 model name and ``p`` (``design: {model: FR, p: [1/6, 1/6]}``), and a question
 marked ``randomized: false`` is a plain question (an integer in ``min..max``
-or a category), stored as given: see :mod:`deniable.server.questions`. Plain
+or a category), stored as given: see :mod:`deniable.server.design_questions`. Plain
 questions add nothing to the budget; a design whose epsilon is infinite is
 refused unless the question says ``allow_infinite_epsilon: true``, and is
 then left out of the budget sum (the survey's ``epsilon_total`` is infinite).
@@ -97,82 +97,36 @@ from pathlib import Path
 from typing import Any
 
 from deniable.accounting import ReportCost
-from deniable.aggregates import SupportCounts
 from deniable.allocation import Allocation, check_allocation
 from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
-from deniable.mechanisms.contract import CheckedReports
 from deniable.plan import best_mechanism
 from deniable.privacy import PrivacyBudget
-from deniable.server.discovery import FREE_TEXT, FreeTextQuestion, load_free_text_question
+from deniable.server.design_questions import load_design_question, load_plain_question
+from deniable.server.discovery import FREE_TEXT, load_free_text_question
 from deniable.server.errors import SurveyError, is_text, printable
-from deniable.server.numeric_questions import NUMBER, NumberQuestion, load_number_question
+from deniable.server.numeric_questions import NUMBER, load_number_question
 from deniable.server.policy import POLICY_FIELDS, Policy, load_policy
-from deniable.server.questions import DesignQuestion, PlainQuestion, load_design_question, load_plain_question
+from deniable.server.questions import (
+    DESIGN,
+    FREQUENCY,
+    HEAVY,
+    NUMERIC,
+    PLAIN,
+    SKETCH,
+    AnyQuestion,
+    Question,
+    kind_of,
+)
 from deniable.server.rounds import Rounds, check_round_cost, load_rounds, question_costs
 from deniable.wire import from_config
 
-__all__ = ["SurveyError", "Question", "Survey", "load_survey", "load_surveys", "ID_PATTERN"]
+__all__ = ["SurveyError", "Question", "AnyQuestion", "Survey", "load_survey", "load_surveys", "ID_PATTERN"]
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """Survey and question ids: 1..64 characters, letters, digits, ``_ . -``."""
 
 QUESTION_TYPES = ("yes-no", "categorical")
 YES_NO = (False, True)
-
-
-@dataclass(frozen=True)
-class Question:
-    """One question: its text, categories and the mechanism devices randomize with."""
-
-    id: str
-    text: str
-    type: str
-    mechanism: FrequencyOracle
-
-    @property
-    def categories(self) -> list[Any]:
-        return list(self.mechanism.domain)
-
-    @property
-    def epsilon(self) -> float:
-        return float(self.mechanism.epsilon)
-
-    randomized = True
-
-    def to_json(self) -> dict[str, Any]:
-        """The question as devices see it: the mechanism as its exact config."""
-        return {
-            "id": self.id,
-            "text": self.text,
-            "type": self.type,
-            "categories": self.categories,
-            "mechanism": self.mechanism.to_config(),
-        }
-
-    def public_json(self) -> dict[str, Any]:
-        return self.to_json()
-
-    # the storage's interface (shared with design and plain questions)
-    def reports_from_json(self, values: list[Any]) -> CheckedReports:
-        return self.mechanism.reports_from_json(values)
-
-    def reports_to_json(self, checked: CheckedReports) -> list[Any]:
-        return self.mechanism.reports_to_json(checked)
-
-    def empty_aggregate(self) -> SupportCounts:
-        return self.mechanism.aggregate([])
-
-    def aggregate_from_json(self, data: Mapping[str, Any]) -> SupportCounts:
-        return self.mechanism.aggregate_from_json(data)
-
-    def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> SupportCounts:
-        reports = checked[self.id]
-        return self.mechanism.aggregate(reports if rows is None else reports.select(rows))
-
-
-AnyQuestion = Question | DesignQuestion | PlainQuestion | FreeTextQuestion | NumberQuestion
-"""A survey question: randomized by a mechanism, a survey design, heavy-hitter discovery
-(free text) or a numeric mechanism (number), or plain (not randomized)."""
 
 
 @dataclass(frozen=True)
@@ -324,6 +278,9 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
             mechanism: FrequencyOracle = from_config(data["mechanism"])
         except (ValueError, TypeError) as exc:
             raise SurveyError(f"{where}mechanism", str(exc)) from None
+        if kind_of(mechanism) not in (FREQUENCY, SKETCH):
+            raise SurveyError(f"{where}mechanism.mechanism", f"a {qtype} question's mechanism is a frequency "
+                              f"oracle; got {type(mechanism).wire_id!r} (a survey design is written design:)")
         expected = list(YES_NO) if qtype == "yes-no" else data.get("categories")
         if expected is not None and list(mechanism.domain) != list(expected):
             raise SurveyError(
@@ -388,9 +345,9 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
     return Question(qid, text, qtype, mechanism)
 
 
-def _refused_infinite(question: AnyQuestion) -> bool:
+def _refused_infinite(question: Question) -> bool:
     """A design question whose epsilon is infinite without ``allow_infinite_epsilon``."""
-    return isinstance(question, DesignQuestion) and math.isinf(question.epsilon) and not question.allow_infinite_epsilon
+    return question.kind == DESIGN and math.isinf(question.epsilon) and not question.allow_infinite_epsilon
 
 
 def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
@@ -439,19 +396,18 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
         question = _load_question(raw, f"questions[{i}].")
         if any(q.id == question.id for q in questions):
             raise SurveyError(f"questions[{i}].id", f"duplicate question id {question.id!r}")
-        if _refused_infinite(question):
-            assert isinstance(question, DesignQuestion)
+        if question.randomized and _refused_infinite(question):
+            model = question.design.model
             raise SurveyError(
                 "budget",
-                f"question {question.id!r} (questions[{i}]) uses the {question.design.model} design, whose "
+                f"question {question.id!r} (questions[{i}]) uses the {model} design, whose "
                 "epsilon is infinite: an answer reveals the truth. Choose a design with a finite epsilon, "
                 "or set allow_infinite_epsilon: true on the question to accept it knowingly",
             )
         questions.append(question)
     # design questions keep their counts by category of every plain categorical question
-    by = tuple((q.id, len(q.categories)) for q in questions
-               if isinstance(q, PlainQuestion) and q.type == "categorical")
-    questions = [replace(q, by=by) if isinstance(q, DesignQuestion) else q for q in questions]
+    by = tuple((q.id, len(q.categories)) for q in questions if not q.randomized and q.type == "categorical")
+    questions = [replace(q, by=by) if q.randomized and q.kind == DESIGN else q for q in questions]
     if rounds is not None:
         check_round_cost(rounds, question_costs(questions), allocation)
     if allocation == "sample":
@@ -477,10 +433,8 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
 def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
     """``allocation: sample``: mechanism questions only, each within the whole budget."""
     for i, q in enumerate(questions):
-        if not isinstance(q, Question):
-            kind = ("a plain question" if isinstance(q, PlainQuestion) else "a free-text question"
-                    if isinstance(q, FreeTextQuestion) else "a number question"
-                    if isinstance(q, NumberQuestion) else "a survey design")
+        if q.kind not in (FREQUENCY, SKETCH):
+            kind = _KIND_NAMES[q.kind]
             raise SurveyError(
                 f"questions[{i}]", f"is {kind}; allocation: sample takes mechanism questions only "
                 "(each respondent answers one of them, drawn at random)"
@@ -490,6 +444,10 @@ def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
                 "budget", f"question {q.id!r} has epsilon {q.epsilon:.6g}, above the budget {budget:.6g}; "
                 "under allocation: sample each question may use at most the whole budget"
             )
+
+
+_KIND_NAMES = {DESIGN: "a survey design", NUMERIC: "a number question", HEAVY: "a free-text question",
+               PLAIN: "a plain question"}
 
 
 def load_surveys(sources: Iterable[str | Path | Mapping[str, Any] | Survey]) -> list[Survey]:

@@ -43,6 +43,7 @@ from numpy.typing import NDArray
 
 from deniable import privacy, randomness
 from deniable.aggregates import SupportCounts
+from deniable.errors import FieldReportError, ReportError
 from deniable.mechanisms.binary import BinaryRR
 from deniable.mechanisms.contract import Mechanism
 from deniable.mechanisms.registry import register
@@ -320,8 +321,14 @@ class Design(Mechanism):
 
     # -------------------------------------------------------------- reports
     def _validate(self, reports: Any) -> NDArray[np.int64]:
-        """The answer cells ``(g - 1) * R + r`` of reports, checked."""
-        r = len(self.responses)
+        """The answer cells ``(g - 1) * R + r`` of reports, checked.
+
+        A bad report raises :class:`~deniable.errors.ReportError` with its
+        ``index`` and a ``reason`` worded for that report alone
+        (:class:`~deniable.errors.FieldReportError` with the ``subfield`` at
+        fault, ``.group`` or ``.answer``, for a two-group design), which the
+        collection server answers as they are.
+        """
         if self.groups > 1:
             if isinstance(reports, np.ndarray) and reports.dtype.names:
                 if set(reports.dtype.names) != {"group", "answer"} or reports.ndim != 1:
@@ -331,32 +338,52 @@ class Design(Mechanism):
                 items = list(reports)
             out = np.empty(len(items), dtype=np.int64)
             for i, v in enumerate(items):
-                if not isinstance(v, Mapping) or set(v) != {"group", "answer"}:
-                    raise ValueError(
-                        f"{self.model} report {i} must be {{'group': 1 or 2, 'answer': true or false}}; got {v!r:.60}"
-                    )
-                g, a = v["group"], v["answer"]
-                if type(g) is not int or g not in (1, 2) or not isinstance(a, (bool, np.bool_)):
-                    raise ValueError(
-                        f"{self.model} report {i}: group must be 1 or 2 and answer true or false; got {v!r:.60}"
-                    )
-                out[i] = (g - 1) * r + int(a)
+                out[i] = self._two_group_cell(v, i)
             return out
-        arr = np.asarray(reports) if isinstance(reports, np.ndarray) else np.asarray(list(reports), dtype=object)
-        if arr.ndim != 1:
-            raise ValueError(f"{self.model} reports must be a 1-D array; got shape {arr.shape}")
+        if isinstance(reports, np.ndarray):
+            if reports.ndim != 1:
+                raise ValueError(f"{self.model} reports must be a 1-D array; got shape {reports.shape}")
+            if reports.dtype == np.bool_ and self.responses == (0, 1):
+                return reports.astype(np.int64)
+            values = reports.tolist()
+        else:
+            values = list(reports)
         if self.responses == (0, 1):
-            if arr.dtype == np.bool_:
-                return arr.astype(np.int64)
-            bad = [i for i, v in enumerate(arr.tolist()) if not isinstance(v, (bool, np.bool_))]
-            if bad:
-                raise ValueError(f"{self.model} report {bad[0]} must be true or false; got {arr[bad[0]]!r:.60}")
-            return arr.astype(bool).astype(np.int64)
-        values = arr.tolist()
+            for i, v in enumerate(values):
+                if not isinstance(v, (bool, np.bool_)):
+                    raise ReportError(f"{self.model} report {i} must be true or false; got {v!r:.60}", i,
+                                      f"must be true or false ({self.model}); got {v!r:.60}")
+            return np.array(values, dtype=bool).astype(np.int64).reshape(len(values))
+        r = len(self.responses)
         for i, v in enumerate(values):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not 0 <= v < r:
-                raise ValueError(f"{self.model} report {i} must be an integer answer in 0..{r - 1}; got {v!r:.60}")
+                raise ReportError(f"{self.model} report {i} must be an integer answer in 0..{r - 1}; got {v!r:.60}", i,
+                                  f"must be an integer answer in 0..{r - 1} ({self.model}); got {v!r:.60}")
         return np.asarray(values, dtype=np.int64).reshape(len(values))
+
+    def _two_group_cell(self, v: Any, i: int) -> int:
+        """The answer cell of report ``i`` of a two-group design, ``{"group": g, "answer": a}``."""
+        shape = '{"group": 1 or 2, "answer": true or false}'
+        message = f"{self.model} report {i} must be {{'group': 1 or 2, 'answer': true or false}}; got {v!r:.60}"
+        if not isinstance(v, Mapping):
+            raise ReportError(message, i, f"must be {shape} ({self.model} has two groups); got {v!r:.60}")
+        extra = sorted(set(v) - {"group", "answer"}, key=str)
+        if extra:
+            raise FieldReportError(message, i, f".{extra[0]}", f"is not a field of a {self.model} report {shape}")
+        if "group" not in v:
+            raise FieldReportError(message, i, ".group", f"is missing: {self.model} is a two-group design, so a "
+                                   "report names its group (1 or 2)")
+        g, a = v["group"], v.get("answer")
+        message = f"{self.model} report {i}: group must be 1 or 2 and answer true or false; got {v!r:.60}"
+        if type(g) is not int or g not in (1, 2):
+            raise FieldReportError(message, i, ".group", f"must be 1 or 2 ({self.model}); got {g!r:.60}")
+        if not isinstance(a, (bool, np.bool_)):
+            raise FieldReportError(message, i, ".answer", f"must be true or false; got {a!r:.60}")
+        return (g - 1) * len(self.responses) + int(a)
+
+    def _report_error(self, items: list[Any], exc: Exception) -> ReportError:
+        """A report error :meth:`_validate` worded itself is answered as it is."""
+        return exc if isinstance(exc, ReportError) else super()._report_error(items, exc)
 
     def _public(self, checked: NDArray[np.int64]) -> NDArray[Any]:
         r = len(self.responses)
