@@ -13,7 +13,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeniableError, fromConfig, stringify } from '../../src/deniable/server/static/deniable.js';
-import { chiSquare, loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
+import { chiSquareTests, loadFixtures, seededBytes } from './helpers.mjs';
 
 const fixtures = loadFixtures('designs.json');
 const SOURCES = ['seeded', 'crypto'];
@@ -28,21 +28,7 @@ test('fixture accounting: the calibrated tests below are the n_tests alpha is sp
   assert.ok(Math.abs(fixtures.alpha_per_test * fixtures.n_tests - 1e-6) < 1e-15);
 });
 
-for (const c of fixtures.chi_square) {
-  for (const source of SOURCES) {
-    test(`chi-square ${c.name} (${source}, n=${c.n}, df=${c.df})`, () => {
-      const { statistic, detail } = chiSquare(draw(c.config, c, source, c.name), c);
-      assert.ok(
-        statistic <= c.critical,
-        `chi2=${statistic.toFixed(2)} > critical ${c.critical.toFixed(2)} at alpha=${fixtures.alpha_per_test}; ${detail}; seed ${TEST_SEED}`,
-      );
-    });
-  }
-  test(`power: chi-square ${c.name} rejects ${stringify(c.wrong_config.params)}`, () => {
-    const { statistic } = chiSquare(draw(c.wrong_config, c, 'seeded', `${c.name}:wrong`), c);
-    assert.ok(statistic > c.critical, `wrong config passed: chi2=${statistic} <= ${c.critical}`);
-  });
-}
+chiSquareTests(fixtures, SOURCES, draw, (c) => stringify(c.wrong_config.params));
 
 test('fromConfig accepts exactly the design configs Python accepts, with its epsilon', () => {
   const disagree = [];

@@ -1,7 +1,9 @@
 // Shared helpers of the node tests: a reproducible random-bytes source, the fixture loader and
 // the chi-square statistic of reports against a fixture case.
+import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { test } from 'node:test';
 import { parseJSON, stringify } from '../../src/deniable/server/static/deniable.js';
 
 /** The run's seed: DENIABLE_TEST_SEED (as for the Python tests) or the default. */
@@ -42,4 +44,28 @@ export function chiSquare(reports, c) {
   });
   const detail = `worst group ${worst.g}: observed ${worst.observed}, expected ${worst.expected.toFixed(1)}`;
   return { statistic, detail };
+}
+
+/**
+ * The calibrated chi-square tests of a fixture's cases, from each random source, and each case's
+ * power check: `draw(config, c, source, label)` gives the reports; the same test on the case's
+ * wrong config must reject (`describe(c)` names that config).
+ */
+export function chiSquareTests(fixtures, sources, draw, describe) {
+  for (const c of fixtures.chi_square) {
+    for (const source of sources) {
+      test(`chi-square ${c.name} (${source}, n=${c.n}, df=${c.df})`, () => {
+        const { statistic, detail } = chiSquare(draw(c.config, c, source, c.name), c);
+        assert.ok(
+          statistic <= c.critical,
+          `chi2=${statistic.toFixed(2)} > critical ${c.critical.toFixed(2)} at alpha=${fixtures.alpha_per_test}; ` +
+            `${detail}; seed ${TEST_SEED}`,
+        );
+      });
+    }
+    test(`power: chi-square ${c.name} rejects ${describe(c)}`, () => {
+      const { statistic } = chiSquare(draw(c.wrong_config, c, 'seeded', `${c.name}:wrong`), c);
+      assert.ok(statistic > c.critical, `wrong config passed: chi2=${statistic} <= ${c.critical}`);
+    });
+  }
 }

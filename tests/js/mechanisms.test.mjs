@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fromConfig, MECHANISMS, uniformGroup } from '../../src/deniable/server/static/deniable.js';
 import { memoryStore, persistentClient } from '../../src/deniable/server/static/client_state.js';
-import { chiSquare, loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
+import { chiSquare, chiSquareTests, loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
 
 const fixtures = loadFixtures();
 const SOURCES = ['seeded', 'crypto'];
@@ -39,22 +39,7 @@ test("deniable.js implements exactly the registry's browser mechanisms, each wit
   for (const id of MECHANISMS) assert.ok(covered.has(id), `no fixture case for ${id}`);
 });
 
-for (const c of fixtures.chi_square) {
-  for (const source of SOURCES) {
-    test(`chi-square ${c.name} (${source}, n=${c.n}, df=${c.df})`, () => {
-      const { statistic, detail } = chiSquare(draw(c.config, c, source, c.name), c);
-      assert.ok(
-        statistic <= c.critical,
-        `chi2=${statistic.toFixed(2)} > critical ${c.critical.toFixed(2)} at alpha=${fixtures.alpha_per_test}; ` +
-          `${detail}; seed ${TEST_SEED}`,
-      );
-    });
-  }
-  test(`power: chi-square ${c.name} rejects ${c.wrong_param}`, () => {
-    const { statistic } = chiSquare(draw(c.wrong_config, c, 'seeded', `${c.name}:wrong`), c);
-    assert.ok(statistic > c.critical, `wrong config passed: chi2=${statistic} <= ${c.critical}`);
-  });
-}
+chiSquareTests(fixtures, SOURCES, draw, (c) => c.wrong_param);
 
 /** Per-bit counts and the 2x2 tables of the fixture's pairs, from hex reports. */
 function bitCounts(reports, k, pairs) {
