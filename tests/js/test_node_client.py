@@ -54,10 +54,10 @@ def _counts(truth: list[float]) -> np.ndarray:
     return counts
 
 
-def test_fixture_is_current() -> None:
+@pytest.mark.parametrize("generator", ["make_fixtures.py", "make_design_fixtures.py"])
+def test_fixture_is_current(generator: str) -> None:
     proc = subprocess.run(
-        [sys.executable, str(HERE / "fixtures" / "make_fixtures.py"), "--check"],
-        capture_output=True, text=True, cwd=ROOT,
+        [sys.executable, str(HERE / "fixtures" / generator), "--check"], capture_output=True, text=True, cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr
 
