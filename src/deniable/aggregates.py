@@ -11,11 +11,22 @@ JSON (``to_json`` / ``from_json``, which rejects a malformed or inconsistent
 object naming the field) and carry the ``fingerprint`` of the mechanism
 configuration that made them, so that aggregates of different
 configurations are never mixed.
+
+Stored, an aggregate is bytes (:class:`Packed`: ``to_bytes`` /
+``from_bytes``): a 16-byte header (:data:`BLOB_MAGIC`, the format version
+and a digest of the fingerprint) and then the aggregate's arrays as
+little-endian int64 (counts) and float64 (sums), in a fixed order. The
+shapes come from an aggregate of the same configuration (e.g. the empty
+one), so reading checks the header and the length once and returns numpy
+views of the bytes, with no per-element check: it is for data this library
+wrote, not for input (which takes ``from_json``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,10 +35,66 @@ from numpy.typing import NDArray
 
 from deniable.errors import AggregateError
 
-__all__ = ["Mergeable", "SupportCounts", "MeanStat"]
+__all__ = ["Packed", "Mergeable", "SupportCounts", "MeanStat", "BLOB_MAGIC", "BLOB_VERSION"]
+
+BLOB_MAGIC = b"DNAG"
+"""The first bytes of a stored aggregate (:meth:`Packed.to_bytes`)."""
+BLOB_VERSION = 1
+"""The layout version of :meth:`Packed.to_bytes`, its fifth byte."""
+_DIGEST_BYTES = 11  # header: magic (4) + version (1) + fingerprint digest (11) = 16 bytes
+_LAYOUT = {"i": np.dtype("<i8"), "u": np.dtype("<i8"), "f": np.dtype("<f8")}
 
 
-class Mergeable:
+def _header(fingerprint: str) -> bytes:
+    digest = hashlib.blake2b(fingerprint.encode(), digest_size=_DIGEST_BYTES, person=b"deniable:agg").digest()
+    return BLOB_MAGIC + bytes([BLOB_VERSION]) + digest
+
+
+class Packed:
+    """Aggregates stored as bytes: the header, then :meth:`_parts` as little-endian numbers.
+
+    A subclass names its arrays (``_parts``: integer arrays are stored as
+    int64, float arrays as float64) and rebuilds itself from arrays of the
+    same shapes (``_from_parts``).
+    """
+
+    fingerprint: str
+
+    def _parts(self) -> Sequence[NDArray[Any]]:
+        raise NotImplementedError
+
+    def _from_parts(self, parts: Sequence[NDArray[Any]]) -> Any:
+        raise NotImplementedError
+
+    def to_bytes(self) -> bytes:
+        """The stored form: :func:`_header` of the fingerprint, then every part, C order."""
+        parts = self._parts()
+        return _header(self.fingerprint) + b"".join(
+            np.ascontiguousarray(p, dtype=_LAYOUT[p.dtype.kind]).tobytes() for p in parts
+        )
+
+    def from_bytes(self, data: bytes) -> Any:
+        """The aggregate stored as ``data`` (:meth:`to_bytes`), shaped like this one (of the same
+        configuration, e.g. the empty aggregate); its arrays are read-only views of ``data``.
+
+        AggregateError if the header is not this configuration's or the length is not its layout's.
+        """
+        like = self._parts()
+        header = _header(self.fingerprint)
+        size = len(header) + sum(p.size * 8 for p in like)
+        if len(data) != size or data[: len(header)] != header:
+            raise AggregateError(
+                f"the stored aggregate is not one of {self.fingerprint!r:.80} "
+                f"(need {size} bytes starting {header.hex()}; got {len(data)} bytes)"
+            )
+        parts, offset = [], len(header)
+        for p in like:
+            parts.append(np.frombuffer(data, _LAYOUT[p.dtype.kind], p.size, offset).reshape(p.shape))
+            offset += p.size * 8
+        return self._from_parts(parts)
+
+
+class Mergeable(Packed):
     """Shared ``+`` of mergeable aggregates: 0 is the identity (so ``sum()`` works),
     and only aggregates of the same mechanism configuration (``fingerprint``) merge."""
 
@@ -121,6 +188,12 @@ class SupportCounts(Mergeable):
     def to_json(self) -> dict[str, Any]:
         return {"fingerprint": self.fingerprint, "n": self.n, "counts": self.counts.tolist()}
 
+    def _parts(self) -> tuple[NDArray[np.int64], ...]:
+        return np.array([self.n], dtype=np.int64), self.counts
+
+    def _from_parts(self, parts: Sequence[NDArray[Any]]) -> SupportCounts:
+        return SupportCounts(self.fingerprint, parts[1], int(parts[0][0]))
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SupportCounts:
         """Inverse of :meth:`to_json`; AggregateError naming the field if ``data`` is malformed."""
@@ -170,6 +243,14 @@ class MeanStat(Mergeable):
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+    def _parts(self) -> tuple[NDArray[Any], ...]:
+        head = (np.array([self.n], dtype=np.int64), np.array([self.total, self.total_sq], dtype=np.float64))
+        return head if self.cell_counts is None else (*head, self.cell_counts)
+
+    def _from_parts(self, parts: Sequence[NDArray[Any]]) -> MeanStat:
+        total, total_sq = parts[1].tolist()
+        return MeanStat(self.fingerprint, int(parts[0][0]), total, total_sq, parts[2] if len(parts) > 2 else None)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

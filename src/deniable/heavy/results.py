@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,17 @@ class HeavyStat(Mergeable):
         word = None if self.word is None or other.word is None else self.word + other.word
         return HeavyStat(self.fingerprint, tuple(a + b for a, b in zip(self.levels, other.levels, strict=True)), word)
 
+    def _sketches(self) -> list[SketchCounts]:
+        return [*self.levels, *([self.word] if self.word is not None else [])]
+
+    def _parts(self) -> list[NDArray[Any]]:
+        return [part for sketch in self._sketches() for part in sketch._parts()]
+
+    def _from_parts(self, parts: Sequence[NDArray[Any]]) -> HeavyStat:
+        sketches = [s._from_parts(parts[2 * i : 2 * i + 2]) for i, s in enumerate(self._sketches())]
+        word = sketches.pop() if self.word is not None else None
+        return HeavyStat(self.fingerprint, tuple(sketches), word)
+
     def to_json(self) -> dict[str, Any]:
         """Compact JSON: the sketches' tables packed into one string, their row counts as lists.
 
@@ -65,7 +77,7 @@ class HeavyStat(Mergeable):
         fits, else 64), C order. :meth:`from_json` also reads the older form,
         ``{"fingerprint", "levels": [sketch JSON, ...], "word": sketch JSON}``.
         """
-        sketches = [*self.levels, *([self.word] if self.word is not None else [])]
+        sketches = self._sketches()
         tables = np.stack([s.table for s in sketches])
         small = tables.size == 0 or int(np.abs(tables).max()) < 1 << 31
         dtype = "<i4" if small else "<i8"

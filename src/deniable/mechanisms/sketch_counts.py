@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,12 @@ class SketchCounts(Mergeable):
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+    def _parts(self) -> tuple[NDArray[np.int64], ...]:
+        return self.row_counts, self.table
+
+    def _from_parts(self, parts: Sequence[NDArray[Any]]) -> SketchCounts:
+        return SketchCounts(self.fingerprint, parts[1], parts[0])
 
     def to_json(self) -> dict[str, Any]:
         return {

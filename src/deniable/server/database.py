@@ -10,7 +10,8 @@ Tables
                          canonical JSON (``{"<question id>": <report>, ...}``).
                          No IP address, no timestamp.
 ``deniable_aggregates``  per question, the mergeable aggregate of every stored
-                         report, as JSON (on PostgreSQL split over several
+                         report, as bytes (:meth:`deniable.aggregates.Packed.to_bytes`:
+                         a header, then little-endian counts and sums; on PostgreSQL split over several
                          shard rows that a writer picks at random, merged with
                          ``+`` on reading).
 ``deniable_invites``     single-use invite tokens (only their SHA-256 is stored).
@@ -23,7 +24,7 @@ Tables
                          report and no response id: nothing stored joins a
                          device to its responses.
 ``deniable_round_aggregates`` per survey with rounds, round and question: the
-                         aggregate of that round's reports (results per round).
+                         aggregate of that round's reports, as bytes (results per round).
 ``alembic_version``      the schema's revision (:mod:`deniable.server.schema`
                          creates and upgrades the tables with the migrations
                          in :mod:`deniable.server.migrations`, which must
@@ -44,7 +45,6 @@ group commit).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from pathlib import Path
@@ -57,6 +57,7 @@ from sqlalchemy import (
     Engine,
     Float,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -79,7 +80,7 @@ __all__ = [
     "normalize_url",
     "make_engine",
     "READ_ONLY",
-    "stat_text",
+    "stat_bytes",
     "read_stat",
 ]
 
@@ -112,7 +113,7 @@ aggregates_table = Table(
     Column("survey_id", String(64), primary_key=True),
     Column("question_id", String(64), primary_key=True),
     Column("shard", Integer, primary_key=True),
-    Column("stat", Text, nullable=False),
+    Column("stat", LargeBinary, nullable=False),
 )
 invites_table = Table(
     "deniable_invites",
@@ -144,19 +145,19 @@ round_aggregates_table = Table(
     Column("survey_id", String(64), primary_key=True),
     Column("round", Integer, primary_key=True),
     Column("question_id", String(64), primary_key=True),
-    Column("stat", Text, nullable=False),
+    Column("stat", LargeBinary, nullable=False),
 )
 
 
-def stat_text(aggregate: Any) -> str:
-    """An aggregate as the text of a ``stat`` column: its ``to_json()`` as JSON."""
-    return json.dumps(aggregate.to_json())
+def stat_bytes(aggregate: Any) -> bytes:
+    """An aggregate as the value of a ``stat`` column: its ``to_bytes()``."""
+    return aggregate.to_bytes()
 
 
-def read_stat(question: Any, text: str) -> Any:
-    """The aggregate of ``question`` from the text of a ``stat`` column, checked by the question
-    (``aggregate_from_json``: made by exactly its configuration)."""
-    return question.aggregate_from_json(json.loads(text))
+def read_stat(question: Any, data: bytes) -> Any:
+    """The aggregate of ``question`` from the value of a ``stat`` column, checked once by its header
+    and length (``aggregate_from_bytes``: made by exactly its configuration)."""
+    return question.aggregate_from_bytes(data)
 
 
 DEFAULT_DB_URL = "sqlite:///deniable-output/deniable.db"

@@ -20,7 +20,7 @@ from deniable.server.database import (
     devices_table,
     read_stat,
     round_aggregates_table,
-    stat_text,
+    stat_bytes,
 )
 from deniable.server.ledger import Account, Ledger, current_round, questions_answered
 from deniable.server.rounds import device_hash
@@ -125,10 +125,10 @@ class DeviceBook:
         for qid, part in added.items():
             if qid in this_round:
                 merged = read_stat(survey.question(qid), this_round[qid]) + part
-                updates.append({"sid": survey.id, "rnd": current, "qid": qid, "new_stat": stat_text(merged)})
+                updates.append({"sid": survey.id, "rnd": current, "qid": qid, "new_stat": stat_bytes(merged)})
             else:
                 inserts.append({"survey_id": survey.id, "round": current, "question_id": qid,
-                                "stat": stat_text(part)})
+                                "stat": stat_bytes(part)})
         if inserts:
             conn.execute(insert(round_aggregates_table), inserts)
         if updates:

@@ -15,8 +15,9 @@ Two kinds of question:
 
 The storage's interface of a randomized question (``reports_from_json``,
 ``reports_to_json``, ``empty_aggregate``, ``aggregate_from_json``,
-``aggregate``) is the randomizer's own contract: its checked reports, its
-mergeable aggregate and that aggregate's JSON form. A design question's
+``aggregate_from_bytes``, ``aggregate``) is the randomizer's own contract:
+its checked reports, its mergeable aggregate and that aggregate's JSON and
+stored (bytes, :class:`~deniable.aggregates.Packed`) forms. A design question's
 aggregate is kept as a :class:`Tally` of its answer counts per group (and
 per category of each ``by`` question), the form it is stored in.
 
@@ -29,12 +30,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.aggregates import SupportCounts
+from deniable.aggregates import Packed, SupportCounts
 from deniable.errors import AggregateError, FieldReportError, ReportError
 from deniable.mechanisms import registry
 from deniable.mechanisms.contract import CheckedReports
@@ -57,15 +59,25 @@ def kind_of(randomizer: Any) -> str:
 
 # ----------------------------------------------------------------- aggregate
 @dataclass(frozen=True)
-class Tally:
+class Tally(Packed):
     """Mergeable counts of one question's answers: named integer arrays, added elementwise.
 
     ``key`` names the question and its configuration, so that tallies of
-    different questions are never merged.
+    different questions are never merged (it is the ``fingerprint`` of the stored form).
     """
 
     key: str
     arrays: Mapping[str, NDArray[np.int64]]
+
+    @property
+    def fingerprint(self) -> str:  # type: ignore[override]
+        return self.key
+
+    def _parts(self) -> list[NDArray[np.int64]]:
+        return list(self.arrays.values())
+
+    def _from_parts(self, parts: Sequence[NDArray[Any]]) -> Tally:
+        return Tally(self.key, dict(zip(self.arrays, parts, strict=True)))
 
     def __add__(self, other: Tally) -> Tally:
         if self.key != other.key or self.arrays.keys() != other.arrays.keys():
@@ -176,6 +188,15 @@ class Question:
         none = np.zeros(0, dtype=np.int64)
         return self.aggregate({self.id: self.reports_from_json([]), **{qid: none for qid, _ in self.by}}, None)
 
+    @cached_property
+    def _empty(self) -> Any:
+        return self.empty_aggregate()
+
+    def aggregate_from_bytes(self, data: bytes) -> Any:
+        """A stored aggregate (:meth:`~deniable.aggregates.Packed.to_bytes`), checked once by its
+        header and length to be one of this exact configuration."""
+        return self._empty.from_bytes(data)
+
     def aggregate_from_json(self, data: Mapping[str, Any]) -> Any:
         """A stored aggregate, checked to be one of this exact configuration."""
         if self.kind == DESIGN:
@@ -268,6 +289,10 @@ class PlainQuestion:
 
     def aggregate_from_json(self, data: Mapping[str, Any]) -> Tally:
         return Tally.from_json(data, self.empty_aggregate())
+
+    def aggregate_from_bytes(self, data: bytes) -> Tally:
+        """A stored tally (:meth:`Tally.to_bytes`), checked by its header and length."""
+        return self.empty_aggregate().from_bytes(data)
 
     def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> Tally:
         values = _select(checked[self.id], rows)

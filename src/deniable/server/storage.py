@@ -42,7 +42,7 @@ from deniable.server.database import (
     read_stat,
     responses_table,
     round_aggregates_table,
-    stat_text,
+    stat_bytes,
     surveys_table,
 )
 from deniable.server.errors import Conflict, Forbidden, Invalid, NotFound, StorageError
@@ -162,7 +162,7 @@ class Storage:
                                     "survey_id": survey.id,
                                     "question_id": q.id,
                                     "shard": shard,
-                                    "stat": stat_text(q.empty_aggregate()),
+                                    "stat": stat_bytes(q.empty_aggregate()),
                                 }
                                 for q in survey.questions
                                 for shard in range(self.shards)

@@ -28,7 +28,7 @@ from deniable.server.database import (
     invites_table,
     read_stat,
     responses_table,
-    stat_text,
+    stat_bytes,
     surveys_table,
 )
 from deniable.server.devices import DeviceBook
@@ -240,7 +240,7 @@ class Writer:
         """
         everything = len(new) == len(p.keys)
         cap = survey.policy.max_responses
-        stored: list[tuple[str, str]]
+        stored: list[tuple[str, bytes]]
         if cap is None and survey.rounds is None:
             shard = secrets.randbelow(self.shards)
             stored = [(qid, stat) for qid, stat in conn.execute(_LOCK_AGGREGATES, {"sid": survey.id, "part": shard})]
@@ -268,6 +268,6 @@ class Writer:
         for qid, stat in stored:
             if qid in added:
                 merged = read_stat(survey.question(qid), stat) + added[qid]
-                updates.append({"sid": survey.id, "qid": qid, "part": shard, "new_stat": stat_text(merged)})
+                updates.append({"sid": survey.id, "qid": qid, "part": shard, "new_stat": stat_bytes(merged)})
         if updates:
             conn.execute(_UPDATE_AGGREGATE, updates)
