@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mechanism_grid import N_REPORTS, Case, params, reports_for
 
 import deniable as dn
-from deniable.aggregates import MeanStat, SupportCounts
+from deniable.aggregates import BLOB_MAGIC, BLOB_VERSION, MeanStat, SupportCounts
 from deniable.errors import AggregateError
 
 GOOD_MEAN = {"fingerprint": "f" * 16, "n": 3, "total": 1.5, "total_sq": 1.25}
@@ -222,3 +222,37 @@ def test_mean_stat_cauchy_schwarz_tolerance() -> None:
 def test_empty_count_lists_are_integers() -> None:
     assert SupportCounts.from_json({"fingerprint": "f", "n": 0, "counts": []}).counts.dtype == np.int64
     assert SupportCounts.from_json({"fingerprint": "f", "n": 5, "counts": [5]}).counts.dtype == np.int64
+
+
+@params()
+def test_bytes_round_trip(case: Case) -> None:
+    m, reports = reports_for(case)
+    whole = m.aggregate(reports)
+    blob = whole.to_bytes()
+    assert blob[:4] == BLOB_MAGIC and blob[4] == BLOB_VERSION
+    back = m.aggregate([]).from_bytes(blob)
+    assert back == whole and back.to_bytes() == blob
+    assert back + whole == whole + whole
+    np.testing.assert_array_equal(m.estimate_from(back).frequencies, m.estimate(reports).frequencies)
+
+
+def test_bytes_round_trip_of_numeric_and_discovery_aggregates() -> None:
+    rng = np.random.default_rng(7)
+    for m in (dn.SquareWave(0, 1, epsilon=1.0, bins=16), dn.Duchi(0, 1, epsilon=1.0)):
+        stat = m.aggregate(m.privatize_many([0.1, 0.5, 0.9], rng=rng))
+        assert m.aggregate([]).from_bytes(stat.to_bytes()) == stat
+    for method in ("pem", "sfp"):
+        hh = dn.HeavyHitters(epsilon=4.0, method=method, max_length=4, rows=2, width=8, seed=bytes(32))
+        stat = hh.aggregate([hh.privatize(w, rng=rng) for w in ("ab", "abc", "b")])
+        assert hh.aggregate(hh.reports_from_json([])).from_bytes(stat.to_bytes()) == stat
+
+
+def test_bytes_of_another_configuration_or_length_are_refused() -> None:
+    g3, g4 = dn.GRR(3, epsilon=1.0), dn.GRR(4, epsilon=1.0)
+    blob = g3.aggregate([0, 1, 1]).to_bytes()
+    with pytest.raises(AggregateError, match="not one of"):
+        dn.GRR(3, epsilon=2.0).aggregate([]).from_bytes(blob)
+    with pytest.raises(AggregateError, match="not one of"):
+        g4.aggregate([]).from_bytes(blob)
+    with pytest.raises(AggregateError, match="not one of"):
+        g3.aggregate([]).from_bytes(blob + bytes(8))
