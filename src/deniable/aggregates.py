@@ -28,6 +28,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ _DIGEST_BYTES = 11  # header: magic (4) + version (1) + fingerprint digest (11) 
 _LAYOUT = {"i": np.dtype("<i8"), "u": np.dtype("<i8"), "f": np.dtype("<f8")}
 
 
+@lru_cache(maxsize=4096)
 def _header(fingerprint: str) -> bytes:
     digest = hashlib.blake2b(fingerprint.encode(), digest_size=_DIGEST_BYTES, person=b"deniable:agg").digest()
     return BLOB_MAGIC + bytes([BLOB_VERSION]) + digest
