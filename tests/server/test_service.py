@@ -145,7 +145,7 @@ def test_results_read_aggregates_not_rows(sqlite_url: str, examples: Path) -> No
             stat = SupportCounts(q.mechanism.fingerprint, np.full(q.mechanism.k, n // 3), n)
             conn.execute(update(aggregates_table)
                          .where(aggregates_table.c.question_id == q.id)
-                         .values(stat=json.dumps(stat.to_json())))
+                         .values(stat=stat.to_bytes()))
     storage.close()
     with BackgroundServer([], db_url=sqlite_url) as server:
         httpx.get(f"{server.url}/surveys/messaging/results")  # warm
