@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import deniable as dn
+from deniable.client import Client, survey_fingerprint
 from deniable.server.runner import BackgroundServer
 from deniable.server.surveys import load_survey
 from deniable.wire.codecs import MAX_SAFE_INTEGER
@@ -41,7 +43,7 @@ def _survey(survey_id: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def server(module_db_url: str) -> Iterator[BackgroundServer]:
-    with BackgroundServer([_survey("v1"), _survey("v2"), _survey("mixed")], db_url=module_db_url,
+    with BackgroundServer([_survey(sid) for sid in ("v1", "v2", "mixed", "client")], db_url=module_db_url,
                           admin_token=ADMIN) as running:
         yield running
 
@@ -172,3 +174,33 @@ def test_bad_versions_are_refused_naming_the_field(
     want = field if field == "wire_version" else f"responses[0].{field}"
     assert batch.json()["detail"]["field"] == want
     assert server.storage.count_responses("mixed") == before
+
+
+class _Recording(httpx.HTTPTransport):
+    """An HTTP transport that keeps every request it sends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[httpx.Request] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return super().handle_request(request)
+
+
+def test_the_python_client_speaks_version_2(server: BackgroundServer, http: httpx.Client, tmp_path: Path) -> None:
+    answers = {"grr": "a", "olh": "c1", "rappor": "b", "mirror": True, "age": 30}
+    transport = _Recording()
+    with Client(server.url, transport=transport, token=ADMIN, state=tmp_path / "device.state") as client:
+        client.respond("client", answers)
+        client.respond_many("client", [answers] * 5, rng=np.random.default_rng(3))
+        # a kept state belongs to the survey, whichever version it was fetched in
+        assert survey_fingerprint(client.survey("client")) == survey_fingerprint(http.get("/surveys/client").json())
+    get, one, batch = transport.requests
+    assert get.method == "GET" and get.url.params["wire_version"] == "2"
+    single, many = json.loads(one.content), json.loads(batch.content)
+    assert single["wire_version"] == 2 and many["wire_version"] == 2
+    for reports in [single["reports"]] + [r["reports"] for r in many["responses"]]:
+        assert type(reports["rappor"]["bits"]) is str and type(reports["olh"]["seed"]) is str
+        assert reports["mirror"] in (True, False) and reports["age"] == 30
+    assert server.storage.count_responses("client") == 6
