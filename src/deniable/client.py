@@ -8,7 +8,7 @@ a device does not install the server's dependencies).
 {'status': 'accepted', 'response_id': '...', 'idempotency_key': '...'}
 
 Each answer is randomized on this machine with the question's mechanism, as
-configured by the server (``GET /surveys/{id}``), using the operating
+configured by the server (``GET /surveys/{id}?wire_version=2``), using the operating
 system's CSPRNG; only the privatized reports are sent. The true answers stay
 inside :func:`privatize_answers` / :func:`privatize_answers_many`: the posting
 code receives reports, never answers. A post is retried on connection errors
@@ -23,6 +23,13 @@ own answers (a design's ``True``/``False``, never the string ``"no"``) and
 draws a two-group design's group uniformly on the device. A plain question's
 answer is sent as given; a free-text question's answer (a string) is
 randomized by its exact :class:`~deniable.HeavyHitters` configuration.
+
+The :class:`Client` speaks wire version 2 (:mod:`deniable.wire`): it fetches
+the survey with ``?wire_version=2`` (integers beyond 2**53 of a
+configuration as decimal strings) and posts its reports with
+``"wire_version": 2`` (an OLH/BLH ``seed`` and RAPPOR's ``bits`` as decimal
+strings). :func:`privatize_answers` and :func:`privatize_answers_many` take
+a survey of either version and return version-1 reports, as before.
 
 A survey with ``allocation: sample`` asks each respondent one question: the
 device draws it uniformly from the survey's questions with the OS CSPRNG
@@ -77,7 +84,8 @@ from deniable.estimate import Target, check_target
 from deniable.heavy import HeavyHitters
 from deniable.mechanisms.contract import Mechanism
 from deniable.survey.designs import design
-from deniable.wire import MAX_BATCH, from_config
+from deniable.wire import MAX_BATCH, from_config, to_version
+from deniable.wire.codecs import to_version as reports_to_version
 
 __all__ = [
     "Client", "ClientError", "AlreadyAnsweredError", "BudgetSpentError", "SurveyState",
@@ -170,14 +178,22 @@ class SurveyState:
 
 
 _KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+_WIRE_VERSION = 2
+"""The wire version the :class:`Client` fetches surveys and posts reports in."""
 
 
 def survey_fingerprint(survey: Mapping[str, Any]) -> str:
     """What a kept state belongs to: SHA-256 (32 hex digits) of the survey's id and its questions'
     randomization (each question's id and mechanism configuration, design channels or plainness),
-    so another configuration gets another state while a reworded text or a new field does not."""
+    so another configuration gets another state while a reworded text or a new field does not.
+    The configurations are fingerprinted in wire version 1, so a survey fetched in either version
+    gets the same state."""
+    def v1(config: Any) -> Any:
+        return to_version(config, 1) if isinstance(config, dict) else config
+
     questions = [  # a design question is fingerprinted by its channels, as before it carried its config
-        [q["id"], None if q.get("design") else q.get("mechanism"), q.get("channels"), q.get("randomized", True)]
+        [q["id"], None if q.get("design") else v1(q.get("mechanism")),
+         None if q.get("channels") is None else [v1(c) for c in q["channels"]], q.get("randomized", True)]
         for q in survey["questions"]
     ]
     text = json.dumps({"id": survey["id"], "questions": questions}, sort_keys=True, separators=(",", ":"))
@@ -229,6 +245,17 @@ def _built(questions: str) -> Mapping[str, Device]:
 def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Device]:
     """``{question id: device}`` of a survey as ``GET /surveys/{id}`` gives it."""
     return _built(json.dumps(survey["questions"], sort_keys=True, separators=(",", ":")))
+
+
+def _in_version(survey: Mapping[str, Any], reports: Mapping[str, Any], version: int) -> dict[str, Any]:
+    """One respondent's version-1 reports in wire ``version`` (the wide fields of each mechanism's)."""
+    devices = _mechanisms(survey)
+    out = {}
+    for qid, report in reports.items():
+        device = devices[qid]
+        out[qid] = reports_to_version([report], device.wide_fields, version)[0] if isinstance(device, Mechanism) \
+            else report
+    return out
 
 
 def _check_questions(
@@ -415,9 +442,9 @@ class Client:
 
     # ------------------------------------------------------------- surveys
     def survey(self, survey_id: str) -> dict[str, Any]:
-        """The survey definition (questions and exact mechanism configs); cached."""
+        """The survey definition (questions and exact mechanism configs, in wire version 2); cached."""
         if survey_id not in self._surveys:
-            self._surveys[survey_id] = self._request("GET", f"/surveys/{survey_id}")
+            self._surveys[survey_id] = self._request("GET", f"/surveys/{survey_id}?wire_version={_WIRE_VERSION}")
         return self._surveys[survey_id]
 
     def survey_state(self, survey_id: str) -> SurveyState | None:
@@ -466,8 +493,8 @@ class Client:
                 f"survey {survey_id!r} runs in rounds: create the Client with state=<a file path> so this device "
                 "keeps its key and its memoized randomization from one round to the next"
             )
-        reports = privatize_answers(survey, answers, state=state)
-        body: dict[str, Any] = {"idempotency_key": new_key(), "reports": reports}
+        reports = _in_version(survey, privatize_answers(survey, answers, state=state), _WIRE_VERSION)
+        body: dict[str, Any] = {"idempotency_key": new_key(), "wire_version": _WIRE_VERSION, "reports": reports}
         if invite_token is not None:
             body["invite_token"] = invite_token
         if survey.get("rounds"):
@@ -509,8 +536,10 @@ class Client:
         totals = {"accepted": 0, "duplicates": 0}
         for start in range(0, len(reports), batch_size):
             body = {
+                "wire_version": _WIRE_VERSION,
                 "responses": [
-                    {"idempotency_key": new_key(), "reports": r, **({"device": d} if d is not None else {})}
+                    {"idempotency_key": new_key(), "reports": _in_version(survey, r, _WIRE_VERSION),
+                     **({"device": d} if d is not None else {})}
                     for r, d in zip(reports[start : start + batch_size], keys[start : start + batch_size],
                                     strict=True)
                 ]

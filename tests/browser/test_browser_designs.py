@@ -98,7 +98,7 @@ def test_posts_carry_randomized_design_reports_and_plain_answers_as_given(run: d
     assert len(posts) == N
     groups = set()
     for body, given in zip(posts, run["answers"], strict=True):
-        assert set(body) == {"idempotency_key", "reports"}
+        assert set(body) == {"idempotency_key", "wire_version", "reports"} and body["wire_version"] == 2
         reports = body["reports"]
         assert set(reports) == {"study_drug", "copied", "age", "year"}
         assert type(reports["study_drug"]) is bool

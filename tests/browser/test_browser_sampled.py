@@ -94,7 +94,7 @@ def test_each_visit_shows_one_drawn_question_and_posts_its_report(run: dict[str,
     assert "ε = 2.00" in first["privacy"] and "drew one of the survey's 3 questions" in first["privacy"]
     assert len(posts) == N
     for body, qid in zip(posts, asked, strict=True):
-        assert set(body) == {"idempotency_key", "reports"}
+        assert set(body) == {"idempotency_key", "wire_version", "reports"} and body["wire_version"] == 2
         assert list(body["reports"]) == [qid]
         report = body["reports"][qid]
         assert type(report) is bool if qid != "housing" else report in HOUSING

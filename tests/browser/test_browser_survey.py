@@ -5,7 +5,7 @@ serves the pages; ``drive.mjs`` (playwright-core with the system Chromium)
 answers the survey 300 times with a known truth, and records every request
 the page makes. Checks:
 
-* each POST body holds only ``idempotency_key`` (unique, contract pattern) and
+* each POST body holds only ``idempotency_key`` (unique, contract pattern), ``wire_version`` (2) and
   ``reports`` (one valid mechanism report per question; no answer label);
 * the server stored exactly those reports (admin CSV export);
 * the results endpoint estimates the truth: every estimate lies in its exact
@@ -211,7 +211,7 @@ def test_only_randomized_reports_leave_the_browser(run: dict[str, Any]) -> None:
     labels = [*APPS, *STUDY, "Yes", "No", "yes", "no"]
     for post in posts:
         body = json.loads(post["body"])
-        assert set(body) == {"idempotency_key", "reports"}
+        assert set(body) == {"idempotency_key", "wire_version", "reports"} and body["wire_version"] == 2
         assert re.fullmatch(r"[A-Za-z0-9_-]{8,128}", body["idempotency_key"])
         keys.add(body["idempotency_key"])
         assert set(body["reports"]) == set(TRUTH)
@@ -305,7 +305,7 @@ def test_invitation_only_and_closed_surveys(run: dict[str, Any]) -> None:
     assert blocked["submit_disabled"] and "invitation" in blocked["status"]
     assert invited["state"] == "submitted"
     body = json.loads(_posts(run["out"], "invite-only")[0]["body"])
-    assert set(body) == {"idempotency_key", "invite_token", "reports"}
+    assert set(body) == {"idempotency_key", "invite_token", "wire_version", "reports"}
     # a used invite: the server refuses, the page says so and offers to resend the same body
     assert reused["state"] == "ready" and reused["retry_visible"]
     assert reused["status"].startswith("Your answers were not recorded."), reused["status"]

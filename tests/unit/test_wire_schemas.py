@@ -127,6 +127,14 @@ def test_wide_config_integers_travel_as_strings_in_version_2() -> None:
         wire.to_version(m.to_config(), 3)
 
 
+def test_a_version_2_config_reads_back_in_version_1() -> None:
+    m = dn.GRR(["a", "b", "c"], epsilon=40.0)
+    v2 = wire.to_version(m.to_config(), 2)
+    assert wire.to_version(v2, 1) == m.to_config() and wire.to_version(v2, 2) is v2
+    discovery = dn.HeavyHitters(epsilon=2, max_length=4).to_config()
+    assert wire.to_version(discovery, 2) is discovery  # one version
+
+
 def test_example_surveys_validate() -> None:
     yaml = pytest.importorskip("yaml")
     for path in sorted((ROOT / "examples").glob("*.yaml")):

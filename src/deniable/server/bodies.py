@@ -54,9 +54,13 @@ class ResponseIn(BaseModel):
         default=None, description="the device's pseudonymous key (>= 128 random bits, base64url): required "
         "by a survey with rounds, refused by any other; the server stores only a keyed hash of it"
     )
+    wire_version: Literal[1, 2] = Field(
+        default=1, description="the wire version of the reports (deniable.wire): 1, or 2 where the wide "
+        "report fields (an OLH/BLH seed, RAPPOR's bits) are decimal strings; stored alike"
+    )
     reports: dict[str, Any] = Field(
         description="{question id: report JSON}, every question exactly once; the report "
-        "format is the question's mechanism's (m.reports_to_json)"
+        "format is the question's mechanism's (m.reports_to_json(reports, wire_version=...))"
     )
 
 
@@ -72,6 +76,9 @@ class BatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     responses: list[ResponseIn] = Field(min_length=1, max_length=MAX_BATCH)
+    wire_version: Literal[1, 2] = Field(
+        default=1, description="the wire version of the responses' reports, for each response that names none"
+    )
 
 
 class InvitesIn(BaseModel):

@@ -1,8 +1,13 @@
 """Checking a request of responses before anything is stored.
 
 A response is ``{"idempotency_key", "invite_token" (optional), "device"
-(surveys with rounds only), "reports"}`` with one report per question of
-the survey. :func:`prepare` checks every
+(surveys with rounds only), "wire_version" (optional), "reports"}`` with one
+report per question of the survey. ``wire_version`` (1, the default, or 2)
+is the wire version of its reports (:mod:`deniable.wire`): in version 2 the
+wide report fields (an OLH/BLH ``seed``, RAPPOR's ``bits``) are decimal
+strings, read here as integers; every response is stored in version 1, so
+the same reports posted in either version store the same text, body hash
+and aggregates. :func:`prepare` checks every
 response of a request (one, or a batch of up to :data:`MAX_BATCH`), each
 question's reports at once through its mechanism (``reports_from_json``,
 which checks them once and names the first bad one), and returns what the
@@ -27,9 +32,10 @@ from deniable.errors import ReportError
 from deniable.server.errors import Invalid, is_text, printable
 from deniable.server.rounds import DEVICE_PATTERN
 from deniable.server.surveys import Survey
-from deniable.wire import MAX_BATCH
+from deniable.wire import MAX_BATCH, WIRE_VERSIONS
+from deniable.wire.codecs import from_version
 
-__all__ = ["KEY_PATTERN", "MAX_TOKEN_LENGTH", "Prepared", "prepare", "token_hash"]
+__all__ = ["KEY_PATTERN", "MAX_TOKEN_LENGTH", "Prepared", "prepare", "token_hash", "check_wire_version"]
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
 """Idempotency keys: chosen by the device, 8-128 URL-safe characters."""
@@ -37,7 +43,7 @@ KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
 MAX_TOKEN_LENGTH = 256
 """Longest invite token accepted (the server issues 32 characters)."""
 
-BODY_FIELDS = frozenset({"idempotency_key", "invite_token", "device", "reports"})
+BODY_FIELDS = frozenset({"idempotency_key", "invite_token", "device", "wire_version", "reports"})
 """The fields of a response."""
 
 
@@ -90,6 +96,7 @@ def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
         extra = sorted(set(body) - BODY_FIELDS)[0]
         raise Invalid(f"{where}{printable(extra)}", f"is not a field of a response {sorted(BODY_FIELDS)}")
     _check_device(survey, body.get("device"), where)
+    check_wire_version(body.get("wire_version", 1), f"{where}wire_version")
     reports = body.get("reports")
     if not isinstance(reports, Mapping):
         raise Invalid(f"{where}reports", "must be an object {question id: report}")
@@ -115,6 +122,30 @@ def _check_body(survey: Survey, body: Mapping[str, Any], where: str) -> None:
             f"{where}reports.{printable(extra)}",
             f"is not a question of survey {survey.id!r} (questions: {question_ids})",
         )
+
+
+def check_wire_version(version: Any, field: str) -> None:
+    """Invalid naming ``field`` unless ``version`` is a wire version (1 or 2)."""
+    if isinstance(version, bool) or version not in WIRE_VERSIONS:
+        raise Invalid(
+            field, f"must be {' or '.join(map(str, WIRE_VERSIONS))} (the wire version of the reports; "
+            f"default 1); got {version!r:.60}"
+        )
+
+
+def _version_1(randomizer: Any, values: list[Any], versions: list[int]) -> list[Any]:
+    """One question's reports as version 1 has them (each of its response's wire version):
+    :class:`~deniable.errors.ReportError` at its position if a wide field is not a decimal string."""
+    wide = getattr(randomizer, "wide_fields", ())
+    if not wide or 2 not in versions:
+        return values
+    out = []
+    for j, (value, version) in enumerate(zip(values, versions, strict=True)):
+        try:
+            out.append(from_version([value], wide, version, randomizer.name)[0])
+        except ReportError as exc:
+            raise ReportError(str(exc), j, exc.reason) from None
+    return out
 
 
 def _check_device(survey: Survey, device: Any, where: str) -> None:
@@ -160,12 +191,16 @@ def prepare(
         q.id: [i for i, body in enumerate(bodies) if q.id in body["reports"]] if sampled else everyone
         for q in survey.questions
     }
+    versions = [body.get("wire_version", 1) for body in bodies]
     checked: dict[str, Any] = {}
     canonical: dict[str, list[Any]] = {}
     for q in survey.questions:
         mine = answered[q.id]
         try:
-            reports = q.reports_from_json([bodies[i]["reports"][q.id] for i in mine])
+            values = [bodies[i]["reports"][q.id] for i in mine]
+            if q.randomized:
+                values = _version_1(q.randomizer, values, [versions[i] for i in mine])
+            reports = q.reports_from_json(values)
         except ReportError as exc:
             subfield = getattr(exc, "subfield", "")
             raise Invalid(f"{where(mine[exc.index])}reports.{q.id}{printable(subfield)}", exc.reason) from None

@@ -34,6 +34,14 @@ change: version 2 is written on request only, ``to_json(m, wire_version=2)``
 or ``to_version(m.to_config(), 2)`` for a configuration and
 ``m.reports_to_json(reports, wire_version=2)`` for reports.
 
+Over HTTP (:mod:`deniable.server`), ``GET /surveys/{id}?wire_version=2``
+serves every mechanism and design channel configuration of the survey in
+version 2 (without the parameter: version 1, as before), and a response or
+a batch of responses says the version of its reports with ``"wire_version":
+2`` (default 1); the server stores them in version 1, so the same reports
+store the same aggregates in either version. The Python client
+(:class:`deniable.client.Client`) and the survey page speak version 2.
+
 JSON Schemas of configurations, reports, survey definitions and results are
 in :mod:`deniable.wire.schemas`.
 """

@@ -117,14 +117,16 @@ def _unwide(value: Any) -> Any:
 
 
 def to_version(config: dict[str, Any], version: int) -> dict[str, Any]:
-    """A version-1 mechanism configuration in wire ``version`` (version 2: wide integers of
-    ``params`` as decimal strings; every other field as in version 1). A configuration of
-    another format (heavy-hitter discovery's, which has one version) is returned as it is."""
+    """A mechanism configuration in wire ``version``: in version 2 the wide integers of ``params``
+    as decimal strings, in version 1 as integers; every other field as it is. A configuration
+    already in ``version``, or of another format (heavy-hitter discovery's, which has one
+    version), is returned as it is."""
     if isinstance(version, bool) or version not in WIRE_VERSIONS:
         raise ValueError(f"wire_version must be one of {list(WIRE_VERSIONS)}; got {version!r}")
-    if version == 1 or config.get("format") != CONFIG_FORMAT:
+    if config.get("format") != CONFIG_FORMAT or config.get("version") == version:
         return config
-    return {**config, "version": version, "params": {k: _unwide(v) for k, v in config["params"].items()}}
+    convert = _wide if version == 1 else _unwide
+    return {**config, "version": version, "params": {k: convert(v) for k, v in config["params"].items()}}
 
 
 def _same_kind(got: Any, want: Any) -> bool:

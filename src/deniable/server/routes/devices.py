@@ -1,4 +1,12 @@
-"""The devices' routes: the survey as devices need it, and posting responses (one, or a relay's batch)."""
+"""The devices' routes: the survey as devices need it, and posting responses (one, or a relay's batch).
+
+Both speak either wire version (:mod:`deniable.wire`): ``GET
+/surveys/{id}?wire_version=2`` gives every mechanism configuration in
+version 2 (its integers beyond 2**53 as decimal strings, so a browser reads
+the survey exactly with ``JSON.parse``), and a response or a batch with
+``"wire_version": 2`` sends its reports in version 2. Version 1 is the
+default of both.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
@@ -17,8 +25,10 @@ from deniable.server.refusals import BODY, errors, json_body
 from deniable.server.routes.service import Service
 from deniable.server.security import bearer, require_relay, take_token
 from deniable.server.storage import SubmitResult
+from deniable.server.submissions import check_wire_version
+from deniable.wire import to_version
 
-__all__ = ["router", "public_response_id"]
+__all__ = ["router", "public_response_id", "survey_in_version"]
 
 
 def public_response_id(survey_id: str, idempotency_key: str) -> str:
@@ -30,6 +40,22 @@ def public_response_id(survey_id: str, idempotency_key: str) -> str:
     return hashlib.sha256(f"{survey_id}\x00{idempotency_key}".encode()).hexdigest()[:24]
 
 
+def survey_in_version(survey: dict[str, Any], version: int) -> dict[str, Any]:
+    """The survey as ``GET /surveys/{id}`` gives it, its questions' mechanism and design channel
+    configurations in wire ``version`` (a discovery configuration has one version: as it is)."""
+    if version == 1:
+        return survey
+    questions = []
+    for q in survey["questions"]:
+        q = dict(q)
+        if q.get("mechanism") is not None:
+            q["mechanism"] = to_version(q["mechanism"], version)
+        if q.get("channels") is not None:
+            q["channels"] = [to_version(c, version) for c in q["channels"]]
+        questions.append(q)
+    return {**survey, "questions": questions}
+
+
 def _top(_index: int) -> str:
     return ""
 
@@ -39,13 +65,18 @@ def _batch_items(raw: bytes) -> list[Any]:
     data = json_body(raw)
     if not isinstance(data, dict):
         raise Invalid("body", f'must be an object {{"responses": [...]}}; got {type(data).__name__}')
-    extra = sorted(set(data) - {"responses"})
+    extra = sorted(set(data) - {"responses", "wire_version"})
     if extra:
-        raise Invalid(printable(extra[0]), "is not a field of a batch (only 'responses')")
+        raise Invalid(printable(extra[0]), "is not a field of a batch (only 'responses' and 'wire_version')")
     items = data.get("responses")
     if not isinstance(items, list):
         raise Invalid("responses", f"must be an array of responses; got {type(items).__name__}")
-    return items
+    if "wire_version" not in data:
+        return items
+    version = data["wire_version"]
+    check_wire_version(version, "wire_version")
+    # the batch's version is each response's, unless the response names its own
+    return [{"wire_version": version, **item} if isinstance(item, dict) else item for item in items]
 
 
 def router(service: Service) -> APIRouter:
@@ -71,10 +102,16 @@ def router(service: Service) -> APIRouter:
             "api": "/docs (the OpenAPI document: /openapi.json)",
         }
 
-    @api.get("/surveys/{survey_id}", response_model=SurveyOut, responses=errors(404))
-    def get_survey(survey_id: str) -> dict[str, Any]:
+    @api.get("/surveys/{survey_id}", response_model=SurveyOut, responses=errors(404, 422))
+    def get_survey(
+        survey_id: str,
+        wire_version: Annotated[int, Query(ge=1, le=2,
+            description="the wire version of the configurations: 1 (the default), or 2 (integers beyond "
+            "2**53 as decimal strings, for JSON.parse)"
+        )] = 1,
+    ) -> dict[str, Any]:
         """The survey as devices need it: each question's exact mechanism configuration."""
-        return store.public(survey_id)
+        return survey_in_version(store.public(survey_id), wire_version)
 
     @api.post(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,

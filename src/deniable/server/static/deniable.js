@@ -38,16 +38,18 @@
 // respondent's value); the value only selects thresholds and positions.
 //
 // Large integers. JSON numbers above 2^53 lose precision in JSON.parse, so
-// parse configs with `parseJSON` (it keeps such integers as BigInt) and
-// serialize reports with `stringify` (it writes BigInt as a JSON integer); both
-// live in json.js and are re-exported here.
+// parse configs of wire version 1 with `parseJSON` (it keeps such integers as
+// BigInt) and serialize reports with `stringify` (it writes BigInt as a JSON
+// integer); in wire version 2 they travel as decimal strings (`configFromWire`,
+// `surveyFromWire`, `reportToWire`, `reportFromWire`). All live in json.js and
+// are re-exported here.
 
 import { md5 } from './vendor/noble-hashes/legacy.js';
 import { sha256 } from './vendor/noble-hashes/sha2.js';
 import { rrDesign } from './designs.js';
 import { paramsFromWire, parseJSON, stringify } from './json.js';
 
-export { parseJSON, reportFromWire, reportToWire, stringify } from './json.js';
+export { configFromWire, parseJSON, reportFromWire, reportToWire, stringify, surveyFromWire } from './json.js';
 
 export const CONFIG_FORMAT = 'deniable.mechanism';
 export const CONFIG_VERSION = 1;

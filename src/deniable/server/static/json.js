@@ -1,5 +1,9 @@
 // json.js -- JSON for the browser client: exact big integers, and Python's canonical text.
 //
+// The survey page speaks wire version 2 (below): wide integers arrive and leave as decimal strings.
+// It still reads survey documents with parseJSON, for the floats: the fingerprints of its kept
+// states hash a configuration's numbers as Python writes them (0.0, not 0).
+//
 // JSON numbers above 2^53 lose precision in JSON.parse, so configurations are parsed with
 // `parseJSON` (it keeps such integers as BigInt) and reports serialized with `stringify` (it
 // writes BigInt as a JSON integer). `canonicalJSON` writes a value byte for byte as Python's
@@ -177,12 +181,50 @@ function wideInteger(value) {
   return n > BigInt(Number.MAX_SAFE_INTEGER) || -n > BigInt(Number.MAX_SAFE_INTEGER) ? n : value;
 }
 
+/** `copy`, remembering the numbers `original` (read by parseJSON) had written as floats. */
+function keepFloats(original, copy) {
+  const floats = FLOAT_TOKENS.get(original);
+  if (floats) FLOAT_TOKENS.set(copy, new Set(floats));
+  return copy;
+}
+
 /** A version-2 configuration's params as version 1 has them (wide integers as BigInt). */
 export function paramsFromWire(params, version) {
   if (version !== 2) return params;
-  const out = {};
-  for (const [k, v] of Object.entries(params)) out[k] = Array.isArray(v) ? v.map(wideInteger) : wideInteger(v);
+  const out = keepFloats(params, {});
+  for (const [k, v] of Object.entries(params)) {
+    out[k] = Array.isArray(v) ? keepFloats(v, v.map(wideInteger)) : wideInteger(v);
+  }
   return out;
+}
+
+/**
+ * A mechanism configuration of wire version 2 as version 1 has it (wide integers as BigInt, as
+ * parseJSON reads version 1); any other value as it is. Fingerprints hash this form.
+ */
+export function configFromWire(config) {
+  if (config === null || typeof config !== 'object' || config.format !== 'deniable.mechanism' || config.version !== 2
+      || config.params === null || typeof config.params !== 'object') {
+    return config;
+  }
+  return keepFloats(config, { ...config, version: 1, params: paramsFromWire(config.params, 2) });
+}
+
+/**
+ * A survey as `GET /surveys/{id}?wire_version=2` gives it (parsed with parseJSON), its questions'
+ * mechanism and design channel configurations in version 1: the form the page randomizes with and
+ * its kept state's fingerprint hashes (as for a survey fetched in version 1).
+ */
+export function surveyFromWire(survey) {
+  if (survey === null || typeof survey !== 'object' || !Array.isArray(survey.questions)) return survey;
+  const question = (q) => {
+    if (q === null || typeof q !== 'object') return q;
+    const out = keepFloats(q, { ...q });
+    if ('mechanism' in q) out.mechanism = configFromWire(q.mechanism);
+    if (Array.isArray(q.channels)) out.channels = keepFloats(q.channels, q.channels.map(configFromWire));
+    return out;
+  };
+  return keepFloats(survey, { ...survey, questions: keepFloats(survey.questions, survey.questions.map(question)) });
 }
 
 /**

@@ -9,9 +9,12 @@
 // Client(state=...)), so answering again (the next round, after a reload) reuses the permanent
 // randomization instead of drawing a fresh one that could be averaged out. A survey that runs in
 // rounds (`rounds` in its definition) gets the state's device key with every response.
+//
+// Wire version 2 (deniable.wire): the page fetches the survey with ?wire_version=2 and posts its
+// reports with "wire_version": 2, wide integers (an OLH/BLH seed, RAPPOR's bits) as decimal strings.
 import { surveyState } from './client_state.js';
 import {
-  assignQuestion, fromConfig, idempotencyKey, parseJSON, stringify,
+  assignQuestion, fromConfig, idempotencyKey, parseJSON, reportToWire, stringify, surveyFromWire,
 } from './deniable.js';
 import { fixed, significant } from './format.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
@@ -25,6 +28,8 @@ const invite = query.get('invite');
 // the form can be cleared for the next person (each submission gets a fresh key)
 const kiosk = query.get('kiosk') === '1';
 const RETRIES = 3;
+const WIRE_VERSION = 2;
+const surveyUrl = () => `/surveys/${encodeURIComponent(surveyId)}?wire_version=${WIRE_VERSION}`;
 
 let pending = null; // {key, body} of a submission not yet acknowledged: a retry resends it unchanged
 let asked = []; // indices of the questions this respondent answers (one, drawn, under allocation: sample)
@@ -288,7 +293,7 @@ async function send() {
     }
     let payload = null;
     try {
-      payload = parseJSON(await response.text());
+      payload = JSON.parse(await response.text());
     } catch {
       payload = null;
     }
@@ -299,8 +304,8 @@ async function send() {
     if (response.status === 409 && loaded?.rounds && payload?.detail?.field === 'device') {
       // the round may have moved on since the page was loaded: say when the current one ends
       try {
-        const fresh = await fetch(`/surveys/${encodeURIComponent(surveyId)}`, { headers: { Accept: 'application/json' } });
-        if (fresh.ok) loaded = { ...loaded, current_round: parseJSON(await fresh.text()).current_round };
+        const fresh = await fetch(surveyUrl(), { headers: { Accept: 'application/json' } });
+        if (fresh.ok) loaded = { ...loaded, current_round: JSON.parse(await fresh.text()).current_round };
       } catch {
         // keep what the page was loaded with
       }
@@ -396,9 +401,11 @@ async function main() {
   }
   let survey;
   try {
-    const response = await fetch(`/surveys/${encodeURIComponent(surveyId)}`, { headers: { Accept: 'application/json' } });
+    const response = await fetch(surveyUrl(), { headers: { Accept: 'application/json' } });
     const text = await response.text();
-    const payload = (() => { try { return parseJSON(text); } catch { return null; } })();
+    // parseJSON, not JSON.parse: it keeps which numbers were written as floats, which the kept
+    // state's fingerprint hashes as Python writes them; the configurations then in version 1
+    const payload = (() => { try { return surveyFromWire(parseJSON(text)); } catch { return null; } })();
     if (!response.ok) {
       status('error', `This survey could not be loaded. ${explainError(response, payload)}`);
       $('title').textContent = 'Survey unavailable';
@@ -482,7 +489,7 @@ async function main() {
       const report = devices[i].report();
       devices[i].fieldset.classList.toggle('missing', report === undefined);
       if (report === undefined) missing.push(q.text);
-      else reports[q.id] = report;
+      else reports[q.id] = reportToWire(report, WIRE_VERSION);
     });
     if (missing.length) {
       status('error', `Please answer every question (${missing.length} left).`);
@@ -493,6 +500,7 @@ async function main() {
     const body = { idempotency_key: key };
     if (invite) body.invite_token = invite;
     if (deviceId) body.device = deviceId;
+    body.wire_version = WIRE_VERSION;
     body.reports = reports;
     // the answers are fixed from here on: a retry must resend these very reports, since fresh
     // randomization of the same answers would reveal more about them
