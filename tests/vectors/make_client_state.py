@@ -92,7 +92,9 @@ def build() -> dict[str, Any]:
         "title": "Habits",
         "questions": [
             *({"id": f"q-{name}", "text": "…", "mechanism": m.to_config()} for name, (m, _) in cases.items()),
-            {"id": "q-design", "text": "Did you?", "channels": [dn.BinaryRR(prob=0.75).to_config()]},
+            {"id": "q-design", "text": "Did you?", "design": {"model": "Warner", "p": ["3/4"]},
+             "channels": [dn.BinaryRR(prob=0.75).to_config()],
+             "mechanism": dn.survey.Warner("3/4").to_config()},  # as the server gives a design question
             {"id": "q-plain", "text": "Age", "randomized": False},
         ],
     }

@@ -167,8 +167,9 @@ export const fingerprint = (config) => digest(config, 16);
  * whether it is randomized), so a reworded text does not change it. 32 hex digits.
  */
 export function surveyFingerprint(survey) {
+  // a design question is fingerprinted by its channels, as before it carried its config (as Python)
   const questions = survey.questions.map((q) => [
-    q.id, q.mechanism ?? null, q.channels ?? null, 'randomized' in q ? q.randomized : true,
+    q.id, q.design ? null : (q.mechanism ?? null), q.channels ?? null, 'randomized' in q ? q.randomized : true,
   ]);
   return digest({ id: survey.id, questions }, 32);
 }
