@@ -166,6 +166,33 @@ def test_debiased_removes_the_4_top_k_largest() -> None:
         assert f.tolist() != _corrected(oracle, stat, six, other)[0].tolist()
 
 
+def test_heavy_keys_sharing_every_bucket_split_their_sum() -> None:
+    """Two heavy keys hashed to the same bucket in every row cannot be told apart: the system
+    ``f^_H = (I + W_HH) f_H`` is singular (it raised LinAlgError), and least squares splits the two
+    keys' estimated sum between them; a tiny sketch (4 rows of 8) finds such pairs among its keys."""
+    oracle = dn.CountMeanSketch(epsilon=8.0, rows=4, width=8, seed=bytes(32))
+    keys = [b"k%d" % i for i in range(200)]
+    buckets = oracle.hashed(keys).buckets
+    i, j = next((i, j) for i in range(199) for j in range(i + 1, 199) if (buckets[:, i] == buckets[:, j]).all())
+    _, stat = _sketch_stat(oracle, {i: 3000, j: 1000, 199: 6000}, 2)
+    pair = [keys[i], keys[j]]
+    est = oracle.estimate_keys(stat, pair, np.arange(2), (0, 1))
+    assert (est.frequencies[0] == est.frequencies[1])  # the sketch sees one key
+    f, se = oracle.without_collisions(stat, pair, est, np.array([0, 1], dtype=np.int64))
+    assert f[0] == pytest.approx(f[1]) and f.sum() == pytest.approx(est.frequencies[0], abs=1e-12)
+    assert np.isfinite(se).all()
+
+
+def test_identify_on_a_tiny_sketch() -> None:
+    """PEM with 4 rows of 8 buckets: every seed identifies (before, most raised LinAlgError)."""
+    rng = np.random.default_rng(4)
+    for seed in range(6):
+        hh = dn.HeavyHitters(epsilon=4.0, max_length=4, rows=4, width=8, seed=bytes([seed]) * 32)
+        values = rng.choice(["ab", "cd", "ef", "gh"], 2000).tolist()
+        found = hh.identify(hh.aggregate(hh.privatize_many(values, rng=rng)), top=3)
+        assert len(found.values) <= 3
+
+
 def pem(**kw: object) -> dn.HeavyHitters:
     return dn.HeavyHitters(epsilon=6.0, method="pem", max_length=4, top_k=8, rows=16, width=256, seed=bytes(32),
                            **kw)  # type: ignore[arg-type]

@@ -510,7 +510,9 @@ class Sketch(Mechanism):
         seed-averaged variance does not bound. The server knows every hash,
         so it subtracts ``sum_{x in heavy} f_x w_x(d)``, with the heavy keys'
         shares ``f_H`` solved from their own estimates,
-        ``f^_H = (I + W_HH) f_H`` (they bias each other too). Variance: the
+        ``f^_H = (I + W_HH) f_H`` (they bias each other too; heavy keys that
+        share their bucket in every row cannot be told apart, and least squares
+        splits their estimates' sum between them). Variance: the
         pure oracle's, the collision term of the values outside ``heavy``
         only (``pi - f_d**2 - sum_{x in heavy, x != d} f_x**2``), and
         ``(sum_x |w_x(d)| SE_x)**2`` for the subtracted estimates' errors
@@ -525,8 +527,13 @@ class Sketch(Mechanism):
         keys = self.hashed(data)
         fps = keys.fingerprints
         weights = self._weights(keys.buckets, keys.buckets[:, heavy], fps[:, None] == fps[None, heavy])
-        # the heavy keys' own estimates carry each other's bias: f^_H = (I + W_HH) f_H
-        shares = np.linalg.solve(np.eye(heavy.size) + weights[heavy], f[heavy])
+        # the heavy keys' own estimates carry each other's bias: f^_H = (I + W_HH) f_H; keys that share
+        # their bucket in every row cannot be told apart (a singular system): least squares splits their sum
+        system = np.eye(heavy.size) + weights[heavy]
+        try:
+            shares = np.linalg.solve(system, f[heavy])
+        except np.linalg.LinAlgError:
+            shares = np.linalg.lstsq(system, f[heavy], rcond=None)[0]
         fixed = f - weights @ shares
         plug = np.clip(fixed, 0, 1)
         known = plug[heavy]
