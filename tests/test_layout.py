@@ -8,6 +8,7 @@ to a leaf, not by importing inside a function.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,56 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 def test_cycle_finder(tmp_path: Path, files: dict[str, str], expected: list[str] | None) -> None:
     """Power check of the cycle test on small packages with and without cycles."""
     assert find_cycle(import_graph(_write(tmp_path, files))) == expected
+
+
+STATIC = PACKAGE / "server" / "static"
+STATIC_IMPORT = re.compile(r"""^\s*(?:import|export)\b[^'";]*?\bfrom\s*['"]\./([\w.-]+\.js)['"]""", re.M)
+
+
+def static_lines(static: Path) -> dict[str, int]:
+    """Lines of every browser module in ``static`` (its ``*.js``; ``vendor/`` is not walked)."""
+    return {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(static.glob("*.js"))}
+
+
+def static_import_graph(static: Path) -> dict[str, set[str]]:
+    """Relative imports among the browser modules in ``static``: ``import ... from './x.js'`` and
+    ``export ... from './x.js'`` (statements over several lines too) give an edge to ``x.js``."""
+    return {
+        p.name: {t for t in STATIC_IMPORT.findall(p.read_text(encoding="utf-8")) if (static / t).is_file()}
+        for p in sorted(static.glob("*.js"))
+    }
+
+
+def test_no_static_module_over_max_lines() -> None:
+    lines = static_lines(STATIC)
+    assert "json.js" in lines  # the walk found the modules
+    long = {name: n for name, n in lines.items() if n > MAX_LINES}
+    assert not long, f"browser modules over {MAX_LINES} lines (split them by concept): {long}"
+
+
+def test_no_static_import_cycle() -> None:
+    graph = static_import_graph(STATIC)
+    assert "json.js" in graph["client_state.js"]  # the graph is not empty
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_static_checks_find_a_long_module_and_a_cycle(tmp_path: Path) -> None:
+    """Power check of both static rules, on the old shape (deniable.js of 965 lines, importing
+    designs.js, which imported it back) and on a leaf that breaks the cycle."""
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "big.js").write_text("x;\n" * (MAX_LINES + 1))
+    (tmp_path / "deniable.js").write_text(
+        "import { md5 } from './vendor/noble-hashes/legacy.js';\nimport { rrDesign } from './designs.js';\n"
+        + "x;\n" * 963
+    )
+    (tmp_path / "designs.js").write_text(
+        "import {\n  absLnRatio, DeniableError,\n} from './deniable.js';\nimport { stringify } from './json.js';\n"
+    )
+    (tmp_path / "json.js").write_text("export const stringify = 1;\n")
+    assert {n for n, k in static_lines(tmp_path).items() if k > MAX_LINES} == {"deniable.js"}
+    assert find_cycle(static_import_graph(tmp_path)) == ["deniable.js", "designs.js", "deniable.js"]
+    (tmp_path / "sampling.js").write_text("export { stringify } from './json.js';\n")
+    (tmp_path / "designs.js").write_text("import { absLnRatio } from './sampling.js';\n")
+    assert static_import_graph(tmp_path)["sampling.js"] == {"json.js"}
+    assert find_cycle(static_import_graph(tmp_path)) is None

@@ -23,15 +23,15 @@
 //
 // Exactness. Each group's yes/no channel is its two exact probabilities over their common
 // denominator D (at most 2^63, as Python's integer_probabilities): one integer uniform below D
-// (deniable.js's uniformBelow, from the call's CSPRNG pool) is compared with a numerator, as
+// (sampling.js's uniformBelow, from the call's CSPRNG pool) is compared with a numerator, as
 // binary-rr does. The group is uniformBelow(2); Kuk draws its cards one by one; FR and Custom
 // compare one uniform integer with cumulative numerators (Custom's rows over one common
 // denominator where it fits in 64 bits, so that the true state does not choose the word size).
 //
-// (designs.js uses deniable.js's samplers and deniable.js lists this builder: the two modules
-// import each other, and designs.js reads deniable.js's names only when a design is built.)
+// (designs.js takes its samplers from the leaf sampling.js and deniable.js lists this builder:
+// no import cycle.)
 
-import { absLnRatio, DeniableError, lnRatio, uniformBelow } from './deniable.js';
+import { absLnRatio, DeniableError, lnRatio, uniformBelow } from './sampling.js';
 import { canonicalJSON, stringify } from './json.js';
 
 const LIMIT = 1n << 63n; // the largest common denominator deniable.privacy.integer_probabilities takes
@@ -61,7 +61,7 @@ const times = (a, b) => fraction(a.n * b.n, a.d * b.d);
 const equal = (a, b) => a.n === b.n && a.d === b.d;
 const below = (a, b) => a.n * b.d < b.n * a.d;
 const text = (a) => (a.d === 1n ? `${a.n}` : `${a.n}/${a.d}`);
-/** ln(a / b) of positive fractions, rounded up (deniable.js's lnRatio). */
+/** ln(a / b) of positive fractions, rounded up (sampling.js's lnRatio). */
 const lnFraction = (a, b) => lnRatio(a.n * b.d, a.d * b.n);
 
 // Python's Fraction(text) grammar (fractions._RATIONAL_FORMAT), as deniable.privacy.exact_probability
