@@ -18,7 +18,7 @@
 //
 // stream(secret, ...label) is SHAKE-256 of HMAC-SHA256(secret, the label's parts joined by NUL)
 // (ClientState.source), read in order; the samplers read it exactly as Python's do
-// (deniable.js: lazyBits, uniformBelowMany). tests/vectors/client_state.json holds states, secrets,
+// (sampling.js: lazyBits, uniformBelowMany). tests/vectors/client_state.json holds states, secrets,
 // cohorts and memoized draws made by the Python code; tests/js/client_state.test.mjs checks them here.
 //
 // States written by earlier versions of this page (one record per survey and question, with the

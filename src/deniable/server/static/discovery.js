@@ -35,7 +35,7 @@
 // it and (with an alphabet) checking its characters take time that grows with the answer's
 // length.
 //
-// Exactness: every draw is deniable.js's integer sampler (rejection sampling of uniform words
+// Exactness: every draw is sampling.js's integer sampler (rejection sampling of uniform words
 // from crypto.getRandomValues); no float meets randomness. BLAKE2b is RFC 7693 with its key
 // and personalization parameters (as Python's hashlib.blake2b), from @noble/hashes (vendor/).
 import { blake2b as nobleBlake2b } from './vendor/noble-hashes/blake2.js';
