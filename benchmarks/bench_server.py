@@ -236,7 +236,7 @@ def bulk_load(db_path: Path, n: int, seed: int) -> int:
     n_yes = int(yes.sum())
     stat = m.aggregate(np.concatenate([np.zeros(n - n_yes, bool), np.ones(n_yes, bool)]))
     conn.execute(f"UPDATE {aggregates_table.name} SET stat = ? WHERE survey_id = 'honor-code'",
-                 (json.dumps(stat.to_json()),))
+                 (stat.to_bytes(),))  # the stored form: the aggregate's bytes
     conn.commit()
     conn.close()
     return n_yes
