@@ -55,13 +55,14 @@ def _check_channels(d: Design, field: str) -> None:
     depends on the truth (e.g. UQTunknown's coin with ``p_g = 0``).
     """
     for g in range(1, d.groups + 1):
+        channel = d.channel(g)
         try:
-            from_config(d.channel(g).to_config())
+            from_config(channel.to_config())
         except ValueError as exc:
             where = f"group {g}'s" if d.groups > 1 else "its"
             raise SurveyError(
                 field, f"{d.model}: {where} device channel (P(yes | non-carrier), P(yes | carrier)) = "
-                       f"({d.channel(g).p_yes_given_no}, {d.channel(g).p_yes_given_yes}) is refused by every "
+                       f"({channel.p_yes_given_no}, {channel.p_yes_given_yes}) is refused by every "
                        f"device: {exc}",
             ) from None
 
