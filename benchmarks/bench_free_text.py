@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from deniable.server.results import question_estimates, results_json
-from deniable.server.storage import Storage
-from deniable.server.surveys import load_survey
+from deniable.server._results import question_estimates, results_json
+from deniable.server._storage import Storage
+from deniable.server._surveys import load_survey
 
 
 def main() -> None:

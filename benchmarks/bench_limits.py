@@ -35,7 +35,7 @@ from functools import partial
 import numpy as np
 
 import deniable as dn
-from deniable import accelerate
+from deniable import _accelerate as accelerate
 
 
 def cpu_seconds(fn: Callable[[], object], repeat: int) -> float:
@@ -240,7 +240,7 @@ import json, sys
 import numpy as np
 import pandas as pd
 import deniable as dn
-from deniable import accelerate
+from deniable import _accelerate as accelerate
 path = sys.argv[1]
 m = dn.from_config(json.load(open(path + ".deniable.json")))
 read = pd.read_csv if path.endswith(".csv") else pd.read_parquet

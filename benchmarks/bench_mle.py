@@ -8,7 +8,7 @@ and every method sees the same surveys:
 
 * ``unbiased``: the estimate itself (``post_processing="none"``);
 * ``norm-sub``, ``clip``, ``normalize``: ``est.consistent(method)``;
-* ``MLE``: ``est.consistent("mle")``'s frequencies (:func:`deniable.mle.solve`,
+* ``MLE``: ``est.consistent("mle")``'s frequencies (:func:`deniable._mle.solve`,
   the exact maximizer of the support-count likelihood, without its bootstrap);
 * ``peer IBU``: when multi-freq-ldpy is installed, its iterative Bayesian
   update (``multi_freq_ldpy.estimators.Histogram_estimator.IBU``, the function
@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import deniable as dn
-from deniable import mle
+from deniable import _mle as mle
 from deniable.simulate import simulate, truth_vector
 
 Array = NDArray[np.float64]

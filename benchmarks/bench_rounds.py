@@ -30,7 +30,7 @@ import httpx
 import numpy as np
 
 from deniable.client import new_key, privatize_answers_many
-from deniable.server.runner import BackgroundServer
+from deniable.server._runner import BackgroundServer
 
 TOKEN = "bench-rounds-admin-token"
 START = 1_796_083_200.0  # 2026-12-01T00:00:00Z

@@ -214,7 +214,7 @@ def bench_flood(server: Server, posts: int) -> dict[str, Any]:
 
 def bulk_load(db_path: Path, n: int, seed: int) -> int:
     """n honor-code responses straight into SQLite (benchmark set-up only); returns the yes count."""
-    from deniable.server.storage import Storage, aggregates_table
+    from deniable.server._storage import Storage, aggregates_table
 
     storage = Storage(f"sqlite:///{db_path}")
     survey = storage.add_survey(HONOR)

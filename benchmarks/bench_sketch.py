@@ -9,9 +9,9 @@ Discovery (``HeavyHitters``, PEM over HCMS) runs on the same strings;
 precision counts the found values among the true top ``top_k``. Then the
 device's floor for CMS (reading the random bytes from the OS, and the exact
 sampler's Bernoulli bits alone) and CMS under each accelerator
-(:mod:`deniable.accelerate`: numpy, and numba when installed; the same
+(:mod:`deniable._accelerate`: numpy, and numba when installed; the same
 results), and the two exact samplers of the flips by epsilon: the lane
-decoder (2 random bits a flip) and the sparse one of :mod:`deniable.skips`
+decoder (2 random bits a flip) and the sparse one of :mod:`deniable._skips`
 (about 32 q), with the random bytes each reads. The compiled loops are
 loaded before anything is timed.
 
@@ -31,7 +31,9 @@ import numpy as np
 from bench_limits import CountingSource  # a sibling script
 
 import deniable as dn
-from deniable import accelerate, randomness, skips
+from deniable import _accelerate as accelerate
+from deniable import _randomness as randomness
+from deniable import _skips as skips
 
 
 def cpu(fn: Callable[[], Any]) -> tuple[float, Any]:

@@ -24,7 +24,7 @@ Two questions, answered in one run on one machine:
   false flag with probability < 2%) is flagged as off its own theory.
 
 * **Does it find the frequent strings?** Heavy-hitter discovery
-  (``--discovery``): on the Zipf workload of :mod:`deniable.heavy.quality`
+  (``--discovery``): on the Zipf workload of :mod:`deniable.heavy._quality`
   (1,000 words of 3-6 letters, Zipf(1.1), a quarter of the devices typing a
   word of their own), deniable's ``HeavyHitters`` (PEM and SFP, secure
   randomness) and pure-LDP's PEM and Apple SFP over its count-mean sketch of
@@ -80,7 +80,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402  (the adapters beside this script)
 
 import deniable as dn  # noqa: E402
-from deniable.estimate import pure_variance  # noqa: E402
+from deniable._estimate import pure_variance  # noqa: E402
 from deniable.simulate import population_counts  # noqa: E402
 
 MECHANISMS: dict[str, Callable[..., Any]] = {
@@ -528,14 +528,14 @@ PEER_BATCH = 20_000  # values per peer batch: its reports are 8 KiB each
 
 @dataclass
 class Found:
-    """A discovery's reported values and counts (what :func:`deniable.heavy.quality.score` reads)."""
+    """A discovery's reported values and counts (what :func:`deniable.heavy._quality.score` reads)."""
 
     values: list[Any]
     counts: NDArray[np.float64]
 
 
 def _scores(values: list[str], found: Found) -> dict[str, float]:
-    from deniable.heavy.quality import score
+    from deniable.heavy._quality import score
 
     out: dict[str, float] = {}
     for top in (10, 20):
@@ -563,7 +563,7 @@ def discovery(ns: list[int], epsilons: list[float], peer_n: int, rng: np.random.
     a forced one is named in the method column. ``peer_n`` 0 runs deniable alone. ``alphabet``: also
     deniable's PEM given the 26 letters, as the peers are (rows ``PEM (a-z)``).
     """
-    from deniable.heavy.quality import zipf_strings
+    from deniable.heavy._quality import zipf_strings
 
     rows = []
     for n in ns:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable.estimate import pure_variance
+from deniable._estimate import pure_variance
 
 __all__ = ["Peer", "PEERS", "LIBRARIES", "peers_for", "missing_libraries", "HeavyPeer", "heavy_peers"]
 

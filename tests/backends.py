@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from deniable import accelerate
+from deniable import _accelerate as accelerate
 
 needs_numba = pytest.mark.skipif(not accelerate.numba_available(), reason="numba is not installed")
 

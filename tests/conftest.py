@@ -64,7 +64,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 @pytest.fixture
 def restore_accelerator() -> Iterator[None]:
     """Put back the sampler backend chosen before the test, whatever the test sets."""
-    from deniable import accelerate
+    from deniable import _accelerate as accelerate
 
     previous = accelerate.accelerator()
     yield
@@ -77,7 +77,7 @@ def accelerator(request: pytest.FixtureRequest) -> Iterator[str]:
 
     ``numba`` is forced for every batch, however small, so the compiled path is the one tested.
     """
-    from deniable import accelerate
+    from deniable import _accelerate as accelerate
 
     if request.param == "numba" and not accelerate.numba_available():
         pytest.skip("numba is not installed (pip install 'deniable[fast]')")

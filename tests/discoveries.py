@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 import deniable as dn
-from deniable.heavy.quality import zipf_strings
+from deniable.heavy._quality import zipf_strings
 
 
 def runs_with_false_discoveries(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deniable.randomness import GeneratorSource
+from deniable._randomness import GeneratorSource
 
 
 class Scripted(GeneratorSource):

@@ -11,13 +11,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE_MODULES = [
-    "deniable", "deniable.privacy", "deniable.randomness", "deniable.estimate", "deniable.consistency",
-    "deniable.plan", "deniable.simulate", "deniable.audit", "deniable.wire", "deniable.debias",
-    "deniable.mechanisms.binary", "deniable.mechanisms.kary", "deniable.mechanisms.unary",
-    "deniable.mechanisms.hashing", "deniable.mechanisms.hadamard", "deniable.mechanisms.subset",
-    "deniable.mechanisms.rappor", "deniable.mechanisms.registry", "deniable.mechanisms.numeric.additive",
-    "deniable.aggregates", "deniable.intervals", "deniable.testing", "deniable.shuffle",
-    "deniable.allocation", "deniable.joint", "deniable.client_state", "deniable.accounting", "deniable.results",
+    "deniable", "deniable._privacy", "deniable._randomness", "deniable._estimate", "deniable._consistency",
+    "deniable._plan", "deniable.simulate", "deniable.audit", "deniable.wire", "deniable._debias",
+    "deniable.mechanisms._binary", "deniable.mechanisms._kary", "deniable.mechanisms._unary",
+    "deniable.mechanisms._hashing", "deniable.mechanisms._hadamard", "deniable.mechanisms._subset",
+    "deniable.mechanisms._rappor", "deniable.mechanisms.registry", "deniable.mechanisms._numeric.additive",
+    "deniable._aggregates", "deniable._intervals", "deniable.testing", "deniable._shuffle",
+    "deniable._allocation", "deniable._joint", "deniable._client_state", "deniable._accounting", "deniable._results",
 ]
 
 

@@ -19,13 +19,13 @@ MAX_LINES = 600
 
 
 def module_lines(root: Path) -> dict[str, int]:
-    """Lines of every ``.py`` file under ``root``, by path relative to it (``mechanisms/sketch.py``)."""
+    """Lines of every ``.py`` file under ``root``, by path relative to it (``mechanisms/_sketch.py``)."""
     return {p.relative_to(root).as_posix(): len(p.read_text().splitlines()) for p in sorted(root.rglob("*.py"))}
 
 
 def test_no_module_over_max_lines() -> None:
     lines = module_lines(PACKAGE)
-    assert "mechanisms/contract.py" in lines  # the walk found the package
+    assert "mechanisms/_contract.py" in lines  # the walk found the package
     long = {path: n for path, n in lines.items() if n > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines (split them by concept): {long}"
 
@@ -134,7 +134,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_import_cycle() -> None:
     graph = import_graph(PACKAGE)
-    assert "deniable.mechanisms.binary" in graph["deniable.mechanisms"]  # the graph is not empty
+    assert "deniable.mechanisms._binary" in graph["deniable.mechanisms"]  # the graph is not empty
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 

@@ -155,7 +155,7 @@ def report_schema(kind: str) -> dict[str, Any]:
 def survey_schema() -> dict[str, Any]:
     """The survey definition: the server's one type of it, ``bodies.SurveyIn`` (the OpenAPI body of
     ``POST /admin/surveys``), as a standalone schema."""
-    from deniable.server.bodies import SurveyIn  # noqa: PLC0415  (the server extra)
+    from deniable.server._bodies import SurveyIn  # noqa: PLC0415  (the server extra)
 
     return {"$schema": DRAFT, **SurveyIn.model_json_schema(),
             "title": "deniable survey definition (POST /admin/surveys)"}
@@ -164,7 +164,7 @@ def survey_schema() -> dict[str, Any]:
 def results_schema() -> dict[str, Any]:
     """The results document: the server's one type of it, ``answers.ResultsOut`` (the OpenAPI answer of
     ``GET /surveys/{id}/results``, which FastAPI checks every answer against)."""
-    from deniable.server.answers import ResultsOut  # noqa: PLC0415  (the server extra)
+    from deniable.server._answers import ResultsOut  # noqa: PLC0415  (the server extra)
 
     return {"$schema": DRAFT, **ResultsOut.model_json_schema(),
             "title": "deniable survey results (GET /surveys/{id}/results)"}

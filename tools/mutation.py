@@ -6,7 +6,7 @@
     python tools/mutation.py core               # the core modules, in order
     python tools/mutation.py all                # every module (hours on 2 cores)
     python tools/mutation.py mechanisms.numeric.window --timeout-multiplier 2 \
-        --mutants 'deniable.mechanisms.numeric.window.x_calibrate_window__mutmut_*'
+        --mutants 'deniable.mechanisms._numeric.window.x_calibrate_window__mutmut_*'
 
 Each run copies ``src/``, ``tests/`` and ``pyproject.toml`` into
 ``build/mutation/<module>/``, adds a ``[tool.mutmut]`` section that mutates
@@ -39,7 +39,7 @@ UNIT = "tests/unit"
 STAT = "tests/stat"
 NUMERIC = "tests/numeric"
 
-# module (dotted, under deniable) -> the tests that exercise it. Keep these
+# module (dotted, under deniable, without the ``_`` of private names) -> the tests that exercise it. Keep these
 # lists small: every mutant runs the listed tests that reach its function.
 MODULES: dict[str, list[str]] = {
     "intervals": [f"{UNIT}/test_intervals.py", f"{UNIT}/test_estimate.py"],
@@ -215,7 +215,13 @@ CORE = ["intervals", "estimate", "consistency", "privacy", "randomness", "aggreg
 
 
 def module_path(module: str) -> str:
-    return "src/deniable/" + module.replace(".", "/") + ".py"
+    """The file of ``module`` (named without the leading ``_`` of private modules and packages)."""
+    path = ROOT / "src" / "deniable"
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        suffix = ".py" if i == len(parts) - 1 else ""
+        path = path / (part if (path / f"{part}{suffix}").exists() else f"_{part.lstrip('_')}")
+    return str(path.relative_to(ROOT)) + ".py"
 
 
 def existing_tests(module: str) -> list[str]:

@@ -19,10 +19,18 @@ from :class:`DeniableWarning` (see :mod:`deniable.errors`). ``dn.audit`` and
 from typing import TYPE_CHECKING
 
 from deniable import survey
-from deniable.allocation import compare_allocations
+from deniable._accelerate import accelerator, numba_available, set_accelerator
+from deniable._allocation import AllocationComparison, compare_allocations
+from deniable._client_state import ClientState, FileStore, MemoryStore, StateStore, load_or_create
+from deniable._consistency import project_simplex
+from deniable._debias import debias_binary, debias_categorical
+from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
+from deniable._joint import IndependenceTest, Joint, JointEstimate, MarginalEstimate
+from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
+from deniable._privacy import PrivacyBudget, compose
+from deniable._results import ConfidenceInterval
+from deniable._shuffle import shuffle_epsilon
 from deniable.audit import AuditResult
-from deniable.consistency import project_simplex
-from deniable.debias import debias_binary, debias_categorical
 from deniable.errors import (
     AggregateError,
     BudgetError,
@@ -36,9 +44,7 @@ from deniable.errors import (
     SeparationError,
     StateError,
 )
-from deniable.estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable.heavy import Discovery, HeavyHitters
-from deniable.joint import Joint
 from deniable.mechanisms import (
     BLH,
     GRR,
@@ -66,10 +72,6 @@ from deniable.mechanisms import (
     SquareWave,
     SubsetSelection,
 )
-from deniable.plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
-from deniable.privacy import PrivacyBudget, compose
-from deniable.results import ConfidenceInterval
-from deniable.shuffle import shuffle_epsilon
 from deniable.wire import from_config
 
 if TYPE_CHECKING:
@@ -99,6 +101,9 @@ __all__ = [
     "DBitFlip",
     "HeavyHitters",
     "Joint",
+    "JointEstimate",
+    "MarginalEstimate",
+    "IndependenceTest",
     "Discovery",
     "FrequencyOracle",
     "Laplace",
@@ -122,6 +127,7 @@ __all__ = [
     "audit",
     "best_mechanism",
     "compare_allocations",
+    "AllocationComparison",
     "compose",
     "debias_binary",
     "debias_categorical",
@@ -130,6 +136,14 @@ __all__ = [
     "sample_size",
     "shuffle_epsilon",
     "simulate",
+    "accelerator",
+    "numba_available",
+    "set_accelerator",
+    "ClientState",
+    "StateStore",
+    "FileStore",
+    "MemoryStore",
+    "load_or_create",
     "DeniableError",
     "BudgetError",
     "ConfigError",

@@ -1,13 +1,13 @@
 """The tables the numpy decoders and their compiled twins share: a leaf, numpy only.
 
-:mod:`deniable.randomness` and :mod:`deniable.skips` decode random bits with
+:mod:`deniable._randomness` and :mod:`deniable._skips` decode random bits with
 numpy; the numba kernels (``deniable._runs_numba``, ``deniable._skips_numba``),
-loaded through :mod:`deniable.accelerate`, decode the same bits compiled. Both
+loaded through :mod:`deniable._accelerate`, decode the same bits compiled. Both
 read the tables below, which live here so that the kernels import neither
-sampler (each sampler imports :mod:`deniable.accelerate`, which loads the
+sampler (each sampler imports :mod:`deniable._accelerate`, which loads the
 kernels): the run decoder's per-byte patterns (:func:`run_patterns`) and the
 gap decoder's bounds (:class:`SkipTable`, built by
-:func:`deniable.skips.skip_table`) and status codes.
+:func:`deniable._skips.skip_table`) and status codes.
 """
 
 from __future__ import annotations

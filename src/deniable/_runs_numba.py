@@ -1,7 +1,7 @@
-"""The run decoder of :func:`deniable.randomness.dyadic_packed`, compiled with numba.
+"""The run decoder of :func:`deniable._randomness.dyadic_packed`, compiled with numba.
 
-Imported only through :mod:`deniable.accelerate`. It computes what
-:func:`deniable.randomness._numpy_decoder` computes for one draw of random
+Imported only through :mod:`deniable._accelerate`. It computes what
+:func:`deniable._randomness._numpy_decoder` computes for one draw of random
 bytes: the bytes are a stream of fair bits, most significant bit of each
 byte first; each 1 ends a lane whose run held ``G`` 0s, and the lane's bit
 is ``tables[row, min(G, width - 1)]`` (``row`` the lane's bit of ``select``
@@ -16,7 +16,7 @@ is the 0s after ``b``'s last 1 (capped), or ``s + 8`` (capped) for a zero
 byte, so consecutive bytes do not wait on each other's table lookups, and
 the output bits are appended without a branch (a flush branch taken half the
 time would be mispredicted half the time). The pattern table is built once
-per ``tables`` with numpy (:func:`deniable.randomness.run_patterns`).
+per ``tables`` with numpy (:func:`deniable._randomness.run_patterns`).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ except RuntimeError:  # no writable cache location: compile in every process
 
 def decoder(tables: NDArray[np.uint8]) -> Any:
     """``decode(octets, carried, select, out, lane0, need)``: :func:`decide` with the byte tables of ``tables``
-    (:func:`deniable.randomness.run_patterns`)."""
+    (:func:`deniable._randomness.run_patterns`)."""
     pattern = run_patterns(tables)
 
     def decode(octets: Any, carried: int, select: Any, out: Any, lane0: int, need: int) -> tuple[int, int]:

@@ -1,22 +1,22 @@
 """Compiled loops of the count-mean sketches and of bit-packed column counts, with numba.
 
-Imported only through :mod:`deniable.accelerate`. Each computes exactly what
+Imported only through :mod:`deniable._accelerate`. Each computes exactly what
 its numpy reference computes (integer arithmetic only, so the results are
 the same, not close):
 
-* :func:`column_counts` is :func:`deniable.columns.column_counts`: it adds
+* :func:`column_counts` is :func:`deniable._columns.column_counts`: it adds
   each row's bits, spread one to a byte by ``spread`` (the 64-bit word of
   a byte's 8 bits), into the row's group, at most 255 rows of a group in a
   word's byte lanes before they are flushed into the int64 counts;
 * :func:`digests` is keyed BLAKE2b (RFC 7693) with a digest of up to 8
   bytes, as :mod:`hashlib` computes it, of many short messages
-  (:func:`deniable.mechanisms.sketch.keyed_digests`): the key block is
+  (:func:`deniable.mechanisms._sketch.keyed_digests`): the key block is
   compressed once;
 * :func:`bucket_matrix`, :func:`support_sums` (and :func:`matrix_sums`,
   from a bucket matrix) and :func:`collision_counts` are
-  :meth:`deniable.mechanisms.sketch.Sketch.buckets` over every row, the
+  :meth:`deniable.mechanisms._sketch.Sketch.buckets` over every row, the
   sketch's sum over the rows, and the pairs of keys sharing a bucket
-  (:meth:`~deniable.mechanisms.sketch.Sketch.collision_weights`). A
+  (:meth:`~deniable.mechanisms._sketch.Sketch.collision_weights`). A
   bucket is ``lut[j, 0, x_0] ^ ... ^ lut[j, 7, x_7]`` for the fingerprint's
   bytes ``x_k = (phi >> 8k) & 0xFF`` (``h_j`` is linear over GF(2)).
 

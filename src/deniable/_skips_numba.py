@@ -1,7 +1,7 @@
-"""The gap decoder of :func:`deniable.skips.sparse_packed`, compiled with numba.
+"""The gap decoder of :func:`deniable._skips.sparse_packed`, compiled with numba.
 
-Imported only through :mod:`deniable.accelerate`. It computes what
-:func:`deniable.skips._numpy_decoder` computes, a word at a time: the float
+Imported only through :mod:`deniable._accelerate`. It computes what
+:func:`deniable._skips._numpy_decoder` computes, a word at a time: the float
 ``log`` guesses the gap ``k`` of a word ``u`` (its cell
 ``[u, u + 1) / 2**32``), the integer bounds of the table decide it (``k``
 and ``k + 1`` are tried, at most one fits), and the word's 1 is set
@@ -55,7 +55,7 @@ except RuntimeError:  # no writable cache location: compile in every process
 
 
 def decode(words: Any, start: int, table: SkipTable, pos: int, count: int, out: Any) -> tuple[int, int, int]:
-    """:func:`deniable.skips._numpy_decoder`'s contract, compiled."""
+    """:func:`deniable._skips._numpy_decoder`'s contract, compiled."""
     result: tuple[int, int, int] = _compiled(words, start, table.low, table.high, table.log_keep, table.cap, pos,
                                              count, out)
     return result

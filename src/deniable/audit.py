@@ -30,8 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable._callable_module import make_callable
-from deniable.intervals import clopper_pearson_lower, clopper_pearson_upper
-from deniable.mechanisms.numeric.base import NumericMechanism
+from deniable._intervals import clopper_pearson_lower, clopper_pearson_upper
+from deniable.mechanisms._numeric.base import NumericMechanism
 
 __all__ = ["AuditResult", "audit", "clopper_pearson"]
 
@@ -42,8 +42,8 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, f
     """Two *one-sided* ``1 - alpha`` Clopper-Pearson bounds ``(lower, upper)`` on a binomial rate.
 
     ``(clopper_pearson_lower(...), clopper_pearson_upper(...))`` of
-    :mod:`deniable.intervals`, kept here under its old name; the two-sided
-    interval is :func:`deniable.intervals.clopper_pearson`.
+    :mod:`deniable._intervals`, kept here under its old name; the two-sided
+    interval is :func:`deniable._intervals.clopper_pearson`.
     """
     return float(clopper_pearson_lower(successes, trials, alpha)), float(
         clopper_pearson_upper(successes, trials, alpha)

@@ -33,13 +33,13 @@ a survey of either version and return version-1 reports, as before.
 
 A survey with ``allocation: sample`` asks each respondent one question: the
 device draws it uniformly from the survey's questions with the OS CSPRNG
-(:func:`deniable.allocation.assign_questions`, an exact uniform integer),
+(:func:`deniable._allocation.assign_questions`, an exact uniform integer),
 randomizes only that answer and sends only its report. ``answers`` then
 holds every question's answer, or at least the drawn one's: the caller
 cannot steer which question is sent.
 
 Repeated collection. ``Client(url, state="device.state")`` keeps this
-device's state for one survey in that file (:mod:`deniable.client_state`:
+device's state for one survey in that file (:mod:`deniable._client_state`:
 created once, owner-only, refused for another survey or another version of
 its questions): a 32-byte secret and the device key. Questions whose
 mechanism memoizes (L-GRR, L-OSUE, dBitFlip, 1BitMean, RAPPOR) then answer
@@ -76,16 +76,17 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 import numpy as np
 
-from deniable import client_state, randomness
-from deniable.allocation import assign_questions
-from deniable.client_state import ClientState
+from deniable import _client_state as client_state
+from deniable import _randomness as randomness
+from deniable._allocation import assign_questions
+from deniable._client_state import ClientState
+from deniable._estimate import Target, check_target
 from deniable.errors import DeniableError
-from deniable.estimate import Target, check_target
 from deniable.heavy import HeavyHitters
-from deniable.mechanisms.contract import Mechanism
-from deniable.survey.designs import design
+from deniable.mechanisms._contract import Mechanism
+from deniable.survey._designs import design
 from deniable.wire import MAX_BATCH, from_config, to_version
-from deniable.wire.codecs import to_version as reports_to_version
+from deniable.wire._codecs import to_version as reports_to_version
 
 __all__ = [
     "Client", "ClientError", "AlreadyAnsweredError", "BudgetSpentError", "SurveyState",
@@ -140,7 +141,7 @@ def new_device_key(source: randomness.Source = randomness.SECURE) -> str:
 class SurveyState:
     """This device's kept state for one survey: its device key and the secrets of its memoizing questions.
 
-    Kept as a :class:`~deniable.client_state.ClientState` (``state`` is a
+    Kept as a :class:`~deniable._client_state.ClientState` (``state`` is a
     path or a store) under mechanism ``"survey <id>"`` and
     :func:`survey_fingerprint` (the questions' exact mechanism
     configurations), so a state written for another survey, or for other
@@ -375,7 +376,7 @@ class Client:
     a survey whose results are for administrators needs the admin token for
     :meth:`results`. A respondent's device needs none.
 
-    ``state`` (a file path, or a :class:`~deniable.client_state.StateStore`)
+    ``state`` (a file path, or a :class:`~deniable._client_state.StateStore`)
     keeps this device's :class:`SurveyState` for the one survey it answers:
     memoizing questions reuse their permanent randomization across processes
     and a survey with ``rounds`` gets the device key (module docstring).

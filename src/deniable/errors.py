@@ -23,8 +23,8 @@ imports, and are re-exported nowhere else)::
     ├── AggregateError x ValueError ..... aggregates of different configurations, or malformed
     ├── StateError x ValueError ......... a device's kept state that cannot be used
     ├── SeparationError x ValueError .... a survey fit whose maximum-likelihood estimate does not exist
-    ├── SurveyError x ValueError ........ a survey definition (extra: deniable.server.errors)
-    ├── StorageError .................... a request the collection service refuses (extra: deniable.server.errors)
+    ├── SurveyError x ValueError ........ a survey definition (extra: deniable.server)
+    ├── StorageError .................... a request the collection service refuses (extra: deniable.server)
     │   ├── NotFound
     │   ├── Conflict
     │   ├── Forbidden
@@ -109,7 +109,7 @@ class AggregateError(DeniableError, ValueError):
 
 
 class StateError(DeniableError, ValueError):
-    """A device's kept state (:mod:`deniable.client_state`) that cannot be used: written for
+    """A device's kept state (:mod:`deniable._client_state`) that cannot be used: written for
     another mechanism configuration, malformed, unreadable, or readable by other users."""
 
 
@@ -123,4 +123,4 @@ class DeniableWarning(UserWarning):
 
 
 class ConvergenceWarning(DeniableWarning):
-    """The iterative Bayesian update (:func:`deniable.mle.fit`) stopped at ``max_iter`` before reaching ``tol``."""
+    """The iterative Bayesian update (:func:`deniable._mle.fit`) stopped at ``max_iter`` before reaching ``tol``."""

@@ -39,7 +39,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without matplotlib
     raise ImportError("deniable.plot needs matplotlib: pip install 'deniable[plot]'") from exc
 
-from deniable.estimate import Estimate
+from deniable._estimate import Estimate
 
 __all__ = ["bar_estimate", "convergence", "discovery_quality", "mse_vs_epsilon", "new_axes"]
 
@@ -313,7 +313,7 @@ def discovery_quality(sweep: Any, ax: Axes | None = None, *, metric: str = "reca
 
     ``sweep``: records (or a DataFrame) with ``method``, ``epsilon``, ``n``,
     ``recall``, ``precision`` and ``top``, as
-    :func:`deniable.heavy.quality.discovery_sweep` returns them; one line
+    :func:`deniable.heavy.discovery_sweep` returns them; one line
     per (method, epsilon).
     """
     if metric not in ("recall", "precision"):

@@ -13,7 +13,7 @@ Accepted collections:
 * ``dask.bag.Bag`` of JSON report values (the wire form, already parsed);
 * ``dask.dataframe.Series`` of report *text*: a column as ``deniable
   privatize`` writes it (category text, yes/no words, compact JSON; see
-  :mod:`deniable.report_text`) or as a server export holds it (one JSON
+  :func:`deniable.wire.to_text`) or as a server export holds it (one JSON
   document per row).
 
 :func:`aggregate_files` reads that column from CSV or Parquet files (a glob
@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from deniable._estimate import Estimate, SupportCounts
 from deniable.errors import ReportError
-from deniable.estimate import Estimate, SupportCounts
-from deniable.report_text import from_text
+from deniable.wire._text import from_text
 
 __all__ = ["aggregate", "aggregate_files", "estimate"]
 

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable._callable_module import make_callable
-from deniable.estimate import Estimate, SupportCounts, Target, check_target
+from deniable._estimate import Estimate, SupportCounts, Target, check_target
 
 __all__ = [
     "simulate", "population_counts", "simulate_support_counts",
@@ -150,9 +150,9 @@ def mse_sweep(
     ``post_processing`` names what is applied to each survey's estimate:
     ``"none"`` (the unbiased estimate), a :meth:`Estimate.consistent` method
     (``"norm-sub"``, ``"clip"``, ...) or ``"mle"`` (the maximum-likelihood
-    frequencies, :mod:`deniable.mle`); every method sees the same surveys.
+    frequencies, :mod:`deniable._mle`); every method sees the same surveys.
     """
-    from deniable import mle
+    from deniable import _mle as mle
 
     if reps < 1:
         raise ValueError(f"reps must be >= 1; got {reps}")

@@ -19,7 +19,7 @@ several assertions (Bonferroni: ``alpha / m`` each, see :func:`bonferroni`).
   exact finite-n Kolmogorov distribution ``scipy.stats.kstwo(n).isf(alpha)``;
   :func:`ks_gof_discrete` -- the same against a discrete distribution.
 * :func:`wilson_interval`, :func:`clopper_pearson` -- two-sided intervals for
-  a binomial rate (from :mod:`deniable.intervals`); :func:`proportion_check`
+  a binomial rate (from :mod:`deniable._intervals`); :func:`proportion_check`
   tests a rate against its claim.
 * :func:`coverage_band` / :func:`coverage_check` -- the accepted number of
   hits of ``R`` confidence intervals at nominal ``level`` (a two-sided
@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from deniable.intervals import Interval, clopper_pearson, wilson_interval, z_for
-from deniable.intervals import check_alpha as _check_alpha
+from deniable._intervals import Interval, clopper_pearson, wilson_interval, z_for
+from deniable._intervals import check_alpha as _check_alpha
 
 __all__ = [
     "MIN_EXPECTED",

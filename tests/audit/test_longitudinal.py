@@ -34,9 +34,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from deniable.client_state import MemoryStore
-from deniable.mechanisms.rappor import RAPPOR
-from deniable.randomness import GeneratorSource
+from deniable._client_state import MemoryStore
+from deniable._randomness import GeneratorSource
+from deniable.mechanisms._rappor import RAPPOR
 
 pytestmark = pytest.mark.audit
 

@@ -28,8 +28,8 @@ import pytest
 from scipy import stats
 
 import deniable as dn
-from deniable.client_state import MemoryStore
-from deniable.randomness import GeneratorSource
+from deniable._client_state import MemoryStore
+from deniable._randomness import GeneratorSource
 
 pytestmark = pytest.mark.audit
 

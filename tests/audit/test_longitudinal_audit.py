@@ -25,7 +25,7 @@ import pytest
 from liars import claiming
 
 import deniable as dn
-from deniable import randomness
+from deniable import _randomness as randomness
 
 pytestmark = pytest.mark.audit
 

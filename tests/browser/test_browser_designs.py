@@ -36,14 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
 from node_env import chromium, playwright_core, run_node  # noqa: E402
 from page_text import assert_odds_sentence  # noqa: E402
 
-from deniable.server.surveys import load_survey  # noqa: E402
+from deniable.server._surveys import load_survey  # noqa: E402
 from deniable.survey import prevalence_from_counts  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
 httpx = pytest.importorskip("httpx")
 yaml = pytest.importorskip("yaml")
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 DRIVER = Path(__file__).with_name("drive.mjs")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "study-habits.yaml"

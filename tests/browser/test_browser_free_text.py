@@ -48,7 +48,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
 httpx = pytest.importorskip("httpx")
 yaml = pytest.importorskip("yaml")
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 DRIVER = Path(__file__).with_name("drive.mjs")
 PAYLOAD = "<script>alert(1)</script>"

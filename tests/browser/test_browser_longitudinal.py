@@ -29,7 +29,7 @@ import deniable as dn  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 SURVEY = {
     "id": "weekly", "title": "Weekly check-in", "budget": 2.0,

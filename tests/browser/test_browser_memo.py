@@ -28,7 +28,7 @@ import deniable as dn  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 SURVEY = {
     "id": "daily", "title": "Daily check-in", "budget": 2.0,

@@ -33,7 +33,7 @@ import deniable as dn  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 ADMIN = "number-browser-admin"
 SURVEY = {

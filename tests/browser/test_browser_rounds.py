@@ -29,7 +29,7 @@ from page_text import estimate_text  # noqa: E402
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
 httpx = pytest.importorskip("httpx")
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 DRIVER = Path(__file__).with_name("drive.mjs")
 START = 1_796_083_200.0  # 2026-12-01T00:00:00Z

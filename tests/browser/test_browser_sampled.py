@@ -40,7 +40,7 @@ from node_env import chromium, playwright_core, run_node  # noqa: E402
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
 httpx = pytest.importorskip("httpx")
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 yaml = pytest.importorskip("yaml")
 
 DRIVER = Path(__file__).with_name("drive.mjs")

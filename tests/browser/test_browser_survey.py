@@ -56,7 +56,7 @@ from deniable.client import Client  # noqa: E402
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
 httpx = pytest.importorskip("httpx")
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 DRIVER = Path(__file__).with_name("drive.mjs")
 ALPHA = 1e-6

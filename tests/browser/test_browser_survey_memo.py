@@ -29,7 +29,7 @@ import deniable as dn  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 BUCKETS = [f"b{i}" for i in range(40)]
 SURVEY = {
@@ -132,7 +132,7 @@ def test_a_rounds_survey_page_sends_its_kept_device_key_and_explains_refusals(tm
     """Small and marked: needs a server that takes ``rounds`` (skips otherwise). Rounds of five
     seconds and a lifetime budget of one round: answered, refused in the same round (409), refused
     in the next (403); the same device key every time."""
-    from deniable.server.surveys import SurveyError, load_survey
+    from deniable.server._surveys import SurveyError, load_survey
 
     survey = {**SURVEY, "id": "every-second", "budget": 1, "rounds": {"every": 5, "lifetime_epsilon": 1},
               "questions": [{"id": "ok", "text": "OK?", "type": "yes-no", "mechanism": "binary-rr", "epsilon": 1}]}

@@ -29,7 +29,7 @@ from deniable.client import survey_fingerprint  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-runner = pytest.importorskip("deniable.server.runner")
+runner = pytest.importorskip("deniable.server._runner")
 
 CATS = [f"c{i}" for i in range(10)]
 RAPPOR = dn.RAPPOR(["a", "b", "c"], num_bits=64, num_cohorts=4, epsilon=2)

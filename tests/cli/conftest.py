@@ -70,7 +70,7 @@ def postgres_url() -> Iterator[str]:
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
-    from deniable.server.storage import normalize_url
+    from deniable.server._storage import normalize_url
 
     admin = create_engine(normalize_url(url), isolation_level="AUTOCOMMIT")
     name = f"deniable_cli_{uuid.uuid4().hex[:16]}"

@@ -27,11 +27,11 @@ pytest.importorskip("uvicorn")
 import httpx  # noqa: E402
 
 import deniable as dn  # noqa: E402
-from deniable.cli.server import HONOR_CODE_SURVEY  # noqa: E402
+from deniable.cli._server import HONOR_CODE_SURVEY  # noqa: E402
 from deniable.client import Client  # noqa: E402
-from deniable.server.results import question_estimates, results_json  # noqa: E402
-from deniable.server.runner import BackgroundServer  # noqa: E402
-from deniable.server.storage import Storage  # noqa: E402
+from deniable.server._results import question_estimates, results_json  # noqa: E402
+from deniable.server._runner import BackgroundServer  # noqa: E402
+from deniable.server._storage import Storage  # noqa: E402
 
 pytestmark = pytest.mark.server
 

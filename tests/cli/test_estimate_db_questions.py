@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("typer")
 
-from deniable.server.storage import Storage  # noqa: E402
+from deniable.server._storage import Storage  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -28,7 +28,7 @@ def _store(db_url: str, definition: str, answers: list[dict[str, Any]]) -> dict[
         items = [{"idempotency_key": f"respondent-{i:06d}", "reports": r} for i, r in enumerate(answers)]
         for start in range(0, len(items), 5000):
             assert storage.submit(survey.id, items[start:start + 5000]).accepted == len(items[start:start + 5000])
-        from deniable.server.results import question_estimates, results_json
+        from deniable.server._results import question_estimates, results_json
 
         aggregates = storage.aggregates(survey.id)
         return results_json(survey, question_estimates(survey, aggregates, "population"), aggregates=aggregates)
@@ -42,7 +42,7 @@ def _reports(m: Any, values: Any, seed: int) -> list[Any]:
 
 def test_a_number_question_prints_its_mean_and_interval(cli, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'n.db'}"
-    from deniable.server.surveys import load_survey
+    from deniable.server._surveys import load_survey
 
     survey = load_survey(EXAMPLES / "screen-time.yaml")
     minutes = np.minimum(np.random.default_rng(1).exponential(90.0, 4000), 600.0)
@@ -60,7 +60,7 @@ def test_a_number_question_prints_its_mean_and_interval(cli, tmp_path: Path) -> 
 
 def test_a_free_text_question_prints_the_values_found(cli, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 't.db'}"
-    from deniable.server.surveys import load_survey
+    from deniable.server._surveys import load_survey
 
     survey = load_survey(EXAMPLES / "editors.yaml")
     words = ["vim"] * 3000 + ["emacs"] * 2000 + ["[b]nano"] * 1500 + [f"u{i:04d}" for i in range(3000)]

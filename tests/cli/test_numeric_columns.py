@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 import deniable as dn
-from deniable.cli import data as cli_data
-from deniable.cli.common import MECHANISM_NAMES
+from deniable.cli import _data as cli_data
+from deniable.cli._common import MECHANISM_NAMES
 from deniable.mechanisms import registry
 
 Z = 5.33  # two-sided normal tail 1e-7
@@ -128,7 +128,7 @@ def test_audit_fails_a_numeric_mechanism_that_understates_epsilon(cli, monkeypat
         def epsilon(self) -> float:
             return 0.8 * super().epsilon
 
-    monkeypatch.setattr("deniable.cli.plan.build_numeric",
+    monkeypatch.setattr("deniable.cli._plan.build_numeric",
                         lambda name, low, high, eps: Understated(low, high, epsilon=eps))
     result = cli("audit", "-m", "piecewise", "-e", 1, "--seed", 1)
     assert result.exit_code == 1 and "FAIL" in result.stdout

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 import deniable as dn
-from deniable import plan as planning
+from deniable import _plan as planning
 from deniable.mechanisms import GRR
 
 ALPHA = 1e-6
@@ -164,7 +164,7 @@ def test_audit_fails_a_mechanism_that_understates_epsilon(cli, monkeypatch) -> N
             return 0.8 * super().epsilon
 
     monkeypatch.setattr(
-        "deniable.cli.plan.build_mechanism", lambda name, k, eps: Understated(k, epsilon=eps)
+        "deniable.cli._plan.build_mechanism", lambda name, k, eps: Understated(k, epsilon=eps)
     )
     result = cli("audit", "--mechanism", "grr", "--k", 4, "--epsilon", 1, "--seed", 1)
     assert result.exit_code == 1

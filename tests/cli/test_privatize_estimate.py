@@ -21,7 +21,7 @@ import pytest
 from scipy import stats
 
 import deniable as dn
-from deniable.cli import data as cli_data
+from deniable.cli import _data as cli_data
 
 ALPHA = 1e-6
 SHARES = [0.1, 0.2, 0.3, 0.4]

@@ -27,8 +27,8 @@ import pytest
 from scipy import stats
 
 import deniable as dn
-from deniable.cli import data as cli_data
-from deniable.heavy.quality import zipf_strings
+from deniable.cli import _data as cli_data
+from deniable.heavy._quality import zipf_strings
 
 ALPHA = 1e-6
 

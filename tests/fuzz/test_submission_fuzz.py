@@ -1,8 +1,8 @@
 """Fuzz the server's submission check: any JSON request is stored or refused with Invalid.
 
-:func:`deniable.server.submissions.prepare` is what every request goes through
+:func:`deniable.server._submissions.prepare` is what every request goes through
 before the storage writes; a device controls all of it, so anything but
-:class:`~deniable.server.errors.Invalid` (a 422 naming the field) would be a
+:class:`~deniable.server._errors.Invalid` (a 422 naming the field) would be a
 500. The survey has a question of every report format (every survey-capable
 mechanism, a design question, plain questions).
 """
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 pytest.importorskip("sqlalchemy", reason="the submission check is part of the 'server' extra")
 
-from deniable.server.errors import Invalid  # noqa: E402
-from deniable.server.submissions import prepare  # noqa: E402
-from deniable.server.surveys import load_survey  # noqa: E402
+from deniable.server._errors import Invalid  # noqa: E402
+from deniable.server._submissions import prepare  # noqa: E402
+from deniable.server._surveys import load_survey  # noqa: E402
 
 CATS = [f"c{i}" for i in range(10)]
 SURVEY = load_survey({

@@ -17,8 +17,8 @@ import pytest
 from node_env import ROOT, run_node
 
 import deniable as dn
-from deniable.server.design_questions import load_design_question
-from deniable.server.surveys import SurveyError
+from deniable.server._design_questions import load_design_question
+from deniable.server._surveys import SurveyError
 from deniable.survey import MODELS
 
 pytestmark = pytest.mark.browser

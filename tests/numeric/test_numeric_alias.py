@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from scripted import Scripted
 
-from deniable.mechanisms.numeric.alias import AliasTable, integer_weights
-from deniable.randomness import TWO64
+from deniable._randomness import TWO64
+from deniable.mechanisms._numeric.alias import AliasTable, integer_weights
 
 # Weights summing to 2**64: uneven, with zeros, fewer outcomes than columns, one outcome only,
 # all equal (every column full), one outcome a column's height exactly, columns split at round fractions.

@@ -13,8 +13,8 @@ from numeric_cases import ALL, HIGH, LOW, PURE, VALUES
 from scripted import Scripted
 
 import deniable as dn
-from deniable.mechanisms.numeric import MeanStat, NumericMechanism
-from deniable.randomness import GeneratorSource
+from deniable._randomness import GeneratorSource
+from deniable.mechanisms._numeric import MeanStat, NumericMechanism
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -553,7 +553,7 @@ def test_lattice_one_report_reads_18_bytes_and_clamps_the_extreme_noise(name: st
 def test_duchi_batch_reads_a_comparison_a_beta_bit_and_a_fair_bit_per_value(lazy: bool) -> None:
     """Duchi's batch sampler reads exactly: the ``(1 + t) / 2`` comparisons (8 bytes a value at
     full width), the ``beta`` Bernoulli bits, and ``ceil(n / 8)`` bytes of fair coins."""
-    from deniable import randomness
+    from deniable import _randomness as randomness
 
     m = dn.Duchi(0.0, 1.0, epsilon=1.0)
     for n in (8, 16, 17):
@@ -621,7 +621,7 @@ def test_gaussian_from_sigma_errors_in_whole_messages_and_a_range_off_zero() -> 
 
 
 def test_two_level_gaussian_mean_errors_in_whole_messages() -> None:
-    from deniable.mechanisms.numeric import two_level_gaussian_mean
+    from deniable.mechanisms._numeric import two_level_gaussian_mean
 
     owner = "two_level_gaussian_mean"
     for (values, low, high), kwargs, error, message in [
@@ -644,8 +644,8 @@ def test_two_level_gaussian_mean_fields_clamp_and_seed() -> None:
     sensitivity ``high - low``, the
     target; two values are enough (a finite sample standard error); values beyond the range are clamped
     to it (1000 values, standard error 0.045: the bound 1 is 22 of them); one seed, one estimate."""
-    from deniable.mechanisms.numeric import two_level_gaussian_mean
-    from deniable.mechanisms.numeric.lattice import gaussian_epsilon
+    from deniable.mechanisms._numeric import two_level_gaussian_mean
+    from deniable.mechanisms._numeric.lattice import gaussian_epsilon
 
     est = two_level_gaussian_mean([LOW, HIGH], LOW, HIGH, rng=1)
     assert (est.mechanism, est.low, est.high, est.delta, est.n, est.target) == (
@@ -670,8 +670,8 @@ def test_two_level_gaussian_mean_respondent_error_is_the_noise_and_rounding_vari
     steps ``c = sigma / 256``, the noise variance ``Var Z`` in steps squared and the values' fractional
     lattice positions ``f``. With ``sigma1 = 256`` (step 1) the positions' fractions are the values':
     0.5 and 0.25, so ``mean f(1 - f) = 0.21875``."""
-    from deniable.mechanisms.numeric import two_level_gaussian_mean
-    from deniable.mechanisms.numeric.lattice import gaussian_noise
+    from deniable.mechanisms._numeric import two_level_gaussian_mean
+    from deniable.mechanisms._numeric.lattice import gaussian_noise
 
     var_z = gaussian_noise(256)[1]
     values = np.array([10.5, 11.5, 20.25, 30.25])

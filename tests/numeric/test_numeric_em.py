@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from deniable.mechanisms.numeric import em_reconstruct
+from deniable.mechanisms._numeric import em_reconstruct
 
 GAMMA = 0.3
 # (input cells, window, bins): a window shorter than the input range, one as long, one longer; one input

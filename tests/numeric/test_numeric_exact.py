@@ -27,8 +27,8 @@ from numeric_cases import ALL, HIGH, LOW, PURE, VALUES, clamp
 from scripted import Scripted
 
 import deniable as dn
-from deniable.mechanisms.numeric import MeanStat
-from deniable.randomness import fixed_point
+from deniable._randomness import fixed_point
+from deniable.mechanisms._numeric import MeanStat
 
 EPSILONS = [0.3, 1.0, 3.0]
 GRID = sorted({*VALUES, *np.linspace(LOW, HIGH, 17).tolist()})
@@ -85,8 +85,8 @@ def test_gaussian_delta_bounds_the_exact_hockey_stick(eps: float) -> None:
 
 def test_analytic_gaussian_calibration() -> None:
     """Balle & Wang: delta(sigma) hits the target; classical sigma is larger for eps < 1."""
-    from deniable.mechanisms.numeric import analytic_gaussian_sigma
-    from deniable.mechanisms.numeric.lattice import _gauss_delta
+    from deniable.mechanisms._numeric import analytic_gaussian_sigma
+    from deniable.mechanisms._numeric.lattice import _gauss_delta
 
     for eps, delta in [(0.5, 1e-5), (1.0, 1e-6), (4.0, 1e-3)]:
         s = analytic_gaussian_sigma(eps, delta)
@@ -134,12 +134,12 @@ def test_worst_case_variances_match_the_literature_table() -> None:
         choice = dn.best_numeric_mechanism(eps, 0.0, 1.0)
         for name, value in row.items():
             assert 4 * choice.variances[name] == pytest.approx(value, rel=0.025), (eps, name)
-        assert choice.name == ("Duchi" if eps <= dn.mechanisms.numeric.EPSILON_STAR else "Hybrid")
+        assert choice.name == ("Duchi" if eps <= dn.mechanisms._numeric.EPSILON_STAR else "Hybrid")
         assert choice.variances[choice.name] == min(choice.variances.values())
 
 
 def test_hybrid_threshold_and_constant_variance() -> None:
-    from deniable.mechanisms.numeric import EPSILON_STAR
+    from deniable.mechanisms._numeric import EPSILON_STAR
 
     assert EPSILON_STAR == pytest.approx(0.6094, abs=5e-5)
     m = dn.Hybrid(0, 1, epsilon=2.0)
@@ -224,8 +224,8 @@ def test_gaussian_calibration_inverts_and_names_its_arguments() -> None:
     ``inf`` exactly when even epsilon 700 leaves more than ``delta``."""
     from scipy import optimize, stats
 
-    from deniable.mechanisms.numeric import analytic_gaussian_sigma, gaussian_epsilon
-    from deniable.mechanisms.numeric.lattice import _gauss_delta
+    from deniable.mechanisms._numeric import analytic_gaussian_sigma, gaussian_epsilon
+    from deniable.mechanisms._numeric.lattice import _gauss_delta
 
     for eps, delta in [(0.05, 1e-6), (0.5, 1e-5), (3.0, 1e-3), (40.0, 1e-9)]:
         s = analytic_gaussian_sigma(eps, delta)
@@ -312,7 +312,7 @@ def test_piecewise_window_is_the_odd_cell_count_nearest_pm_s(eps: float) -> None
     """PM's window covers ``(C - 1) / (2C) = 1 / (e^(eps/2) + 1)`` of the output range: the
     window is the odd number of the 1024 cells nearest that share, with the smallest uniform
     share whose exact epsilon is within the request."""
-    from deniable.mechanisms.numeric.window import window_epsilon
+    from deniable.mechanisms._numeric.window import window_epsilon
 
     m = dn.Piecewise(LOW, HIGH, epsilon=eps)
     params = m.to_config()["params"]
@@ -331,7 +331,7 @@ def test_piecewise_window_is_the_odd_cell_count_nearest_pm_s(eps: float) -> None
 def test_hybrid_uses_piecewise_with_probability_alpha(eps: float) -> None:
     """``alpha = 1 - e^(-eps/2)`` in 32 bits; the mixture's epsilon is the larger part's (Duchi
     capped at its own limit, 21.4); one bit more than Piecewise's reports."""
-    from deniable.mechanisms.numeric.duchi import DUCHI_MAX_EPSILON
+    from deniable.mechanisms._numeric.duchi import DUCHI_MAX_EPSILON
 
     m = dn.Hybrid(LOW, HIGH, epsilon=eps)
     params = m.to_config()["params"]
@@ -347,7 +347,7 @@ def test_hybrid_uses_piecewise_with_probability_alpha(eps: float) -> None:
 
 
 def test_hybrid_is_duchi_up_to_epsilon_star_and_checks_its_params() -> None:
-    from deniable.mechanisms.numeric import EPSILON_STAR
+    from deniable.mechanisms._numeric import EPSILON_STAR
 
     m = dn.Hybrid(LOW, HIGH, epsilon=EPSILON_STAR)
     duchi = dn.Duchi(LOW, HIGH, epsilon=EPSILON_STAR)
@@ -399,7 +399,7 @@ def test_sliding_window_epsilon_is_its_ratio_bound() -> None:
     two ulps of the float formula), for 16- and 32-bit windows and shares from tiny to almost 1.
     Built from the integers (no calibration search), so a wrong formula fails here at once where
     a mechanism's constructor would step the share one unit at a time (a hang)."""
-    from deniable.mechanisms.numeric.window import SlidingWindow
+    from deniable.mechanisms._numeric.window import SlidingWindow
 
     for cells, window, bits, num in [(1024, 387, 16, 5), (1024, 1, 16, 3 << 30), (1549, 525, 32, 123_456_789),
                                      (2047, 1023, 32, (1 << 32) - 1)]:
@@ -416,7 +416,7 @@ def test_window_calibration_is_the_smallest_share_within_epsilon() -> None:
     one unit above the answer (the request is a share's own rounded-up epsilon, also at share 1,
     where the step must stop) or one below it (the request a float under that), so each step
     direction decides once; and at share 1 with the estimate 1 it must not look below 1."""
-    from deniable.mechanisms.numeric.window import calibrate_window, window_epsilon
+    from deniable.mechanisms._numeric.window import calibrate_window, window_epsilon
 
     for cells, window, bits, num in [(1500, 721, 16, 1_815_427_791), (4637, 3097, 32, 4_157_211_329),
                                      (928, 741, 32, 1), (1716, 77, 16, 1), (1024, 1, 16, 1)]:
@@ -431,7 +431,7 @@ def test_window_counts_are_exact_beyond_2_to_the_53() -> None:
     start ``S`` and the cell edges ``j K`` pass 2**53, as in a 32-bit window of more than 2**21 cells
     (in floats ``S`` would round to a multiple of 4). Only the counts' arithmetic is read, so a few
     cells of such a window are counted, without building its 4 million."""
-    from deniable.mechanisms.numeric.window import SlidingWindow
+    from deniable.mechanisms._numeric.window import SlidingWindow
 
     K, L = 1 << 32, 3
     window = SlidingWindow(8, L, 32, 1 << 31)
@@ -447,7 +447,7 @@ def test_window_counts_are_exact_beyond_2_to_the_53() -> None:
 
 
 def test_sliding_window_checks_and_odd_windows() -> None:
-    from deniable.mechanisms.numeric.window import SlidingWindow, calibrate_window, odd_window
+    from deniable.mechanisms._numeric.window import SlidingWindow, calibrate_window, odd_window
 
     bad = [(1024, 386, 16), (1024, 1024, 16), (1025, 1025, 16), (1024, 0, 16), (1 << 17, 3, 16), (1024, 3, 24)]
     for cells, window, bits in bad:  # even, as wide as the cells, empty; too many cells; 24 bits
@@ -535,7 +535,7 @@ def test_square_wave_counts_every_cell() -> None:
 
 def test_lattice_epsilon_refuses_weights_that_are_not_unimodal() -> None:
     """The exact epsilon ranks candidates assuming unimodal weights, and checks that assumption."""
-    from deniable.mechanisms.numeric.lattice import _pure_epsilon
+    from deniable.mechanisms._numeric.lattice import _pure_epsilon
 
     for inner in ([1, 2, 3, 2, 3], [1, 3, 2, 1, 0], [1, 2, 1, 2, 1]):
         with pytest.raises(AssertionError, match=r"^lattice weights are not unimodal$"):
@@ -545,7 +545,7 @@ def test_lattice_epsilon_refuses_weights_that_are_not_unimodal() -> None:
 
 def _brute_lattice_epsilon(weights: list[int], N: int, K: int) -> float:
     """``ln`` of the largest ``P(y|i) / P(y|i')`` over every output and lattice input pair, by enumeration."""
-    from deniable.privacy import ln_up
+    from deniable._privacy import ln_up
 
     tail = K - N
     best = Fraction(1)
@@ -567,8 +567,8 @@ def test_lattice_epsilon_is_the_enumerated_maximum_for_symmetric_unimodal_weight
     flat profiles, plateaus and tiny or heavy end (tail) entries, so the maximum falls at a
     clamped end, at the centre or beside it.
     """
-    from deniable.mechanisms.numeric.lattice import _pure_epsilon
-    from deniable.privacy import ln_up
+    from deniable._privacy import ln_up
+    from deniable.mechanisms._numeric.lattice import _pure_epsilon
 
     assert _pure_epsilon([1, 2, 100, 6000, 100, 2, 1], 1, 3) == ln_up(60)  # 6000 / 100 at outputs 0 and 1
     assert _pure_epsilon([1, 2, 3, 3, 3, 2, 1], 1, 3) == ln_up(3)  # the clamped end: (1 + 2) / 1
@@ -593,7 +593,7 @@ def test_gaussian_epsilon_inverts_the_calibration_to_the_root_finders_tolerance(
 
     brentq's default tolerance leaves errors up to ``5e-13`` here (at epsilon 10, delta ``1e-3``).
     """
-    from deniable.mechanisms.numeric.lattice import gaussian_epsilon, unit_sigma
+    from deniable.mechanisms._numeric.lattice import gaussian_epsilon, unit_sigma
 
     for delta in (1e-3, 1e-5, 1e-7, 1e-9):
         assert abs(gaussian_epsilon(unit_sigma(eps, delta), delta) - eps) <= 1e-13, delta
@@ -601,7 +601,7 @@ def test_gaussian_epsilon_inverts_the_calibration_to_the_root_finders_tolerance(
 
 def test_gaussian_epsilon_is_700_where_epsilon_700_leaves_exactly_delta() -> None:
     """At the ``inf`` boundary (``delta`` equal to the divergence at epsilon 700) the answer is 700, not ``inf``."""
-    from deniable.mechanisms.numeric.lattice import _gauss_delta, gaussian_epsilon
+    from deniable.mechanisms._numeric.lattice import _gauss_delta, gaussian_epsilon
 
     delta = _gauss_delta(700.0, 0.03)
     assert 0 < delta < 1e-5
@@ -616,7 +616,7 @@ def test_gaussian_lattice_ends_hold_the_tail_mass(s_steps: float) -> None:
     The tail beyond ``K = ceil(8 s)`` (about ``e^-32`` of the peak, ten thousands of ``2^-64``)
     is lumped into the end entries; the reference sums the density 20 standard deviations out.
     """
-    from deniable.mechanisms.numeric.lattice import _gaussian_weights
+    from deniable.mechanisms._numeric.lattice import _gaussian_weights
 
     K = math.ceil(8 * s_steps)
     weights = _gaussian_weights(s_steps, K)

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import deniable as dn
-from deniable.mechanisms.numeric import MeanStat
-from deniable.mechanisms.numeric.window import calibrate_window, window_epsilon
+from deniable.mechanisms._numeric import MeanStat
+from deniable.mechanisms._numeric.window import calibrate_window, window_epsilon
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 epsilons = st.floats(min_value=0.05, max_value=8.0)

@@ -28,8 +28,8 @@ from numeric_cases import ALL, HIGH, LOW, clamp
 
 import deniable as dn
 from deniable import testing
-from deniable.mechanisms.numeric.alias import AliasTable
-from deniable.randomness import below, randomized_round, resolve
+from deniable._randomness import below, randomized_round, resolve
+from deniable.mechanisms._numeric.alias import AliasTable
 
 pytestmark = pytest.mark.stat
 
@@ -176,7 +176,7 @@ def test_the_seed_two_level_gaussian_mean() -> None:
     of them: a correct implementation fails with probability 7e-7 < 1e-6.
     With variance 10 it is 14 of them.
     """
-    from deniable.mechanisms.numeric import two_level_gaussian_mean
+    from deniable.mechanisms._numeric import two_level_gaussian_mean
 
     for sd in (10.0, math.sqrt(10.0)):
         values = np.random.default_rng(42).normal(42.0, sd, 1_000_000)

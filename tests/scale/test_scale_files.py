@@ -59,7 +59,7 @@ def _mechanism(path: Path):
 
 def _local(m, path: Path):
     """The aggregate through the command line's own reader (the reference)."""
-    from deniable.cli import data as cli_data
+    from deniable.cli import _data as cli_data
 
     return cli_data.aggregate_file(m, cli_data.ColumnReader(path, "answer", 1_000, only_column=True))
 

@@ -28,7 +28,7 @@ pytest.importorskip("fastapi", reason="the server tests need the 'server' extra"
 from sqlalchemy import create_engine, text  # noqa: E402
 from sqlalchemy.engine import Engine, make_url  # noqa: E402
 
-from deniable.server.storage import normalize_url  # noqa: E402
+from deniable.server._storage import normalize_url  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

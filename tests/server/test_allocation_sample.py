@@ -29,10 +29,10 @@ import pytest
 from scipy import stats
 
 import deniable as dn
-from deniable.allocation import sampled_estimate
+from deniable._allocation import sampled_estimate
 from deniable.client import Client, privatize_answers
-from deniable.server.runner import BackgroundServer
-from deniable.server.surveys import SurveyError, load_survey
+from deniable.server._runner import BackgroundServer
+from deniable.server._surveys import SurveyError, load_survey
 
 ALPHA = 1e-6
 ADMIN = "sampled-admin-token"
@@ -156,7 +156,7 @@ def test_bad_sampled_surveys_are_refused(changes: dict[str, object], field: str,
 
 def test_shuffled_guarantee_rounds_n_down_and_holds() -> None:
     """A smaller n gives a larger epsilon: the rounded-down n's epsilon is valid for all the reports."""
-    from deniable.server.results import shuffled_json
+    from deniable.server._results import shuffled_json
 
     survey = load_survey(_survey())
     shown = shuffled_json(survey, 12_345)

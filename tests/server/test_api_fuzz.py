@@ -29,7 +29,7 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
     status_code_conformance,
 )
 
-from deniable.server.runner import BackgroundServer  # noqa: E402
+from deniable.server._runner import BackgroundServer  # noqa: E402
 
 ADMIN = "admin-token-for-the-api-fuzz"
 CATS = [f"c{i}" for i in range(10)]

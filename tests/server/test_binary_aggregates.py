@@ -16,9 +16,9 @@ from alembic import command
 from sqlalchemy import text
 
 from deniable.client import privatize_answers
-from deniable.server.database import make_engine
-from deniable.server.schema import _config, current_revision, head_revision
-from deniable.server.storage import Storage
+from deniable.server._database import make_engine
+from deniable.server._schema import _config, current_revision, head_revision
+from deniable.server._storage import Storage
 
 START = 1_796_083_200.0  # 2026-12-01T00:00:00Z
 MIXED = {"id": "mixed", "title": "Mixed", "budget": 20, "rate_limit": "off", "questions": [

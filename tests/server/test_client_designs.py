@@ -14,7 +14,7 @@ import pytest
 
 import deniable as dn
 from deniable.client import privatize_answers, privatize_answers_many
-from deniable.server.surveys import load_survey
+from deniable.server._surveys import load_survey
 from deniable.testing import coverage_band
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -75,8 +75,8 @@ def test_false_is_reported_yes_at_the_designs_rate() -> None:
 def test_the_server_refuses_a_design_whose_channel_no_device_builds(model: str, p: list[str]) -> None:
     """A group whose answer never depends on the truth has a channel ``dn.from_config`` (and deniable.js)
     refuse; the server refuses the design, naming the group, instead of storing a survey no page can answer."""
-    from deniable.server.design_questions import load_design_question
-    from deniable.server.surveys import SurveyError
+    from deniable.server._design_questions import load_design_question
+    from deniable.server._surveys import SurveyError
 
     data = {"id": "q", "text": "?", "type": "yes-no", "design": {"model": model, "p": p},
             "allow_infinite_epsilon": True, **({"unrelated_question": "Spring?"} if model == "UQTunknown" else {})}

@@ -38,7 +38,7 @@ from deniable.client import (
     privatize_answers,
 )
 from deniable.errors import StateError
-from deniable.server.runner import BackgroundServer
+from deniable.server._runner import BackgroundServer
 
 CATEGORIES = [f"c{i}" for i in range(12)]
 SURVEY: dict[str, Any] = {
@@ -162,7 +162,7 @@ def _stand_in(rounds_survey: dict[str, Any], refusals: list[tuple[int, str]], se
 
 
 def _rounds_survey() -> dict[str, Any]:
-    from deniable.server.surveys import load_survey
+    from deniable.server._surveys import load_survey
 
     survey = load_survey(SURVEY).to_json()  # the questions as the server sends them
     return {**survey, "rounds": {"every": 86400, "lifetime_epsilon": 12.0, "start": "2026-11-01T00:00:00Z"},
@@ -243,7 +243,7 @@ def test_rounds_end_to_end_if_the_server_knows_rounds(sqlite_url: str, tmp_path:
     response is taken, a second in the same round is refused (409), and one in
     the next round (403: the budget is spent).
     """
-    from deniable.server.surveys import SurveyError, load_survey
+    from deniable.server._surveys import SurveyError, load_survey
 
     survey = {"id": "every-second", "title": "Every two seconds", "budget": 1,
               "rounds": {"every": 2, "lifetime_epsilon": 1},

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from deniable.server.runner import BackgroundServer
-from deniable.server.storage import Storage, responses_table
+from deniable.server._runner import BackgroundServer
+from deniable.server._storage import Storage, responses_table
 
 WORKERS = 4
 # posts per worker: PostgreSQL pays one fsync'd commit per post (tens of ms on a busy

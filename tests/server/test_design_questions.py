@@ -27,8 +27,8 @@ import httpx
 import numpy as np
 import pytest
 
-from deniable.server.runner import BackgroundServer
-from deniable.server.surveys import SurveyError, load_survey
+from deniable.server._runner import BackgroundServer
+from deniable.server._surveys import SurveyError, load_survey
 from deniable.survey import design, prevalence_from_counts
 
 ADMIN = "admin-token-for-design-tests"

@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 pytest.importorskip("fastapi", reason="needs the deniable[server] extra")
 
-from deniable.server.storage import Storage  # noqa: E402
+from deniable.server._storage import Storage  # noqa: E402
 
 # PRAGMA synchronous codes: 1 = NORMAL, 2 = FULL, 3 = EXTRA
 LEVELS = {"NORMAL": 1, "FULL": 2, "EXTRA": 3}

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 from sqlalchemy import create_engine, text
 
-from deniable.server.storage import normalize_url
-from deniable.server.submissions import token_hash
+from deniable.server._storage import normalize_url
+from deniable.server._submissions import token_hash
 
 ADMIN = "ADMIN-TOKEN-5e0c77d1b2"
 PAYLOAD = "c0ffee00d3adb33f"  # an OUE report over 64 categories

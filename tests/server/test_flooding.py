@@ -20,9 +20,9 @@ import httpx
 import pytest
 
 from deniable.client import Client, ClientError, new_key
-from deniable.server.policy import RateLimit
-from deniable.server.runner import BackgroundServer
-from deniable.server.security import RateLimiter, client_address, parse_networks
+from deniable.server._policy import RateLimit
+from deniable.server._runner import BackgroundServer
+from deniable.server._security import RateLimiter, client_address, parse_networks
 
 ADMIN = "admin-token-flood-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}

@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 from deniable.heavy import HeavyHitters
-from deniable.server.runner import BackgroundServer
-from deniable.server.surveys import SurveyError, load_survey
+from deniable.server._runner import BackgroundServer
+from deniable.server._surveys import SurveyError, load_survey
 
 ADMIN = "admin-token-for-free-text-tests"
 QUESTION = {"id": "tool", "text": "Which editor do you use?", "type": "free-text", "max_length": 6, "epsilon": 6}

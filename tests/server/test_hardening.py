@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deniable.server.runner import BackgroundServer
+from deniable.server._runner import BackgroundServer
 
 ADMIN = "admin-token-for-hardening-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}

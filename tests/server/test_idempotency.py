@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select
 
 from deniable.client import Client
-from deniable.server.runner import BackgroundServer
-from deniable.server.storage import invites_table
+from deniable.server._runner import BackgroundServer
+from deniable.server._storage import invites_table
 
 ADMIN = "admin-token-idempotency"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}

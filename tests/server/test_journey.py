@@ -24,7 +24,7 @@ from scipy import stats
 
 import deniable as dn
 from deniable.client import Client
-from deniable.server.runner import BackgroundServer
+from deniable.server._runner import BackgroundServer
 
 ALPHA = 1e-6
 N = 20_000

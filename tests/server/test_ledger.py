@@ -1,4 +1,4 @@
-"""The rules of rounds and budgets, without a database (:mod:`deniable.server.ledger`)."""
+"""The rules of rounds and budgets, without a database (:mod:`deniable.server._ledger`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason="the server tests need the 'server' extra")
 
-from deniable.server.errors import Conflict, Forbidden  # noqa: E402
-from deniable.server.ledger import Account, Ledger, current_round, questions_answered  # noqa: E402
-from deniable.server.surveys import load_survey  # noqa: E402
+from deniable.server._errors import Conflict, Forbidden  # noqa: E402
+from deniable.server._ledger import Account, Ledger, current_round, questions_answered  # noqa: E402
+from deniable.server._surveys import load_survey  # noqa: E402
 
 DAY = 86_400
 START = 1_796_083_200.0  # 2026-12-01T00:00:00Z

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from deniable.server.runner import AccessLogFilter
+from deniable.server._runner import AccessLogFilter
 
 ADMIN = "ADMIN-TOKEN-9d1c2e7b5a"
 PAYLOAD = "d3adb33fc0ffee11"  # an OUE report over 64 categories (16 hex digits)

@@ -15,7 +15,7 @@ from scipy import stats
 
 import deniable as dn
 from deniable.client import Client
-from deniable.server.runner import BackgroundServer
+from deniable.server._runner import BackgroundServer
 
 N = 3000
 ADMIN = "longitudinal-admin-token"

@@ -1,7 +1,7 @@
 """Schema migrations (Alembic): a fresh database, one made before migrations, concurrent upgraders.
 
 On SQLite and PostgreSQL. The migrations must build exactly the tables the
-code declares (:mod:`deniable.server.database`), and a database made by the
+code declares (:mod:`deniable.server._database`), and a database made by the
 code path that preceded them (``metadata.create_all``) keeps its reports.
 """
 
@@ -15,9 +15,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from deniable.server.database import make_engine, metadata
-from deniable.server.schema import FIRST_REVISION, current_revision, head_revision, upgrade
-from deniable.server.storage import Storage
+from deniable.server._database import make_engine, metadata
+from deniable.server._schema import FIRST_REVISION, current_revision, head_revision, upgrade
+from deniable.server._storage import Storage
 
 SURVEY = {"id": "m", "title": "M", "budget": 2, "questions": [
     {"id": "q", "text": "?", "type": "yes-no", "mechanism": "forced-response", "p_truth": 0.5, "p_yes": 0.5}]}
@@ -79,7 +79,7 @@ def test_a_database_at_the_first_revision_gets_the_rounds_tables(db_url: str) ->
     """Revision 0002 (surveys in rounds) runs on a database of revision 0001 and keeps its reports."""
     from alembic import command
 
-    from deniable.server.schema import _config
+    from deniable.server._schema import _config
 
     engine = make_engine(db_url, "NORMAL")
     with engine.begin() as conn:

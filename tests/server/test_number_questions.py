@@ -33,10 +33,10 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.aggregates import MeanStat
+from deniable._aggregates import MeanStat
 from deniable.client import Client, SurveyState, privatize_answers
-from deniable.server.runner import BackgroundServer
-from deniable.server.surveys import SurveyError, load_survey
+from deniable.server._runner import BackgroundServer
+from deniable.server._surveys import SurveyError, load_survey
 
 ADMIN = "admin-token-for-number-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"}
@@ -299,7 +299,7 @@ def test_rounds_estimate_each_round_and_cap_the_memoized_reports(db_url: str) ->
     with BackgroundServer([weekly], db_url=db_url, admin_token=ADMIN, clock=clock) as server, \
             httpx.Client(base_url=server.url, timeout=120) as http:
         survey = http.get("/surveys/weekly").json()
-        states = [SurveyState(dn.client_state.MemoryStore(), survey) for _ in values]
+        states = [SurveyState(dn.MemoryStore(), survey) for _ in values]
         for r in range(3):
             bodies = [{"idempotency_key": f"r{r}-device-{i:04d}", "device": s.device,
                        "reports": privatize_answers(survey, {"q": float(v)}, state=s)}

@@ -21,12 +21,12 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from deniable.server.errors import Conflict
-from deniable.server.policy import DEFAULT_RATE_LIMIT, Policy, RateLimit
-from deniable.server.routes.pages import DOCS_ASSETS, swagger_ui_dir
-from deniable.server.runner import BackgroundServer
-from deniable.server.storage import Storage, normalize_url
-from deniable.server.surveys import SurveyError, load_survey
+from deniable.server._errors import Conflict
+from deniable.server._policy import DEFAULT_RATE_LIMIT, Policy, RateLimit
+from deniable.server._routes.pages import DOCS_ASSETS, swagger_ui_dir
+from deniable.server._runner import BackgroundServer
+from deniable.server._storage import Storage, normalize_url
+from deniable.server._surveys import SurveyError, load_survey
 
 ADMIN = "admin-token-protection-tests"
 SURVEY: dict[str, Any] = {
@@ -104,7 +104,7 @@ def test_an_unexpected_error_carries_the_headers_and_leaks_nothing(db_url: str) 
 
 def test_pages_have_no_inline_script_or_style() -> None:
     """The respondent and results pages load every script and style from /static."""
-    from deniable.server.app import STATIC_DIR
+    from deniable.server._app import STATIC_DIR
 
     for name in ("survey.html", "results.html", "docs.html"):
         html = (STATIC_DIR / name).read_text()

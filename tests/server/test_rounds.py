@@ -20,11 +20,11 @@ import pytest
 from sqlalchemy import MetaData, create_engine, select
 
 import deniable as dn
-from deniable.accounting import spent
+from deniable._accounting import spent
 from deniable.client import new_key, privatize_answers
-from deniable.server.runner import BackgroundServer
-from deniable.server.storage import Storage
-from deniable.server.surveys import SurveyError, load_survey
+from deniable.server._runner import BackgroundServer
+from deniable.server._storage import Storage
+from deniable.server._surveys import SurveyError, load_survey
 
 DAY = 86_400
 START = 1_796_083_200.0  # 2026-12-01T00:00:00Z

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 import deniable as dn
-from deniable.aggregates import SupportCounts
-from deniable.server.results import rounds_json
-from deniable.server.shuffled import Ahead
-from deniable.server.surveys import load_survey
+from deniable._aggregates import SupportCounts
+from deniable.server._results import rounds_json
+from deniable.server._shuffled import Ahead
+from deniable.server._surveys import load_survey
 
 EPSILON = 1.2468
 SURVEY = load_survey({

@@ -18,14 +18,14 @@ import pytest
 from sqlalchemy import update
 
 import deniable as dn
+from deniable._estimate import SupportCounts
 from deniable.client import Client, ClientError, _mechanisms
-from deniable.estimate import SupportCounts
-from deniable.server.app import STATIC_DIR
-from deniable.server.bodies import SurveyIn
-from deniable.server.results import question_estimates, results_json
-from deniable.server.runner import BackgroundServer
-from deniable.server.storage import Storage, aggregates_table
-from deniable.server.surveys import load_survey
+from deniable.server._app import STATIC_DIR
+from deniable.server._bodies import SurveyIn
+from deniable.server._results import question_estimates, results_json
+from deniable.server._runner import BackgroundServer
+from deniable.server._storage import Storage, aggregates_table
+from deniable.server._surveys import load_survey
 
 ADMIN = "admin-token-service-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}

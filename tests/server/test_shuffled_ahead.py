@@ -1,6 +1,6 @@
 """The shuffled guarantee of the results is computed once per grid point, and never while a read waits.
 
-:class:`deniable.server.shuffled.Ahead` (one per service) states the exact
+:class:`deniable.server._shuffled.Ahead` (one per service) states the exact
 bound the first time; when the count has reached a grid point whose value is
 not computed yet, it states its previous bound again (for fewer responses:
 valid and looser) and computes the new one in the background, stated as soon
@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 import deniable as dn
-from deniable.server.shuffled import Ahead, bound, grid_point
+from deniable.server._shuffled import Ahead, bound, grid_point
 
 
 def _wait_until_exact(ahead: Ahead, epsilon0: float, n: int, exact: tuple[float, float]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import deniable as dn
-from deniable.server.surveys import SurveyError, load_survey
+from deniable.server._surveys import SurveyError, load_survey
 
 
 def test_honor_code_example_is_the_two_coin_design(examples: Path) -> None:
@@ -80,7 +80,7 @@ def test_documented_mechanisms_are_the_registry_recipes() -> None:
     import re
 
     from deniable.mechanisms import registry
-    from deniable.server import surveys
+    from deniable.server import _surveys as surveys
 
     table = re.search(r"^=+  =+  =+\n.*?\n=+  =+  =+\n(.*?)\n=+  =+  =+$", surveys.__doc__ or "",
                       re.DOTALL | re.MULTILINE)

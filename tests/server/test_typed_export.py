@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import deniable as dn
 from deniable.cli import app
 from deniable.client import Client
-from deniable.server.runner import BackgroundServer
+from deniable.server._runner import BackgroundServer
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

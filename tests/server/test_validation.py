@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deniable.server.runner import BackgroundServer
+from deniable.server._runner import BackgroundServer
 
 ADMIN = "admin-token-for-tests-7f3a"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}  # batches to an open survey come from relays
@@ -241,8 +241,8 @@ def test_reports_are_checked_once_per_request(
     """Storage checks each question's reports in ``reports_from_json`` only; the stored
     text and the aggregates take the checked reports as they are (new keys, and a mix
     of new and duplicate keys, whose new rows are selected)."""
-    from deniable.mechanisms.contract import Mechanism
-    from deniable.server.storage import Storage
+    from deniable.mechanisms._contract import Mechanism
+    from deniable.server._storage import Storage
 
     storage = Storage(sqlite_url)
     survey = storage.add_survey(KINDS)

@@ -13,9 +13,9 @@ import pytest
 
 import deniable as dn
 from deniable.client import Client, survey_fingerprint
-from deniable.server.runner import BackgroundServer
-from deniable.server.surveys import load_survey
-from deniable.wire.codecs import MAX_SAFE_INTEGER
+from deniable.server._runner import BackgroundServer
+from deniable.server._surveys import load_survey
+from deniable.wire._codecs import MAX_SAFE_INTEGER
 
 ADMIN = "admin-token-for-tests-7f3a"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}

@@ -4,7 +4,7 @@ Every replicate is a survey of N respondents and d = 3 questions: the
 devices' question assignments are drawn with ``assign_questions`` (so each
 question's n_j is random), each respondent's answer to the assigned question
 goes through the real ``privatize_many``, and each question is estimated from
-its own n_j reports with :func:`deniable.allocation.sampled_estimate`.
+its own n_j reports with :func:`deniable._allocation.sampled_estimate`.
 
 * population target: the respondents' answers are drawn from shares ``f``
   each replicate; the estimates are unbiased (mean check), the empirical
@@ -30,8 +30,8 @@ import pytest
 
 import deniable as dn
 from deniable import testing
-from deniable.aggregates import SupportCounts
-from deniable.allocation import assign_questions, compare_allocations, inverse_count_mean, sampled_estimate
+from deniable._aggregates import SupportCounts
+from deniable._allocation import assign_questions, compare_allocations, inverse_count_mean, sampled_estimate
 
 pytestmark = pytest.mark.stat
 

@@ -38,7 +38,7 @@ from scipy import stats
 
 import deniable as dn
 from deniable import testing
-from deniable.estimate import SupportCounts
+from deniable._estimate import SupportCounts
 from deniable.simulate import population_counts
 
 pytestmark = pytest.mark.stat

@@ -3,7 +3,7 @@
 Recall. Population (n = 200,000, lowercase only): five planted strings at
 9-12% (one of them empty, one longer than ``max_length``), a quarter of
 the devices on a Zipf(1.1) body of 200 lowercase words and a quarter each
-typing a random word of 6 letters (:func:`deniable.heavy.quality.zipf_strings`).
+typing a random word of 6 letters (:func:`deniable.heavy._quality.zipf_strings`).
 Alphabet: the 26 lowercase letters, so a level tests at most
 ``top_k * 27 = 432`` options (7 levels: 3,024 candidates in all) instead
 of ``top_k * 256``. With ``s`` as in ``test_heavy_recall`` (the largest
@@ -39,7 +39,7 @@ import pytest
 from discoveries import runs_with_false_discoveries as count_false_discoveries
 
 import deniable as dn
-from deniable.heavy.quality import zipf_strings
+from deniable.heavy._quality import zipf_strings
 
 pytestmark = pytest.mark.stat
 

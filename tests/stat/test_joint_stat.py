@@ -28,7 +28,7 @@ import pytest
 from scipy import stats
 
 from deniable import testing
-from deniable.joint import Joint
+from deniable._joint import Joint
 
 pytestmark = pytest.mark.stat
 

@@ -35,7 +35,7 @@ import pytest
 
 import deniable as dn
 from deniable import testing
-from deniable.aggregates import MeanStat, SupportCounts
+from deniable._aggregates import MeanStat, SupportCounts
 from deniable.simulate import population_counts
 
 pytestmark = pytest.mark.stat

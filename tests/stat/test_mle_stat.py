@@ -1,4 +1,4 @@
-"""The maximum-likelihood estimate (deniable.mle): its MSE and its bootstrap standard errors.
+"""The maximum-likelihood estimate (deniable._mle): its MSE and its bootstrap standard errors.
 
 Replicates are surveys of a fixed population drawn with the mechanism's exact
 joint sampler of support counts (``m.simulate_support_counts``).
@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable import consistency, mle
+from deniable import _consistency as consistency
+from deniable import _mle as mle
 from deniable.testing import bonferroni, variance_ratio_check, z_for
 
 ALPHA = bonferroni(1e-6, 10)

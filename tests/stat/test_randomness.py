@@ -1,4 +1,4 @@
-"""The exact samplers of ``deniable.randomness``: uniform integers and dyadic Bernoulli bits.
+"""The exact samplers of ``deniable._randomness``: uniform integers and dyadic Bernoulli bits.
 
 Each test spends alpha = 1e-6 in total (Bonferroni over its bounds/probabilities,
 sources and checks), on both the seeded simulation source and the OS CSPRNG.
@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from deniable import randomness, testing
-from deniable.randomness import GeneratorSource, resolve
+from deniable import _randomness as randomness
+from deniable import testing
+from deniable._randomness import GeneratorSource, resolve
 
 pytestmark = pytest.mark.stat
 

@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 from deniable import testing
-from deniable.mechanisms.rappor import RAPPOR
-from deniable.randomness import GeneratorSource, resolve
+from deniable._randomness import GeneratorSource, resolve
+from deniable.mechanisms._rappor import RAPPOR
 from deniable.testing import CheckResult
 
 pytestmark = pytest.mark.stat

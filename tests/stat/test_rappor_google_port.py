@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from deniable.mechanisms.rappor import RAPPOR
+from deniable.mechanisms._rappor import RAPPOR
 
 pytestmark = pytest.mark.stat
 

@@ -1,7 +1,7 @@
 """Count-mean sketches (CMS, HCMS): samplers, unbiasedness, variance formula, coverage, privacy.
 
 Replicates draw a fresh hash seed each (the estimate is unbiased over the
-seed, see deniable.mechanisms.sketch), through the real ``privatize_many`` /
+seed, see deniable.mechanisms._sketch), through the real ``privatize_many`` /
 ``aggregate`` / ``estimate_values`` code. The configuration is a stress
 case (4 rows, 16 buckets) where the hash-collision term is about a third
 of the variance, so that leaving it out is caught.
@@ -23,8 +23,8 @@ from liars import claiming
 
 import deniable as dn
 from deniable import testing
-from deniable.estimate import pure_variance
-from deniable.mechanisms.walsh import parity
+from deniable._estimate import pure_variance
+from deniable.mechanisms._walsh import parity
 
 pytestmark = pytest.mark.stat
 
@@ -144,7 +144,7 @@ def test_sampler_matches_exact_distribution(kind: str, epsilon: float, secure: b
 
     Outputs: (row, all 8 bits) for CMS (2 x 256 cells), (row, index, bit) for
     HCMS (2 x 8 x 2 cells). CMS at epsilon 8 flips a bit with probability
-    0.018, drawn by the sparse sampler (:mod:`deniable.skips`). Power
+    0.018, drawn by the sparse sampler (:mod:`deniable._skips`). Power
     (alpha/2): the same sampler at 1.2 x epsilon fails against the claimed pmf.
     """
     shape = {"rows": 2, "width": 8, "seed": rng.bytes(32)}

@@ -1,4 +1,4 @@
-"""Layer B for the sparse Bernoulli sampler (:func:`deniable.skips.sparse_packed`).
+"""Layer B for the sparse Bernoulli sampler (:func:`deniable._skips.sparse_packed`).
 
 Its bits must be i.i.d. Bernoulli(``q``): three checks on 10^7 bits per
 probability, through the seeded and the secure source and each backend:
@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from deniable import accelerate, skips
-from deniable.randomness import SECURE, GeneratorSource
+from deniable import _accelerate as accelerate
+from deniable import _skips as skips
+from deniable._randomness import SECURE, GeneratorSource
 
 pytestmark = pytest.mark.stat
 

@@ -48,7 +48,7 @@ import pytest
 
 import deniable as dn
 from deniable import testing
-from deniable.estimate import SupportCounts
+from deniable._estimate import SupportCounts
 
 pytestmark = pytest.mark.stat
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import deniable.survey as sv
-from deniable.survey import likelihood
-from deniable.survey.likelihood import (
+from deniable.survey import _likelihood as likelihood
+from deniable.survey._likelihood import (
     TOLERANCE,
     Maximum,
     ResponseLikelihood,

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from survey_cases import CASES, IDS, build
 
-from deniable.survey.likelihood import ResponseLikelihood, covariance, fit
+from deniable.survey._likelihood import ResponseLikelihood, covariance, fit
 from deniable.testing import bonferroni, coverage_check, mean_check, z_for
 
 ALPHA = bonferroni(1e-6, 3 * 12)

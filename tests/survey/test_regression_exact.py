@@ -14,7 +14,7 @@ import pytest
 from survey_cases import CASES, IDS, build
 
 import deniable.survey as sv
-from deniable.survey.likelihood import ResponseLikelihood, SeparationError, check_design, fit
+from deniable.survey._likelihood import ResponseLikelihood, SeparationError, check_design, fit
 
 pd = pytest.importorskip("pandas", reason="the survey extra (pandas, statsmodels, patsy) is not installed")
 pytest.importorskip("statsmodels", reason="the survey extra (pandas, statsmodels, patsy) is not installed")

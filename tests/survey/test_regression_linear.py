@@ -14,7 +14,7 @@ from reference_values import data_path, load
 from test_regression_exact import numerical_gradient
 
 import deniable.survey as sv
-from deniable.survey.mixture import MixtureLikelihood
+from deniable.survey._mixture import MixtureLikelihood
 
 pd = pytest.importorskip("pandas", reason="the survey extra (pandas, statsmodels, patsy) is not installed")
 pytest.importorskip("statsmodels", reason="the survey extra (pandas, statsmodels, patsy) is not installed")

@@ -1,6 +1,6 @@
 """The numba sampler gives exactly the numpy sampler's bits for the same random bytes.
 
-Both backends of :func:`deniable.randomness.dyadic_packed` are fed the same
+Both backends of :func:`deniable._randomness.dyadic_packed` are fed the same
 byte streams (seeded, and crafted ones: sparse streams whose runs cross
 draws, a stream with a 1 only every few hundred bits, constant bytes) and
 must return the same packed bits and leave the source at the same place.
@@ -28,8 +28,9 @@ from backends import both, needs_numba
 from scripted import Scripted
 
 import deniable as dn
-from deniable import accelerate, randomness
-from deniable.randomness import GeneratorSource, expansion_table
+from deniable import _accelerate as accelerate
+from deniable import _randomness as randomness
+from deniable._randomness import GeneratorSource, expansion_table
 
 
 def sparse_stream(seed: int, n: int, one_every: int) -> bytes:
@@ -286,7 +287,7 @@ def test_the_kernel_compiles_without_a_writable_cache() -> None:
         "import numba.core.caching as caching\n"
         "caching.CacheImpl._locator_classes = []\n"
         "import numpy as np\n"
-        "from deniable import accelerate, randomness, _runs_numba\n"
+        "from deniable import _accelerate as accelerate, _randomness as randomness, _runs_numba\n"
         "draw = lambda: randomness.bernoulli_packed(5, 3, 100_000, randomness.resolve(9)).tobytes()\n"
         "accelerate.set_accelerator('numba')\n"
         "fast = draw()\n"

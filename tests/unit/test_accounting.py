@@ -1,4 +1,4 @@
-"""The privacy accounting of devices reporting in rounds (deniable.accounting).
+"""The privacy accounting of devices reporting in rounds (deniable._accounting).
 
 Exact checks: the cost of ``r`` reports of one unchanged value through a
 memoizing mechanism is an upper bound on the exact privacy loss of those
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.accounting import ReportCost, report_cost, round_index, spent, spent_fresh
+from deniable._accounting import ReportCost, report_cost, round_index, spent, spent_fresh
 
 
 def test_report_costs_of_the_mechanisms() -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mechanism_grid import N_REPORTS, Case, params, reports_for
 
 import deniable as dn
-from deniable.aggregates import BLOB_MAGIC, BLOB_VERSION, MeanStat, SupportCounts
+from deniable._aggregates import BLOB_MAGIC, BLOB_VERSION, MeanStat, SupportCounts
 from deniable.errors import AggregateError
 
 GOOD_MEAN = {"fingerprint": "f" * 16, "n": 3, "total": 1.5, "total_sq": 1.25}

@@ -10,7 +10,7 @@ from scipy import stats
 
 import deniable as dn
 from deniable import testing
-from deniable.allocation import (
+from deniable._allocation import (
     assign_questions,
     check_allocation,
     compare_allocations,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from deniable import randomness
-from deniable.client_state import (
+from deniable import _randomness as randomness
+from deniable._client_state import (
     ClientState,
     FileStore,
     MemoryStore,

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-from deniable.client_state import ClientState
+from deniable._client_state import ClientState
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 

@@ -10,7 +10,7 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 import deniable as dn
-from deniable import consistency
+from deniable import _consistency as consistency
 
 vectors = st.integers(2, 40).flatmap(
     lambda k: arrays(np.float64, k, elements=st.floats(-2.0, 3.0, allow_nan=False, allow_infinity=False))

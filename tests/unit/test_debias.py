@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import deniable as dn
-from deniable.estimate import SupportCounts
+from deniable._estimate import SupportCounts
 
 
 def test_debias_function_arguments() -> None:

@@ -10,7 +10,7 @@ from mechanism_grid import K_ORACLES
 
 import deniable as dn
 from deniable.errors import CategoryError
-from deniable.mechanisms.domain import Domain
+from deniable.mechanisms._domain import Domain
 
 
 def test_mixed_type_domain_keeps_true_and_one_apart() -> None:

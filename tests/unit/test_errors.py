@@ -16,7 +16,7 @@ from deniable import errors
 
 # Exceptions that are not about the caller's input and never leave the server's storage.
 INTERNAL = {
-    "deniable.server.writes.KeyExists",  # a rollback signal inside one storage transaction (caught by storage)
+    "deniable.server._writes.KeyExists",  # a rollback signal inside one storage transaction (caught by storage)
 }
 
 
@@ -38,7 +38,7 @@ def _defined_classes() -> dict[str, type]:
 
 def test_every_exception_is_a_deniable_error_and_every_warning_a_deniable_warning() -> None:
     classes = _defined_classes()
-    assert "deniable.survey.likelihood.SeparationError" not in classes  # defined in errors, re-exported there
+    assert "deniable.survey._likelihood.SeparationError" not in classes  # defined in errors, re-exported there
     assert "deniable.errors.SeparationError" in classes
     stray = [
         path for path, cls in classes.items()
@@ -60,8 +60,8 @@ def test_the_docstring_draws_every_public_class() -> None:
 
 
 def test_moved_classes_are_re_exported_where_they_were() -> None:
-    from deniable import mle
-    from deniable.survey import likelihood
+    from deniable import _mle as mle
+    from deniable.survey import _likelihood as likelihood
 
     assert likelihood.SeparationError is errors.SeparationError is deniable.SeparationError
     assert mle.ConvergenceWarning is errors.ConvergenceWarning is deniable.ConvergenceWarning

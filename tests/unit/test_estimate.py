@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.estimate import Target
+from deniable._estimate import Target
 
 
 def test_domain_alignment_and_frame() -> None:
@@ -39,7 +39,7 @@ N = 60
 
 def _grr_estimate(counts: list[int], target: Target = "respondents") -> dn.Estimate:
     """GRR(3, 1) from support counts; by default for the fixed respondents (formula (A))."""
-    from deniable.aggregates import SupportCounts
+    from deniable._aggregates import SupportCounts
 
     m = dn.GRR(3, epsilon=1.0)
     return m.estimate_from(SupportCounts(m.fingerprint, np.array(counts), sum(counts)), target=target)
@@ -283,7 +283,7 @@ def test_to_frame_without_pandas_names_the_extra(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize("bad", ["Population", "census", "", 1, None, ("population",)])
 def test_only_the_two_targets_are_accepted(bad: object) -> None:
-    from deniable.estimate import check_target
+    from deniable._estimate import check_target
 
     assert [check_target(t) for t in ("population", "respondents")] == ["population", "respondents"]
     message = rf"^target must be 'population' or 'respondents'; got {re.escape(repr(bad))}$"
@@ -294,7 +294,7 @@ def test_only_the_two_targets_are_accepted(bad: object) -> None:
 def test_pure_variance_defaults_to_the_population_and_matches_warner() -> None:
     """Without a target the variance is the population's, ``lambda (1 - lambda) / (n (p* - q*)^2)``
     with ``lambda = q* + (p* - q*) f`` (Warner 1965), and the respondents' is formula (A)."""
-    from deniable.estimate import pure_variance
+    from deniable._estimate import pure_variance
 
     n, p, q = 250, 0.7, 0.2
     f = np.array([0.0, 0.1, 0.45, 1.0])
@@ -307,7 +307,7 @@ def test_pure_variance_defaults_to_the_population_and_matches_warner() -> None:
 def test_sampling_variance_is_float_for_both_targets() -> None:
     """``f (1 - f) / n`` for the population, float zeros of the same shape for the respondents,
     also for integer shares (0 and 1, where both are 0)."""
-    from deniable.estimate import sampling_variance
+    from deniable._estimate import sampling_variance
 
     for target in ("population", "respondents"):
         v = sampling_variance(10, [0, 1, 1], target)  # type: ignore[arg-type]

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from mechanism_grid import CASES, ENUMERABLE, Case, as_reports, e_of, matrix_of, params
 
 import deniable as dn
-from deniable.estimate import SupportCounts
-from deniable.mechanisms.frequency import FrequencyOracle
+from deniable._estimate import SupportCounts
+from deniable.mechanisms._frequency import FrequencyOracle
 
 
 @params(ENUMERABLE)

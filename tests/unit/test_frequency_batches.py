@@ -18,7 +18,7 @@ import pytest
 from mechanism_grid import Case, params
 
 import deniable as dn
-from deniable.randomness import GeneratorSource, SecureSource, Source
+from deniable._randomness import GeneratorSource, SecureSource, Source
 
 SPLIT_FROM = 1 << 16  # secure batches of at least this many reports are split over two threads
 

@@ -2,7 +2,7 @@
 
 Deterministic except the one calibrated test of ``simulate_support_counts`` (its docstring
 states its failure probability). The references are exact rational arithmetic (``Fraction``),
-:func:`deniable.privacy.exp_ratio`'s documented contract, and the definition in the module
+:func:`deniable._privacy.exp_ratio`'s documented contract, and the definition in the module
 docstring evaluated report by report: category ``i`` owns ``C_i = {y in [K] :
 popcount((i + 1) & y) is even}``, and a report ``y`` lands in ``C_x`` with probability
 ``p = a / (a + b)`` (uniformly within ``C_x`` or its complement).
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import deniable as dn
+from deniable._privacy import exp_ratio, ln_up
 from deniable.errors import ConfigError, ReportError
-from deniable.privacy import exp_ratio, ln_up
 from deniable.wire import from_config
 
 HR5 = dn.HadamardResponse(5, epsilon=1.0)  # K = 8
@@ -209,7 +209,7 @@ def test_simulated_support_counts_follow_the_binomials() -> None:
     ``n_v p + (n - n_v)/2`` (alpha 1e-6 over the 5 categories, seed fixed). Power: the counts of
     the complements (``n - C_v``), a third instead of a half, or only the last category's reports
     are off by more than 9,000 (over 60 sd) for category 0."""
-    from deniable.intervals import z_for
+    from deniable._intervals import z_for
 
     m = HR5
     p = float(m.prob)

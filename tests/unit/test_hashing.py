@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.mechanisms.hashing import REPORT_DTYPE
+from deniable.mechanisms._hashing import REPORT_DTYPE
 
 OLH10 = dn.OLH(10, epsilon=1.0)
 
@@ -86,7 +86,7 @@ def test_transition_matrix_is_p_on_the_hashed_value_and_q_elsewhere() -> None:
 def test_lh_variance_closed_forms(epsilon: float) -> None:
     """``q (1 - q) / (p - q)^2`` with ``q = 1/g``: BLH's is ``((e + 1) / (e - 1))^2``, and OLH's at
     ``g = e^eps + 1`` is ``4 e^eps / (e^eps - 1)^2`` (Wang et al. 2017)."""
-    from deniable.mechanisms.hashing import lh_variance
+    from deniable.mechanisms._hashing import lh_variance
 
     e = np.exp(epsilon)
     assert lh_variance(epsilon, 2) == pytest.approx(((e + 1) / (e - 1)) ** 2, rel=1e-12)
@@ -101,7 +101,7 @@ def test_olh_probabilities_and_sizes() -> None:
     seed and the value: ``L + 2m - 1 + m`` bits."""
     from fractions import Fraction
 
-    from deniable.privacy import exp_ratio, ln_up
+    from deniable._privacy import exp_ratio, ln_up
 
     m = dn.OLH(10, epsilon=1.0, g=4)
     a, b = exp_ratio(1.0, 3)
@@ -256,7 +256,7 @@ def test_transition_matrix_size_limit_is_2_to_the_14_outputs() -> None:
 def test_config_owner_names_and_the_smallest_numerators() -> None:
     from fractions import Fraction
 
-    from deniable.privacy import ln_up
+    from deniable._privacy import ln_up
 
     config = dn.OLH(["a", "b", "c"], epsilon=1.0).to_config()
     config["params"].update(truth_numerator=3, other_numerator=1)

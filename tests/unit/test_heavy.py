@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import deniable as dn
+from deniable._intervals import z_for
 from deniable.errors import AggregateError
 from deniable.heavy import HeavyStat
-from deniable.heavy.items import Items
-from deniable.intervals import z_for
-from deniable.mechanisms.sketch import SketchCounts
+from deniable.heavy._items import Items
+from deniable.mechanisms._sketch import SketchCounts
 
 
 def make(**kw: object) -> dn.HeavyHitters:
@@ -214,7 +214,7 @@ def test_default_is_sfp_where_its_share_is_smaller() -> None:
     With an alphabet the default is PEM even where SFP's share would be smaller (epsilon 30: 5.47 against
     5.57 with 26 letters): SFP takes no alphabet. At most 65,536 prefixes (integers, ``top_k`` 256): PEM
     at any epsilon."""
-    from deniable.heavy.hitters import ORACLES, PROTOCOLS, _per_report_variance
+    from deniable.heavy._hitters import ORACLES, PROTOCOLS, _per_report_variance
 
     def share(method: str, epsilon: float, alphabet: str | None) -> float:
         protocol = PROTOCOLS[method]
@@ -245,7 +245,7 @@ def test_identify_is_one_sided_bonferroni_over_the_candidates(monkeypatch: pytes
 def test_default_width_is_the_narrowest_within_a_tenth_of_the_widest_variance() -> None:
     """``width=None``: the narrowest CMS of 64..1,024 buckets whose variance per report is within 10% of
     1,024's (each narrower one is not), so the sketch epsilon sets it; HCMS keeps 1,024; a given width stays."""
-    from deniable.heavy.hitters import WIDTHS
+    from deniable.heavy._hitters import WIDTHS
 
     def variance(width: int, epsilon: float) -> float:
         return float(dn.CountMeanSketch(epsilon=epsilon, rows=1, width=width, seed=bytes(32)).variance(1))

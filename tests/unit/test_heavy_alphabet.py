@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import deniable as dn
+from deniable._intervals import z_for
 from deniable.errors import ConfigError
-from deniable.intervals import z_for
 
 LOWER = "abcdefghijklmnopqrstuvwxyz"
 

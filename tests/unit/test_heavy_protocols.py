@@ -13,11 +13,11 @@ import pytest
 from backends import both, needs_numba
 
 import deniable as dn
+from deniable._intervals import z_for
 from deniable.heavy import HeavyStat
-from deniable.heavy.items import Items
-from deniable.heavy.protocols import SFP, _pooled, debiased
-from deniable.intervals import z_for
-from deniable.mechanisms.sketch import keyed_digests
+from deniable.heavy._items import Items
+from deniable.heavy._protocols import SFP, _pooled, debiased
+from deniable.mechanisms._sketch import keyed_digests
 
 
 def sfp(**kw: object) -> dn.HeavyHitters:

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.heavy.quality import discovery_sweep, score, zipf_strings
-from deniable.heavy.results import Discovery
+from deniable.heavy._quality import discovery_sweep, score, zipf_strings
+from deniable.heavy._results import Discovery
 
 
 def discovery(values: list[str], counts: list[float]) -> Discovery:

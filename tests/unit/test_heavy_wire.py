@@ -11,7 +11,7 @@ import deniable as dn
 from deniable.errors import ConfigError
 from deniable.heavy import HeavyStat
 from deniable.mechanisms import registry
-from deniable.mechanisms.contract import CheckedReports, Mechanism
+from deniable.mechanisms._contract import CheckedReports, Mechanism
 
 CASES = [
     {"method": "pem"},

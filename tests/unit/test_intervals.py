@@ -1,4 +1,4 @@
-"""``deniable.intervals`` against independent values and its exact coverage, tail by tail.
+"""``deniable._intervals`` against independent values and its exact coverage, tail by tail.
 
 Deterministic: no sampling. Reference values come from scipy's
 ``binomtest(...).proportion_ci`` (a separate implementation), closed forms
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from deniable.intervals import (
+from deniable._intervals import (
     clopper_pearson,
     clopper_pearson_lower,
     clopper_pearson_upper,
@@ -185,7 +185,7 @@ def test_bad_arguments(fn: Callable[..., Any]) -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    from deniable import intervals
+    from deniable import _intervals as intervals
 
     assert doctest.testmod(intervals).failed == 0
 

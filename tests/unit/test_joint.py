@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.aggregates import SupportCounts
-from deniable.joint import Joint
+from deniable._aggregates import SupportCounts
+from deniable._joint import Joint
 
 
 def test_pairs_are_cells_of_the_product_domain() -> None:

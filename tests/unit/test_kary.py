@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import deniable as dn
+from deniable._randomness import GeneratorSource
 from deniable.errors import ConfigError
-from deniable.randomness import GeneratorSource
 from deniable.wire import from_config
 
 
@@ -116,7 +116,7 @@ def test_simulated_reports_move_only_to_other_categories() -> None:
 
 def test_integer_probabilities_fill_32_bits() -> None:
     """D = a + (k - 1) b fits 2^32 and b is the largest that does (exp_ratio with k - 1 others)."""
-    from deniable.privacy import exp_ratio
+    from deniable._privacy import exp_ratio
 
     for k, eps in [(3, 1.0), (5, 2.0), (100, 0.5)]:
         params = dn.GRR(k, epsilon=eps).to_config()["params"]

@@ -19,12 +19,13 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable import randomness, wire
-from deniable.aggregates import SupportCounts
-from deniable.client_state import MemoryStore, StateError
+from deniable import _randomness as randomness
+from deniable import wire
+from deniable._aggregates import SupportCounts
+from deniable._client_state import MemoryStore, StateError
 from deniable.errors import ConfigError
 from deniable.mechanisms import registry
-from deniable.mechanisms.telemetry import sample_subsets
+from deniable.mechanisms._telemetry import sample_subsets
 
 
 def max_log_ratio(matrix: np.ndarray) -> float:
@@ -612,7 +613,7 @@ def test_one_bit_mean_client_bit_is_the_points_draw_below_its_threshold() -> Non
     ``point j``, compared with ``b (points - 1) + j (a - b)``; ``point`` names a bad value. Also for
     configured integers where a draw equals a threshold one time in four (``a = 3``, ``b = 1``) and
     where half the 32-bit words are rejected (``a + b = 2**31 + 1``): the draw is the first word kept."""
-    from deniable import randomness
+    from deniable import _randomness as randomness
 
     configured = [dn.from_config(_config("one-bit-mean", {"high_numerator": a, "low_numerator": b, "points": 2}))
                   for a, b in ((3, 1), (2**30 + 1, 2**30))]
@@ -633,7 +634,7 @@ def test_one_bit_mean_client_rounds_up_when_its_alpha_is_below_the_threshold() -
     """A value at fraction ``phi`` of its step rounds up when ``alpha < floor(phi 2**53) 2**11``, strictly:
     this device's ``alpha`` (a multiple of ``2**11``) is the threshold of 0.9615075072171332, which rounds
     down, and the next float up rounds up."""
-    from deniable import randomness
+    from deniable import _randomness as randomness
 
     m = dn.OneBitMean(0, 1, epsilon=1.0)
     c = m.client(secret=(776).to_bytes(4, "big") * 8)
@@ -680,8 +681,8 @@ def test_client_streams_are_named_alpha_and_buckets() -> None:
     by ``HMAC-SHA256(secret, "alpha")``, the buckets one subset drawn from the stream of ``"buckets"``."""
     import hmac
 
-    from deniable import randomness
-    from deniable.client_state import SecretStream
+    from deniable import _randomness as randomness
+    from deniable._client_state import SecretStream
 
     secret = b"s" * 32
 
@@ -697,7 +698,7 @@ def test_client_streams_are_named_alpha_and_buckets() -> None:
 def test_telemetry_constructors_name_themselves_and_keep_exp_ratio_integers() -> None:
     """Whole messages naming the mechanism; the integer probabilities are ``exp_ratio(eps, 1)`` (1BitMean)
     and ``exp_ratio(eps / min(d, 2), 1)`` (dBitFlip)."""
-    from deniable.privacy import exp_ratio
+    from deniable._privacy import exp_ratio
 
     cases = [
         (lambda: dn.OneBitMean(0, 1, epsilon=0), r"^epsilon must be a positive finite number for OneBitMean; got 0$"),
@@ -794,7 +795,7 @@ def test_chained_constructors_and_params_refuse_in_whole_messages() -> None:
             "epsilon_1=1e-09 cannot be realised by L-GRR with its integer probabilities (it would give 7.7e-10); "
             "choose epsilon_1 further from epsilon_perm")
 
-    from deniable.mechanisms.chained import LGRR, LOSUE
+    from deniable.mechanisms._chained import LGRR, LOSUE
 
     domain = ["a", "b", "c", "d"]
     two64 = 1 << 64
@@ -848,7 +849,7 @@ def test_lgrr_near_epsilon_perm_finds_the_largest_second_round_quickly() -> None
     ``epsilon_perm`` the second round's integers are near 2**63, and stepping ``a2`` down by one did not end."""
     import time
 
-    from deniable import privacy
+    from deniable import _privacy as privacy
 
     start = time.process_time()
     m = dn.LGRR(4, epsilon_perm=2.0, epsilon_1=1.9999999)
@@ -877,7 +878,7 @@ def test_losue_second_round_flips_every_category_bit_at_its_rate_and_no_padding(
 def test_losue_second_round_is_the_largest_within_epsilon_1_and_its_epsilon_is_sue(perm: float, one: float) -> None:
     """``p2`` (over 2**32) is the largest whose chained report stays within ``epsilon_1``: one more
     exceeds it; the second round alone is SUE's ``ln((p2 / q2)^2)``, rounded up."""
-    from deniable import privacy
+    from deniable import _privacy as privacy
 
     m = dn.LOSUE(5, epsilon_perm=perm, epsilon_1=one)
     (p1, q1), (p2, q2) = m.rounds
@@ -891,7 +892,7 @@ def test_chained_realised_epsilon_exactly_one_percent_below_the_request_is_accep
     """The 1% tolerance is inclusive: L-OSUE's first round at ``q1 = 2**-32`` (any ``epsilon_perm`` from
     about 22.2) realises ``ln(2**32 - 1)``; the request whose 99% is exactly that float is accepted, the next
     float up refused."""
-    from deniable import privacy
+    from deniable import _privacy as privacy
 
     realised = privacy.ln_up(Fraction((1 << 32) - 1))
     request = 22.404757351197397

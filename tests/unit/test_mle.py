@@ -1,4 +1,4 @@
-"""Maximum likelihood on the simplex (deniable.mle): exact properties.
+"""Maximum likelihood on the simplex (deniable._mle): exact properties.
 
 The support-count log-likelihood ``l(f) = sum_v C_v log(q*_v + (p*_v - q*_v) f_v)``
 is concave, so its maximum on the simplex is unique in ``l``; every check here
@@ -18,7 +18,8 @@ import pytest
 from scipy import optimize
 
 import deniable as dn
-from deniable import consistency, mle
+from deniable import _consistency as consistency
+from deniable import _mle as mle
 
 K = 5
 ORACLES = [

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.mechanisms.hashing import lh_variance
+from deniable.mechanisms._hashing import lh_variance
 
 
 @pytest.mark.parametrize("epsilon", [6.0, 8.0, 10.0, 12.0, 13.5])

@@ -1,7 +1,7 @@
 """Output perturbation of memoized 1BitMean and dBitFlip (Ding, Kulkarni & Yekhanin 2017).
 
 Every report flips each memoized bit afresh with probability ``gamma``
-(``deniable.mechanisms.telemetry``). Checked exactly: one report's epsilon is
+(``deniable.mechanisms._telemetry``). Checked exactly: one report's epsilon is
 the perturbed channel's (transition matrix / report distribution, and the
 closed form ``ln((e (1 - gamma) + gamma) / (e gamma + 1 - gamma))`` per bit),
 the memoized bits keep ``epsilon_perm`` (the lifetime bound), and the time of
@@ -25,7 +25,7 @@ import pytest
 from scipy import stats
 
 import deniable as dn
-from deniable.mechanisms.telemetry import DBitFlip, OneBitMean
+from deniable.mechanisms._telemetry import DBitFlip, OneBitMean
 
 ALPHA = 1e-6 / 4
 
@@ -150,8 +150,8 @@ def test_perturbed_reports_are_decoded_without_bias() -> None:
 
 
 def test_a_rounds_survey_caps_a_perturbed_question_at_its_memoized_bits_epsilon() -> None:
-    """deniable.accounting: per report the perturbed epsilon, for one value at most epsilon_perm."""
-    from deniable.accounting import report_cost
+    """deniable._accounting: per report the perturbed epsilon, for one value at most epsilon_perm."""
+    from deniable._accounting import report_cost
 
     for m in (DBitFlip(5, d=2, epsilon=1.0, gamma=0.1), OneBitMean(0, 1, epsilon=1.0, points=3, gamma=0.1)):
         cost = report_cost(m)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable import plan, testing
+from deniable import _plan as plan
+from deniable import testing
 
 
 def test_best_mechanism_spot_values() -> None:

@@ -4,7 +4,7 @@ Every mechanism refuses a bad epsilon naming it; the realised epsilon is the
 worst log-ratio of the exact transition matrix, rounded up to the next float,
 never above the request, and monotone in the privacy parameter. No sampling.
 
-Also: ``deniable.privacy``: exact epsilon <-> integer conversions, their guards, composition and budgets.
+Also: ``deniable._privacy``: exact epsilon <-> integer conversions, their guards, composition and budgets.
 
 Deterministic: every reference is exact rational arithmetic or a 60-digit
 Decimal computation, independent of the code under test.
@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from mechanism_grid import BAD_EPSILONS, CASES, ENUMERABLE, K_ORACLES, Case, matrix_of, params
 
 import deniable as dn
-from deniable import privacy
+from deniable import _privacy as privacy
+from deniable._privacy import PrivacyBudget, exp_ratio
 from deniable.errors import BudgetError
-from deniable.privacy import PrivacyBudget, exp_ratio
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered in exp:RuntimeWarning")  # OLH sizing g at 1e6

@@ -1,4 +1,4 @@
-"""``deniable.randomness`` fed crafted bytes: rejection boundaries, byte order and seeded single reports.
+"""``deniable._randomness`` fed crafted bytes: rejection boundaries, byte order and seeded single reports.
 
 A :class:`Scripted` source hands out exactly the bytes a test wrote, so a
 boundary the statistical suites cannot see (a word at the rejection limit
@@ -17,8 +17,8 @@ from mechanism_grid import CASES
 from scripted import Scripted
 
 import deniable as dn
-from deniable import randomness
-from deniable.randomness import TWO64, below, bernoulli, fixed_point, randomized_round, scalar_below, uniform_below
+from deniable import _randomness as randomness
+from deniable._randomness import TWO64, below, bernoulli, fixed_point, randomized_round, scalar_below, uniform_below
 
 U32 = 1 << 32
 
@@ -376,7 +376,7 @@ def test_two_tables_give_each_lane_its_own_probability(backend: str) -> None:
     """20 lanes, lane i at 182/256 or 45/256 as bit i of ``select`` says: every lane is the
     bit-by-bit comparison of the stream with its own numerator, with either backend. Sparse bytes
     make runs past both tables' ends, where a lane must not read the other table."""
-    from deniable import accelerate
+    from deniable import _accelerate as accelerate
 
     if backend == "numba" and not accelerate.numba_available():
         pytest.skip("numba is not installed")

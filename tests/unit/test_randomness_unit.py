@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.randomness import GeneratorSource, SecureSource, resolve
+from deniable._randomness import GeneratorSource, SecureSource, resolve
 
 
 def test_none_means_the_os_csprng() -> None:

@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 import deniable as dn
-from deniable.client_state import MemoryStore
-from deniable.mechanisms.rappor import RAPPOR
+from deniable._client_state import MemoryStore
+from deniable.mechanisms._rappor import RAPPOR
 
 
 def test_google_default_parameters() -> None:
@@ -37,7 +37,7 @@ def test_sha256_bloom_bits_are_big_endian_words_of_the_digest_of_cohort_type_and
     int categories, every hash up to 8 and filters of one and two words."""
     import hashlib
 
-    from deniable.mechanisms.rappor import _sha256_bloom_bits
+    from deniable.mechanisms._rappor import _sha256_bloom_bits
 
     assert _sha256_bloom_bits("a", 0, 8, 256) == [125, 102, 182, 255, 112, 232, 238, 133]  # known answers
     assert _sha256_bloom_bits(7, 3, 2, 16) == [10, 7]
@@ -195,7 +195,7 @@ def test_decode_limits_blas_and_only_blas_to_one_thread_while_it_runs() -> None:
     """Inside the decode's block every BLAS library runs one thread; other thread pools keep theirs, and
     BLAS gets its own count back after. (On a one-core machine BLAS has one thread anyway.)"""
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from deniable.mechanisms.rappor_decode import one_blas_thread
+    from deniable.mechanisms._rappor_decode import one_blas_thread
 
     def counts() -> list[tuple[str, str, int]]:
         return [(lib["user_api"], lib["filepath"], lib["num_threads"]) for lib in threadpoolctl.threadpool_info()]
@@ -453,7 +453,7 @@ def test_integer_probabilities_round_f_up_and_p_q_to_nearest() -> None:
     """``f/2``, ``p``, ``q`` in units of 2**-32: ``f/2`` rounded up (more noise), ``p`` and ``q`` to the
     nearest (floats read as the decimals they print as); with ``epsilon``, ``f/2 = ceil(2**32 b/(a+b))``
     for ``a/b = exp_ratio(epsilon / 2h)``; ``f/2 = 0`` (a config) has no lifetime bound."""
-    from deniable import privacy
+    from deniable import _privacy as privacy
 
     params = RAPPOR(list("ab"), f=0.3, p=0.3, q=0.7).to_config()["params"]
     assert params["half_f_numerator"] == math.ceil(Fraction(3, 20) * 2**32) == 644_245_095  # 644,245,094.4

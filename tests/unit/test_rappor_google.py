@@ -7,7 +7,7 @@ import pytest
 
 import deniable as dn
 from deniable.errors import ConfigError, ReportError
-from deniable.mechanisms.rappor import HASHINGS, RAPPOR, google_bloom_bits
+from deniable.mechanisms._rappor import HASHINGS, RAPPOR, google_bloom_bits
 
 
 def _cohort_of(prefix: bytes) -> int:

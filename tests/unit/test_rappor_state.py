@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from deniable.client_state import MemoryStore, StateError
-from deniable.mechanisms.rappor import RAPPOR
+from deniable._client_state import MemoryStore, StateError
+from deniable.mechanisms._rappor import RAPPOR
 
 
 def _prrs(client: object, values: list[str]) -> list[int]:
@@ -38,7 +38,7 @@ def test_same_state_same_permanent_response(tmp_path: Path, p: float, q: float) 
 def test_state_survives_a_new_process(tmp_path: Path) -> None:
     path = tmp_path / "device.json"
     script = (
-        "import sys; from deniable.mechanisms.rappor import RAPPOR\n"
+        "import sys; from deniable.mechanisms._rappor import RAPPOR\n"
         "m = RAPPOR(list('abcd'), f=0.5, num_bits=32, num_cohorts=8)\n"
         "c = m.client(state=sys.argv[1]); print(c.cohort, c.permanent('b'))\n"
     )
@@ -82,7 +82,7 @@ def test_explicit_secret_keeps_its_old_permanent_responses() -> None:
     """The PRR derivation is unchanged: HMAC-SHA256(secret, type NUL value) keys SHAKE-256."""
     import hmac
 
-    from deniable.client_state import SecretStream
+    from deniable._client_state import SecretStream
 
     m = RAPPOR(list("abc"), f=0.5, num_bits=32, num_cohorts=4)
     key = hmac.new(b"s" * 32, b"str\x00b", "sha256").digest()

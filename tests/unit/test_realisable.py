@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.mechanisms.numeric.additive import LAPLACE_MAX_EPSILON
-from deniable.mechanisms.numeric.duchi import DUCHI_MAX_EPSILON
-from deniable.mechanisms.numeric.piecewise import PIECEWISE_MAX_EPSILON
-from deniable.mechanisms.numeric.square_wave import SQUARE_WAVE_MAX_EPSILON
+from deniable.mechanisms._numeric.additive import LAPLACE_MAX_EPSILON
+from deniable.mechanisms._numeric.duchi import DUCHI_MAX_EPSILON
+from deniable.mechanisms._numeric.piecewise import PIECEWISE_MAX_EPSILON
+from deniable.mechanisms._numeric.square_wave import SQUARE_WAVE_MAX_EPSILON
 
 CASES = [
     (dn.Laplace, LAPLACE_MAX_EPSILON, 10.5),
@@ -43,12 +43,12 @@ def test_above_the_limit_the_constructor_refuses_naming_it(mechanism, limit, fin
 
 def test_power_the_limits_are_where_the_realised_epsilon_falls_short() -> None:
     """Bypassing the check, the first failing requests found by the scan realise more than 1% less."""
-    from deniable.mechanisms.numeric.lattice import laplace_lattice
+    from deniable.mechanisms._numeric.lattice import laplace_lattice
 
     assert laplace_lattice(11.23).epsilon < 0.99 * 11.23
     with pytest.raises(ZeroDivisionError), np.errstate(divide="ignore"):
         laplace_lattice(13.0)
-    from deniable.mechanisms.numeric import duchi
+    from deniable.mechanisms._numeric import duchi
 
     eps = 21.48  # Duchi's construction without the check
     c = min((1 << duchi._BETA_BITS) - 1, int(np.tanh(eps / 2) * 2.0**duchi._BETA_BITS))

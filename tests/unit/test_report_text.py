@@ -1,4 +1,4 @@
-"""Reports as column text (deniable.report_text): yes/no words in the column's own spelling, round trips."""
+"""Reports as column text (deniable.wire._text): yes/no words in the column's own spelling, round trips."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 import deniable as dn
 from deniable.errors import ReportError
-from deniable.report_text import from_text, parse_yes_no, to_text, yes_no_labels
+from deniable.wire._text import from_text, parse_yes_no, to_text, yes_no_labels
 
 
 @pytest.mark.parametrize(("cell", "labels"), [

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable.results import Result
+from deniable._results import Result
 
 TRICKY = "<b>&x</b>"  # a label that would inject markup if it were not escaped
 
@@ -184,7 +184,7 @@ def test_nan_becomes_none_and_intervals_unpack() -> None:
     ci = dn.ConfidenceInterval(0.1, 0.4)
     low, high = ci
     assert (low, high) == (0.1, 0.4) and bool(ci.contains(0.2)) and not bool(ci.contains(0.5))
-    from deniable.intervals import Interval, wilson_interval
+    from deniable._intervals import Interval, wilson_interval
 
     assert isinstance(wilson_interval(3, 10, 0.05), dn.ConfidenceInterval)
     assert issubclass(Interval, dn.ConfidenceInterval)

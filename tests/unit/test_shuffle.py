@@ -23,7 +23,7 @@ import pytest
 from scipy import stats
 
 import deniable as dn
-from deniable.shuffle import shuffle_delta
+from deniable._shuffle import shuffle_delta
 
 TOL = 1e-6  # the bisection's resolution in epsilon
 

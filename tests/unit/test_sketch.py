@@ -11,7 +11,7 @@ import pytest
 
 import deniable as dn
 from deniable.errors import AggregateError, ConfigError, ReportError
-from deniable.mechanisms.sketch import SketchCounts
+from deniable.mechanisms._sketch import SketchCounts
 
 KINDS = [dn.CountMeanSketch, dn.HadamardCountMeanSketch]
 kinds = pytest.mark.parametrize("cls", KINDS, ids=["cms", "hcms"])
@@ -368,7 +368,7 @@ def test_reports_of_other_shapes_are_named_in_whole_messages(cls: Any) -> None:
 
 
 def test_keyed_digests_need_a_key_and_1_to_8_bytes() -> None:
-    from deniable.mechanisms.sketch import keyed_digests
+    from deniable.mechanisms._sketch import keyed_digests
 
     assert keyed_digests([b"a"], SEED, b"p", 8).dtype == np.uint64
     for key, size in ((b"", 8), (SEED, 0), (SEED, 9)):
@@ -406,7 +406,7 @@ def test_cms_flip_numerator_is_checked_at_its_bounds() -> None:
 
 
 def test_values_in_a_numpy_array_are_their_list() -> None:
-    from deniable.mechanisms.sketch import text_bytes
+    from deniable.mechanisms._sketch import text_bytes
 
     data, inverse = text_bytes(np.array(["b", "a", "b"]))
     assert data == [b"b", b"a"] and inverse.tolist() == [0, 1, 0]

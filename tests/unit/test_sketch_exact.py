@@ -1,7 +1,7 @@
 """The count-mean sketches' estimator, computed exactly from the module docstring's formulas.
 
 Each quantity is rebuilt here from its definition, from the reports and the
-pinned hash (:meth:`~deniable.mechanisms.sketch.Sketch.hash`), not from the
+pinned hash (:meth:`~deniable.mechanisms._sketch.Sketch.hash`), not from the
 sketch's own code paths:
 
 * the sketch table (CMS: reports per row with each bit set; HCMS: sums of
@@ -14,7 +14,7 @@ sketch's own code paths:
 * the standard error ``sqrt(pure_variance(n, p*, q*, clip(f, 0, 1))
   + max(clip(pi, 0, 1) (n - 1) / n - clip(f, 0, 1)**2, 0) / (k_h (m - 1)))``;
 * the collision weights and the collision-free estimates of
-  :meth:`~deniable.mechanisms.sketch.Sketch.without_collisions`.
+  :meth:`~deniable.mechanisms._sketch.Sketch.without_collisions`.
 
 Under the numpy and the numba backends, and through the kept bucket matrix
 and hashing as it goes. Deterministic: fixed seeds, no assertion depends on
@@ -31,10 +31,10 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable import privacy
+from deniable import _privacy as privacy
+from deniable._estimate import pure_variance
 from deniable.errors import AggregateError
-from deniable.estimate import pure_variance
-from deniable.mechanisms import sketch_base as sketch_module
+from deniable.mechanisms import _sketch_base as sketch_module
 
 SEED = bytes(range(32))
 KINDS = {"cms": dn.CountMeanSketch, "hcms": dn.HadamardCountMeanSketch}
@@ -378,7 +378,7 @@ def test_the_flip_numerator_is_the_smallest_within_epsilon() -> None:
 
 def test_collision_weights_come_in_blocks_of_keys(restore_accelerator: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """numpy pairs the keys a block at a time (3 keys of 4 rows here): each key's weights are its own."""
-    from deniable import accelerate
+    from deniable import _accelerate as accelerate
 
     accelerate.set_accelerator("numpy")
     monkeypatch.setattr(sketch_module, "_PAIR_CELLS", 12)

@@ -1,6 +1,6 @@
 """The count-mean sketches' fast paths give exactly the integers of their definitions, under numpy and numba.
 
-* :func:`deniable.columns.column_counts` (CMS and OUE aggregation) against
+* :func:`deniable._columns.column_counts` (CMS and OUE aggregation) against
   unpacking every bit and adding it, with groups whose runs cross the
   255-report flush of the byte lanes;
 * the compiled BLAKE2b against :mod:`hashlib`, and the byte lookup
@@ -13,7 +13,7 @@
   and the report's own bucket at bit ``b % 8`` of byte ``b // 8``;
 * one-pass aggregation by groups equal to aggregating each group apart, and
   the Walsh-Hadamard transform of a whole HCMS table equal to each row's;
-* the all-``str`` shortcut of :func:`~deniable.mechanisms.sketch.text_bytes`
+* the all-``str`` shortcut of :func:`~deniable.mechanisms._sketch.text_bytes`
   equal to the value-by-value path; a pickled sketch without its lookup
   tables (they are rebuilt).
 
@@ -31,10 +31,11 @@ import pytest
 from backends import both, needs_numba
 
 import deniable as dn
-from deniable import accelerate, columns
-from deniable.mechanisms import sketch_base as sketch_module
-from deniable.mechanisms.sketch import JoinedKeys, keyed_digests, text_bytes
-from deniable.mechanisms.walsh import fwht
+from deniable import _accelerate as accelerate
+from deniable import _columns as columns
+from deniable.mechanisms import _sketch_base as sketch_module
+from deniable.mechanisms._sketch import JoinedKeys, keyed_digests, text_bytes
+from deniable.mechanisms._walsh import fwht
 
 BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
 SEED = bytes(range(32))

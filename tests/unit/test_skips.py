@@ -1,4 +1,4 @@
-"""Sparse Bernoulli bits (:mod:`deniable.skips`) against a reference written from the definition.
+"""Sparse Bernoulli bits (:mod:`deniable._skips`) against a reference written from the definition.
 
 The reference reads the bytes the sampler drew (recorded call by call) and
 finds each gap by exact integer comparison with ``S(k) = (1 - q)**k``, by
@@ -21,8 +21,10 @@ import pytest
 from backends import both, needs_numba
 from scripted import Scripted
 
-from deniable import accelerate, randomness, skips
-from deniable.randomness import GeneratorSource
+from deniable import _accelerate as accelerate
+from deniable import _randomness as randomness
+from deniable import _skips as skips
+from deniable._randomness import GeneratorSource
 
 U32 = 1 << 32
 EPS8 = math.ceil(U32 / (1 + math.exp(4)))  # the count-mean sketch's flip numerator at epsilon 8

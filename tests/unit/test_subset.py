@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 import deniable as dn
-from deniable import randomness, testing
-from deniable.mechanisms import subset
-from deniable.mechanisms.subset import _smallest_keys
+from deniable import _randomness as randomness
+from deniable import testing
+from deniable.mechanisms import _subset as subset
+from deniable.mechanisms._subset import _smallest_keys
 
 ALPHA = testing.bonferroni(1e-6, 2)
 
@@ -95,7 +96,7 @@ def test_probabilities_and_epsilon(k: int, omega: int, epsilon: float) -> None:
     ``q* = (p (w - 1) + (1 - p) w) / (k - 1)`` and ``epsilon = ln(a / b)`` rounded up."""
     from fractions import Fraction
 
-    from deniable.privacy import exp_ratio, ln_up
+    from deniable._privacy import exp_ratio, ln_up
 
     m = dn.SubsetSelection(k, epsilon=epsilon, omega=omega)
     a, b = exp_ratio(epsilon, k)

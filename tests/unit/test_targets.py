@@ -19,8 +19,8 @@ import pytest
 from mechanism_grid import CASES, Case, params
 
 import deniable as dn
-from deniable.estimate import SupportCounts, pure_variance
-from deniable.mechanisms.rappor import RAPPOR
+from deniable._estimate import SupportCounts, pure_variance
+from deniable.mechanisms._rappor import RAPPOR
 
 
 def _shares(k: int) -> np.ndarray:

@@ -3,7 +3,7 @@
 Also: Unary encodings (SUE, OUE): their 32-bit integer probabilities and their configs.
 
 Deterministic: the references are exact rational arithmetic (``Fraction``)
-and :func:`deniable.privacy.exp_ratio`'s documented contract.
+and :func:`deniable._privacy.exp_ratio`'s documented contract.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import pytest
 from scripted import Scripted
 
 import deniable as dn
-from deniable import columns
+from deniable import _columns as columns
+from deniable._privacy import exp_ratio, ln_up
+from deniable._randomness import GeneratorSource
 from deniable.errors import ConfigError
-from deniable.privacy import exp_ratio, ln_up
-from deniable.randomness import GeneratorSource
 from deniable.wire import from_config
 
 
@@ -107,7 +107,7 @@ def test_oue_probabilities_are_the_closest_within_epsilon(eps: float) -> None:
 
 def _first_guess_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
     """``exp_ratio`` answering ``a + 64``: a ratio above ``e^eps``, which the epsilon loops must undo."""
-    from deniable import privacy
+    from deniable import _privacy as privacy
 
     real = privacy.exp_ratio
 
@@ -262,7 +262,7 @@ def test_simulated_support_counts_follow_the_binomials(cls: Any) -> None:
     within z sd of ``n_v p + (n - n_v) q`` (alpha 1e-6 over the 4 categories, seed fixed). Power: with
     p and q swapped, or the other respondents' term ``n + n_v``, category 0 is off by more than
     20,000 (p - q) (over 20 sd)."""
-    from deniable.intervals import z_for
+    from deniable._intervals import z_for
 
     m = cls(4, epsilon=1.0)
     p, q = float(m.p), float(m.q)

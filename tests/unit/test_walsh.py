@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deniable.mechanisms.walsh import fwht, parity
+from deniable.mechanisms._walsh import fwht, parity
 
 
 def _definition(values: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ from randomizers import RANDOMIZERS, Randomizer
 
 import deniable as dn
 from deniable import wire
-from deniable.wire import codecs
+from deniable.wire import _codecs as codecs
 from deniable.wire.schemas import names, schema
 
 jsonschema_rs = pytest.importorskip("jsonschema_rs")
@@ -144,8 +144,8 @@ def test_example_surveys_validate() -> None:
 
 def test_a_results_document_validates() -> None:
     pytest.importorskip("fastapi")
-    from deniable.server.results import results_json
-    from deniable.server.surveys import load_survey
+    from deniable.server._results import results_json
+    from deniable.server._surveys import load_survey
 
     survey = load_survey({"id": "s", "title": "S", "budget": 3, "questions": [
         {"id": "q1", "text": "Q1?", "type": "yes-no", "mechanism": "binary-rr", "epsilon": 1.0},
@@ -166,7 +166,7 @@ def test_the_openapi_document_carries_the_wire_schemas(tmp_path: Path) -> None:
     """The configuration and report schemas are components of the service's OpenAPI document, their
     references resolved there: a real configuration and report validate against the components."""
     pytest.importorskip("fastapi")
-    from deniable.server.app import create_app
+    from deniable.server._app import create_app
 
     spec = create_app(f"sqlite:///{tmp_path / 'openapi.db'}").openapi()
     components = spec["components"]["schemas"]

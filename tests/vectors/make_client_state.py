@@ -5,7 +5,7 @@ only compares)::
 
     python tests/vectors/make_client_state.py [--check]
 
-One state format and one derivation serve Python (:mod:`deniable.client_state`,
+One state format and one derivation serve Python (:mod:`deniable._client_state`,
 ``deniable.client.SurveyState``, the mechanisms' ``client``) and the browser
 (``static/client_state.js``), so a state can move between them. From fixed
 secrets the file records, and both test suites check (``tests/unit/test_client_state_vectors.py``
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import deniable as dn
-from deniable import client_state
+from deniable import _client_state as client_state
 from deniable.client import SurveyState, survey_fingerprint
 
 OUT = Path(__file__).with_name("client_state.json")

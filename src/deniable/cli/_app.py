@@ -16,9 +16,12 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(f"the deniable command line needs its extra: pip install 'deniable[cli]' ({exc})") from exc
 
 import deniable
-from deniable.cli import analyze, files, plan, server
-from deniable.cli.common import state
-from deniable.cli.simulate import simulate_app
+from deniable.cli import _analyze as analyze
+from deniable.cli import _files as files
+from deniable.cli import _plan as plan
+from deniable.cli import _server as server
+from deniable.cli._common import state
+from deniable.cli._simulate import simulate_app
 
 __all__ = ["app", "main"]
 

@@ -1,14 +1,16 @@
 """Discovery of frequent values over an unbounded domain (heavy hitters).
 
-:class:`HeavyHitters` (:mod:`deniable.heavy.hitters`) finds the frequent
-strings or integers among devices that each send one randomized report, by
-PEM or Apple's SFP (:mod:`deniable.heavy.protocols`) over a count-mean
-sketch; :class:`HeavyStat` is its mergeable aggregate and :class:`Discovery`
-its result (:mod:`deniable.heavy.results`); :mod:`deniable.heavy.items`
-says how values become fixed-length items.
+:class:`HeavyHitters` finds the frequent strings or integers among devices
+that each send one randomized report, by PEM or Apple's SFP over a
+count-mean sketch (values become fixed-length items of symbols);
+:class:`HeavyStat` is its mergeable aggregate and :class:`Discovery` its
+result. :func:`discovery_sweep` measures recall and precision on simulated
+Zipf data (:func:`zipf_strings`), as the plot
+:func:`deniable.plot.discovery_quality` draws them.
 """
 
-from deniable.heavy.hitters import HeavyHitters
-from deniable.heavy.results import Discovery, HeavyStat
+from deniable.heavy._hitters import HeavyHitters
+from deniable.heavy._quality import discovery_sweep, zipf_strings
+from deniable.heavy._results import Discovery, HeavyStat
 
-__all__ = ["HeavyHitters", "HeavyStat", "Discovery"]
+__all__ = ["HeavyHitters", "HeavyStat", "Discovery", "discovery_sweep", "zipf_strings"]

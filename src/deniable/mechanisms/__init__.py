@@ -5,18 +5,18 @@ The families are imported simplest first: that is the order of the registry
 """
 
 # isort: off
-from deniable.mechanisms.contract import CheckedReports, Mechanism
-from deniable.mechanisms.frequency import FrequencyOracle
-from deniable.mechanisms.domain import Domain
-from deniable.mechanisms.binary import BinaryRR
-from deniable.mechanisms.kary import GRR
-from deniable.mechanisms.unary import OUE, SUE
-from deniable.mechanisms.hashing import BLH, OLH
-from deniable.mechanisms.hadamard import HadamardResponse
-from deniable.mechanisms.subset import SubsetSelection
-from deniable.mechanisms.rappor import RAPPOR, RapporClient, RapporEstimate
-from deniable.mechanisms.sketch import CountMeanSketch, HadamardCountMeanSketch
-from deniable.mechanisms.numeric import (
+from deniable.mechanisms._contract import CheckedReports, Mechanism
+from deniable.mechanisms._frequency import FrequencyOracle
+from deniable.mechanisms._domain import Domain
+from deniable.mechanisms._binary import BinaryRR
+from deniable.mechanisms._kary import GRR
+from deniable.mechanisms._unary import OUE, SUE
+from deniable.mechanisms._hashing import BLH, OLH
+from deniable.mechanisms._hadamard import HadamardResponse
+from deniable.mechanisms._subset import SubsetSelection
+from deniable.mechanisms._rappor import RAPPOR, RapporClient, RapporEstimate
+from deniable.mechanisms._sketch import CountMeanSketch, HadamardCountMeanSketch
+from deniable.mechanisms._numeric import (
     Duchi,
     Gaussian,
     Hybrid,
@@ -26,8 +26,8 @@ from deniable.mechanisms.numeric import (
     Piecewise,
     SquareWave,
 )
-from deniable.mechanisms.chained import LGRR, LOSUE, LongitudinalClient
-from deniable.mechanisms.telemetry import DBitFlip, DBitFlipClient, OneBitMean, OneBitMeanClient
+from deniable.mechanisms._chained import LGRR, LOSUE, LongitudinalClient
+from deniable.mechanisms._telemetry import DBitFlip, DBitFlipClient, OneBitMean, OneBitMeanClient
 # isort: on
 
 __all__ = [

@@ -11,7 +11,7 @@ complete whenever it can be read: importing this module first runs
 ``deniable``'s ``__init__``, which imports :mod:`deniable.mechanisms` (every
 mechanism module), :mod:`deniable.survey` (the survey designs, wire id
 ``"rr-design"``), :mod:`deniable.heavy` (heavy-hitter discovery,
-``"heavy-hitters"``) and :mod:`deniable.joint` (joint questions, ``"joint"``).
+``"heavy-hitters"``) and :mod:`deniable._joint` (joint questions, ``"joint"``).
 
 >>> from deniable.mechanisms import registry
 >>> registry.entry("grr").cls.__name__
@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from deniable.wire import config as wire_config
+from deniable.wire import _config as wire_config
 
 __all__ = ["Entry", "Recipe", "register", "entry", "entries", "recipe", "recipes", "entry_of"]
 

@@ -7,10 +7,11 @@ Needs the ``server`` extra (``pip install 'deniable[server]'``)::
         ...  # devices use deniable.client.Client(server.url)
 """
 
-from deniable.server.app import create_app
-from deniable.server.runner import BackgroundServer, run
-from deniable.server.storage import Storage
-from deniable.server.surveys import Question, Survey, SurveyError, load_survey
+from deniable.server._app import create_app
+from deniable.server._errors import Conflict, Forbidden, Invalid, NotFound, StorageError
+from deniable.server._runner import BackgroundServer, run
+from deniable.server._storage import Storage
+from deniable.server._surveys import Question, Survey, SurveyError, load_survey
 
 __all__ = [
     "BackgroundServer",
@@ -21,4 +22,9 @@ __all__ = [
     "create_app",
     "load_survey",
     "run",
+    "StorageError",
+    "NotFound",
+    "Conflict",
+    "Forbidden",
+    "Invalid",
 ]

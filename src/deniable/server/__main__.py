@@ -1,7 +1,7 @@
-"""``python -m deniable.server``: serve surveys (see :func:`deniable.server.runner.main`)."""
+"""``python -m deniable.server``: serve surveys (see :func:`deniable.server._runner.main`)."""
 
 import sys
 
-from deniable.server.runner import main
+from deniable.server._runner import main
 
 sys.exit(main())

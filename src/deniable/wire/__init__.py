@@ -13,11 +13,12 @@ never changes meaning; new mechanisms and fields get new names; readers
 reject what they do not understand.
 
 Reports travel as JSON arrays, one element per report, in the shape of the
-mechanism's report kind (:mod:`deniable.wire.codecs`): BinaryRR ``true`` /
+mechanism's report kind (one codec per kind): BinaryRR ``true`` /
 ``false``; GRR the category value; SUE/OUE a hex string of the packed bits;
 BLH/OLH ``{"seed": int, "value": int}``; Hadamard response an int; subset
 selection the sorted list of category positions; RAPPOR ``{"cohort": int,
-"bits": int}``. Their text in a table column is :mod:`deniable.wire.text`.
+"bits": int}``. Their text in a table column is :func:`to_text` /
+:func:`from_text` (the yes/no words :data:`YES_WORDS`, :data:`NO_WORDS`).
 
 **Wire versions.** Version 1 writes every integer as a JSON integer. A
 JSON integer above 2**53 is not exact in JavaScript's ``JSON.parse``, so
@@ -48,12 +49,13 @@ in :mod:`deniable.wire.schemas`.
 
 from __future__ import annotations
 
-from deniable.wire.codecs import WIRE_VERSIONS
-from deniable.wire.config import CONFIG_FORMAT, CONFIG_VERSION, from_config, from_json, to_json, to_version
+from deniable.wire._codecs import WIRE_VERSIONS
+from deniable.wire._config import CONFIG_FORMAT, CONFIG_VERSION, from_config, from_json, to_json, to_version
+from deniable.wire._text import NO_WORDS, YES_WORDS, from_text, to_text
 
 __all__ = [
     "from_config", "to_json", "from_json", "to_version", "CONFIG_FORMAT", "CONFIG_VERSION", "WIRE_VERSIONS",
-    "MAX_BATCH",
+    "MAX_BATCH", "to_text", "from_text", "YES_WORDS", "NO_WORDS",
 ]
 
 MAX_BATCH = 10_000

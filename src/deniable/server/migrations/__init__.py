@@ -1,1 +1,1 @@
-"""Alembic migrations of the collection service's schema (run by :func:`deniable.server.schema.upgrade`)."""
+"""Alembic migrations of the collection service's schema (run by :func:`deniable.server._schema.upgrade`)."""

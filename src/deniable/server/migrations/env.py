@@ -1,4 +1,4 @@
-"""Alembic environment: migrate the connection that :func:`deniable.server.schema.upgrade` passes in.
+"""Alembic environment: migrate the connection that :func:`deniable.server._schema.upgrade` passes in.
 
 That connection's transaction (holding the migration lock) is used as is, so
 the whole upgrade commits or rolls back at once.

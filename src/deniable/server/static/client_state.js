@@ -2,7 +2,7 @@
 //
 // A memoizing mechanism (RAPPOR's permanent response, L-GRR, L-OSUE, dBitFlip, 1BitMean) keeps
 // its lifetime promise only while the device keeps the randomness it drew once. The browser keeps
-// it in IndexedDB in the format of Python's deniable.client_state, so a state can move between a
+// it in IndexedDB in the format of Python's deniable._client_state, so a state can move between a
 // browser and a Python device (`Client(url, state=path)`) and gives the same permanent responses:
 //
 //   {"format": "deniable.client-state", "version": 1, "mechanism": <name>, "fingerprint": <hex>,

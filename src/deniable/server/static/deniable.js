@@ -23,7 +23,7 @@
 // A device that reports again and again must keep its permanent responses, or averaging its
 // reports reveals the value: client_state.js keeps a secret per survey (surveyState) or per
 // configuration (persistentClient) in IndexedDB, in the state format of Python's
-// deniable.client_state, and derives every memoized draw from it exactly as Python does.
+// deniable._client_state, and derives every memoized draw from it exactly as Python does.
 //
 // Modules. This one holds the registry of samplers (BUILDERS: binary-rr, grr, sue, oue, blh,
 // olh, hadamard and subset here; rappor.js; the longitudinal and telemetry mechanisms in
@@ -351,7 +351,7 @@ export function uniformGroup(k = 2, { randomBytes = secureRandomBytes } = {}) {
 /**
  * The question a device of a survey with `allocation: sample` answers: an integer uniform in
  * 0..d-1 (d a Number in 1..2^32) from the exact sampler on the platform CSPRNG, as
- * deniable.allocation.assign_questions draws it in Python.
+ * deniable._allocation.assign_questions draws it in Python.
  */
 export function assignQuestion(d, { randomBytes = secureRandomBytes } = {}) {
   if (!Number.isInteger(d) || d < 1 || d > TWO32) throw new DeniableError('d', `must be an integer in 1..2^32; got ${stringify(d)}`);

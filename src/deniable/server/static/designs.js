@@ -34,7 +34,7 @@
 import { absLnRatio, DeniableError, lnRatio, uniformBelow } from './sampling.js';
 import { canonicalJSON, stringify } from './json.js';
 
-const LIMIT = 1n << 63n; // the largest common denominator deniable.privacy.integer_probabilities takes
+const LIMIT = 1n << 63n; // the largest common denominator deniable._privacy.integer_probabilities takes
 const TWO64N = 1n << 64n;
 
 // ------------------------------------------------------------------ exact fractions
@@ -64,7 +64,7 @@ const text = (a) => (a.d === 1n ? `${a.n}` : `${a.n}/${a.d}`);
 /** ln(a / b) of positive fractions, rounded up (sampling.js's lnRatio). */
 const lnFraction = (a, b) => lnRatio(a.n * b.d, a.d * b.n);
 
-// Python's Fraction(text) grammar (fractions._RATIONAL_FORMAT), as deniable.privacy.exact_probability
+// Python's Fraction(text) grammar (fractions._RATIONAL_FORMAT), as deniable._privacy.exact_probability
 // reads a probability: "1/6", "0.25", "1e-1", " +1/4 ", "1_000/3_000"
 const RATIONAL = /^\s*([-+]?)(?=\d|\.\d)(\d*|\d+(?:_\d+)*)(?:\/(\d+(?:_\d+)*)|(?:\.(\d+(?:_\d+)*)?)?(?:[eE]([-+]?\d+(?:_\d+)*))?)\s*$/;
 const MAX_EXPONENT = 10000n; // beyond it a non-zero value is above 1 or needs a denominator above 2^63

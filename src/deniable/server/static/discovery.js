@@ -11,7 +11,7 @@
 // where S is a count-mean sketch report: cms {"row": j, "bits": hex of the m bits, bit b being
 // bit b % 8 of byte b / 8}, hcms {"row": j, "index": l, "bit": 0 or 1}.
 //
-// Alphabet (optional config field, text and PEM only, as deniable.heavy.items): a string of
+// Alphabet (optional config field, text and PEM only, as deniable.heavy._items): a string of
 // distinct single-byte ASCII characters. A value with any other character is refused (a
 // DeniableError naming the value, the character and the value, in Python's words) and nothing
 // is randomized; the items and reports of the accepted values are those without an alphabet

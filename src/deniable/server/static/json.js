@@ -8,7 +8,7 @@
 // `parseJSON` (it keeps such integers as BigInt) and reports serialized with `stringify` (it
 // writes BigInt as a JSON integer). `canonicalJSON` writes a value byte for byte as Python's
 // json.dumps(value, sort_keys=True, separators=(",", ":")) does, which is what the fingerprints
-// of configurations and surveys hash (deniable.mechanisms.contract, deniable.client).
+// of configurations and surveys hash (deniable.mechanisms._contract, deniable.client).
 //
 // Floats. Python keeps 2.0 and 2 apart; JSON.parse does not. parseJSON remembers which numbers
 // were written as floats (with a fraction or an exponent) in the objects and arrays it builds, so

@@ -126,7 +126,7 @@ export function longitudinalOSUE(params, dom) {
 
 /**
  * dBitFlip (Ding, Kulkarni, Yekhanin 2017): d distinct buckets drawn uniformly (Floyd's
- * algorithm, as deniable.mechanisms.telemetry.sample_subsets), each with a bit that is 1 w.p.
+ * algorithm, as deniable.mechanisms._telemetry.sample_subsets), each with a bit that is 1 w.p.
  * a / (a + b) if the value is that bucket and b / (a + b) otherwise; epsilon = min(d, 2) ln(a/b).
  * A device keeps its buckets for life and one bit vector per slot (which sampled bucket holds
  * its value, or none). With output perturbation (flipParam) every report flips each bit afresh.
@@ -191,7 +191,7 @@ export function dbitflip(params, dom) {
 /**
  * 1BitMean with alpha-point rounding (Ding, Kulkarni, Yekhanin 2017) for a value in [low, high]:
  * its position u (points - 1) on a grid of `points` points is rounded up w.p. its fraction f
- * (a uniform 64-bit word below floor(f 2^53) 2^11, as deniable.randomness.fixed_point), and the
+ * (a uniform 64-bit word below floor(f 2^53) 2^11, as deniable._randomness.fixed_point), and the
  * bit of point j is 1 w.p. (b s + j (a - b)) / ((a + b) s), s = points - 1: epsilon = ln(a/b).
  * A device fixes its 64-bit rounding offset alpha for life and keeps one bit per point; with
  * output perturbation (flipParam) every report flips it afresh.

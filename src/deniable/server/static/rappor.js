@@ -1,7 +1,7 @@
 // rappor.js -- RAPPOR (Erlingsson, Pihur, Korolova 2014) in the browser: Bloom filters of the
 // category in a cohort (deniable's SHA-256 hashing or Google's MD5 one, hashes from the vendored
 // @noble/hashes), a permanent response and an instantaneous one, exactly as
-// deniable.mechanisms.rappor draws them. The builder `rappor(params, dom)` is registered in
+// deniable.mechanisms._rappor draws them. The builder `rappor(params, dom)` is registered in
 // deniable.js's BUILDERS; its `memo` is what a kept client (client_state.js) keeps between reports
 // (the contract is described in longitudinal.js).
 
@@ -17,7 +17,7 @@ const RAPPOR_HASHES = Object.freeze({
   'md5(cohort u32be, utf8 value) byte i mod num_bits (google/rappor)': 'google',
 });
 
-/** Python's str() and type name of a category, as deniable.mechanisms.rappor hashes it. */
+/** Python's str() and type name of a category, as deniable.mechanisms._rappor hashes it. */
 function pythonText(value) {
   if (typeof value === 'string') return ['str', value];
   if (typeof value === 'boolean') return ['bool', value ? 'True' : 'False'];

@@ -91,7 +91,7 @@ export class WordPool {
 
 /**
  * An integer uniform in [0, bound) (bound a BigInt, 1 <= bound <= 2^64), as a BigInt.
- * Rejection sampling exactly as deniable.randomness.uniform_below does.
+ * Rejection sampling exactly as deniable._randomness.uniform_below does.
  */
 export function uniformBelow(pool, bound) {
   if (bound === 1n) return 0n;
@@ -117,7 +117,7 @@ export function uniformBelowSmall(pool, bound) {
 }
 
 /**
- * `count` integers uniform below `bound` (a BigInt, 1..2^64) drawn as deniable.randomness.uniform_below
+ * `count` integers uniform below `bound` (a BigInt, 1..2^64) drawn as deniable._randomness.uniform_below
  * draws a batch: `count` words first, then the rejected ones again, in rounds, in their order. From a
  * kept secret's stream this gives Python's memoized draws exactly (a lone draw is uniformBelow's).
  */
@@ -138,7 +138,7 @@ export function uniformBelowMany(pool, bound, count) {
 
 /**
  * `count` Bernoulli bits with P(1) = numerator / 2^32, decided lazily as
- * deniable.randomness.dyadic_packed decides them, so a kept secret's stream gives Python's memoized
+ * deniable._randomness.dyadic_packed decides them, so a kept secret's stream gives Python's memoized
  * bits exactly: the bits of a stream of fair bits (bytes in order, each most significant bit first)
  * form runs, each ended by a 1; lane i's run has G zeros and its bit is bit G of the numerator (most
  * significant first; 0 once G >= 32). Bytes come `(lanes left) // 4 + 64` at a time and what is

@@ -4,7 +4,7 @@ One file per schema, ``<name>.json`` in this folder:
 
 * ``config``: a mechanism configuration (``"format": "deniable.mechanism"``,
   wire version 1 or 2), its ``params`` checked per wire id;
-* ``report.<kind>``: one report of a report kind (:data:`deniable.wire.codecs.KINDS`),
+* ``report.<kind>``: one report of a report kind (``bool``, ``category``, ``bits``, ...; :func:`names` lists them),
   in wire version 1 or 2;
 * ``survey``: a survey definition as ``POST /admin/surveys`` takes it;
 * ``results``: the results document of ``GET /surveys/{id}/results``.

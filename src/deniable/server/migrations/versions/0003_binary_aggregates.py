@@ -2,7 +2,7 @@
 
 The ``stat`` column of ``deniable_aggregates`` and ``deniable_round_aggregates``
 held each aggregate's JSON text, parsed and checked on every write and read;
-it now holds :meth:`deniable.aggregates.Packed.to_bytes`. Every stored
+it now holds :meth:`deniable._aggregates.Packed.to_bytes`. Every stored
 aggregate is converted through its question (its survey's stored
 definition); the downgrade writes the JSON text back. A value that is bytes
 already (a database this version made, stamped as the first revision) is
@@ -44,7 +44,7 @@ def _to_text(question: Any, value: Any) -> str:
 
 def _rewrite(table: str, new_type: Any, convert: Callable[[Any, Any], Any]) -> None:
     """Replace ``table``'s ``stat`` column by one of ``new_type``, each value converted by its question."""
-    from deniable.server.surveys import load_survey
+    from deniable.server._surveys import load_survey
 
     conn = op.get_bind()
     keys = _KEYS[table]

@@ -1,0 +1,131 @@
+"""Optional compiled kernels, with the pure-numpy code as the reference and fallback.
+
+The exact Bernoulli sampler (:func:`deniable._randomness.dyadic_packed`)
+decodes a stream of random bits into runs, one per output bit. numpy does
+that with ``flatnonzero`` and ``diff`` (an int64 index per bit); with numba
+installed (``pip install 'deniable[fast]'``) a compiled loop does it in a
+fraction of the time. Both read the same bytes and give the same bits for
+the same bytes (tested); numba is imported only when a large enough batch
+is first sampled, never by ``import deniable``. The count-mean sketches'
+hashing (BLAKE2b and the buckets) and tables and the column counts of bit-packed reports
+(:mod:`deniable._columns`) have compiled loops too
+(:func:`sketch_kernels`), chosen the same way; they compute the same
+integers as numpy.
+
+Which one runs is chosen by :func:`set_accelerator` or, at start-up, by the
+environment variable ``DENIABLE_ACCELERATOR``:
+
+* ``auto`` (the default): numba if it is installed, for batches of at least
+  ``AUTO_FROM`` bits (or table entries; smaller ones, such as a single
+  report, stay in numpy and do not pay numba's import);
+* ``numba``: numba for every batch (an ImportError if it is not installed);
+* ``numpy``: never numba.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+__all__ = [
+    "ACCELERATORS", "AUTO_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder", "skip_decoder",
+    "sketch_kernels",
+]
+
+ACCELERATORS = ("auto", "numba", "numpy")
+"""The accepted settings: ``auto`` (numba for large calls when installed), ``numba``, ``numpy``."""
+AUTO_FROM = 1 << 16
+"""Bits per call from which ``auto`` uses numba (a single report of up to 65,535 bits stays in numpy)."""
+
+_lock = threading.Lock()
+_kernel: Callable[..., Any] | None = None
+_sketch: ModuleType | None = None
+_skips: Callable[..., Any] | None = None
+
+
+def _check(name: str) -> str:
+    if name not in ACCELERATORS:
+        raise ValueError(f"accelerator must be one of {', '.join(ACCELERATORS)}; got {name!r}")
+    return name
+
+
+_mode = _check(os.environ.get("DENIABLE_ACCELERATOR", "auto").strip().lower() or "auto")
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def accelerator() -> str:
+    """The current setting: ``auto``, ``numba`` or ``numpy``."""
+    return _mode
+
+
+def set_accelerator(name: str) -> str:
+    """Choose the backend (``auto``, ``numba`` or ``numpy``); returns the previous setting.
+
+    ``numba`` compiles (or loads from numba's cache) the kernel at once and
+    raises ImportError if numba is not installed.
+    """
+    global _mode
+    if _check(name) == "numba":
+        _load()  # before switching: without numba the setting stays as it was
+    previous, _mode = _mode, name
+    return previous
+
+
+def _load() -> Callable[..., Any]:
+    global _kernel, _sketch, _skips
+    with _lock:
+        if _kernel is None or _sketch is None or _skips is None:
+            from deniable import _runs_numba, _sketch_numba, _skips_numba
+
+            _kernel, _sketch, _skips = _runs_numba.decoder, _sketch_numba, _skips_numba.decode
+        return _kernel
+
+
+def run_decoder(bits: int) -> Callable[..., Any] | None:
+    """For a call of ``bits`` output bits: None for numpy, or the compiled decoder's factory
+    (``factory(tables)`` gives ``decode(octets, carried, select, out, lane0, need) -> (decided, zeros)``)."""
+    if not _use_numba(bits):
+        return None
+    return _load()
+
+
+def skip_decoder(bits: int) -> Callable[..., Any] | None:
+    """For a call of ``bits`` output bits: None for numpy, or the compiled gap decoder of
+    :func:`deniable._skips.sparse_packed` (``decode(words, start, table, pos, count, out)``)."""
+    if not _use_numba(bits):
+        return None
+    _load()
+    return _skips
+
+
+def sketch_kernels(work: int) -> ModuleType | None:
+    """For a call over ``work`` bits or table entries: None for numpy, or the compiled loops
+    (``deniable._sketch_numba``: ``column_counts``, ``digests``, ``bucket_matrix``, ``support_sums``,
+    ``matrix_sums``, ``collision_counts``)."""
+    if not _use_numba(work):
+        return None
+    _load()
+    return _sketch
+
+
+def _use_numba(work: int) -> bool:
+    """Whether a call over ``work`` bits (or table entries) runs compiled, by the setting."""
+    return _mode == "numba" or (_mode == "auto" and work >= AUTO_FROM and _available())
+
+
+_found: bool | None = None
+
+
+def _available() -> bool:
+    global _found
+    if _found is None:
+        _found = numba_available()
+    return _found

@@ -1,0 +1,465 @@
+"""Streaming CSV / Parquet columns for ``deniable privatize`` and ``deniable estimate``.
+
+Files are read in chunks (pandas ``read_csv(chunksize=...)``, pyarrow
+``iter_batches``), so 10^7 rows never sit in memory at once. The privatized
+column is stored as text (:func:`deniable.wire.to_text`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable.cli._common import CLIError
+from deniable.errors import CategoryError, ReportError
+from deniable.heavy import HeavyHitters
+from deniable.heavy._hitters import CONFIG_FORMAT as DISCOVERY_FORMAT
+from deniable.wire import from_config
+from deniable.wire._text import all_json_strings, from_text, parse_yes_no, plain_reports
+from deniable.wire._text import to_text as reports_to_text
+
+__all__ = [
+    "Chunk",
+    "ColumnReader",
+    "ColumnWriter",
+    "file_kind",
+    "data_file",
+    "config_path",
+    "load_mechanism",
+    "discover_categories",
+    "parse_binary",
+    "parse_numbers",
+    "category_error",
+    "category_positions",
+    "category_text",
+    "positional",
+    "row_error",
+    "plain_reports",
+    "reports_to_text",
+    "reports_from_text",
+    "aggregate_file",
+]
+
+def file_kind(path: Path) -> str:
+    """``"csv"`` or ``"parquet"`` from the file name."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise CLIError(f"{str(path)!r}: expected a .csv or .parquet file")
+
+
+def data_file(path: Path) -> str:
+    """The kind (``"csv"`` or ``"parquet"``) of an input file that exists and is not empty;
+    else a CLIError naming the file."""
+    kind = file_kind(path)
+    if not path.is_file():
+        raise CLIError(f"no such file: {path}")
+    if path.stat().st_size == 0 or (kind == "csv" and not path.read_bytes()[:4096].strip()):
+        expected = ("a header row naming the columns, then one row per answer" if kind == "csv"
+                    else "a Parquet file")
+        raise CLIError(f"{path} is empty: expected {expected}")
+    return kind
+
+
+def config_path(data: Path) -> Path:
+    """Where the mechanism config of a privatized file lives: ``<file>.deniable.json``."""
+    return data.with_name(data.name + ".deniable.json")
+
+
+def _question_mechanism(survey: Any, column: str, source: str) -> Any:
+    questions = survey.get("questions") if isinstance(survey, dict) else None
+    if not isinstance(questions, list):
+        raise CLIError(f"{source} is neither a mechanism config nor a survey with questions")
+    for q in questions:
+        if isinstance(q, dict) and q.get("id") == column:
+            if not isinstance(q.get("mechanism"), dict):
+                raise CLIError(
+                    f"question {column!r} in {source} names its mechanism without the exact "
+                    "config; use the survey as the server publishes it (GET /surveys/ID)"
+                )
+            return from_config(q["mechanism"])
+    ids = [q.get("id") for q in questions if isinstance(q, dict)]
+    raise CLIError(f"{source} has no question {column!r} (questions: {ids})")
+
+
+def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
+    """The mechanism that made the reports in ``column`` of ``data``.
+
+    From ``config`` (a mechanism config, or a survey JSON as served by
+    ``GET /surveys/ID``, whose question ``column`` is used), else from
+    ``DATA.deniable.json`` beside the file, else from the survey definition
+    a server's Parquet export carries in its metadata. A discovery config
+    (``"format": "deniable.discovery"``) gives a :class:`~deniable.HeavyHitters`.
+    """
+    if config is None:
+        beside = config_path(data)
+        if beside.is_file():
+            config = beside
+        elif file_kind(data) == "parquet" and data.is_file():
+            import pyarrow.parquet as pq
+
+            metadata = pq.read_schema(data).metadata or {}
+            survey = metadata.get(b"deniable.survey")
+            if survey is not None:
+                return _question_mechanism(json.loads(survey), column, f"{data.name} metadata")
+    if config is None or not config.is_file():
+        raise CLIError(f"mechanism config {config or config_path(data)} not found; pass --config")
+    try:
+        obj = json.loads(config.read_text())
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{config} is not valid JSON: {exc}") from None
+    if isinstance(obj, dict) and "questions" in obj and "format" not in obj:
+        return _question_mechanism(obj, column, str(config))
+    if isinstance(obj, dict) and obj.get("format") == DISCOVERY_FORMAT:
+        return HeavyHitters.from_config(obj)
+    return from_config(obj)
+
+
+class Chunk:
+    """One block of rows: the block itself, its first row number, and the column as text.
+
+    ``block`` is a pandas DataFrame (CSV) or a pyarrow Table; ``first_row`` the 1-based data
+    row number of its first row. Arrow columns come as ``codes`` into their ``distinct``
+    values (Arrow's dictionary): ``values`` (numpy text, one cell per row) is made from them
+    only when asked for, and :func:`category_positions` encodes the distinct values alone.
+    """
+
+    def __init__(self, block: Any, first_row: int, is_csv: bool, *, values: NDArray[np.str_] | None = None,
+                 distinct: NDArray[np.str_] | None = None, codes: NDArray[np.integer] | None = None) -> None:
+        self.block, self.first_row, self.is_csv = block, first_row, is_csv
+        self._values, self.distinct, self.codes = values, distinct, codes
+
+    @property
+    def values(self) -> NDArray[np.str_]:
+        if self._values is None:
+            assert self.distinct is not None and self.codes is not None
+            self._values = self.distinct[self.codes] if self.codes.size else np.zeros(0, dtype=str)
+        return self._values
+
+    def __len__(self) -> int:
+        return len(self.codes) if self.codes is not None else len(self.values)
+
+
+class ColumnReader:
+    """Iterate a CSV or Parquet file in chunks, exposing one column as strings.
+
+    ``progress_total`` / ``position()`` measure progress in ``progress_unit``
+    (bytes for CSV, rows for Parquet). Every column is read as text for CSV, so the other
+    columns are written back verbatim; with ``only_column`` (for reading reports) the
+    other columns are not read at all (a chunk's ``block`` holds the column alone).
+    """
+
+    def __init__(self, path: Path, column: str, chunk_size: int, *, only_column: bool = False) -> None:
+        if chunk_size < 1:
+            raise CLIError(f"--chunk-size must be positive; got {chunk_size}")
+        self.path, self.column, self.chunk_size = path, column, chunk_size
+        self.only_column = only_column
+        self.kind = data_file(path)
+        self._handle: Any = None
+        self._read = 0
+        self.first_value = ""  # the column's first cell, once iterated
+        if self.kind == "csv":
+            import pandas as pd
+
+            header = pd.read_csv(path, nrows=0, dtype=str).columns
+            self._check_column(list(header))
+            self.progress_total = os.path.getsize(path)
+            self.progress_unit = "bytes"
+        else:
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(path).names
+            self._check_column(names)
+            # the column comes as Arrow's dictionary of its distinct values (no string per row)
+            self._parquet = pq.ParquetFile(path, read_dictionary=[column])
+            self.progress_total = self._parquet.metadata.num_rows
+            self.progress_unit = "rows"
+
+    def _check_column(self, names: list[str]) -> None:
+        if self.column not in names:
+            raise CLIError(
+                f"column {self.column!r} not found in {self.path}; columns are {names}"
+            )
+
+    def position(self) -> int:
+        if self.kind == "csv":
+            return self._handle.tell() if self._handle and not self._handle.closed else self.progress_total
+        return self._read
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for chunk in self._chunks():
+            if chunk.first_row == 1 and chunk.values.size:
+                self.first_value = str(chunk.values[0])
+            yield chunk
+
+    def _chunks(self) -> Iterator[Chunk]:
+        row = 1
+        self._read = 0
+        if self.kind == "csv" and self.only_column:
+            import pyarrow as pa
+            from pyarrow import csv
+
+            with open(self.path, "rb") as self._handle:
+                convert = csv.ConvertOptions(  # Arrow's dictionary of the distinct values, as it reads
+                    include_columns=[self.column], column_types={self.column: pa.dictionary(pa.int32(), pa.string())},
+                    strings_can_be_null=False, quoted_strings_can_be_null=False,
+                )
+                for batch in csv.open_csv(self._handle, convert_options=convert):
+                    for start in range(0, batch.num_rows, self.chunk_size):
+                        part = batch.slice(start, self.chunk_size)
+                        yield Chunk(part, row, True, **_text(part.column(0)))
+                        row += part.num_rows
+        elif self.kind == "csv":
+            import pandas as pd
+
+            with open(self.path, "rb") as self._handle:
+                reader = pd.read_csv(  # bytes that are not UTF-8 reach the checks (and are written back)
+                    self._handle, dtype=object, keep_default_na=False, chunksize=self.chunk_size,
+                    encoding_errors="surrogateescape",
+                )
+                for frame in reader:
+                    values = np.asarray(frame[self.column].to_numpy(), dtype=str)
+                    yield Chunk(frame, row, True, values=values)
+                    row += len(frame)
+        else:
+            import pyarrow as pa
+
+            columns = [self.column] if self.only_column else None
+            for batch in self._parquet.iter_batches(batch_size=self.chunk_size, columns=columns):
+                table = pa.Table.from_batches([batch])
+                self._read += table.num_rows
+                yield Chunk(table, row, False, **_text(table.column(self.column)))
+                row += table.num_rows
+
+
+def _text(column: Any) -> dict[str, NDArray[Any]]:
+    """An Arrow column as ``distinct`` numpy text (null as "") and each row's ``codes`` into it,
+    through its dictionary of distinct values: only those become Python strings. Binary cells that
+    are not UTF-8 keep their bytes as surrogate escapes (for the checks to name them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if not pa.types.is_dictionary(column.type) or column.null_count:
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        binary = pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
+        column = pc.dictionary_encode(pc.fill_null(column if binary else pc.cast(column, pa.string()),
+                                                   b"" if binary else ""))
+    dictionary = column.dictionary
+    if pa.types.is_binary(dictionary.type) or pa.types.is_large_binary(dictionary.type):
+        words = [b.decode("utf-8", "surrogateescape") for b in dictionary.to_pylist()]
+        distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
+    else:
+        distinct = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=str)
+    if distinct.size == 0:
+        distinct = np.zeros(0, dtype=str)
+    return {"distinct": distinct, "codes": column.indices.to_numpy(zero_copy_only=False)}
+
+
+class ColumnWriter:
+    """Write chunks with one column replaced by report text, in the input's format.
+
+    Rows go to a hidden ``.partial`` file beside ``path``, renamed to
+    ``path`` by :meth:`commit`; :meth:`discard` removes it, so a run that
+    fails half-way never leaves a truncated output behind.
+    """
+
+    def __init__(self, path: Path, kind: str, column: str) -> None:
+        if file_kind(path) != kind:
+            raise CLIError(f"output {str(path)!r} must be a .{kind} file like the input")
+        self.path, self.kind, self.column = path, kind, column
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.partial = path.with_name(f".{path.name}.partial")
+        self._writer: Any = None
+        self._first = True
+
+    def write(self, chunk: Chunk, text: Any) -> None:
+        """Write ``chunk`` with the column replaced by ``text`` (a list, numpy text or an Arrow string array)."""
+        if self.kind == "csv":
+            frame = chunk.block
+            frame[self.column] = text if isinstance(text, (list, np.ndarray)) else text.to_numpy(zero_copy_only=False)
+            frame.to_csv(self.partial, mode="w" if self._first else "a", header=self._first,
+                         index=False, errors="surrogateescape")
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = chunk.block
+            idx = table.schema.get_field_index(self.column)
+            if not isinstance(text, pa.Array):
+                text = pa.array(text, pa.string())  # from numpy text: no objects
+            table = table.set_column(idx, self.column, text)
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(self.partial, table.schema)
+            self._writer.write_table(table)
+        self._first = False
+
+    def _close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def commit(self) -> None:
+        """Finish the file and move it to ``path``."""
+        self._close()
+        os.replace(self.partial, self.path)
+
+    def discard(self) -> None:
+        """Drop whatever was written."""
+        self._close()
+        self.partial.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- values in
+def row_error(chunk: Chunk, i: int, column: str, what: str) -> CLIError:
+    row = chunk.first_row + i
+    line = f" (line {row + 1} of the file)" if chunk.is_csv else ""
+    return CLIError(f"row {row}{line}: {what} in column {column!r}")
+
+
+def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]:
+    """The distinct values of the column, by one streaming pass.
+
+    Sorted numerically when every value is a number, else alphabetically.
+    Empty values are rejected (a missing answer is not a category).
+    """
+    seen: set[str] = set()
+    for chunk in reader:
+        empty = np.flatnonzero(chunk.values == "")
+        if empty.size:
+            raise row_error(chunk, int(empty[0]), reader.column,
+                             "empty value (drop missing answers first)")
+        seen.update(np.unique(chunk.values).tolist())
+        if on_chunk is not None:
+            on_chunk()
+    try:
+        return sorted(seen, key=float)
+    except ValueError:
+        return sorted(seen)
+
+
+def parse_numbers(chunk: Chunk, column: str) -> NDArray[np.float64]:
+    """The values as finite numbers; the error names the first row that is not one."""
+    try:
+        out: NDArray[np.float64] = chunk.values.astype(np.float64)
+        bad = np.flatnonzero(~np.isfinite(out))
+    except ValueError:  # error path only: find the row
+        bad = np.array([i for i, cell in enumerate(chunk.values.tolist()) if not _is_number(cell)])
+    if bad.size:
+        raise row_error(chunk, int(bad[0]), column,
+                         f"value {str(chunk.values[bad[0]])!r} is not a finite number")
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return bool(np.isfinite(float(text)))
+    except ValueError:
+        return False
+
+
+def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
+    """Yes/no values (true/false, 1/0, yes/no, any case) as booleans."""
+    yes, bad = parse_yes_no(chunk.values)
+    if bad is not None:
+        raise row_error(chunk, bad, column,
+                         f"value {str(chunk.values[bad])!r} is not a yes/no answer "
+                         "(expected true/false, 1/0 or yes/no)")
+    return yes
+
+
+def positional(mechanism: Any) -> Any:
+    """The same mechanism over the positions ``0..k-1`` of its categories: its config with the
+    domain ``k``, so the same integer parameters and probabilities. Sampling and counting positions,
+    the commands encode only a chunk's distinct values and map reports back through Arrow."""
+    return from_config(dict(mechanism.to_config(), domain=mechanism.k))
+
+
+def category_positions(chunk: Chunk, column: str, mechanism: Any) -> NDArray[np.int64]:
+    """Each row's category position (the domain's ``encode``, of the distinct values only when the
+    chunk has them); the error names the first row whose value is not a category."""
+    distinct, codes = chunk.distinct, chunk.codes
+    try:
+        if distinct is None or codes is None:
+            return mechanism.domain_obj.encode(chunk.values)
+        used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))  # a batch of a row group may
+        positions = np.zeros(distinct.size, dtype=np.int64)                 # not use all its dictionary
+        positions[used] = mechanism.domain_obj.encode(distinct[used])
+        return positions[codes]
+    except CategoryError as exc:
+        if exc.index is None:
+            raise
+        index = exc.index if codes is None else int(np.flatnonzero(codes == used[exc.index])[0])
+        raise category_error(chunk, column, mechanism, index) from None
+
+
+def category_text(mechanism: Any, positions: NDArray[np.int64]) -> Any:
+    """Category reports given as positions, as an Arrow string array of the categories (a take)."""
+    import pyarrow as pa
+
+    labels = pa.array([str(v) for v in mechanism.domain], pa.string())
+    return labels.take(pa.array(positions))
+
+
+def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLIError:
+    """The error naming row ``index`` of the chunk, whose value is not one of the mechanism's categories.
+
+    The error path only: ``privatize_many``'s encode is the one check of the
+    values, and its :class:`~deniable.errors.CategoryError` gives ``index``.
+    """
+    categories = np.asarray(mechanism.domain, dtype=str)
+    shown = ", ".join(categories[:12].tolist()) + (", ..." if categories.size > 12 else "")
+    return row_error(chunk, index, column,
+                      f"value {str(chunk.values[index])!r} is not one of the categories [{shown}]")
+
+
+# --------------------------------------------------------------- reports text
+def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
+    """Parse and validate a chunk of report text; the error names the first bad row."""
+    try:
+        return from_text(mechanism, chunk.values)
+    except ReportError as exc:
+        i = exc.index
+        raise row_error(chunk, i, column, f"report {str(chunk.values[i])!r} rejected: {exc.reason}") from None
+
+
+def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> Any:
+    """The aggregate of every report in the column, merged chunk by chunk with ``+``.
+
+    Category text is the report itself: its rows are counted as positions by :func:`positional`
+    (the distinct values encoded once) and relabelled with the mechanism's fingerprint; any cell
+    that is not a category falls back to the parse, which names the first bad row.
+    """
+    total = mechanism.aggregate([])
+    direct = mechanism.report_kind == "category" and plain_reports(mechanism)
+    by_position = positional(mechanism) if direct else None
+    for chunk in reader:
+        stat = None
+        if by_position is not None and not _quoted(chunk):
+            try:
+                counts = by_position.aggregate(category_positions(chunk, reader.column, mechanism))
+                stat = replace(counts, fingerprint=mechanism.fingerprint)
+            except CLIError:
+                stat = None  # the parse below names the first bad row
+        if stat is None:
+            stat = mechanism.aggregate(reports_from_text(mechanism, chunk, reader.column))
+        total = total + stat
+        if on_chunk is not None:
+            on_chunk()
+    return total
+
+
+def _quoted(chunk: Chunk) -> bool:
+    """Whether every cell is a JSON string (a server export), checked on the distinct values if known."""
+    return all_json_strings(chunk.distinct if chunk.distinct is not None else chunk.values)

@@ -1,0 +1,177 @@
+"""How the command line shows results: estimate tables, JSON records, figures."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.table import Table
+
+from deniable._estimate import Estimate, MeanEstimate, Target
+from deniable.cli._common import CLIError, err, out
+
+__all__ = [
+    "check_figure_path", "estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate", "show_mean",
+    "target_note",
+]
+
+
+def target_note(target: Target) -> str:
+    """One line saying what the estimates are of, under every table."""
+    if target == "population":
+        return ("target: population (the respondents are a random sample of it; "
+                "--target respondents for these respondents only)")
+    return ("target: respondents (these respondents only, a census; "
+            "--target population for the population they were sampled from)")
+
+
+def estimate_records(
+    est: Estimate, level: float = 0.95, consistent: Estimate | None = None
+) -> list[dict[str, Any]]:
+    """One JSON-ready dict per category of :meth:`Estimate.to_dict`: estimate, standard error, interval
+    (with reports), observed share (where the estimate has one) and truth, and the ``consistent`` shares."""
+    data = est.to_dict(level)
+    keys = ["estimate", *(("std_error", "ci_low", "ci_high") if "std_error" in data and est.n else ()),
+            *(("observed",) if "observed" in data else ())]
+    rows = []
+    for i, category in enumerate(est.domain):
+        row: dict[str, Any] = {"category": category, **{key: data[key][i] for key in keys}}
+        if consistent is not None:
+            row["consistent"] = float(consistent.frequencies[i])
+        if "truth" in data:
+            row["truth"] = data["truth"][i]
+        rows.append(row)
+    return rows
+
+
+def _number(value: float | None, spec: str) -> str:
+    """A table cell: ``value`` formatted by ``spec``; ``nan`` where to_dict has no number (``None``)."""
+    return "nan" if value is None else format(value, spec)
+
+
+def estimate_table(
+    est: Estimate,
+    level: float = 0.95,
+    consistent: Estimate | None = None,
+    title: str | None = None,
+    max_rows: int = 60,
+) -> Table:
+    """The estimate as a rich table: category, estimate, standard error, interval, observed
+    (+ consistent, truth), with the target in the caption."""
+    records = estimate_records(est, level, consistent)
+    table = Table(
+        title=title
+        or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}"
+        + ("" if est.post_processing == "none" else f" ({est.post_processing})"),
+        title_justify="left",
+        caption=target_note(est.target),
+        caption_justify="left",
+    )
+    columns = [("category", "category")]
+    columns.append(("estimate", "estimate"))
+    if "std_error" in records[0]:
+        columns += [("std_error", "std. error"), ("ci_low", f"{level:.0%} interval low"),
+                    ("ci_high", "interval high")]
+    if "observed" in records[0]:
+        columns.append(("observed", "observed"))
+    if consistent is not None:
+        columns.append(("consistent", consistent.post_processing))
+    if "truth" in records[0]:
+        columns.append(("truth", "truth"))
+    for key, header in columns:
+        table.add_column(header, justify="left" if key == "category" else "right")
+    shown = records if len(records) <= max_rows else records[:max_rows]
+    for r in shown:
+        table.add_row(
+            *(str(r[key]) if key == "category" else _number(r[key], ".4f") for key, _ in columns)
+        )
+    if len(records) > len(shown):
+        table.caption = (f"{len(records) - len(shown)} more categories (use --json for all)\n"
+                         + target_note(est.target))
+    return table
+
+
+def print_json(data: Any) -> None:
+    """Machine-readable output on stdout (NaN/inf become null)."""
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if isinstance(v, np.generic):
+            return clean(v.item())
+        return v
+
+    sys.stdout.write(json.dumps(clean(data), indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def save_axes(ax: Any, path: Path, *, as_json: bool = False) -> Path:
+    """Write the figure of ``ax`` to ``path`` (PNG, SVG or PDF by suffix) at 150 dpi, making its
+    folder, and say where (``plot -> PATH``: on stdout, or on stderr beside ``--json`` output)."""
+    check_figure_path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ax.figure.savefig(path, dpi=150)
+    (err if as_json else out).print(f"plot -> {path}", soft_wrap=True)
+    return path
+
+
+def check_figure_path(path: Path) -> None:
+    """A figure is written as PNG, SVG or PDF, by its suffix."""
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise CLIError(f"--plot/--out must end in .png, .svg or .pdf; got {str(path)!r}")
+
+
+def show_estimate(
+    est: Estimate,
+    *,
+    consistent: str | None,
+    level: float,
+    plot: Path | None,
+    as_json: bool,
+    title: str | None = None,
+    xlabel: str | None = None,
+) -> None:
+    """Print an Estimate as a table or JSON, and plot it when asked (``xlabel``: the question)."""
+    post = est.consistent(consistent) if consistent else None
+    if plot is not None:
+        check_figure_path(plot)
+    if as_json:
+        print_json({"mechanism": est.mechanism, "epsilon": est.epsilon, "n": est.n,
+                    "target": est.target, "level": level, "title": title,
+                    "categories": estimate_records(est, level, post)})
+    else:
+        out.print(estimate_table(est, level, post, title=title))
+    if plot is not None:
+        from deniable.plot import bar_estimate
+
+        save_axes(bar_estimate(est, level=level, title=title, xlabel=xlabel), plot, as_json=as_json)
+
+
+def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | None = None) -> None:
+    """Print a numeric mechanism's mean estimate (mean, standard error, interval) as a table or JSON."""
+    data = est.to_dict(level)
+    record = {**{key: data[key] for key in ("mechanism", "epsilon", "delta", "n", "target")}, "level": level,
+              "title": title, "mean": data["estimate"],
+              **{key: data[key] for key in ("std_error", "ci_low", "ci_high")}, "range": [data["low"], data["high"]]}
+    if as_json:
+        print_json(record)
+        return
+    table = Table(
+        title=title or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}",
+        title_justify="left",
+        caption=target_note(est.target),
+        caption_justify="left",
+    )
+    for header in ("mean", "std. error", f"{level:.0%} interval low", "interval high", "range"):
+        table.add_column(header, justify="right")
+    table.add_row(_number(data["estimate"], ".6g"), _number(data["std_error"], ".4g"),
+                  _number(data["ci_low"], ".6g"), _number(data["ci_high"], ".6g"), f"[{est.low:g}, {est.high:g}]")
+    out.print(table)

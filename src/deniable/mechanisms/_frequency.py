@@ -1,0 +1,262 @@
+"""Frequency oracles: randomizers over categories and their unbiased estimator.
+
+A subclass supplies the device-side sampler for category positions, the
+support counts of a batch of (validated) reports, the support probabilities
+``p*`` and ``q*`` (exact rationals), and its wire parameters. Everything else,
+the estimator, its variance, confidence intervals, merging and configs, lives
+here once.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable import _randomness as randomness
+from deniable._aggregates import Mergeable, SupportCounts
+from deniable._estimate import Estimate, Target, check_target, pure_variance
+from deniable._randomness import Source
+from deniable.mechanisms._contract import Mechanism
+from deniable.mechanisms._domain import Domain
+
+__all__ = ["FrequencyOracle"]
+
+_PARALLEL_FROM = 1 << 16  # secure batches at least this large are split over threads
+_THREADS = 2
+
+
+class FrequencyOracle(Mechanism):
+    """A randomizer over a categorical domain and its unbiased frequency estimator.
+
+    Subclasses set ``wire_id`` (stable mechanism id on the wire, never reused)
+    and ``report_kind`` (how a report looks in numpy).
+    """
+
+    stat_type: ClassVar[type[SupportCounts]] = SupportCounts
+    _block_reports: int | None = None
+    """Secure batches are sampled this many reports at a time into one output array (None: all at once),
+    so the working memory is a block's, not the batch's."""
+
+    domain_obj: Domain
+
+    _epsilon: float
+
+    @property
+    def epsilon(self) -> float:
+        """Pure LDP parameter realised by the integer probabilities (rounded up)."""
+        return self._epsilon
+
+    # ---------------------------------------------------------------- abstract
+
+    @abstractmethod
+    def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:
+        """Exact ``(p*, q*)`` per category (lists of length k)."""
+
+    @abstractmethod
+    def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[Any]:
+        """Reports for the category positions ``idx``."""
+
+    @abstractmethod
+    def _support_counts(self, reports: NDArray[Any]) -> NDArray[np.int64]:
+        """``C_v`` for validated reports."""
+
+    @abstractmethod
+    def _supports(self, reports: NDArray[Any], position: int) -> NDArray[np.bool_]:
+        """Whether each validated report supports the category at ``position``."""
+
+    # ------------------------------------------------------------------ domain
+    @property
+    def domain(self) -> tuple[Any, ...]:
+        """The categories, in order; estimates are aligned with it."""
+        return self.domain_obj.values
+
+    @property
+    def k(self) -> int:
+        return self.domain_obj.k
+
+    @property
+    def report_bits(self) -> int:
+        """Bits to index one report: ``ceil(log2 k)`` unless the mechanism says otherwise."""
+        return max(1, (self.k - 1).bit_length())
+
+    def _domain_json(self) -> Any:
+        return self.domain_obj.to_json()
+
+    def _domain_key(self) -> Any:
+        return self.domain_obj
+
+    # ------------------------------------------------------------- privatize
+    def privatize(self, value: Any, rng: randomness.RNGLike = None) -> Any:
+        """Randomize one respondent's value (secure randomness unless ``rng`` given)."""
+        position = self.domain_obj.encode_one(value)
+        source = randomness.resolve(rng)
+        return self._sample_one(position, source)
+
+    def _sample_one(self, position: int, source: Source) -> Any:
+        return self._sample(np.array([position], dtype=np.int64), source)[0]
+
+    def privatize_many(self, values: Any, rng: randomness.RNGLike = None) -> NDArray[Any]:
+        """Randomize many values at once; one report (row) per value.
+
+        ``rng=None`` uses the OS CSPRNG; a seed or numpy Generator is for
+        simulation only (its output is predictable, hence not private).
+        """
+        idx = self.domain_obj.encode(values)
+        source = randomness.resolve(rng)
+        if not source.secure:
+            return self._sample(idx, source)
+        block = self._block_reports or idx.size
+        threads = _THREADS if idx.size >= _PARALLEL_FROM else 1
+        if threads == 1 and idx.size <= block:
+            return self._sample(idx, source)
+        first = self._sample(idx[:1], source)  # the report's shape and dtype
+        out = np.empty((idx.size, *first.shape[1:]), dtype=first.dtype)
+
+        def fill(part: slice) -> None:
+            for start in range(part.start, part.stop, block):
+                stop = min(start + block, part.stop)
+                out[start:stop] = self._sample(idx[start:stop], source)
+
+        out[:1] = first
+        bounds = np.linspace(1, idx.size, threads + 1).astype(int)
+        parts = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        if threads == 1:
+            fill(parts[0])
+        else:  # the OS CSPRNG, numpy and the compiled sampler release the GIL: use both cores
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(fill, parts))
+        return out
+
+    # ------------------------------------------------------------- aggregate
+    def aggregate(self, reports: Any) -> SupportCounts:
+        """Mergeable sufficient statistic (support counts and n) of a batch of reports."""
+        stat: SupportCounts = self._aggregate_checked(self._checked(reports))
+        return stat
+
+    def _aggregate_checked(self, checked: NDArray[Any]) -> SupportCounts:
+        counts = self._support_counts(checked).astype(np.int64, copy=False)
+        return SupportCounts(self.fingerprint, counts, int(len(checked)))
+
+    def supports(self, reports: Any, value: Any) -> NDArray[np.bool_]:
+        """Whether each report supports ``value`` (``value in S(y)``)."""
+        return self._supports(self._checked(reports), self.domain_obj.encode_one(value))
+
+    # -------------------------------------------------------------- estimate
+    def support_rates(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """:meth:`support_probabilities` as read-only float64 arrays, computed once per mechanism.
+
+        ``p*[v] = P(v in S(y) | x = v)`` and ``q*[v] = P(v in S(y) | x != v)``,
+        where ``S(y)`` is the set of categories report ``y`` supports; the
+        expected share of reports supporting ``v`` is ``q*[v] + (p*[v] - q*[v]) f[v]``.
+        """
+        cached = self.__dict__.get("_support_rates")
+        if cached is None:
+            p, q = self.support_probabilities()
+            cached = (np.array([float(x) for x in p]), np.array([float(x) for x in q]))
+            for arr in cached:
+                arr.setflags(write=False)
+            self.__dict__["_support_rates"] = cached
+        return cached
+
+    def estimate(self, reports: Any, target: Target = "population") -> Estimate:
+        """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`).
+
+        ``target="population"`` (the default) estimates the shares in the
+        population the respondents were sampled from; ``"respondents"`` the
+        shares among these respondents. Only the standard errors differ.
+        """
+        target = check_target(target)  # before any work on the reports
+        est: Estimate = self.estimate_from(self.aggregate(reports), target=target)
+        return est
+
+    def estimate_from(self, stat: SupportCounts, target: Target = "population") -> Estimate:
+        """Unbiased frequency estimate from a (merged) aggregate.
+
+        Standard errors: for ``"population"`` the plug-in of
+        ``lambda (1 - lambda) / (n (p*-q*)^2)`` at the observed share
+        ``lambda = C_v / n``; for ``"respondents"`` [formula (A)][formula-a] at
+        ``clip(f_v, 0, 1)`` (:func:`deniable._estimate.pure_variance`).
+        """
+        target = check_target(target)
+        if not isinstance(stat, Mergeable):
+            raise TypeError(f"estimate_from needs a SupportCounts aggregate; got {type(stat).__name__}")
+        stat.require(SupportCounts, self.fingerprint)
+        if np.shape(stat.counts)[-1:] != (self.k,):
+            raise ValueError(f"aggregate has {np.shape(stat.counts)[-1:]} counts; {self.name} needs k={self.k}")
+        p, q = self.support_rates()
+        n = stat.n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = stat.counts / n if n else np.full(self.k, np.nan)
+            freqs = (observed - q) / (p - q)
+            # population: (A) + f(1-f)/n = lambda(1-lambda)/(n gap^2), plugged in at lambda = C/n
+            plug_in = freqs if target == "population" else np.clip(freqs, 0, 1)
+            se = np.sqrt(np.maximum(pure_variance(n, p, q, plug_in, target), 0.0)) if n else observed
+        return Estimate(
+            mechanism=self.name,
+            epsilon=self.epsilon,
+            domain=self.domain,
+            frequencies=freqs,
+            std_errors=se,
+            n=n,
+            observed=observed,
+            support_counts=stat.counts,
+            p_star=p,
+            q_star=q,
+            target=target,
+        )
+
+    def variance(
+        self, n: int, frequencies: Any = None, target: Target = "population"
+    ) -> NDArray[np.float64]:
+        """Per-category variance of the estimate for ``n`` reports.
+
+        ``"respondents"``: [formula (A)][formula-a],
+        ``q*(1-q*) / (n (p*-q*)^2) + f_v (1-p*-q*) / (n (p*-q*))``, for the
+        fixed set of ``n`` respondents. ``"population"`` (the default) adds
+        the sampling term ``f_v (1 - f_v) / n``. ``frequencies=None``
+        evaluates it at ``f -> 0`` (``Var*/n``, the planning convention: the
+        variance of a rare category, the same for both targets).
+        """
+        target = check_target(target)
+        f = self._variance_frequencies(n, frequencies)
+        p, q = self.support_rates()
+        return pure_variance(n, p, q, f, target)
+
+    def _variance_frequencies(self, n: int, frequencies: Any) -> NDArray[np.float64]:
+        """Check ``variance``'s arguments; the frequencies as an array (zeros for None)."""
+        if n <= 0:
+            raise ValueError(f"n must be positive; got {n}")
+        f = np.zeros(self.k) if frequencies is None else np.asarray(frequencies, dtype=float)
+        if f.shape != (self.k,):
+            raise ValueError(f"frequencies must have length k={self.k}; got shape {f.shape}")
+        return f
+
+    # ------------------------------------------------------------ exact view
+    def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
+        """``(outputs, P)`` with ``P[x, j] = P(report = outputs[j] | value = domain[x])``.
+
+        Enumerates the whole output space, so it is offered only where that
+        space is small; used to check privacy exactly.
+        """
+        raise NotImplementedError(f"{self.name} does not enumerate its outputs")
+
+    def simulate_support_counts(
+        self, true_counts: NDArray[np.int64], rng: np.random.Generator
+    ) -> NDArray[np.int64] | None:
+        """Support counts of a simulated survey drawn without making reports.
+
+        Returns None where no exact joint draw is implemented.
+        """
+        return None
+
+    def __repr__(self) -> str:
+        dom = self.k if self.domain_obj.is_range else list(self.domain)
+        if isinstance(dom, list) and len(dom) > 6:
+            dom = [*dom[:6], "..."]
+        return f"{self.name}({dom!r}, epsilon={self.epsilon:.6g})"
+

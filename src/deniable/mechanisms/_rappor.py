@@ -1,0 +1,569 @@
+"""RAPPOR (Erlingsson, Pihur, Korolova, CCS 2014) over a known candidate domain.
+
+Device, per report of value ``v``:
+
+1. cohort ``c`` (uniform in ``[m]``, drawn once per client) and Bloom filter
+   ``B`` of ``v``: ``h`` bits of ``num_bits`` (at most 256) set by a hash of
+   ``(c, v)``: ``hashing="sha256"`` (the default, and what configurations
+   without a choice mean) takes 4-byte words of SHA-256 of
+   ``c NUL type NUL v``; ``hashing="google"`` computes the bits exactly as
+   google/rappor's clients do (:func:`google_bloom_bits`: byte ``i`` of
+   MD5 of the cohort as 4 big-endian bytes followed by ``v`` in UTF-8, modulo
+   ``num_bits``), so reports of Google's clients decode here
+   (:meth:`RAPPOR.reports_from_google`);
+2. permanent randomized response (PRR): each bit becomes 1 w.p. ``f/2``, 0
+   w.p. ``f/2`` and stays ``B_i`` otherwise; a :class:`RapporClient` memoizes
+   it per value (derived from the client's secret, as google/rappor's
+   ``flag_oneprr``), so that repeated reports of one value leak at most
+   ``epsilon_infinity = 2h ln((1 - f/2) / (f/2))``;
+3. instantaneous randomized response (IRR), fresh each time: report bit
+   ``S_i = 1`` w.p. ``q`` if ``B'_i = 1`` and w.p. ``p`` if ``B'_i = 0``.
+
+With ``q* = f(p+q)/2 + (1-f) q`` and ``p* = f(p+q)/2 + (1-f) p`` (the
+probabilities of a reported 1 given ``B_i = 1`` / ``0``), one report is
+``epsilon = h ln(q*(1-p*) / (p*(1-q*)))``-LDP. ``RAPPOR(..., epsilon=e)``
+sets ``f`` so that ``epsilon_infinity = e``. ``f/2``, ``p`` and ``q`` are
+sampled as multiples of 2**-32 (``f/2`` rounded up, ``p`` and ``q`` to the
+nearest), and both epsilons are computed from those integers. A one-time
+report (``privatize_many``, no memoized PRR) draws each bit once with
+probability ``q*`` or ``p*`` (multiples of 2**-64): the law of the two steps,
+from fewer random bits.
+
+Server: per cohort ``j`` with ``N_j`` reports and ``c_ij`` set bits,
+``t_ij = (c_ij - p* N_j) / (q* - p*)`` estimates how many of those reports
+have Bloom bit ``i`` set, whose expectation is ``N_j sum_v X[j,i,v] f_v``.
+The frequencies are the least-squares solution of that linear system
+(unbiased; standard errors from the bit-level noise, Google's
+``EstimateBloomCounts`` variances, through the sandwich formula). That is the
+variance for a fixed set of respondents (``target="respondents"``); the
+population target adds the sampling term ``f (1 - f) / n``, as for every
+frequency oracle (:mod:`deniable._estimate`). Both are approximations here:
+cross-bit covariances within a report are left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable import _client_state as client_state
+from deniable import _privacy as privacy
+from deniable import _randomness as randomness
+from deniable._client_state import StateLike
+from deniable._estimate import SupportCounts, Target, check_target, sampling_variance
+from deniable._randomness import Source
+from deniable.errors import ReportError
+from deniable.mechanisms._contract import CheckedReports
+from deniable.mechanisms._domain import Domain
+from deniable.mechanisms._frequency import FrequencyOracle
+from deniable.mechanisms._permanent import PermanentClient
+from deniable.mechanisms._rappor_decode import RapporEstimate, least_squares
+from deniable.mechanisms.registry import register
+from deniable.wire import _codecs as codecs
+
+__all__ = ["RAPPOR", "RapporClient", "RapporEstimate", "google_bloom_bits", "HASHINGS", "MAX_BITS"]
+
+_BITS = 32
+_ONE = 1 << _BITS
+_WORD = 64
+MAX_BITS = 256  #: a Bloom filter of Google's clients addresses its bits with one byte
+REPORT_DTYPE = np.dtype([("cohort", "<u4"), ("bits", "<u8")])
+"""Reports of up to 64 bits; wider filters hold ``bits`` as 64-bit words, least significant first."""
+
+HASHINGS = {
+    "sha256": "sha256(cohort NUL type NUL value)",
+    "google": "md5(cohort u32be, utf8 value) byte i mod num_bits (google/rappor)",
+}
+"""Bloom hashings by name, and how a configuration's ``params.hash`` records each."""
+_MAX_HASHES = {"sha256": 8, "google": 16}  # 4-byte words of a SHA-256 digest / bytes of an MD5 digest
+
+
+def google_bloom_bits(value: str, cohort: int, num_hashes: int, num_bits: int) -> list[int]:
+    """The Bloom bit positions google/rappor's clients set for ``value`` in ``cohort``.
+
+    ``d = MD5(cohort as 4 big-endian bytes || value in UTF-8)``; hash ``i``
+    sets bit ``d[i] mod num_bits`` (bit 0 the least significant of the
+    report integer), for ``num_hashes <= 16`` and ``num_bits <= 256``.
+
+    >>> google_bloom_bits("foo", 0, 2, 16)
+    [6, 6]
+    """
+    digest = hashlib.md5(struct.pack(">I", cohort) + value.encode("utf-8"), usedforsecurity=False).digest()
+    return [digest[i] % num_bits for i in range(num_hashes)]
+
+
+def _sha256_bloom_bits(value: Any, cohort: int, num_hashes: int, num_bits: int) -> list[int]:
+    digest = hashlib.sha256(f"{cohort}\x00{type(value).__name__}\x00{value}".encode()).digest()
+    return [int.from_bytes(digest[4 * j : 4 * j + 4], "big") % num_bits for j in range(num_hashes)]
+
+
+def _report_dtype(words: int) -> np.dtype[Any]:
+    return REPORT_DTYPE if words == 1 else np.dtype([("cohort", "<u4"), ("bits", "<u8", (words,))])
+
+
+def _dyadic(x: Fraction, up: bool = False) -> int:
+    """``x`` in units of 2**-32 (rounded up, or to nearest); epsilon follows the result."""
+    scaled = x * _ONE
+    return int(-((-scaled.numerator) // scaled.denominator)) if up else round(scaled)
+
+
+@register(decode_cost="O(n num_bits) + least squares over the candidates", browser=True)
+class RAPPOR(FrequencyOracle):
+    """Bloom-filter RAPPOR with cohorts, permanent and instantaneous randomized response."""
+
+    wire_id = "rappor"
+    report_kind = "structured"
+    wide_fields = ("bits",)
+    _block_reports = 1 << 13  # secure batches: 8,192 reports at a time (about 0.5 MiB of working memory)
+    param_defaults: ClassVar[dict[str, Any]] = {"hash": HASHINGS["sha256"]}  # configs without a hashing
+
+    def __init__(
+        self,
+        categories: Any,
+        *,
+        epsilon: float | None = None,
+        f: float | None = None,
+        p: float = 0.5,
+        q: float = 0.75,
+        num_bits: int = 16,
+        num_hashes: int = 2,
+        num_cohorts: int = 64,
+        hashing: str = "sha256",
+    ) -> None:
+        domain = Domain(categories, "RAPPOR")
+        if hashing not in HASHINGS:
+            raise ValueError(f"hashing must be one of {sorted(HASHINGS)} for RAPPOR; got {hashing!r}")
+        for name, value, low, high in (
+            ("num_bits", num_bits, 1, MAX_BITS),
+            ("num_hashes", num_hashes, 1, _MAX_HASHES[hashing]),
+            ("num_cohorts", num_cohorts, 1, 1 << 16),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"{name} must be an int in {low}..{high} for RAPPOR; got {value!r}")
+        if num_hashes > num_bits:
+            raise ValueError(f"num_hashes ({num_hashes}) cannot exceed num_bits ({num_bits})")
+        if (epsilon is None) == (f is None):
+            raise TypeError("RAPPOR needs exactly one of epsilon (lifetime, epsilon_infinity) or f")
+        zero, one = Fraction(0), Fraction(1)
+        pp = privacy.check_probability(p, "p", zero, one, "RAPPOR", closed=True)
+        qq = privacy.check_probability(q, "q", zero, one, "RAPPOR", closed=True)
+        if qq <= pp:
+            raise ValueError(f"q must exceed p for RAPPOR; got p={p!r}, q={q!r}")
+        if epsilon is not None:
+            eps = privacy.check_epsilon(epsilon, owner="RAPPOR")
+            # epsilon_inf = 2h ln((1 - f/2)/(f/2)): f/2 = b/(a+b) with a/b <= e^(eps/2h)
+            a, b = privacy.exp_ratio(eps / (2 * num_hashes), 1)
+            half_f = -((-b * _ONE) // (a + b))  # ceil: more noise
+        else:
+            ff = privacy.check_probability(f, "f", zero, one + Fraction(1, _ONE), "RAPPOR")
+            half_f = _dyadic(ff / 2, up=True)
+        self._setup(domain, num_bits, num_hashes, num_cohorts, half_f, _dyadic(pp), _dyadic(qq), hashing)
+
+    def _setup(
+        self, domain: Domain, bits: int, hashes: int, cohorts: int, half_f: int, p: int, q: int, hashing: str
+    ) -> None:
+        if hashing == "google" and not all(isinstance(v, str) for v in domain.values):
+            raise ValueError("RAPPOR with hashing='google' needs string categories (hashed as UTF-8)")
+        self.domain_obj = domain
+        self.num_bits, self.num_hashes, self.num_cohorts = bits, hashes, cohorts
+        self.hashing = hashing
+        self._words = -(-bits // _WORD)
+        self._dtype = _report_dtype(self._words)
+        keep = [(1 << _WORD) - 1] * self._words
+        keep[-1] = (1 << (bits - _WORD * (self._words - 1))) - 1
+        self._keep = np.array(keep, dtype=np.uint64)
+        self._half_f, self._p, self._q = half_f, p, q
+        f2, pp, qq = Fraction(half_f, _ONE), Fraction(p, _ONE), Fraction(q, _ONE)
+        self.q_star = f2 * (pp + qq) + (1 - 2 * f2) * qq
+        self.p_star = f2 * (pp + qq) + (1 - 2 * f2) * pp
+        if not 0 < self.p_star < self.q_star < 1:
+            raise ValueError("RAPPOR parameters give no signal: need 0 < p* < q* < 1 (f < 1, p < q)")
+        ratio = self.q_star * (1 - self.p_star) / (self.p_star * (1 - self.q_star))
+        self._epsilon = privacy.ln_up(ratio**hashes)
+        self.epsilon_infinity = privacy.ln_up(((1 - f2) / f2) ** (2 * hashes)) if f2 else float("inf")
+        self._irr_tables = np.stack([randomness.expansion_table(p, _BITS), randomness.expansion_table(q, _BITS)])
+        stars = [star * randomness.TWO64 for star in (self.p_star, self.q_star)]  # integers: f/2, p, q are /2^32
+        assert all(star.denominator == 1 for star in stars)
+        self._one_time_tables = np.stack([randomness.expansion_table(int(star), _WORD) for star in stars])
+        self._bloom3 = self._bloom_table()
+        self.bloom = self._bloom3[:, :, 0] if self._words == 1 else self._bloom3
+
+    def _bloom_table(self) -> NDArray[np.uint64]:
+        """``[cohort, position, word]``: the Bloom filter of each category in each cohort, in 64-bit words.
+
+        ``self.bloom`` is the same table indexed ``[cohort, position]`` (one
+        integer per filter) when ``num_bits <= 64``.
+        """
+        positions = google_bloom_bits if self.hashing == "google" else _sha256_bloom_bits
+        table = np.zeros((self.num_cohorts, self.k, self._words), dtype=np.uint64)
+        for c in range(self.num_cohorts):
+            for i, value in enumerate(self.domain):
+                for bit in positions(value, c, self.num_hashes, self.num_bits):
+                    table[c, i, bit // _WORD] |= np.uint64(1 << (bit % _WORD))
+        return table
+
+    def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:
+        raise NotImplementedError("RAPPOR is decoded by regression, not by support counts")
+
+    # -------------------------------------------------------------- sampling
+    def _prr(self, blooms: NDArray[np.uint64], source: Source) -> NDArray[np.uint64]:
+        """Permanent randomized response of ``(n, words)`` Bloom filters.
+
+        A client derives its PRR from its secret through this function, so
+        the bytes it reads and how it uses them must never change (a changed
+        PRR for the same secret would be a fresh permanent response).
+        """
+        n = blooms.size
+        noisy = randomness.bernoulli_words(2 * self._half_f, _BITS, n, source).reshape(blooms.shape)
+        coins = np.frombuffer(source.random_bytes(8 * n), dtype=np.uint64).reshape(blooms.shape)
+        return (blooms & ~noisy) | (coins & noisy)
+
+    def _irr(self, prr: NDArray[np.uint64], source: Source) -> NDArray[np.uint64]:
+        """Instantaneous randomized response of ``(n, words)`` permanent responses.
+
+        Each bit is 1 with probability ``q`` where the PRR has a 1 and ``p``
+        where it has a 0: one exact lazy comparison per bit against the
+        threshold its PRR bit selects (2 random bits per bit on average).
+        """
+        return self._per_bit(self._irr_tables, prr, source)
+
+    def _per_bit(
+        self, tables: NDArray[np.uint8], select: NDArray[np.uint64], source: Source
+    ) -> NDArray[np.uint64]:
+        """``(n, words)`` words whose bits are Bernoulli with ``tables[1]``'s threshold where ``select`` has
+        a 1 and ``tables[0]``'s where it has a 0 (:func:`~deniable._randomness.dyadic_packed`), masked to
+        ``num_bits``."""
+        select = np.ascontiguousarray(select, dtype=np.uint64)
+        packed = randomness.dyadic_packed(tables, 64 * select.size, source, select.view(np.uint8).ravel())
+        return packed.view(np.uint64).reshape(select.shape) & self._keep
+
+    def _reports(self, cohorts: NDArray[np.uint64], bits: NDArray[np.uint64]) -> NDArray[np.void]:
+        out = np.empty(len(bits), dtype=self._dtype)
+        out["cohort"], out["bits"] = cohorts, bits[:, 0] if self._words == 1 else bits
+        return out
+
+    def _bit_words(self, reports: NDArray[np.void]) -> NDArray[np.uint64]:
+        """The reports' bits as ``(n, words)`` 64-bit words, least significant first."""
+        return np.asarray(reports["bits"], dtype=np.uint64).reshape(len(reports), self._words)
+
+    def _sample(self, idx: NDArray[np.int64], source: Source) -> NDArray[np.void]:
+        """One-time reports: a fresh cohort, PRR and IRR for every report (epsilon each).
+
+        A fresh PRR followed by an IRR sets each bit independently, with
+        probability ``q*`` where the Bloom filter has a 1 and ``p*`` where it
+        has a 0 (both multiples of ``2**-64``), so each bit is drawn once
+        from that law by an exact lazy comparison: the same distribution as
+        the two steps, from a third of their random bits.
+        """
+        cohorts = randomness.uniform_below(self.num_cohorts, idx.size, source)
+        blooms = self._bloom3[cohorts.astype(np.int64), idx]
+        return self._reports(cohorts, self._per_bit(self._one_time_tables, blooms, source))
+
+    def client(
+        self,
+        state: StateLike | None = None,
+        *,
+        secret: bytes | None = None,
+        cohort: int | None = None,
+    ) -> RapporClient:
+        """A device-side client with a fixed cohort and a memoized PRR per value.
+
+        ``state`` (a file path or a :class:`~deniable._client_state.StateStore`)
+        keeps the client's secret and cohort across processes and restarts:
+        created on first use (a file with mode 0600), reused afterwards, and
+        refused (:class:`~deniable._client_state.StateError`) if it was written
+        for another configuration. Without ``state`` the client lives only as
+        long as the object (or pass an explicit ``secret`` and ``cohort``):
+        a client re-created without its state draws new permanent responses,
+        and the lifetime guarantee ``epsilon_infinity`` no longer holds.
+        """
+        return RapporClient(self, state, secret=secret, cohort=cohort)
+
+    # --------------------------------------------------------------- reports
+    def _validate(self, reports: Any) -> NDArray[np.void]:
+        if isinstance(reports, np.ndarray) and reports.dtype.names:
+            shape = () if self._words == 1 else (self._words,)
+            if set(reports.dtype.names) != {"cohort", "bits"} or reports.ndim != 1 or (
+                reports.dtype["bits"].shape != shape
+            ):
+                raise ValueError(
+                    f"RAPPOR reports need fields 'cohort' and 'bits' ({self._words} 64-bit word(s)); "
+                    f"got {reports.dtype}"
+                )
+            arr = reports.astype(self._dtype, copy=False)
+        else:
+            parsed = codecs.rappor_from_json(list(reports), self.num_cohorts, self.num_bits)
+            arr = np.empty(len(parsed), dtype=self._dtype)
+            for i, (cohort, bits) in enumerate(parsed):
+                words = [(bits >> (_WORD * w)) & ((1 << _WORD) - 1) for w in range(self._words)]
+                arr[i] = (cohort, words[0] if self._words == 1 else words)
+        if arr.size:
+            if int(arr["cohort"].max()) >= self.num_cohorts:
+                raise ValueError(f"RAPPOR report cohort must be below {self.num_cohorts}")
+            if np.any(self._bit_words(arr) & ~self._keep):
+                raise ValueError(f"RAPPOR report bits must be below 2**{self.num_bits}")
+        return arr
+
+    def _bit_counts(self, reports: NDArray[np.void]) -> NDArray[np.int64]:
+        """``[N_j, c_j0 .. c_j(b-1)]`` per cohort, flattened (the mergeable statistic)."""
+        table = np.zeros((self.num_cohorts, self.num_bits + 1), dtype=np.int64)
+        cohorts = reports["cohort"].astype(np.int64)
+        table[:, 0] = np.bincount(cohorts, minlength=self.num_cohorts)
+        words = self._bit_words(reports)
+        for i in range(self.num_bits):
+            bit = ((words[:, i // _WORD] >> np.uint64(i % _WORD)) & np.uint64(1)).astype(bool)
+            table[:, i + 1] = np.bincount(cohorts[bit], minlength=self.num_cohorts)
+        return table.ravel()
+
+    _support_counts = _bit_counts
+
+    def _supports(self, reports: NDArray[np.void], position: int) -> NDArray[np.bool_]:
+        """Whether the report has every Bloom bit of the category (in its cohort) set."""
+        need = self._bloom3[reports["cohort"].astype(np.int64), position]
+        return np.all((self._bit_words(reports) & need) == need, axis=1)
+
+    def audit_events(self, reports: NDArray[np.void], x: Any, other: Any) -> NDArray[np.int64]:
+        """Audit cells: all Bloom bits of ``x`` not in ``x'`` set / none of ``x'``'s own bits set.
+
+        Counted only in the report's cohort when the two filters there are
+        disjoint with ``h`` bits each; then the corner cell carries the full
+        per-report privacy loss ``h ln(q*(1-p*)/(p*(1-q*)))``.
+        """
+        checked = self._checked(reports)
+        cohort = checked["cohort"].astype(np.int64)
+        bx = self._bloom3[cohort, self.domain_obj.encode_one(x)]
+        bo = self._bloom3[cohort, self.domain_obj.encode_one(other)]
+        only_x, only_o = bx & ~bo, bo & ~bx
+        bits = self._bit_words(checked)
+        # only cohorts where the two filters are disjoint with h bits each
+        pure = (np.bitwise_count(only_x).sum(axis=1) == self.num_hashes) & (
+            np.bitwise_count(only_o).sum(axis=1) == self.num_hashes
+        )
+        hit_x = np.all((bits & only_x) == only_x, axis=1) & pure
+        miss_o = np.all((bits & only_o) == 0, axis=1) & pure
+        return 2 * hit_x.astype(np.int64) + miss_o
+
+    def estimate_from(self, stat: SupportCounts, target: Target = "population") -> RapporEstimate:
+        """Least-squares decode of the per-cohort Bloom bit counts (module docstring)."""
+        target = check_target(target)
+        stat.require(SupportCounts, self.fingerprint)
+        table = stat.counts.reshape(self.num_cohorts, self.num_bits + 1)
+        sizes, ones = table[:, 0].astype(float), table[:, 1:].astype(float)
+        ps, qs = float(self.p_star), float(self.q_star)
+        t = (ones - ps * sizes[:, None]) / (qs - ps)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.clip(ones / sizes[:, None], 0, 1)
+        rate = np.nan_to_num(rate)
+        noise = (sizes[:, None] * rate * (1 - rate) / (qs - ps) ** 2).ravel()
+        design = self._design(sizes)
+        freqs, var = least_squares(design, t.ravel(), noise)
+        n = stat.n
+        var = var + (sampling_variance(n, np.clip(freqs, 0, 1), target) if n else 0.0)
+        return RapporEstimate.decoded(self, freqs, np.sqrt(np.clip(var, 0, None)), n, target)
+
+    def variance(
+        self, n: int, frequencies: Any = None, target: Target = "population"
+    ) -> NDArray[np.float64]:
+        """Approximate per-category variance for n reports spread evenly over cohorts.
+
+        ``"population"`` (the default) adds ``f (1 - f) / n`` to the fixed
+        respondents' variance.
+        """
+        target = check_target(target)
+        f = self._variance_frequencies(n, frequencies)
+        sizes = np.full(self.num_cohorts, n / self.num_cohorts)
+        design = self._design(sizes)
+        ps, qs = float(self.p_star), float(self.q_star)
+        rate = ps + (qs - ps) * (self._design(np.ones(self.num_cohorts)) @ f)
+        noise = np.repeat(sizes, self.num_bits) * rate * (1 - rate) / (qs - ps) ** 2
+        fixed = least_squares(design, np.zeros(design.shape[0]), noise)[1]
+        return np.asarray(fixed + sampling_variance(n, f, target), dtype=float)
+
+    def _design(self, sizes: NDArray[np.float64]) -> Any:
+        """Sparse ``(cohorts * num_bits, k)`` design: ``N_j`` where category ``v``'s Bloom filter in
+        cohort ``j`` sets bit ``i`` (row ``j * num_bits + i``), 0 elsewhere."""
+        from scipy import sparse
+
+        pattern = self.__dict__.get("_bloom_pattern")
+        if pattern is None:  # the 0/1 matrix, built once per mechanism
+            shifts = np.arange(_WORD, dtype=np.uint64)
+            bits = (self._bloom3[:, :, :, None] >> shifts) & np.uint64(1)  # [cohort, value, word, bit]
+            bits = bits.reshape(self.num_cohorts, self.k, self._words * _WORD)[:, :, : self.num_bits]
+            cohort, value, bit = np.nonzero(bits)
+            shape = (self.num_cohorts * self.num_bits, self.k)
+            pattern = sparse.csr_matrix((np.ones(cohort.size), (cohort * self.num_bits + bit, value)), shape=shape)
+            self.__dict__["_bloom_pattern"] = pattern
+        return sparse.diags(np.repeat(sizes, self.num_bits)) @ pattern
+
+    def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
+        """Over outputs (cohort, bits): P = (1/m) prod_i P(S_i | B_i) with q*, p* per bit."""
+        if self.num_bits > 10 or self.num_cohorts * (1 << self.num_bits) > 1 << 16:
+            raise NotImplementedError("transition_matrix enumerates every (cohort, bits); too many")
+        words = np.arange(1 << self.num_bits, dtype=np.uint64)
+        shifts = np.arange(self.num_bits, dtype=np.uint64)
+        s_bits = ((words[:, None] >> shifts) & np.uint64(1)).astype(bool)
+        ps, qs = float(self.p_star), float(self.q_star)
+        outputs = [(c, int(w)) for c in range(self.num_cohorts) for w in words]
+        matrix = np.empty((self.k, len(outputs)))
+        for x in range(self.k):
+            rows = []
+            for c in range(self.num_cohorts):
+                b_bits = ((self.bloom[c, x] >> shifts) & np.uint64(1)).astype(bool)
+                one = np.where(b_bits, qs, ps)
+                rows.append(np.prod(np.where(s_bits, one, 1 - one), axis=1) / self.num_cohorts)
+            matrix[x] = np.concatenate(rows)
+        return outputs, matrix
+
+    # ------------------------------------------------------------------ wire
+    def _params(self) -> dict[str, Any]:
+        return {
+            "bits": _BITS,
+            "num_bits": self.num_bits,
+            "num_hashes": self.num_hashes,
+            "num_cohorts": self.num_cohorts,
+            "half_f_numerator": self._half_f,
+            "p_numerator": self._p,
+            "q_numerator": self._q,
+            "hash": HASHINGS[self.hashing],
+        }
+
+    @classmethod
+    def _from_params(cls, domain: Any, params: dict[str, Any]) -> RAPPOR:
+        recorded = params.get("hash", cls.param_defaults["hash"])
+        hashing = next((name for name, text in HASHINGS.items() if text == recorded), None)
+        if hashing is None:
+            raise ValueError(
+                f"config field 'params.hash' for rappor must be one of {sorted(HASHINGS.values())}; "
+                f"got {recorded!r} (a hashing this reader does not know)"
+            )
+        self = cls.__new__(cls)
+        self._setup(
+            Domain(domain, "RAPPOR"),
+            int(params["num_bits"]),
+            int(params["num_hashes"]),
+            int(params["num_cohorts"]),
+            int(params["half_f_numerator"]),
+            int(params["p_numerator"]),
+            int(params["q_numerator"]),
+            hashing,
+        )
+        return self
+
+    @property
+    def report_bits(self) -> int:
+        return self.num_bits + max(1, (self.num_cohorts - 1).bit_length())
+
+    def _report_to_json(self, report: Any) -> dict[str, int]:
+        return codecs.rappor_to_json(report["cohort"], _as_int(report["bits"]))
+
+    # ------------------------------------------------------- google/rappor
+    def reports_from_google(self, cohorts: Sequence[int], irrs: Sequence[int | str]) -> CheckedReports:
+        """Reports of google/rappor's clients, checked: each ``(cohort, irr)``.
+
+        ``irr`` is what Google's ``Encoder.encode`` returns (an int whose bit
+        ``i`` is Bloom bit ``i``) or its bit string (``num_bits`` characters
+        ``0``/``1``, most significant bit first, as in Google's simulation
+        CSV files and ``sum_bits.py``). Use ``hashing="google"`` and the
+        parameters of the collection (``f``, ``p``, ``q``, ``num_bits``,
+        ``num_hashes``, ``num_cohorts``). Raises
+        :class:`~deniable.errors.ReportError` naming the first bad row.
+        """
+        if len(cohorts) != len(irrs):
+            raise ReportError(f"reports_from_google: {len(cohorts)} cohorts but {len(irrs)} irrs")
+        items = []
+        for i, (cohort, irr) in enumerate(zip(cohorts, irrs, strict=True)):
+            if isinstance(irr, str):
+                if len(irr) != self.num_bits or irr.strip("01"):
+                    raise ReportError(
+                        f"Google report {i}: irr must be {self.num_bits} characters 0/1 (most significant "
+                        f"first); got {irr!r:.80}",
+                        i,
+                    )
+                irr = int(irr, 2)
+            items.append({"cohort": cohort, "bits": irr})
+        return self.reports_from_json(items)
+
+    def reports_to_google(self, reports: Any, bit_strings: bool = False) -> list[tuple[int, int | str]]:
+        """``(cohort, irr)`` per report in Google's forms: ints, or MSB-first bit strings."""
+        out: list[tuple[int, int | str]] = []
+        for item in self.reports_to_json(reports):
+            bits = item["bits"]
+            out.append((item["cohort"], format(bits, f"0{self.num_bits}b") if bit_strings else bits))
+        return out
+
+    def __repr__(self) -> str:
+        hashing = ", hashing='google'" if self.hashing == "google" else ""
+        return (
+            f"RAPPOR(k={self.k}, bits={self.num_bits}, hashes={self.num_hashes}, "
+            f"cohorts={self.num_cohorts}{hashing}, epsilon={self.epsilon:.6g}, "
+            f"epsilon_infinity={self.epsilon_infinity:.6g})"
+        )
+
+
+class RapporClient(PermanentClient):
+    """One device: a fixed cohort and a permanent (memoized) response per value.
+
+    A :class:`~deniable.mechanisms._permanent.PermanentClient`, as every
+    memoizing mechanism's device: the PRR of a value is derived from
+    ``HMAC-SHA256(secret, type NUL value)``
+    (:meth:`deniable._client_state.ClientState.source`), so it is the same on
+    every report without being stored; only the IRR is drawn fresh (from the
+    OS CSPRNG). A kept state (``RAPPOR.client(state=...)``) also keeps the
+    cohort, drawn once from the state's own stream; without a state the
+    cohort is ``cohort`` or drawn from the OS CSPRNG.
+    """
+
+    def __init__(
+        self, mechanism: RAPPOR, state: StateLike | None = None, *, secret: bytes | None = None,
+        cohort: int | None = None,
+    ) -> None:
+        if state is not None:
+            if secret is not None or cohort is not None:
+                raise TypeError("pass either state or secret/cohort to RAPPOR.client, not both")
+            super().__init__(mechanism, state, fields=lambda source: {
+                "cohort": randomness.scalar_below(mechanism.num_cohorts, source)})
+            cohort = self.fields.get("cohort")
+            if type(cohort) is not int:
+                raise client_state.StateError(f"client state for RAPPOR: field 'cohort' must be an int; got {cohort!r}")
+        else:
+            super().__init__(mechanism, secret=secret)
+            if cohort is None:
+                cohort = randomness.scalar_below(mechanism.num_cohorts, randomness.SECURE)
+        if isinstance(cohort, bool) or not isinstance(cohort, int) or not 0 <= cohort < mechanism.num_cohorts:
+            raise ValueError(f"cohort must be an int in 0..{mechanism.num_cohorts - 1}; got {cohort!r}")
+        self.cohort = cohort
+        self.mechanism: RAPPOR = mechanism
+
+    def permanent(self, value: Any) -> int:
+        """The memoized permanent response (PRR) of ``value``: the Bloom bits the IRR randomizes."""
+        prr = self._permanent(self.mechanism.domain_obj.encode_one(value))[0] & self.mechanism._keep
+        return _as_int(prr)
+
+    def _permanent(self, position: int) -> NDArray[np.uint64]:
+        """``(1, words)``: the PRR of the category at ``position``."""
+        value = self.mechanism.domain[position]
+        stream = self._stream(type(value).__name__, str(value))
+        bloom = self.mechanism._bloom3[self.cohort, position : position + 1]
+        return self.mechanism._prr(bloom, stream)
+
+    def privatize(self, value: Any) -> Any:
+        """One report: the memoized PRR of ``value`` through a fresh IRR."""
+        m = self.mechanism
+        position = m.domain_obj.encode_one(value)
+        bits = m._irr(self._permanent(position), randomness.SECURE)
+        return m._reports(np.array([self.cohort], dtype=np.uint64), bits)[0]
+
+    def __repr__(self) -> str:
+        return f"RapporClient({self.mechanism!r}, cohort={self.cohort})"
+
+
+def _as_int(words: Any) -> int:
+    """A report's bits (one 64-bit word, or words least significant first) as one integer."""
+    flat = np.atleast_1d(np.asarray(words, dtype=np.uint64))
+    return sum(int(w) << (_WORD * i) for i, w in enumerate(flat))

@@ -1,0 +1,300 @@
+"""The answers of the HTTP API, typed for the OpenAPI document (FastAPI checks each against its model).
+
+Refusals are :class:`deniable.server._refusals.ErrorOut`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "Accepted", "BatchAccepted", "QuestionOut", "RoundsOut", "SurveyOut", "ResultsOut", "InvitesOut",
+    "RootOut", "StatusOut",
+]
+
+
+class Accepted(BaseModel):
+    status: Literal["accepted"]
+    response_id: str = Field(description="opaque receipt; reveals nothing about other responses")
+    idempotency_key: str
+
+
+class BatchAccepted(BaseModel):
+    accepted: int = Field(description="responses stored by this request")
+    duplicates: int = Field(description="responses whose key was already stored with this body")
+
+
+class QuestionOut(BaseModel):
+    id: str
+    text: str
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number"]
+    categories: list[Any] | None = None
+    mechanism: dict[str, Any] | None = Field(
+        default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
+    )
+    randomized: bool = Field(default=True, description="false: a plain question, answered and stored as given")
+    design: dict[str, Any] | None = Field(
+        default=None, description="a survey design: RRreg's model name and exact p (deniable.survey)"
+    )
+    groups: int | None = Field(default=None, description="a design's groups: 2 means the device draws its group")
+    channels: list[dict[str, Any]] | None = Field(
+        default=None, description="a design's exact binary-rr channel config per group (epsilon null if infinite)"
+    )
+    epsilon: float | None = Field(default=None, description="a design's epsilon (null if infinite)")
+    reveals_truth: bool | None = Field(default=None, description="a design whose answer can reveal the truth")
+    allow_infinite_epsilon: bool | None = None
+    unrelated_question: str | None = Field(
+        default=None, description="UQTunknown: asked on the device, its answer never sent"
+    )
+    min: int | None = Field(default=None, description="a plain integer question's smallest answer")
+    max: int | None = None
+    discovery: dict[str, Any] | None = Field(
+        default=None, description="a free-text question's exact discovery config (HeavyHitters.to_config)"
+    )
+    max_length: int | None = Field(default=None, description="a free-text answer's bytes of UTF-8 kept")
+    kind: Literal["text", "integer"] | None = Field(default=None, description="a free-text question's values")
+    method: Literal["pem", "sfp"] | None = Field(default=None, description="a free-text question's protocol")
+    alphabet: str | None = Field(
+        default=None, description="a free-text question's allowed characters (PEM; absent: any text)"
+    )
+    low: float | None = Field(default=None, description="a number question's smallest answer")
+    high: float | None = Field(default=None, description="a number question's largest answer")
+    units: str | None = Field(default=None, description="a number question's units (text)")
+
+
+class RoundsOut(BaseModel):
+    """A survey's rounds (deniable.server._rounds)."""
+
+    every: int = Field(description="length of a round in seconds")
+    lifetime_epsilon: float = Field(description="the most one device may spend over all rounds")
+    start: str = Field(description="when round 0 starts (ISO-8601 UTC)")
+
+
+class SurveyOut(BaseModel):
+    id: str
+    title: str
+    status: Literal["open", "closed"]
+    budget: float
+    epsilon_total: float | None = Field(
+        description="sum of the questions' epsilons (per respondent; the largest under allocation: "
+        "sample); null if infinite (an allowed design whose answer reveals the truth)"
+    )
+    invite_only: bool
+    allocation: Literal["split", "sample"] = Field(
+        description="split: answer every question; sample: the device draws one question uniformly "
+        "(exact integer from its CSPRNG) and sends only that question's report"
+    )
+    rounds: RoundsOut | None = Field(
+        default=None, description="null unless the survey runs in rounds: then one response per device per "
+        "round, each with the device's key, within lifetime_epsilon per device"
+    )
+    current_round: int | None = Field(
+        default=None, description="the 0-based round by the server's clock (surveys with rounds; "
+        "null before rounds.start)"
+    )
+    questions: list[QuestionOut]
+
+
+class SupportCountsOut(BaseModel):
+    fingerprint: str = Field(description="fingerprint of the mechanism configuration")
+    n: int = Field(description="number of reports")
+    counts: list[int] = Field(description="reports supporting each category (C_v)")
+
+
+class QuestionResult(BaseModel):
+    id: str
+    text: str
+    type: str
+    mechanism: str = Field(description="mechanism class name")
+    epsilon: float
+    n: int
+    target: Literal["population", "respondents"] = Field(
+        description="what the estimates are of: the population the respondents were sampled "
+        "from, or these respondents only (it decides std_error and the interval)"
+    )
+    categories: list[Any]
+    estimate: list[float | None] = Field(description="unbiased frequency per category")
+    std_error: list[float | None] = Field(description="standard error per category, for target")
+    ci_low: list[float | None] = Field(description="normal interval at level (low end), per category")
+    ci_high: list[float | None] = Field(description="normal interval at level (high end)")
+    observed: list[float | None] = Field(description="raw share of reports supporting each category")
+    consistent: list[float | None] = Field(description="Norm-Sub projection onto the simplex")
+    support_counts: SupportCountsOut = Field(
+        description="the question's aggregate (SupportCounts.to_json): every value above "
+        "follows from it and the mechanism config"
+    )
+
+
+class DesignParameter(BaseModel):
+    name: str = Field(description='"pi" (the prevalence), then a two-group design\'s extra parameter')
+    estimate: float | None
+    std_error: float | None = Field(description="standard error (sampling model, as RRreg's RRuni)")
+    ci_low: float | None = Field(description="profile-likelihood interval at the results' level")
+    ci_high: float | None
+
+
+class DesignResult(BaseModel):
+    """A design question's prevalence."""
+
+    id: str
+    text: str
+    type: str
+    kind: Literal["design"]
+    design: dict[str, Any]
+    groups: int
+    epsilon: float | None = Field(description="null if infinite: an answer reveals the truth")
+    reveals_truth: bool
+    n: int
+    answer_counts: list[list[int]] = Field(description='answers per group: [["no", "yes"], ...]')
+    estimator: str
+    method: str | None
+    parameters: list[DesignParameter]
+    by: list[dict[str, Any]] = Field(
+        description="per plain categorical question: prevalence per category and a likelihood-ratio test"
+    )
+
+
+class PlainResult(BaseModel):
+    """A plain question's answers, as given (not randomized)."""
+
+    id: str
+    text: str
+    type: str
+    kind: Literal["plain"]
+    randomized: Literal[False]
+    n: int
+    categories: list[Any] | None = None
+    values: list[int] | None = None
+    counts: list[int]
+    mean: float | None = None
+    min: int | None = None
+    max: int | None = None
+
+
+class DiscoveredValue(BaseModel):
+    value: str | int = Field(description="a value respondents typed (as typed: escape it before display)")
+    count: float = Field(description="estimated respondents who gave it")
+    std_error: float
+    ci_low: float = Field(description="normal interval at the results' level (low end)")
+    ci_high: float
+    truncated: bool = Field(description="a text cut at max_length (the answers began with it)")
+
+
+class DiscoveryResult(BaseModel):
+    """A free-text question's discovered values."""
+
+    id: str
+    text: str
+    type: Literal["free-text"]
+    kind: Literal["discovery"]
+    method: Literal["pem", "sfp"]
+    value_kind: Literal["text", "integer"]
+    max_length: int
+    top_k: int
+    epsilon: float
+    n: int
+    target: Literal["population"]
+    level: float
+    selection: str
+    values: list[DiscoveredValue] = Field(description="most frequent first")
+    alphabet: str | None = Field(default=None, description="the question's allowed characters (absent: any text)")
+
+
+class MeanResult(BaseModel):
+    """A number question's estimated mean."""
+
+    id: str
+    text: str
+    type: Literal["number"]
+    kind: Literal["mean"]
+    mechanism: str = Field(description="mechanism class name")
+    epsilon: float = Field(description="one report's epsilon")
+    n: int
+    target: Literal["population", "respondents"]
+    level: float
+    low: float
+    high: float
+    units: str | None
+    estimate: float | None = Field(description="unbiased mean of the answers (clamped to [low, high])")
+    std_error: float | None = Field(description="standard error, for target")
+    ci_low: float | None = Field(description="normal interval at level (low end)")
+    ci_high: float | None
+    aggregate: dict[str, Any] = Field(description="the merged MeanStat (n, sums of the standardized reports)")
+
+
+class ShuffledOut(BaseModel):
+    """The central guarantee of the responses if collected through a trusted shuffler."""
+
+    n: int = Field(description="responses")
+    epsilon_local: float = Field(description="each response's epsilon (the survey's epsilon_total)")
+    epsilon: float = Field(description="central epsilon of the shuffled responses (Feldman, McMillan & Talwar)")
+    delta: float = Field(description="min(1e-6, n^-1.1)")
+
+
+class BudgetShare(BaseModel):
+    share: float = Field(description="a share of lifetime_epsilon")
+    devices: int = Field(description="devices that spent at least this share (memoization cap applied: "
+                         "what the server enforces)")
+    devices_fresh: int = Field(description="the same, every report counted (no memoization cap)")
+
+
+class DeviceBudgets(BaseModel):
+    devices: int = Field(description="devices seen")
+    lifetime_epsilon: float
+    max_spent: float
+    max_spent_fresh: float
+    at_least: list[BudgetShare]
+
+
+class RoundResult(BaseModel):
+    round: int
+    start: str = Field(description="ISO-8601 UTC")
+    end: str
+    n_responses: int = Field(ge=0)
+    shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+
+
+class RoundsResult(BaseModel):
+    """The results of each round of a survey with rounds, and its devices' spent budgets."""
+
+    every: int
+    lifetime_epsilon: float
+    start: str
+    current_round: int | None
+    devices: DeviceBudgets
+    rounds: list[RoundResult] = Field(description="every round with responses, in order")
+
+
+class ResultsOut(BaseModel):
+    id: str
+    title: str
+    allocation: Literal["split", "sample"] = Field(
+        description="split: every response answers every question; sample: one random question each"
+    )
+    n_responses: int = Field(ge=0)
+    shuffled: ShuffledOut | None = Field(
+        description="null for an infinite epsilon_total or plain (unrandomized) questions; for a survey "
+        "with rounds it is per round (rounds.rounds[].shuffled)"
+    )
+    target: Literal["population", "respondents"]
+    level: float = Field(gt=0, lt=1)
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+    rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
+
+
+class InvitesOut(BaseModel):
+    tokens: list[str]
+
+
+class RootOut(BaseModel):
+    service: str
+    surveys: str = Field(description="surveys are not listed; where to open one")
+    api: str
+
+
+class StatusOut(BaseModel):
+    id: str
+    status: Literal["open", "closed"]

@@ -1,0 +1,123 @@
+"""A survey's protection settings: rate limit, response cap and who may read the results.
+
+These are the operator's settings of a survey, written beside its questions::
+
+    rate_limit: {responses: 30, seconds: 600}   # per client address (the default)
+    max_responses: 5000                          # no cap by default
+    results: admin                               # results need the admin token ("public" by default)
+
+* ``rate_limit`` applies to single responses (``POST /surveys/{id}/responses``)
+  of surveys open to everyone (not ``invite_only``): each client address has
+  a bucket of ``responses`` tokens that refills at ``responses / seconds``
+  tokens per second; every attempt takes one token, and an empty bucket is
+  answered 429 with ``Retry-After`` (:mod:`deniable.server._security`).
+  ``rate_limit: off`` turns it off.
+* ``max_responses`` caps the responses stored for the survey, batches
+  included; a request that would go over it is refused whole (409).
+* ``results: admin`` makes the results page and ``GET /surveys/{id}/results``
+  need the admin token.
+
+Unlike the questions, these settings may change between runs of the server:
+a survey stored with other settings is updated to the new ones
+(:meth:`deniable.server._storage.Storage.add_survey`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from deniable.server._errors import SurveyError
+
+__all__ = ["RateLimit", "Policy", "DEFAULT_RATE_LIMIT", "POLICY_FIELDS", "load_policy"]
+
+ResultsAccess = Literal["public", "admin"]
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """At most ``responses`` at once, refilled at ``responses / seconds`` per second (token bucket)."""
+
+    responses: int
+    seconds: float
+
+    @property
+    def per_second(self) -> float:
+        """Sustained rate: tokens added per second."""
+        return self.responses / self.seconds
+
+    def to_json(self) -> dict[str, Any]:
+        return {"responses": self.responses, "seconds": self.seconds}
+
+
+DEFAULT_RATE_LIMIT = RateLimit(responses=30, seconds=600.0)
+"""30 responses per client address at once, then one every 20 seconds: enough for a class
+answering together behind one NAT address, far too few to move an estimate from one machine."""
+
+MAX_WINDOW_SECONDS = 30 * 86_400.0
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The protection settings of one survey (see the module docstring)."""
+
+    rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT
+    max_responses: int | None = None
+    results: ResultsAccess = "public"
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings that differ from the defaults (a survey without any keeps its old form)."""
+        out: dict[str, Any] = {}
+        if self.rate_limit != DEFAULT_RATE_LIMIT:
+            out["rate_limit"] = None if self.rate_limit is None else self.rate_limit.to_json()
+        if self.max_responses is not None:
+            out["max_responses"] = self.max_responses
+        if self.results != "public":
+            out["results"] = self.results
+        return out
+
+
+POLICY_FIELDS = frozenset({"rate_limit", "max_responses", "results"})
+"""The survey fields that are settings (they may change; the questions may not)."""
+
+
+def _positive_int(value: Any, field: str, limit: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+        raise SurveyError(field, f"must be an integer in 1..{limit}; got {value!r:.60}")
+    return value
+
+
+def _rate_limit(value: Any) -> RateLimit | None:
+    if value is None or value is False or value == "off":
+        return None
+    if not isinstance(value, Mapping):
+        raise SurveyError(
+            "rate_limit", f"must be {{responses: N, seconds: S}} or off; got {value!r:.60}"
+        )
+    extra = sorted(set(value) - {"responses", "seconds"})
+    if extra:
+        raise SurveyError(f"rate_limit.{extra[0]}", "is not a field of rate_limit (allowed: responses, seconds)")
+    for key in ("responses", "seconds"):
+        if key not in value:
+            raise SurveyError(f"rate_limit.{key}", "is required")
+    responses = _positive_int(value["responses"], "rate_limit.responses", 1_000_000)
+    seconds = value["seconds"]
+    if (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds)
+            or not 0 < seconds <= MAX_WINDOW_SECONDS):
+        raise SurveyError(
+            "rate_limit.seconds", f"must be a number of seconds in (0, {MAX_WINDOW_SECONDS:.0f}]; got {seconds!r:.60}"
+        )
+    return RateLimit(responses, float(seconds))
+
+
+def load_policy(data: Mapping[str, Any]) -> Policy:
+    """The settings of a survey definition (defaults for the fields it leaves out)."""
+    rate_limit = _rate_limit(data["rate_limit"]) if "rate_limit" in data else DEFAULT_RATE_LIMIT
+    cap = data.get("max_responses")
+    max_responses = None if cap is None else _positive_int(cap, "max_responses", 2**62)
+    results = data.get("results", "public")
+    if results not in ("public", "admin"):
+        raise SurveyError("results", f"must be 'public' or 'admin'; got {results!r:.60}")
+    return Policy(rate_limit, max_responses, results)

@@ -1,0 +1,79 @@
+"""The analysts' routes: the results (debiased estimates) and the export of every stored response."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials
+
+from deniable.server._answers import ResultsOut
+from deniable.server._export import csv_chunks, parquet_bytes
+from deniable.server._refusals import errors
+from deniable.server._results import question_estimates, results_json, rounds_json
+from deniable.server._routes.service import Service
+from deniable.server._security import ADMIN, bearer, results_access
+
+__all__ = ["router"]
+
+
+def router(service: Service) -> APIRouter:
+    """``GET /surveys/{id}/results`` and ``GET /admin/surveys/{id}/export`` (the admin's)."""
+    store = service.store
+    api = APIRouter()
+
+    @api.get(
+        "/surveys/{survey_id}/results", response_model=ResultsOut, responses=errors(401, 404, 422),
+        tags=["analysts"],
+    )
+    def get_results(
+        survey_id: str,
+        request: Request,
+        _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+        target: Annotated[Literal["population", "respondents"], Query()] = "population",
+    ) -> dict[str, Any]:
+        """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version.
+
+        ``target=population`` (the default): shares in the population the
+        respondents were sampled from; ``target=respondents``: shares among
+        these respondents only (smaller standard errors). A survey with
+        ``results: admin`` needs the admin token.
+        """
+        survey = store.survey(survey_id)
+        results_access(request, survey)
+        aggregates = store.aggregates(survey_id)
+        out = results_json(
+            survey, question_estimates(survey, aggregates, target), aggregates=aggregates,
+            ahead=service.shuffled, target=target,
+        )
+        if survey.rounds is not None:
+            out["rounds"] = rounds_json(
+                survey, store.round_aggregates(survey_id), store.device_budgets(survey_id),
+                store.current_round(survey), target, ahead=service.shuffled,
+            )
+        return out
+
+    @api.get(
+        "/admin/surveys/{survey_id}/export", responses=errors(401, 404, 422), dependencies=[ADMIN],
+        tags=["admin"],
+        response_class=Response,
+    )
+    def export(
+        survey_id: str, format: Annotated[Literal["csv", "parquet"], Query()] = "csv"
+    ) -> Response:
+        """Every stored response (:mod:`deniable.server._export`): ``row`` (its database row
+        id, in storage order) and one column per question holding the report as JSON text
+        (Parquet also carries the survey definition in its metadata)."""
+        survey = store.survey(survey_id)
+        if format == "csv":
+            return StreamingResponse(
+                csv_chunks(store, survey), media_type="text/csv",
+                headers={"Content-Disposition": f'attachment; filename="{survey_id}.csv"'},
+            )
+        return Response(
+            parquet_bytes(store, survey), media_type="application/vnd.apache.parquet",
+            headers={"Content-Disposition": f'attachment; filename="{survey_id}.parquet"'},
+        )
+
+    return api
