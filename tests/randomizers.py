@@ -28,7 +28,8 @@ class Randomizer:
         if self.wire_id == "heavy-hitters":
             return f"heavy-hitters-{self.build().method}"
         if self.wire_id != "rr-design":
-            return self.wire_id
+            gamma = "flip_numerator" in self.build().to_config()["params"]  # output perturbation
+            return f"{self.wire_id}-gamma" if gamma else self.wire_id
         params = self.build().to_config()["params"]
         return f"rr-design-{params['model']}-{len(params.get('p', params.get('matrix')))}"
 
@@ -55,6 +56,8 @@ RANDOMIZERS: list[Randomizer] = [
     Randomizer("l-osue", lambda: registry.entry("l-osue").cls(4, epsilon_perm=2.0, epsilon_1=1.0), 0),
     Randomizer("one-bit-mean", lambda: registry.entry("one-bit-mean").cls(0, 10, epsilon=1.0), 2.5),
     Randomizer("dbitflip", lambda: registry.entry("dbitflip").cls(8, epsilon=1.0, d=2), 5),
+    Randomizer("one-bit-mean", lambda: registry.entry("one-bit-mean").cls(0, 10, epsilon=1.0, gamma=0.1), 2.5),
+    Randomizer("dbitflip", lambda: registry.entry("dbitflip").cls(8, epsilon=1.0, d=2, gamma=0.1), 5),
     Randomizer("rr-design", lambda: dn.survey.design("Warner", 0.7), True),
     Randomizer("rr-design", lambda: dn.survey.design("FR", ["1/10", "1/10", "1/10"]), 2),
     Randomizer("rr-design", lambda: dn.survey.design("Kuk", [0.6, 0.3], Kukrep=3), False),

@@ -226,7 +226,7 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
         "import sys\n"
         "sys.modules['numba'] = None\n"
         "import numpy as np, deniable as dn\n"
-        "from deniable import accelerate\n"
+        "from deniable import _accelerate as accelerate\n"
         "dn.OUE(1024, epsilon=1.0).privatize_many(np.zeros(200, dtype=int))\n"
         "try:\n"
         "    accelerate.set_accelerator('numba')\n"

@@ -178,3 +178,28 @@ def test_the_openapi_document_carries_the_wire_schemas(tmp_path: Path) -> None:
     assert not validator.is_valid({**m.to_config(), "params": {"truth_numerator": 9}})
     report = {**components["deniable.report.two-group"], "components": {"schemas": components}}
     assert jsonschema_rs.Draft202012Validator(report).is_valid({"group": 2, "answer": True})
+
+
+def test_the_browser_fixtures_speak_the_schemas() -> None:
+    """The node tests' fixtures (tests/js/fixtures, generated from the library) are schema-valid: every
+    mechanism and design configuration the browser client is tested on, and every report it is expected
+    to produce (the JSON text of a report), validates against ``config`` and ``report.<kind>``, so browser and schema cannot drift."""
+    import deniable as dn
+
+    fixtures = ROOT / "tests" / "js" / "fixtures"
+    mechanisms = json.loads((fixtures / "mechanisms.json").read_text())
+    designs = json.loads((fixtures / "designs.json").read_text())
+    discovery = json.loads((fixtures / "discovery.json").read_text())
+    cases = mechanisms["chi_square"] + mechanisms["bits"] + designs["chi_square"]
+    configs = [c[key] for c in cases for key in ("config", "wrong_config")]
+    configs += [c["config"] for c in designs["configs"] if c["accepted"]] + [discovery["hash_sketch"]]
+    assert len(configs) > 60
+    for config in configs:
+        assert _errors("config", config) == [], config
+    checked = 0
+    for case in mechanisms["chi_square"] + designs["chi_square"]:
+        kind = _kind(dn.from_config(case["config"]))
+        for output in case["outputs"]:
+            assert _errors(f"report.{kind}", json.loads(output)) == [], (case["name"], output)
+            checked += 1
+    assert checked > 100
