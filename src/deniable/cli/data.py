@@ -92,6 +92,22 @@ def _question_mechanism(survey: Any, column: str, source: str) -> Any:
 
 
 def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
+    """The mechanism that made the reports in ``column`` of ``data``; a survey design's answers are
+    refused with the ``deniable analyze`` command that estimates them."""
+    mechanism = _load_mechanism(data, column, config)
+    if getattr(mechanism, "wire_id", None) == "rr-design":
+        model = mechanism.model
+        p = ",".join(mechanism.to_config()["params"]["p"])
+        group = " --group GROUP_COLUMN" if mechanism.groups > 1 else ""
+        raise CLIError(
+            f"column {column!r} holds answers to a survey design ({model}), not reports of a frequency oracle: "
+            f"estimate its prevalence with `deniable analyze {data} --design {model} --p {p} --response {column}"
+            f"{group}`"
+        )
+    return mechanism
+
+
+def _load_mechanism(data: Path, column: str, config: Path | None) -> Any:
     """The mechanism that made the reports in ``column`` of ``data``.
 
     From ``config`` (a mechanism config, or a survey JSON as served by
