@@ -264,7 +264,25 @@ function currentRound(survey) {
   return { start: start + survey.current_round * every, end: start + (survey.current_round + 1) * every };
 }
 
+/**
+ * The page's words for the rate limit (429 on field rate_limit): what a respondent can do, and when.
+ * The API's JSON keeps the details (the limit, the survey) for developers.
+ */
+function rateLimitText(retryAfter) {
+  const seconds = Number(retryAfter);
+  let when = 'a little later';
+  if (Number.isFinite(seconds) && seconds > 0) {
+    when = seconds < 90 ? `in about ${Math.ceil(seconds)} seconds` : `in about ${Math.ceil(seconds / 60)} minutes`;
+  }
+  return 'Many answers to this survey have just come from your network (a school, office or public '
+    + `connection is shared by many people), so the server is pausing them. Nothing you chose is lost: please try again ${when} `
+    + 'with the button below.';
+}
+
 function explainError(response, payload) {
+  if (response.status === 429 && payload?.detail?.field === 'rate_limit') {
+    return rateLimitText(response.headers.get('Retry-After'));
+  }
   const detail = payload && payload.detail;
   if (detail && typeof detail === 'object' && detail.message) {
     return `${escapeHtml(detail.message)}${detail.field ? ` <small>(field <code>${escapeHtml(detail.field)}</code>)</small>` : ''}`;
