@@ -413,6 +413,8 @@ function roundsNotice(survey, devices) {
 }
 
 async function main() {
+  // the privacy card's explanation is open where there is room for it; a phone shows its summary first
+  $('privacy-details').open = window.matchMedia('(min-width: 40rem)').matches;
   if (!surveyId) {
     status('error', 'This page needs a survey address of the form <code>/s/&lt;survey id&gt;</code>.');
     return;
@@ -458,6 +460,7 @@ async function main() {
   const over = sampled
     ? `(this device drew one of the survey's ${devices.length} questions for you at random; only that answer is randomized and sent)`
     : `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''})`;
+  $('privacy-summary').textContent = `How this protects you (ε = ${fixed(total)}${survey.rounds ? ' each round' : ''})`;
   $('privacy-epsilon').innerHTML =
     `Privacy loss for ${survey.rounds ? 'each round' : 'the whole survey'}: <strong>ε = ${fixed(total)}</strong> ${over}. ` +
     `Whatever someone trying to guess your answers already knows about you, what this page sends makes ` +
