@@ -1,6 +1,6 @@
 # The deniable collection service. Build and run (SQLite in a volume):
 #   docker build -t deniable .
-#   docker run -p 127.0.0.1:8000:8000 -v deniable-data:/data -e DENIABLE_ADMIN_TOKEN=... deniable
+#   docker run -p 127.0.0.1:8765:8765 -v deniable-data:/data -e DENIABLE_ADMIN_TOKEN=... deniable
 # With PostgreSQL: compose.yaml. See docs/howto/production.md.
 FROM python:3.12-slim
 
@@ -21,11 +21,11 @@ COPY examples/*.yaml /surveys/
 
 USER deniable
 VOLUME ["/data"]
-EXPOSE 8000
+EXPOSE 8765
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/', timeout=4)"]
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/', timeout=4)"]
 
 # the database URL comes from DENIABLE_DB_URL and the admin token from DENIABLE_ADMIN_TOKEN;
 # the arguments are the survey files
-ENTRYPOINT ["python", "-m", "deniable.server", "--host", "0.0.0.0", "--port", "8000"]
+ENTRYPOINT ["python", "-m", "deniable.server", "--host", "0.0.0.0", "--port", "8765"]
 CMD ["/surveys/honor-code.yaml"]

@@ -120,16 +120,22 @@ def exact_probability(prob: object, name: str, owner: str = "") -> Fraction:
     return check_probability(prob, name, Fraction(0), Fraction(1), owner, closed=True)
 
 
-def check_realisable(epsilon: float, largest: float, owner: str) -> float:
+def check_realisable(epsilon: float, largest: float, owner: str, smallest: float = 0.0) -> float:
     """The rule for every mechanism: a requested epsilon is realised to within 1% (never above), or refused.
 
-    ``largest`` is the largest epsilon up to which the mechanism's integer
-    probabilities realise every request to within 1% (its tests scan the
-    range); above it the constructor refuses rather than realise less.
+    ``largest`` (``smallest``) is the largest (smallest) epsilon up to (from)
+    which the mechanism's integer probabilities realise every request to
+    within 1% (its tests scan the range); outside it the constructor refuses
+    rather than realise less.
     """
     if epsilon > largest:
         raise ValueError(
             f"{owner} realises epsilon to within 1% only up to {largest:g} (its integer probabilities "
+            f"run out of bits); got epsilon={epsilon!r}"
+        )
+    if epsilon < smallest:
+        raise ValueError(
+            f"{owner} realises epsilon to within 1% only from {smallest:g} (its integer probabilities "
             f"run out of bits); got epsilon={epsilon!r}"
         )
     return epsilon
@@ -140,8 +146,9 @@ def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, in
 
     They are scaled so that ``a + others * b`` (the denominator of a
     randomized-response draw) stays within ``2**word_bits`` (64 bits are used
-    instead when 32 would leave ``b`` too coarse). The realised privacy loss
-    ``ln(a / b)`` never exceeds ``epsilon``.
+    instead when 32 would leave ``b`` too coarse, or ``ln(a / b)`` more than 1%
+    short). The realised privacy loss ``ln(a / b)`` never exceeds ``epsilon``
+    and is within 1% of it, or the request is refused.
     """
     if epsilon >= 64 * math.log(2):
         raise ValueError(
@@ -152,17 +159,17 @@ def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, in
         growth = Decimal(epsilon).exp()
         for bits in (word_bits, 63):
             b = int(Decimal(1 << bits) / (growth + others))
-            # 64-bit words when 32 leave b too coarse, or too coarse to tell a from b
-            if (b >= 1 << 16 and int(growth * b) > b) or bits == 63:
+            # 64-bit words when 32 leave b too coarse, or a / b more than 1% short of exp(epsilon)
+            a = int(growth * b)
+            if (b >= 1 << 16 and a > b and (Decimal(a) / b).ln() >= Decimal(0.99 * epsilon)) or bits == 63:
                 break
         if b < 1:
             raise ValueError(
                 f"epsilon={epsilon} is too large to realise with 63-bit integer probabilities"
             )
-        a = int(growth * b)
     while ln_up(Fraction(a, b)) > epsilon:
         a -= 1
-    if a <= b:
+    if a <= b or ln_up(Fraction(a, b)) < 0.99 * epsilon:
         raise ValueError(
             f"epsilon={epsilon} is too small to realise with 63-bit integer probabilities"
         )

@@ -14,7 +14,9 @@ with ``trials = 10^5`` (DP-Auditorium's shape; Arcolezi & Gambs 2023).
 Default events for frequency oracles: whether the report supports ``x`` and
 whether it supports ``x'`` (four cells). For every pure oracle these cells
 carry the mechanism's full privacy loss between ``x`` and ``x'``. A mechanism
-with another structure supplies ``audit_events(reports, x, x')`` (RAPPOR does).
+with another structure supplies ``audit_events(reports, x, x')`` (RAPPOR does),
+and one whose loss depends on which inputs are compared ``audit_pairs()``
+(RAPPOR: two categories whose Bloom filters realise its epsilon).
 
 This module is ``dn.audit``; calling it calls :func:`audit`.
 """
@@ -87,8 +89,12 @@ def default_pairs(mechanism: Any) -> list[tuple[Any, Any]]:
     """Extreme and middle neighbouring pairs of a frequency oracle's categories (``domain``).
 
     For a numeric mechanism the values are its range's endpoints ``bounds``:
-    the pairs ``(low, high)`` and ``(high, low)``.
+    the pairs ``(low, high)`` and ``(high, low)``. A mechanism with
+    ``audit_pairs()`` chooses its own.
     """
+    chosen = getattr(mechanism, "audit_pairs", None)
+    if chosen is not None:
+        return list(chosen())
     d = list(mechanism.bounds if isinstance(mechanism, NumericMechanism) else mechanism.domain)
     k = len(d)
     picks = [(0, 1), (0, k - 1), (k // 2, k // 2 - 1 if k > 2 else 0)]

@@ -3,7 +3,7 @@
 Needs the ``client`` extra (``pip install 'deniable[client]'``: httpx only, so
 a device does not install the server's dependencies).
 
->>> client = Client("http://127.0.0.1:8000")                         # doctest: +SKIP
+>>> client = Client("http://127.0.0.1:8765")                         # doctest: +SKIP
 >>> client.respond("honor-code", {"violated": False})                # doctest: +SKIP
 {'status': 'accepted', 'response_id': '...', 'idempotency_key': '...'}
 

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
-from node_env import chromium, missing  # noqa: E402
+from node_env import chromium, sync_playwright_api  # noqa: E402
 from page_text import estimate_text  # noqa: E402
 
 import deniable as dn  # noqa: E402
@@ -62,10 +62,7 @@ def _answer(page: Any, url: str, minutes: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def visits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    try:
-        from playwright import sync_api
-    except ImportError:
-        missing("the Python playwright package is not installed")
+    sync_api = sync_playwright_api()
     executable = chromium()
     tmp = tmp_path_factory.mktemp("number")
     out: dict[str, Any] = {"errors": [], "dir": tmp}

@@ -67,12 +67,14 @@ def postgres_url() -> Iterator[str]:
         reason = "DENIABLE_TEST_POSTGRES_URL is not set (a PostgreSQL URL for tests)"
         pytest.fail(reason) if required else pytest.skip(reason)
     pytest.importorskip("sqlalchemy")
-    from sqlalchemy import create_engine, text
+    from postgres import Unavailable, admin_engine
+    from sqlalchemy import text
     from sqlalchemy.engine import make_url
 
-    from deniable.server._storage import normalize_url
-
-    admin = create_engine(normalize_url(url), isolation_level="AUTOCOMMIT")
+    try:
+        admin = admin_engine(url)
+    except Unavailable as exc:
+        pytest.fail(str(exc)) if required else pytest.skip(str(exc))
     name = f"deniable_cli_{uuid.uuid4().hex[:16]}"
     try:
         with admin.connect() as conn:

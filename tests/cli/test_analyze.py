@@ -198,3 +198,19 @@ def test_demo_part_two_estimates_the_prevalence_with_a_covariate(cli, tmp_path: 
         assert abs(float(row[1]) - truth_value) < Z * float(row[2]), (term, row[0])
         if term == "age":
             assert abs(float(row[1]) - 0.0) > Z * float(row[2])
+
+
+@pytest.mark.parametrize(("design", "group"), [(survey.Warner(p=0.7), ""), (survey.StochasticLieDetector(p=[0.8, 0.3]),
+                                                                            " --group GROUP_COLUMN")])
+def test_estimate_on_a_design_question_points_to_analyze(cli, tmp_path: Path, design, group: str) -> None:
+    """Once a crash (PrevalenceFit got an unexpected keyword argument 'domain'); the command it names runs."""
+    data, config = tmp_path / "answers.csv", tmp_path / "design.json"
+    data.write_text("answer\n1\n0\n1\n0\n1\n")
+    config.write_text(json.dumps(design.to_config()))
+    result = cli("estimate", data, "--column", "answer", "--config", config)
+    p = ",".join(design.to_config()["params"]["p"])
+    command = f"deniable analyze {data} --design {design.model} --p {p} --response answer{group}"
+    assert result.exit_code == 1 and f"survey design ({design.model})" in result.stderr
+    assert f"`{command}`" in result.stderr.replace("\n", ""), result.stderr
+    if not group:
+        assert cli(*command.split()[1:]).exit_code == 0

@@ -33,6 +33,9 @@ from deniable.server._results import question_estimates, results_json  # noqa: E
 from deniable.server._runner import BackgroundServer  # noqa: E402
 from deniable.server._storage import Storage  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
 pytestmark = pytest.mark.server
 
 Z = stats.norm.isf(1e-6 / 2)
@@ -302,3 +305,40 @@ def test_estimate_from_the_servers_csv_and_parquet_exports(cli, tmp_path: Path) 
     assert "has no question 'row' (questions: ['violated', 'app'])" in wrong.stderr
     no_config = cli("estimate", tmp_path / "export.csv", "--column", "app")
     assert no_config.exit_code == 1 and "export.csv.deniable.json not found" in no_config.stderr
+
+
+def test_serve_on_a_port_in_use_names_it_and_the_flag(cli, tmp_path: Path) -> None:
+    """Once a bare "[Errno 98] Address already in use"; both entry points now name the port and --port."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        want = (f"port {port} on 127.0.0.1 is in use (another server listens there, perhaps an earlier deniable "
+                f"serve or mkdocs serve): choose another with --port, e.g. --port {port + 1}, or --port 0 for any "
+                "free one")
+        result = cli("serve", EXAMPLES / "honor-code.yaml", "--db", f"sqlite:///{tmp_path / 'a.db'}", "--port", port)
+        assert result.exit_code == 1 and want in " ".join(result.stderr.split()), result.stderr
+        module = subprocess.run(
+            [sys.executable, "-m", "deniable.server", str(EXAMPLES / "honor-code.yaml"), "--db",
+             f"sqlite:///{tmp_path / 'b.db'}", "--port", str(port)],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        )
+        assert module.returncode == 1 and f"python -m deniable.server: {want}" in module.stderr, module.stderr
+
+
+def test_the_default_port_is_not_mkdocs_and_every_file_agrees() -> None:
+    """``mkdocs serve`` (the docs site, as the README runs it) takes 8000: the service defaults to 8765,
+    and the CLI, the module, the Dockerfile, compose.yaml and the production guide say the same."""
+    import inspect
+
+    from deniable.cli._server import serve_cmd
+    from deniable.server._runner import DEFAULT_PORT, run
+
+    assert DEFAULT_PORT == 8765
+    assert inspect.signature(serve_cmd).parameters["port"].default == DEFAULT_PORT
+    assert inspect.signature(run).parameters["port"].default == DEFAULT_PORT
+    for name in ("Dockerfile", "compose.yaml", "docs/howto/production.md"):
+        text = (ROOT / name).read_text()
+        assert "8000" not in text and str(DEFAULT_PORT) in text, name

@@ -360,3 +360,23 @@ def test_a_rejected_report_shows_its_value(cli, tmp_path: Path) -> None:
         bad = "x" if m.report_kind == "bool" else "zz"
         _error(result, f"row 1 (line 2 of the file): report '{bad}' rejected: ")
         assert "np." not in result.stderr
+
+
+def test_a_latin1_file_is_named_as_not_utf8_with_its_row(cli, tmp_path: Path) -> None:
+    """A category column saved as Latin-1: the row and "not valid UTF-8", in privatize (with given or
+    discovered categories) and estimate (once "is not one of the categories [café, ...]", or Arrow's
+    "invalid UTF8 data" with no row)."""
+    data = tmp_path / "answers.csv"
+    data.write_bytes("answer\nabc\ncafé\n".encode("latin-1"))
+    config = tmp_path / "grr.json"
+    config.write_text(json.dumps(dn.GRR(["café", "abc"], epsilon=1.0).to_config()))
+    want = ("row 2 (line 3 of the file): value b'caf\\xe9' is not valid UTF-8 (the file may be Latin-1 or "
+            "Windows-1252: save it as UTF-8, e.g. iconv -f latin1 -t utf-8) in column 'answer'")
+    runs = [
+        ("privatize", data, "-c", "answer", "-m", "grr", "-e", 1, "--categories", "café,abc", "-o", tmp_path / "p.csv"),
+        ("privatize", data, "-c", "answer", "-m", "grr", "-e", 1, "--categories-from-data", "-o", tmp_path / "q.csv"),
+        ("estimate", data, "-c", "answer", "--config", config),
+    ]
+    for args in runs:
+        result = cli(*args)
+        assert result.exit_code == 1 and want in result.stderr, (args[0], result.stderr)

@@ -71,6 +71,15 @@ def chromium() -> str:
     missing("Chromium is not installed (apt-get install chromium, or set DENIABLE_CHROMIUM)")
 
 
+def sync_playwright_api() -> Any:
+    """The Python ``playwright`` package's ``sync_api`` (skipped, or failed as :func:`missing` says, without it)."""
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing("the Python playwright package is not installed")
+    return sync_api
+
+
 def _find_playwright_core() -> Path | None:
     for package in (ROOT / "node_modules" / "playwright-core", (_driver() or ROOT) / "package"):
         manifest = package / "package.json"

@@ -2,9 +2,10 @@
 
 ``db_url`` is parametrized over the storage backends: a SQLite file in the
 test's tmp_path, and PostgreSQL when ``DENIABLE_TEST_POSTGRES_URL`` is set
-(e.g. ``postgresql+psycopg://postgres@127.0.0.1:5432/test``). For PostgreSQL
-each test gets a fresh, uniquely named database, dropped afterwards. Without
-the variable the PostgreSQL cases skip, saying why; with
+(e.g. ``postgresql+psycopg://postgres@127.0.0.1:5432/test``; that database is
+created when missing, see ``tests/postgres.py``). For PostgreSQL each test
+gets a fresh, uniquely named database, dropped afterwards. Without the
+variable the PostgreSQL cases skip, saying why; with
 ``DENIABLE_REQUIRE_POSTGRES=1`` they fail instead.
 """
 
@@ -25,14 +26,12 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the server tests need the 'server' extra")
 
-from sqlalchemy import create_engine, text  # noqa: E402
+from postgres import POSTGRES_ENV, Unavailable, admin_engine  # noqa: E402
+from sqlalchemy import text  # noqa: E402
 from sqlalchemy.engine import Engine, make_url  # noqa: E402
-
-from deniable.server._storage import normalize_url  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-POSTGRES_ENV = "DENIABLE_TEST_POSTGRES_URL"
 
 
 def _postgres_unavailable(reason: str) -> None:
@@ -53,13 +52,10 @@ def postgres_admin() -> Iterator[Engine]:
     url = os.environ.get(POSTGRES_ENV)
     if not url:
         _postgres_unavailable(f"{POSTGRES_ENV} is not set (e.g. postgresql+psycopg://user@host/db)")
-    engine = create_engine(normalize_url(url), isolation_level="AUTOCOMMIT")
     try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception as exc:  # noqa: BLE001 - any connection failure means "unavailable"
-        engine.dispose()
-        _postgres_unavailable(f"PostgreSQL at {POSTGRES_ENV} is unreachable: {type(exc).__name__}")
+        engine = admin_engine(url)
+    except Unavailable as exc:
+        _postgres_unavailable(str(exc))
     yield engine
     engine.dispose()
 

@@ -156,3 +156,25 @@ def test_stored_config_must_match_the_categories(examples: Path) -> None:
     with pytest.raises(SurveyError) as info:
         load_survey(stored)
     assert info.value.field == "questions[0].mechanism.domain"
+
+
+@pytest.mark.parametrize(("change", "field", "message"), [
+    ({"mechanism": None, "mechansim": "grr"}, "questions[0].mechansim",
+     "is not a known field; did you mean 'mechanism'? (mechanism is required)"),
+    ({"epsilon": None, "epsilno": 1.0}, "questions[0].epsilno",
+     "is not a parameter of mechanism grr (allowed: ['epsilon', 'prob']); did you mean 'epsilon'?"),
+    ({"categoires": ["x", "y"]}, "questions[0].categoires", "did you mean 'categories'?"),
+])
+def test_a_misspelt_key_is_named_with_the_closest_known_one(change, field, message) -> None:
+    """Once ``mechansim:`` gave "questions[0].mechanism: is required", naming neither the typo nor the fix."""
+    question = {"id": "q", "text": "?", "type": "categorical", "categories": ["a", "b"], "mechanism": "grr",
+                "epsilon": 1.0, **change}
+    question = {k: v for k, v in question.items() if v is not None}
+    with pytest.raises(SurveyError) as info:
+        load_survey({"id": "s", "title": "T", "budget": 2, "questions": [question]})
+    assert info.value.field == field and message in info.value.message
+
+
+def test_a_misspelt_survey_field_is_named_with_the_closest_known_one() -> None:
+    with pytest.raises(SurveyError, match=r"^budgte: is not a survey field \(allowed: .*\); did you mean 'budget'\?$"):
+        load_survey({"id": "s", "title": "T", "budgte": 2, "questions": []})

@@ -303,19 +303,27 @@ def test_supports_means_every_bloom_bit_of_the_category_in_the_reports_cohort() 
 
 
 def test_audit_events_follow_their_definition_in_every_cohort() -> None:
-    """``2 [all bits of B(x) - B(x') set] + [no bit of B(x') - B(x) set]`` in the cohorts where both
-    differences have ``h`` bits, 0 elsewhere; the configuration has cohorts of each kind (disjoint
-    filters, overlapping ones, a filter whose two hashes collide)."""
+    """``2 [all bits of B(x) - B(x') set] + [no bit of B(x') - B(x) set]`` in the cohorts where the pair's
+    differences ``(a, b)`` carry its largest loss ``a ln(q*/p*) + b ln((1-p*)/(1-q*))`` (> 0), 0 elsewhere;
+    the configuration has cohorts of each kind (disjoint filters, overlapping ones, a filter whose two
+    hashes collide)."""
     m = RAPPOR(list("abcdefgh"), epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=4)
     items = _every_report(m)
     kinds = set()
+    ps, qs = m.p_star, m.q_star
+
+    def loss(c: int, x: int, o: int) -> float:
+        bx, bo = int(m.bloom[c, x]), int(m.bloom[c, o])
+        return math.log((qs / ps) ** (bx & ~bo).bit_count() * ((1 - ps) / (1 - qs)) ** (bo & ~bx).bit_count())
+
     for x in range(8):
         for o in range(8):
             want = []
+            best = max(loss(c, x, o) for c in range(4))
             for item in items:
                 bx, bo = int(m.bloom[item["cohort"], x]), int(m.bloom[item["cohort"], o])
                 only_x, only_o = bx & ~bo, bo & ~bx
-                pure = (bin(only_x).count("1"), bin(only_o).count("1")) == (2, 2)
+                pure = best > 0 and loss(item["cohort"], x, o) == pytest.approx(best, rel=1e-12)
                 kinds.add((bin(only_x).count("1") == 2, bin(only_o).count("1") == 2))
                 hit = item["bits"] & only_x == only_x
                 miss = item["bits"] & only_o == 0
@@ -419,9 +427,11 @@ def test_client_keeps_the_given_cohort_and_checks_it() -> None:
 def test_repr_names_the_parameters_and_a_google_hashing() -> None:
     m = RAPPOR(list("abc"), f=0.5, num_bits=8, num_hashes=2, num_cohorts=2)
     g = RAPPOR(list("abc"), f=0.5, num_bits=8, num_hashes=2, num_cohorts=2, hashing="google")
-    tail = f"epsilon={m.epsilon:.6g}, epsilon_infinity={m.epsilon_infinity:.6g})"
-    assert repr(m) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, {tail}"
-    assert repr(g) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, hashing='google', {tail}"
+    def tail(r: RAPPOR) -> str:
+        return f"epsilon={r.epsilon:.6g}, epsilon_infinity={r.epsilon_infinity:.6g})"
+
+    assert repr(m) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, {tail(m)}"
+    assert repr(g) == f"RAPPOR(k=3, bits=8, hashes=2, cohorts=2, hashing='google', {tail(g)}"
 
 
 def test_estimate_fields_and_the_clipped_sampling_term() -> None:
@@ -475,11 +485,13 @@ def test_integer_probabilities_round_f_up_and_p_q_to_nearest() -> None:
 
 
 def test_size_and_probability_checks_at_their_bounds() -> None:
-    for kwargs in (dict(num_bits=1, num_hashes=1, num_cohorts=1), dict(num_bits=4, num_hashes=4),
+    for kwargs in (dict(num_bits=2, num_hashes=1, num_cohorts=2), dict(num_bits=4, num_hashes=4),
                    dict(num_bits=256, num_hashes=8), dict(num_cohorts=1 << 16), dict(p=0.0, q=1.0)):
         RAPPOR(["a", "b"], f=0.5, **kwargs)  # type: ignore[arg-type]
     refused = [
         (dict(num_bits=0), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 0$"),
+        (dict(num_bits=1, num_hashes=1), r"^RAPPOR's categories have one Bloom filter in every cohort \(num_bits=1, "
+         r"num_hashes=1, num_cohorts=64\): reports would carry nothing about them; use more bits or cohorts$"),
         (dict(num_bits=257), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 257$"),
         (dict(num_bits=True), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got True$"),
         (dict(num_bits=16.0), r"^num_bits must be an int in 1\.\.256 for RAPPOR; got 16\.0$"),

@@ -181,9 +181,11 @@ def test_the_openapi_document_carries_the_wire_schemas(tmp_path: Path) -> None:
 
 
 def test_the_browser_fixtures_speak_the_schemas() -> None:
-    """The node tests' fixtures (tests/js/fixtures, generated from the library) are schema-valid: every
-    mechanism and design configuration the browser client is tested on, and every report it is expected
-    to produce (the JSON text of a report), validates against ``config`` and ``report.<kind>``, so browser and schema cannot drift."""
+    """The node tests' fixtures (tests/js/fixtures, generated from the library) are schema-valid.
+
+    Every mechanism and design configuration the browser client is tested on, and every report it is
+    expected to produce (the JSON text of a report), validates against ``config`` and ``report.<kind>``,
+    so browser and schema cannot drift."""
     import deniable as dn
 
     fixtures = ROOT / "tests" / "js" / "fixtures"

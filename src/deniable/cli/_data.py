@@ -92,6 +92,22 @@ def _question_mechanism(survey: Any, column: str, source: str) -> Any:
 
 
 def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
+    """The mechanism that made the reports in ``column`` of ``data``; a survey design's answers are
+    refused with the ``deniable analyze`` command that estimates them."""
+    mechanism = _load_mechanism(data, column, config)
+    if getattr(mechanism, "wire_id", None) == "rr-design":
+        model = mechanism.model
+        p = ",".join(mechanism.to_config()["params"]["p"])
+        group = " --group GROUP_COLUMN" if mechanism.groups > 1 else ""
+        raise CLIError(
+            f"column {column!r} holds answers to a survey design ({model}), not reports of a frequency oracle: "
+            f"estimate its prevalence with `deniable analyze {data} --design {model} --p {p} --response {column}"
+            f"{group}`"
+        )
+    return mechanism
+
+
+def _load_mechanism(data: Path, column: str, config: Path | None) -> Any:
     """The mechanism that made the reports in ``column`` of ``data``.
 
     From ``config`` (a mechanism config, or a survey JSON as served by
@@ -209,8 +225,9 @@ class ColumnReader:
             from pyarrow import csv
 
             with open(self.path, "rb") as self._handle:
-                convert = csv.ConvertOptions(  # Arrow's dictionary of the distinct values, as it reads
-                    include_columns=[self.column], column_types={self.column: pa.dictionary(pa.int32(), pa.string())},
+                convert = csv.ConvertOptions(  # Arrow's dictionary of the distinct values, as it reads: as bytes,
+                    include_columns=[self.column],  # so that text that is not UTF-8 reaches the checks
+                    column_types={self.column: pa.dictionary(pa.int32(), pa.binary())},
                     strings_can_be_null=False, quoted_strings_can_be_null=False,
                 )
                 for batch in csv.open_csv(self._handle, convert_options=convert):
@@ -323,9 +340,21 @@ class ColumnWriter:
 
 # ---------------------------------------------------------------- values in
 def row_error(chunk: Chunk, i: int, column: str, what: str) -> CLIError:
+    """The error naming row ``i`` of the chunk; a value that is not UTF-8 is named as that, whatever
+    else is wrong with it (its bytes arrive as surrogate escapes, never equal to a category)."""
     row = chunk.first_row + i
     line = f" (line {row + 1} of the file)" if chunk.is_csv else ""
+    value = str(chunk.values[i]) if i < len(chunk.values) else ""
+    if _not_utf8(value):
+        raw = value.encode("utf-8", "surrogateescape")
+        what = (f"value {raw!r} is not valid UTF-8 (the file may be Latin-1 or Windows-1252: save it as UTF-8, "
+                "e.g. iconv -f latin1 -t utf-8)")
     return CLIError(f"row {row}{line}: {what} in column {column!r}")
+
+
+def _not_utf8(text: str) -> bool:
+    """Whether the text holds bytes that were not UTF-8 (read as surrogate escapes)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
 
 
 def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]:
@@ -340,7 +369,11 @@ def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]
         if empty.size:
             raise row_error(chunk, int(empty[0]), reader.column,
                              "empty value (drop missing answers first)")
-        seen.update(np.unique(chunk.values).tolist())
+        distinct = np.unique(chunk.values).tolist()
+        bad = next((value for value in distinct if _not_utf8(value)), None)
+        if bad is not None:
+            raise row_error(chunk, int(np.flatnonzero(chunk.values == bad)[0]), reader.column, "")
+        seen.update(distinct)
         if on_chunk is not None:
             on_chunk()
     try:

@@ -265,7 +265,9 @@ def serve_cmd(
                      "sqlite:///deniable-output/deniable.db under the current directory.", show_default=False),
     ] = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8000,
+    port: Annotated[
+        int, typer.Option(help="Port (0 picks a free one; 8765 by default, not mkdocs serve's 8000).")
+    ] = 8765,
     admin_token: Annotated[
         str | None,
         typer.Option(envvar="DENIABLE_ADMIN_TOKEN", show_default=False,
@@ -296,7 +298,7 @@ def serve_cmd(
     """
     _server_extra()
     from deniable.server._database import DEFAULT_DB_URL
-    from deniable.server._runner import run
+    from deniable.server._runner import PortInUseError, run
     from deniable.server._surveys import load_surveys
 
     db = db or DEFAULT_DB_URL
@@ -318,9 +320,12 @@ def serve_cmd(
         parse_networks(trusted_proxy or ())
     except ValueError as exc:
         raise CLIError(f"--trusted-proxy: {exc}") from None
-    run(loaded, db_url=db, host=host, port=port, admin_token=admin_token,
-        sqlite_synchronous="FULL" if durable else "NORMAL", relay_token=relay_token,
-        trusted_proxies=trusted_proxy or ())
+    try:
+        run(loaded, db_url=db, host=host, port=port, admin_token=admin_token,
+            sqlite_synchronous="FULL" if durable else "NORMAL", relay_token=relay_token,
+            trusted_proxies=trusted_proxy or ())
+    except PortInUseError as exc:
+        raise CLIError(str(exc)) from None
 
 
 # ------------------------------------------------------------- estimate --db

@@ -21,8 +21,11 @@ Device, per report of value ``v``:
 
 With ``q* = f(p+q)/2 + (1-f) q`` and ``p* = f(p+q)/2 + (1-f) p`` (the
 probabilities of a reported 1 given ``B_i = 1`` / ``0``), one report is
-``epsilon = h ln(q*(1-p*) / (p*(1-q*)))``-LDP. ``RAPPOR(..., epsilon=e)``
-sets ``f`` so that ``epsilon_infinity = e``. ``f/2``, ``p`` and ``q`` are
+``epsilon = h ln(q*(1-p*) / (p*(1-q*)))``-LDP when two filters of ``h``
+bits are disjoint in some cohort; when the hashes collide the loss is
+smaller, and both epsilons are the ones the actual filters realise
+(:mod:`deniable.mechanisms._rappor_privacy`). ``RAPPOR(..., epsilon=e)``
+sets ``f`` so that the realised ``epsilon_infinity = e``. ``f/2``, ``p`` and ``q`` are
 sampled as multiples of 2**-32 (``f/2`` rounded up, ``p`` and ``q`` to the
 nearest), and both epsilons are computed from those integers. A one-time
 report (``privatize_many``, no memoized PRR) draws each bit once with
@@ -64,6 +67,7 @@ from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
 from deniable.mechanisms._permanent import PermanentClient
 from deniable.mechanisms._rappor_decode import RapporEstimate, least_squares
+from deniable.mechanisms._rappor_privacy import lifetime_loss, one_time_loss, separations, widest
 from deniable.mechanisms.registry import register
 from deniable.wire import _codecs as codecs
 
@@ -101,6 +105,29 @@ def google_bloom_bits(value: str, cohort: int, num_hashes: int, num_bits: int) -
 def _sha256_bloom_bits(value: Any, cohort: int, num_hashes: int, num_bits: int) -> list[int]:
     digest = hashlib.sha256(f"{cohort}\x00{type(value).__name__}\x00{value}".encode()).digest()
     return [int.from_bytes(digest[4 * j : 4 * j + 4], "big") % num_bits for j in range(num_hashes)]
+
+
+Filters = tuple[NDArray[np.uint64], dict[tuple[int, int], tuple[int, int, int]]]
+
+
+def _filters(domain: Domain, hashing: str, bits: int, hashes: int, cohorts: int) -> Filters:
+    """``[cohort, category, word]``: each category's Bloom filter in each cohort, in 64-bit words; and
+    the separations ``(a, b)`` they attain (:func:`~deniable.mechanisms._rappor_privacy.separations`)."""
+    if hashing == "google" and not all(isinstance(v, str) for v in domain.values):
+        raise ValueError("RAPPOR with hashing='google' needs string categories (hashed as UTF-8)")
+    positions: Any = google_bloom_bits if hashing == "google" else _sha256_bloom_bits
+    table = np.zeros((cohorts, len(domain.values), -(-bits // _WORD)), dtype=np.uint64)
+    for c in range(cohorts):
+        for i, value in enumerate(domain.values):
+            for bit in positions(value, c, hashes, bits):
+                table[c, i, bit // _WORD] |= np.uint64(1 << (bit % _WORD))
+    found = separations(table, hashes)
+    if not found:
+        raise ValueError(
+            f"RAPPOR's categories have one Bloom filter in every cohort (num_bits={bits}, num_hashes={hashes}, "
+            f"num_cohorts={cohorts}): reports would carry nothing about them; use more bits or cohorts"
+        )
+    return table, found
 
 
 def _report_dtype(words: int) -> np.dtype[Any]:
@@ -155,21 +182,24 @@ class RAPPOR(FrequencyOracle):
         qq = privacy.check_probability(q, "q", zero, one, "RAPPOR", closed=True)
         if qq <= pp:
             raise ValueError(f"q must exceed p for RAPPOR; got p={p!r}, q={q!r}")
+        filters = _filters(domain, hashing, num_bits, num_hashes, num_cohorts)
         if epsilon is not None:
             eps = privacy.check_epsilon(epsilon, owner="RAPPOR")
-            # epsilon_inf = 2h ln((1 - f/2)/(f/2)): f/2 = b/(a+b) with a/b <= e^(eps/2h)
-            a, b = privacy.exp_ratio(eps / (2 * num_hashes), 1)
+            # realised epsilon_inf = s ln((1 - f/2)/(f/2)), s the widest filter difference (2h when two are
+            # disjoint): f/2 = b/(a+b) with a/b <= e^(eps/s)
+            spread = max(a + b for a, b in filters[1])
+            a, b = privacy.exp_ratio(eps / spread, 1)
             half_f = -((-b * _ONE) // (a + b))  # ceil: more noise
         else:
             ff = privacy.check_probability(f, "f", zero, one + Fraction(1, _ONE), "RAPPOR")
             half_f = _dyadic(ff / 2, up=True)
-        self._setup(domain, num_bits, num_hashes, num_cohorts, half_f, _dyadic(pp), _dyadic(qq), hashing)
+        self._setup(domain, num_bits, num_hashes, num_cohorts, half_f, _dyadic(pp), _dyadic(qq), hashing, filters)
 
     def _setup(
-        self, domain: Domain, bits: int, hashes: int, cohorts: int, half_f: int, p: int, q: int, hashing: str
+        self, domain: Domain, bits: int, hashes: int, cohorts: int, half_f: int, p: int, q: int, hashing: str,
+        filters: Filters | None = None,
     ) -> None:
-        if hashing == "google" and not all(isinstance(v, str) for v in domain.values):
-            raise ValueError("RAPPOR with hashing='google' needs string categories (hashed as UTF-8)")
+        table, found = filters or _filters(domain, hashing, bits, hashes, cohorts)
         self.domain_obj = domain
         self.num_bits, self.num_hashes, self.num_cohorts = bits, hashes, cohorts
         self.hashing = hashing
@@ -184,29 +214,17 @@ class RAPPOR(FrequencyOracle):
         self.p_star = f2 * (pp + qq) + (1 - 2 * f2) * pp
         if not 0 < self.p_star < self.q_star < 1:
             raise ValueError("RAPPOR parameters give no signal: need 0 < p* < q* < 1 (f < 1, p < q)")
-        ratio = self.q_star * (1 - self.p_star) / (self.p_star * (1 - self.q_star))
-        self._epsilon = privacy.ln_up(ratio**hashes)
-        self.epsilon_infinity = privacy.ln_up(((1 - f2) / f2) ** (2 * hashes)) if f2 else float("inf")
+        # (a, b): the filter difference of the realised one-time loss ((h, h) when two filters are disjoint)
+        self.separation = widest(found, self.p_star, self.q_star)
+        self._widest_pair = found[self.separation]
+        self._epsilon = one_time_loss(*self.separation, self.p_star, self.q_star)
+        self.epsilon_infinity = max(lifetime_loss(a, b, f2) for a, b in found)
         self._irr_tables = np.stack([randomness.expansion_table(p, _BITS), randomness.expansion_table(q, _BITS)])
         stars = [star * randomness.TWO64 for star in (self.p_star, self.q_star)]  # integers: f/2, p, q are /2^32
         assert all(star.denominator == 1 for star in stars)
         self._one_time_tables = np.stack([randomness.expansion_table(int(star), _WORD) for star in stars])
-        self._bloom3 = self._bloom_table()
+        self._bloom3 = table  # [cohort, position, word]; self.bloom is [cohort, position] when num_bits <= 64
         self.bloom = self._bloom3[:, :, 0] if self._words == 1 else self._bloom3
-
-    def _bloom_table(self) -> NDArray[np.uint64]:
-        """``[cohort, position, word]``: the Bloom filter of each category in each cohort, in 64-bit words.
-
-        ``self.bloom`` is the same table indexed ``[cohort, position]`` (one
-        integer per filter) when ``num_bits <= 64``.
-        """
-        positions = google_bloom_bits if self.hashing == "google" else _sha256_bloom_bits
-        table = np.zeros((self.num_cohorts, self.k, self._words), dtype=np.uint64)
-        for c in range(self.num_cohorts):
-            for i, value in enumerate(self.domain):
-                for bit in positions(value, c, self.num_hashes, self.num_bits):
-                    table[c, i, bit // _WORD] |= np.uint64(1 << (bit % _WORD))
-        return table
 
     def support_probabilities(self) -> tuple[list[Fraction], list[Fraction]]:
         raise NotImplementedError("RAPPOR is decoded by regression, not by support counts")
@@ -328,25 +346,32 @@ class RAPPOR(FrequencyOracle):
         need = self._bloom3[reports["cohort"].astype(np.int64), position]
         return np.all((self._bit_words(reports) & need) == need, axis=1)
 
+    def audit_pairs(self) -> list[tuple[Any, Any]]:
+        """Two categories whose filters realise ``epsilon`` in some cohort, both ways round (the audit's inputs)."""
+        _, i, j = self._widest_pair
+        return [(self.domain[i], self.domain[j]), (self.domain[j], self.domain[i])]
+
     def audit_events(self, reports: NDArray[np.void], x: Any, other: Any) -> NDArray[np.int64]:
         """Audit cells: all Bloom bits of ``x`` not in ``x'`` set / none of ``x'``'s own bits set.
 
-        Counted only in the report's cohort when the two filters there are
-        disjoint with ``h`` bits each; then the corner cell carries the full
-        per-report privacy loss ``h ln(q*(1-p*)/(p*(1-q*)))``.
+        Counted only in the cohorts where the pair's filter difference
+        (``a = |B(x) - B(x')|``, ``b = |B(x') - B(x)|``) carries its largest
+        one-time loss ``a ln(q*/p*) + b ln((1-p*)/(1-q*))``; there the corner
+        cell carries that loss (``epsilon`` itself for :meth:`audit_pairs`).
         """
         checked = self._checked(reports)
+        bx = self._bloom3[:, self.domain_obj.encode_one(x)]
+        bo = self._bloom3[:, self.domain_obj.encode_one(other)]
+        only_x, only_o = bx & ~bo, bo & ~bx  # [cohort, word]
+        ps, qs = float(self.p_star), float(self.q_star)
+        loss = np.bitwise_count(only_x).sum(axis=1) * np.log(qs / ps) + np.bitwise_count(only_o).sum(
+            axis=1
+        ) * np.log((1 - ps) / (1 - qs))
         cohort = checked["cohort"].astype(np.int64)
-        bx = self._bloom3[cohort, self.domain_obj.encode_one(x)]
-        bo = self._bloom3[cohort, self.domain_obj.encode_one(other)]
-        only_x, only_o = bx & ~bo, bo & ~bx
+        pure = ((loss == loss.max()) & (loss > 0))[cohort]
         bits = self._bit_words(checked)
-        # only cohorts where the two filters are disjoint with h bits each
-        pure = (np.bitwise_count(only_x).sum(axis=1) == self.num_hashes) & (
-            np.bitwise_count(only_o).sum(axis=1) == self.num_hashes
-        )
-        hit_x = np.all((bits & only_x) == only_x, axis=1) & pure
-        miss_o = np.all((bits & only_o) == 0, axis=1) & pure
+        hit_x = np.all((bits & only_x[cohort]) == only_x[cohort], axis=1) & pure
+        miss_o = np.all((bits & only_o[cohort]) == 0, axis=1) & pure
         return 2 * hit_x.astype(np.int64) + miss_o
 
     def estimate_from(self, stat: SupportCounts, target: Target = "population") -> RapporEstimate:

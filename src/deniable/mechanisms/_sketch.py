@@ -15,7 +15,9 @@ in :mod:`deniable.mechanisms._sketch_counts`. Every name is importable from here
 **CMS** (wire id ``cms``): the device sends ``(j, v)`` with ``v`` the
 one-hot vector of ``h_j(x)`` in ``{0, 1}^m``, each bit flipped independently
 with probability ``t / 2**32`` (exact integer sampling),
-``epsilon = 2 ln((2**32 - t) / t)`` (two bits differ between neighbours).
+``epsilon = 2 ln((2**32 - t) / t)`` (two bits differ between neighbours);
+requests from ``CMS_MIN_EPSILON`` to ``CMS_MAX_EPSILON`` are realised to
+within 1% (never above), others refused.
 A report supports ``d`` when bit ``h_j(d)`` of ``v`` is set. The sketch is
 ``S[j, b]`` = reports in row ``j`` with bit ``b`` set.
 
@@ -51,10 +53,16 @@ from deniable.wire import _codecs as codecs
 
 __all__ = [
     "SketchCounts", "HashedKeys", "CountMeanSketch", "HadamardCountMeanSketch", "text_bytes", "keyed_digests",
-    "Sketch", "JoinedKeys", "HASH_FAMILY", "SEED_BYTES",
+    "Sketch", "JoinedKeys", "HASH_FAMILY", "SEED_BYTES", "CMS_MIN_EPSILON", "CMS_MAX_EPSILON",
 ]
 
 _CHUNK = 4096  # CMS reports sampled at a time
+
+CMS_MIN_EPSILON = 2e-7
+"""Below it CMS's flip numerators ``t = 2**31 - k`` realise ``epsilon ~ k / 2**29``: steps of over 1% (``k < 99``)."""
+CMS_MAX_EPSILON = 41.5
+"""Above it the largest realisable epsilons (``t`` = 5, 4, 3, 2, 1: 41.14, 41.59, 42.16, 42.98, 44.36) lie more than
+1% apart: a request just below one of them would realise more than 1% less."""
 
 
 @register(kind="sketch", decode_cost="O(n m) to aggregate, O(k_h) per estimated string")
@@ -69,7 +77,8 @@ class CountMeanSketch(Sketch):
         self, categories: Any = None, *, epsilon: float, rows: int = 256, width: int = 1024,
         seed: bytes | str | None = None,
     ) -> None:
-        half = privacy.check_epsilon(epsilon, owner="CountMeanSketch") / 2
+        eps = privacy.check_epsilon(epsilon, owner="CountMeanSketch")
+        half = privacy.check_realisable(eps, CMS_MAX_EPSILON, "CountMeanSketch", smallest=CMS_MIN_EPSILON) / 2
         flip = math.ceil((1 << 32) / (1 + math.exp(half)))
         while flip < 1 << 31 and privacy.ln_up(Fraction((1 << 32) - flip, flip)) > half:
             flip += 1

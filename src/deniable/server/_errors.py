@@ -7,9 +7,14 @@ storage and the command line use them without HTTP in mind.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
 from deniable.errors import DeniableError
 
-__all__ = ["StorageError", "NotFound", "Conflict", "Forbidden", "Invalid", "SurveyError", "is_text", "printable"]
+__all__ = ["StorageError", "NotFound", "Conflict", "Forbidden", "Invalid", "SurveyError", "is_text", "printable",
+           "closest", "did_you_mean"]
 
 
 def is_text(value: str) -> bool:
@@ -62,3 +67,15 @@ class SurveyError(DeniableError, ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+def closest(key: str, names: Iterable[Any]) -> str | None:
+    """The name among ``names`` that ``key`` most likely misspells (:func:`difflib.get_close_matches`), or None."""
+    close = difflib.get_close_matches(key, [n for n in names if isinstance(n, str) and n != key], n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def did_you_mean(key: str, known: Iterable[Any]) -> str:
+    """``"; did you mean 'mechanism'?"`` for the known name closest to a misspelt ``key``, or ``""``."""
+    name = closest(key, known)
+    return f"; did you mean {name!r}?" if name else ""

@@ -11,6 +11,7 @@ driver's message can quote the row it refused.
 
 from __future__ import annotations
 
+import errno
 import gc
 import logging
 import os
@@ -133,6 +134,15 @@ def log_config(level: str = "info", access_log: bool = True) -> dict[str, Any]:
     }
 
 
+DEFAULT_PORT = 8765
+"""The port ``deniable serve`` listens on unless told: not 8000, which ``mkdocs serve`` (the docs site) and
+many development servers take."""
+
+
+class PortInUseError(OSError):
+    """The port to listen on is taken: the message names it and how to choose another (``--port``)."""
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -140,7 +150,19 @@ def _bind(host: str, port: int) -> socket.socket:
     # accepted connections inherit it: no Nagle delay between a response's header and body
     # writes (with keep-alive and delayed ACKs that costs ~40 ms per request)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        taken = PortInUseError(
+            f"port {port} on {host} is in use (another server listens there, perhaps an earlier deniable serve "
+            f"or mkdocs serve): choose another with --port, e.g. --port {port + 1 if port < 65535 else 8765}, "
+            "or --port 0 for any free one"
+        )
+        taken.errno = errno.EADDRINUSE
+        raise taken from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
@@ -253,7 +275,7 @@ def run(
     surveys: Iterable[SurveySource],
     db_url: str = DEFAULT_DB_URL,
     host: str = "127.0.0.1",
-    port: int = 8000,
+    port: int = DEFAULT_PORT,
     admin_token: str | None = None,
     *,
     log_level: str = "info",
@@ -307,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", default=os.environ.get("DENIABLE_DB_URL") or DEFAULT_DB_URL,
                         help=f"database URL (default: $DENIABLE_DB_URL, else {DEFAULT_DB_URL})")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"0 picks a free port (default {DEFAULT_PORT})")
     parser.add_argument("--log-level", default="info")
     parser.add_argument("--no-access-log", action="store_true")
     parser.add_argument(
@@ -319,10 +341,13 @@ def main(argv: list[str] | None = None) -> int:
         parse_networks(args.trusted_proxy)
     except ValueError as exc:
         parser.error(f"--trusted-proxy: {exc}")
-    run(
-        args.surveys, db_url=args.db, host=args.host, port=args.port,
-        admin_token=os.environ.get("DENIABLE_ADMIN_TOKEN") or None,
-        log_level=args.log_level, access_log=not args.no_access_log,
-        relay_token=os.environ.get("DENIABLE_RELAY_TOKEN") or None, trusted_proxies=args.trusted_proxy,
-    )
+    try:
+        run(
+            args.surveys, db_url=args.db, host=args.host, port=args.port,
+            admin_token=os.environ.get("DENIABLE_ADMIN_TOKEN") or None,
+            log_level=args.log_level, access_log=not args.no_access_log,
+            relay_token=os.environ.get("DENIABLE_RELAY_TOKEN") or None, trusted_proxies=args.trusted_proxy,
+        )
+    except PortInUseError as exc:
+        parser.exit(1, f"{parser.prog}: {exc}\n")
     return 0

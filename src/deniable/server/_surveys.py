@@ -103,7 +103,7 @@ from deniable._privacy import PrivacyBudget
 from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
 from deniable.server._design_questions import load_design_question, load_plain_question
 from deniable.server._discovery import FREE_TEXT, load_free_text_question
-from deniable.server._errors import SurveyError, is_text, printable
+from deniable.server._errors import SurveyError, closest, did_you_mean, is_text, printable
 from deniable.server._numeric_questions import NUMBER, load_number_question
 from deniable.server._policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server._questions import (
@@ -202,6 +202,9 @@ class Survey:
 # ------------------------------------------------------------------ loading
 def _require(data: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...]) -> Any:
     if key not in data:
+        typo = closest(key, data)  # a misspelt key names itself, not the key it misses
+        if typo is not None:
+            raise SurveyError(f"{where}{typo}", f"is not a known field; did you mean {key!r}? ({key} is required)")
         raise SurveyError(f"{where}{key}", "is required")
     value = data[key]
     if not isinstance(value, kind) or isinstance(value, bool) and bool not in _as_tuple(kind):
@@ -332,6 +335,7 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
             allowed = sorted(required | optional)
             raise SurveyError(
                 f"{where}{key}", f"is not a parameter of mechanism {name} (allowed: {allowed})"
+                f"{did_you_mean(key, [*allowed, *_QUESTION_KEYS, 'randomized'])}"
             )
         value = params[key]
         if isinstance(value, bool) or not isinstance(value, _NUMBER):
@@ -369,7 +373,7 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
              *POLICY_FIELDS}
     extra = sorted(set(data) - known)
     if extra:
-        raise SurveyError(extra[0], f"is not a survey field (allowed: {sorted(known)})")
+        raise SurveyError(extra[0], f"is not a survey field (allowed: {sorted(known)}){did_you_mean(extra[0], known)}")
     sid = _check_id(_require(data, "id", "", str), "id")
     title = _require(data, "title", "", str)
     budget_value = _require(data, "budget", "", _NUMBER)

@@ -37,13 +37,14 @@ export function questionCard(q, extra = '') {
 
 /**
  * A table of numbers in a scroller (it scrolls sideways on a narrow screen rather than widening
- * the page). `head`: the column headings, or null for a table of rows only; `rows`: arrays of
+ * the page). With headings its cells carry them (data-label): on a phone the rows stack, each cell
+ * under its heading (style.css), so that no column is cut. `head`: the column headings, or null for a table of rows only; `rows`: arrays of
  * texts, the first of each row its heading (a th of scope "row", of class `rowClass` when set).
  * Options: `caption` (a caption element), `label` (aria-label), `className` (the table's classes,
  * "numbers" by default).
  */
 export function numbersTable(head, rows, { caption, label, className = 'numbers', rowClass } = {}) {
-  const table = html('table', className);
+  const table = html('table', head ? `${className} stack` : className);
   if (caption) table.append(html('caption', '', caption));
   if (label) table.setAttribute('aria-label', label);
   if (head) {
@@ -63,6 +64,7 @@ export function numbersTable(head, rows, { caption, label, className = 'numbers'
     cells.forEach((text, j) => {
       const cell = html(j === 0 ? 'th' : 'td', j === 0 ? rowClass : '', text);
       if (j === 0) cell.scope = 'row';
+      else if (head) cell.dataset.label = head[j];
       tr.append(cell);
     });
     body.append(tr);

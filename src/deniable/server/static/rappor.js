@@ -43,6 +43,34 @@ function bloomPositions(hashing, value, cohort, hashes, bits) {
   });
 }
 
+/** Set bits of a non-negative BigInt. */
+function popcount(x) {
+  let n = 0;
+  for (let rest = x; rest; rest &= rest - 1n) n++;
+  return n;
+}
+
+/**
+ * The filter differences [a, b] the Bloom filters attain (deniable.mechanisms._rappor_privacy): over
+ * cohorts and pairs of distinct filters, a = |B - B'| and b = |B' - B|; [[h, h]] alone once two
+ * disjoint filters of h bits are found (they carry the largest loss there is).
+ */
+function separations(bloom, hashes) {
+  const found = new Map();
+  for (const filters of bloom) {
+    const distinct = [...new Set(filters)];
+    for (const x of distinct) {
+      for (const y of distinct) {
+        const a = popcount(x & ~y);
+        const b = popcount(y & ~x);
+        if (a === hashes && b === hashes) return [[a, b]];
+        if (a || b) found.set(a * (hashes + 1) + b, [a, b]);
+      }
+    }
+  }
+  return [...found.values()];
+}
+
 export function rappor(params, dom) {
   const bits32 = params.bits === undefined ? 32 : params.bits;
   if (bits32 !== 32) throw new DeniableError('params.bits', `must be 32; got ${stringify(bits32)}`);
@@ -67,13 +95,21 @@ export function rappor(params, dom) {
   if (!(0n < pStar && pStar < qStar && qStar < TWO64N)) {
     throw new DeniableError('params', `rappor parameters give no signal (need 0 < p* < q* < 1); got ${stringify(params)}`);
   }
-  const epsilon = hashes * lnRatio(qStar * (TWO64N - pStar), pStar * (TWO64N - qStar));
   const values = dom.values === null ? Array.from({ length: dom.k }, (_, i) => i) : dom.values;
   const bloom = Array.from({ length: cohorts }, (_, c) => values.map((v) => {
     let filter = 0n;
     for (const b of bloomPositions(hashing, v, c, hashes, width)) filter |= 1n << BigInt(b);
     return filter;
   }));
+  // the loss the actual filters realise: where x alone sets a bit a report says 1, where x' alone does
+  // 0, a ln(q*/p*) + b ln((1-p*)/(1-q*)) in all; h ln(q*(1-p*)/(p*(1-q*))) when two are disjoint
+  const seps = separations(bloom, hashes);
+  if (!seps.length) {
+    throw new DeniableError('params', `rappor's categories have one Bloom filter in every cohort: reports would carry nothing about them; got ${stringify(params)}`);
+  }
+  const [upOne, upZero] = [lnRatio(qStar, pStar), lnRatio(TWO64N - pStar, TWO64N - qStar)];
+  const epsilon = Math.max(...seps.map(([a, b]) => a * upOne + b * upZero));
+  const spread = Math.max(...seps.map(([a, b]) => a + b));
   const noise = Number(2n * halfF); // P(a PRR bit is a coin) = 2 half_f / 2^32, compared with a u32
   const [pn, qn] = [Number(p), Number(q)];
   // the permanent response of a Bloom filter: each bit a fair coin w.p. f, else the Bloom bit
@@ -106,8 +142,9 @@ export function rappor(params, dom) {
     memo: {
       cohorts,
       draws: dom.k,
-      // epsilon_infinity = 2 h ln((1 - f/2) / (f/2)): what a value's permanent response reveals
-      epsilonPermanent: hashes * lnRatio((TWO32N - halfF) ** 2n, halfF ** 2n),
+      // epsilon_infinity = (a + b) ln((1 - f/2) / (f/2)), the widest filter difference (2h when two
+      // are disjoint): what a value's permanent response reveals
+      epsilonPermanent: spread * lnRatio(TWO32N - halfF, halfF),
       label: (x) => pythonText(values[x]),
       legacyLabel: (x) => stringify(values[x]),
       permanent: (pool, cohort, x) => permanent(pool, bloom[cohort][x]),

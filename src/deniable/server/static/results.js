@@ -50,9 +50,10 @@ function order(q) {
   return q.type === 'yes-no' ? positions.reverse() : positions;
 }
 
-/** Charts are drawn at the container's pixel width (text stays legible on phones), 340..680 px. */
+/** Charts are drawn at the card's pixel width (text keeps its size on phones), 280..680 px. */
 function chartWidth() {
-  return Math.round(Math.max(340, Math.min(680, $('questions').clientWidth - 42 || 680)));
+  const card = $('questions').clientWidth - 2 * parseFloat(getComputedStyle(document.documentElement).fontSize) - 2;
+  return Math.round(Math.max(280, Math.min(680, card || 680)));
 }
 
 function chart(q, index, level) {
@@ -227,7 +228,7 @@ function render(results) {
       return;
     }
     if (q.kind === 'design' || q.kind === 'plain') {
-      container.append(q.kind === 'design' ? designSection(q, level) : plainSection(q));
+      container.append(q.kind === 'design' ? designSection(q, level, chartWidth()) : plainSection(q));
       return;
     }
     const [section, meta] = questionCard(q);

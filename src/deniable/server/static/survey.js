@@ -264,7 +264,25 @@ function currentRound(survey) {
   return { start: start + survey.current_round * every, end: start + (survey.current_round + 1) * every };
 }
 
+/**
+ * The page's words for the rate limit (429 on field rate_limit): what a respondent can do, and when.
+ * The API's JSON keeps the details (the limit, the survey) for developers.
+ */
+function rateLimitText(retryAfter) {
+  const seconds = Number(retryAfter);
+  let when = 'a little later';
+  if (Number.isFinite(seconds) && seconds > 0) {
+    when = seconds < 90 ? `in about ${Math.ceil(seconds)} seconds` : `in about ${Math.ceil(seconds / 60)} minutes`;
+  }
+  return 'Many answers to this survey have just come from your network (a school, office or public '
+    + `connection is shared by many people), so the server is pausing them. Nothing you chose is lost: please try again ${when} `
+    + 'with the button below.';
+}
+
 function explainError(response, payload) {
+  if (response.status === 429 && payload?.detail?.field === 'rate_limit') {
+    return rateLimitText(response.headers.get('Retry-After'));
+  }
   const detail = payload && payload.detail;
   if (detail && typeof detail === 'object' && detail.message) {
     return `${escapeHtml(detail.message)}${detail.field ? ` <small>(field <code>${escapeHtml(detail.field)}</code>)</small>` : ''}`;
@@ -395,6 +413,8 @@ function roundsNotice(survey, devices) {
 }
 
 async function main() {
+  // the privacy card's explanation is open where there is room for it; a phone shows its summary first
+  $('privacy-details').open = window.matchMedia('(min-width: 40rem)').matches;
   if (!surveyId) {
     status('error', 'This page needs a survey address of the form <code>/s/&lt;survey id&gt;</code>.');
     return;
@@ -440,6 +460,7 @@ async function main() {
   const over = sampled
     ? `(this device drew one of the survey's ${devices.length} questions for you at random; only that answer is randomized and sent)`
     : `(the sum over its ${bounded.length} randomized question${bounded.length === 1 ? '' : 's'}${bounded.length < randomized.length ? ' that have one' : ''})`;
+  $('privacy-summary').textContent = `How this protects you (ε = ${fixed(total)}${survey.rounds ? ' each round' : ''})`;
   $('privacy-epsilon').innerHTML =
     `Privacy loss for ${survey.rounds ? 'each round' : 'the whole survey'}: <strong>ε = ${fixed(total)}</strong> ${over}. ` +
     `Whatever someone trying to guess your answers already knows about you, what this page sends makes ` +

@@ -20,11 +20,15 @@ const PARAMETER_NAMES = {
   gamma: 'γ (share of cheaters)',
 };
 
-/** Bars of the prevalence (0..100%) with interval whiskers, one row per {label, estimate, ci_low, ci_high, std_error}. */
-function prevalenceChart(rows, title, level) {
-  const width = 640;
-  const labelW = 150;
-  const valueW = 150;
+/**
+ * Bars of the prevalence (0..100%) with interval whiskers, one row per {label, estimate, ci_low, ci_high,
+ * std_error}, drawn at `width` pixels (the container's, so that text keeps its size on a phone); below
+ * 520 px the interval goes under the estimate.
+ */
+function prevalenceChart(rows, title, level, width) {
+  const narrow = width < 520;
+  const labelW = narrow ? 104 : 150;
+  const valueW = narrow ? 92 : 150;
   const rowH = 30;
   const top = 8;
   const plotW = width - labelW - valueW;
@@ -45,7 +49,8 @@ function prevalenceChart(rows, title, level) {
   rows.forEach((r, i) => {
     const cy = top + i * rowH + rowH / 2;
     const g = svgEl('g', { class: 'row' });
-    const name = r.label.length > 20 ? `${r.label.slice(0, 19)}…` : r.label;
+    const room = narrow ? 12 : 20;
+    const name = r.label.length > room ? `${r.label.slice(0, room - 1)}…` : r.label;
     g.append(svgEl('text', { class: 'label', x: labelW - 10, y: cy + 4, 'text-anchor': 'end' }, name));
     if (Number.isFinite(r.estimate)) {
       g.append(svgEl('rect', { class: 'bar', x: x(0), y: cy - 9, width: Math.max(1, x(r.estimate) - x(0)), height: 18, rx: 2 }));
@@ -56,8 +61,13 @@ function prevalenceChart(rows, title, level) {
         g.append(svgEl('line', { class: 'whisker', x1: a, x2: a, y1: cy - 6, y2: cy + 6 }));
         g.append(svgEl('line', { class: 'whisker', x1: b, x2: b, y1: cy - 6, y2: cy + 6 }));
       }
-      g.append(svgEl('text', { class: 'value', x: labelW + plotW + 10, y: cy + 4 },
-        `${shareTexts(r).est} (${shareTexts(r).range})`));
+      if (narrow) {
+        g.append(svgEl('text', { class: 'value', x: labelW + plotW + 10, y: cy - 1 }, shareTexts(r).est));
+        g.append(svgEl('text', { class: 'value-interval', x: labelW + plotW + 10, y: cy + 11 }, shareTexts(r).range));
+      } else {
+        g.append(svgEl('text', { class: 'value', x: labelW + plotW + 10, y: cy + 4 },
+          `${shareTexts(r).est} (${shareTexts(r).range})`));
+      }
     } else {
       g.append(svgEl('text', { class: 'value', x: labelW + 4, y: cy + 4 }, 'too few answers'));
     }
@@ -66,8 +76,9 @@ function prevalenceChart(rows, title, level) {
   return svg;
 }
 
-/** A design question: the prevalence (and extra parameter) with standard errors and intervals, by category. */
-export function designSection(q, level) {
+/** A design question: the prevalence (and extra parameter) with standard errors and intervals, by category;
+ * its chart `width` pixels wide. */
+export function designSection(q, level, width) {
   const [s, meta] = questionCard(q);
   const epsilon = q.reveals_truth ? 'ε infinite: an answer reveals the truth' : `ε = ${fixed(q.epsilon)}`;
   meta.textContent = `${countOf(q.n, 'respondent')}, ${epsilon} · ${q.design.model} design, p = ${q.design.p.join(', ')}`;
@@ -77,7 +88,7 @@ export function designSection(q, level) {
   for (const by of q.by) {
     by.rows.forEach((r) => rows.push({ ...r, label: `${by.question}: ${r.category}` }));
   }
-  s.append(prevalenceChart(rows, `Estimated prevalence: ${q.text}`, level));
+  s.append(prevalenceChart(rows, `Estimated prevalence: ${q.text}`, level, width));
   const note = document.createElement('p');
   note.className = 'legend';
   note.textContent = `Prevalence estimated by maximum likelihood from the randomized answers (deniable.survey, as RRreg's RRuni). ` +
