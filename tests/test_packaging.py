@@ -11,9 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = [
-    "privacy.py", "randomness.py", "estimate.py", "consistency.py", "plan.py", "simulate.py",
-    "audit.py", "wire", "debias.py", "scale.py", "mechanisms", "intervals.py", "errors.py",
-    "aggregates.py", "testing.py", "report_text.py",
+    "_privacy.py", "_randomness.py", "_estimate.py", "_consistency.py", "_plan.py", "simulate.py",
+    "audit.py", "wire", "_debias.py", "scale.py", "mechanisms", "_intervals.py", "errors.py",
+    "_aggregates.py", "testing.py",
 ]
 OPTIONAL = [
     "fastapi", "sqlalchemy", "uvicorn", "typer", "rich", "matplotlib", "dask", "pandas", "pyarrow", "httpx", "numba",
