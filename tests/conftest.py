@@ -9,6 +9,13 @@ so CI is deterministic and a rerun under another seed is one variable away::
 
 A failing test that used the fixture prints its seed in the report. With
 the environment variable ``CI`` set, Hypothesis runs derandomized.
+
+**Suites.** ``python -m pytest`` with no path runs the *fast* suite: every
+test but those marked with one of :data:`HEAVY` (calibrated statistical
+grids, privacy audits, browser and PostgreSQL tests, end-to-end runs across
+processes, the docs build and mypy). ``--suite rest`` runs exactly those,
+``--suite full`` runs everything (what CI runs, as ``.ci/run`` shows);
+naming paths runs every test under them unless ``--suite`` says otherwise.
 """
 
 from __future__ import annotations
@@ -30,6 +37,39 @@ if os.environ.get("CI"):
 TEST_SEED = int(os.environ.get("DENIABLE_TEST_SEED", DEFAULT_TEST_SEED))
 
 _seed_key = pytest.StashKey[str]()
+
+HEAVY = ("slow", "stat", "audit", "browser", "postgres", "integration", "build")
+"""The markers of the tests the fast suite leaves out (declared in pyproject.toml)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--suite", choices=("fast", "rest", "full"), default=None,
+        help="fast: all but the tests marked " + ", ".join(HEAVY) + " (the default without paths); "
+             "rest: only those; full: every test (the default when paths are named)",
+    )
+
+
+def _suite(config: pytest.Config) -> str:
+    chosen = config.getoption("--suite")
+    if chosen:
+        return str(chosen)
+    return "fast" if config.args_source == pytest.Config.ArgsSource.TESTPATHS else "full"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # a test on a PostgreSQL database is a PostgreSQL test, however it asks for it
+        if {"postgres_url", "postgres_admin"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
+    suite = _suite(config)
+    if suite == "full":
+        return
+    heavy = [any(item.get_closest_marker(name) for name in HEAVY) for item in items]
+    keep = [item for item, h in zip(items, heavy, strict=True) if h == (suite == "rest")]
+    dropped = [item for item, h in zip(items, heavy, strict=True) if h != (suite == "rest")]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
 
 
 def node_entropy(nodeid: str) -> int:
@@ -58,7 +98,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"deniable: DENIABLE_TEST_SEED={TEST_SEED}"
+    suite = _suite(config)
+    hint = {"fast": "; --suite full runs every test", "rest": "", "full": ""}[suite]
+    return f"deniable: DENIABLE_TEST_SEED={TEST_SEED}; {suite} suite{hint}"
 
 
 @pytest.fixture

@@ -24,6 +24,8 @@ pytest.importorskip("mkdocs", reason="the docs site needs the docs extra: pip in
 pytest.importorskip("mkdocstrings_handlers.python", reason="the API reference needs mkdocstrings[python] (docs extra)")
 pytest.importorskip("markdown_exec", reason="the executed tutorials need markdown-exec (docs extra)")
 
+pytestmark = pytest.mark.build  # builds the whole site (half a minute): not in the fast suite
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -41,6 +41,7 @@ def test_py_typed_is_shipped() -> None:
     assert (ROOT / "src" / "deniable" / "py.typed").exists()
 
 
+@pytest.mark.build
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
 def test_core_is_mypy_strict_clean() -> None:
     paths = [str(ROOT / "src" / "deniable" / p) for p in CORE]

@@ -159,16 +159,16 @@ def exp_ratio(epsilon: float, others: int, word_bits: int = 32) -> tuple[int, in
         growth = Decimal(epsilon).exp()
         for bits in (word_bits, 63):
             b = int(Decimal(1 << bits) / (growth + others))
-            # 64-bit words when 32 leave b too coarse, or a / b more than 1% short of exp(epsilon)
             a = int(growth * b)
-            if (b >= 1 << 16 and a > b and (Decimal(a) / b).ln() >= Decimal(0.99 * epsilon)) or bits == 63:
+            while b >= 1 and ln_up(Fraction(a, b)) > epsilon:
+                a -= 1
+            # 64-bit words when 32 leave b too coarse, or ln(a / b) more than 1% short of epsilon
+            if bits == 63 or (b >= 1 << 16 and a > b and ln_up(Fraction(a, b)) >= 0.99 * epsilon):
                 break
         if b < 1:
             raise ValueError(
                 f"epsilon={epsilon} is too large to realise with 63-bit integer probabilities"
             )
-    while ln_up(Fraction(a, b)) > epsilon:
-        a -= 1
     if a <= b or ln_up(Fraction(a, b)) < 0.99 * epsilon:
         raise ValueError(
             f"epsilon={epsilon} is too small to realise with 63-bit integer probabilities"

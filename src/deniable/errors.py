@@ -29,6 +29,7 @@ imports, and are re-exported nowhere else)::
     │   ├── Conflict
     │   ├── Forbidden
     │   └── Invalid
+    ├── PortInUseError x OSError ........ the server's port is taken (extra: deniable.server)
     ├── ClientError ..................... the server refused a device's request (extra: deniable.client)
     │   ├── AlreadyAnsweredError
     │   └── BudgetSpentError

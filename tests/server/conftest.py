@@ -79,7 +79,10 @@ def postgres_url(postgres_admin: Engine) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Each storage backend in turn (a fresh database per test)."""
     if request.param == "sqlite":
@@ -87,7 +90,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("postgres_url"))
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+@pytest.fixture(scope="module", params=BACKENDS)
 def module_db_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:

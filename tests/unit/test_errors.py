@@ -55,7 +55,7 @@ def test_the_docstring_draws_every_public_class() -> None:
               if not cls.__name__.startswith("_") and path not in INTERNAL}
     assert public <= drawn, f"not drawn: {sorted(public - drawn)}"
     assert drawn <= public | {"CLIError", "ClientError", "AlreadyAnsweredError", "BudgetSpentError"} | {
-        "SurveyError", "StorageError", "NotFound", "Conflict", "Forbidden", "Invalid",
+        "SurveyError", "StorageError", "NotFound", "Conflict", "Forbidden", "Invalid", "PortInUseError",
     }
 
 

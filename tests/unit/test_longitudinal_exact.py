@@ -706,19 +706,18 @@ def test_telemetry_constructors_name_themselves_and_keep_exp_ratio_integers() ->
                                                                r"got 0\.5$"),
         (lambda: dn.OneBitMean(0, 1, epsilon=1.0, points=1), r"^points must be an int in 2\.\.65536 for OneBitMean; "
                                                               r"got 1$"),
-        (lambda: dn.OneBitMean(0, 1, epsilon=1e-9), r"^epsilon=1e-09 cannot be realised by OneBitMean with its integer "
-                                                     r"probabilities \(it would give 9\.313e-10\)$"),
         (lambda: dn.DBitFlip(["a", "a"], d=1, epsilon=1.0), r"^domain for DBitFlip has duplicate category 'a'$"),
         (lambda: dn.DBitFlip(3, d=1, epsilon=-1.0), r"^epsilon must be a positive finite number for DBitFlip; "
                                                      r"got -1\.0$"),
         (lambda: dn.DBitFlip(3, d=1, epsilon=1.0, gamma=-0.1), r"^gamma must be a number in \[0, 0\.5\) for DBitFlip; "
                                                                 r"got -0\.1$"),
-        (lambda: dn.DBitFlip(3, d=2, epsilon=1e-9), r"^epsilon=1e-09 cannot be realised by DBitFlip with its integer "
-                                                     r"probabilities \(it would give 9\.313e-10\)$"),
     ]
     for build, message in cases:
         with pytest.raises(ValueError, match=message):
             build()
+    # tiny requests, once refused (32-bit words gave 0.93 of 1e-9), are met with 63-bit words
+    for m in (dn.OneBitMean(0, 1, epsilon=1e-9), dn.DBitFlip(3, d=2, epsilon=1e-9)):
+        assert 0.99e-9 <= m.epsilon_perm <= 1e-9
     params = dn.OneBitMean(0, 1, epsilon=1.3).to_config()["params"]
     assert (params["high_numerator"], params["low_numerator"]) == exp_ratio(1.3, 1)
     for d in (1, 2, 3):
@@ -791,9 +790,7 @@ def test_chained_constructors_and_params_refuse_in_whole_messages() -> None:
     refused(lambda: dn.LGRR(4, epsilon_perm=3.0, epsilon_1=1e-300),
             "epsilon_1=1e-300 is too close to epsilon_perm=3.0 (or too small) for L-GRR to realise with integer "
             "probabilities")
-    refused(lambda: dn.LGRR(4, epsilon_perm=3.0, epsilon_1=1e-9),
-            "epsilon_1=1e-09 cannot be realised by L-GRR with its integer probabilities (it would give 7.7e-10); "
-            "choose epsilon_1 further from epsilon_perm")
+    assert 0.99e-9 <= dn.LGRR(4, epsilon_perm=3.0, epsilon_1=1e-9).epsilon <= 1e-9  # 63-bit words (was refused)
 
     from deniable.mechanisms._chained import LGRR, LOSUE
 
@@ -915,10 +912,9 @@ def test_chained_refusals_of_realised_epsilons_name_the_mechanism_and_the_epsilo
             build()
 
     advice = "; choose epsilon_1 further from epsilon_perm"
-    # the first round's a1 - b1 = 51 of b1 = 2**31 (32-bit words): ln(a1 / b1) = 2.375e-8
-    refused(lambda: dn.LGRR(2, epsilon_perm=2.4e-8, epsilon_1=1.2e-8),
-            "epsilon_perm=2.4e-08 cannot be realised by L-GRR with its integer probabilities (it would give "
-            "2.375e-08)" + advice)
+    # once refused (32-bit words gave 2.375e-8 of 2.4e-8), now met with 63-bit words
+    tiny = dn.LGRR(2, epsilon_perm=2.4e-8, epsilon_1=1.2e-8)
+    assert 0.99 * 2.4e-8 <= tiny.epsilon_perm <= 2.4e-8 and 0.99 * 1.2e-8 <= tiny.epsilon <= 1.2e-8
     refused(lambda: dn.LOSUE(4, epsilon_perm=1.0, epsilon_1=1e-8),
             "epsilon_1=1e-08 cannot be realised by L-OSUE with its integer probabilities (it would give 9.899e-09)"
             + advice)

@@ -9,7 +9,7 @@ Needs the ``server`` extra (``pip install 'deniable[server]'``)::
 
 from deniable.server._app import create_app
 from deniable.server._errors import Conflict, Forbidden, Invalid, NotFound, StorageError
-from deniable.server._runner import BackgroundServer, run
+from deniable.server._runner import BackgroundServer, PortInUseError, run
 from deniable.server._storage import Storage
 from deniable.server._surveys import Question, Survey, SurveyError, load_survey
 
@@ -27,4 +27,5 @@ __all__ = [
     "Conflict",
     "Forbidden",
     "Invalid",
+    "PortInUseError",
 ]

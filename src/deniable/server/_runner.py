@@ -29,6 +29,7 @@ from typing import Any
 
 import uvicorn
 
+from deniable.errors import DeniableError
 from deniable.server._app import create_app
 from deniable.server._database import DEFAULT_DB_URL
 from deniable.server._security import parse_networks
@@ -139,7 +140,7 @@ DEFAULT_PORT = 8765
 many development servers take."""
 
 
-class PortInUseError(OSError):
+class PortInUseError(DeniableError, OSError):
     """The port to listen on is taken: the message names it and how to choose another (``--port``)."""
 
 
