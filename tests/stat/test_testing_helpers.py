@@ -55,10 +55,12 @@ def test_ks_gof_accepts_and_rejects(rng: np.random.Generator) -> None:
 
 
 def test_proportion_check_and_intervals(rng: np.random.Generator) -> None:
-    """alpha 1e-6 for the Wilson check; power: a rate 20% off."""
+    """alpha 1e-6 for the exact binomial check; power: a rate 20% off (the bands of 0.3 and 0.36
+    at n = 50000 are disjoint, so the wrong rate fails with probability 1 - 1e-6 at least)."""
     n = 50_000
     hits = int(rng.binomial(n, 0.3))
     assert testing.proportion_check(hits, n, 0.3, ALPHA).passed
+    assert testing.coverage_band(n, 0.3, ALPHA)[1] < testing.coverage_band(n, 0.36, ALPHA)[0]
     assert not testing.proportion_check(int(rng.binomial(n, 0.36)), n, 0.3, ALPHA).passed
     # The interval helpers agree with scipy's implementations.
     ci = stats.binomtest(30, 100).proportion_ci(0.95, method="wilson")
@@ -81,6 +83,42 @@ def test_coverage_band_matches_style_numbers() -> None:
     assert stats.binom.cdf(high, 2000, 0.90) - stats.binom.cdf(low - 1, 2000, 0.90) < 1e-4
     assert not testing.coverage_check(1800, 2000, 0.95, ALPHA).passed
     assert testing.coverage_check(1900, 2000, 0.95, ALPHA).passed
+
+
+def test_proportion_check_is_exact_for_small_counts() -> None:
+    """Deterministic: the accepted counts hold at least 1 - alpha of the binomial's mass, also where a
+    score (Wilson) band holds far less (10 expected successes at alpha 1e-8), and certain rates
+    accept only the certain count."""
+    for n, p, alpha in [(1000, 0.01, 1e-8), (2000, 0.05, 1e-7), (30, 0.5, 1e-3)]:
+        details = testing.proportion_check(round(n * p), n, p, alpha).details
+        low, high = details["low"], details["high"]
+        assert stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p) <= alpha
+        assert not testing.proportion_check(high + 1, n, p, alpha) and testing.proportion_check(high, n, p, alpha)
+    assert testing.proportion_check(0, 10, 0.0, 1e-6) and not testing.proportion_check(1, 10, 0.0, 1e-6)
+    assert testing.proportion_check(10, 10, 1.0, 1e-6) and not testing.proportion_check(9, 10, 1.0, 1e-6)
+    with pytest.raises(ValueError, match="p must be"):
+        testing.proportion_check(1, 10, 1.5, 1e-6)
+
+
+def test_estimate_check_and_recording() -> None:
+    """Deterministic: z bands around stated standard errors, Bonferroni over the entries, and
+    every check made inside ``recording`` is collected (nested blocks too)."""
+    z = testing.z_for(1e-6 / 2)
+    with testing.recording() as outer:
+        assert testing.estimate_check([0.1, 0.2], [0.1, 0.2 + 0.99 * z * 0.01], 0.01, 1e-6)
+        with testing.recording() as inner:
+            res = testing.estimate_check([0.1, 0.2], [0.1, 0.2 + 1.01 * z * 0.01], [0.01, 0.01], 1e-6)
+    assert not res and res.critical_value == pytest.approx(z)
+    assert [r.passed for r in outer] == [True, False] and inner == [res]
+    assert testing.estimate_check(1.0, 1.0, 0.0, 1e-6) and not testing.estimate_check(1.0, 1.1, 0.0, 1e-6)
+
+
+def test_mean_check_uses_student_t_with_the_sample_sd() -> None:
+    """Deterministic: with the sample SD the critical value is the t quantile with R - 1 df."""
+    x = np.tile([-1.0, 1.0], 50)  # R = 100, sample SD 1.005
+    res = testing.mean_check(x, 0.0, 1e-6)
+    assert res.critical_value == pytest.approx(stats.t.isf(1e-6 / 2, 99))
+    assert testing.mean_check(x, 0.0, 1e-6, sd=1.0).critical_value == pytest.approx(stats.norm.isf(1e-6 / 2))
 
 
 def test_mean_and_variance_checks(rng: np.random.Generator) -> None:
