@@ -31,7 +31,8 @@ several assertions (Bonferroni: ``alpha / m`` each, see :func:`bonferroni`).
 * :func:`independence_2x2` -- two binary variables are independent.
 
 :func:`recording` collects the checks a block of code makes, so a test's
-false-failure rate (the sum of their ``alpha``) can be read off a run.
+false-failure rate (the sum of their ``alpha``) can be read off a run;
+:func:`family` makes several checks one (a power check that some member fails).
 
 A sampler that is wrong by a fixed amount fails these checks with
 probability tending to 1 as the sample grows; pair each check with a
@@ -48,7 +49,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec
@@ -66,6 +67,7 @@ __all__ = [
     "Interval",
     "bonferroni",
     "recording",
+    "family",
     "chi_square_gof",
     "ks_gof",
     "ks_gof_discrete",
@@ -110,7 +112,15 @@ class CheckResult:
 
 
 _P = ParamSpec("_P")
-_RECORDERS: list[list[CheckResult]] = []
+_RECORDERS: list[tuple[list[CheckResult], bool]] = []  # (results, hide), innermost last
+
+
+def _hand_on(result: CheckResult) -> CheckResult:
+    for made, hide in reversed(_RECORDERS):
+        made.append(result)
+        if hide:
+            break
+    return result
 
 
 def _recorded(check: Callable[_P, CheckResult]) -> Callable[_P, CheckResult]:
@@ -118,36 +128,53 @@ def _recorded(check: Callable[_P, CheckResult]) -> Callable[_P, CheckResult]:
 
     @functools.wraps(check)
     def run(*args: _P.args, **kwargs: _P.kwargs) -> CheckResult:
-        result = check(*args, **kwargs)
-        for made in _RECORDERS:
-            made.append(result)
-        return result
+        return _hand_on(check(*args, **kwargs))
 
     return run
 
 
 @contextmanager
-def recording() -> Iterator[list[CheckResult]]:
+def recording(*, hide: bool = False) -> Iterator[list[CheckResult]]:
     """Collect the result of every check of this module made inside the block.
 
     >>> with recording() as made:
-    ...     _ = chi_square_gof([50, 50], [0.5, 0.5], alpha=1e-7)
-    ...     _ = coverage_check(1900, 2000, 0.95, alpha=1e-7)
+    ...     _ = chi_square_gof([50, 50], [0.5, 0.5], alpha=1e-9)
+    ...     _ = coverage_check(1900, 2000, 0.95, alpha=1e-9)
     >>> [r.name for r in made], sum(r.alpha for r in made if r.passed)
-    (['chi-square', 'coverage'], 2e-07)
+    (['chi-square', 'coverage'], 2e-09)
 
     By the union bound, a correct sampler fails one of the checks that
     passed with probability at most the sum of their ``alpha``: the
     false-failure rate of a test whose assertions are these checks. (A check
     that failed was, in a passing test, a power check on a wrong sampler.)
-    Blocks may nest; each gets every result made while it is open.
+    Blocks may nest; each gets every result made while it is open, except
+    that ``hide=True`` keeps the results made inside from the enclosing
+    blocks: for checks used as data (a test that counts how often a check
+    rejects), which are not assertions.
     """
     made: list[CheckResult] = []
-    _RECORDERS.append(made)
+    _RECORDERS.append((made, hide))
     try:
         yield made
-    finally:
-        _RECORDERS.remove(made)
+    finally:  # by identity: another open block may hold an equal list
+        del _RECORDERS[next(i for i, (other, _) in enumerate(_RECORDERS) if other is made)]
+
+
+def family(results: Iterable[CheckResult], *, label: str = "") -> CheckResult:
+    """Several checks as one, which passes when every member passes.
+
+    Its ``alpha`` is the sum of the members' (the union bound on a correct
+    sampler failing one of them). As a power check, ``not family(checks)``
+    says that a wrong sampler fails *some* member: it misses only when every
+    member passes. The members are ``details["members"]``; :func:`recording`
+    gets the family after them.
+    """
+    members = list(results)
+    failed = [r for r in members if not r.passed]
+    where = f" [{label}]" if label else ""
+    message = f"{len(failed)} of {len(members)} checks failed{where}" + (f"; first: {failed[0]}" if failed else "")
+    alpha = math.fsum(r.alpha for r in members)
+    return _hand_on(CheckResult("family", float(len(failed)), 0.0, alpha, not failed, message, {"members": members}))
 
 
 def bonferroni(alpha: float, comparisons: int) -> float:
@@ -467,7 +494,7 @@ def variance_ratio_check(
     )
     return CheckResult(
         "variance-ratio", float(ratio[worst]), float(high[worst] if ratio[worst] > 1 else low[worst]), a, ok,
-        message, {"ratios": ratio, "low": low, "high": high},
+        message, {"ratios": ratio, "low": low, "high": high, "replicates": r, "kurtosis": kappa},
     )
 
 
