@@ -99,6 +99,7 @@ def test_config_keeps_gamma_and_refuses_a_bad_one() -> None:
 FLIPS = 8000  # the smallest round number at which the bands of gamma and 1.25 gamma are disjoint
 
 
+@pytest.mark.stat
 def test_kept_clients_flip_their_memoized_bits_at_rate_gamma() -> None:
     """Exact binomial bands (alpha 2.5e-7 each) on 8000 flips from the OS CSPRNG.
 
@@ -127,6 +128,7 @@ def test_kept_clients_flip_their_memoized_bits_at_rate_gamma() -> None:
     assert (res := proportion_check(flips, FLIPS, gamma, ALPHA, label="dBitFlip")), res.message
 
 
+@pytest.mark.stat
 def test_perturbed_reports_are_decoded_without_bias() -> None:
     """Estimates of perturbed reports lie within z standard errors of the truth (alpha 2.5e-7 each,
     Bonferroni over categories); the unperturbed decoder's estimates of the same reports do not
