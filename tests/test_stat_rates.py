@@ -48,7 +48,7 @@ def test_a_row_sums_the_passed_alphas_and_the_power_misses() -> None:
     assert row.alphas == [1e-7] and len(row.misses) == 2
     far, family = row.misses
     assert far < 1e-9 and family == pytest.approx(stat_rates.power_miss(near[0]))
-    assert 1e-6 < family < 0.5  # 600 of 1000 is 3 sd beyond the band's end, one sd less in the estimate
+    assert 1e-6 < family < 0.5  # 600 of 1000 is one standard deviation beyond the band's end
     assert row.rate == pytest.approx(1e-7 + far + family)
 
 
@@ -72,16 +72,23 @@ def test_power_misses_of_each_kind() -> None:
 
 @pytest.mark.deterministic
 def test_table_groups_cases_and_writes_between_the_markers(tmp_path: Path) -> None:
-    rows = [stat_rates.Row("tests/a.py::t[x]", "passed", [1e-7]), stat_rates.Row("tests/a.py::t[y]", "passed", [3e-7]),
-            stat_rates.Row("tests/b.py::u", "passed", [6e-7, 6e-7]), stat_rates.Row("tests/b.py::v", "passed")]
+    rows = [stat_rates.Row("tests/a.py::test_t[x]", "passed", [1e-7]),
+            stat_rates.Row("tests/a.py::test_t[y]", "passed", [3e-7]),
+            stat_rates.Row("tests/b.py::test_u", "passed", [6e-7, 6e-7]),
+            stat_rates.Row("tests/b.py::test_v", "passed")]
     text = stat_rates.table(rows)
-    assert "| `a.py::t` | 2 | 1 (0) | 3e-07 | 0 | 3e-07 |" in text and "b.py::v" not in text
-    assert [r.test for r in stat_rates.over(rows)] == ["tests/b.py::u"]
-    assert stat_rates.unrecorded(rows) == ["tests/b.py::v"]
+    assert "#### `a.py`" in text and "| test_t | 3e-07 | 3e-07 | 0 | 1 (0) | 2 |" in text
+    assert "#### `b.py`" in text and "| test_u |" in text and "test_v" not in text
+    assert [r.test for r in stat_rates.over(rows)] == ["tests/b.py::test_u"]
+    assert stat_rates.unrecorded(rows) == ["tests/b.py::test_v"]
     doc = tmp_path / "page.md"
     doc.write_text(f"intro\n{stat_rates.BEGIN}\nold\n{stat_rates.END}\nafter\n")
     stat_rates.write_doc(text, doc)
     assert doc.read_text() == f"intro\n{stat_rates.BEGIN}\n{text}\n{stat_rates.END}\nafter\n"
+    stat_rates.write_doc(stat_rates.table([stat_rates.Row("tests/a.py::test_t", "passed", [2e-7])]), doc, merge=True)
+    merged = doc.read_text()
+    assert "| test_t | 2e-07 | 2e-07 | 0 | 1 (0) | 1 |" in merged and "| test_u |" in merged and "3e-07" not in merged
+    assert merged.count("#### `a.py`") == 1
 
 
 def test_the_documented_table_keeps_every_test_below_one_in_a_million() -> None:
@@ -89,7 +96,7 @@ def test_the_documented_table_keeps_every_test_below_one_in_a_million() -> None:
     and its rate, as printed, is at most 1e-6."""
     page = (ROOT / "docs" / "guide" / "testing.md").read_text()
     body = page[page.index(stat_rates.BEGIN):page.index(stat_rates.END)]
-    rows = re.findall(r"^\| `([^`]+)` \|[^|]*\|[^|]*\|[^|]*\|[^|]*\| ([^|]+) \|", body, flags=re.M)
+    rows = re.findall(r"^\| (test\w+) \| ([^|]+) \|", body, flags=re.M)
     assert len(rows) > 100, "the table is missing: python tools/stat_rates.py --write"
     bad = [(test, rate) for test, rate in rows if not re.fullmatch(r"[0-9.e+-]+", rate.strip())
            or float(rate) > stat_rates.LIMIT]

@@ -3,6 +3,7 @@
     python tools/stat_rates.py                # run `pytest -m "stat or audit"`, print the table
     python tools/stat_rates.py tests/unit     # the tests pytest selects from these arguments
     python tools/stat_rates.py --write        # also put the table into docs/guide/testing.md
+                                              # (with arguments: update those tests' rows only)
     python tools/stat_rates.py --check        # exit 1 when a test's rate exceeds 1e-6
     python tools/stat_rates.py --ids          # one row per test id (not per test function)
 
@@ -50,7 +51,8 @@ BEGIN, END = "<!-- stat-rates:begin -->", "<!-- stat-rates:end -->"
 LIMIT = 1e-6
 MARKERS = "stat or audit"
 SHRINK = 1.0
-"""Standard errors by which a power check's observed effect is moved towards none before its miss is estimated."""
+"""Standard errors by which a power check's observed effect is moved towards none before its miss is
+estimated (0: the plug-in estimate; 1 or 2 for a pessimistic screen)."""
 
 
 def power_miss(result: Any, shrink: float = SHRINK) -> float:
@@ -214,22 +216,45 @@ def _rate(x: float) -> str:
     return "0" if x == 0 else f"{x:.2g}"
 
 
+HEADER = "| test | rate | alpha | power miss | checks (power) | cases | min. expected |\n" + "|---" + "|---:" * 6 + "|"
+LEGEND = ("rate: the false-failure rate per run, alpha + power miss; alpha: the sum of the alphas of the checks "
+          "that passed; power miss: the estimated misses of the power checks (audits: not estimated); cases: "
+          "of a parametrized test; min. expected: the smallest expected count of a group in its chi-square checks.")
+
+
 def table(rows: list[Row], *, per_id: bool = False) -> str:
-    """The Markdown table: one row per test function (its worst case) or per test id."""
-    lines = [
-        "| test | cases | checks (power) | sum of alpha | power miss (estimate) | rate per run | smallest expected |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
+    """The Markdown tables, one per test file: a row per test function (its worst case) or per test id."""
     entries = [(r.test, 1, r) for r in rows] if per_id else grouped(rows)
-    for name, cases, row in sorted(entries):
+    lines = {}
+    for name, cases, row in entries:
         if not row.alphas and not row.misses:
             continue
         rate = _rate(row.rate) if row.outcome == "passed" else row.outcome.upper()
         power = _rate(row.power_rate) + (f" + {row.unestimated} audit" if row.unestimated else "")
         smallest = "" if math.isinf(row.smallest_expected) else f"{row.smallest_expected:.3g}"
-        lines.append(f"| `{name.removeprefix('tests/')}` | {cases} | {len(row.alphas) + len(row.misses)} "
-                     f"({len(row.misses)}) | {_rate(row.null_rate)} | {power} | {rate} | {smallest} |")
-    return "\n".join(lines)
+        where, _, test = name.removeprefix("tests/").partition("::")
+        lines[where, test] = (f"| {test} | {rate} | {_rate(row.null_rate)} | {power} "
+                              f"| {len(row.alphas) + len(row.misses)} ({len(row.misses)}) | {cases} | {smallest} |")
+    return _render(lines)
+
+
+def _render(lines: dict[tuple[str, str], str]) -> str:
+    out: list[str] = [LEGEND]
+    for where in sorted({w for w, _ in lines}):
+        out += ["", f"#### `{where}`", "", HEADER]
+        out += [lines[w, t] for w, t in sorted(lines) if w == where]
+    return "\n".join(out).strip("\n")
+
+
+def _parse(text: str) -> dict[tuple[str, str], str]:
+    """The rows of tables that :func:`table` wrote, by (file, test)."""
+    lines, where = {}, ""
+    for line in text.splitlines():
+        if line.startswith("#### `"):
+            where = line.split("`")[1]
+        elif line.startswith("| test") and not line.startswith("| test |"):
+            lines[where, line.split(" ")[1]] = line
+    return lines
 
 
 def unrecorded(rows: list[Row]) -> list[str]:
@@ -246,10 +271,16 @@ def over(rows: list[Row], limit: float = LIMIT) -> list[Row]:
     return [r for r in rows if (r.alphas or r.misses) and (r.outcome != "passed" or float(_rate(r.rate)) > limit)]
 
 
-def write_doc(text: str, doc: Path = DOC) -> None:
-    """Replace the part of ``doc`` between the stat-rates markers with ``text``."""
+def write_doc(text: str, doc: Path = DOC, *, merge: bool = False) -> None:
+    """Replace the table between the stat-rates markers of ``doc`` with ``text``.
+
+    With ``merge``, only its rows are replaced or added: the other tests' rows stay (a run of a
+    few files updates their rows).
+    """
     page = doc.read_text()
     start, end = page.index(BEGIN) + len(BEGIN), page.index(END)
+    if merge:
+        text = _render(_parse(page[start:end]) | _parse(text))
     doc.write_text(page[:start] + "\n" + text + "\n" + page[end:])
 
 
@@ -271,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\nTests that recorded no check (bands by hand; rates in their docstrings):")
         print("\n".join(f"  {name}" for name in silent))
     if args.write:
-        write_doc(table(rows))
+        write_doc(table(rows), merge=bool(extra))
     bad = over(rows)
     for row in bad:
         print(f"OVER {LIMIT:g}: {row.test} ({row.outcome}, rate {row.rate:.3g})", file=sys.stderr)
