@@ -19,14 +19,20 @@ several assertions (Bonferroni: ``alpha / m`` each, see :func:`bonferroni`).
   exact finite-n Kolmogorov distribution ``scipy.stats.kstwo(n).isf(alpha)``;
   :func:`ks_gof_discrete` -- the same against a discrete distribution.
 * :func:`wilson_interval`, :func:`clopper_pearson` -- two-sided intervals for
-  a binomial rate (from :mod:`deniable._intervals`); :func:`proportion_check`
-  tests a rate against its claim.
+  a binomial rate; :func:`proportion_check`
+  tests a count of successes against its claimed rate (exact binomial).
 * :func:`coverage_band` / :func:`coverage_check` -- the accepted number of
   hits of ``R`` confidence intervals at nominal ``level`` (a two-sided
   binomial test; for ``R = 2000``, 95%, ``alpha = 1e-6`` it is 1849..1944).
-* :func:`mean_check` -- a sample mean against its known expectation.
+* :func:`mean_check` -- a sample mean against its known expectation;
+  :func:`estimate_check` -- estimates against their expectation within ``z``
+  stated standard errors.
 * :func:`variance_ratio_check` -- a sample variance against its formula.
 * :func:`independence_2x2` -- two binary variables are independent.
+
+:func:`recording` collects the checks a block of code makes, so a test's
+false-failure rate (the sum of their ``alpha``) can be read off a run;
+:func:`family` makes several checks one (a power check that some member fails).
 
 A sampler that is wrong by a fixed amount fails these checks with
 probability tending to 1 as the sample grows; pair each check with a
@@ -41,10 +47,12 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -58,6 +66,8 @@ __all__ = [
     "CheckResult",
     "Interval",
     "bonferroni",
+    "recording",
+    "family",
     "chi_square_gof",
     "ks_gof",
     "ks_gof_discrete",
@@ -67,6 +77,7 @@ __all__ = [
     "coverage_band",
     "coverage_check",
     "mean_check",
+    "estimate_check",
     "variance_ratio_check",
     "independence_2x2",
     "z_for",
@@ -100,6 +111,72 @@ class CheckResult:
         return bool(self.passed)
 
 
+_P = ParamSpec("_P")
+_RECORDERS: list[tuple[list[CheckResult], bool]] = []  # (results, hide), innermost last
+
+
+def _hand_on(result: CheckResult) -> CheckResult:
+    for made, hide in reversed(_RECORDERS):
+        made.append(result)
+        if hide:
+            break
+    return result
+
+
+def _recorded(check: Callable[_P, CheckResult]) -> Callable[_P, CheckResult]:
+    """Hand each result of ``check`` to the open :func:`recording` blocks."""
+
+    @functools.wraps(check)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> CheckResult:
+        return _hand_on(check(*args, **kwargs))
+
+    return run
+
+
+@contextmanager
+def recording(*, hide: bool = False) -> Iterator[list[CheckResult]]:
+    """Collect the result of every check of this module made inside the block.
+
+    >>> with recording() as made:
+    ...     _ = chi_square_gof([50, 50], [0.5, 0.5], alpha=1e-9)
+    ...     _ = coverage_check(1900, 2000, 0.95, alpha=1e-9)
+    >>> [r.name for r in made], sum(r.alpha for r in made if r.passed)
+    (['chi-square', 'coverage'], 2e-09)
+
+    By the union bound, a correct sampler fails one of the checks that
+    passed with probability at most the sum of their ``alpha``: the
+    false-failure rate of a test whose assertions are these checks. (A check
+    that failed was, in a passing test, a power check on a wrong sampler.)
+    Blocks may nest; each gets every result made while it is open, except
+    that ``hide=True`` keeps the results made inside from the enclosing
+    blocks: for checks used as data (a test that counts how often a check
+    rejects), which are not assertions.
+    """
+    made: list[CheckResult] = []
+    _RECORDERS.append((made, hide))
+    try:
+        yield made
+    finally:  # by identity: another open block may hold an equal list
+        del _RECORDERS[next(i for i, (other, _) in enumerate(_RECORDERS) if other is made)]
+
+
+def family(results: Iterable[CheckResult], *, label: str = "") -> CheckResult:
+    """Several checks as one, which passes when every member passes.
+
+    Its ``alpha`` is the sum of the members' (the union bound on a correct
+    sampler failing one of them). As a power check, ``not family(checks)``
+    says that a wrong sampler fails *some* member: it misses only when every
+    member passes. The members are ``details["members"]``; :func:`recording`
+    gets the family after them.
+    """
+    members = list(results)
+    failed = [r for r in members if not r.passed]
+    where = f" [{label}]" if label else ""
+    message = f"{len(failed)} of {len(members)} checks failed{where}" + (f"; first: {failed[0]}" if failed else "")
+    alpha = math.fsum(r.alpha for r in members)
+    return _hand_on(CheckResult("family", float(len(failed)), 0.0, alpha, not failed, message, {"members": members}))
+
+
 def bonferroni(alpha: float, comparisons: int) -> float:
     """``alpha / comparisons``: the per-assertion level for a family of assertions."""
     if comparisons < 1:
@@ -128,6 +205,7 @@ def merge_bins(expected: NDArray[np.float64]) -> NDArray[np.int64]:
     return labels
 
 
+@_recorded
 def chi_square_gof(
     observed: ArrayLike, expected_probs: ArrayLike, alpha: float, *, label: str = ""
 ) -> CheckResult:
@@ -178,11 +256,12 @@ def chi_square_gof(
     )
     return CheckResult(
         "chi-square", statistic, critical, a, statistic <= critical, message,
-        {"df": df, "n": n, "p_value": float(stats.chi2.sf(statistic, df))},
+        {"df": df, "n": n, "p_value": float(stats.chi2.sf(statistic, df)), "min_expected": float(exp_g.min())},
     )
 
 
 # ------------------------------------------------------------------------- KS
+@_recorded
 def ks_gof(
     samples: ArrayLike, cdf: Callable[[NDArray[np.float64]], Any], alpha: float, *, label: str = ""
 ) -> CheckResult:
@@ -217,25 +296,45 @@ def ks_gof(
 
 
 # ---------------------------------------------------------------- proportions
+def _binomial_band(trials: int, p: float, alpha: float) -> tuple[int, int]:
+    """``[low, high]`` with ``P(X < low) <= alpha/2`` and ``P(X > high) <= alpha/2``, ``X ~ Bin(trials, p)``."""
+    from scipy import stats
+
+    if p <= 0 or p >= 1:  # a certain outcome: nothing else may happen
+        return (0, 0) if p <= 0 else (trials, trials)
+    return int(stats.binom.ppf(alpha / 2, trials, p)), int(stats.binom.isf(alpha / 2, trials, p))
+
+
+@_recorded
 def proportion_check(
     successes: int, trials: int, p: float, alpha: float, *, label: str = ""
 ) -> CheckResult:
-    """Is ``successes`` out of ``trials`` consistent with rate ``p``? (Wilson interval)
+    """Is ``successes`` out of ``trials`` consistent with rate ``p``? (exact binomial test)
 
-    The statistic is the observed rate; it passes when ``p`` lies in the
-    two-sided ``1 - alpha`` Wilson interval. ``critical_value`` holds the
-    distance from the rate to the nearer interval end.
+    Passes when ``successes`` lies in the two-sided exact binomial band of
+    ``Binomial(trials, p)`` (each tail at most ``alpha / 2``, as
+    :func:`coverage_band`), so a correct sampler fails with probability at
+    most ``alpha`` whatever ``trials`` and ``p``. (A normal or Wilson score
+    band is not: at ``alpha = 1e-8`` it fails a correct sampler with 10
+    expected successes 60 times too often.) ``critical_value`` is the
+    distance from the expected count to the nearer band end; the message
+    also gives the ``1 - alpha`` Wilson interval of the rate.
     """
     a = _check_alpha(alpha)
-    low, high = wilson_interval(successes, trials, a)
+    if not 0 <= p <= 1:
+        raise ValueError(f"p must be in [0, 1]; got {p!r}")
+    low, high = _binomial_band(trials, p, a)
+    wilson = wilson_interval(successes, trials, a)
     rate = successes / trials
-    ok = bool(low <= p <= high)
     where = f" [{label}]" if label else ""
     message = (
-        f"rate {rate:.6g} ({successes}/{trials}); claimed {p:.6g}; "
-        f"Wilson {1 - a:.10g} interval [{low:.6g}, {high:.6g}]{where}"
+        f"rate {rate:.6g} ({successes}/{trials}); claimed {p:.6g}, accepted {low}..{high} successes "
+        f"(exact binomial, alpha={a:g}); Wilson {1 - a:.10g} interval [{wilson.low:.6g}, {wilson.high:.6g}]{where}"
     )
-    return CheckResult("wilson", rate, (high - low) / 2, a, ok, message, {"low": low, "high": high})
+    return CheckResult(
+        "binomial", rate, min(trials * p - low, high - trials * p), a, bool(low <= successes <= high), message,
+        {"low": low, "high": high, "trials": trials, "successes": successes},
+    )
 
 
 # ------------------------------------------------------------------- coverage
@@ -246,18 +345,15 @@ def coverage_band(replicates: int, level: float, alpha: float) -> tuple[int, int
     ``P(X > high) <= alpha/2`` for ``X ~ Binomial(replicates, level)``. For
     2000 replicates, level 0.95, alpha 1e-6: ``(1849, 1944)``.
     """
-    from scipy import stats
-
     a = _check_alpha(alpha)
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1); got {level!r}")
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1; got {replicates!r}")
-    low = int(stats.binom.ppf(a / 2, replicates, level))
-    high = int(stats.binom.isf(a / 2, replicates, level))
-    return low, high
+    return _binomial_band(replicates, level, a)
 
 
+@_recorded
 def coverage_check(
     hits: int, replicates: int, level: float, alpha: float, *, conservative: bool = False,
     label: str = "",
@@ -281,44 +377,81 @@ def coverage_check(
     )
     return CheckResult(
         "coverage", float(hits), float(low), float(alpha), low <= hits <= high, message,
-        {"low": low, "high": high},
+        {"low": low, "high": high, "trials": replicates, "successes": hits},
     )
 
 
 # -------------------------------------------------------------- mean/variance
+def _z_scores(
+    name: str, centre: NDArray[np.float64], target: ArrayLike, spread: NDArray[np.float64], critical: float,
+    alpha: float, described: str, label: str,
+) -> CheckResult:
+    """``|centre - target| / spread`` per entry (0 or inf where ``spread`` is 0) against ``critical``."""
+    k = centre.size
+    goal = np.broadcast_to(np.asarray(target, dtype=float).ravel(), (k,))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.abs(centre - goal) / spread
+    scores = np.where(spread == 0, np.where(centre == goal, 0.0, np.inf), scores)
+    worst = int(np.argmax(scores))
+    statistic = float(scores[worst])
+    where = f" [{label}]" if label else ""
+    message = (
+        f"max |{name} - expected| / standard error = {statistic:.4g} vs {critical:.4g} "
+        f"({described}, k={k}, alpha={alpha:g}); entry {worst}: {name} {centre[worst]:.6g}, "
+        f"expected {goal[worst]:.6g}, standard error {spread[worst]:.4g}{where}"
+    )
+    return CheckResult(name, statistic, critical, alpha, statistic <= critical, message, {"scores": scores})
+
+
+@_recorded
 def mean_check(
     samples: ArrayLike, expected: ArrayLike, alpha: float, *, sd: ArrayLike | None = None, label: str = ""
 ) -> CheckResult:
     """Do the column means of ``samples`` (shape ``(R,)`` or ``(R, k)``) equal ``expected``?
 
-    Each of the ``k`` columns passes when ``|mean - expected| <= z sd / sqrt(R)``
-    with ``z`` for ``alpha / k`` two-sided (Bonferroni over the columns).
-    ``sd`` is the known standard deviation of one sample (the sample SD when
-    None; with R in the thousands the t correction is negligible at these z).
+    Each of the ``k`` columns passes when ``|mean - expected| <= c sd / sqrt(R)``
+    with ``c`` for ``alpha / k`` two-sided (Bonferroni over the columns).
+    ``sd`` is the known standard deviation of one sample, and then ``c`` is
+    the normal quantile; when None, ``sd`` is the sample SD and ``c`` the
+    Student t quantile with ``R - 1`` degrees of freedom (exact for normal
+    samples; the normal quantile would fail them 1.15 times too often at
+    ``R = 2000`` and ``alpha = 1e-8``, 11 times at ``R = 100``).
     """
+    from scipy import stats
+
     a = _check_alpha(alpha)
     x = np.asarray(samples, dtype=float)
     x2 = x.reshape(x.shape[0], -1)
     r, k = x2.shape
     if r < 2:
         raise ValueError("mean_check needs at least 2 samples")
-    spread = x2.std(axis=0, ddof=1) if sd is None else np.broadcast_to(np.asarray(sd, float), (k,))
-    target = np.broadcast_to(np.asarray(expected, dtype=float).ravel(), (k,))
-    z = z_for(a / k)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scores = np.abs(x2.mean(axis=0) - target) / (spread / math.sqrt(r))
-    scores = np.where(spread == 0, np.where(x2.mean(axis=0) == target, 0.0, np.inf), scores)
-    worst = int(np.argmax(scores))
-    statistic = float(scores[worst])
-    where = f" [{label}]" if label else ""
-    message = (
-        f"max |mean - expected| / (sd/sqrt(R)) = {statistic:.4g} vs z={z:.4g} "
-        f"(R={r}, k={k}, alpha={a:g}); column {worst}: mean {x2.mean(axis=0)[worst]:.6g}, "
-        f"expected {target[worst]:.6g}, sd {spread[worst]:.4g}{where}"
-    )
-    return CheckResult("mean", statistic, z, a, statistic <= z, message, {"scores": scores})
+    if sd is None:
+        spread, critical = x2.std(axis=0, ddof=1), float(stats.t.isf(a / (2 * k), r - 1))
+    else:
+        spread, critical = np.broadcast_to(np.asarray(sd, float), (k,)), z_for(a / k)
+    return _z_scores("mean", x2.mean(axis=0), expected, spread / math.sqrt(r), critical, a, f"R={r}", label)
 
 
+@_recorded
+def estimate_check(
+    estimates: ArrayLike, expected: ArrayLike, std_errors: ArrayLike, alpha: float, *, label: str = ""
+) -> CheckResult:
+    """Do ``k`` estimates lie within ``z`` standard errors of what they estimate?
+
+    Each passes when ``|estimate - expected| <= z std_error`` with ``z`` for
+    ``alpha / k`` two-sided (Bonferroni over the entries): the check of an
+    estimator that is approximately normal with a known standard error (a
+    debiased frequency from many reports, a mean of many draws). Its
+    false-failure probability is ``alpha`` up to the normal approximation's
+    error in the far tail.
+    """
+    a = _check_alpha(alpha)
+    centre = np.asarray(estimates, dtype=float).ravel()
+    spread = np.broadcast_to(np.asarray(std_errors, dtype=float).ravel(), centre.shape)
+    return _z_scores("estimate", centre, expected, spread, z_for(a / centre.size), a, "normal", label)
+
+
+@_recorded
 def variance_ratio_check(
     samples: ArrayLike, expected_variance: ArrayLike, alpha: float, *, label: str = ""
 ) -> CheckResult:
@@ -361,11 +494,12 @@ def variance_ratio_check(
     )
     return CheckResult(
         "variance-ratio", float(ratio[worst]), float(high[worst] if ratio[worst] > 1 else low[worst]), a, ok,
-        message, {"ratios": ratio, "low": low, "high": high},
+        message, {"ratios": ratio, "low": low, "high": high, "replicates": r, "kurtosis": kappa},
     )
 
 
 # --------------------------------------------------------------- independence
+@_recorded
 def independence_2x2(a: ArrayLike, b: ArrayLike, alpha: float, *, label: str = "") -> CheckResult:
     """Chi-square test (1 df) that two binary sample vectors are independent.
 
@@ -393,10 +527,14 @@ def independence_2x2(a: ArrayLike, b: ArrayLike, alpha: float, *, label: str = "
         f"chi2={statistic:.4g} vs critical {critical:.4g} (df=1, alpha={al:g}, n={n}); "
         f"table {table.astype(int).tolist()}{where}"
     )
-    return CheckResult("independence", statistic, critical, al, statistic <= critical, message)
+    return CheckResult(
+        "independence", statistic, critical, al, statistic <= critical, message,
+        {"df": 1, "n": n, "min_expected": float(expected.min())},
+    )
 
 
 # ------------------------------------------------------------- discrete KS
+@_recorded
 def ks_gof_discrete(
     samples: ArrayLike, support: ArrayLike, probabilities: ArrayLike, alpha: float, *, label: str = ""
 ) -> CheckResult:

@@ -19,11 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from deniable import survey
+from deniable.testing import estimate_check
 
-Z = stats.norm.isf(1e-6 / 2)
 NIGERIA = Path(__file__).resolve().parents[2] / "examples" / "data" / "nigeria.csv"  # rr's replication data
 
 
@@ -174,7 +173,11 @@ def test_nigeria_table_3(cli) -> None:
         -0.340, 0.079, -0.267, -0.554)
 
 
+@pytest.mark.stat
 def test_demo_part_two_estimates_the_prevalence_with_a_covariate(cli, tmp_path: Path) -> None:
+    """The demo draws from the OS CSPRNG: its prevalence and the two regression terms each within
+    z standard errors of the truth at alpha 1e-6 / 3 (1e-6 in all). Power: the raw share of "yes"
+    (about 1/6 + 2/3 truth, 9 standard errors off) and a slope of 0 (about 19 off) are rejected."""
     result = cli("demo", "--n", 20_000, "--out", tmp_path / "demo.svg")
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
@@ -184,20 +187,21 @@ def test_demo_part_two_estimates_the_prevalence_with_a_covariate(cli, tmp_path: 
                       text)
     assert found, text
     estimate, se, truth = float(found[1]), float(found[2]), float(found[5])
-    assert abs(estimate - truth) < Z * se
-    # power: the raw share of "yes" answers (about 1/6 + 2/3 truth) is rejected by the same band
-    raw = 1 / 6 + 2 / 3 * truth
-    assert abs(raw - truth) > Z * se
+    alpha = 1e-6 / 3
+    assert (res := estimate_check(estimate, truth, se, alpha)), res.message
+    # power: the raw share of "yes" answers a reading without the debias expects (1/6 + 2/3 truth,
+    # a number, not a draw) lies outside the same band
+    assert abs(1 / 6 + 2 / 3 * truth - truth) > res.critical_value * se
     pytest.importorskip("patsy", reason="the regression needs the survey extra")
     assert "logistic regression of the prevalence on age" in text
-    # the regression on age against the truth, the same band (alpha 1e-6 per assertion), and its
-    # power: a model without an age effect (slope 0) is rejected
+    # the regression on age against the truth, the same band, and its power: a model without an
+    # age effect (slope 0) is rejected
     for term, truth_value in (("Intercept", -4.2), ("age", 0.15)):
         row = re.search(rf"{term} {number} SE {number} 95% interval", text)
         assert row, text
-        assert abs(float(row[1]) - truth_value) < Z * float(row[2]), (term, row[0])
+        assert (res := estimate_check(float(row[1]), truth_value, float(row[2]), alpha, label=term)), res.message
         if term == "age":
-            assert abs(float(row[1]) - 0.0) > Z * float(row[2])
+            assert not estimate_check(float(row[1]), 0.0, float(row[2]), alpha)
 
 
 @pytest.mark.parametrize(("design", "group"), [(survey.Warner(p=0.7), ""), (survey.StochasticLieDetector(p=[0.8, 0.3]),

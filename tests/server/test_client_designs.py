@@ -15,7 +15,7 @@ import pytest
 import deniable as dn
 from deniable.client import privatize_answers, privatize_answers_many
 from deniable.server._surveys import load_survey
-from deniable.testing import coverage_band
+from deniable.testing import proportion_check
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -54,21 +54,21 @@ def test_every_randomized_question_carries_its_config() -> None:
             assert d == dn.survey.design(q["design"]["model"], q["design"]["p"])
 
 
+@pytest.mark.stat
 def test_false_is_reported_yes_at_the_designs_rate() -> None:
     """FR (1/6, 1/6): a non-carrier says "yes" with probability exactly 1/6 (a carrier 5/6).
 
     20,000 answers of ``False``; the two-sided exact binomial band at alpha 1e-7
-    is about 0.152..0.181, so a correct client fails less than once in 10^7 runs,
-    while the old client's 5/6 for a truthy answer is far outside.
+    is about 0.152..0.181, and the group sizes have their own band at 1e-7, so a correct
+    client fails less than twice in 10^7 runs, while the old client's 5/6 for a truthy
+    answer is far outside.
     """
     n = 20_000
     reports = privatize_answers_many(_survey(), [_answers(False)] * n, rng=np.random.default_rng(3))
     yes = sum(r["study_drug"] for r in reports)
-    low, high = coverage_band(n, 1 / 6, 1e-7)
-    assert low <= yes <= high
+    assert (res := proportion_check(yes, n, 1 / 6, 1e-7, label="yes")), res.message
     groups = [r["copied"]["group"] for r in reports]
-    low, high = coverage_band(n, 1 / 2, 1e-7)
-    assert low <= groups.count(1) <= high
+    assert (res := proportion_check(groups.count(1), n, 1 / 2, 1e-7, label="group 1")), res.message
 
 
 @pytest.mark.parametrize(("model", "p"), [("UQTunknown", ["0", "1/2"]), ("SLD", ["1/2", "0"])])

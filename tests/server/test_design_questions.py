@@ -270,13 +270,14 @@ def test_a_valid_response_is_stored_as_given(http: httpx.Client, server: Backgro
     assert '"{""group"":1,""answer"":false}",20,"""second"""' in export  # JSON text per cell
 
 
+@pytest.mark.stat
 def test_the_python_client_randomizes_two_group_designs(server: BackgroundServer, rng: np.random.Generator) -> None:
-    """UQTunknown through deniable.client: the unrelated answer stays on the device, the group is
-    drawn uniformly. Alpha 1e-6: |pi_hat - pi| < z SE, and the groups' sizes within a binomial band;
-    power: the raw share of "yes" answers (no debiasing) misses the same band."""
-    from scipy import stats
-
+    """UQTunknown through deniable.client (the OS CSPRNG): the unrelated answer stays on the device,
+    the group is drawn uniformly. Alpha 5e-7 each: |pi_hat - pi| < z SE, and the groups' sizes
+    within an exact binomial band; power: the raw share of "yes" answers (no debiasing, about
+    0.325 against 0.2) misses the same band."""
     from deniable.client import Client
+    from deniable.testing import estimate_check, proportion_check
 
     survey = {"id": "uqt", "title": "UQT", "budget": 1, "questions": [
         {"id": "copied", "text": "Copied?", "type": "yes-no", "design": {"model": "UQTunknown", "p": [0.9, 0.6]},
@@ -293,11 +294,10 @@ def test_the_python_client_randomizes_two_group_designs(server: BackgroundServer
     export = httpx.get(f"{server.url}/admin/surveys/uqt/export", headers=headers).text
     reports = [json.loads(row["copied"]) for row in csv.DictReader(io.StringIO(export))]
     assert all(set(r) == {"group", "answer"} for r in reports)  # the unrelated answer is not sent
-    z = stats.norm.isf(1e-6 / 4)  # two assertions
     ones = sum(r["group"] == 1 for r in reports)
-    assert abs(ones - n / 2) < z * np.sqrt(n / 4)
+    assert (res := proportion_check(ones, n, 0.5, 5e-7, label="group 1")), res.message
     result = httpx.get(f"{server.url}/surveys/uqt/results").json()["questions"][0]
     pi = result["parameters"][0]
-    assert abs(pi["estimate"] - truth.mean()) < z * pi["std_error"]
+    assert (res := estimate_check(pi["estimate"], truth.mean(), pi["std_error"], 5e-7)), res.message
     raw = np.mean([r["answer"] for r in reports])
-    assert abs(raw - truth.mean()) > z * pi["std_error"]
+    assert not estimate_check(raw, truth.mean(), pi["std_error"], 5e-7)

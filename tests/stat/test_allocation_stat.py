@@ -97,6 +97,11 @@ def test_sampled_population_unbiased_variance_and_coverage() -> None:
 
 
 def test_sampled_respondents_coverage_needs_the_subsample_term() -> None:
+    """The intervals with the finite-population term cover (alpha 1e-6 over the 9 cells' mean and
+    coverage checks). Power: without the term they under-cover in some cell. Not in each: their
+    coverage is 0.86 to 0.92 by cell, and at 0.92 (question 2, category 3) the count falls in the
+    band of 0.95 half of the time; the family misses only if every cell passes, at most 9e-18 (the
+    two cells of question 1, coverage 0.86)."""
     mechanisms, truth = _mechanisms()
     rng = np.random.default_rng(5)
     fixed = [rng.choice(m.k, size=N, p=t) for m, t in zip(mechanisms, truth, strict=True)]
@@ -104,6 +109,7 @@ def test_sampled_respondents_coverage_needs_the_subsample_term() -> None:
     surveys = _surveys(mechanisms, truth, fixed=fixed, seed=12)
     cells = sum(m.k for m in mechanisms)
     a = ALPHA / (2 * cells)
+    naive_checks = []
     for j, m in enumerate(mechanisms):
         ests = [sampled_estimate(m, s[j], N, "respondents") for s in surveys]
         naive = [m.estimate_from(s[j], target="respondents") for s in surveys]
@@ -115,7 +121,8 @@ def test_sampled_respondents_coverage_needs_the_subsample_term() -> None:
             assert r.passed, r.message
             # power: without the finite-population term the interval under-covers
             missed = sum(bool(e.ci(LEVEL)[0][v] <= shares[j][v] <= e.ci(LEVEL)[1][v]) for e in naive)
-            assert not testing.coverage_check(missed, R, LEVEL, a).passed, (j, v, missed)
+            naive_checks.append(testing.coverage_check(missed, R, LEVEL, a, label=f"question {j}, category {v}"))
+    assert not testing.family(naive_checks), "no cell under-covers without the finite-population term"
 
 
 def test_split_variance_matches_the_closed_form() -> None:

@@ -66,10 +66,15 @@ def _true_covariance(joint: Joint, table: np.ndarray, n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("mechanism", ["grr", "oue"])
 def test_cells_and_marginals_unbiased_with_their_covariance(mechanism: str) -> None:
+    """Cells and both marginals: means, variances against the covariance formula, and the
+    marginals' coverage; alpha 1e-6 over these 8 checks. Power (GRR): the rows' variance
+    without the cells' covariances is twice the true one in one row (variance ratio 0.50 against a
+    band from 0.84: a miss below 1e-100). Not for the columns: their ratios (0.75 to 0.85) stay in
+    the band with probability 1e-4 or more at R = 2000."""
     n = 4000
     joint = Joint(["yes", "no"], [0, 1, 2], epsilon=2.0, mechanism=mechanism)
     reps = _replicates(joint, INDEPENDENT, n, seed=21)
-    a = ALPHA / 7
+    a = ALPHA / 8
     cells = np.array([e.cells.frequencies for e in reps])
     r = testing.mean_check(cells, INDEPENDENT.ravel(), a, label="cells")
     assert r.passed, r.message
@@ -86,7 +91,7 @@ def test_cells_and_marginals_unbiased_with_their_covariance(mechanism: str) -> N
         summing[cell // 3 if which == 0 else cell % 3, cell] = 1
         r = testing.variance_ratio_check(freqs, np.diag(summing @ cov @ summing.T), a, label=f"marginal {which}")
         assert r.passed, r.message
-        if mechanism == "grr":  # power: summing the cells' variances without their covariances
+        if mechanism == "grr" and which == 0:  # power: summing the cells' variances without their covariances
             naive = summing @ np.diag(cov)  # (for OUE the covariances are only -f_u f_v / n: too small)
             assert not testing.variance_ratio_check(freqs, naive, a).passed
         hits = np.array([(lo <= truth) & (truth <= hi) for lo, hi in (m.ci(LEVEL) for m in margins)])

@@ -96,7 +96,7 @@ def test_one_time_check_has_power(rng: np.random.Generator, accelerator: str) ->
     for kw in CONFIGS:
         claimed, actual = make(**kw), make(f=0.4, **kw)
         results = bit_checks(one_time(actual, "seeded", rng), one_time_rates(claimed), alpha, "f=0.4")
-        assert not all(results), kw
+        assert not testing.family(results), kw
 
 
 def irr_bits(m: RAPPOR, prr: np.ndarray, source: Any) -> np.ndarray:
@@ -117,16 +117,16 @@ def test_irr_bits_follow_p_and_q(rng: np.random.Generator, accelerator: str) -> 
             failures += [str(r) for r in results if not r.passed]
     assert not failures, "\n".join(failures)
     swapped = np.where(lanes(m, prr[None, :])[0], m._p / 2**32, m._q / 2**32)  # power: p and q swapped
-    assert not all(bit_checks(irr_bits(m, prr, GeneratorSource(rng)), swapped, alpha, "swapped"))
+    assert not testing.family(bit_checks(irr_bits(m, prr, GeneratorSource(rng)), swapped, alpha, "swapped"))
 
 
 N_CLIENTS = 4_000  # one PRR per client (its own secret); 0.3 s per configuration
 
 
-def prr_bits(m: RAPPOR, rng: np.random.Generator) -> np.ndarray:
+def prr_bits(m: RAPPOR, rng: np.random.Generator, clients: int = N_CLIENTS) -> np.ndarray:
     position = m.domain_obj.encode_one("c")
     return lanes(m, np.array([m.client(secret=rng.bytes(32), cohort=0)._permanent(position)[0]
-                              for _ in range(N_CLIENTS)]))
+                              for _ in range(clients)]))
 
 
 def prr_rates(m: RAPPOR) -> np.ndarray:
@@ -136,7 +136,9 @@ def prr_rates(m: RAPPOR) -> np.ndarray:
 
 def test_prr_bits_follow_f(rng: np.random.Generator) -> None:
     """The PRRs of clients with seeded secrets: rate 1 - f/2 on the Bloom filter, f/2 off it, independent;
-    alpha 1e-6 over configs. Power: the PRRs of f = 0.4 fail the rates of f = 0.5."""
+    alpha 1e-6 over configs. Power: the PRRs of 12,000 clients at f = 0.4 fail the rates of f = 0.5
+    (each bit's rate is 0.05 off, 13.7 standard deviations, against z = 5.8; with 4,000 clients
+    it was 7.9, and a bit missed 2% of the time)."""
     alpha = ALPHA / len(CONFIGS)
     failures = []
     for kw in CONFIGS:
@@ -144,4 +146,5 @@ def test_prr_bits_follow_f(rng: np.random.Generator) -> None:
         results = bit_checks(prr_bits(m, rng), prr_rates(m), alpha, f"{m!r} PRR")
         failures += [str(r) for r in results if not r.passed]
     assert not failures, "\n".join(failures)
-    assert not all(bit_checks(prr_bits(make(f=0.4, **kw), rng), prr_rates(m), alpha, "f=0.4"))
+    wrong = prr_bits(make(f=0.4, **kw), rng, 3 * N_CLIENTS)
+    assert not testing.family(bit_checks(wrong, prr_rates(m), alpha, "f=0.4"))

@@ -95,7 +95,10 @@ def test_normal_intervals_cover(kind: str, runs: dict[str, Any]) -> None:
     """95% normal CIs (SE with the sketch's own collision estimate) cover, two-sided band, alpha 1e-6.
 
     Per target value (4) alpha/8; power (alpha/8 in all): the same intervals
-    with the collision term left out of the SE under-cover the frequent values.
+    with the collision term left out of the SE under-cover banana, whose
+    collisions are apple's 300 reports: they cover 81% (CMS) and 85% (HCMS),
+    and the check misses with probability below 1e-19. (For apple they cover
+    91% under HCMS, and the check missed 1.2% of the time.)
     """
     m, ests = runs[kind]
     lows, highs = np.array([e.ci(0.95)[0] for e in ests]), np.array([e.ci(0.95)[1] for e in ests])
@@ -108,7 +111,7 @@ def test_normal_intervals_cover(kind: str, runs: dict[str, Any]) -> None:
     se = np.sqrt(pure_variance(N, p, q, np.clip(freqs, 0, 1), "respondents"))
     z = testing.z_for(0.05)
     hits_wrong = (np.abs(freqs - TRUTH) <= z * se).sum(axis=0)
-    assert not testing.coverage_check(int(hits_wrong[0]), R, 0.95, ALPHA / 8).passed
+    assert not testing.coverage_check(int(hits_wrong[1]), R, 0.95, ALPHA / 8).passed
 
 
 def exact_pmf(m: Any, value: str) -> np.ndarray:

@@ -23,11 +23,15 @@ table of (model, interval target) per category:
 The cells have a large epsilon and shares away from 0, where the sampling
 term is a large part of the variance, and n = 2000 makes the Wald interval
 accurate. Under-coverage is checked in every cell (the population standard
-error is at least 1.19 times the respondents' one: the respondents' interval
-then covers at most 90%, outside the band); over-coverage in the cells
-marked ``over`` (ratio at least 1.45: the population interval covers more
-than 99.5% of fixed respondents). ``test_cells_separate_the_targets``
-checks those ratios, so the power checks cannot silently lose their power.
+error is at least 1.3 times the respondents' one: the respondents' interval
+then covers at most 87%, and its count falls in the band with probability
+below 1e-14); over-coverage in the cells marked ``over`` (ratio at least
+1.45: the population interval covers more than 99.5% of fixed respondents).
+``test_cells_separate_the_targets`` checks those ratios and the exact
+binomial misses they imply, so the power checks cannot silently lose their
+power. (With OUE at epsilon 4 and a share of 0.5 the ratio was 1.198, the
+coverage 0.898, and the power check missed 1.2e-4 of the time; for OUE the
+ratio is at most sqrt(2 - f), so its cell has four equal shares.)
 Unary encoding (p* = 1/2) has too much noise of its own for the
 over-coverage check. Under population sampling the empirical variance of the estimates
 is also checked against ``variance(n, f, "population")`` (chi-square band),
@@ -72,7 +76,7 @@ CELLS = [
     Cell("forced-response", lambda: dn.BinaryRR.forced_response(0.8, 0.5), (0.7, 0.3), 2000),
     Cell("GRR-k4-eps3", lambda: dn.GRR(["a", "b", "c", "d"], epsilon=3.0), (0.4, 0.3, 0.2, 0.1), 2000),
     Cell("SUE-k3-eps6", lambda: dn.SUE(3, epsilon=6.0), (0.5, 0.3, 0.2), 2000),
-    Cell("OUE-k3-eps4", lambda: dn.OUE(3, epsilon=4.0), (0.5, 0.3, 0.2), 2000, over=False),
+    Cell("OUE-k4-eps6", lambda: dn.OUE(4, epsilon=6.0), (0.25, 0.25, 0.25, 0.25), 2000, over=False),
 ]
 # real reports (subset selection has no joint sampler): fewer surveys, so a wider separation
 SLOW = Cell("SS-k4-eps4", lambda: dn.SubsetSelection(4, epsilon=4.0), (0.4, 0.3, 0.2, 0.1), 2000)
@@ -112,13 +116,14 @@ def check_table(cell: Cell, k: int, table: dict[tuple[str, str], np.ndarray], re
     a = ALPHA / (2 * k)  # the two matching pairs, per category
     for model in TARGETS:
         for target in TARGETS:
+            if model == "respondents" != target and not cell.over:
+                continue  # no over-coverage check in this cell (module docstring)
             results = [testing.coverage_check(int(h), reps, LEVEL, a, label=f"{cell.id} {model} model, "
                                               f"{target} interval, category {v}")
                        for v, h in enumerate(table[model, target])]
             if model == target:
                 assert all(r.passed for r in results), "\n".join(str(r) for r in results)
-            elif model == "population" or cell.over:
-                # power: the other target's interval is rejected in every category
+            else:  # power: the other target's interval is rejected in every category
                 assert not any(r.passed for r in results), (model, target, table[model, target])
 
 
@@ -183,24 +188,26 @@ def test_numeric_mean_covers_its_target(rng: np.random.Generator) -> None:
 
 def test_cells_separate_the_targets() -> None:
     """Deterministic guard on the design: the population standard error over the respondents'
-    one is at least 1.19 in every cell and category, 1.45 where over-coverage is checked and
-    1.6 for the slow cell's 600 surveys; the coverage of the mismatched intervals those
-    ratios imply lies outside the band (module docstring)."""
+    one is at least 1.3 in every cell and category, 1.45 where over-coverage is checked and
+    1.6 for the slow cell's 600 surveys; the hits of the mismatched intervals those ratios
+    imply fall in the band with probability below 1e-14 (exact binomial tails; module docstring)."""
+    from scipy import stats
+
     z = testing.z_for(1 - LEVEL)
     for cell in [*CELLS, SLOW]:
         m = cell.build()
         f = np.asarray(cell.truth)
         assert math.isclose(float(f.sum()), 1.0)
         ratio = np.sqrt(m.variance(cell.n, f, "population") / m.variance(cell.n, f, "respondents"))
-        need = 1.6 if cell is SLOW else 1.45 if cell.over else 1.19
+        need = 1.6 if cell is SLOW else 1.45 if cell.over else 1.3
         assert ratio.min() >= need, (cell.id, ratio)
         reps = R_SLOW if cell is SLOW else R
         low, high = testing.coverage_band(reps, LEVEL, ALPHA / (2 * m.k))
         under = 2 * _phi(z / ratio.min()) - 1  # the respondents' interval, sampled respondents
-        assert under * reps < low - 3 * math.sqrt(reps * under * (1 - under)), (cell.id, under)
+        assert stats.binom.sf(low - 1, reps, under) < 1e-14, (cell.id, under)
         if cell.over:
             over = 2 * _phi(z * ratio.min()) - 1  # the population interval, fixed respondents
-            assert over * reps > high + 3 * math.sqrt(reps * over * (1 - over)), (cell.id, over)
+            assert stats.binom.cdf(high, reps, over) < 1e-14, (cell.id, over)
 
 
 def _phi(x: float) -> float:

@@ -55,6 +55,7 @@ def test_the_config_round_trip_and_its_wire_form() -> None:
     assert math.isinf(Custom([["1", "0"], ["1/2", "1/2"]]).epsilon)
 
 
+@pytest.mark.stat
 def test_each_row_is_sampled_exactly() -> None:
     d = Custom(THREE)
     rng = np.random.default_rng(20261127)
@@ -67,6 +68,7 @@ def test_each_row_is_sampled_exactly() -> None:
         assert not chi_square_gof(counts, wrong[state], ALPHA)
 
 
+@pytest.mark.stat
 def test_the_estimate_is_unbiased_and_its_intervals_cover() -> None:
     d = Custom(THREE)
     rng = np.random.default_rng(7)

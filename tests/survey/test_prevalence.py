@@ -197,7 +197,10 @@ def test_wald_coverage_unbiasedness_and_se(
 
 @pytest.mark.stat
 def test_coverage_checks_have_power(rng: np.random.Generator) -> None:
-    """A fit with the wrong p (0.75 for a 0.7 design), or without the debias, fails the same checks."""
+    """A fit with the wrong p (0.75 for a 0.7 design: its intervals cover 67%), or without the
+    debias, fails the same checks; so does a standard error 1.6 times too small in the variance
+    check (the ratio 1.6 is 8 of its standard deviations above the band's end at 1.18: a miss
+    below 1e-15; at 1.3 it was 3 standard deviations, a miss in 1000)."""
     truth = {"pi": 0.3}
     counts = draw_counts(sv.Warner(0.7), truth, (1500,), rng, R)
     wrong = _fits(sv.Warner(0.75), counts)
@@ -207,7 +210,7 @@ def test_coverage_checks_have_power(rng: np.random.Generator) -> None:
     assert not mean_check(raw, 0.3, ALPHA)
     right = _fits(sv.Warner(0.7), counts)
     est = np.array([f.params["pi"] for f in right])
-    assert not variance_ratio_check(est, float(np.mean([f.bse["pi"] for f in right])) ** 2 / 1.3, ALPHA)
+    assert not variance_ratio_check(est, float(np.mean([f.bse["pi"] for f in right])) ** 2 / 1.6, ALPHA)
 
 
 PROFILE_CASES = [

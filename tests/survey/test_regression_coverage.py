@@ -29,7 +29,7 @@ import pytest
 from survey_cases import CASES, IDS, build
 
 from deniable.survey._likelihood import ResponseLikelihood, covariance, fit
-from deniable.testing import bonferroni, coverage_check, mean_check, z_for
+from deniable.testing import bonferroni, coverage_check, family, mean_check, z_for
 
 ALPHA = bonferroni(1e-6, 3 * 12)
 BETA = np.array([-0.8, 0.7])
@@ -95,4 +95,4 @@ def test_unbiased_with_calibrated_coverage(case: tuple[Any, ...], rng: np.random
         assert result, str(result)
     # power: the same answers analysed with a wrong p must fail
     wrong_est, wrong_se = wald(model, WRONG_P[model], cards, y, x, g)
-    assert not all(coverage(wrong_est, wrong_se, f"{model} with p={WRONG_P[model]}")), "no power against a wrong p"
+    assert not family(coverage(wrong_est, wrong_se, f"{model} with p={WRONG_P[model]}")), "no power against a wrong p"

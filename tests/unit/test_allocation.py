@@ -19,6 +19,7 @@ from deniable._allocation import (
 )
 
 
+@pytest.mark.stat
 def test_secure_assignment_is_uniform() -> None:
     draws = assign_questions(7, 70_000)  # the OS CSPRNG, as on a device
     assert draws.dtype == np.int64 and draws.min() >= 0 and draws.max() < 7

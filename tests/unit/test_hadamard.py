@@ -203,13 +203,14 @@ def test_simulation_is_refused_beyond_2_to_the_24_matrix_entries() -> None:
     ) is None
 
 
+@pytest.mark.stat
 def test_simulated_support_counts_follow_the_binomials() -> None:
     """``C_v ~ Binomial(n_v, p) + Binomial(n - n_v, 1/2)`` (a report lands in another category's set
     with probability 1/2 exactly): each simulated count of 100,000 reports is within z sd of
     ``n_v p + (n - n_v)/2`` (alpha 1e-6 over the 5 categories, seed fixed). Power: the counts of
     the complements (``n - C_v``), a third instead of a half, or only the last category's reports
     are off by more than 9,000 (over 60 sd) for category 0."""
-    from deniable._intervals import z_for
+    from deniable.testing import estimate_check
 
     m = HR5
     p = float(m.prob)
@@ -219,7 +220,6 @@ def test_simulated_support_counts_follow_the_binomials() -> None:
     assert counts is not None and counts.shape == (5,) and counts.dtype == np.int64
     mean = true_counts * p + (n - true_counts) * 0.5
     sd = np.sqrt(true_counts * p * (1 - p) + (n - true_counts) * 0.25)
-    z = z_for(1e-6 / 5)
-    assert np.all(np.abs(counts - mean) <= z * sd), (counts, mean, sd)
+    assert (res := estimate_check(counts, mean, sd, 1e-6)), res.message
     assert 9_000 > 60 * sd[0]
 

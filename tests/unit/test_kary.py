@@ -163,6 +163,7 @@ def test_the_last_draw_of_another_category_is_divided_exactly() -> None:
         assert m.privatize("x", rng=Scripted(np.array([draw], dtype=np.uint64).tobytes())) == want
 
 
+@pytest.mark.stat
 def test_simulated_moved_reports_split_evenly() -> None:
     """30,000 respondents hold category 0 of 4 at epsilon 0.5 (about 19,000 reports move): the moved
     reports split evenly over the 3 other categories, chi-square at alpha 1e-6 (fixed seed). Power:

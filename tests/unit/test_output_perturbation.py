@@ -12,7 +12,8 @@ kept client's reports differ from its memoized bits at rate ``gamma``
 bias, which the unperturbed decoder does not (power checks).
 
 Alpha: 4 calibrated assertions at 2.5e-7 each (1e-6 in all), fixed seeds
-where a generator is given; the clients' flips come from the OS CSPRNG.
+where a generator is given; the clients' flips come from the OS CSPRNG. The
+power checks miss with probability below 1.4e-8 (see each test).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 import deniable as dn
 from deniable.mechanisms._telemetry import DBitFlip, OneBitMean
+from deniable.testing import coverage_band, estimate_check, proportion_check
 
 ALPHA = 1e-6 / 4
 
@@ -95,38 +96,43 @@ def test_config_keeps_gamma_and_refuses_a_bad_one() -> None:
         dn.from_config(bad_config)
 
 
-def _flip_band(n: int, gamma: float) -> tuple[int, int]:
-    return int(stats.binom.ppf(ALPHA / 2, n, gamma)), int(stats.binom.isf(ALPHA / 2, n, gamma))
+FLIPS = 8000  # the smallest round number at which the bands of gamma and 1.25 gamma are disjoint
 
 
+@pytest.mark.stat
 def test_kept_clients_flip_their_memoized_bits_at_rate_gamma() -> None:
-    """Exact binomial bands (alpha 2.5e-7 each); the band of 1.25 gamma rejects the count (power)."""
-    n = 4000
+    """Exact binomial bands (alpha 2.5e-7 each) on 8000 flips from the OS CSPRNG.
+
+    Power: at n = 8000 the bands of gamma and 1.25 gamma (1418..1787 and
+    1802..2202 for gamma 0.2) are disjoint, so a client flipping at 1.25 gamma
+    fails the check with probability 1 - 1.4e-8. (At n = 4000 they overlapped,
+    and asserting that the count missed the 1.25 gamma band failed a correct
+    client 1.75% of the time.)
+    """
     ob = OneBitMean(0, 100, epsilon=1.0, points=5, gamma=0.2)
+    gamma = float(ob.gamma)
+    assert coverage_band(FLIPS, gamma, ALPHA)[1] < coverage_band(FLIPS, 1.25 * gamma, ALPHA)[0]
     c = ob.client(secret=b"s" * 32)
     memo = c.bit(c.point(40.0))
-    flips = sum(int(c.privatize(40.0)) != memo for _ in range(n))
-    low, high = _flip_band(n, float(ob.gamma))
-    assert low <= flips <= high
-    w_low, w_high = _flip_band(n, 1.25 * float(ob.gamma))
-    assert not w_low <= flips <= w_high
+    flips = sum(int(c.privatize(40.0)) != memo for _ in range(FLIPS))
+    assert (res := proportion_check(flips, FLIPS, gamma, ALPHA, label="1BitMean")), res.message
 
     db = DBitFlip(8, d=4, epsilon=1.0, gamma=0.2)
     kept = db.client(secret=b"t" * 32)
     plain = DBitFlip(8, d=4, epsilon=1.0).client(secret=b"t" * 32)  # the same memoized bits, unperturbed
     memo_bits = plain.privatize(3)["bits"]
-    reports = [kept.privatize(3) for _ in range(n // 4)]
+    reports = [kept.privatize(3) for _ in range(FLIPS // 4)]
     assert all(np.array_equal(r["buckets"], plain.buckets) for r in reports)
     flips = int(sum((r["bits"] != memo_bits).sum() for r in reports))
-    low, high = _flip_band(n, float(db.gamma))
-    assert low <= flips <= high
-    w_low, w_high = _flip_band(n, 1.25 * float(db.gamma))
-    assert not w_low <= flips <= w_high
+    assert float(db.gamma) == gamma
+    assert (res := proportion_check(flips, FLIPS, gamma, ALPHA, label="dBitFlip")), res.message
 
 
+@pytest.mark.stat
 def test_perturbed_reports_are_decoded_without_bias() -> None:
     """Estimates of perturbed reports lie within z standard errors of the truth (alpha 2.5e-7 each,
-    Bonferroni over categories); the unperturbed decoder's estimates of the same reports do not."""
+    Bonferroni over categories); the unperturbed decoder's estimates of the same reports do not
+    (they miss by 24 to 55 standard errors, against z = 5.4: a miss probability below 1e-100)."""
     rng = np.random.default_rng(20261123)
     n, truth = 200_000, np.array([0.5, 0.3, 0.15, 0.05])
     m = DBitFlip(4, d=2, epsilon=2.0, gamma=0.2)
@@ -134,19 +140,17 @@ def test_perturbed_reports_are_decoded_without_bias() -> None:
     reports = m.privatize_many(values, rng=rng)
     counts = np.bincount(values, minlength=4) / n
     est = m.estimate(reports, target="respondents")
-    z = stats.norm.isf(ALPHA / (2 * 4))
-    assert np.all(np.abs(est.frequencies - counts) <= z * est.std_errors)
+    assert (res := estimate_check(est.frequencies, counts, est.std_errors, ALPHA)), res.message
     wrong = DBitFlip(4, d=2, epsilon=2.0).estimate(reports, target="respondents")
-    assert np.any(np.abs(wrong.frequencies - counts) > z * wrong.std_errors)
+    assert not estimate_check(wrong.frequencies, counts, wrong.std_errors, ALPHA)
 
     ob = OneBitMean(0, 10, epsilon=1.0, points=3, gamma=0.15)
     xs = rng.uniform(0, 3, n)  # away from the middle, towards which the flips pull an undebiased mean
     mean = ob.estimate(ob.privatize_many(xs, rng=rng))
-    z1 = stats.norm.isf(ALPHA / 2)
-    assert abs(mean.mean - xs.mean()) <= z1 * mean.std_error
+    assert (res := estimate_check(mean.mean, xs.mean(), mean.std_error, ALPHA)), res.message
     plain = OneBitMean(0, 10, epsilon=1.0, points=3)
     shrunk = plain.estimate(ob.privatize_many(xs, rng=rng))
-    assert abs(shrunk.mean - xs.mean()) > z1 * shrunk.std_error
+    assert not estimate_check(shrunk.mean, xs.mean(), shrunk.std_error, ALPHA)  # 46 standard errors off
 
 
 def test_a_rounds_survey_caps_a_perturbed_question_at_its_memoized_bits_epsilon() -> None:

@@ -55,12 +55,14 @@ def _first_half(sampler, rng: np.random.Generator) -> testing.CheckResult:  # ty
     return testing.chi_square_gof(counts, probs / probs.sum(), ALPHA, label="hypergeometric")
 
 
+@pytest.mark.stat
 @pytest.mark.parametrize("check", [_every_subset, _first_half])
 def test_smallest_keys_draws_uniform_subsets(check, rng: np.random.Generator) -> None:  # type: ignore[no-untyped-def]
     result = check(_smallest_keys, rng)
     assert result.passed, str(result)
 
 
+@pytest.mark.stat
 @pytest.mark.parametrize("check", [_every_subset, _first_half])
 def test_smallest_keys_check_has_power(check, rng: np.random.Generator) -> None:  # type: ignore[no-untyped-def]
     result = check(_ties_by_position, rng)

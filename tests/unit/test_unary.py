@@ -256,6 +256,7 @@ def test_every_category_bit_can_be_set(k: int) -> None:
     assert counts.tolist() == [2] * k and counts.dtype == np.int64
 
 
+@pytest.mark.stat
 @pytest.mark.parametrize("cls", [dn.SUE, dn.OUE])
 def test_simulated_support_counts_follow_the_binomials(cls: Any) -> None:
     """``C_v ~ Binomial(n_v, p) + Binomial(n - n_v, q)``: each simulated count of 100,000 reports is
@@ -263,6 +264,7 @@ def test_simulated_support_counts_follow_the_binomials(cls: Any) -> None:
     p and q swapped, or the other respondents' term ``n + n_v``, category 0 is off by more than
     20,000 (p - q) (over 20 sd)."""
     from deniable._intervals import z_for
+    from deniable.testing import estimate_check
 
     m = cls(4, epsilon=1.0)
     p, q = float(m.p), float(m.q)
@@ -272,7 +274,7 @@ def test_simulated_support_counts_follow_the_binomials(cls: Any) -> None:
     assert counts.shape == (4,) and counts.dtype == np.int64
     mean = true_counts * p + (n - true_counts) * q
     sd = np.sqrt(true_counts * p * (1 - p) + (n - true_counts) * q * (1 - q))
+    assert (res := estimate_check(counts, mean, sd, 1e-6)), res.message
     z = z_for(1e-6 / 4)
-    assert np.all(np.abs(counts - mean) <= z * sd), (counts, mean)
     swapped = true_counts * q + (n - true_counts) * p
     assert abs(counts[0] - swapped[0]) > 20 * sd[0] and 20_000 * (p - q) > 20 * sd[0] + z * sd[0]
