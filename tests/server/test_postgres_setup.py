@@ -17,6 +17,8 @@ from sqlalchemy.engine import make_url
 
 from deniable.server._storage import normalize_url
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def missing_url() -> str:
