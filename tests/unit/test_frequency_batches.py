@@ -1,8 +1,8 @@
 """The frequency-oracle base's sampling paths: one report, seeded batches, and how secure batches are split.
 
 A secure batch is sampled in one piece up to ``2**16`` reports; from there it is
-split over two threads (after its first report, which fixes the report's shape
-and dtype), and a mechanism that sets ``_block_reports`` samples each part that
+split over threads (after its first report, which fixes the report's shape
+and dtype): two, or one per core while each part keeps at least ``2**15`` reports, and a mechanism that sets ``_block_reports`` samples each part that
 many reports at a time. A seeded batch is never split, so a seed gives the same
 reports whatever the batch size. The split is checked exactly with a stand-in
 sampler that records its calls; no assertion depends on chance.
@@ -105,6 +105,23 @@ def test_blocks_split_each_threads_part() -> None:
     main = threading.get_ident()
     assert recorder.sizes(main) == [1]
     assert sorted(recorder.sizes()) == [1, (1 << 14) - 1, 1 << 14, 1 << 14, 1 << 14]
+    np.testing.assert_array_equal(reports, want)
+
+
+@pytest.mark.parametrize(("cores", "n", "parts"), [(8, 1 << 18, 8), (8, 3 << 15, 3), (16, 1 << 16, 2),
+                                                    (1, 1 << 16, 2), (64, 1 << 18, 8)])
+def test_large_secure_batches_use_every_core(monkeypatch: pytest.MonkeyPatch, cores: int, n: int,
+                                             parts: int) -> None:
+    """One part per core while each keeps at least 2**15 reports (two at least): the first report, then
+    ``parts`` calls on other threads whose sizes differ by at most one; every report in its own row."""
+    from deniable.mechanisms import _frequency
+
+    monkeypatch.setattr(_frequency, "_cores", lambda: cores)
+    recorder, reports, want = batch(n)
+    main = threading.get_ident()
+    assert recorder.sizes(main) == [1]
+    others = [size for size, _, ident in recorder.calls if ident != main]
+    assert len(others) == parts and sum(others) == n - 1 and max(others) - min(others) <= 1
     np.testing.assert_array_equal(reports, want)
 
 

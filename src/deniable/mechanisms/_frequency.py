@@ -9,6 +9,7 @@ here once.
 
 from __future__ import annotations
 
+import os
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
@@ -27,7 +28,21 @@ from deniable.mechanisms._domain import Domain
 __all__ = ["FrequencyOracle"]
 
 _PARALLEL_FROM = 1 << 16  # secure batches at least this large are split over threads
-_THREADS = 2
+_PART = 1 << 15  # ... into parts of at least this many reports, one thread each, up to the cores
+
+
+def _cores() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _threads(size: int) -> int:
+    """Threads for a secure batch of ``size`` reports: 1 below ``2**16``, else parts of at least ``2**15``
+    reports over every core (and at least two)."""
+    return 1 if size < _PARALLEL_FROM else max(2, min(_cores(), size // _PART))
 
 
 class FrequencyOracle(Mechanism):
@@ -111,7 +126,7 @@ class FrequencyOracle(Mechanism):
         if not source.secure:
             return self._sample(idx, source)
         block = self._block_reports or idx.size
-        threads = _THREADS if idx.size >= _PARALLEL_FROM else 1
+        threads = _threads(idx.size)
         if threads == 1 and idx.size <= block:
             return self._sample(idx, source)
         first = self._sample(idx[:1], source)  # the report's shape and dtype
@@ -127,7 +142,7 @@ class FrequencyOracle(Mechanism):
         parts = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         if threads == 1:
             fill(parts[0])
-        else:  # the OS CSPRNG, numpy and the compiled sampler release the GIL: use both cores
+        else:  # the OS CSPRNG, numpy and the compiled sampler release the GIL: use every core
             with ThreadPoolExecutor(threads) as pool:
                 list(pool.map(fill, parts))
         return out
