@@ -2,7 +2,8 @@
 
 A secure batch is sampled in one piece up to ``2**16`` reports; from there it is
 split over threads (after its first report, which fixes the report's shape
-and dtype): two, or one per core while each part keeps at least ``2**15`` reports, and a mechanism that sets ``_block_reports`` samples each part that
+and dtype): two, or one per core while each part keeps at least ``2**15``
+reports; a mechanism that sets ``_block_reports`` samples each part that
 many reports at a time. A seeded batch is never split, so a seed gives the same
 reports whatever the batch size. The split is checked exactly with a stand-in
 sampler that records its calls; no assertion depends on chance.
