@@ -556,14 +556,76 @@ def _two_group_with_covariate() -> ResponseLikelihood:
     return _sld(78, 68).with_exog(np.column_stack([np.ones(200), z]))
 
 
-def test_fit_searches_from_the_intercept_start_and_four_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """By default ``fit`` searches five times: from the intercept start, then from four restarts seeded by 0
-    (the same for the same seed). Over 400 restarts each coefficient moves from the intercept start by its own
-    normal deviation of standard deviation 0.5 divided by its column's spread (1 for the constant column), and
-    ``a`` is drawn uniformly from [0.05, 0.95]. Here every restart fails, so the intercept start's maximum is the
-    fit."""
+def _stuck(found: Maximum) -> Maximum:
+    """``found`` as a search would report it whose line search stuck at a decrement of twice the tolerance:
+    converged by :func:`maximize`'s looser test, and in doubt."""
+    return Maximum(found.params, found.llf, found.iterations, 2 * TOLERANCE, True, False)
+
+
+def test_fit_keeps_a_confident_first_maximum_without_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first maximum that is converged, interior, strict (negative definite Hessian) and finite is the fit:
+    ``fit`` searches once, whatever ``restarts``."""
     lik = _two_group_with_covariate()
     first = maximize(lik, _intercept_start(lik))
+    assert likelihood.in_doubt(lik, first) is None
+    starts = _searches(monkeypatch, lik, lambda j, start: first)
+    assert fit(lik, ["Intercept", "z", "t"], restarts=400) is first and len(starts) == 1
+
+
+def test_a_confident_first_maximum_is_the_best_of_the_restarts() -> None:
+    """Where the first maximum is kept, the four restarts (searched here by hand) reach no higher
+    log-likelihood and the same estimates (to 1e-4 standard errors: a Newton decrement below 1e-10 puts each
+    search within about 1e-5 standard errors of the maximum): keeping it changes nothing."""
+    for lik in (_two_group_with_covariate(), _warner()):
+        best = fit(lik, ["a", "b", "c"][: lik.k_params])
+        se = np.sqrt(np.diag(covariance(lik, best)))
+        rng = np.random.default_rng(0)
+        spread = lik.exog.std(axis=0)
+        spread[spread == 0] = 1.0
+        for _ in range(4):
+            start = _intercept_start(lik)
+            start[:2] += rng.normal(0.0, 0.5, 2) / spread
+            if lik.k_extra:
+                start[-1] = rng.uniform(0.05, 0.95)
+            other = maximize(lik, start)
+            assert other.llf <= best.llf + 1e-9
+            assert np.all(np.abs(other.params - best.params) <= 1e-4 * se)
+
+
+def test_in_doubt_names_each_reason_to_restart() -> None:
+    """The restart rule: no maximum, not converged, a decrement at or above the tolerance, the extra parameter
+    on a bound, a Hessian not negative definite (Warner at ``beta = (-10, 0)``: with 56% "yes", the curvature
+    of the intercept is positive where ``pi`` is near 0), a diverging coefficient."""
+    lik = _warner()
+    good = maximize(lik, np.zeros(2))
+    assert likelihood.in_doubt(lik, good) is None
+    assert likelihood.in_doubt(lik, None) == "the search failed"
+    slow = Maximum(good.params, good.llf, 500, 1e-3, False, False)
+    assert likelihood.in_doubt(lik, slow) == "the search did not converge (Newton decrement 0.001)"
+    assert likelihood.in_doubt(lik, _stuck(good)) == "the search did not converge (Newton decrement 2e-10)"
+    sld = _sld_on_bound()
+    on_bound = maximize(sld, _intercept_start(sld))
+    assert on_bound.at_bound and likelihood.in_doubt(sld, on_bound) == "the extra parameter is on a bound of [0, 1]"
+    saddle = np.array([-10.0, 0.0])
+    assert lik.hessian(saddle)[0, 0] > 0
+    flat = Maximum(saddle, lik.loglike(saddle), 3, 0.0, True, False)
+    assert likelihood.in_doubt(lik, flat) == "the Hessian is not negative definite"
+    one = lik.with_exog(np.ones((lik.nobs, 1)))
+    far = Maximum(np.array([-31.0]), one.loglike([-31.0]), 3, 0.0, True, False)
+    assert likelihood.in_doubt(one, far) == "the Hessian is not negative definite"
+    tiny = _north_all_say(0, sv.Mangat(0.6), 10_200, 200)
+    ray = maximize(tiny, np.zeros(2))
+    assert likelihood.in_doubt(tiny, ray) == likelihood._diverging(tiny, ray) is not None
+
+
+def test_fit_restarts_from_four_seeded_starts_when_in_doubt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the first maximum in doubt ``fit`` searches five times: from the intercept start, then from four
+    restarts seeded by 0 (the same for the same seed). Over 400 restarts each coefficient moves from the
+    intercept start by its own normal deviation of standard deviation 0.5 divided by its column's spread (1 for
+    the constant column), and ``a`` is drawn uniformly from [0.05, 0.95]. Here every restart fails, so the
+    intercept start's maximum is the fit."""
+    lik = _two_group_with_covariate()
+    first = _stuck(maximize(lik, _intercept_start(lik)))
 
     def only_first(j: int, start: np.ndarray) -> Maximum:
         if j:
@@ -596,9 +658,9 @@ def test_fit_searches_from_the_intercept_start_and_four_restarts(monkeypatch: py
 def test_fit_keeps_the_first_best_maximum_past_failed_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A restart whose search fails (ValueError: an answer impossible at its start; FloatingPointError: it ran
     to a prevalence of 0 or 1) is skipped, and the later ones still searched; of maxima with equal
-    log-likelihood the first found is kept."""
+    log-likelihood the first found is kept (the first maximum in doubt: its line search stuck)."""
     lik = _two_group_with_covariate()
-    first = maximize(lik, _intercept_start(lik))
+    first = _stuck(maximize(lik, _intercept_start(lik)))
     better = Maximum(first.params, first.llf + 1.0, 11, first.decrement, True, False)
     tied = Maximum(first.params, first.llf + 1.0, 12, first.decrement, True, False)
 

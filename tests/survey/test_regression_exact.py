@@ -86,6 +86,24 @@ def test_score_and_hessian_are_exact(case: tuple[Any, ...], rng: np.random.Gener
     )
 
 
+@pytest.mark.parametrize(("case"), [c for c, _ in BINARY], ids=[i for _, i in BINARY])
+def test_cells_are_the_intercept_only_likelihood(case: tuple[Any, ...], rng: np.random.Generator) -> None:
+    """The likelihood on the distinct (group, answer) cells, weighted by their counts, has the intercept-only
+    log-likelihood, score and Hessian (to 1e-12: sums in another order); its per-row values are the cells'."""
+    model, p, cards, _ = case
+    d, y, g, x, theta = random_problem(model, p, cards, rng, n=200)
+    lik = ResponseLikelihood(d, y, g, x)
+    one, cells = lik.with_exog(np.ones((len(y), 1))), lik.cells()
+    assert cells.nobs < len(y) and cells.weights is not None and cells.weights.sum() == len(y)
+    point = theta[[0, 3]] if d.extra else theta[:1]
+    assert cells.loglike(point) == pytest.approx(one.loglike(point), rel=1e-12)
+    np.testing.assert_allclose(cells.score(point), one.score(point), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cells.hessian(point), one.hessian(point), rtol=1e-12, atol=1e-12)
+    fresh = ResponseLikelihood(d, cells.responses, None if g is None else cells.groups, cells.exog)
+    np.testing.assert_allclose(cells.loglike_obs(point), fresh.loglike_obs(point), rtol=1e-15)
+    assert lik.loglike(theta) == ResponseLikelihood(d, y, g, x).loglike(theta)  # its own values left alone
+
+
 def test_fit_solves_the_score_equations(rng: np.random.Generator) -> None:
     """At the fit the score is zero and the Hessian negative definite (each binary design, one data set)."""
     for model, p, cards, _ in (c for c, _ in BINARY):

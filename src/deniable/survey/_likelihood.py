@@ -49,7 +49,8 @@ from numpy.typing import NDArray
 from deniable.errors import SeparationError
 from deniable.survey._design_base import Design
 
-__all__ = ["Likelihood", "ResponseLikelihood", "Maximum", "SeparationError", "maximize", "fit", "covariance"]
+__all__ = ["Likelihood", "ResponseLikelihood", "Maximum", "SeparationError", "maximize", "fit", "in_doubt",
+           "covariance"]
 
 TOLERANCE = 1e-10
 """Convergence: the Newton decrement ``g' (-H)^{-1} g`` (twice the predicted gain of log-likelihood) below this."""
@@ -96,15 +97,21 @@ class ResponseLikelihood:
     two-group design (checked here; an error names the row by its position,
     or by ``labels[i]`` if given). The parameter vector is ``beta``
     (one per column of ``X``) followed by ``a`` for a two-group design.
+
+    ``L_i`` depends on the row only through ``x_i`` and its cell (group,
+    answer): the coefficients ``c`` are a table per cell. The pieces at a
+    parameter vector (the prevalences and ``L_i``) are computed once and kept
+    for the next call at the same vector, so the log-likelihood, score and
+    Hessian at one point cost one pass over the rows between them.
     """
 
     def __init__(self, design: Design, responses: Any, groups: Any, exog: Any, labels: Any = None) -> None:
         check_design(design)
         self.design = design
-        self.exog = np.asarray(exog, dtype=np.float64)
-        if self.exog.ndim != 2:
-            raise ValueError(f"exog must be a 2-D covariate matrix; got shape {self.exog.shape}")
-        n = self.exog.shape[0]
+        exog = np.asarray(exog, dtype=np.float64)
+        if exog.ndim != 2:
+            raise ValueError(f"exog must be a 2-D covariate matrix; got shape {exog.shape}")
+        n = exog.shape[0]
         y = np.asarray(responses)
         if y.shape != (n,):
             raise ValueError(f"responses must have one answer per row of exog ({n}); got shape {y.shape}")
@@ -133,18 +140,50 @@ class ResponseLikelihood:
             corners[k] = np.column_stack([
                 f[0, 0], f[1, 0] - f[0, 0], f[0, 1] - f[0, 0], f[1, 1] - f[1, 0] - f[0, 1] + f[0, 0],
             ])
-        at = np.searchsorted(allowed, self.responses)
-        self.coef = corners[g - 1, at]  # (n, 4): c00, c10, c01, c11
+        self._table = corners.reshape(-1, 4)  # per cell (group, answer): c00, c10, c01, c11
+        self._cell = (g.astype(np.int64) - 1) * len(allowed) + np.searchsorted(allowed, self.responses)
         self.k_extra = 0 if design.extra is None else 1
-        self.k_params = self.exog.shape[1] + self.k_extra
+        self.weights: NDArray[np.float64] | None = None  # frequency weights (the cells of :meth:`cells`)
+        self._coefficients()
+        self._set_exog(exog)
+
+    def _coefficients(self) -> None:
+        """The per-row coefficient columns, contiguous; for one group, ``L_i`` at ``pi = 0`` and ``pi = 1``."""
+        self._c = np.stack([column[self._cell] for column in self._table.T])  # (4, n): c00, c10, c01, c11
+        self._ends = None if self.k_extra else (self._c[0], self._c[0] + self._c[1])
+
+    def _set_exog(self, exog: NDArray[np.float64]) -> None:
+        self.exog = exog
+        self.k_params = exog.shape[1] + self.k_extra
+        self._memo: tuple[bytes, dict[str, Any]] | None = None
+
+    @property
+    def coef(self) -> NDArray[np.float64]:
+        """The coefficients ``c00, c10, c01, c11`` of ``L_i``, one row per respondent."""
+        return self._c.T
 
     def with_exog(self, exog: NDArray[np.float64]) -> ResponseLikelihood:
         """The same answers and groups with another covariate matrix (same rows)."""
         if exog.shape[0] != self.nobs:
             raise ValueError(f"exog must have {self.nobs} rows; got {exog.shape[0]}")
         other = copy.copy(self)
-        other.exog = exog
-        other.k_params = exog.shape[1] + self.k_extra
+        other._set_exog(exog)
+        return other
+
+    def cells(self) -> ResponseLikelihood:
+        """The intercept-only likelihood on the distinct (group, answer) cells, weighted by their counts.
+
+        Its log-likelihood, score and Hessian equal ``self.with_exog(ones)``'s at every ``(beta_0, a)``:
+        with a constant prevalence, ``L_i`` depends on the row only through its cell.
+        """
+        cells, counts = np.unique(self._cell, return_counts=True)
+        other = copy.copy(self)
+        m = len(self.design.responses)
+        other.responses = np.asarray(self.design.responses, dtype=np.int64)[cells % m]
+        other.groups = (cells // m + 1).astype(self.groups.dtype)
+        other._cell, other.weights = cells, counts.astype(np.float64)
+        other._coefficients()
+        other._set_exog(np.ones((cells.size, 1)))
         return other
 
     @property
@@ -157,53 +196,86 @@ class ResponseLikelihood:
             raise ValueError(f"params must have {self.k_params} values; got shape {t.shape}")
         return t[: self.exog.shape[1]], float(t[-1]) if self.k_extra else 0.0
 
-    def _pieces(self, theta: Any) -> tuple[NDArray[np.float64], ...]:
+    def _pieces(self, theta: Any) -> dict[str, Any]:
+        """At ``theta``: ``pi``, ``q = 1 - pi``, ``lik`` (``L_i``), ``b`` (``B_i``), and the extra value ``a``;
+        kept for the next call at the same ``theta`` (with what is derived from them there)."""
         beta, a = self._split(theta)
-        eta = self.exog @ beta
-        pi = 0.5 * (1 + np.tanh(eta / 2))  # logistic, no overflow
-        q = 0.5 * (1 - np.tanh(eta / 2))  # 1 - pi, without cancellation
-        c00, c10, c01, c11 = self.coef.T
-        low = c00 + c01 * a  # L at pi = 0
-        high = low + c10 + c11 * a  # L at pi = 1
+        key = np.asarray(theta, dtype=np.float64).tobytes()
+        if self._memo is not None and self._memo[0] == key:
+            return self._memo[1]
+        half = np.tanh(0.5 * (self.exog @ beta))  # logistic through tanh: no overflow
+        pi = 0.5 * (1 + half)
+        q = 0.5 * (1 - half)  # 1 - pi, without cancellation
+        c00, c10, c01, c11 = self._c
+        if self._ends is None:
+            low = c00 + c01 * a  # L at pi = 0
+            b = c10 + c11 * a
+            high = low + b  # L at pi = 1
+        else:
+            (low, high), b = self._ends, c10
         with np.errstate(under="ignore"):
             lik = low * q + high * pi
-        return pi, q, lik, c10 + c11 * a, c01 + c11 * pi, c11
+        pieces = {"pi": pi, "q": q, "lik": lik, "b": b, "a": a}
+        self._memo = (key, pieces)
+        return pieces
+
+    def _sum(self, values: NDArray[np.float64]) -> Any:
+        """``sum_i values_i`` (along the first axis), each row counted ``weights_i`` times."""
+        return values.sum(axis=0) if self.weights is None else self.weights @ values
 
     def loglike_obs(self, theta: Any) -> NDArray[np.float64]:
         """``log L_i`` per respondent (``-inf`` where the answer is impossible under ``theta``)."""
-        lik = self._pieces(theta)[2]
+        lik = self._pieces(theta)["lik"]
         with np.errstate(divide="ignore"):
             return np.log(np.maximum(lik, 0.0))
 
     def loglike(self, theta: Any) -> float:
-        return float(self.loglike_obs(theta).sum())
+        return float(self._sum(self.loglike_obs(theta)))
+
+    def _ratios(self, theta: Any) -> tuple[dict[str, Any], NDArray[np.float64], NDArray[np.float64] | None]:
+        """The pieces, ``s_i = B_i v_i / L_i`` and (two groups) ``D_i / L_i``: the score per row is
+        ``(s_i x_i, D_i / L_i)``."""
+        p = self._pieces(theta)
+        if "s" not in p:
+            p["s"] = p["b"] * (p["pi"] * p["q"]) / p["lik"]
+            p["d"] = (self._c[2] + self._c[3] * p["pi"]) / p["lik"] if self.k_extra else None
+        return p, p["s"], p["d"]
 
     def score_obs(self, theta: Any) -> NDArray[np.float64]:
         """``d log L_i / d theta``, one row per respondent."""
-        pi, q, lik, b, d, _ = self._pieces(theta)
-        out = (b * pi * q / lik)[:, None] * self.exog
-        return np.column_stack([out, d / lik]) if self.k_extra else out
+        _, s, d = self._ratios(theta)
+        out = s[:, None] * self.exog
+        return np.column_stack([out, d]) if d is not None else out
 
     def score(self, theta: Any) -> NDArray[np.float64]:
-        return self.score_obs(theta).sum(axis=0)
+        p, s, d = self._ratios(theta)
+        if "score" not in p:
+            g = self._sum(s[:, None] * self.exog) if self.weights is not None else self.exog.T @ s
+            p["score"] = np.append(g, self._sum(d)) if d is not None else g
+        return np.array(p["score"])
 
     def hessian(self, theta: Any) -> NDArray[np.float64]:
         """The exact ``d2 log L / d theta d theta'`` (minus the observed information)."""
-        pi, q, lik, b, d, c11 = self._pieces(theta)
-        v = pi * q
-        s = b * v / lik
-        w = b * v * (q - pi) / lik - s**2
-        x = self.exog
-        h_bb = (x * w[:, None]).T @ x
-        if not self.k_extra:
-            return h_bb
-        h_ba = x.T @ (c11 * v / lik - s * d / lik)
-        h_aa = -np.sum((d / lik) ** 2)
-        return np.block([[h_bb, h_ba[:, None]], [h_ba[None, :], np.array([[h_aa]])]])
+        p, s, d = self._ratios(theta)
+        if "hessian" not in p:
+            pi, q, lik = p["pi"], p["q"], p["lik"]
+            w = s * (q - pi) - s**2
+            x = self.exog
+            if self.weights is not None:
+                w = w * self.weights
+            h_bb = (x * w[:, None]).T @ x
+            if d is None:
+                p["hessian"] = h_bb
+            else:
+                cross = self._c[3] * (pi * q) / lik - s * d
+                h_ba = x.T @ (cross if self.weights is None else cross * self.weights)
+                h_aa = -self._sum(d**2)
+                p["hessian"] = np.block([[h_bb, h_ba[:, None]], [h_ba[None, :], np.array([[h_aa]])]])
+        return np.array(p["hessian"])
 
     def prevalence(self, theta: Any) -> NDArray[np.float64]:
         """``pi_i = logistic(x_i' beta)`` per respondent."""
-        return self._pieces(theta)[0]
+        return np.array(self._pieces(theta)["pi"])
 
 
 @dataclass(frozen=True)
@@ -318,57 +390,106 @@ def _regularized_solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArra
 
 
 def fit(lik: ResponseLikelihood, names: list[str], restarts: int = 4, seed: int = 0) -> Maximum:
-    """The maximum-likelihood estimate: the best of Newton ascents from an intercept-only start and ``restarts`` more.
+    """The maximum-likelihood estimate: a Newton ascent from an intercept-only start, and ``restarts`` more
+    from seeded random starts when that first maximum is in doubt.
 
     The first start is the intercept-only fit (the prevalence and ``a``
-    constant) spread over the covariates that span the constant; the others
-    add seeded random deviations to it. ``names`` (one per parameter) name
-    the term in a :class:`SeparationError`: a fitted linear predictor beyond
-    +-30 (a diverging coefficient) or a singular information matrix.
+    constant) spread over the covariates that span the constant. Its
+    maximum is in doubt (:func:`in_doubt`) when the search failed, did not
+    converge to a Newton decrement below ``TOLERANCE``, left ``a`` on a bound
+    of [0, 1], ended where the Hessian is not negative definite, or ended
+    with a coefficient diverging. Then the restarts add seeded random
+    deviations to the first start, and the maximum with the highest
+    log-likelihood (the first found of equal ones) is the fit. ``names``
+    (one per parameter) name the term in a :class:`SeparationError`: a
+    fitted linear predictor beyond +-30 (a diverging coefficient) or a
+    singular information matrix.
     """
     base = _intercept_start(lik)
-    rng = np.random.default_rng(seed)
-    spread = lik.exog.std(axis=0)
-    spread[spread == 0] = 1.0
-    starts = [base]
-    for _ in range(restarts):
-        trial = base.copy()
-        trial[: lik.exog.shape[1]] += rng.normal(0.0, 0.5, lik.exog.shape[1]) / spread
-        if lik.k_extra:
-            trial[-1] = rng.uniform(0.05, 0.95)
-        starts.append(trial)
-    best: Maximum | None = None
-    for start in starts:
-        try:
-            found = maximize(lik, start)
-        except (ValueError, FloatingPointError):
-            continue  # a start where some answer is impossible, or one that ran to a boundary
-        if best is None or found.llf > best.llf:
-            best = found
+    best = _search(lik, base)
+    if in_doubt(lik, best) is not None:
+        rng = np.random.default_rng(seed)
+        spread = lik.exog.std(axis=0)
+        spread[spread == 0] = 1.0
+        for _ in range(restarts):
+            trial = base.copy()
+            trial[: lik.exog.shape[1]] += rng.normal(0.0, 0.5, lik.exog.shape[1]) / spread
+            if lik.k_extra:
+                trial[-1] = rng.uniform(0.05, 0.95)
+            found = _search(lik, trial)
+            if found is not None and (best is None or found.llf > best.llf):
+                best = found
     if best is None:
         raise SeparationError("no start value reached a finite maximum: the fitted prevalence runs to 0 or 1")
     _check_separation(lik, best, names)
     return best
 
 
+def _search(lik: ResponseLikelihood, start: NDArray[np.float64]) -> Maximum | None:
+    """The Newton ascent from ``start``, or None where some answer is impossible at the start or the search
+    ran to a prevalence of 0 or 1."""
+    try:
+        return maximize(lik, start)
+    except (ValueError, FloatingPointError):
+        return None
+
+
+def in_doubt(lik: ResponseLikelihood, found: Maximum | None) -> str | None:
+    """Why a search's maximum ``found`` may not be the fit (so that :func:`fit` restarts), or None.
+
+    In doubt: no maximum (the search failed); not converged, or converged
+    only with the line search stuck at a decrement above ``TOLERANCE``; the
+    extra parameter on a bound of [0, 1]; a Hessian that is not negative
+    definite (a saddle or a flat ridge, not a strict maximum); a coefficient
+    diverging (:func:`_diverging`). A converged interior maximum with a
+    negative definite Hessian is a strict local maximum, and is kept.
+    """
+    if found is None:
+        return "the search failed"
+    if not found.converged or not found.decrement < TOLERANCE:
+        return f"the search did not converge (Newton decrement {found.decrement:.3g})"
+    if found.at_bound:
+        return "the extra parameter is on a bound of [0, 1]"
+    h = lik.hessian(found.params)
+    try:
+        np.linalg.cholesky(-h)
+    except np.linalg.LinAlgError:
+        return "the Hessian is not negative definite"
+    if not np.all(np.isfinite(h)):
+        return "the Hessian is not finite"
+    return _diverging(lik, found)
+
+
 def _intercept_start(lik: ResponseLikelihood) -> NDArray[np.float64]:
-    """Start values: the fit with a constant prevalence, expressed through the columns that span the constant."""
+    """Start values: the fit with a constant prevalence, expressed through the columns that span the constant.
+
+    The constant-prevalence fit runs on the distinct (group, answer) cells (:meth:`ResponseLikelihood.cells`):
+    a handful of rows whatever the number of respondents.
+    """
     x = lik.exog
-    ones = np.ones(lik.nobs)
-    direction, *_ = np.linalg.lstsq(x, ones, rcond=None)
-    constant = bool(np.allclose(x @ direction, ones, atol=1e-8))
+    direction, constant = _constant_direction(x)
     start = np.zeros(lik.k_params)
     if lik.k_extra:
         start[-1] = 0.5
     if not constant:
         return start
-    null = lik.with_exog(ones[:, None])
+    null = lik.cells()
     found = maximize(null, np.array([0.0, 0.5][: null.k_params]))
     level = float(np.clip(found.params[0], -5.0, 5.0))
     start[: x.shape[1]] = level * direction
     if lik.k_extra:
         start[-1] = min(max(found.params[-1], 0.02), 0.98)
     return start
+
+
+def _constant_direction(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], bool]:
+    """``d`` with ``x d = 1`` (a column of ones, else least squares) and whether the columns span the constant."""
+    for j in np.flatnonzero(x[0] == 1.0) if len(x) else ():
+        if np.all(x[:, j] == 1.0):
+            return np.eye(x.shape[1])[j], True
+    ones = np.ones(len(x))
+    direction = np.asarray(np.linalg.lstsq(x, ones, rcond=None)[0], dtype=np.float64)
+    return direction, bool(np.allclose(x @ direction, ones, atol=1e-8))
 
 
 def _diverging(lik: ResponseLikelihood, best: Maximum) -> str | None:

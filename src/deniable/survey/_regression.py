@@ -13,8 +13,9 @@ so its "gamma" is never estimated.) Kuk with several cards takes the count
 of red cards as the answer; FR with more than two categories is refused.
 
 Estimation is maximum likelihood by Newton's method with the exact Hessian,
-from an intercept-only start and seeded restarts, until the Newton
-decrement is below 1e-10. Standard errors come from the exact observed
+from the intercept-only fit (run on the distinct answers, so it costs
+nothing), until the Newton decrement is below 1e-10; seeded restarts follow
+only when that maximum is in doubt (see :func:`logit`). Standard errors come from the exact observed
 information (``cov_type="oim"``, what RRreg reports up to its numerical
 Hessian) or the outer product of the scores (``cov_type="opg"``, what rr's
 ``rrreg`` reports). The results are a statsmodels
@@ -231,7 +232,11 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
     Rows with a missing value in a used column (or the group) are dropped
     (``n_dropped``). ``cov_type``: ``"oim"`` (exact observed information) or
     ``"opg"`` (outer product of scores, as rr's ``rrreg``). ``restarts``:
-    extra seeded starting points besides the intercept-only start.
+    extra seeded starting points, searched only when the maximum from the
+    intercept-only start is in doubt: its search failed or did not converge
+    (Newton decrement not below 1e-10), the extra parameter ended on a bound
+    of [0, 1], the Hessian there is not negative definite, or a coefficient
+    diverges. Then the fit is the restarts' best log-likelihood.
 
     Raises ``ValueError`` naming the argument for a response outside the
     design's answers, a missing or bad group, a formula naming a missing
