@@ -38,7 +38,7 @@ import numpy as np
 
 from deniable._estimate import Estimate, SupportCounts
 from deniable.errors import ReportError
-from deniable.wire._text import from_text
+from deniable.wire._arrow import aggregate_codes, csv_convert_options, distinct_codes
 
 __all__ = ["aggregate", "aggregate_files", "estimate"]
 
@@ -52,22 +52,66 @@ def _json_part(mechanism: Any, items: Any) -> SupportCounts:
 
 
 def _text_part(mechanism: Any, column: Any) -> SupportCounts:
-    """The aggregate of one partition of report text (a pandas Series)."""
-    if column.dtype == bool:  # read_csv took true/false for booleans
-        values = np.where(column.to_numpy(), "true", "false")
-    elif mechanism.report_kind == "bits" and column.dtype.kind in "iuf":
+    """The aggregate of one partition of report text (a pandas Series): integers and booleans as
+    Arrow arrays, other cells as their text; each distinct cell parsed once."""
+    import pyarrow as pa
+
+    if mechanism.report_kind == "bits" and column.dtype.kind in "iuf":
         raise ValueError("bit-vector reports are hex text: read the column as text "
                          "(dd.read_csv(..., dtype=str)), or use deniable.scale.aggregate_files")
+    if column.dtype.kind in "biu":  # read_csv took true/false for booleans, digits for integers
+        cells = pa.array(column.to_numpy())
     else:
-        values = np.asarray(column.astype(str).to_numpy(), dtype=str)
+        cells = pa.array(np.asarray(column.astype(str).to_numpy(), dtype=str))
+    return _aggregate_cells(mechanism, cells, str(column.name), 0)
+
+
+def _aggregate_cells(mechanism: Any, cells: Any, name: str, first: int) -> SupportCounts:
+    """The aggregate of an Arrow column of reports whose first row is row ``first`` (0-based) of its
+    partition or file; the error names the column and the bad row's text, its ``index`` that row."""
+    distinct, codes = distinct_codes(cells)
     try:
-        return mechanism.aggregate(from_text(mechanism, values))
+        return aggregate_codes(mechanism, distinct, codes)
     except ReportError as exc:
-        raise ReportError(f"column {column.name!r}: report {str(values[exc.index])!r} rejected: {exc.reason}",
-                          exc.index, exc.reason) from None
+        value = str(distinct[codes[exc.index]])
+        raise ReportError(f"column {name!r}: report {value!r} rejected: {exc.reason}",
+                          first + exc.index, exc.reason) from None
 
 
-def _merge(parts: list[SupportCounts], identity: SupportCounts) -> SupportCounts:
+def _parquet_part(mechanism: Any, path: str, column: str, group: int, first: int) -> SupportCounts | ReportError:
+    """The aggregate of one row group of a Parquet file (text as Arrow's dictionary, as read), or the
+    error of its first bad row (raised by :func:`_merge` in the order of the files)."""
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(path, read_dictionary=[column]).read_row_group(group, columns=[column])
+    try:
+        return _aggregate_cells(mechanism, table.column(column), column, first)
+    except ReportError as exc:
+        return exc
+
+
+def _csv_part(mechanism: Any, path: str, column: str) -> SupportCounts | ReportError:
+    """The aggregate of the column of a CSV file, read by pyarrow batch by batch, or the error of its
+    first bad row."""
+    from pyarrow import csv
+
+    total, first = mechanism.aggregate([]), 0
+    with csv.open_csv(path, convert_options=csv_convert_options(column)) as reader:
+        for batch in reader:
+            try:
+                total = total + _aggregate_cells(mechanism, batch.column(0), column, first)
+            except ReportError as exc:
+                return exc
+            first += batch.num_rows
+    return total
+
+
+def _merge(parts: list[Any], identity: SupportCounts) -> SupportCounts:
+    """The sum of the partial aggregates; the first part's error, if any, in the order of the parts (so
+    that of the first bad row of the first file that has one, whichever task ran first)."""
+    error = next((p for p in parts if isinstance(p, ReportError)), None)
+    if error is not None:
+        raise error
     return reduce(add, parts, identity)
 
 
@@ -112,23 +156,49 @@ def aggregate_files(
     """Mergeable aggregate of the report column ``column`` of CSV or Parquet files.
 
     ``paths`` is a glob (``"reports/*.parquet"``), a file, or a list of them,
-    all CSV (``.csv``) or all Parquet (``.parquet``/``.pq``). The column is read
-    as text, partition by partition (``dask.dataframe``), and aggregated as
-    :func:`aggregate` does; ``scheduler`` as there.
+    all CSV (``.csv``) or all Parquet (``.parquet``/``.pq``). Each Parquet row
+    group and each CSV file is one task: the column is read by pyarrow alone
+    (text as Arrow's dictionary of its distinct cells, integers as integers),
+    each distinct cell parsed once, and the partial aggregates added as
+    :func:`aggregate` does; ``scheduler`` as there. A bad cell raises
+    :class:`~deniable.errors.ReportError` naming the column and the cell, its
+    ``index`` the row in its file (0-based): the first bad row of the first
+    file (in the order given) that has one.
     """
-    import dask.dataframe as dd
+    import glob
 
-    names = [str(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
-    if not names:
+    from dask.base import compute
+    from dask.delayed import delayed
+
+    given = [str(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    names = [n for g in given for n in (sorted(glob.glob(g)) if glob.has_magic(g) else [g])]
+    if not given:
         raise ValueError("paths: no files given")
-    suffixes = {Path(n).suffix.lower() for n in names}
+    suffixes = {Path(n).suffix.lower() for n in given}
     if suffixes == {".csv"}:
-        frame = dd.read_csv(names, dtype=str, keep_default_na=False, usecols=[column])
+        parts = [delayed(_csv_part)(mechanism, n, column) for n in names]
     elif suffixes <= {".parquet", ".pq"}:
-        frame = dd.read_parquet(names, columns=[column])
+        parts = [delayed(_parquet_part)(mechanism, n, column, group, first)
+                 for n in names for group, first in _row_groups(n, column)]
     else:
         raise ValueError(f"paths must all be .csv or all .parquet files; got {sorted(suffixes)}")
-    return aggregate(mechanism, frame[column], scheduler=scheduler)
+    if not names:
+        raise FileNotFoundError(f"no file matches {given}")
+    total = delayed(_merge)(parts, mechanism.aggregate([]))
+    kwargs = {} if scheduler is None else {"scheduler": scheduler}
+    (result,) = compute(total, **kwargs)
+    return result
+
+
+def _row_groups(path: str, column: str) -> list[tuple[int, int]]:
+    """Each row group of a Parquet file and the row it starts at; ValueError if it has no ``column``."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    if column not in meta.schema.names:
+        raise ValueError(f"{path}: no column {column!r}; columns are {meta.schema.names}")
+    starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+    return [(i, int(starts[i])) for i in range(meta.num_row_groups)]
 
 
 def estimate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Estimate:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,8 @@ from deniable.errors import CategoryError, ReportError
 from deniable.heavy import HeavyHitters
 from deniable.heavy._hitters import CONFIG_FORMAT as DISCOVERY_FORMAT
 from deniable.wire import from_config
-from deniable.wire._text import all_json_strings, from_text, parse_yes_no, plain_reports
+from deniable.wire._arrow import aggregate_codes, csv_convert_options, distinct_codes, reports_from_codes
+from deniable.wire._text import from_text, parse_yes_no, plain_reports
 from deniable.wire._text import to_text as reports_to_text
 
 __all__ = [
@@ -164,6 +164,14 @@ class Chunk:
     def __len__(self) -> int:
         return len(self.codes) if self.codes is not None else len(self.values)
 
+    def first(self) -> str | None:
+        """The first row's cell (None if the chunk has no rows), without making the others' text."""
+        if not len(self):
+            return None
+        if self.codes is not None and self.distinct is not None:
+            return str(self.distinct[self.codes[0]])
+        return str(self.values[0])
+
 
 class ColumnReader:
     """Iterate a CSV or Parquet file in chunks, exposing one column as strings.
@@ -213,27 +221,22 @@ class ColumnReader:
 
     def __iter__(self) -> Iterator[Chunk]:
         for chunk in self._chunks():
-            if chunk.first_row == 1 and chunk.values.size:
-                self.first_value = str(chunk.values[0])
+            if chunk.first_row == 1 and (first := chunk.first()) is not None:
+                self.first_value = first
             yield chunk
 
     def _chunks(self) -> Iterator[Chunk]:
         row = 1
         self._read = 0
         if self.kind == "csv" and self.only_column:
-            import pyarrow as pa
             from pyarrow import csv
 
-            with open(self.path, "rb") as self._handle:
-                convert = csv.ConvertOptions(  # Arrow's dictionary of the distinct values, as it reads: as bytes,
-                    include_columns=[self.column],  # so that text that is not UTF-8 reaches the checks
-                    column_types={self.column: pa.dictionary(pa.int32(), pa.binary())},
-                    strings_can_be_null=False, quoted_strings_can_be_null=False,
-                )
-                for batch in csv.open_csv(self._handle, convert_options=convert):
+            with open(self.path, "rb") as self._handle:  # Arrow's dictionary of the distinct values, as it reads
+                for batch in csv.open_csv(self._handle, convert_options=csv_convert_options(self.column)):
                     for start in range(0, batch.num_rows, self.chunk_size):
                         part = batch.slice(start, self.chunk_size)
-                        yield Chunk(part, row, True, **_text(part.column(0)))
+                        distinct, codes = distinct_codes(part.column(0))
+                        yield Chunk(part, row, True, distinct=distinct, codes=codes)
                         row += part.num_rows
         elif self.kind == "csv":
             import pandas as pd
@@ -254,34 +257,9 @@ class ColumnReader:
             for batch in self._parquet.iter_batches(batch_size=self.chunk_size, columns=columns):
                 table = pa.Table.from_batches([batch])
                 self._read += table.num_rows
-                yield Chunk(table, row, False, **_text(table.column(self.column)))
+                distinct, codes = distinct_codes(table.column(self.column))
+                yield Chunk(table, row, False, distinct=distinct, codes=codes)
                 row += table.num_rows
-
-
-def _text(column: Any) -> dict[str, NDArray[Any]]:
-    """An Arrow column as ``distinct`` numpy text (null as "") and each row's ``codes`` into it,
-    through its dictionary of distinct values: only those become Python strings. Binary cells that
-    are not UTF-8 keep their bytes as surrogate escapes (for the checks to name them)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if not pa.types.is_dictionary(column.type) or column.null_count:
-        if pa.types.is_dictionary(column.type):
-            column = column.dictionary_decode()
-        binary = pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
-        column = pc.dictionary_encode(pc.fill_null(column if binary else pc.cast(column, pa.string()),
-                                                   b"" if binary else ""))
-    dictionary = column.dictionary
-    if pa.types.is_binary(dictionary.type) or pa.types.is_large_binary(dictionary.type):
-        words = [b.decode("utf-8", "surrogateescape") for b in dictionary.to_pylist()]
-        distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
-    else:
-        distinct = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=str)
-    if distinct.size == 0:
-        distinct = np.zeros(0, dtype=str)
-    return {"distinct": distinct, "codes": column.indices.to_numpy(zero_copy_only=False)}
 
 
 class ColumnWriter:
@@ -459,40 +437,37 @@ def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLI
 
 # --------------------------------------------------------------- reports text
 def reports_from_text(mechanism: Any, chunk: Chunk, column: str) -> Any:
-    """Parse and validate a chunk of report text; the error names the first bad row."""
+    """Parse and validate a chunk of report text (each distinct cell once, when the chunk has them);
+    the error names the first bad row."""
     try:
+        if chunk.distinct is not None and chunk.codes is not None:
+            return reports_from_codes(mechanism, chunk.distinct, chunk.codes)
         return from_text(mechanism, chunk.values)
     except ReportError as exc:
-        i = exc.index
-        raise row_error(chunk, i, column, f"report {str(chunk.values[i])!r} rejected: {exc.reason}") from None
+        raise _report_row_error(chunk, column, exc) from None
+
+
+def _report_row_error(chunk: Chunk, column: str, exc: ReportError) -> CLIError:
+    i = exc.index
+    return row_error(chunk, i, column, f"report {str(chunk.values[i])!r} rejected: {exc.reason}")
 
 
 def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -> Any:
     """The aggregate of every report in the column, merged chunk by chunk with ``+``.
 
-    Category text is the report itself: its rows are counted as positions by :func:`positional`
-    (the distinct values encoded once) and relabelled with the mechanism's fingerprint; any cell
-    that is not a category falls back to the parse, which names the first bad row.
+    Each chunk's distinct cells are parsed and checked once (:mod:`deniable.wire._arrow`); a cell
+    that is refused makes the chunk parsed row by row, which names the first bad row.
     """
     total = mechanism.aggregate([])
-    direct = mechanism.report_kind == "category" and plain_reports(mechanism)
-    by_position = positional(mechanism) if direct else None
     for chunk in reader:
-        stat = None
-        if by_position is not None and not _quoted(chunk):
+        if chunk.distinct is not None and chunk.codes is not None:
             try:
-                counts = by_position.aggregate(category_positions(chunk, reader.column, mechanism))
-                stat = replace(counts, fingerprint=mechanism.fingerprint)
-            except CLIError:
-                stat = None  # the parse below names the first bad row
-        if stat is None:
+                stat = aggregate_codes(mechanism, chunk.distinct, chunk.codes)
+            except ReportError as exc:
+                raise _report_row_error(chunk, reader.column, exc) from None
+        else:
             stat = mechanism.aggregate(reports_from_text(mechanism, chunk, reader.column))
         total = total + stat
         if on_chunk is not None:
             on_chunk()
     return total
-
-
-def _quoted(chunk: Chunk) -> bool:
-    """Whether every cell is a JSON string (a server export), checked on the distinct values if known."""
-    return all_json_strings(chunk.distinct if chunk.distinct is not None else chunk.values)

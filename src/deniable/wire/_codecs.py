@@ -42,7 +42,7 @@ from deniable.errors import ReportError
 
 __all__ = [
     "KINDS", "WIRE_VERSIONS", "MAX_SAFE_INTEGER", "to_version", "from_version", "hex_to_json", "hex_from_json",
-    "hex_field", "seed_value_to_json", "check_seed_value", "subset_to_json", "subset_from_json",
+    "hex_matrix", "hex_field", "seed_value_to_json", "check_seed_value", "subset_to_json", "subset_from_json",
     "rappor_to_json", "rappor_from_json", "fields_to_json", "check_fields", "dbitflip_to_json",
     "dbitflip_from_json", "check_numbers", "decimal",
 ]
@@ -125,6 +125,28 @@ def hex_from_json(items: Sequence[Any], size: int, owner: str, bits: int) -> NDA
         except ValueError:
             raise ValueError(f"{owner} report {i} is not valid hex: {item!r:.60}") from None
     return out
+
+
+_NIBBLES = np.full(128, 255, dtype=np.uint8)  # an ASCII code point's hex digit value; 255: not a hex digit
+for _i, _c in enumerate("0123456789abcdef"):
+    _NIBBLES[ord(_c)] = _NIBBLES[ord(_c.upper())] = _i
+
+
+def hex_matrix(values: NDArray[np.str_], size: int) -> NDArray[np.uint8] | None:
+    """Numpy hex text of ``size`` bytes per cell as an ``(n, size)`` array, decoded at once (each cell's
+    code points looked up as digits, paired into bytes); None if any cell is not exactly ``2 * size`` hex
+    digits (:func:`hex_from_json` then names the first such cell)."""
+    values = np.asarray(values)
+    if values.dtype.kind != "U" or (values.size and values.dtype.itemsize != 4 * 2 * size) or values.ndim != 1:
+        return None if values.size else np.zeros((0, size), dtype=np.uint8)
+    points = values.view(np.uint32).reshape(values.size, 2 * size)  # a shorter cell ends in code point 0
+    if points.max(initial=0) >= 128:
+        return None
+    digits = _NIBBLES[points]
+    if (digits == 255).any():
+        return None
+    packed = (digits[:, 0::2] << np.uint8(4)) | digits[:, 1::2]
+    return packed.astype(np.uint8, copy=False)
 
 
 def hex_field(value: Any, size: int) -> NDArray[np.uint8] | None:

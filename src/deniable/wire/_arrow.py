@@ -1,0 +1,155 @@
+"""Report columns as Arrow arrays: each distinct cell parsed once.
+
+A column of a CSV or Parquet file (or a partition of a Dask dataframe) is
+taken as ``codes`` into its ``distinct`` cells, as text: Arrow's dictionary
+of a text column as read, an integer column's range ``lo..hi`` (the code of
+``v`` is ``v - lo``; a wide range is dictionary-encoded instead), a boolean
+column's ``false``/``true``. Only the distinct cells become Python strings,
+and only the distinct cells some row uses are parsed and checked
+(:func:`deniable.wire.from_text`; hex bit vectors decoded by one numpy lookup); each row's report is then a take of the
+checked distinct reports. So an integer column is never turned into text
+per row, and a column of 10^7 reports of 16 categories is parsed 16 times.
+
+The reports are those of ``from_text(mechanism, distinct[codes])``, and so
+is the error: when a used distinct cell is refused, the rows are parsed one
+by one, so that :class:`~deniable.errors.ReportError`'s ``index`` is the
+first bad row and its ``reason`` the same as ever (the error path only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from deniable.errors import ReportError
+from deniable.mechanisms._contract import CheckedReports
+from deniable.wire._codecs import hex_matrix
+from deniable.wire._text import all_json_strings, from_text
+
+__all__ = ["distinct_codes", "reports_from_codes", "aggregate_codes", "csv_convert_options"]
+
+_RANGE = 1 << 16  # an integer column spanning at most this many values is coded by offset (no hash)
+
+
+def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
+    """An Arrow column as ``distinct`` numpy text (null as ``""``) and each row's ``codes`` into it.
+
+    Binary cells that are not UTF-8 keep their bytes as surrogate escapes (for
+    the checks to name them). Integers are written as ``str(int)`` and
+    booleans as ``true``/``false``, as Arrow casts them to text.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if not column.null_count and pa.types.is_integer(column.type):
+        return _integers(column)
+    if not column.null_count and pa.types.is_boolean(column.type):
+        codes = column.to_numpy(zero_copy_only=False).astype(np.intp)
+        return np.array(["false", "true"]), codes
+    if not pa.types.is_dictionary(column.type) or column.null_count:
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        binary = pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
+        column = pc.dictionary_encode(pc.fill_null(column if binary else pc.cast(column, pa.string()),
+                                                   b"" if binary else ""))
+    dictionary = column.dictionary
+    if pa.types.is_binary(dictionary.type) or pa.types.is_large_binary(dictionary.type):
+        words = [b.decode("utf-8", "surrogateescape") for b in dictionary.to_pylist()]
+        distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
+    else:
+        distinct = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=str)
+    if distinct.size == 0:
+        distinct = np.zeros(0, dtype=str)
+    return distinct, column.indices.to_numpy(zero_copy_only=False).astype(np.intp, copy=False)
+
+
+def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
+    """An integer column without nulls: codes ``v - lo`` into ``lo..hi`` when the range is narrow,
+    else Arrow's dictionary of the distinct integers; the distinct integers as text either way."""
+    import pyarrow.compute as pc
+
+    values = column.to_numpy(zero_copy_only=False)
+    if values.size == 0:
+        return np.zeros(0, dtype=str), np.zeros(0, dtype=np.intp)
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo < _RANGE:
+        codes = (values - values.dtype.type(lo)).astype(np.intp) if lo else values.astype(np.intp)
+        return np.arange(lo, hi + 1).astype(str), codes
+    encoded = pc.dictionary_encode(column)
+    distinct = encoded.dictionary.to_numpy(zero_copy_only=False).astype(str)
+    return distinct, encoded.indices.to_numpy(zero_copy_only=False).astype(np.intp)
+
+
+def reports_from_codes(mechanism: Any, distinct: NDArray[np.str_], codes: NDArray[np.integer]) -> Any:
+    """``from_text(mechanism, distinct[codes])``, parsing and checking each used distinct cell once.
+
+    Raises :class:`~deniable.errors.ReportError` whose ``index`` is the first
+    bad row (of ``codes``) and ``reason`` what is wrong with it.
+    """
+    taken = _taken(mechanism, distinct, codes)
+    if taken is None:
+        return from_text(mechanism, distinct[codes] if distinct.size else np.zeros(codes.size, dtype=str))
+    parsed, rows = taken
+    return CheckedReports.wrap(np.asarray(parsed)[rows], parsed.checked[rows], parsed.fingerprint)
+
+
+def aggregate_codes(mechanism: Any, distinct: NDArray[np.str_], codes: NDArray[np.integer]) -> Any:
+    """The aggregate of the rows' reports (those of :func:`reports_from_codes`), as ``mechanism.aggregate``
+    gives it; the error as there."""
+    taken = _taken(mechanism, distinct, codes)
+    if taken is None:
+        return mechanism.aggregate(reports_from_codes(mechanism, distinct, codes))
+    parsed, rows = taken
+    checked = parsed.checked[rows]  # aggregate reads the checked form alone: no report form per row
+    return mechanism.aggregate(CheckedReports.wrap(checked, checked, parsed.fingerprint))
+
+
+def _taken(
+    mechanism: Any, distinct: NDArray[np.str_], codes: NDArray[np.integer]
+) -> tuple[Any, NDArray[np.intp]] | None:
+    """The checked reports of the used distinct cells and each row's place among them; None when the
+    rows must be parsed one by one (no rows, a refused cell: the error names the first bad row, or no
+    mechanism's checked reports)."""
+    if codes.size == 0 or distinct.size == 0:
+        return None
+    used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))  # a batch may not use its whole dictionary
+    try:
+        parsed = _bit_vectors(mechanism, distinct[used])
+        if parsed is None:
+            parsed = from_text(mechanism, distinct[used])
+    except ReportError:
+        return None
+    if type(parsed) is not CheckedReports or parsed.checked is None or parsed.fingerprint is None:
+        return None
+    slot = np.zeros(distinct.size, dtype=np.intp)
+    slot[used] = np.arange(used.size)
+    return parsed, slot[codes]
+
+
+def _bit_vectors(mechanism: Any, cells: NDArray[np.str_]) -> Any:
+    """Hex bit vectors decoded at once and checked by the mechanism: the checked reports of
+    ``from_text``; None if they are no bit vectors or a cell is refused (``from_text`` then decides)."""
+    if mechanism.report_kind != "bits" or all_json_strings(cells):
+        return None
+    packed = hex_matrix(cells, mechanism.report_bytes)
+    if packed is None:
+        return None
+    try:
+        checked = mechanism.validate(packed)
+    except ValueError:
+        return None
+    return CheckedReports.wrap(checked, checked, mechanism.fingerprint)
+
+
+def csv_convert_options(column: str) -> Any:
+    """pyarrow CSV options reading ``column`` alone, as Arrow's dictionary of its distinct cells as it
+    reads (bytes, so that text that is not UTF-8 reaches the checks; empty cells as ``""``, not null)."""
+    import pyarrow as pa
+    from pyarrow import csv
+
+    return csv.ConvertOptions(include_columns=[column], column_types={column: pa.dictionary(pa.int32(), pa.binary())},
+                              strings_can_be_null=False, quoted_strings_can_be_null=False)
