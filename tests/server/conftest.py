@@ -1,6 +1,7 @@
 """Fixtures for the collection-service tests: real databases, real servers on loopback.
 
-``db_url`` is parametrized over the storage backends: a SQLite file in the
+``db_url`` is parametrized over the storage backends (both for the storage
+contract's modules, SQLite for the rest: :data:`STORAGE_CONTRACT`): a SQLite file in the
 test's tmp_path, and PostgreSQL when ``DENIABLE_TEST_POSTGRES_URL`` is set
 (e.g. ``postgresql+psycopg://postgres@127.0.0.1:5432/test``; that database is
 created when missing, see ``tests/postgres.py``). For PostgreSQL each test
@@ -80,6 +81,27 @@ def postgres_url(postgres_admin: Engine) -> Iterator[str]:
 
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+STORAGE_CONTRACT = {
+    "test_binary_aggregates", "test_concurrency", "test_error_logs", "test_flooding", "test_idempotency",
+    "test_migrations", "test_rounds",
+}
+"""The modules that check what the storage keeps (migrations, transactions, constraints, concurrent writers,
+the device ledger, the rate-limit counters, errors from the database): on both databases. The HTTP API above
+the storage is checked on SQLite only; its PostgreSQL variants would check the same storage again."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the PostgreSQL variants of the tests outside :data:`STORAGE_CONTRACT`."""
+    def api_on_postgres(item: pytest.Item) -> bool:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        on_postgres = "postgres" in (params.get("db_url"), params.get("module_db_url"))
+        return on_postgres and Path(str(item.fspath)).stem not in STORAGE_CONTRACT
+
+    dropped = [item for item in items if api_on_postgres(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not api_on_postgres(item)]
 
 
 @pytest.fixture(params=BACKENDS)
