@@ -15,7 +15,8 @@ test but those marked with one of :data:`HEAVY` (calibrated statistical
 grids, privacy audits, browser and PostgreSQL tests, end-to-end runs across
 processes, the docs build and mypy). ``--suite rest`` runs exactly those,
 ``--suite full`` runs everything (what CI runs, as ``.ci/run`` shows);
-naming paths runs every test under them unless ``--suite`` says otherwise.
+naming paths, or choosing tests by marker (``-m "stat or audit"``), runs every
+matching test unless ``--suite`` says otherwise.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def _suite(config: pytest.Config) -> str:
     chosen = config.getoption("--suite")
     if chosen:
         return str(chosen)
-    return "fast" if config.args_source == pytest.Config.ArgsSource.TESTPATHS else "full"
+    explicit = config.args_source != pytest.Config.ArgsSource.TESTPATHS or config.option.markexpr
+    return "full" if explicit else "fast"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
