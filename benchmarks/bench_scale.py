@@ -47,20 +47,13 @@ from deniable import scale  # noqa: E402
 K = 16
 
 
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
+ALL_CPUS = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
 
 
 def restrict(workers: int) -> None:
     """Let this process (and the threads and processes it starts) run on ``workers`` CPUs."""
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, sorted(ALL_CPUS)[:workers])
-
-
-ALL_CPUS = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
 
 
 def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -114,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     n = args.reports or (1 << 16 if args.quick else 1 << 26)
     repeat = args.repeat or (1 if args.quick else 3)
-    sweep = args.workers or ([1] if args.quick else [w for w in (1, 2, 4, 8, 16, 32, 64) if w <= cores()])
+    sweep = args.workers or ([1] if args.quick else [w for w in (1, 2, 4, 8, 16, 32, 64) if w <= len(ALL_CPUS)])
     sweep = [w for w in sweep if w <= len(ALL_CPUS)]
     parts = max(sweep) * 4
     size = -(-n // parts)
