@@ -40,6 +40,7 @@ from deniable.errors import (
     DeniableError,
     DeniableWarning,
     FieldReportError,
+    PowerApproximationWarning,
     ReportError,
     SeparationError,
     StateError,
@@ -155,4 +156,5 @@ __all__ = [
     "SeparationError",
     "DeniableWarning",
     "ConvergenceWarning",
+    "PowerApproximationWarning",
 ]

@@ -36,7 +36,8 @@ imports, and are re-exported nowhere else)::
     └── CLIError ........................ a command-line error, one line on stderr (extra: deniable.cli)
 
     DeniableWarning (a UserWarning)
-    └── ConvergenceWarning .............. an iterative fit stopped before its tolerance
+    ├── ConvergenceWarning .............. an iterative fit stopped before its tolerance
+    └── PowerApproximationWarning ....... a planned power outside its normal approximation's range
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ __all__ = [
     "SeparationError",
     "DeniableWarning",
     "ConvergenceWarning",
+    "PowerApproximationWarning",
 ]
 
 
@@ -125,3 +127,14 @@ class DeniableWarning(UserWarning):
 
 class ConvergenceWarning(DeniableWarning):
     """The iterative Bayesian update (:func:`deniable._mle.fit`) stopped at ``max_iter`` before reaching ``tol``."""
+
+
+class PowerApproximationWarning(DeniableWarning):
+    """A power or sample size from the normal approximation where it may be off by more than 0.06.
+
+    Raised by :func:`deniable.survey.prevalence_power` and
+    :func:`~deniable.survey.prevalence_sample_size` under 100 respondents or
+    when a parameter's expected estimate lies within two standard errors of 0
+    or 1 (see :mod:`deniable.survey`'s power functions);
+    :func:`~deniable.survey.simulated_power` gives the real test's power there.
+    """

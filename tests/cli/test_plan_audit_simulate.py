@@ -116,6 +116,19 @@ def test_plan_a_survey_design(cli) -> None:
     table = cli("plan", "--design", "Mangat", "--p", "0.7", "--prevalence", 0.2)
     assert table.exit_code == 0, table.output
     assert "infinite (an answer reveals the truth)" in table.stdout and "Respondents needed" in table.stdout
+    assert data["approximation_warnings"] == []
+    assert "at n=99 fewer than 100 respondents" in table.stdout  # Mangat needs 99: the formula's rule says so
+
+
+def test_plan_notes_where_the_power_formula_is_unreliable(cli) -> None:
+    """Near a boundary (SLD's extra parameter at n = 300) the plan says the power is approximate."""
+    args = ("plan", "--design", "SLD", "--p", "0.3,0.7", "--prevalence", 0.2, "--null", 0.3, "--extra", 0.8,
+            "--n", 300)
+    table = cli(*args)
+    assert table.exit_code == 0, table.output
+    assert "Note: prevalence_power: at n=300 an estimate of SLD lies 0.85 standard errors" in table.stdout
+    data = json.loads(cli(*args, "--json").stdout)
+    assert len(data["approximation_warnings"]) == 1 and "simulated_power" in data["approximation_warnings"][0]
 
 
 def test_debug_shows_the_traceback(cli) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Annotated
 
 import typer
@@ -28,6 +29,7 @@ from deniable.cli._common import (
     parse_epsilon,
 )
 from deniable.cli._output import print_json, target_note
+from deniable.errors import PowerApproximationWarning
 from deniable.mechanisms import registry
 
 __all__ = ["plan_cmd", "audit_cmd"]
@@ -225,13 +227,16 @@ def _plan_design(
         raise CLIError("--design needs --prevalence (the prevalence to detect)")
     d = survey.design(model, [v.strip() for v in p.split(",")], Kukrep=kukrep)
     se = survey.standard_error(d, prevalence, n, extra)
-    at_n = survey.prevalence_power(d, prevalence, n, null, level, alternative, extra)
-    needed = survey.prevalence_sample_size(d, prevalence, null, power, level, alternative, extra)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PowerApproximationWarning)
+        at_n = survey.prevalence_power(d, prevalence, n, null, level, alternative, extra)
+        needed = survey.prevalence_sample_size(d, prevalence, null, power, level, alternative, extra)
+    notes = [str(w.message) for w in caught if issubclass(w.category, PowerApproximationWarning)]
     record = {
         "design": d.model, "p": [str(v) for v in d.p],
         "epsilon": d.epsilon if math.isfinite(d.epsilon) else "inf", "prevalence": prevalence,
         "null": null, "alternative": alternative, "level": level, "n": n, "std_error": se,
-        "power_at_n": at_n, "power": power, "respondents_needed": needed,
+        "power_at_n": at_n, "power": power, "respondents_needed": needed, "approximation_warnings": notes,
         "shuffled": _shuffled(d.epsilon, n, delta),
     }
     if as_json:
@@ -247,6 +252,8 @@ def _plan_design(
         f"Respondents needed to detect a prevalence of {prevalence:g} against {null:g} "
         f"({alternative}, level {level:g}) with power {power:g}: [bold]{needed:,}[/bold]"
     )
+    for note in notes:
+        out.print(f"[yellow]Note:[/yellow] {note}", markup=True, highlight=False)
     _print_shuffled(d.epsilon, n, delta)
 
 

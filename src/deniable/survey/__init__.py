@@ -30,7 +30,16 @@ from deniable.survey._designs import (
     design,
 )
 from deniable.survey._groups import GroupedPrevalence, prevalence_by
-from deniable.survey._power import prevalence_power, prevalence_sample_size, simulated_power, standard_error
+from deniable.survey._power import (
+    MARGIN,
+    MIN_N,
+    TOLERANCE,
+    approximation_margin,
+    prevalence_power,
+    prevalence_sample_size,
+    simulated_power,
+    standard_error,
+)
 from deniable.survey._prevalence import (
     PrevalenceFit,
     answer_counts,
@@ -64,6 +73,10 @@ __all__ = [
     "GroupedPrevalence",
     "prevalence_by",
     "prevalence_power",
+    "approximation_margin",
+    "MARGIN",
+    "MIN_N",
+    "TOLERANCE",
     "prevalence_sample_size",
     "simulated_power",
     "standard_error",
