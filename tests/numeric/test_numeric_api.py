@@ -677,3 +677,22 @@ def test_two_level_gaussian_mean_respondent_error_is_the_noise_and_rounding_vari
     values = np.array([10.5, 11.5, 20.25, 30.25])
     est = two_level_gaussian_mean(values, 0, 100, sigma1=256.0, sigma2=128.0, rng=4, target="respondents")
     assert est.std_error == pytest.approx(math.sqrt(((1.0 + 0.25) * var_z + 0.21875) / 4), rel=1e-12)
+
+
+@pytest.mark.parametrize("table", [
+    np.linspace(-1.5, 2.5, 1024),  # an even table: every valid report found by the O(1) guess
+    np.sort(np.random.default_rng(3).uniform(-2, 3, 200)),  # uneven: the binary search takes over
+    np.array([0.25]),
+    np.array([-0.5, 1.5]),
+])
+def test_table_membership_is_exact(table: np.ndarray) -> None:
+    """The report check's table lookup agrees with ``np.isin`` on entries, neighbours and values between."""
+    from deniable.mechanisms._numeric.base import NumericMechanism
+
+    rng = np.random.default_rng(4)
+    y = np.concatenate([
+        rng.choice(table, 500), np.nextafter(rng.choice(table, 100), np.inf),
+        np.nextafter(rng.choice(table, 100), -np.inf), rng.uniform(table[0], table[-1], 100),
+    ])
+    found = NumericMechanism._in_table(y, table)
+    assert np.array_equal(found, np.isin(y, table))

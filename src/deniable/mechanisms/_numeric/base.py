@@ -245,8 +245,22 @@ class NumericMechanism(Mechanism):
 
     @staticmethod
     def _in_table(y: NDArray[np.float64], table: NDArray[np.float64]) -> NDArray[np.bool_]:
-        at = np.clip(np.searchsorted(table, y), 0, table.size - 1)
+        """Whether each ``y`` is an entry of the sorted ``table``, exactly.
+
+        The report tables are (nearly) evenly spaced, so the entry nearest
+        ``y`` is first guessed in O(1), ``j = rint((y - t_0) / step)``; only the
+        reports inside the table's range that the guess misses (none, for
+        valid reports of an even table) are looked up by binary search.
+        """
+        last = table.size - 1
+        step = (table[-1] - table[0]) / last if last else 1.0
+        guess = np.rint((y - table[0]) / step) if step > 0 else np.zeros_like(y)
+        at = np.clip(guess, 0, last, out=guess).astype(np.intp)  # y is finite: checked before
         found: NDArray[np.bool_] = table[at] == y
+        missed = np.flatnonzero(~found & (y >= table[0]) & (y <= table[-1]))
+        if missed.size:
+            again = np.clip(np.searchsorted(table, y[missed]), 0, last)
+            found[missed] = table[again] == y[missed]
         return found
 
     def _checked_to_json(self, checked: NDArray[np.float64]) -> list[Any]:

@@ -81,8 +81,11 @@ class Hybrid(NumericMechanism):
         return v + a * self._pm._unit_variance(t) if self._pm is not None else v
 
     def _possible(self, y: NDArray[np.float64]) -> NDArray[np.bool_]:
-        on = self._duchi._possible(y)
-        return on | self._pm._possible(y) if self._pm is not None else on
+        on = self._duchi._possible(y)  # two values: cheap
+        if self._pm is not None:
+            rest = np.flatnonzero(~on)
+            on[rest] = self._pm._possible(y[rest])
+        return on
 
     @property
     def report_range(self) -> tuple[float, float]:
