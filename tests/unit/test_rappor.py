@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -518,3 +519,41 @@ def test_size_and_probability_checks_at_their_bounds() -> None:
         RAPPOR(["a", "b"], epsilon=-1)
     with pytest.raises(ValueError, match=r"^RAPPOR with hashing='google' needs string categories \(hashed as UTF-8\)$"):
         RAPPOR([1, 2], f=0.5, hashing="google")
+
+
+def test_underdetermined_decode_selects_candidates_and_says_so() -> None:
+    """More candidates than equations: select (NNLS, refit, Bonferroni), not the minimum-norm spread.
+
+    300 candidates, 8 bits x 16 cohorts = 128 equations, the truth on 5 of
+    them (shares 0.3 ... 0.1, standard errors about 0.0105: the smallest is
+    9.5 SE from 0 against a Bonferroni threshold of 3.6, so missing one has
+    probability about 1e-8; their sum, about 1 with SE 0.03, falls under
+    0.9 with probability below 1e-6). The minimum-norm least
+    squares puts well under half of the mass on the truth; the selection
+    keeps the 5 and their estimates carry nearly all of it.
+    """
+    m = RAPPOR(300, epsilon=4.0, num_bits=8, num_cohorts=16)
+    rng = np.random.default_rng(11)
+    shares = np.array([0.3, 0.25, 0.2, 0.15, 0.1])
+    reports = m.privatize_many(rng.choice(5, 100_000, p=shares), rng=rng)
+    with pytest.warns(dn.DeniableWarning, match=r"300 candidates exceed the 128 equations .* selected"):
+        est = m.estimate(reports)
+    assert est.selected is not None and est.selected[:5].all()
+    assert np.all(est.frequencies[~est.selected] == 0) and np.isnan(est.std_errors[~est.selected]).all()
+    assert est.frequencies[:5].sum() > 0.9
+    # the minimum-norm solution this replaces: the mass spread over the candidates
+    from deniable.mechanisms._rappor_decode import least_squares
+
+    table = m.aggregate(reports).counts.reshape(m.num_cohorts, m.num_bits + 1)
+    sizes, ones = table[:, 0].astype(float), table[:, 1:].astype(float)
+    t = (ones - float(m.p_star) * sizes[:, None]) / float(m.q_star - m.p_star)
+    spread, _ = least_squares(m._design(sizes), t.ravel(), np.ones(t.size))
+    assert spread[:5].sum() < 0.6
+
+
+def test_determined_decode_selects_nothing() -> None:
+    m = RAPPOR(50, epsilon=4.0, num_bits=8, num_cohorts=16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = m.estimate(m.privatize_many(np.arange(50).repeat(20), rng=1))
+    assert est.selected is None and np.isfinite(est.std_errors).all()

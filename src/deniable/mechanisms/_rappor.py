@@ -66,7 +66,7 @@ from deniable.mechanisms._contract import CheckedReports
 from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
 from deniable.mechanisms._permanent import PermanentClient
-from deniable.mechanisms._rappor_decode import RapporEstimate, least_squares
+from deniable.mechanisms._rappor_decode import RapporEstimate, least_squares, select
 from deniable.mechanisms._rappor_privacy import lifetime_loss, one_time_loss, separations, widest
 from deniable.mechanisms.registry import register
 from deniable.wire import _codecs as codecs
@@ -387,10 +387,14 @@ class RAPPOR(FrequencyOracle):
         rate = np.nan_to_num(rate)
         noise = (sizes[:, None] * rate * (1 - rate) / (qs - ps) ** 2).ravel()
         design = self._design(sizes)
-        freqs, var = least_squares(design, t.ravel(), noise)
+        selected = None
+        if self.k > design.shape[0]:  # underdetermined: select candidates first (_rappor_decode)
+            freqs, var, selected = select(design, t.ravel(), noise)
+        else:
+            freqs, var = least_squares(design, t.ravel(), noise)
         n = stat.n
         var = var + (sampling_variance(n, np.clip(freqs, 0, 1), target) if n else 0.0)
-        return RapporEstimate.decoded(self, freqs, np.sqrt(np.clip(var, 0, None)), n, target)
+        return RapporEstimate.decoded(self, freqs, np.sqrt(np.clip(var, 0, None)), n, target, selected)
 
     def variance(
         self, n: int, frequencies: Any = None, target: Target = "population"

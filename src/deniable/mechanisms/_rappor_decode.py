@@ -7,20 +7,40 @@ The per-cohort Bloom bit counts ``t`` are regressed on the sparse design
 The decode has no per-category support count, so its only interval is the
 normal one; a :class:`RapporEstimate` refuses the binomial (Wilson,
 Clopper-Pearson) intervals instead of answering with NaN.
+
+With more candidates than equations (``k > cohorts * num_bits``) the system
+is underdetermined: least squares would spread the mass over the
+candidates (the minimum-norm solution; with 2,048 candidates and the truth
+on 16 of them their estimates summed to 0.47). There the decode selects
+candidates as Google's RAPPOR analysis does (Erlingsson, Pihur & Korolova
+2014, section 4: a sparse regression selects, least squares fits the
+selected, and a Bonferroni-corrected test keeps the significant ones), with
+nonnegative least squares as the sparse selector (:func:`select`, in
+place of Google's lasso, with no penalty to tune): the candidates it sets
+above zero are refitted by least squares, those whose estimate exceeds
+``z_(1 - 0.05/k)`` standard errors are kept and refitted once more, and
+every other candidate is reported as 0 with an unknown (NaN) standard
+error. The estimate says so (:attr:`RapporEstimate.selected`) and a
+:class:`~deniable.errors.DeniableWarning` names the counts.
 """
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from deniable._estimate import Estimate, Target
+from deniable.errors import DeniableWarning
 
-__all__ = ["RapporEstimate", "least_squares", "one_blas_thread"]
+__all__ = ["RapporEstimate", "least_squares", "one_blas_thread", "select"]
+
+SELECTION_ALPHA = 0.05
+"""Family-wise level of the test that keeps a selected candidate (Bonferroni over the ``k`` candidates)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,7 +53,14 @@ class RapporEstimate(Estimate):
     ``method="normal"`` (the others are refused, naming it) and
     ``consistent("mle")`` is refused; every other post-processing applies as
     to any estimate.
+
+    ``selected`` is None where the system was determined; where it was not
+    (more candidates than equations), the mask of the candidates the
+    selection kept (module docstring): the others have frequency 0 and a
+    NaN standard error.
     """
+
+    selected: NDArray[np.bool_] | None = field(default=None, repr=False)
 
     ci_methods: ClassVar[tuple[str, ...]] = ("normal",)
     _methods_note: ClassVar[str] = (
@@ -44,13 +71,14 @@ class RapporEstimate(Estimate):
     @classmethod
     def decoded(
         cls, mechanism: Any, frequencies: NDArray[np.float64], std_errors: NDArray[np.float64], n: int,
-        target: Target,
+        target: Target, selected: NDArray[np.bool_] | None = None,
     ) -> RapporEstimate:
         """The estimate of ``mechanism``'s decode: its frequencies and standard errors from ``n`` reports."""
         nan = np.full(mechanism.k, np.nan)
         return cls(mechanism=mechanism.name, epsilon=mechanism.epsilon, domain=mechanism.domain,
                    frequencies=frequencies, std_errors=std_errors, n=n, observed=nan,
-                   support_counts=np.zeros(mechanism.k, dtype=np.int64), p_star=nan, q_star=nan, target=target)
+                   support_counts=np.zeros(mechanism.k, dtype=np.int64), p_star=nan, q_star=nan, target=target,
+                   selected=selected)
 
 
 def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
@@ -99,3 +127,40 @@ def least_squares(
         spread = np.asarray(design @ inverse)  # X A, (cohorts * num_bits) x k
         spread *= spread
         return freqs, np.einsum("r,ri->i", noise, spread)
+
+
+def select(
+    design: Any, target: NDArray[np.float64], noise: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    """The underdetermined decode (module docstring): frequencies, fixed-respondent variances, kept mask.
+
+    Nonnegative least squares (``scipy.optimize.nnls``) on the dense design
+    selects; :func:`least_squares` refits the selected columns; a candidate
+    is kept when ``f_i / SE_i > z_(1 - SELECTION_ALPHA / k)``, and the kept
+    ones are refitted. Unkept candidates get frequency 0 and variance NaN.
+    """
+    from scipy.optimize import nnls
+    from scipy.stats import norm
+
+    k = design.shape[1]
+    freqs, var = np.zeros(k), np.full(k, np.nan)
+    with one_blas_thread():
+        start, _ = nnls(design.toarray(), target, maxiter=10 * k)
+    chosen = np.flatnonzero(start > 0)
+    if chosen.size:
+        fit, fit_var = least_squares(design[:, chosen], target, noise)
+        z = fit / np.sqrt(np.clip(fit_var, 1e-300, None))
+        chosen = chosen[z > norm.isf(SELECTION_ALPHA / k)]
+    kept = np.zeros(k, dtype=bool)
+    kept[chosen] = True
+    if chosen.size:
+        freqs[chosen], var[chosen] = least_squares(design[:, chosen], target, noise)
+    warnings.warn(
+        f"RAPPOR decode: {k:,} candidates exceed the {design.shape[0]:,} equations (cohorts x bits), so "
+        f"least squares is underdetermined; {chosen.size} candidates were selected (nonnegative least "
+        f"squares, then a Bonferroni test at {SELECTION_ALPHA:g}) and the other {k - chosen.size:,} are "
+        "reported as 0 with an unknown standard error (more cohorts or bits make the system determined)",
+        DeniableWarning,
+        stacklevel=4,
+    )
+    return freqs, var, kept
