@@ -161,7 +161,14 @@ export function roundsSection(info, level, width) {
   const current = info.current_round === null ? 'not started' : `now in round ${info.current_round}`;
   const intro = html('p', 'legend rounds-intro', `This survey runs in rounds of ${duration(info.every)} from ${when} `
     + `(${current}); each device answers at most once per round. Below: each round's estimates, then all rounds together.`);
-  wrap.append(intro, budgetCard(info));
+  wrap.append(intro);
+  const shown = info.rounds.length;
+  if (info.window && info.window.n_rounds > shown) {
+    const range = shown ? ` (rounds ${info.rounds[0].round}–${info.rounds[shown - 1].round})` : '';
+    wrap.append(html('p', 'legend rounds-window', `Showing ${countOf(shown, 'round')} with responses${range} of `
+      + `${info.window.n_rounds}; the results API lists others with its rounds parameter (e.g. rounds=0:52).`));
+  }
+  wrap.append(budgetCard(info));
   const rounds = info.rounds.map((r) => r.round);
   if (!rounds.length) {
     wrap.append(html('p', 'empty', 'No round has responses yet.'));
