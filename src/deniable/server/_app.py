@@ -117,6 +117,7 @@ def create_app(
     )
     app.state.storage = store
     app.state.admin_token = service.admin_token
+    app.state.round_cache = service.rounds  # closed rounds' results (deniable.server._round_window)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(CrossOrigin, origins_of=_origins_of(store))
     _handle_refusals(app)
