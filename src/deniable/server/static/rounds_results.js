@@ -99,7 +99,9 @@ function trendChart(title, rounds, perRound, level, index, width, kind, range) {
   }
   const every = Math.max(1, Math.ceil(rounds.length / 10)); // at most ~10 round labels
   rounds.forEach((r, k) => {
-    if (k % every !== 0 && k !== rounds.length - 1) return;
+    const last = rounds.length - 1;
+    // every `every`-th round and the last; a label too near the last one gives way to it
+    if (k !== last && (k % every !== 0 || last - k < every)) return;
     svg.append(svgEl('text', { class: 'axis-label', x: x(r), y: top + plotH + 16, 'text-anchor': 'middle' }, String(r)));
   });
   svg.append(svgEl('text', { class: 'axis-label', x: width - right, y: top + plotH + 28, 'text-anchor': 'end' }, 'round'));
