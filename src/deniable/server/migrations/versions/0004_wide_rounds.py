@@ -24,7 +24,7 @@ depends_on = None
 _COLUMNS = {"deniable_devices": "last_round", "deniable_round_aggregates": "round"}
 
 
-def _retype(old: sa.types.TypeEngine, new: sa.types.TypeEngine) -> None:
+def _retype(old: sa.types.TypeEngine[int], new: sa.types.TypeEngine[int]) -> None:
     for table, column in _COLUMNS.items():
         with op.batch_alter_table(table) as batch:
             batch.alter_column(column, type_=new, existing_type=old, existing_nullable=False)
