@@ -31,8 +31,8 @@ For a survey with ``embed`` (:class:`CrossOrigin`, :func:`page_csp`):
   header). The requests themselves get ``Access-Control-Allow-Origin`` (and
   ``Access-Control-Expose-Headers: Retry-After``) when their ``Origin`` is
   listed. Never ``*``, never ``Access-Control-Allow-Credentials``: a survey
-  needs no cookie. Every answer of these routes that sees an ``Origin``
-  carries ``Vary: Origin``.
+  needs no cookie. Every answer of these routes carries ``Vary: Origin``
+  (a cache must not give one origin's answer to another).
 * the survey's page ``/s/{id}`` may be framed by the listed origins: its
   Content-Security-Policy has ``frame-ancestors`` with them, and it has no
   ``X-Frame-Options`` (which cannot list origins). Every other page keeps
@@ -214,20 +214,21 @@ class CrossOrigin:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = _route_method(scope["path"]) if scope["type"] == "http" else None
-        headers = Headers(scope=scope) if route is not None else None
-        origin = None if headers is None else headers.get("origin")
-        if route is None or headers is None or origin is None:
+        if route is None:
             await self.app(scope, receive, send)
             return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
         survey_id, method = route
-        listed = origin in await run_in_threadpool(self.origins_of, survey_id)
-        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+        # only a browser's request has an Origin: the others need no lookup
+        listed = origin is not None and origin in await run_in_threadpool(self.origins_of, survey_id)
+        if origin is not None and scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
             await self._preflight(headers, origin, listed, method)(scope, receive, send)
             return
 
         async def send_with_cors(message: Message) -> None:
             if message["type"] == "http.response.start":
-                extra = [(b"access-control-allow-origin", origin.encode()),
+                extra = [(b"access-control-allow-origin", str(origin).encode()),
                          (b"access-control-expose-headers", b"Retry-After")] if listed else []
                 message["headers"] = _with_vary([*message.get("headers", []), *extra], "Origin")
             await send(message)
