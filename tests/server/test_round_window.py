@@ -157,3 +157,16 @@ def test_the_openapi_document_describes_the_window(server: Any) -> None:
         "examples", []))
     assert "A:B" in param["description"]
     assert "window" in document["components"]["schemas"]["RoundsResult"]["properties"]
+
+
+def test_the_cache_keeps_at_most_its_bytes_forgetting_the_least_recently_used() -> None:
+    cache = RoundCache(max_bytes=100)
+    value = {"round": 1, "pad": "x" * 10}  # 33 bytes of JSON
+    for index in range(5):
+        cache.put(("s", index, "population", 0.95), b"d", value)
+    assert len(cache) == 3 and cache.bytes == 99
+    assert cache.get(("s", 0, "population", 0.95), b"d") is None  # the oldest went first
+    assert cache.get(("s", 4, "population", 0.95), b"d") == value
+    assert cache.get(("s", 4, "population", 0.95), b"other digest") is None
+    cache.put(("s", 9, "population", 0.95), b"d", {"pad": "x" * 200})  # larger than the whole cache: not kept
+    assert len(cache) == 3 and cache.bytes == 99

@@ -21,7 +21,7 @@ server's clock when its transaction charges its device
 can be sent "for" a closed round. A round closes when the clock passes its
 end; a transaction that read the clock just before then may still commit
 into it a moment later. So a closed round's results are kept
-(:class:`RoundCache`) under a digest of the round's stored aggregates (their
+(:class:`RoundCache`, up to :data:`MAX_CACHED_BYTES`) under a digest of the round's stored aggregates (their
 bytes, as read): such a late commit changes the digest and the round is
 computed afresh, never served stale. The current round is computed on every
 request. Each round's ``shuffled`` statement is added on every request (the
@@ -31,6 +31,7 @@ service may state a tighter one later: :mod:`deniable.server._shuffled`).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 from collections import OrderedDict
@@ -46,7 +47,7 @@ from deniable.server._rounds import MAX_ROUND
 from deniable.server._shuffled import Ahead
 from deniable.server._surveys import Survey
 
-__all__ = ["DEFAULT_WINDOW", "MAX_WINDOW", "MAX_CACHED", "Window", "parse_window", "RoundCache", "window_json"]
+__all__ = ["DEFAULT_WINDOW", "MAX_WINDOW", "MAX_CACHED_BYTES", "Window", "parse_window", "RoundCache", "window_json"]
 
 DEFAULT_WINDOW = "last:52"
 """The rounds a results request shows unless it names others: the latest 52 (a year of weekly rounds)."""
@@ -54,8 +55,9 @@ DEFAULT_WINDOW = "last:52"
 MAX_WINDOW = 1000
 """The most rounds one results request shows."""
 
-MAX_CACHED = 20_000
-"""Closed rounds' results kept per process (each a few kB for a few questions); the least recently used go first."""
+MAX_CACHED_BYTES = 64 * 1024 * 1024
+"""Closed rounds' results kept per process, counted as their JSON text (a few kB per round of a few
+questions; large domains more); the least recently used go first."""
 
 _LAST = re.compile(r"last:([0-9]{1,10})")
 _SLICE = re.compile(r"([0-9]{1,10}):([0-9]{1,10})")
@@ -98,13 +100,16 @@ def _digest(stats: Mapping[str, bytes]) -> bytes:
 class RoundCache:
     """Closed rounds' results (without ``shuffled``), by survey, round, target and level, checked by digest.
 
-    Thread-safe; ``hits`` and ``misses`` count lookups of closed rounds.
+    At most ``max_bytes`` of results, counted as their JSON text; the least
+    recently used are forgotten first. Thread-safe; ``hits`` and ``misses``
+    count lookups of closed rounds.
     """
 
-    def __init__(self, max_entries: int = MAX_CACHED) -> None:
-        self._max = max_entries
-        self._kept: OrderedDict[tuple[str, int, str, float], tuple[bytes, dict[str, Any]]] = OrderedDict()
+    def __init__(self, max_bytes: int = MAX_CACHED_BYTES) -> None:
+        self._max = max_bytes
+        self._kept: OrderedDict[tuple[str, int, str, float], tuple[bytes, dict[str, Any], int]] = OrderedDict()
         self._lock = threading.Lock()
+        self.bytes = 0
         self.hits = 0
         self.misses = 0
 
@@ -119,11 +124,17 @@ class RoundCache:
             return None
 
     def put(self, key: tuple[str, int, str, float], digest: bytes, value: dict[str, Any]) -> None:
+        size = len(json.dumps(value, default=str))
+        if size > self._max:
+            return
         with self._lock:
-            self._kept[key] = (digest, value)
-            self._kept.move_to_end(key)
-            while len(self._kept) > self._max:
-                self._kept.popitem(last=False)
+            before = self._kept.pop(key, None)
+            if before is not None:
+                self.bytes -= before[2]
+            self._kept[key] = (digest, value, size)
+            self.bytes += size
+            while self.bytes > self._max:
+                self.bytes -= self._kept.popitem(last=False)[1][2]
 
     def __len__(self) -> int:
         return len(self._kept)
