@@ -89,7 +89,8 @@ def test_refusals_and_retries_cost_no_token_and_retry_after_is_enough(sqlite_url
             httpx.Client(base_url=server.url, timeout=60) as http:
         for _ in range(5):  # invalid: 422, free
             assert http.post("/surveys/slow/responses", json={"idempotency_key": "short"}).status_code == 422
-            assert http.post("/surveys/slow/responses", content=b"{not JSON").status_code == 422
+            assert http.post("/surveys/slow/responses", content=b"{not JSON",
+                             headers={"content-type": "application/json"}).status_code == 422
         first = _body()
         for _ in range(5):  # the same response again and again: stored once, one token
             assert http.post("/surveys/slow/responses", json=first).status_code == 201

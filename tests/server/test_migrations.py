@@ -129,3 +129,34 @@ def test_the_command_line_upgrades(db_url: str) -> None:
     with engine.connect() as conn:
         assert current_revision(conn) == head_revision()
     engine.dispose()
+
+
+def test_round_indices_are_widened_to_64_bits_keeping_the_rows(db_url: str) -> None:
+    """Revision 0004 runs on a database of revision 0003 holding device accounts and round aggregates: it
+    keeps them, and a round index past ``2**31`` then fits (it failed every write on PostgreSQL's 32-bit
+    columns)."""
+    from alembic import command
+
+    from deniable.server._schema import _config
+
+    device = ("INSERT INTO deniable_devices (survey_id, device, last_round, reports, spent, spent_fresh) "
+              "VALUES ('w', :device, :round, '{}', 0.5, 0.5)")
+    aggregate = ("INSERT INTO deniable_round_aggregates (survey_id, round, question_id, stat) "
+                 "VALUES ('w', :round, 'q', :stat)")
+    engine = make_engine(db_url, "NORMAL")
+    try:
+        with engine.begin() as conn:
+            command.upgrade(_config(conn), "0003")
+            conn.execute(text(device), {"device": "d0", "round": 2**31 - 1})  # the most a 32-bit column holds
+            conn.execute(text(aggregate), {"round": 7, "stat": b"seven"})
+        assert upgrade(engine) == head_revision()
+        with engine.begin() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+            assert conn.execute(text("SELECT last_round FROM deniable_devices")).scalar_one() == 2**31 - 1
+            assert conn.execute(text("SELECT round, stat FROM deniable_round_aggregates")).one() == (7, b"seven")
+            conn.execute(text(device), {"device": "d1", "round": 2**32})
+            conn.execute(text(aggregate), {"round": 2**32, "stat": b"wide"})
+            rounds = conn.execute(text("SELECT round FROM deniable_round_aggregates ORDER BY round")).scalars().all()
+            assert rounds == [7, 2**32]
+    finally:
+        engine.dispose()

@@ -154,7 +154,7 @@ def http(server: BackgroundServer) -> Iterator[httpx.Client]:
 
 def _post_batch(http: httpx.Client, survey_id: str, bodies: list[dict[str, Any]]) -> httpx.Response:
     return http.post(f"/surveys/{survey_id}/responses/batch", content=json.dumps({"responses": bodies}),
-                     headers=AUTH)
+                     headers={**AUTH, "content-type": "application/json"})
 
 
 def test_devices_get_the_exact_mechanism_config(http: httpx.Client) -> None:

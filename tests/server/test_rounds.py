@@ -387,3 +387,80 @@ def test_the_device_key_is_in_no_table_and_no_log_line(server_process: Any, sqli
     # nothing stored with a response names its device
     assert not any(d in cell for _, d in devices for cell in cells if cell != d)
     assert all(len(s) == 64 for s in salts.values())
+
+
+# ------------------------------------------------- bounds (issue 27, the server audit)
+@pytest.mark.parametrize(("start", "every", "accepted"), [
+    ("2000-01-01T00:00:00Z", 1, True),
+    ("1999-12-31T23:59:59Z", "1d", False),
+    ("0001-01-01T00:00:00Z", "1d", False),  # round 2**31 would come at once
+    ("9999-12-31T23:59:59.999Z", 1, False),  # the last instant of 9999: its first round ends in 10000
+    ("9999-12-31T23:59:59.9999Z", 1, False),  # read to the millisecond: 10000-01-01
+    ("9999-12-31T23:59:59Z", 1, True),
+    ("9999-12-31T00:00:00Z", "1d", True),
+    ("9999-12-31T00:00:00Z", "2d", False),
+])
+def test_the_start_lies_in_years_2000_to_9999_with_the_first_round(start: str, every: Any, accepted: bool) -> None:
+    definition = {**SURVEY, "rounds": {"every": every, "lifetime_epsilon": 3, "start": start}}
+    if accepted:
+        assert load_survey(definition).rounds is not None
+        return
+    with pytest.raises(SurveyError) as caught:
+        load_survey(definition)
+    assert caught.value.field == "rounds.start" and "2000-01-01T00:00:00Z" in caught.value.message
+    assert "year 9999" in caught.value.message
+
+
+def test_an_unquoted_yaml_timestamp_is_read_as_the_docstring_writes_it(tmp_path: Any) -> None:
+    """``start: 2026-12-01T00:00:00Z`` unquoted is a datetime to YAML; it was refused as not a string."""
+    import yaml
+
+    text = yaml.safe_dump({k: v for k, v in SURVEY.items() if k != "rounds"}, sort_keys=False)
+    for written, expected in [("2026-12-01T00:00:00Z", START), ("2026-12-01 00:00:00.250+00:00", START + 0.25),
+                              ("'2026-12-01T00:00:00Z'", START)]:
+        path = tmp_path / "daily.yaml"
+        path.write_text(f"{text}rounds:\n  every: 1d\n  lifetime_epsilon: 2.8\n  start: {written}\n")
+        rounds = load_survey(path).rounds
+        assert rounds is not None and rounds.start == expected, written
+    for written, words in [("2026-12-01 00:00:00", "ending in Z"), ("2026-12-01T00:00:00+01:00", "ending in Z"),
+                           ("2026-12-01", "a date and a time"), ("1796083200", "a date and a time")]:
+        path.write_text(f"{text}rounds:\n  every: 1d\n  lifetime_epsilon: 2.8\n  start: {written}\n")
+        with pytest.raises(SurveyError) as caught:
+            load_survey(path)
+        assert caught.value.field == "rounds.start" and words in caught.value.message, written
+
+
+def test_a_start_in_year_10000_is_refused_over_http_not_a_server_error(sqlite_url: str) -> None:
+    """``POST /admin/surveys`` with ``rounds.start`` at the last instant of 9999 answered 500."""
+    with BackgroundServer([], db_url=sqlite_url, admin_token=ADMIN) as server, \
+            httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {ADMIN}"}) as http:
+        for start in ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.9999999Z", "0001-01-01T00:00:00Z"):
+            late = {**SURVEY, "rounds": {**SURVEY["rounds"], "start": start}}
+            r = http.post("/admin/surveys", json=late)
+            assert r.status_code == 422 and detail(r)["field"] == "rounds.start", (start, r.text)
+        soon = {**SURVEY, "rounds": {**SURVEY["rounds"], "start": "9999-12-30T00:00:00Z"}}
+        r = http.post("/admin/surveys", json=soon)
+        assert r.status_code == 201, r.text
+        assert http.get("/surveys/daily").json()["rounds"]["start"] == "9999-12-30T00:00:00Z"
+
+
+def test_the_last_round_is_stored_and_none_after_it(db_url: str) -> None:
+    """Round ``2**31 - 1`` is the last: stored (on PostgreSQL too, where round ``2**31`` answered 500 to every
+    response); a response after it is refused naming ``rounds``, and nothing is stored."""
+    from deniable.server._rounds import MAX_ROUND, MIN_START
+
+    every_second = {**SURVEY, "id": "fast", "rounds": {"every": 1, "lifetime_epsilon": 2.8,
+                                                       "start": "2000-01-01T00:00:00Z"}}
+    clock = Clock(MIN_START + MAX_ROUND + 0.5)
+    with BackgroundServer([every_second], db_url=db_url, admin_token=ADMIN, clock=clock) as server, \
+            httpx.Client(base_url=server.url) as http:
+        survey = http.get("/surveys/fast").json()
+        assert survey["current_round"] == MAX_ROUND
+        r = http.post("/surveys/fast/responses", json=body(survey, device(), {"sick": True, "where": "work"}))
+        assert r.status_code == 201, r.text
+        rounds = http.get("/surveys/fast/results").json()["rounds"]["rounds"]
+        assert [r["round"] for r in rounds] == [MAX_ROUND] and rounds[0]["start"] == "2068-01-19T03:14:07Z"
+        clock.now += 1
+        r = http.post("/surveys/fast/responses", json=body(survey, device(), {"sick": True, "where": "work"}))
+        assert r.status_code == 409 and detail(r)["field"] == "rounds" and "all its 2147483648 rounds" in r.text
+        assert server.storage.count_responses("fast") == 1

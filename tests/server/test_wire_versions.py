@@ -168,7 +168,8 @@ def test_bad_versions_are_refused_naming_the_field(
     r = http.post("/surveys/mixed/responses", json={"idempotency_key": "refused-0001", "reports": reports, **body})
     assert r.status_code == 422, r.text
     assert r.json()["detail"]["field"] == field
-    batch = http.post("/surveys/mixed/responses/batch", headers=AUTH, content=json.dumps(
+    batch = http.post("/surveys/mixed/responses/batch", headers={**AUTH, "content-type": "application/json"},
+                      content=json.dumps(
         {"responses": [{"idempotency_key": "refused-0002", "reports": reports}], **body}))
     assert batch.status_code == 422, batch.text
     want = field if field == "wire_version" else f"responses[0].{field}"

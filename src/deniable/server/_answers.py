@@ -257,6 +257,15 @@ class RoundResult(BaseModel):
     questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
 
 
+class RoundsWindow(BaseModel):
+    """Which rounds the results list (query parameter ``rounds``)."""
+
+    rounds: str = Field(description="as asked: 'last:N' or 'A:B'")
+    first: int = Field(ge=0, description="the first round of the window")
+    stop: int = Field(ge=0, description="the round after the window's last (the window is empty if stop <= first)")
+    n_rounds: int = Field(ge=0, description="the rounds with responses, in all; page with rounds=A:B")
+
+
 class RoundsResult(BaseModel):
     """The results of each round of a survey with rounds, and its devices' spent budgets."""
 
@@ -265,7 +274,8 @@ class RoundsResult(BaseModel):
     start: str
     current_round: int | None
     devices: DeviceBudgets
-    rounds: list[RoundResult] = Field(description="every round with responses, in order")
+    rounds: list[RoundResult] = Field(description="every round of the window with responses, in order")
+    window: RoundsWindow
 
 
 class ResultsOut(BaseModel):

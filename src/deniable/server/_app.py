@@ -20,13 +20,15 @@ Against flooding (docs/howto/flooding.md): single responses to a survey open
 to everyone are rate-limited per client address, a survey's
 ``max_responses`` is enforced by the storage, and batches to an open survey
 need the admin or a relay token (:mod:`deniable.server._security`). Every
-answer carries the security headers.
+answer carries the security headers. Responses come as JSON from this
+server's pages, or from the origins a survey lists in ``embed`` (CORS), never
+as a page of another site posts them (:mod:`deniable.server._embed`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 from deniable.server._bodies import DOCUMENTED
+from deniable.server._embed import CrossOrigin
 from deniable.server._errors import StorageError
 from deniable.server._refusals import STATUS, error_response, json_path
 from deniable.server._routes import admin, analysts, devices, pages
@@ -114,13 +117,27 @@ def create_app(
     )
     app.state.storage = store
     app.state.admin_token = service.admin_token
+    app.state.round_cache = service.rounds  # closed rounds' results (deniable.server._round_window)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(CrossOrigin, origins_of=_origins_of(store))
     _handle_refusals(app)
     for audience in (devices, analysts, admin, pages):
         app.include_router(audience.router(service))
     pages.mount_static(app)
     _document_schemas(app, *DOCUMENTED)
     return app
+
+
+def _origins_of(store: Storage) -> Callable[[str], tuple[str, ...]]:
+    """A survey's ``embed`` origins by id (none for a survey that is not stored)."""
+
+    def origins(survey_id: str) -> tuple[str, ...]:
+        try:
+            return store.survey(survey_id).policy.embed_origins
+        except StorageError:
+            return ()
+
+    return origins
 
 
 def _handle_refusals(app: FastAPI) -> None:

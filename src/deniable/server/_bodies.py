@@ -119,6 +119,10 @@ class SurveyIn(BaseModel):
     )
     max_responses: int | None = Field(default=None, ge=1, description="the most responses stored")
     results: Literal["public", "admin"] = Field(default="public", description="who may read the results")
+    embed: dict[str, Any] | None = Field(
+        default=None, description="{origins: [https://host[:port], ...]}: the sites that may frame the survey's "
+        "page and fetch it and post responses from the browser (CORS)",
+    )
 
 
 DOCUMENTED = (ResponseIn, BatchIn, SurveyIn)

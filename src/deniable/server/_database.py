@@ -25,6 +25,7 @@ Tables
                          device to its responses.
 ``deniable_round_aggregates`` per survey with rounds, round and question: the
                          aggregate of that round's reports, as bytes (results per round).
+                         Round indices are 64-bit columns (revision 0004).
 ``alembic_version``      the schema's revision (:mod:`deniable.server._schema`
                          creates and upgrades the tables with the migrations
                          in :mod:`deniable.server.migrations`, which must
@@ -134,7 +135,7 @@ devices_table = Table(
     metadata,
     Column("survey_id", String(64), primary_key=True),
     Column("device", String(64), primary_key=True),  # HMAC-SHA256(salt, key), hex
-    Column("last_round", Integer, nullable=False),
+    Column("last_round", BigInteger, nullable=False),
     Column("reports", Text, nullable=False),  # {"<question id>": reports made, ...}
     Column("spent", Float, nullable=False),  # epsilon, memoizing questions capped at their lifetime bound
     Column("spent_fresh", Float, nullable=False),  # epsilon, every report counted (no cap)
@@ -143,7 +144,7 @@ round_aggregates_table = Table(
     "deniable_round_aggregates",
     metadata,
     Column("survey_id", String(64), primary_key=True),
-    Column("round", Integer, primary_key=True),
+    Column("round", BigInteger, primary_key=True, autoincrement=False),
     Column("question_id", String(64), primary_key=True),
     Column("stat", LargeBinary, nullable=False),
 )

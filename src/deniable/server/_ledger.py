@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from deniable._accounting import TOLERANCE, spent, spent_fresh
 from deniable.server._errors import Conflict, Forbidden
-from deniable.server._rounds import iso_utc
+from deniable.server._rounds import MAX_ROUND, iso_utc
 from deniable.server._surveys import Survey
 
 __all__ = ["Account", "Ledger", "current_round", "questions_answered"]
@@ -54,6 +54,11 @@ def current_round(survey: Survey, now: float) -> int:
         raise Conflict(
             "id", f"survey {survey.id!r} runs in rounds from {iso_utc(rounds.start or 0)} (rounds.start); "
             "it accepts responses from then on"
+        )
+    if current > MAX_ROUND:
+        raise Conflict(
+            "rounds", f"survey {survey.id!r} has run all its {MAX_ROUND + 1} rounds (rounds.every: {rounds.every} s "
+            f"from {iso_utc(rounds.start or 0)}); it accepts no more responses"
         )
     return current
 

@@ -5,6 +5,7 @@ These are the operator's settings of a survey, written beside its questions::
     rate_limit: {responses: 30, seconds: 600}   # per client address (the default)
     max_responses: 5000                          # no cap by default
     results: admin                               # results need the admin token ("public" by default)
+    embed: {origins: [https://example.qualtrics.com]}  # other sites that may embed it (none by default)
 
 * ``rate_limit`` applies to single responses (``POST /surveys/{id}/responses``)
   of surveys open to everyone (not ``invite_only``): each client address has
@@ -16,6 +17,9 @@ These are the operator's settings of a survey, written beside its questions::
   included; a request that would go over it is refused whole (409).
 * ``results: admin`` makes the results page and ``GET /surveys/{id}/results``
   need the admin token.
+* ``embed`` lists the origins whose pages may frame the survey's page and
+  fetch the survey and post responses from the browser (CORS); none by
+  default (:mod:`deniable.server._embed`).
 
 Unlike the questions, these settings may change between runs of the server:
 a survey stored with other settings is updated to the new ones
@@ -29,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from deniable.server._embed import Embed, load_embed
 from deniable.server._errors import SurveyError
 
 __all__ = ["RateLimit", "Policy", "DEFAULT_RATE_LIMIT", "POLICY_FIELDS", "load_policy"]
@@ -66,6 +71,12 @@ class Policy:
     rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT
     max_responses: int | None = None
     results: ResultsAccess = "public"
+    embed: Embed | None = None
+
+    @property
+    def embed_origins(self) -> tuple[str, ...]:
+        """The origins that may embed the survey (none: only its own pages)."""
+        return () if self.embed is None else self.embed.origins
 
     def to_json(self) -> dict[str, Any]:
         """The settings that differ from the defaults (a survey without any keeps its old form)."""
@@ -76,10 +87,12 @@ class Policy:
             out["max_responses"] = self.max_responses
         if self.results != "public":
             out["results"] = self.results
+        if self.embed is not None:
+            out["embed"] = self.embed.to_json()
         return out
 
 
-POLICY_FIELDS = frozenset({"rate_limit", "max_responses", "results"})
+POLICY_FIELDS = frozenset({"rate_limit", "max_responses", "results", "embed"})
 """The survey fields that are settings (they may change; the questions may not)."""
 
 
@@ -120,4 +133,4 @@ def load_policy(data: Mapping[str, Any]) -> Policy:
     results = data.get("results", "public")
     if results not in ("public", "admin"):
         raise SurveyError("results", f"must be 'public' or 'admin'; got {results!r:.60}")
-    return Policy(rate_limit, max_responses, results)
+    return Policy(rate_limit, max_responses, results, load_embed(data.get("embed")))

@@ -36,12 +36,14 @@ _MEANING = {
     400: "the body is not decodable JSON (bad UTF-8, nested too deep, a number too long)",
     401: "missing or wrong token: the admin token (admin API, results: admin), or the admin or a "
          "relay token (batches to a survey open to everyone)",
-    403: "an invite-only survey without a valid, unused invite token; or a report that would take a "
-         "device over the survey's lifetime_epsilon (field device)",
+    403: "an invite-only survey without a valid, unused invite token; a report that would take a "
+         "device over the survey's lifetime_epsilon (field device); or a browser's request from another "
+         "site whose origin the survey does not list in embed.origins (field Origin)",
     404: "no survey with this id",
     409: "a conflict with what is stored (a reused key, a closed or full survey, another survey's id, "
          "a second response of a device in one round)",
     413: "the request body is too large",
+    415: "the body is not declared Content-Type: application/json",
     422: "a malformed request; the field and the expected value are named",
     429: "the survey's rate limit for one client address (rate_limit); Retry-After says when to try again",
 }

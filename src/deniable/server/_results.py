@@ -49,12 +49,14 @@ from deniable._allocation import sampled_estimate
 from deniable._estimate import Estimate, Target
 from deniable.server._question_results import View, question_json
 from deniable.server._questions import FREQUENCY, SKETCH
-from deniable.server._rounds import iso_utc
+from deniable.server._rounds import END, iso_utc
 from deniable.server._shuffled import SHUFFLE_DELTA, Ahead
 from deniable.server._shuffled import bound as shuffled_bound
 from deniable.server._surveys import Survey
 
-__all__ = ["question_estimates", "results_json", "rounds_json", "shuffled_json", "SHUFFLE_DELTA"]
+__all__ = [
+    "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "SHUFFLE_DELTA",
+]
 
 
 def question_estimates(
@@ -116,23 +118,29 @@ def rounds_json(
     (assumes each device's value did not change and it kept its memoized
     state) and without it (every report counted).
     """
-    rounds = survey.rounds
-    assert rounds is not None and rounds.start is not None
+    assert survey.rounds is not None
     out = []
     for index, aggregates in per_round.items():
-        questions = _questions_json(
-            survey, question_estimates(survey, aggregates, target), level, aggregates, target
-        )
-        n_responses = _n_responses(survey, questions)
-        out.append({
-            "round": index,
-            "start": iso_utc(rounds.start + index * rounds.every),
-            "end": iso_utc(rounds.start + (index + 1) * rounds.every),
-            "n_responses": n_responses,
-            "shuffled": shuffled_json(survey, n_responses, ahead),
-            "questions": questions,
-        })
-    return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
+        one = round_json(survey, index, aggregates, target, level)
+        out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
+    return {**survey.rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
+
+
+def round_json(
+    survey: Survey, index: int, aggregates: Mapping[str, Any], target: Target = "population", level: float = 0.95
+) -> dict[str, Any]:
+    """One round's results as :func:`rounds_json` lists them, but for the ``shuffled`` statement
+    (which the service may state more tightly later; a closed round's results never change)."""
+    rounds = survey.rounds
+    assert rounds is not None and rounds.start is not None
+    questions = _questions_json(survey, question_estimates(survey, aggregates, target), level, aggregates, target)
+    return {
+        "round": index,
+        "start": iso_utc(rounds.start + index * rounds.every),
+        "end": iso_utc(min(rounds.start + (index + 1) * rounds.every, END - 0.001)),
+        "n_responses": _n_responses(survey, questions),
+        "questions": questions,
+    }
 
 
 def results_json(

@@ -6,10 +6,21 @@ A survey may ask the same devices again, once per round::
       every: 1d                 # seconds, or "<n>s", "<n>m", "<n>h", "<n>d"
       lifetime_epsilon: 6       # what one device may spend over all rounds
       start: 2026-12-01T00:00:00Z   # optional; default: when the survey was first stored
-                                    # (to the millisecond)
+                                    # (to the millisecond); quoted or not
 
 Round ``r`` (0-based) is ``floor((now - start) / every)`` of the server's
-clock (:func:`deniable._accounting.round_index`). Every response carries a
+clock (:func:`deniable._accounting.round_index`).
+
+A round index is a 64-bit integer in the database, yet is kept below
+``2**31`` (:data:`MAX_ROUND` is the last round) so every client and
+database reads it as an ordinary integer: ``start`` lies in
+:data:`MIN_START` .. :data:`END` (year 2000 to the end of year 9999, and the
+first round must end by then), ``every`` in 1 s .. ten years, so at the
+time a survey is loaded no round is near ``2**31`` (at ``every: 1`` the
+index reaches it 68 years after ``start``, at a minute 4,000 years after);
+a response after the last round is refused (409,
+:func:`deniable.server._ledger.current_round`), never stored under a larger
+index. Every response carries a
 ``device`` key (22 to 128 characters of ``[A-Za-z0-9_-]``; devices draw at
 least 128 random bits), and the server takes at most one response per
 device per round and refuses one that would take the device's privacy loss
@@ -50,7 +61,7 @@ from deniable.server._errors import SurveyError
 
 __all__ = [
     "Rounds", "load_rounds", "DEVICE_PATTERN", "device_hash", "question_costs", "round_cost",
-    "check_round_cost", "iso_utc",
+    "check_round_cost", "iso_utc", "MAX_ROUND", "MIN_START", "END",
 ]
 
 DEVICE_PATTERN = re.compile(r"[A-Za-z0-9_-]{22,128}")
@@ -58,6 +69,12 @@ DEVICE_PATTERN = re.compile(r"[A-Za-z0-9_-]{22,128}")
 
 SALT_BYTES = 32
 MAX_EVERY_SECONDS = 10 * 366 * 86_400  # ten years: a round index stays a small integer
+MAX_ROUND = 2**31 - 1
+"""The last round of any survey (a round index stays a signed 32-bit integer)."""
+MIN_START = 946_684_800.0
+"""``rounds.start`` at the earliest: 2000-01-01T00:00:00Z."""
+END = 253_402_300_800.0
+"""10000-01-01T00:00:00Z: ``rounds.start`` and the end of the first round are before it."""
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 _EVERY = re.compile(r"([1-9][0-9]{0,9})([smhd])")
 _KEYS = frozenset({"every", "lifetime_epsilon", "start"})
@@ -114,17 +131,33 @@ def _every(value: Any) -> int:
 
 
 def _start(value: Any) -> float:
-    message = "must be an ISO-8601 time in UTC, e.g. '2026-12-01T00:00:00Z'"
-    if not isinstance(value, str):
-        raise SurveyError("rounds.start", f"{message}; got {value!r:.60}")
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise SurveyError("rounds.start", f"{message}; got {value!r:.60}") from None
+    """``rounds.start``: ISO-8601 text in UTC, or the timestamp YAML reads from it unquoted."""
+    message = "must be an ISO-8601 time in UTC, e.g. 2026-12-01T00:00:00Z"
+    if isinstance(value, datetime):  # YAML reads an unquoted timestamp as a datetime
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise SurveyError("rounds.start", f"{message}; got {value!r:.60}") from None
+    else:  # a date alone, a number
+        raise SurveyError("rounds.start", f"{message} (a date and a time); got {value!r:.60}")
     offset = parsed.utcoffset()
     if offset is None or offset.total_seconds() != 0:
         raise SurveyError("rounds.start", f"{message} (ending in Z or +00:00); got {value!r:.60}")
     return round(parsed.timestamp(), 3)  # to the millisecond, as it is written back
+
+
+def _check_span(start: float | None, every: int) -> None:
+    """:class:`SurveyError` unless ``start`` is in year 2000..9999 and the first round ends by the end of 9999."""
+    if start is None:
+        return
+    if not MIN_START <= start or start + every > END:
+        raise SurveyError(
+            "rounds.start", f"must be from {iso_utc(MIN_START)} on, with the first round ending by the end of "
+            f"year 9999 (start + every <= 10000-01-01T00:00:00Z; every is {every} s); got "
+            f"{'before 2000' if start < MIN_START else iso_utc(min(start, END - 0.001))}"
+        )
 
 
 def load_rounds(value: Any) -> Rounds:
@@ -145,7 +178,9 @@ def load_rounds(value: Any) -> Rounds:
             f"all rounds); got {lifetime!r:.60}"
         )
     start = _start(value["start"]) if value.get("start") is not None else None
-    return Rounds(_every(value["every"]), float(lifetime), start)
+    every = _every(value["every"])
+    _check_span(start, every)
+    return Rounds(every, float(lifetime), start)
 
 
 def question_costs(questions: Any) -> dict[str, ReportCost]:

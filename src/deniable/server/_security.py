@@ -22,7 +22,9 @@ Security headers
     ``Referrer-Policy: no-referrer``, ``X-Frame-Options: DENY`` and the
     Content-Security-Policy :data:`PAGE_CSP`: scripts, styles and requests
     only from this server, no inline script or style, no framing
-    (``frame-ancestors 'none'``), no form posts, no plugins. The respondent
+    (``frame-ancestors 'none'``), no form posts, no plugins. The one
+    exception: the page of a survey that lists ``embed`` origins may be
+    framed by them (:mod:`deniable.server._embed`). The respondent
     and results pages and the interactive API documentation at ``/docs`` all
     run under it (:mod:`deniable.server._routes.pages` serves Swagger UI's
     files from the ``swagger-ui-bundle-v2`` package, never from a CDN; Swagger
@@ -74,6 +76,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from deniable.server._embed import page_csp
 from deniable.server._policy import RateLimit
 from deniable.server._refusals import error_response
 from deniable.server._surveys import Survey
@@ -222,10 +225,8 @@ class BodyLimit:
 
 
 # ------------------------------------------------------------- security headers
-PAGE_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
+PAGE_CSP = page_csp()
+"""The pages' policy, framed by no one (a survey's page with ``embed``: :func:`page_csp` of its origins)."""
 
 _HEADERS = [
     (b"x-content-type-options", b"nosniff"),
@@ -233,10 +234,16 @@ _HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"content-security-policy", PAGE_CSP.encode()),
 ]
+_FRAMED_HEADERS = _HEADERS[:2]
 
 
 class SecurityHeaders:
-    """Add the security headers to every HTTP response (a pure ASGI middleware: no body buffering)."""
+    """Add the security headers to every HTTP response (a pure ASGI middleware: no body buffering).
+
+    A response that sets its own ``Content-Security-Policy`` (the page of a
+    survey with ``embed``) keeps it and gets no ``X-Frame-Options``: its
+    ``frame-ancestors`` says who may frame it.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -247,7 +254,9 @@ class SecurityHeaders:
             return
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *_HEADERS]
+                headers = message.get("headers", [])
+                own = any(name.lower() == b"content-security-policy" for name, _ in headers)
+                message["headers"] = [*headers, *(_FRAMED_HEADERS if own else _HEADERS)]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -343,6 +343,30 @@ class Storage:
                 aggregates.setdefault(q.id, q.empty_aggregate())
         return dict(sorted(out.items()))
 
+    def round_stats(self, survey_id: str, first: int, stop: int) -> dict[int, dict[str, bytes]]:
+        """Rounds ``first`` to ``stop - 1`` with responses (ascending): each question's stored aggregate,
+        as its bytes (decode with :func:`~deniable.server._database.read_stat`)."""
+        self.survey(survey_id)
+        ra = round_aggregates_table.c
+        with self._read() as conn:
+            rows = conn.execute(
+                select(ra.round, ra.question_id, ra.stat)
+                .where(ra.survey_id == survey_id, ra.round >= first, ra.round < stop)
+                .order_by(ra.round)
+            ).all()
+        out: dict[int, dict[str, bytes]] = {}
+        for round_, qid, stat in rows:
+            out.setdefault(int(round_), {})[qid] = bytes(stat)
+        return out
+
+    def count_rounds(self, survey_id: str) -> int:
+        """How many rounds of a survey have responses."""
+        ra = round_aggregates_table.c
+        with self._read() as conn:
+            return int(conn.execute(
+                select(func.count(ra.round.distinct())).where(ra.survey_id == survey_id)
+            ).scalar_one())
+
     def device_budgets(self, survey_id: str, shares: Sequence[float] = (0.25, 0.5, 0.75, 1.0)) -> dict[str, Any]:
         """How much of ``lifetime_epsilon`` the devices of a survey with rounds have spent.
 

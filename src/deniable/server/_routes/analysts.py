@@ -11,7 +11,8 @@ from fastapi.security import HTTPAuthorizationCredentials
 from deniable.server._answers import ResultsOut
 from deniable.server._export import csv_chunks, parquet_bytes
 from deniable.server._refusals import errors
-from deniable.server._results import question_estimates, results_json, rounds_json
+from deniable.server._results import question_estimates, results_json
+from deniable.server._round_window import DEFAULT_WINDOW, MAX_WINDOW, parse_window, window_json
 from deniable.server._routes.service import Service
 from deniable.server._security import ADMIN, bearer, results_access
 
@@ -32,6 +33,12 @@ def router(service: Service) -> APIRouter:
         request: Request,
         _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
         target: Annotated[Literal["population", "respondents"], Query()] = "population",
+        rounds: Annotated[str, Query(
+            description="a survey in rounds: which rounds to list, 'last:N' (the N rounds up to the current "
+            f"one) or 'A:B' (rounds A to B - 1), at most {MAX_WINDOW}; rounds without responses are left out, "
+            "and the answer's rounds.window says how many rounds have responses",
+            examples=["last:52", "0:100"],
+        )] = DEFAULT_WINDOW,
     ) -> dict[str, Any]:
         """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version.
 
@@ -48,10 +55,15 @@ def router(service: Service) -> APIRouter:
             ahead=service.shuffled, target=target,
         )
         if survey.rounds is not None:
-            out["rounds"] = rounds_json(
-                survey, store.round_aggregates(survey_id), store.device_budgets(survey_id),
-                store.current_round(survey), target, ahead=service.shuffled,
-            )
+            current = store.current_round(survey)
+            window = parse_window(rounds, current)
+            out["rounds"] = {
+                **survey.rounds.to_json(), "current_round": current, "devices": store.device_budgets(survey_id),
+                **window_json(
+                    survey, store.round_stats(survey_id, window.first, window.stop), current, window,
+                    store.count_rounds(survey_id), target, ahead=service.shuffled, cache=service.rounds,
+                ),
+            }
         return out
 
     @api.get(

@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from deniable.server._answers import Accepted, BatchAccepted, RootOut, SurveyOut
 from deniable.server._bodies import BatchIn, ResponseIn, openapi_body
+from deniable.server._embed import refuse_cross_site, require_json
 from deniable.server._errors import Invalid, printable
 from deniable.server._refusals import BODY, errors, json_body
 from deniable.server._routes.service import Service
@@ -115,7 +116,7 @@ def router(service: Service) -> APIRouter:
 
     @api.post(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
-        responses=errors(*BODY, 403, 404, 409, 429), openapi_extra=openapi_body(ResponseIn),
+        responses=errors(*BODY, 403, 404, 409, 415, 429), openapi_extra=openapi_body(ResponseIn),
     )
     async def post_response(survey_id: str, request: Request) -> dict[str, Any]:
         """Store one respondent's privatized reports (a :class:`ResponseIn`; idempotent by ``idempotency_key``).
@@ -123,9 +124,14 @@ def router(service: Service) -> APIRouter:
         A retry with the same key and body gets the identical answer; the same
         key with another body is refused (409). A survey open to everyone takes
         at most its ``rate_limit`` of requests per client address (429 with
-        ``Retry-After`` beyond it, answered before the body is read).
+        ``Retry-After`` beyond it, answered before the body is read). The body
+        must be ``Content-Type: application/json`` (415), and a browser's request
+        from another site is refused (403) unless its origin is in the survey's
+        ``embed.origins``, which get CORS.
         """
         survey = store.survey(survey_id)
+        refuse_cross_site(request, survey.policy.embed_origins)
+        require_json(request)
         client = take_token(service.limiter, request, survey, service.trusted_proxies)
         stored = 0
         try:
@@ -144,7 +150,7 @@ def router(service: Service) -> APIRouter:
 
     @api.post(
         "/surveys/{survey_id}/responses/batch", status_code=201, response_model=BatchAccepted,
-        responses=errors(*BODY, 401, 403, 404, 409), openapi_extra=openapi_body(BatchIn),
+        responses=errors(*BODY, 401, 403, 404, 409, 415), openapi_extra=openapi_body(BatchIn),
     )
     async def post_batch(
         survey_id: str, request: Request,
@@ -155,9 +161,13 @@ def router(service: Service) -> APIRouter:
         For trusted relays: a survey open to everyone needs ``Authorization:
         Bearer <token>`` with the admin token or the relay token (checked
         before the body is read); on an invite-only survey every response
-        needs its own unused invite instead.
+        needs its own unused invite instead. ``Content-Type: application/json``
+        only (415); a browser's request from another site is refused (403).
         """
-        require_relay(request, store.survey(survey_id), service.relay_token)
+        survey = store.survey(survey_id)
+        refuse_cross_site(request, survey.policy.embed_origins)
+        require_json(request)
+        require_relay(request, survey, service.relay_token)
         # the body (up to 16 MB) is decoded in the thread pool too, not on the event loop
         result = await run_in_threadpool(decode_and_submit, survey_id, await request.body())
         return {"accepted": result.accepted, "duplicates": result.duplicates}

@@ -1,7 +1,8 @@
 """The pages: a survey's page and its results page, the API documentation at ``/docs``, the static files.
 
 The pages run under the Content-Security-Policy of
-:mod:`deniable.server._security`. The API documentation is Swagger UI, whose
+:mod:`deniable.server._security`; the page of a survey with ``embed`` may be
+framed by its origins (:mod:`deniable.server._embed`). The API documentation is Swagger UI, whose
 files are served from the ``swagger-ui-bundle-v2`` package, never from a CDN,
 and whose start-up script is a file (``static/docs.js``); Swagger UI sets its
 styles through the DOM, which the policy allows (the browser test opens an
@@ -16,6 +17,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from deniable.server._embed import page_csp
 from deniable.server._refusals import error_response
 from deniable.server._routes.service import Service
 from deniable.server._security import results_access
@@ -53,8 +55,11 @@ def router(service: Service) -> APIRouter:
 
     @api.get("/s/{survey_id}")
     def survey_page(survey_id: str) -> Response:
-        store.survey(survey_id)
-        return _page("survey.html")
+        origins = store.survey(survey_id).policy.embed_origins
+        page = _page("survey.html")
+        if origins:  # framed by these sites only (SecurityHeaders then adds no X-Frame-Options)
+            page.headers["content-security-policy"] = page_csp(origins)
+        return page
 
     @api.get("/s/{survey_id}/results")
     def results_page(survey_id: str, request: Request) -> Response:

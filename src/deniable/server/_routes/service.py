@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from deniable.server._round_window import RoundCache
 from deniable.server._security import Network, RateLimiter
 from deniable.server._shuffled import Ahead
 from deniable.server._storage import Storage
@@ -18,7 +19,7 @@ class Service:
     ``relay_token`` may post batches only (:mod:`deniable.server._security`);
     ``trusted_proxies`` name the client of a forwarded request;
     ``shuffled`` states the results' shuffled guarantee, never computed while
-    a read waits once stated.
+    a read waits once stated; ``rounds`` keeps closed rounds' results.
     """
 
     store: Storage
@@ -27,3 +28,4 @@ class Service:
     trusted_proxies: tuple[Network, ...] = ()
     limiter: RateLimiter = field(default_factory=RateLimiter)
     shuffled: Ahead = field(default_factory=Ahead)
+    rounds: RoundCache = field(default_factory=RoundCache)

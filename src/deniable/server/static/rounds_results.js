@@ -99,7 +99,9 @@ function trendChart(title, rounds, perRound, level, index, width, kind, range) {
   }
   const every = Math.max(1, Math.ceil(rounds.length / 10)); // at most ~10 round labels
   rounds.forEach((r, k) => {
-    if (k % every !== 0 && k !== rounds.length - 1) return;
+    const last = rounds.length - 1;
+    // every `every`-th round and the last; a label too near the last one gives way to it
+    if (k !== last && (k % every !== 0 || last - k < every)) return;
     svg.append(svgEl('text', { class: 'axis-label', x: x(r), y: top + plotH + 16, 'text-anchor': 'middle' }, String(r)));
   });
   svg.append(svgEl('text', { class: 'axis-label', x: width - right, y: top + plotH + 28, 'text-anchor': 'end' }, 'round'));
@@ -161,7 +163,14 @@ export function roundsSection(info, level, width) {
   const current = info.current_round === null ? 'not started' : `now in round ${info.current_round}`;
   const intro = html('p', 'legend rounds-intro', `This survey runs in rounds of ${duration(info.every)} from ${when} `
     + `(${current}); each device answers at most once per round. Below: each round's estimates, then all rounds together.`);
-  wrap.append(intro, budgetCard(info));
+  wrap.append(intro);
+  const shown = info.rounds.length;
+  if (info.window && info.window.n_rounds > shown) {
+    const range = shown ? ` (rounds ${info.rounds[0].round}–${info.rounds[shown - 1].round})` : '';
+    wrap.append(html('p', 'legend rounds-window', `Showing ${countOf(shown, 'round')} with responses${range} of `
+      + `${info.window.n_rounds}; the results API lists others with its rounds parameter (e.g. rounds=0:52).`));
+  }
+  wrap.append(budgetCard(info));
   const rounds = info.rounds.map((r) => r.round);
   if (!rounds.length) {
     wrap.append(html('p', 'empty', 'No round has responses yet.'));
