@@ -3753,12 +3753,12 @@
     function writer(field) {
       if (typeof field === 'function') return field;
       const element = typeof field === 'string' ? globalThis.document?.querySelector(field) : field;
-      if (element === null || element === undefined || !('value' in element)) {
+      if (element === null || typeof element !== 'object' || !('value' in element)) {
         throw new DeniableError('field', `must be a function, an input element or the CSS selector of one; got ${stringify(String(field))}`);
       }
       return (text) => {
         element.value = text;
-        element.dispatchEvent?.(new Event('change', { bubbles: true }));
+        if (typeof element.dispatchEvent === 'function') element.dispatchEvent(new Event('change', { bubbles: true }));
       };
     }
 
