@@ -54,7 +54,8 @@ def write_export(platform: str, path: Path, fields: dict[str, list[Any]], *, sep
                 "RecordedDate", "ResponseId", "DistributionChannel", "UserLanguage"]
         labels = ["Start Date", "End Date", "Response Type", "IP Address", "Progress", "Duration (in seconds)",
                   "Finished", "Recorded Date", "Response ID", "Distribution Channel", "User Language"]
-        ids = ['{"ImportId":"startDate","timeZone":"America/Denver"}', '{"ImportId":"endDate","timeZone":"America/Denver"}',
+        ids = ['{"ImportId":"startDate","timeZone":"America/Denver"}',
+               '{"ImportId":"endDate","timeZone":"America/Denver"}',
                '{"ImportId":"status"}', '{"ImportId":"ipAddress"}', '{"ImportId":"progress"}',
                '{"ImportId":"duration"}', '{"ImportId":"finished"}',
                '{"ImportId":"recordedDate","timeZone":"America/Denver"}', '{"ImportId":"_recordId"}',
@@ -62,9 +63,11 @@ def write_export(platform: str, path: Path, fields: dict[str, list[Any]], *, sep
         w.writerow(["Q1", *meta, *names])  # the question shown before the embedded data set by its script
         w.writerow(["Have you ever, during an exam,\nused notes you were not allowed? (answered on the device)",
                     *labels, *names])
-        w.writerow(['{"ImportId":"QID1"}', *ids, *(json.dumps({"ImportId": name}, separators=(",", ":")) for name in names)])
+        w.writerow(['{"ImportId":"QID1"}', *ids,
+                    *(json.dumps({"ImportId": name}, separators=(",", ":")) for name in names)])
         for i in range(n):
-            w.writerow(["", f"2026-11-2{i % 7} 10:00:00", f"2026-11-2{i % 7} 10:03:00", "0", "", "100", str(180 + i % 50),
+            w.writerow(["", f"2026-11-2{i % 7} 10:00:00", f"2026-11-2{i % 7} 10:03:00", "0", "", "100",
+                        str(180 + i % 50),
                         "True", f"2026-11-2{i % 7} 10:03:00", f"R_{i:015d}", "anonymous", "EN",
                         *(_cell(fields[name][i]) for name in names)])
         path.write_text("\ufeff" + buffer.getvalue(), encoding="utf-8")
@@ -73,13 +76,15 @@ def write_export(platform: str, path: Path, fields: dict[str, list[Any]], *, sep
         w.writerow(["id", "submitdate", "lastpage", "startlanguage", "seed", "startdate", "datestamp", *names])
         for i in range(n):
             w.writerow([str(i + 1), f"2026-11-27 10:{i % 60:02d}:00", "1", "en", str(1000 + i),
-                        "2026-11-27 10:00:00", f"2026-11-27 10:{i % 60:02d}:00", *(_cell(fields[name][i]) for name in names)])
+                        "2026-11-27 10:00:00", f"2026-11-27 10:{i % 60:02d}:00",
+                        *(_cell(fields[name][i]) for name in names)])
         path.write_text("\ufeff" + buffer.getvalue(), encoding="utf-8")
         return
     if platform == "redcap":
         w.writerow(["record_id", "redcap_survey_identifier", "deniable_timestamp", *names, "deniable_complete"])
         for i in range(n):
-            w.writerow([str(i + 1), "", f"2026-11-27 10:{i % 60:02d}:00", *(_cell(fields[name][i]) for name in names), "2"])
+            w.writerow([str(i + 1), "", f"2026-11-27 10:{i % 60:02d}:00",
+                        *(_cell(fields[name][i]) for name in names), "2"])
         path.write_text(buffer.getvalue(), encoding="utf-8")
         return
     if platform == "otree":

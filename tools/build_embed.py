@@ -178,6 +178,11 @@ def _license() -> str:
     return "\n/* @noble/hashes licence:\n\n" + text.replace("*/", "* /") + "\n*/\n"
 
 
+def _integrity(data: bytes) -> str:
+    """The Subresource Integrity value of ``data``: ``sha384-`` and the base64 of its SHA-384."""
+    return "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
+
+
 def build() -> dict[str, bytes]:
     """The three files' bytes: the classic script, the ES module and the manifest."""
     release = version()
@@ -204,8 +209,7 @@ def build() -> dict[str, bytes]:
         "global": GLOBAL,
         "exports": [*names, "version"],
         "files": {
-            name: {"bytes": len(data), "integrity": "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()}
-            for name, data in files.items()
+            name: {"bytes": len(data), "integrity": _integrity(data)} for name, data in files.items()
         },
     }
     files[f"{NAME}.json"] = (json.dumps(manifest, indent=2) + "\n").encode()

@@ -104,7 +104,8 @@ body {{ margin: 0; font-family: Arial, sans-serif; background: #f2f2f2; color: #
 #Header {{ background: #fff; padding: 12px 20px; border-bottom: 1px solid #ddd; font-weight: bold; }}
 #Questions {{ max-width: 760px; margin: 24px auto; background: #fff; padding: 24px; box-sizing: border-box; }}
 .QuestionText {{ font-size: 18px; line-height: 1.5; }}
-.deniable-options label {{ display: block; padding: 10px 12px; margin: 6px 0; border: 1px solid #ccc; border-radius: 4px; }}
+.deniable-options label {{ display: block; padding: 10px 12px; margin: 6px 0;
+  border: 1px solid #ccc; border-radius: 4px; }}
 .deniable-note {{ font-size: 14px; color: #666; }}
 #Buttons {{ text-align: right; margin-top: 16px; }}
 #NextButton {{ background: #0b6ed0; color: #fff; border: 0; padding: 10px 24px; font-size: 18px; border-radius: 4px; }}
@@ -113,7 +114,8 @@ body {{ margin: 0; font-family: Arial, sans-serif; background: #f2f2f2; color: #
 <script>{engine}</script>
 </head><body>
 <div id="Header">{header}University survey</div>
-<div id="Questions"><div id="QID1" class="QuestionOuter"><div class="QuestionText BorderColor">{question_html}</div></div>
+<div id="Questions"><div id="QID1" class="QuestionOuter">
+<div class="QuestionText BorderColor">{question_html}</div></div>
 <div id="Buttons"><button id="NextButton" type="button">&rarr;</button></div></div>
 <script>Qualtrics.SurveyEngine._define('QID1', function () {{
 {question_js}
@@ -138,9 +140,11 @@ body {{ margin: 0; font-family: "Source Sans Pro", Arial, sans-serif; background
 .group-container {{ max-width: 800px; margin: 0 auto; padding: 16px; }}
 .question-container {{ border: 1px solid #ddd; border-radius: 6px; padding: 16px; margin-bottom: 16px; }}
 .ls-hidden {{ display: none; }}
-.deniable-options label {{ display: block; padding: 10px 12px; margin: 6px 0; border: 1px solid #ccc; border-radius: 4px; }}
+.deniable-options label {{ display: block; padding: 10px 12px; margin: 6px 0;
+  border: 1px solid #ccc; border-radius: 4px; }}
 .deniable-note {{ color: #555; font-size: 14px; }}
-#ls-button-submit {{ float: right; background: #14ae5c; color: #fff; border: 0; padding: 10px 22px; font-size: 16px; border-radius: 4px; }}
+#ls-button-submit {{ float: right; background: #14ae5c; color: #fff; border: 0; padding: 10px 22px;
+  font-size: 16px; border-radius: 4px; }}
 </style></head><body>
 <div class="top-container">Study habits</div>
 <form id="limesurvey" name="limesurvey" method="post" action="/index.php/{SID}">
@@ -155,7 +159,8 @@ body {{ margin: 0; font-family: "Source Sans Pro", Arial, sans-serif; background
 <input type="hidden" name="fieldnames" value="{SGQA}">
 <input type="hidden" name="thisstep" value="1"><input type="hidden" name="sid" value="{SID}">
 <input type="hidden" name="LEMpostKey" value="741625098">
-<button type="submit" id="ls-button-submit" name="move" value="movenext" class="ls-move-btn ls-move-next-btn">Next</button>
+<button type="submit" id="ls-button-submit" name="move" value="movenext"
+  class="ls-move-btn ls-move-next-btn">Next</button>
 </div></form></body></html>"""
 
 
@@ -168,16 +173,20 @@ body {{ margin: 0; font-family: "Open Sans", Helvetica, Arial, sans-serif; backg
 #surveytitle {{ padding: 16px 20px; font-size: 20px; font-weight: bold; border-bottom: 1px solid #ddd; }}
 #questiontable {{ width: 100%; border-collapse: collapse; }}
 #questiontable td {{ padding: 14px 20px; border-bottom: 1px solid #eee; font-size: 15px; }}
-.deniable-options label {{ display: block; padding: 10px 12px; margin: 8px 0 0; border: 1px solid #ccc; border-radius: 4px; }}
-.btn-primaryrc {{ background: #337ab7; color: #fff; border: 0; padding: 8px 18px; font-size: 15px; border-radius: 4px; margin: 16px 20px; }}
+.deniable-options label {{ display: block; padding: 10px 12px; margin: 8px 0 0;
+  border: 1px solid #ccc; border-radius: 4px; }}
+.btn-primaryrc {{ background: #337ab7; color: #fff; border: 0; padding: 8px 18px; font-size: 15px;
+  border-radius: 4px; margin: 16px 20px; }}
 </style></head><body>
 <div id="pagecontainer"><div id="surveytitle">Study habits</div>
 <form id="form" name="form" method="post" action="/surveys/?s=HKJ7R3W8AL" enctype="application/x-www-form-urlencoded">
 <table id="questiontable" class="form_border"><tbody>
 <tr id="deniable_question-tr" sq_id="deniable_question"><td class="labelrc col-12" colspan="2">
-<div data-mlm-field="deniable_question" data-mlm-type="label">Have you ever used notes you were not allowed during an exam?</div></td></tr>
+<div data-mlm-field="deniable_question" data-mlm-type="label">
+Have you ever used notes you were not allowed during an exam?</div></td></tr>
 <tr id="deniable_report-tr" sq_id="deniable_report" class="@HIDDEN-SURVEY" style="display:none">
-<td class="labelrc col-7">Report</td><td class="data col-5"><input type="text" class="x-form-text x-form-field" name="deniable_report" value=""></td></tr>
+<td class="labelrc col-7">Report</td><td class="data col-5">
+<input type="text" class="x-form-text x-form-field" name="deniable_report" value=""></td></tr>
 <tr class="surveysubmit"><td colspan="2"><input type="hidden" name="__page__" value="1">
 <input type="hidden" name="__response_hash__" value="">
 <button class="btn btn-primaryrc" type="submit" name="submit-btn-saverecord">Submit</button></td></tr>

@@ -61,6 +61,7 @@ def test_the_server_serves_the_embed_to_any_origin() -> None:
             r = httpx.get(f"{server.url}/static/{name}", headers={"Origin": "https://survey.example.org"})
             assert r.status_code == 200 and r.content == (STATIC / name).read_bytes()
             assert r.headers["access-control-allow-origin"] == "*"
-            assert r.headers["content-type"].startswith("application/json" if name.endswith("json") else "text/javascript")
+            media = "application/json" if name.endswith("json") else "text/javascript"
+            assert r.headers["content-type"].startswith(media)
         other = httpx.get(f"{server.url}/static/survey.js")
         assert other.status_code == 200 and "access-control-allow-origin" not in other.headers

@@ -43,7 +43,8 @@ def _submit(server: Any, survey: str, answers: dict[str, Any]) -> dict[str, Any]
 
 def test_submit_posts_only_the_reports(tmp_path: Any) -> None:
     with runner.BackgroundServer([SURVEY], db_url=f"sqlite:///{tmp_path / 'r.db'}") as server:
-        results = [_submit(server, "embedded", {"drug": i % 2 == 0, "app": CATS[i], "year": "second"}) for i in range(3)]
+        results = [_submit(server, "embedded", {"drug": i % 2 == 0, "app": CATS[i], "year": "second"})
+                   for i in range(3)]
         stored = server.storage.count_responses("embedded")
         survey = httpx.get(f"{server.url}/surveys/embedded").json()
     assert all(r["ok"] for r in results), results

@@ -35,8 +35,8 @@ from deniable.cli._common import (
     progress,
 )
 from deniable.cli._output import show_estimate, show_mean
-from deniable.heavy import HeavyHitters
 from deniable.errors import ReportError
+from deniable.heavy import HeavyHitters
 from deniable.mechanisms import registry
 from deniable.wire._text import yes_no_labels
 
@@ -342,7 +342,8 @@ def _platform_aggregate(m: Any, data: Path, column: str) -> Any:
     try:
         parsed = m.reports_from_json(reports, wire_version=2)
     except ReportError as exc:
-        raise CLIError(f"column {column!r} of {data} ({platform} export): report {exc.index + 1}: {exc.reason}") from None
+        raise CLIError(f"column {column!r} of {data} ({platform} export): report {exc.index + 1}: "
+                       f"{exc.reason}") from None
     if empty:
         err.print(f"[bold yellow]note:[/] {empty} row(s) of {data.name} ({platform} export) have no report "
                   f"in {column!r} and are left out")

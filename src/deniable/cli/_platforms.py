@@ -113,7 +113,8 @@ def field_reports(frame: Any, column: str, mechanism: Any, path: Path, platform:
     try:
         reports, held = from_fields(cells, mechanism)
     except ReportError as exc:
-        raise CLIError(f"row {exc.index + 1} of column {column!r} ({platform} export {path.name}): {exc.reason}") from None
+        where = f"row {exc.index + 1} of column {column!r} ({platform} export {path.name})"
+        raise CLIError(f"{where}: {exc.reason}") from None
     if not reports:
         raise CLIError(f"column {column!r} of {path} ({platform} export) holds no report")
     return reports, held
