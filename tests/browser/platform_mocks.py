@@ -175,6 +175,7 @@ body {{ margin: 0; font-family: "Open Sans", Helvetica, Arial, sans-serif; backg
 #questiontable td {{ padding: 14px 20px; border-bottom: 1px solid #eee; font-size: 15px; }}
 .deniable-options label {{ display: block; padding: 10px 12px; margin: 8px 0 0;
   border: 1px solid #ccc; border-radius: 4px; }}
+.deniable-note {{ color: #555; font-size: 13px; }}
 .btn-primaryrc {{ background: #337ab7; color: #fff; border: 0; padding: 8px 18px; font-size: 15px;
   border-radius: 4px; margin: 16px 20px; }}
 </style></head><body>
