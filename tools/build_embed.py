@@ -1,6 +1,7 @@
 """Build ``deniable-embed.js``: the embeddable client, one file, from the survey page's own modules.
 
-Run from the repository root (it rewrites the three checked-in files;
+Run from the repository root (it rewrites the three checked-in files in
+``src/deniable/server/static/dist/``;
 ``--check`` only compares them with a fresh build and fails on a difference)::
 
     python tools/build_embed.py [--check]
@@ -40,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "src" / "deniable" / "server" / "static"
 ENTRY = STATIC / "embed.js"
+DIST = STATIC / "dist"  # built files (served at /static/<name> by the server's pages routes)
 NAME = "deniable-embed"
 GLOBAL = "Deniable"
 LICENSES = {"vendor/noble-hashes": "@noble/hashes (vendor/noble-hashes/LICENSE)"}
@@ -222,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stale = []
     for name, data in build().items():
-        path = STATIC / name
+        path = DIST / name
         if args.check:
             if not path.is_file() or path.read_bytes() != data:
                 stale.append(name)

@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 runner = pytest.importorskip("deniable.server._runner")
 
 FIXTURES = ROOT / "tests" / "js" / "fixtures"
-MANIFEST = json.loads((STATIC / "deniable-embed.json").read_text())
+MANIFEST = json.loads((STATIC / "dist" / "deniable-embed.json").read_text())
 
 DRAW = """async ([cases]) => {
   const out = [];

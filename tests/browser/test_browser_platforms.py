@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 runner = pytest.importorskip("deniable.server._runner")
 
 DESIGN = survey.design("FR", ["1/6", "1/6"])
-MANIFEST = json.loads((STATIC / "deniable-embed.json").read_text())
+MANIFEST = json.loads((STATIC / "dist" / "deniable-embed.json").read_text())
 INTEGRITY = MANIFEST["files"]["deniable-embed.js"]["integrity"]
 RESPONDENTS = 12
 ORIGINS = {"qualtrics": "http://survey.qualtrics.mock", "limesurvey": "http://survey.limesurvey.mock",

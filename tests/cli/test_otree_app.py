@@ -67,7 +67,7 @@ def test_otree_bots_and_the_export(tmp_path: Path, cli) -> None:
     otree = _otree()
     project = tmp_path / "project"
     shutil.copytree(APP, project)
-    shutil.copy(STATIC / "deniable-embed.js", project / "_static" / "deniable" / "deniable-embed.js")
+    shutil.copy(STATIC / "dist" / "deniable-embed.js", project / "_static" / "deniable" / "deniable-embed.js")
     truths = [i % 3 == 0 for i in range(N)]
     texts = _texts(truths)
     reports = tmp_path / "reports.json"

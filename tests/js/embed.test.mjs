@@ -22,16 +22,16 @@ import vm from 'node:vm';
 import * as modules from '../../src/deniable/server/static/deniable.js';
 import { fingerprint as moduleFingerprint } from '../../src/deniable/server/static/client_state.js';
 import { canonicalJSON } from '../../src/deniable/server/static/json.js';
-import * as esm from '../../src/deniable/server/static/deniable-embed.mjs';
+import * as esm from '../../src/deniable/server/static/dist/deniable-embed.mjs';
 import { chiSquare, loadFixtures, seededBytes, TEST_SEED } from './helpers.mjs';
 
-const STATIC = new URL('../../src/deniable/server/static/', import.meta.url);
-const manifest = JSON.parse(fs.readFileSync(new URL('deniable-embed.json', STATIC), 'utf8'));
+const DIST = new URL('../../src/deniable/server/static/dist/', import.meta.url);
+const manifest = JSON.parse(fs.readFileSync(new URL('deniable-embed.json', DIST), 'utf8'));
 
 /** The classic script run as a platform's page runs it: a script (no module system) that sets the global. */
 function classic() {
   assert.equal(globalThis.Deniable, undefined);
-  vm.runInThisContext(fs.readFileSync(new URL('deniable-embed.js', STATIC), 'utf8'), { filename: 'deniable-embed.js' });
+  vm.runInThisContext(fs.readFileSync(new URL('deniable-embed.js', DIST), 'utf8'), { filename: 'deniable-embed.js' });
   return globalThis.Deniable;
 }
 

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import vm from 'node:vm';
 
-vm.runInThisContext(fs.readFileSync(new URL('../../src/deniable/server/static/deniable-embed.js', import.meta.url), 'utf8'));
+vm.runInThisContext(fs.readFileSync(new URL('../../src/deniable/server/static/dist/deniable-embed.js', import.meta.url), 'utf8'));
 const { Deniable } = globalThis;
 let text = '';
 process.stdin.setEncoding('utf8');

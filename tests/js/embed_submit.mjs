@@ -1,7 +1,7 @@
 // Server mode of deniable-embed.js (the ES module build) for the Python tests: reads
 // {"server", "survey", "answers"} on stdin, runs Deniable.submit, writes {ok, status, body, response}
 // (or {error, field} when the embed refuses) to stdout.
-import { submit } from '../../src/deniable/server/static/deniable-embed.mjs';
+import { submit } from '../../src/deniable/server/static/dist/deniable-embed.mjs';
 
 let text = '';
 process.stdin.setEncoding('utf8');

@@ -25,7 +25,7 @@ from node_env import ROOT, STATIC
 import deniable
 
 NAMES = ("deniable-embed.js", "deniable-embed.mjs")
-MANIFEST = json.loads((STATIC / "deniable-embed.json").read_text())
+MANIFEST = json.loads((STATIC / "dist" / "deniable-embed.json").read_text())
 
 
 def test_the_checked_in_build_is_current() -> None:
@@ -37,7 +37,7 @@ def test_the_checked_in_build_is_current() -> None:
 def test_the_manifest_has_the_files_hashes_and_the_package_version() -> None:
     assert MANIFEST["version"] == deniable.__version__
     for name in NAMES:
-        data = (STATIC / name).read_bytes()
+        data = (STATIC / "dist" / name).read_bytes()
         digest = "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
         assert MANIFEST["files"][name] == {"bytes": len(data), "integrity": digest}
         assert f"deniable-embed {deniable.__version__}" in data[:200].decode()
@@ -45,7 +45,7 @@ def test_the_manifest_has_the_files_hashes_and_the_package_version() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_no_dependency_at_run_time(name: str) -> None:
-    text = (STATIC / name).read_text()
+    text = (STATIC / "dist" / name).read_text()
     assert not re.search(r"^\s*import\b|\bimport\s*\(|\brequire\s*\(", text, re.M)
     # the vendored hashes' licence travels with them
     assert "@noble/hashes licence" in text and "Permission is hereby granted" in text
@@ -59,7 +59,7 @@ def test_the_server_serves_the_embed_to_any_origin() -> None:
     with runner.BackgroundServer([]) as server:
         for name in (*NAMES, "deniable-embed.json"):
             r = httpx.get(f"{server.url}/static/{name}", headers={"Origin": "https://survey.example.org"})
-            assert r.status_code == 200 and r.content == (STATIC / name).read_bytes()
+            assert r.status_code == 200 and r.content == (STATIC / "dist" / name).read_bytes()
             assert r.headers["access-control-allow-origin"] == "*"
             media = "application/json" if name.endswith("json") else "text/javascript"
             assert r.headers["content-type"].startswith(media)

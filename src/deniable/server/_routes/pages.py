@@ -31,7 +31,8 @@ DOCS_ASSETS = ("swagger-ui-bundle.js", "swagger-ui.css")
 
 EMBED_FILES = {"deniable-embed.js": "text/javascript", "deniable-embed.mjs": "text/javascript",
                "deniable-embed.json": "application/json"}
-"""The embeddable client's files (tools/build_embed.py), served at ``/static/<name>`` to any origin."""
+"""The embeddable client's files (tools/build_embed.py writes them in ``static/dist/``), served at
+``/static/<name>`` to any origin."""
 
 _EMBED_HEADERS = {
     # a public file with no credentials: any page may load it, with <script integrity=... crossorigin>
@@ -60,7 +61,7 @@ def _page(name: str) -> Response:
 
 def _embed_file(name: str, media: str) -> Callable[[], Response]:
     def embed_file() -> Response:
-        path = STATIC_DIR / name
+        path = STATIC_DIR / "dist" / name
         if not path.is_file():
             return error_response(404, "path", f"{name} is not installed with this server")
         return FileResponse(path, media_type=media, headers=_EMBED_HEADERS)
