@@ -25,8 +25,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 PLATFORMS = ("qualtrics", "limesurvey", "redcap", "otree")
 
@@ -100,3 +104,15 @@ def write_export(platform: str, path: Path, fields: dict[str, list[Any]], *, sep
         path.write_text(buffer.getvalue(), encoding="utf-8")
         return
     raise ValueError(f"platform must be one of {PLATFORMS}; got {platform!r}")
+
+
+def otree_command() -> str:
+    """The ``otree`` command: DENIABLE_OTREE, else ``otree`` on PATH; the test skips, saying so, without it.
+
+    oTree pins old Starlette, SQLAlchemy and Click, so it lives in an environment of its own.
+    """
+    found = os.environ.get("DENIABLE_OTREE") or shutil.which("otree")
+    if not found:
+        pytest.skip("oTree is not installed: set DENIABLE_OTREE to an otree command (pip install otree requests "
+                    "in an environment of its own)")
+    return found

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from platform_exports import otree_command
 
 from deniable import survey
 from deniable.wire import to_field
@@ -37,14 +38,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 APP = ROOT / "examples" / "otree_deniable"
 DESIGN = survey.design("FR", ["1/6", "1/6"])
 N = 12
-
-
-def _otree() -> str:
-    found = os.environ.get("DENIABLE_OTREE") or shutil.which("otree")
-    if not found:
-        pytest.skip("oTree is not installed: set DENIABLE_OTREE to an otree command (pip install otree in "
-                    "an environment of its own)")
-    return found
 
 
 def test_the_apps_constants_are_the_designs() -> None:
@@ -64,7 +57,7 @@ def _texts(truths: list[bool]) -> list[str]:
 
 
 def test_otree_bots_and_the_export(tmp_path: Path, cli) -> None:
-    otree = _otree()
+    otree = otree_command()
     project = tmp_path / "project"
     shutil.copytree(APP, project)
     shutil.copy(STATIC / "dist" / "deniable-embed.js", project / "_static" / "deniable" / "deniable-embed.js")
