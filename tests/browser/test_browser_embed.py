@@ -9,7 +9,8 @@ mechanisms.json and designs.json (every mechanism and survey design the
 client has) is drawn in the page with Chromium's crypto.getRandomValues and
 counted there; the chi-square statistic against the fixture's exact
 distribution, its merged bins and critical value is computed here, and the
-per-bit rates of the unary cases against their Wilson intervals.
+per-bit rates of the unary cases against their Wilson intervals. Server mode
+(``Deniable.submit``) posts a response from a page of the server's own origin.
 
 Alpha: the fixtures' critical values are at ``alpha_per_test``, each file
 splitting 1e-6 over twice as many tests as are run here (seeded and crypto),
@@ -38,6 +39,14 @@ runner = pytest.importorskip("deniable.server._runner")
 
 FIXTURES = ROOT / "tests" / "js" / "fixtures"
 MANIFEST = json.loads((STATIC / "dist" / "deniable-embed.json").read_text())
+SURVEY = {
+    "id": "embedded", "title": "Server mode", "budget": 10, "rate_limit": "off",
+    "questions": [
+        {"id": "drug", "text": "Ever?", "type": "yes-no", "design": {"model": "FR", "p": ["1/6", "1/6"]}},
+        {"id": "app", "text": "Which?", "type": "categorical", "categories": ["a", "b", "c"], "mechanism": "grr",
+         "epsilon": 1},
+    ],
+}
 
 DRAW = """async ([cases]) => {
   const out = [];
@@ -95,7 +104,7 @@ def _wilson_misses(ones: list[int], n: int, rates: list[float], z: float) -> lis
 @pytest.fixture(scope="module")
 def page() -> Any:
     sync_api = sync_playwright_api()
-    with runner.BackgroundServer([]) as server, sync_api.sync_playwright() as p:
+    with runner.BackgroundServer([SURVEY]) as server, sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium(), headless=True, args=["--no-sandbox"])
         page = browser.new_page()
         errors: list[str] = []
@@ -154,3 +163,18 @@ def test_per_bit_rates_in_chromium(page: dict[str, Any]) -> None:
     ones = page["page"].evaluate(DRAW, [batch])
     for c, got in zip(cases, ones, strict=True):
         assert _wilson_misses(got, int(c["n"]), c["rates"], c["z_critical"]) == [], c["name"]
+
+
+def test_server_mode_posts_from_chromium(page: dict[str, Any]) -> None:
+    """Deniable.submit in Chromium, from a page of the server's own origin (a platform's origin needs the
+    survey's embed origins on the server): the response is stored and holds only the reports."""
+    other = page["browser"].new_page()
+    other.goto(f"{page['url']}/static/deniable-embed.json")
+    other.add_script_tag(url=f"{page['url']}/static/deniable-embed.js")
+    result = other.evaluate("""() => Deniable.submit({ server: location.origin, survey: 'embedded',
+                                                      answers: { drug: true, app: 'b' } })""")
+    other.close()
+    assert result["ok"] and result["status"] in (200, 201), result
+    body = json.loads(result["body"])
+    assert set(body) == {"idempotency_key", "wire_version", "reports"}
+    assert body["reports"]["drug"] in (True, False) and body["reports"]["app"] in ("a", "b", "c")

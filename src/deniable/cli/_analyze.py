@@ -7,6 +7,11 @@ given as RRreg names it (``--design FR --p 1/6,1/6``). Answers may be
 ``true``/``false``, ``1``/``0`` or ``yes``/``no`` (or the category number of
 an m-category FR or Kuk design). A two-group design's group comes from
 ``--group COLUMN`` or, in a server export, from the answer itself.
+
+A survey platform's CSV export (Qualtrics, LimeSurvey, REDCap, oTree) whose
+column holds deniable-embed's reports is read as it is: each row's
+fingerprint must be the design's, and a two-group design's group is in the
+report (:mod:`deniable.cli._platforms`).
 """
 
 from __future__ import annotations
@@ -189,7 +194,9 @@ def analyze_cmd(
 
     The prevalence is the maximum-likelihood estimate with RRreg's standard
     error (respondents drawn from a population) and the profile-likelihood
-    interval. Example: deniable analyze answers.csv --design FR --p 1/6,1/6 --response used
+    interval. A survey platform's CSV export of deniable-embed's reports (Qualtrics,
+    LimeSurvey, REDCap, oTree) is read as it is, each row's fingerprint checked against
+    the design. Example: deniable analyze answers.csv --design FR --p 1/6,1/6 --response used
     """
     from deniable.survey import prevalence
 
