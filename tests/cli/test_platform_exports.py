@@ -45,17 +45,19 @@ N = 2000
 EMPTY = 7  # rows without a report (respondents who left before the question)
 GRR = dn.GRR(["WhatsApp", "Signal", "Telegram", "Other"], epsilon=1.5)
 SHARES = [0.5, 0.3, 0.15, 0.05]
+OLH = dn.OLH(6, epsilon=2.5)  # reports {"seed", "value"}: the seed travels as a decimal string (wire version 2)
+OLH_SHARES = [0.4, 0.3, 0.1, 0.1, 0.05, 0.05]
 FR = survey.design("FR", ["1/6", "1/6"])
 SLD = survey.design("SLD", ["3/10", "7/10"])
 PREVALENCE = 0.3
 SOURCES = ["python", pytest.param("embed", marks=pytest.mark.browser)]
-N_CALIBRATED = 2 * len(PLATFORMS) * 2  # estimate and analyze, per platform and source
+N_CALIBRATED = 3 * len(PLATFORMS) * 2  # estimate (GRR, OLH) and analyze, per platform and source
 ALPHA_EACH = 1e-6 / N_CALIBRATED
 FIELD = "deniable_report"
 
 
-def _counts() -> np.ndarray:
-    counts = np.round(np.asarray(SHARES) * N).astype(int)
+def _counts(shares: list[float]) -> np.ndarray:
+    counts = np.round(np.asarray(shares) * N).astype(int)
     counts[0] += N - counts.sum()
     return counts
 
@@ -65,7 +67,7 @@ def _fields(m: Any, values: list[Any], source: str, rng: np.random.Generator) ->
     if source == "embed":
         config = json.dumps(m.to_config())
         return run_node(ROOT / "tests" / "js" / "embed_fields.mjs", {"config": config, "values": values})
-    if getattr(m, "groups", 1) == 1:
+    if getattr(m, "groups", 1) == 1:  # a frequency oracle or a one-group design
         reports = m.reports_to_json(m.privatize_many(values, rng=rng), wire_version=2)
     else:  # a two-group design: each device draws its group, and the report carries it
         groups = rng.integers(1, 3, len(values))
@@ -82,23 +84,25 @@ def _export(platform: str, path: Path, texts: list[str], rng: np.random.Generato
                                   FIELD: [cells[i] for i in order]})
 
 
+@pytest.mark.parametrize(("m", "shares"), [(GRR, SHARES), (OLH, OLH_SHARES)], ids=["grr", "olh"])
 @pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("platform", PLATFORMS)
-def test_estimate_reads_the_export(cli, tmp_path: Path, rng: np.random.Generator, platform: str, source: str) -> None:
-    counts = _counts()
-    values = [v for v, c in zip(GRR.domain, counts, strict=True) for _ in range(c)]
+def test_estimate_reads_the_export(cli, tmp_path: Path, rng: np.random.Generator, platform: str, source: str,
+                                   m: Any, shares: list[float]) -> None:
+    counts = _counts(shares)
+    values = [v for v, c in zip(m.domain, counts, strict=True) for _ in range(c)]
     path = tmp_path / f"{platform}.csv"
-    _export(platform, path, _fields(GRR, values, source, rng), rng)
+    _export(platform, path, _fields(m, values, source, rng), rng)
     config = tmp_path / "mechanism.json"
-    config.write_text(json.dumps(GRR.to_config()))
+    config.write_text(json.dumps(m.to_config()))
     result = cli("estimate", path, "--column", column_name(platform, FIELD), "--config", config, "--json")
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
     assert record["n"] == N
     assert f"{EMPTY} row(s)" in result.stderr and platform in result.stderr
     freqs = [row["estimate"] for row in record["categories"]]
-    assert outside_bands(GRR, counts, freqs, ALPHA_EACH) == []
-    assert outside_bands(GRR, np.roll(counts, 1), freqs, ALPHA_EACH) != []  # power: a wrong truth
+    assert outside_bands(m, counts, freqs, ALPHA_EACH) == []
+    assert outside_bands(m, np.roll(counts, 1), freqs, ALPHA_EACH) != []  # power: a wrong truth
 
 
 @pytest.mark.parametrize("source", SOURCES)
