@@ -169,3 +169,22 @@ test(`seed ${TEST_SEED}: the calibrated cases above cover every mechanism and de
   const models = new Set(designs.chi_square.map((c) => c.config.params.model));
   assert.deepEqual([...models].sort(), ['CDM', 'CDMsym', 'Crosswise', 'Custom', 'FR', 'Kuk', 'Mangat', 'SLD', 'Triangular', 'UQTknown', 'UQTunknown', 'Warner']);
 });
+
+test('server mode resends the very same body after a network error and a 5xx answer', async () => {
+  const survey = JSON.stringify({
+    id: 's', questions: [{ id: 'q', type: 'categorical', mechanism: JSON.parse(GRR) }],
+  });
+  const posts = [];
+  const answers = [() => { throw new TypeError('network down'); }, () => ({ status: 503 }), () => ({ status: 201 })];
+  const transport = async (url, init = {}) => {
+    if (init.method !== 'POST') return { ok: true, status: 200, text: async () => survey };
+    posts.push(init.body);
+    const { status } = answers[posts.length - 1]();
+    return { ok: status < 400, status, text: async () => '{}' };
+  };
+  const result = await BUILDS.module.submit({ server: 'https://deniable.example.org', survey: 's', answers: { q: 'a' }, fetch: transport });
+  assert.equal(result.status, 201);
+  assert.equal(posts.length, 3);
+  assert.ok(posts.every((b) => b === result.body));
+  assert.ok(['a', 'b', 'c'].includes(JSON.parse(result.body).reports.q));
+});

@@ -3726,6 +3726,7 @@
     const REPORT_FORMAT = 'deniable.report';
     const REPORT_VERSION = 1;
     const WIRE_VERSION = 2;
+    const RETRIES = 3; // POST attempts after a network error or a 5xx answer, as the survey page makes
     const HEX16 = /^[0-9a-f]{16}$/;
 
     /** A configuration (JSON text, best: it keeps which numbers are floats; or an object) in wire version 1. */
@@ -3809,8 +3810,9 @@
      * Server mode: randomize `answers` ({question id: the respondent's answer}, one for every
      * question) with the survey's own configurations and POST the reports to
      * `${server}/surveys/${survey}/responses`. Returns {ok, status, body, response}: `body` is the
-     * JSON text sent (kept for a retry, which must resend it unchanged), `response` the server's
-     * parsed JSON (or null). options.inviteToken for an invitation-only survey.
+     * JSON text sent (after a network error or a 5xx answer it is sent again unchanged, up to 3 times
+     * in all), `response` the server's parsed JSON (or null). options.inviteToken for an
+     * invitation-only survey.
      */
     async function submit({
       server, survey, answers, inviteToken = null, fetch = globalThis.fetch, randomBytes = secureRandomBytes,
@@ -3836,12 +3838,22 @@
       for (const q of definition.questions) reports[q.id] = questionReport(q, answers[q.id], randomBytes);
       const payload = { idempotency_key: idempotencyKey(randomBytes), wire_version: WIRE_VERSION, reports };
       if (inviteToken !== null) payload.invite_token = inviteToken;
+      // the reports are fixed from here on: a retry resends this very body (and key), since fresh
+      // randomization of the same answers would reveal more about them
       const body = stringify(payload);
-      const posted = await fetch(`${base}/surveys/${id}/responses`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-        body,
-      });
+      let posted = null;
+      for (let attempt = 0; attempt < RETRIES && (posted === null || posted.status >= 500); attempt++) {
+        if (attempt) await new Promise((resolve) => { setTimeout(resolve, 400 * 2 ** attempt); });
+        try {
+          posted = await fetch(`${base}/surveys/${id}/responses`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+            body,
+          });
+        } catch (error) {
+          if (attempt === RETRIES - 1) throw error; // the network failed every time
+        }
+      }
       let response = null;
       try {
         response = JSON.parse(await posted.text());
