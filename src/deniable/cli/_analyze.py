@@ -7,6 +7,11 @@ given as RRreg names it (``--design FR --p 1/6,1/6``). Answers may be
 ``true``/``false``, ``1``/``0`` or ``yes``/``no`` (or the category number of
 an m-category FR or Kuk design). A two-group design's group comes from
 ``--group COLUMN`` or, in a server export, from the answer itself.
+
+A survey platform's CSV export (Qualtrics, LimeSurvey, REDCap, oTree) whose
+column holds deniable-embed's reports is read as it is: each row's
+fingerprint must be the design's, and a two-group design's group is in the
+report (:mod:`deniable.cli._platforms`).
 """
 
 from __future__ import annotations
@@ -20,24 +25,34 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from deniable.cli import _platforms as platforms
 from deniable.cli._common import CLIError, JsonOpt, handle_errors, out
 from deniable.cli._data import data_file, file_kind
 from deniable.cli._output import print_json
+from deniable.wire._fields import REPORT_FORMAT
 
 __all__ = ["analyze_cmd", "read_table", "responses_and_groups"]
 
 _WORDS = {"true": 1, "yes": 1, "false": 0, "no": 0}
 
 
-def read_table(path: Path) -> Any:
-    """The whole file as a pandas DataFrame, JSON-text cells (a server export's) decoded."""
+def read_table(path: Path, column: str | None = None) -> Any:
+    """The whole file as a pandas DataFrame, JSON-text cells (a server export's) decoded.
+
+    A survey platform's CSV export whose ``column`` holds deniable-embed's
+    reports is read as :mod:`deniable.cli._platforms` reads it (Qualtrics's
+    header rows left out); that column's cells decode to the embed's records.
+    """
     import pandas as pd
 
     file_kind(path)
     if not path.is_file():
         raise CLIError(f"FILE: no such file: {path}")
     kind = data_file(path)
-    frame = pd.read_csv(path) if kind == "csv" else pd.read_parquet(path)
+    if column is not None and platforms.holds_fields(path, column):
+        frame = platforms.read_export(path)[0]
+    else:
+        frame = pd.read_csv(path) if kind == "csv" else pd.read_parquet(path)
     for name in frame.columns:
         if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name]):
             frame[name] = _decoded(frame[name])
@@ -89,11 +104,12 @@ def responses_and_groups(frame: Any, response: str, design: Any, group: str | No
         raise CLIError(f"--response: no column {response!r} in the file (columns: {list(frame.columns)})")
     cells = frame[response].tolist()
     groups: list[Any] | None = None
-    if cells and all(isinstance(c, dict) for c in cells):  # {"group": g, "answer": a} (server export)
+    if any(isinstance(c, dict) for c in cells) and all(isinstance(c, dict) or _missing(c) for c in cells):
+        # {"group": g, "answer": a} (a server export, an embed's two-group design), empty rows left out
         if group is not None:
             raise CLIError(f"--group: column {response!r} already holds each answer's group")
-        groups = [c.get("group") for c in cells]
-        cells = [c.get("answer") for c in cells]
+        groups = [c.get("group") if isinstance(c, dict) else None for c in cells]
+        cells = [c.get("answer") if isinstance(c, dict) else None for c in cells]
     elif group is not None:
         if group not in frame.columns:
             raise CLIError(f"--group: no column {group!r} in the file (columns: {list(frame.columns)})")
@@ -124,6 +140,21 @@ def responses_and_groups(frame: Any, response: str, design: Any, group: str | No
             raise CLIError(f"--group: row {i + 1} is {g!r}; groups are 1 or 2")
         codes.append(int(g))
     return np.array(answers, dtype=np.int64), np.array(codes, dtype=np.int64), keep
+
+
+def _embedded(column: Any) -> bool:
+    """Whether a decoded column holds deniable-embed's records (and nothing else but empty cells)."""
+    cells = [c for c in column.tolist() if not _missing(c)]
+    return bool(cells) and all(isinstance(c, dict) and c.get("format") == REPORT_FORMAT for c in cells)
+
+
+def _field_answers(frame: Any, response: str, design: Any, path: Path) -> list[Any]:
+    """The design's answers in a column of embed records, each fingerprint checked; None where empty."""
+    reports, held = platforms.field_reports(frame, response, design, path, platforms.platform_of(path))
+    answers: list[Any] = [None] * len(held)
+    for i, report in zip(np.flatnonzero(held), reports, strict=True):
+        answers[i] = report
+    return answers
 
 
 def _design(model: str, p: str) -> Any:
@@ -163,7 +194,9 @@ def analyze_cmd(
 
     The prevalence is the maximum-likelihood estimate with RRreg's standard
     error (respondents drawn from a population) and the profile-likelihood
-    interval. Example: deniable analyze answers.csv --design FR --p 1/6,1/6 --response used
+    interval. A survey platform's CSV export of deniable-embed's reports (Qualtrics,
+    LimeSurvey, REDCap, oTree) is read as it is, each row's fingerprint checked against
+    the design. Example: deniable analyze answers.csv --design FR --p 1/6,1/6 --response used
     """
     from deniable.survey import prevalence
 
@@ -174,7 +207,9 @@ def analyze_cmd(
         if formula is None or "~" not in formula:
             raise CLIError("--response: name the column of the answers (or give --formula \"y ~ x\")")
         response = formula.split("~", 1)[0].strip()
-    frame = read_table(data)
+    frame = read_table(data, response)
+    if response in frame.columns and _embedded(frame[response]):
+        frame[response] = _field_answers(frame, response, d, data)
     answers, groups, keep = responses_and_groups(frame, response, d, group)
     fit = prevalence(answers, d, group=groups)
     ci = fit.ci(level)

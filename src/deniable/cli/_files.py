@@ -14,6 +14,7 @@ import typer
 from deniable._estimate import MeanEstimate, check_target
 from deniable.cli import _data as cli_data
 from deniable.cli import _discovery as discovery
+from deniable.cli import _platforms as platforms
 from deniable.cli._common import (
     MECHANISM_NAMES,
     NUMERIC_NAMES,
@@ -34,6 +35,7 @@ from deniable.cli._common import (
     progress,
 )
 from deniable.cli._output import show_estimate, show_mean
+from deniable.errors import ReportError
 from deniable.heavy import HeavyHitters
 from deniable.mechanisms import registry
 from deniable.wire._text import yes_no_labels
@@ -256,6 +258,11 @@ def estimate_cmd(
     pass --config with the survey JSON of GET /surveys/ID and the question id
     as --column), or a server's database (--db URL --survey ID).
 
+    A survey platform's CSV export (Qualtrics, LimeSurvey, REDCap, oTree) whose
+    column holds deniable-embed's reports is read as it is (Qualtrics's three
+    header rows included) with --config the mechanism config the embed used:
+    each row's fingerprint must match it, empty rows are left out.
+
     With --dask the column is read and aggregated by Dask (deniable.scale.aggregate_files),
     from one file or a glob of files, on this machine or a distributed cluster.
 
@@ -268,6 +275,7 @@ def estimate_cmd(
       deniable estimate words-private.csv --column word --top 20 --csv
       deniable estimate 'reports/*.parquet' --column answer --dask
       deniable estimate export.csv --column violated --config survey.json
+      deniable estimate qualtrics.csv --column deniable_report --config mechanism.json
       deniable estimate --db sqlite:///deniable.db --survey honor-code
     """
     if not 0 < level < 1:
@@ -286,7 +294,8 @@ def estimate_cmd(
         raise CLIError("give a privatized file and its --column (or --db URL --survey ID)")
     if as_json and as_csv:
         raise CLIError("give --json or --csv, not both")
-    if not dask:
+    embedded = not dask and platforms.holds_fields(data, column)  # a survey platform's export
+    if not dask and not embedded:
         reader = cli_data.ColumnReader(data, column, chunk_size, only_column=True)
         m = cli_data.load_mechanism(data, column, config)
         if isinstance(m, HeavyHitters):
@@ -299,6 +308,10 @@ def estimate_cmd(
         m, paths = _dask_inputs(data, column, config)
         _check_frequency_options(m, consistent, plot)
         stat, first = _dask_aggregate(m, paths, column, scheduler)
+    elif embedded:
+        m = cli_data.load_mechanism(data, column, config)
+        _check_frequency_options(m, consistent, plot)
+        stat, first = _platform_aggregate(m, data, column), ""
     else:
         _check_frequency_options(m, consistent, plot)
         with progress(transient=True, unit=reader.progress_unit) as bar:
@@ -317,6 +330,24 @@ def estimate_cmd(
         return
     show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json, xlabel=column)
 
+
+
+def _platform_aggregate(m: Any, data: Path, column: str) -> Any:
+    """The aggregate of a platform export's column of embed reports (each row's fingerprint checked)."""
+    if isinstance(m, HeavyHitters):
+        raise CLIError(f"{discovery.NAME} reports are not made by deniable-embed; estimate a privatized file")
+    frame, platform = platforms.read_export(data)
+    reports, held = platforms.field_reports(frame, column, m, data, platform)
+    empty = int((~held).sum())
+    try:
+        parsed = m.reports_from_json(reports, wire_version=2)
+    except ReportError as exc:
+        raise CLIError(f"column {column!r} of {data} ({platform} export): report {exc.index + 1}: "
+                       f"{exc.reason}") from None
+    if empty:
+        err.print(f"[bold yellow]note:[/] {empty} row(s) of {data.name} ({platform} export) have no report "
+                  f"in {column!r} and are left out")
+    return m.aggregate(parsed)
 
 
 def _estimate_discovery(hh: HeavyHitters, reader: cli_data.ColumnReader, *, consistent: str | None, target: str,

@@ -43,6 +43,12 @@ a batch of responses says the version of its reports with ``"wire_version":
 store the same aggregates in either version. The Python client
 (:class:`deniable.client.Client`) and the survey page speak version 2.
 
+A survey platform keeps a report of the embeddable client (``deniable-embed.js``,
+local mode) in its own field as ``{"format": "deniable.report", "version": 1,
+"fingerprint": ..., "report": ...}`` (the report in version 2):
+:func:`to_field` writes that text, :func:`from_fields` reads a column of them,
+checking each fingerprint against the mechanism or design.
+
 JSON Schemas of configurations, reports, survey definitions and results are
 in :mod:`deniable.wire.schemas`.
 """
@@ -51,11 +57,13 @@ from __future__ import annotations
 
 from deniable.wire._codecs import WIRE_VERSIONS
 from deniable.wire._config import CONFIG_FORMAT, CONFIG_VERSION, from_config, from_json, to_json, to_version
+from deniable.wire._fields import REPORT_FORMAT, REPORT_VERSION, from_fields, to_field
 from deniable.wire._text import NO_WORDS, YES_WORDS, from_text, to_text
 
 __all__ = [
     "from_config", "to_json", "from_json", "to_version", "CONFIG_FORMAT", "CONFIG_VERSION", "WIRE_VERSIONS",
     "MAX_BATCH", "to_text", "from_text", "YES_WORDS", "NO_WORDS",
+    "to_field", "from_fields", "REPORT_FORMAT", "REPORT_VERSION",
 ]
 
 MAX_BATCH = 10_000

@@ -11,6 +11,7 @@ operation and its "Try it out" form and finds no violation).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request
@@ -22,13 +23,25 @@ from deniable.server._refusals import error_response
 from deniable.server._routes.service import Service
 from deniable.server._security import results_access
 
-__all__ = ["router", "mount_static", "STATIC_DIR", "DOCS_ASSETS", "swagger_ui_dir"]
+__all__ = ["router", "mount_static", "STATIC_DIR", "DOCS_ASSETS", "EMBED_FILES", "swagger_ui_dir"]
 
 STATIC_DIR = Path(__file__).parent.parent / "static"
 """The pages and their scripts and styles (served at ``/static``)."""
 
 DOCS_ASSETS = ("swagger-ui-bundle.js", "swagger-ui.css")
 """The Swagger UI files ``/docs`` loads (from ``/docs/assets/``)."""
+
+EMBED_FILES = {"deniable-embed.js": "text/javascript", "deniable-embed.mjs": "text/javascript",
+               "deniable-embed.json": "application/json"}
+"""The embeddable client's files (tools/build_embed.py writes them in ``static/dist/``), served at
+``/static/<name>`` to any origin."""
+
+_EMBED_HEADERS = {
+    # a public file with no credentials: any page may load it, with <script integrity=... crossorigin>
+    "Access-Control-Allow-Origin": "*",
+    "Cross-Origin-Resource-Policy": "cross-origin",
+    "Cache-Control": "public, max-age=3600",
+}
 
 
 def swagger_ui_dir() -> Path | None:
@@ -46,6 +59,16 @@ def _page(name: str) -> Response:
     if not path.is_file():
         return error_response(404, "path", f"the page {name} is not installed with this server")
     return FileResponse(path, media_type="text/html")
+
+
+def _embed_file(name: str, media: str) -> Callable[[], Response]:
+    def embed_file() -> Response:
+        path = STATIC_DIR / "dist" / name
+        if not path.is_file():
+            return error_response(404, "path", f"{name} is not installed with this server")
+        return FileResponse(path, media_type=media, headers=_EMBED_HEADERS)
+
+    return embed_file
 
 
 def router(service: Service) -> APIRouter:
@@ -81,6 +104,10 @@ def router(service: Service) -> APIRouter:
             return error_response(404, "path", f"no such file; the documentation's files are {list(DOCS_ASSETS)}")
         media = "text/css" if name.endswith(".css") else "text/javascript"
         return FileResponse(assets / name, media_type=media, headers={"Cache-Control": "public, max-age=86400"})
+
+    for name, media in EMBED_FILES.items():
+        # ahead of the static mount: the embed's files, with the headers a cross-origin <script> needs
+        api.add_api_route(f"/static/{name}", _embed_file(name, media), methods=["GET"])
 
     return api
 

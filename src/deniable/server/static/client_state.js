@@ -35,6 +35,9 @@ import {
   DeniableError, fromConfig, internals, MAX_GETRANDOM, secureRandomBytes, uniformBelowSmall, utf8, WordPool,
 } from './deniable.js';
 import { canonicalJSON, stringify } from './json.js';
+import { digest, fingerprint, toHex } from './fingerprint.js';
+
+export { fingerprint };
 
 export const STATE_FORMAT = 'deniable.client-state';
 export const STATE_VERSION = 1;
@@ -42,7 +45,6 @@ export const DEVICE_KEY_FORMAT = 'deniable.device-key';
 const SECRET_BYTES = 32;
 const DEVICE_KEY = /^[A-Za-z0-9_-]{22,128}$/;
 
-const toHex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 const fromHex = (hex) => Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16));
 
 /** HMAC-SHA256 (RFC 2104) of a message (Uint8Array) under a key (Uint8Array). */
@@ -154,12 +156,6 @@ function legacyStream(secret, label) {
     return out;
   }, 64);
 }
-
-/** SHA-256 of a value's canonical JSON (Python's json.dumps with sorted keys), in hex, cut to `digits`. */
-const digest = (value, digits) => toHex(sha256(utf8(canonicalJSON(value)))).slice(0, digits);
-
-/** A configuration's fingerprint, as Python's `m.fingerprint`: 16 hex digits. */
-export const fingerprint = (config) => digest(config, 16);
 
 /**
  * What a survey's state belongs to, as deniable.client.survey_fingerprint: the survey's id and its
