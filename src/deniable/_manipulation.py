@@ -160,8 +160,8 @@ def manipulation(mechanism: Any, targets: Any = None) -> Manipulation:
     if targets is not None:
         raise ValueError(f"targets apply to frequency oracles, not to {mechanism.name}")
     low, high = mechanism.report_range
-    spread = (high - low) / mechanism._b1 if np.isfinite(high - low) else float("inf")
+    reach = (high - low) / mechanism._b1 if np.isfinite(high - low) else float("inf")
     width = mechanism.high - mechanism.low
     top = (mechanism._mid + mechanism._half * ((high - mechanism._mid) / mechanism._half - mechanism._b0)
            / mechanism._b1) if np.isfinite(high) else float("inf")
-    return Manipulation(mechanism.name, float(top - mechanism.low), float(width), float(spread))
+    return Manipulation(mechanism.name, float(top - mechanism.low), float(width), float(reach))

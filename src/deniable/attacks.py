@@ -48,7 +48,9 @@ from deniable.mechanisms._hashing import REPORT_DTYPE, LocalHashing
 from deniable.mechanisms._unary import UnaryEncoding
 from deniable.mechanisms._walsh import parity
 
-__all__ = ["maximal_gain", "random_item", "random_value", "overall_gain", "expected_gain", "ATTACKS"]
+__all__ = [
+    "maximal_gain", "random_item", "random_value", "overall_gain", "expected_gain", "fake_support", "ATTACKS",
+]
 
 ATTACKS = ("maximal-gain", "random-item", "random-value")
 """The attacks' names, as :func:`expected_gain` takes them."""
@@ -118,11 +120,8 @@ def maximal_gain(
         seeds = matrices[randomness.uniform_below(matrices.size, count, source).astype(np.int64)]
         offsets = randomness.uniform_below(mechanism.g, count, source)
         seeds = seeds | (offsets << np.uint64(mechanism.hash_bits + mechanism.m - 1))
-        buckets = np.stack([mechanism.hash(seeds, int(t)) for t in positions], axis=1).astype(np.int64)
-        tallies = np.zeros((count, mechanism.g), dtype=np.int64)
-        np.add.at(tallies, (np.repeat(np.arange(count), r), buckets.ravel()), 1)
         out = np.empty(count, dtype=REPORT_DTYPE)
-        out["seed"], out["value"] = seeds, tallies.argmax(axis=1)
+        out["seed"], out["value"] = seeds, _shared_bucket(mechanism, seeds, positions)
         return out
     if isinstance(mechanism, SubsetSelection):
         w = mechanism.omega
@@ -141,6 +140,14 @@ def maximal_gain(
         best = np.flatnonzero(supported == supported.max())
         return best[randomness.uniform_below(best.size, count, source).astype(np.int64)].astype(np.int64)
     raise _unsupported(mechanism, "maximal-gain")
+
+
+def _shared_bucket(mechanism: Any, seeds: NDArray[np.uint64], positions: NDArray[np.int64]) -> NDArray[np.uint64]:
+    """Per hash seed, the bucket holding the most of the categories at ``positions``."""
+    buckets = np.stack([mechanism.hash(seeds, int(t)) for t in positions], axis=1).astype(np.int64)
+    tallies = np.zeros((seeds.size, mechanism.g), dtype=np.int64)
+    np.add.at(tallies, (np.repeat(np.arange(seeds.size), positions.size), buckets.ravel()), 1)
+    return tallies.argmax(axis=1).astype(np.uint64)
 
 
 def random_item(mechanism: Any, targets: Any, m: int, *, rng: randomness.RNGLike = None) -> NDArray[Any]:
@@ -234,3 +241,46 @@ def _uniform_support_rate(mechanism: Any) -> float:
     if isinstance(mechanism, SubsetSelection):
         return mechanism.omega / mechanism.k
     raise _unsupported(mechanism, "random-value")
+
+
+def fake_support(mechanism: Any, attack: str, targets: Any, *, pad: bool = True) -> NDArray[np.float64]:
+    """``s_v``: the probability that one fake report of ``attack`` supports each category.
+
+    What a recovery needs to know of the attack (:func:`deniable.recover`):
+    the fakes' debiased contribution to category ``v`` is
+    ``(s_v - q*)/(p* - q*)``. Maximal gain: from the reports
+    :func:`maximal_gain` makes (``pad`` as there; for local hashing, the
+    share of the hashes it draws from that put ``v`` in the chosen bucket);
+    random item: ``q* + (p* - q*)/r`` for each target and
+    ``q*`` elsewhere; random value: the uniform report's rate.
+    """
+    if attack not in ATTACKS:
+        raise ValueError(f"attack must be one of {ATTACKS}; got {attack!r}")
+    positions = _positions(mechanism, targets)
+    r, k = positions.size, mechanism.k
+    p, q = mechanism.support_rates()
+    inside = np.zeros(k, dtype=bool)
+    inside[positions] = True
+    if attack == "random-item":
+        return np.where(inside, q + (p - q) / r, q)
+    if attack == "random-value":
+        return np.full(k, _uniform_support_rate(mechanism))
+    if isinstance(mechanism, (GRR, BinaryRR)):
+        return np.where(inside, 1.0 / r, 0.0)
+    if isinstance(mechanism, UnaryEncoding):
+        extra = max(0, round(float(mechanism.p + (k - 1) * mechanism.q)) - r) if pad else 0
+        return np.where(inside, 1.0, min(extra, k - r) / max(k - r, 1))
+    if isinstance(mechanism, LocalHashing):
+        matrices, _ = mechanism.colliding_hashes(positions)
+        chosen = _shared_bucket(mechanism, matrices, positions)  # the offset shifts every bucket alike
+        return np.array([np.mean(mechanism.hash(matrices, v) == chosen) for v in range(k)])
+    if isinstance(mechanism, SubsetSelection):
+        w = mechanism.omega
+        return np.where(inside, min(1.0, w / r), max(0, w - r) / max(k - r, 1))
+    if isinstance(mechanism, HadamardResponse):
+        y = np.arange(mechanism.K, dtype=np.uint64)[:, None]
+        rows = np.arange(k, dtype=np.uint64)[None, :] + np.uint64(1)
+        support = parity(y & rows) == 0
+        counts = support[:, positions].sum(axis=1)
+        return np.asarray(support[counts == counts.max()].mean(axis=0), dtype=float)
+    raise _unsupported(mechanism, "maximal-gain")

@@ -214,13 +214,16 @@ class LocalHashing(FrequencyOracle):
         """``max_{H, y} |{t in T : H(t) = y}|`` over every hash of the family (exact; :meth:`colliding_hashes`)."""
         return self.colliding_hashes(positions)[1]
 
-    def colliding_hashes(self, positions: NDArray[np.int64]) -> tuple[NDArray[np.uint64], int]:
+    def colliding_hashes(
+        self, positions: NDArray[np.int64], every: bool = False
+    ) -> tuple[NDArray[np.uint64], int]:
         """The hash matrices that put the most of the categories at ``positions`` in one bucket, and that most.
 
         The offset does not change which categories collide, so the
         ``2**(L + m - 1)`` Toeplitz matrices are tried with offset 0 (seeds
         below ``2**(L + m - 1)``), at most ``2**24`` of them, a block at a time;
-        the search stops at the first block where every category collides.
+        the search stops at the first block where every category collides,
+        unless ``every`` asks for all the matrices that do.
         """
         targets = np.unique(positions)
         matrices = 1 << (self.hash_bits + self.m - 1)
@@ -238,7 +241,7 @@ class LocalHashing(FrequencyOracle):
                 best, found = top, seeds[most == top]
             elif top == best:
                 found = np.concatenate([found, seeds[most == top]])
-            if best == targets.size:
+            if best == targets.size and not every:
                 break
         return found, best
 
