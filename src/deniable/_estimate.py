@@ -200,13 +200,14 @@ class Estimate(Result):
         bound = Manipulation(self.mechanism, output, np.ones_like(output), spread).bound(m_fake, self.n)
         return np.asarray(bound, dtype=float)
 
-    def _manipulation_line(self) -> str:
-        """The per-fake-report bound, as a sentence ('' where it does not apply)."""
+    def manipulation_note(self) -> str:
+        """:meth:`manipulation_bound` as the sentence the repr, the command line and the results page
+        show ('' without reports, for RAPPOR, or after post-processing)."""
         if self.n == 0 or not np.all(np.isfinite(self.p_star)) or self.post_processing != "none":
             return ""
         worst = float(np.max(1 / (self.p_star - self.q_star)))
         return (f"m fake reports among these {self.n:,} could move a share by at most m \u00d7 "
-                f"{worst / self.n:.3g} ({worst:.4g}/n each; manipulation_bound(m))")
+                f"{worst / self.n:.3g} ({worst:.4g}/n per fake report)")
 
     def consistent(self, method: str = "norm-sub") -> Estimate:
         """A new Estimate on (or towards) the probability simplex, with the same target.
@@ -266,7 +267,7 @@ class Estimate(Result):
                 + ("" if self.post_processing == "none" else f" ({self.post_processing})"))
 
     def _note(self, more: int) -> str:
-        line = self._manipulation_line()
+        line = self.manipulation_note()
         return (f"{more} more categories (to_frame() has all). " if more > 0 else "") + (
             f"target: {self.target} ({_TARGET_WORDS[self.target]})") + (f". {line}" if line else "")
 
@@ -277,7 +278,7 @@ class Estimate(Result):
             + (f", {self.post_processing}" if self.post_processing != "none" else "")
             + f")\n  target: {_TARGET_WORDS[self.target]}"
         )
-        if line := self._manipulation_line():
+        if line := self.manipulation_note():
             head += f"\n  {line}"
         errors = self.std_errors is not None
         header = f"  {'category':>12}  {'estimate':>8}"
