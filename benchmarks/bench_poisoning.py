@@ -75,6 +75,11 @@ def gains(k: int, epsilon: float, beta: float, r: int, n: int, repeat: int, rng:
     return rows
 
 
+def target_error(est: dn.Estimate, truth: np.ndarray, targets: np.ndarray) -> float:
+    """The targets' summed absolute error."""
+    return float(np.abs(est.frequencies[targets] - truth[targets]).sum())
+
+
 def defences(k: int, n: int, rng: np.random.Generator) -> list[str]:
     rows = []
     beta, r = 0.05, 10
@@ -94,19 +99,22 @@ def defences(k: int, n: int, rng: np.random.Generator) -> list[str]:
         flagged = dn.supporting_all_test(mechanism, reports, targets) if name != "GRR" else None
         detected = None if flagged is None else mechanism.estimate(reports[~flagged.detail["mask"]])
 
-        def error(est: dn.Estimate | None) -> str:
-            return "n/a" if est is None else f"{np.abs(est.frequencies[targets] - truth[targets]).sum():.4g}"
-
         change = dn.change_test(earlier, poisoned)
         frequency = dn.frequency_test(poisoned)
         extra = f"{dn.unary_count_test(mechanism, reports).p_value:.2g}" if name == "OUE" else "n/a"
-        factor = (np.abs(poisoned.frequencies[targets] - truth[targets]).sum()
-                  / np.abs(recovered.frequencies[targets] - truth[targets]).sum())
+        errors = {label: target_error(est, truth, targets) for label, est in (
+            ("poisoned", poisoned), ("norm", poisoned.consistent("norm-sub")), ("recovered", recovered),
+            ("genuine", mechanism.estimate(honest)))}
+        if detected is not None:
+            errors["detected"] = target_error(detected, truth, targets)
+        factor = errors["poisoned"] / errors["recovered"]
         every = "n/a" if flagged is None else f"{flagged.p_value:.2g}"
+        shown = {label: f"{errors[label]:.4g}" if label in errors else "n/a"
+                 for label in ("poisoned", "norm", "detected", "recovered", "genuine")}
         rows.append(
             f"| {name} | {change.p_value:.2g} | {frequency.p_value:.2g} | {extra} | {every} | "
-            f"{error(poisoned)} | {error(poisoned.consistent('norm-sub'))} | {error(detected)} | "
-            f"{error(recovered)} ({beta_hat:.4f}) | {error(mechanism.estimate(honest))} | {factor:.0f}x |"
+            f"{shown['poisoned']} | {shown['norm']} | {shown['detected']} | "
+            f"{shown['recovered']} ({beta_hat:.4f}) | {shown['genuine']} | {factor:.0f}x |"
         )
     return rows
 

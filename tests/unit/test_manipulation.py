@@ -44,7 +44,9 @@ def test_the_issue_s_sanity_figures() -> None:
 
 
 @pytest.mark.parametrize("mechanism", _mechanisms(), ids=lambda m: repr(m))
-def test_stated_gain_is_the_maximal_gain_attack_s_shift(mechanism: dn.FrequencyOracle, rng: np.random.Generator) -> None:
+def test_stated_gain_is_the_maximal_gain_attack_s_shift(
+    mechanism: dn.FrequencyOracle, rng: np.random.Generator
+) -> None:
     n, m = 3000, 250
     truth = rng.integers(0, K, n)
     honest = mechanism.privatize_many(truth, rng=rng)
