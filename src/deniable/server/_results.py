@@ -46,15 +46,16 @@ from typing import Any
 import scipy.stats  # noqa: F401 - at server start: the shuffled guarantee needs it (seconds to import when busy)
 
 from deniable._allocation import sampled_estimate
+from deniable._detection import change_test
 from deniable._estimate import Estimate, Target
-from deniable.server._question_results import View, question_json
+from deniable.server._question_results import DETECTION_ALPHA, View, question_json
 from deniable.server._questions import FREQUENCY, SKETCH
 from deniable.server._rounds import iso_utc
 from deniable.server._shuffled import SHUFFLE_DELTA, Ahead
 from deniable.server._shuffled import bound as shuffled_bound
 from deniable.server._surveys import Survey
 
-__all__ = ["question_estimates", "results_json", "rounds_json", "shuffled_json", "SHUFFLE_DELTA"]
+__all__ = ["question_estimates", "results_json", "rounds_json", "shuffled_json", "defences_json", "SHUFFLE_DELTA"]
 
 
 def question_estimates(
@@ -119,10 +120,11 @@ def rounds_json(
     rounds = survey.rounds
     assert rounds is not None and rounds.start is not None
     out = []
-    for index, aggregates in per_round.items():
-        questions = _questions_json(
-            survey, question_estimates(survey, aggregates, target), level, aggregates, target
-        )
+    previous: dict[str, Estimate] = {}
+    for index, aggregates in sorted(per_round.items()):
+        estimates = question_estimates(survey, aggregates, target)
+        questions = _questions_json(survey, estimates, level, aggregates, target)
+        _changes(questions, previous, estimates)
         n_responses = _n_responses(survey, questions)
         out.append({
             "round": index,
@@ -133,6 +135,19 @@ def rounds_json(
             "questions": questions,
         })
     return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
+
+
+def _changes(questions: list[dict[str, Any]], previous: dict[str, Estimate], estimates: Mapping[str, Estimate]) -> None:
+    """Add to each frequency question's ``manipulation`` the change test against the last earlier round
+    with responses (:func:`deniable.change_test` at ``DETECTION_ALPHA``; None for the first)."""
+    for q in questions:
+        est = estimates.get(q["id"])
+        if est is None or q.get("manipulation") is None:
+            continue
+        before = previous.get(q["id"])
+        q["manipulation"]["change_from_previous_round"] = (
+            None if before is None else change_test(before, est, DETECTION_ALPHA).to_dict())
+        previous[q["id"]] = est
 
 
 def results_json(
@@ -169,4 +184,22 @@ def results_json(
         "level": level,
         "questions": questions,
         "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app
+        "defences": defences_json(survey, n_responses),
+    }
+
+
+def defences_json(survey: Survey, n_responses: int) -> dict[str, Any]:
+    """What bounds the number of fake responses, beside what they could do (each question's ``manipulation``).
+
+    The survey's flood defences (:mod:`deniable.server._policy`): ``invite_only``,
+    the per-address ``rate_limit`` (None: off; not applied to invite-only
+    surveys), the ``max_responses`` cap and the responses stored against it.
+    """
+    limit = survey.policy.rate_limit
+    return {
+        "invite_only": survey.invite_only,
+        "rate_limit": None if limit is None or survey.invite_only else limit.to_json(),
+        "max_responses": survey.policy.max_responses,
+        "n_responses": n_responses,
+        "detection_alpha": DETECTION_ALPHA,
     }
