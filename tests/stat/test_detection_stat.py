@@ -18,7 +18,7 @@ reports (beta = 0.05, m = 1,053).
   exceeds 1% by much fails. Power: the same test computed wrongly (each of
   the k categories at the one-sided level alpha: no Bonferroni correction
   and no halving for two sides; a wrong null law; no honest rate) alarms on
-  28% to 100% of the rounds and is rejected (estimated miss below 1e-7,
+  22% to 100% of the rounds and is rejected (estimated miss below 1e-7,
   tools/stat_rates.py).
 * **Power against the attacks.** Where a detection is claimed to catch an
   attack (measured 100/100 rounds when this file was written), R = 60 attacked
