@@ -32,6 +32,10 @@ USENIX Security 2021; Cheu, Smith & Ullman 2021):
   selection with ``omega >= r``, and is found exactly for local hashing (every
   hash of the family is tried) and Hadamard response (every output is tried).
 
+Count-mean sketches (CMS, HCMS) have the same estimator over their listed
+strings, with ``q*`` over the random hash seed, and so the same per-category
+figures (the gain on a set of targets is not derived for them).
+
 For a numeric mechanism the debiased report is affine in the report, so one
 fake moves the mean by at most the range of the debiased reports over ``N``
 (:attr:`Manipulation.spread`, in the values' units; infinite for unbounded
@@ -143,9 +147,13 @@ def manipulation(mechanism: Any, targets: Any = None) -> Manipulation:
                 f"{mechanism.name} is decoded by least squares; its manipulation sensitivity is not "
                 "derived (use a pure frequency oracle)"
             ) from None
+        k = len(mechanism.domain)
+        p, q = (np.broadcast_to(np.asarray(x, dtype=float), (k,)) for x in (p, q))  # sketches: one number each
         output, spread = frequency_sensitivity(p, q)
         gain, chosen = None, ()
         if targets is not None:
+            if not hasattr(mechanism, "max_support"):
+                raise NotImplementedError(f"{mechanism.name}: the gain on a set of targets is not derived")
             positions = np.unique(mechanism.domain_obj.encode(list(targets)))
             if positions.size == 0:
                 raise ValueError("targets must name at least one category")
@@ -156,7 +164,7 @@ def manipulation(mechanism: Any, targets: Any = None) -> Manipulation:
                 raise NotImplementedError(f"{mechanism.name}: target gain needs equal p* - q* over the targets")
             gain = float((most - q[positions].sum()) / gap[0])
             chosen = tuple(mechanism.domain[i] for i in positions)
-        return Manipulation(mechanism.name, output, np.ones(mechanism.k), spread, chosen, gain, mechanism.domain)
+        return Manipulation(mechanism.name, output, np.ones(k), spread, chosen, gain, mechanism.domain)
     if targets is not None:
         raise ValueError(f"targets apply to frequency oracles, not to {mechanism.name}")
     low, high = mechanism.report_range

@@ -157,3 +157,18 @@ def test_targets_and_refusals() -> None:
         dn.RAPPOR(["a", "b", "c"], epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=2).manipulation()
     with pytest.raises(ValueError, match="frequency oracles"):
         manipulation(dn.Duchi(0, 1, epsilon=1.0), targets=[0])
+
+
+def test_sketches_state_the_same_figures(rng: np.random.Generator) -> None:
+    """A CMS report with every bucket set supports every string: it moves each by (output - f) m/N exactly."""
+    m = dn.CountMeanSketch(["a", "b", "c"], epsilon=2.0, width=64)
+    honest = m.privatize_many(rng.choice(["a", "b", "c"], 1000), rng=rng)
+    fakes = honest[:50].copy()
+    fakes["bits"] = 255
+    before, after = m.estimate(honest), m.estimate(np.concatenate([honest, fakes]))
+    stated = m.manipulation()
+    expected = 50 / 1050 * (stated.output - before.frequencies)
+    assert np.allclose(after.frequencies - before.frequencies, expected, rtol=1e-9)
+    assert np.all(np.abs(after.frequencies - before.frequencies) <= after.manipulation_bound(50))
+    with pytest.raises(NotImplementedError, match="set of targets"):
+        manipulation(m, targets=["a"])

@@ -101,7 +101,7 @@ def frequency_json(q: Question, _aggregate: Any, view: View) -> dict[str, Any]:
         **{key: data[key] for key in ("estimate", "std_error", "ci_low", "ci_high", "observed")},
         "consistent": jsonable(consistent),
         "support_counts": SupportCounts(q.mechanism.fingerprint, est.support_counts, est.n).to_json(),
-        "manipulation": manipulation_json(est) if q.kind == FREQUENCY else None,
+        "manipulation": manipulation_json(est),
     }
 
 
