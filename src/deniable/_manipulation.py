@@ -147,8 +147,8 @@ def manipulation(mechanism: Any, targets: Any = None) -> Manipulation:
                 f"{mechanism.name} is decoded by least squares; its manipulation sensitivity is not "
                 "derived (use a pure frequency oracle)"
             ) from None
-        k = len(mechanism.domain)
-        p, q = (np.broadcast_to(np.asarray(x, dtype=float), (k,)) for x in (p, q))  # sketches: one number each
+        k = len(mechanism.domain)  # a sketch lists strings, maybe none: then one figure for every string
+        p, q = (np.broadcast_to(np.asarray(x, dtype=float), (k,) if k else ()) for x in (p, q))
         output, spread = frequency_sensitivity(p, q)
         gain, chosen = None, ()
         if targets is not None:
@@ -164,12 +164,19 @@ def manipulation(mechanism: Any, targets: Any = None) -> Manipulation:
                 raise NotImplementedError(f"{mechanism.name}: target gain needs equal p* - q* over the targets")
             gain = float((most - q[positions].sum()) / gap[0])
             chosen = tuple(mechanism.domain[i] for i in positions)
-        return Manipulation(mechanism.name, output, np.ones(k), spread, chosen, gain, mechanism.domain)
+        return Manipulation(mechanism.name, output, np.ones_like(output), spread, chosen, gain, mechanism.domain)
     if targets is not None:
         raise ValueError(f"targets apply to frequency oracles, not to {mechanism.name}")
+    width = float(mechanism.high - mechanism.low)
     low, high = mechanism.report_range
-    reach = (high - low) / mechanism._b1 if np.isfinite(high - low) else float("inf")
-    width = mechanism.high - mechanism.low
-    top = (mechanism._mid + mechanism._half * ((high - mechanism._mid) / mechanism._half - mechanism._b0)
-           / mechanism._b1) if np.isfinite(high) else float("inf")
-    return Manipulation(mechanism.name, float(top - mechanism.low), float(width), float(reach))
+    if not np.isfinite(high - low):
+        return Manipulation(mechanism.name, float("inf"), width, float("inf"))
+    ends = (_debiased(mechanism, low), _debiased(mechanism, high))
+    return Manipulation(mechanism.name, max(ends) - mechanism.low, width, abs(ends[1] - ends[0]))
+
+
+def _debiased(mechanism: Any, report: float) -> float:
+    """One report's debiased value in the values' units: the mechanism's own aggregate of it, debiased
+    (``mid + half (y_t - b0) / b1``; the estimate is the mean of these, so affine in each report)."""
+    stat = mechanism._aggregate_checked(np.array([float(report)]))
+    return float(mechanism._mid + mechanism._half * (stat.total - mechanism._b0) / mechanism._b1)

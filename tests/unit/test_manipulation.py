@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import pytest
+from randomizers import RANDOMIZERS, Randomizer
 
 import deniable as dn
 from deniable import attacks
@@ -172,3 +173,24 @@ def test_sketches_state_the_same_figures(rng: np.random.Generator) -> None:
     assert np.all(np.abs(after.frequencies - before.frequencies) <= after.manipulation_bound(50))
     with pytest.raises(NotImplementedError, match="set of targets"):
         manipulation(m, targets=["a"])
+
+
+NUMERIC = [r for r in RANDOMIZERS if isinstance(r.build(), dn.NumericMechanism)]
+
+
+@pytest.mark.parametrize("randomizer", NUMERIC, ids=lambda r: r.id)
+def test_every_numeric_mechanism_s_extreme_reports_move_the_mean_as_stated(
+    randomizer: Randomizer, rng: np.random.Generator
+) -> None:
+    """Fakes at the highest report move the mean by exactly (m/N)(output + low - mean); both ends by at most
+    the bound."""
+    m = randomizer.build()
+    honest = m.privatize_many(rng.uniform(m.low, m.high, 400), rng=rng)
+    before = m.estimate(honest)
+    stated = m.manipulation()
+    low, high = m.report_range
+    top = m.estimate(np.concatenate([honest, np.full(20, high)]))
+    assert top.mean - before.mean == pytest.approx(20 / 420 * (stated.output + m.low - before.mean), rel=1e-9)
+    for end in (low, high):
+        moved = m.estimate(np.concatenate([honest, np.full(20, end)]))
+        assert abs(moved.mean - before.mean) <= moved.manipulation_bound(20) * (1 + 1e-12)
