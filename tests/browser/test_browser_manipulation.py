@@ -1,9 +1,9 @@
 """The results page states what fake responses could do and shows the checks, in a real headless Chromium.
 
 A GRR question over 8 places in daily rounds, posted by a relay: 2,000
-honest devices in round 0, then 2,000 honest and 200 fake devices whose
+honest devices in round 0, then 2,000 honest and 400 fake devices whose
 reports all say "h" (the change test flags it: 13 standard errors against
-its 4.0, a miss below 1e-20; tests/server/test_manipulation_results.py).
+its 3.8, a miss below 1e-18; tests/server/test_manipulation_results.py).
 At 1,280 and 390 px wide the page must show the flood defences, each
 question's bound per fake response and its check, and the round flagged,
 with no page error. Screenshots go to the test's temporary folder.
@@ -80,7 +80,7 @@ def shown(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
         post(honest())
         clock.now += DAY
-        post(honest() + [{"where": "h"}] * 200)
+        post(honest() + [{"where": "h"}] * 400)
         with playwright.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium(), headless=True, args=["--no-sandbox"])
             for width, height in WIDTHS.items():
@@ -105,13 +105,13 @@ def test_the_page_shows_the_defences_the_bound_and_the_flagged_round(shown: dict
     seen = shown[width]
     assert shown["errors"] == []
     assert seen["defences"] == ("Flood defences: open to everyone · at most 50 responses per 60 s per address · "
-                                "a cap of 100,000 responses (4,200 stored). The checks for fake responses below "
+                                "a cap of 100,000 responses (4,400 stored). The checks for fake responses below "
                                 "run at a 0.1% false-alarm rate.")
     round_note = next(t for t in seen["notes"] if t.startswith("Change check"))
     assert "round 1: h" in round_note and seen["flagged"] >= 1
     pooled = next(t for t in seen["notes"] if t.startswith("Fake responses"))
     p, q = (float(x[0]) for x in dn.GRR(PLACES, epsilon=1.0).support_rates())
-    assert pooled.startswith(f"Fake responses: each could move a share by at most {100 / (4200 * (p - q)):.2f}% "
+    assert pooled.startswith(f"Fake responses: each could move a share by at most {100 / (4400 * (p - q)):.2f}% "
                              f"(a chosen report raises a share by up to {(1 - q) / (p - q):.3g}/n, an honest "
                              "answer by 1/n).")
     assert seen["page"] <= width  # nothing wider than the screen

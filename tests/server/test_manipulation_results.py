@@ -1,11 +1,11 @@
 """The results state what fake responses could do, check each round against the last, and show the defences.
 
 Real HTTP on loopback, SQLite. A GRR question over 8 places in daily rounds:
-2,000 honest devices in round 0; in round 1, 2,000 honest devices and 200
+2,000 honest devices in round 0; in round 1, 2,000 honest devices and 400
 fake ones whose reports all say "h". The change test must flag "h" in round
-1: its estimate rises by about ``0.09 (1 - q*)/(p* - q*) = 0.34`` against a
-standard error of the difference near 0.025 (13 standard errors against the
-test's 4.0 at alpha 1e-3 over 8 places: a miss below 1e-20). Round 0 has no
+1: its estimate rises by ``(400/2400) (1 - q*)/(p* - q*) = 0.85`` against a
+standard error of the difference near 0.063 (13 standard errors against the
+test's 3.8 at alpha 1e-3 over 8 places: a miss below 1e-18). Round 0 has no
 earlier round. Nothing asserts that honest rounds are not flagged: at the
 results' alpha of 1e-3 that would fail one run in a thousand
 (the calibrated rates: tests/stat/test_detection_stat.py).
@@ -55,7 +55,7 @@ def _fake(n: int) -> list[dict[str, Any]]:
             for _ in range(n)]
 
 
-@pytest.mark.slow  # 4,200 responses over HTTP: a few seconds
+@pytest.mark.slow  # 4,400 responses over HTTP: a few seconds
 def test_results_state_the_bound_flag_the_pushed_round_and_show_the_defences(
     sqlite_url: str, rng: np.random.Generator
 ) -> None:
@@ -72,19 +72,19 @@ def test_results_state_the_bound_flag_the_pushed_round_and_show_the_defences(
 
         post(_honest(survey, rng, 2000))
         clock.now += DAY
-        post(_honest(survey, rng, 2000) + _fake(200))
+        post(_honest(survey, rng, 2000) + _fake(400))
         results = http.get("/surveys/places/results").json()
 
     m = dn.GRR(PLACES, epsilon=1.0)
     p, q = (float(x[0]) for x in m.support_rates())
     whole = results["questions"][0]["manipulation"]
-    assert whole["per_fake_report"] == pytest.approx(1 / (4200 * (p - q)), rel=1e-9)
+    assert whole["per_fake_report"] == pytest.approx(1 / (4400 * (p - q)), rel=1e-9)
     assert whole["sensitivity"] == pytest.approx((1 - q) / (p - q), rel=1e-9)
     assert whole["frequency_test"]["alpha"] == 1e-3 and whole["change_from_previous_round"] is None
     first, second = (r["questions"][0]["manipulation"] for r in results["rounds"]["rounds"])
     assert first["change_from_previous_round"] is None
     change = second["change_from_previous_round"]
     assert change["flagged"] and change["items"][0] == "h" and change["test"] == "change"
-    assert second["per_fake_report"] == pytest.approx(1 / (2200 * (p - q)), rel=1e-9)
+    assert second["per_fake_report"] == pytest.approx(1 / (2400 * (p - q)), rel=1e-9)
     assert results["defences"] == {"invite_only": False, "rate_limit": {"responses": 50, "seconds": 60.0},
-                                   "max_responses": 100_000, "n_responses": 4200, "detection_alpha": 1e-3}
+                                   "max_responses": 100_000, "n_responses": 4400, "detection_alpha": 1e-3}
