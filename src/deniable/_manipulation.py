@@ -77,6 +77,7 @@ class Manipulation:
     target_gain: ``max_y sum_{t in T} z_t(y)``, the most a fake report adds to
         the targets' summed estimate; the maximal-gain attack's overall gain is
         ``beta (target_gain - f_T)`` for a fraction ``beta`` of fakes.
+    domain: the categories the per-category figures are aligned with (None: numeric).
     """
 
     mechanism: str
@@ -115,13 +116,17 @@ class Manipulation:
         return text + ")"
 
 
+def _count(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int; got {value!r}")
+    return int(value)
+
+
 def _check_counts(m_fake: object, n: object) -> tuple[int, int]:
-    for name, value in (("m_fake", m_fake), ("n", n)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a non-negative int; got {value!r}")
-    if m_fake > n or n == 0:  # type: ignore[operator]
-        raise ValueError(f"m_fake must be at most n (the reports, fakes included) and n >= 1; got {m_fake}, {n}")
-    return int(m_fake), int(n)  # type: ignore[call-overload]
+    m, total = _count(m_fake, "m_fake"), _count(n, "n")
+    if m > total or total == 0:
+        raise ValueError(f"m_fake must be at most n (the reports, fakes included) and n >= 1; got {m}, {total}")
+    return m, total
 
 
 def frequency_sensitivity(
