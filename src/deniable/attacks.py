@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from deniable import _randomness as randomness
 from deniable.mechanisms import GRR, BinaryRR, HadamardResponse, SubsetSelection
 from deniable.mechanisms._hashing import REPORT_DTYPE, LocalHashing
+from deniable.mechanisms._subset import _FLOYD_MAX, _floyd, _smallest_keys
 from deniable.mechanisms._unary import UnaryEncoding
 from deniable.mechanisms._walsh import parity
 
@@ -74,11 +75,11 @@ def _unsupported(mechanism: Any, attack: str) -> TypeError:
 
 
 def _pick(population: int, size: int, count: int, source: Any) -> NDArray[np.int64]:
-    """``count`` rows of ``size`` distinct draws below ``population`` (uniform keys, smallest ``size``)."""
-    if size == 0:
-        return np.zeros((count, 0), dtype=np.int64)
-    keys = randomness.uniform_words(count * population, np.uint64, source).reshape(count, population)
-    return np.argsort(keys, axis=1, kind="stable")[:, :size].astype(np.int64)
+    """``count`` rows of uniform ``size``-subsets of ``[population]`` (subset selection's exact samplers)."""
+    if size == 0 or count == 0:
+        return np.zeros((count, size), dtype=np.int64)
+    draw = _floyd if size <= _FLOYD_MAX else _smallest_keys
+    return draw(count, population, size, source)
 
 
 def maximal_gain(
