@@ -40,7 +40,10 @@ from numpy.typing import NDArray
 
 from deniable._intervals import check_alpha
 
-__all__ = ["Detection", "unary_count_test", "frequency_test", "change_test", "supporting_all_test", "honest_count_pmf"]
+__all__ = [
+    "Detection", "unary_count_test", "frequency_test", "change_test", "shares_change", "supporting_all_test",
+    "honest_count_pmf",
+]
 
 
 @dataclass(frozen=True)
@@ -171,24 +174,30 @@ def change_test(before: Any, after: Any, alpha: float = 1e-3) -> Detection:
     A genuine change in the population is flagged too: the test says that
     the shares moved, not why.
     """
-    from scipy import stats
-
-    a = check_alpha(alpha)
     if tuple(before.domain) != tuple(after.domain):
         raise ValueError("change_test needs two estimates over the same categories")
     if before.std_errors is None or after.std_errors is None:
         raise ValueError("change_test needs unbiased estimates with standard errors (not post-processed)")
-    k = len(before.domain)
-    se = np.hypot(before.std_errors, after.std_errors)
+    return shares_change(tuple(before.domain), (before.frequencies, before.std_errors),
+                         (after.frequencies, after.std_errors), alpha)
+
+
+def shares_change(domain: tuple[Any, ...], before: tuple[Any, Any], after: tuple[Any, Any], alpha: float) -> Detection:
+    """:func:`change_test` on ``(frequencies, std_errors)`` arrays (as results documents hold them)."""
+    from scipy import stats
+
+    a = check_alpha(alpha)
+    (f0, se0), (f1, se1) = ((np.asarray(f, dtype=float), np.asarray(s, dtype=float)) for f, s in (before, after))
+    k = len(domain)
+    se = np.hypot(se0, se1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(se > 0, (after.frequencies - before.frequencies) / se, 0.0)
+        z = np.where(se > 0, (f1 - f0) / se, 0.0)
     worst = float(np.max(np.abs(z)))
     p_value = min(1.0, k * 2 * float(stats.norm.sf(worst)))
     cut = float(stats.norm.isf(a / (2 * k)))
     beyond = np.flatnonzero(np.abs(z) > cut)
     order = beyond[np.argsort(-z[beyond], kind="stable")]
-    return Detection("change", worst, p_value, a, tuple(before.domain[i] for i in order),
-                     {"z": z, "critical": cut})
+    return Detection("change", worst, p_value, a, tuple(domain[i] for i in order), {"z": z, "critical": cut})
 
 
 def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float = 1e-3) -> Detection:

@@ -46,7 +46,7 @@ from typing import Any
 import scipy.stats  # noqa: F401 - at server start: the shuffled guarantee needs it (seconds to import when busy)
 
 from deniable._allocation import sampled_estimate
-from deniable._detection import change_test
+from deniable._detection import shares_change
 from deniable._estimate import Estimate, Target
 from deniable.server._question_results import DETECTION_ALPHA, View, question_json
 from deniable.server._questions import FREQUENCY, SKETCH
@@ -55,7 +55,10 @@ from deniable.server._shuffled import SHUFFLE_DELTA, Ahead
 from deniable.server._shuffled import bound as shuffled_bound
 from deniable.server._surveys import Survey
 
-__all__ = ["question_estimates", "results_json", "rounds_json", "shuffled_json", "defences_json", "SHUFFLE_DELTA"]
+__all__ = [
+    "question_estimates", "results_json", "rounds_json", "shuffled_json", "defences_json", "with_changes",
+    "SHUFFLE_DELTA",
+]
 
 
 def question_estimates(
@@ -120,11 +123,10 @@ def rounds_json(
     rounds = survey.rounds
     assert rounds is not None and rounds.start is not None
     out = []
-    previous: dict[str, Estimate] = {}
     for index, aggregates in sorted(per_round.items()):
-        estimates = question_estimates(survey, aggregates, target)
-        questions = _questions_json(survey, estimates, level, aggregates, target)
-        _changes(questions, previous, estimates)
+        questions = _questions_json(
+            survey, question_estimates(survey, aggregates, target), level, aggregates, target
+        )
         n_responses = _n_responses(survey, questions)
         out.append({
             "round": index,
@@ -134,20 +136,30 @@ def rounds_json(
             "shuffled": shuffled_json(survey, n_responses, ahead),
             "questions": questions,
         })
-    return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
+    return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets),
+            "rounds": with_changes(out)}
 
 
-def _changes(questions: list[dict[str, Any]], previous: dict[str, Estimate], estimates: Mapping[str, Estimate]) -> None:
-    """Add to each frequency question's ``manipulation`` the change test against the last earlier round
-    with responses (:func:`deniable.change_test` at ``DETECTION_ALPHA``; None for the first)."""
-    for q in questions:
-        est = estimates.get(q["id"])
-        if est is None or q.get("manipulation") is None:
-            continue
-        before = previous.get(q["id"])
-        q["manipulation"]["change_from_previous_round"] = (
-            None if before is None else change_test(before, est, DETECTION_ALPHA).to_dict())
-        previous[q["id"]] = est
+def with_changes(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rounds' results (in order) with each frequency question's ``change_from_previous_round``: the
+    change test (:func:`deniable.change_test` at ``DETECTION_ALPHA``) against the last earlier round in
+    the list where it has responses (None for the first). New dicts: the rounds given are not changed."""
+    previous: dict[str, dict[str, Any]] = {}
+    out = []
+    for one in rounds:
+        questions = []
+        for q in one["questions"]:
+            if q.get("manipulation") is None:
+                questions.append(q)
+                continue
+            before = previous.get(q["id"])
+            change = None if before is None else shares_change(
+                tuple(q["categories"]), (before["estimate"], before["std_error"]),
+                (q["estimate"], q["std_error"]), DETECTION_ALPHA).to_dict()
+            questions.append({**q, "manipulation": {**q["manipulation"], "change_from_previous_round": change}})
+            previous[q["id"]] = q
+        out.append({**one, "questions": questions})
+    return out
 
 
 def results_json(
