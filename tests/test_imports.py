@@ -83,6 +83,7 @@ PUBLIC_MODULES = [
     "deniable", "deniable.mechanisms", "deniable.mechanisms.registry", "deniable.survey", "deniable.heavy",
     "deniable.wire", "deniable.wire.schemas", "deniable.errors", "deniable.client", "deniable.server",
     "deniable.cli", "deniable.scale", "deniable.plot", "deniable.audit", "deniable.simulate", "deniable.testing",
+    "deniable.attacks",
 ]
 """The modules a user imports (httpx's rule): every other module's name, or a package above it, starts with ``_``."""
 EXTRAS = {

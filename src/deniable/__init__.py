@@ -24,10 +24,13 @@ from deniable._allocation import AllocationComparison, compare_allocations
 from deniable._client_state import ClientState, FileStore, MemoryStore, StateStore, load_or_create
 from deniable._consistency import project_simplex
 from deniable._debias import debias_binary, debias_categorical
+from deniable._detection import Detection, change_test, frequency_test, supporting_all_test, unary_count_test
 from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable._joint import IndependenceTest, Joint, JointEstimate, MarginalEstimate
+from deniable._manipulation import Manipulation
 from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable._privacy import PrivacyBudget, compose
+from deniable._recovery import estimate_fake_fraction, recover
 from deniable._results import ConfidenceInterval
 from deniable._shuffle import shuffle_epsilon
 from deniable.audit import AuditResult
@@ -157,4 +160,12 @@ __all__ = [
     "DeniableWarning",
     "ConvergenceWarning",
     "PowerApproximationWarning",
+    "Manipulation",
+    "Detection",
+    "unary_count_test",
+    "frequency_test",
+    "change_test",
+    "supporting_all_test",
+    "recover",
+    "estimate_fake_fraction",
 ]

@@ -182,6 +182,33 @@ class Estimate(Result):
         return ConfidenceInterval(np.clip((lo - self.q_star) / gap, 0.0, 1.0),
                                   np.clip((hi - self.q_star) / gap, 0.0, 1.0))
 
+    def manipulation_bound(self, m_fake: int) -> NDArray[np.float64]:
+        """The most ``m_fake`` fake reports among these ``n`` can move each unbiased share.
+
+        ``m_fake / (n (p* - q*))`` per category: one report's debiased
+        contribution ``(1[v in S(y)] - q*) / (p* - q*)`` ranges over an interval
+        of width ``1 / (p* - q*)``, so ``m_fake`` chosen reports move the mean
+        from what the genuine ones give by at most that, whatever the data
+        (:mod:`deniable._manipulation`). It bounds the unbiased estimate, not a
+        post-processed one.
+        """
+        from deniable._manipulation import Manipulation, frequency_sensitivity
+
+        if not np.all(np.isfinite(self.p_star)):
+            raise NotImplementedError(f"{self.mechanism} is decoded by least squares; no manipulation bound")
+        output, spread = frequency_sensitivity(self.p_star, self.q_star)
+        bound = Manipulation(self.mechanism, output, np.ones_like(output), spread).bound(m_fake, self.n)
+        return np.asarray(bound, dtype=float)
+
+    def manipulation_note(self) -> str:
+        """:meth:`manipulation_bound` as the sentence the repr, the command line and the results page
+        show ('' without reports, for RAPPOR, or after post-processing)."""
+        if self.n == 0 or not np.all(np.isfinite(self.p_star)) or self.post_processing != "none":
+            return ""
+        worst = float(np.max(1 / (self.p_star - self.q_star)))
+        return (f"m fake reports among these {self.n:,} could move a share by at most m \u00d7 "
+                f"{worst / self.n:.3g} ({worst:.4g}/n per fake report)")
+
     def consistent(self, method: str = "norm-sub") -> Estimate:
         """A new Estimate on (or towards) the probability simplex, with the same target.
 
@@ -240,8 +267,9 @@ class Estimate(Result):
                 + ("" if self.post_processing == "none" else f" ({self.post_processing})"))
 
     def _note(self, more: int) -> str:
+        line = self.manipulation_note()
         return (f"{more} more categories (to_frame() has all). " if more > 0 else "") + (
-            f"target: {self.target} ({_TARGET_WORDS[self.target]})")
+            f"target: {self.target} ({_TARGET_WORDS[self.target]})") + (f". {line}" if line else "")
 
     def __repr__(self) -> str:
         head = (
@@ -250,6 +278,8 @@ class Estimate(Result):
             + (f", {self.post_processing}" if self.post_processing != "none" else "")
             + f")\n  target: {_TARGET_WORDS[self.target]}"
         )
+        if line := self.manipulation_note():
+            head += f"\n  {line}"
         errors = self.std_errors is not None
         header = f"  {'category':>12}  {'estimate':>8}"
         if errors:
@@ -374,6 +404,22 @@ class MeanEstimate(Result):
     delta: float | None = None
     histogram: HistogramEstimate | None = None
     target: Target = "population"
+    report_spread: float | None = None
+    """The range of one debiased report (original units; ``inf`` for unbounded noise), which bounds how
+    far one fake report moves the mean times ``n`` (:meth:`manipulation_bound`); None where not given."""
+
+    def manipulation_bound(self, m_fake: int) -> float:
+        """The most ``m_fake`` fake reports among these ``n`` can move the mean: ``m_fake * spread / n``.
+
+        The spread is the range of one report's debiased value (:mod:`deniable._manipulation`);
+        infinite for mechanisms with unbounded noise (Laplace, Gaussian).
+        """
+        from deniable._manipulation import Manipulation
+
+        if self.report_spread is None:
+            raise NotImplementedError(f"{self.mechanism}: no manipulation bound was recorded")
+        spread = self.report_spread
+        return float(Manipulation(self.mechanism, spread, self.high - self.low, spread).bound(m_fake, self.n))
 
     def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
         """Normal interval ``mean ± z · std_error`` at ``confidence_level`` for :attr:`target` (floats;
@@ -406,8 +452,10 @@ class MeanEstimate(Result):
         privacy = f"epsilon={self.epsilon:.6g}" + (
             f", delta={self.delta:.3g}" if self.delta is not None else ""
         )
+        fakes = (f"; m fake reports could move it by at most m \u00d7 {self.report_spread / self.n:.3g}"
+                 if self.report_spread is not None and self.n else "")
         return (
             f"MeanEstimate({self.mechanism}, {privacy}, n={self.n}, target={self.target}: "
             f"mean {self.mean:.6g}, std error {self.std_error:.3g}, "
-            f"95% interval [{low:.6g}, {high:.6g}]{extra})"
+            f"95% interval [{low:.6g}, {high:.6g}]{extra}{fakes})"
         )

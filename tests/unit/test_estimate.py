@@ -204,13 +204,14 @@ def test_repr_and_frame_show_every_column() -> None:
     est = _grr_estimate([30, 20, 10])
     low, high = est.ci(0.95)
     lines = repr(est).splitlines()
-    assert lines[:3] == [
+    assert lines[:4] == [
         "Estimate(GRR, epsilon=1, n=60, target=respondents)",
         "  target: the fixed set of respondents (a census)",
+        "  m fake reports among these 60 could move a share by at most m \u00d7 0.0458 (2.746/n per fake report)",
         "      category  estimate  std error  95% interval",
     ]
-    assert len(lines) == 6
-    for i, line in enumerate(lines[3:]):
+    assert len(lines) == 7
+    for i, line in enumerate(lines[4:]):
         f, se = est.frequencies[i], est.std_errors[i]  # type: ignore[index]
         assert line == f"  {i:>12}  {f: .5f}  {se:9.5f}  [{low[i]: .4f}, {high[i]: .4f}]"
     frame = est.to_frame()
@@ -240,7 +241,7 @@ def test_repr_of_no_reports_and_of_long_domains() -> None:
     for k, tail in [(20, "            19"), (21, "  ... 1 more"), (25, "  ... 5 more")]:
         g = dn.GRR(k, epsilon=1.0)
         lines = repr(g.estimate(list(range(k)))).splitlines()
-        assert len(lines) == 3 + min(k, 20) + (k > 20) and lines[-1].startswith(tail)
+        assert len(lines) == 4 + min(k, 20) + (k > 20) and lines[-1].startswith(tail)  # + the fake-report line
 
 
 def test_mean_estimate_repr() -> None:

@@ -126,6 +126,7 @@ def test_estimate_html_notes_one_more_category_and_the_target() -> None:
     est = dn.simulate(dn.GRR(4, epsilon=1.0), [0.25] * 4, 1_000, rng=6)
     assert _parse(est._repr_html_(max_rows=3)).note == (
         "1 more categories (to_frame() has all). target: population (the population the respondents were sampled from)"
+        ". m fake reports among these 1,000 could move a share by at most m \u00d7 0.00333 (3.328/n per fake report)"
     )
     assert _parse(est._repr_html_(max_rows=4)).note.startswith("target: population")
     wide = _parse(dn.simulate(dn.GRR(61, epsilon=1.0), np.full(61, 1 / 61), 1_000, rng=6)._repr_html_())

@@ -53,6 +53,14 @@ def _number(value: float | None, spec: str) -> str:
     return "nan" if value is None else format(value, spec)
 
 
+def _caption(est: Estimate | MeanEstimate) -> str:
+    """Under every table: what the estimates are of, and how far fake reports could move them."""
+    note = est.manipulation_note() if isinstance(est, Estimate) else (
+        f"m fake reports could move the mean by at most m \u00d7 {est.manipulation_bound(1):.4g}"
+        if est.report_spread is not None else "")
+    return target_note(est.target) + (f"\n{note}" if note else "")
+
+
 def estimate_table(
     est: Estimate,
     level: float = 0.95,
@@ -68,7 +76,7 @@ def estimate_table(
         or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}"
         + ("" if est.post_processing == "none" else f" ({est.post_processing})"),
         title_justify="left",
-        caption=target_note(est.target),
+        caption=_caption(est),
         caption_justify="left",
     )
     columns = [("category", "category")]
@@ -91,7 +99,7 @@ def estimate_table(
         )
     if len(records) > len(shown):
         table.caption = (f"{len(records) - len(shown)} more categories (use --json for all)\n"
-                         + target_note(est.target))
+                         + _caption(est))
     return table
 
 
@@ -146,6 +154,7 @@ def show_estimate(
     if as_json:
         print_json({"mechanism": est.mechanism, "epsilon": est.epsilon, "n": est.n,
                     "target": est.target, "level": level, "title": title,
+                    "manipulation_per_fake_report": _per_fake_report(est),
                     "categories": estimate_records(est, level, post)})
     else:
         out.print(estimate_table(est, level, post, title=title))
@@ -155,10 +164,19 @@ def show_estimate(
         save_axes(bar_estimate(est, level=level, title=title, xlabel=xlabel), plot, as_json=as_json)
 
 
+def _per_fake_report(est: Estimate) -> float | None:
+    """The most one fake report could move a share (the largest over the categories); None where unstated."""
+    try:
+        return float(np.max(est.manipulation_bound(1))) if est.n else None
+    except NotImplementedError:
+        return None
+
+
 def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | None = None) -> None:
     """Print a numeric mechanism's mean estimate (mean, standard error, interval) as a table or JSON."""
     data = est.to_dict(level)
     record = {**{key: data[key] for key in ("mechanism", "epsilon", "delta", "n", "target")}, "level": level,
+              "manipulation_per_fake_report": est.manipulation_bound(1) if est.report_spread is not None else None,
               "title": title, "mean": data["estimate"],
               **{key: data[key] for key in ("std_error", "ci_low", "ci_high")}, "range": [data["low"], data["high"]]}
     if as_json:
@@ -167,7 +185,7 @@ def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | No
     table = Table(
         title=title or f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}",
         title_justify="left",
-        caption=target_note(est.target),
+        caption=_caption(est),
         caption_justify="left",
     )
     for header in ("mean", "std. error", f"{level:.0%} interval low", "interval high", "range"):

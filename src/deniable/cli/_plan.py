@@ -66,13 +66,21 @@ def plan_cmd(
     questions: Annotated[
         int, typer.Option("--questions", help="Questions of --k categories sharing the budget --epsilon.")
     ] = 1,
+    robust: Annotated[
+        float | None,
+        typer.Option(help="Weigh fake reports: the lowest Var* among the mechanisms whose manipulation "
+                          "sensitivity is at most this factor (>= 1) times the smallest."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Compare every frequency oracle for k categories at epsilon and pick one; or plan a survey design.
 
     Columns: Var* (n times the variance of one category's estimate as its
-    share goes to 0), the standard error at --n respondents, report size in
-    bits and server decode cost; then the recommended (lowest Var*) mechanism
+    share goes to 0), the standard error at --n respondents, the manipulation
+    sensitivity (the most one fake report raises a share, times the number of
+    reports), report size in bits and server decode cost; then the
+    recommended mechanism (lowest Var*; with --robust c, the lowest Var* among
+    those whose sensitivity is within c times the smallest)
     and the respondents it needs for a --margin confidence-interval half-width
     at --level (worst case over the share) for --target (population: the
     respondents are a sample of it, adding f(1-f) to n Var; respondents:
@@ -109,7 +117,9 @@ def plan_cmd(
     _check_delta(delta)
     if questions < 1:
         raise CLIError(f"--questions must be >= 1; got {questions}")
-    choice = dn.best_mechanism(k, epsilon)
+    if robust is not None and robust < 1:
+        raise CLIError(f"--robust must be a factor >= 1; got {robust!r}")
+    choice = dn.best_mechanism(k, epsilon, robust=robust)
     comparison = (
         dn.compare_allocations([k] * questions, epsilon, n, target=check_target(target)) if questions > 1 else None
     )
@@ -121,6 +131,7 @@ def plan_cmd(
                 "mechanism": name,
                 "var_star": var,
                 "std_error": math.sqrt(var / n),
+                "manipulation": choice.sensitivities[name],
                 "report_bits": planning.report_bits(m),
                 "decode_cost": planning.decode_cost(m),
                 "epsilon": m.epsilon,
@@ -131,13 +142,14 @@ def plan_cmd(
     if as_json:
         print_json(
             {"k": k, "epsilon": epsilon, "n": n, "margin": margin, "level": level, "target": target,
-             "recommended": choice.name, "respondents_needed": needed, "mechanisms": rows,
+             "recommended": choice.name, "rule": choice.rule, "respondents_needed": needed, "mechanisms": rows,
              "shuffled": _shuffled(choice.mechanism.epsilon, n, delta),
              "allocation": None if comparison is None else _allocation_json(comparison)}
         )
         return
     table = Table(title=f"Frequency oracles for k = {k}, epsilon = {epsilon:g}", title_justify="left")
-    for header in ("mechanism", "Var*", f"std. error at n={n:,}", "report bits", "decode cost"):
+    for header in ("mechanism", "Var*", f"std. error at n={n:,}", "fake report moves a share by",
+                   "report bits", "decode cost"):
         table.add_column(header, justify="left" if header in ("mechanism", "decode cost") else "right")
     for r in rows:
         best = r["mechanism"] == choice.name
@@ -145,13 +157,14 @@ def plan_cmd(
             r["mechanism"] + (" *" if best else ""),
             f"{r['var_star']:.4g}",
             f"{r['std_error']:.4g}",
+            f"{r['manipulation']:.4g}/n",
             f"{r['report_bits']:,}",
             r["decode_cost"],
             style="bold green" if best else None,
         )
     out.print(table)
     out.print(
-        f"Recommended: [bold]{choice.name}[/bold] (* lowest Var*). "
+        f"Recommended: [bold]{choice.name}[/bold] (* {choice.rule}). "
         f"Respondents needed for a {level:.0%} confidence interval of half-width {margin:g}: "
         f"[bold]{needed:,}[/bold]"
     )

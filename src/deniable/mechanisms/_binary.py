@@ -184,6 +184,10 @@ class BinaryRR(FrequencyOracle):
     def _supports(self, reports: NDArray[np.bool_], position: int) -> NDArray[np.bool_]:
         return reports if position == 1 else ~reports
 
+    def max_support(self, positions: NDArray[np.int64]) -> int:
+        """A report supports one of the two answers: 1."""
+        return 1
+
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         yt, yf = float(self.p_yes_given_yes), float(self.p_yes_given_no)
         return [False, True], np.array([[1 - yf, yf], [1 - yt, yt]])

@@ -216,6 +216,10 @@ class DBitFlip(FrequencyOracle):
         buckets = reports["buckets"].reshape(-1, self.d)
         return ((buckets == position) & (reports["bits"].reshape(-1, self.d) == 1)).any(axis=1)
 
+    def max_support(self, positions: NDArray[np.int64]) -> int:
+        """A report holds ``d`` sampled buckets, each with one bit: ``min(|T|, d)``."""
+        return min(int(np.unique(positions).size), self.d)
+
     def audit_events(self, reports: Any, x: Any, other: Any) -> NDArray[np.int64]:
         """Cells of (``x`` sampled with bit 1, ``x'`` sampled with bit 0): the corner carries the full ``e^eps``."""
         checked = self._checked(reports)

@@ -84,6 +84,26 @@ class FrequencyOracle(Mechanism):
     def _supports(self, reports: NDArray[Any], position: int) -> NDArray[np.bool_]:
         """Whether each validated report supports the category at ``position``."""
 
+    def max_support(self, positions: NDArray[np.int64]) -> int:
+        """The most of the categories at ``positions`` that one well-formed report can support.
+
+        ``max_y |S(y) ∩ T|``: what decides how far one fake report moves the
+        targets' summed estimate (:func:`deniable._manipulation.manipulation`).
+        """
+        raise NotImplementedError(f"{self.name} does not state how many categories one report can support")
+
+    def manipulation(self, targets: Any = None) -> Any:
+        """How far fake reports can move this mechanism's estimates (:class:`deniable.Manipulation`).
+
+        Per fake report, in units of ``1/N`` for ``N`` reports: ``output``
+        ``(1-q*)/(p*-q*)`` (a chosen report), ``input`` 1 (a chosen true
+        value), ``spread`` ``1/(p*-q*)`` (the realised worst case); with
+        ``targets``, the maximal-gain attack's gain on their summed estimate.
+        """
+        from deniable._manipulation import manipulation
+
+        return manipulation(self, targets)
+
     # ------------------------------------------------------------------ domain
     @property
     def domain(self) -> tuple[Any, ...]:

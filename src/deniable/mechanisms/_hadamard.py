@@ -106,6 +106,12 @@ class HadamardResponse(FrequencyOracle):
     def _supports(self, reports: NDArray[np.int64], position: int) -> NDArray[np.bool_]:
         return parity(reports.astype(np.uint64) & np.uint64(position + 1)) == 0
 
+    def max_support(self, positions: NDArray[np.int64]) -> int:
+        """``max_y |{t in T : y in C_t}|`` over every output ``y`` in ``[K]`` (exact)."""
+        y = np.arange(self.K, dtype=np.uint64)[:, None]
+        rows = np.unique(positions).astype(np.uint64)[None, :] + np.uint64(1)
+        return int((parity(y & rows) == 0).sum(axis=1).max())
+
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         y = np.arange(self.K, dtype=np.uint64)
         p = float(self.prob)

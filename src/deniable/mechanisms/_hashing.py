@@ -45,6 +45,8 @@ _WHT_MAX_BITS = 10  # up to 2^10 buckets the support counts come from the Walsh-
 _DIRECT_MAX_BITS = 20
 _DIRECT_MAX_K = 1024
 _KEYS_PER_BLOCK = 1 << 18  # support-count keys built at a time (2 MiB)
+_MAX_SEARCHED = 1 << 24  # the most hash matrices max_support tries
+_SEEDS_PER_BLOCK = 1 << 16  # ... at a time
 
 
 def lh_variance(epsilon: float, g: int) -> float:
@@ -207,6 +209,41 @@ class LocalHashing(FrequencyOracle):
 
     def _supports(self, reports: NDArray[np.void], position: int) -> NDArray[np.bool_]:
         return self.hash(reports["seed"], position) == reports["value"].astype(np.uint64)
+
+    def max_support(self, positions: NDArray[np.int64]) -> int:
+        """``max_{H, y} |{t in T : H(t) = y}|`` over every hash of the family (exact; :meth:`colliding_hashes`)."""
+        return self.colliding_hashes(positions)[1]
+
+    def colliding_hashes(
+        self, positions: NDArray[np.int64], every: bool = False
+    ) -> tuple[NDArray[np.uint64], int]:
+        """The hash matrices that put the most of the categories at ``positions`` in one bucket, and that most.
+
+        The offset does not change which categories collide, so the
+        ``2**(L + m - 1)`` Toeplitz matrices are tried with offset 0 (seeds
+        below ``2**(L + m - 1)``), at most ``2**24`` of them, a block at a time;
+        the search stops at the first block where every category collides,
+        unless ``every`` asks for all the matrices that do.
+        """
+        targets = np.unique(positions)
+        matrices = 1 << (self.hash_bits + self.m - 1)
+        if matrices > _MAX_SEARCHED:
+            raise NotImplementedError(f"{self.name}: {matrices} hash matrices are too many to try exactly")
+        best, found = 0, np.zeros(0, dtype=np.uint64)
+        for start in range(0, matrices, _SEEDS_PER_BLOCK):
+            seeds = np.arange(start, min(start + _SEEDS_PER_BLOCK, matrices), dtype=np.uint64)
+            buckets = np.stack([self.hash(seeds, int(t)) for t in targets], axis=1).astype(np.int64)
+            counts = np.zeros((seeds.size, self.g), dtype=np.int64)
+            np.add.at(counts, (np.repeat(np.arange(seeds.size), targets.size), buckets.ravel()), 1)
+            most = counts.max(axis=1)
+            top = int(most.max())
+            if top > best:
+                best, found = top, seeds[most == top]
+            elif top == best:
+                found = np.concatenate([found, seeds[most == top]])
+            if best == targets.size and not every:
+                break
+        return found, best
 
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         if self.seed_bits + self.m > 14:

@@ -113,6 +113,10 @@ class GRR(FrequencyOracle):
     def _supports(self, positions: NDArray[np.int64], position: int) -> NDArray[np.bool_]:
         return positions == position
 
+    def max_support(self, positions: NDArray[np.int64]) -> int:
+        """A report supports only itself: 1."""
+        return 1
+
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         p, q = float(self.prob), self._b / self._denominator
         matrix = np.full((self.k, self.k), q)

@@ -389,6 +389,13 @@ class Sketch(Mechanism):
         p, q0 = self._probabilities()
         return p, q0 + (p - q0) / self.width
 
+    def manipulation(self) -> Any:
+        """How far fake reports can move the listed strings' estimates (:class:`deniable.Manipulation`):
+        the frequency oracles' figures with this estimator's ``p*`` and ``q*``."""
+        from deniable._manipulation import manipulation
+
+        return manipulation(self)
+
     def collision_rate(self, stat: SketchCounts) -> float:
         """Unbiased estimate of ``pi``, the chance that two distinct devices hold the same value.
 

@@ -188,6 +188,10 @@ class SubsetSelection(FrequencyOracle):
     def _supports(self, reports: NDArray[np.int64], position: int) -> NDArray[np.bool_]:
         return (reports == position).any(axis=1)
 
+    def max_support(self, positions: NDArray[np.int64]) -> int:
+        """A report is a set of ``omega`` categories: ``min(|T|, omega)``."""
+        return min(int(np.unique(positions).size), self.omega)
+
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         if math.comb(self.k, self.omega) > _MATRIX_OUTPUTS:
             raise NotImplementedError("transition_matrix enumerates all subsets; too many")

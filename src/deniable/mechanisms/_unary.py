@@ -138,6 +138,10 @@ class UnaryEncoding(FrequencyOracle):
     def _supports(self, packed: NDArray[np.uint8], position: int) -> NDArray[np.bool_]:
         return ((packed[:, position // 8] >> np.uint8(7 - position % 8)) & 1).astype(bool)
 
+    def max_support(self, positions: NDArray[np.int64]) -> int:
+        """Any bits may be set: a report can support every target."""
+        return int(np.unique(positions).size)
+
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         if self.k > 12:
             raise NotImplementedError("transition_matrix enumerates 2**k outputs; k <= 12 only")

@@ -103,6 +103,28 @@ class SupportCountsOut(BaseModel):
     counts: list[int] = Field(description="reports supporting each category (C_v)")
 
 
+class DetectionOut(BaseModel):
+    """A detection test's outcome (deniable.Detection.to_dict)."""
+
+    test: str
+    statistic: float
+    p_value: float = Field(description="probability of a statistic this extreme were every response honest")
+    alpha: float = Field(description="the false-alarm rate the test was run at")
+    flagged: bool = Field(description="p_value <= alpha: the shares look pushed by fake responses")
+    items: list[Any] = Field(description="the categories the test points at")
+
+
+class ManipulationOut(BaseModel):
+    """How far fake responses could move the shares, and whether they look pushed."""
+
+    per_fake_report: float = Field(description="the most one fake response among the n moves a share")
+    sensitivity: float = Field(description="the most one chosen report raises a share from 0, times n")
+    frequency_test: DetectionOut = Field(description="a share significantly below 0 (honest shares are >= 0)")
+    change_from_previous_round: DetectionOut | None = Field(
+        default=None, description="rounds only: shares that moved since the last earlier round beyond sampling "
+        "(null for the first round)")
+
+
 class QuestionResult(BaseModel):
     id: str
     text: str
@@ -124,6 +146,9 @@ class QuestionResult(BaseModel):
     support_counts: SupportCountsOut = Field(
         description="the question's aggregate (SupportCounts.to_json): every value above "
         "follows from it and the mechanism config"
+    )
+    manipulation: ManipulationOut | None = Field(
+        default=None, description="frequency oracles with responses: what fake responses could do, and a check"
     )
 
 
@@ -278,6 +303,16 @@ class RoundsResult(BaseModel):
     window: RoundsWindow
 
 
+class DefencesOut(BaseModel):
+    """The survey's flood defences, beside each question's manipulation figures."""
+
+    invite_only: bool
+    rate_limit: dict[str, Any] | None = Field(description="per client address; null when off or invite-only")
+    max_responses: int | None = Field(description="the cap on stored responses (null: none)")
+    n_responses: int = Field(description="responses stored")
+    detection_alpha: float = Field(description="the false-alarm rate of every detection in these results")
+
+
 class ResultsOut(BaseModel):
     id: str
     title: str
@@ -293,6 +328,7 @@ class ResultsOut(BaseModel):
     level: float = Field(gt=0, lt=1)
     questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
+    defences: DefencesOut | None = Field(default=None, description="what bounds the number of fake responses")
 
 
 class InvitesOut(BaseModel):

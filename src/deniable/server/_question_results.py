@@ -62,7 +62,7 @@ from deniable.survey._groups import prevalence_by
 from deniable.survey._prevalence import PrevalenceFit, prevalence_from_counts
 
 __all__ = ["View", "question_json", "PRESENTATIONS", "frequency_json", "design_json", "plain_json", "mean_json",
-           "mean_estimate", "discovery_json"]
+           "mean_estimate", "discovery_json", "manipulation_json", "DETECTION_ALPHA"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,35 @@ def frequency_json(q: Question, _aggregate: Any, view: View) -> dict[str, Any]:
         **{key: data[key] for key in ("estimate", "std_error", "ci_low", "ci_high", "observed")},
         "consistent": jsonable(consistent),
         "support_counts": SupportCounts(q.mechanism.fingerprint, est.support_counts, est.n).to_json(),
+        "manipulation": manipulation_json(est),
+    }
+
+
+DETECTION_ALPHA = 1e-3
+"""The false-alarm rate of the detections the results run (:mod:`deniable._detection`)."""
+
+
+def manipulation_json(est: Estimate) -> dict[str, Any] | None:
+    """How far fake responses could move a frequency question's shares, and whether its shares look pushed.
+
+    ``per_fake_report``: the most one fake response among the ``n`` moves a share,
+    ``max_v 1 / (n (p* - q*))`` (:meth:`Estimate.manipulation_bound
+    <deniable._estimate.Estimate.manipulation_bound>`); ``sensitivity``: the most one
+    chosen report raises a share from 0, times ``n`` (``(1 - q*)/(p* - q*)``);
+    ``frequency_test``: :func:`deniable.frequency_test` at :data:`DETECTION_ALPHA`;
+    ``change_from_previous_round``: in a round's results, :func:`deniable.change_test`
+    against the last earlier round with responses. None without responses.
+    """
+    if est.n == 0:
+        return None
+    from deniable._detection import frequency_test
+
+    gap = est.p_star - est.q_star
+    return {
+        "per_fake_report": float(np.max(est.manipulation_bound(1))),
+        "sensitivity": float(np.max((1 - est.q_star) / gap)),
+        "frequency_test": frequency_test(est, DETECTION_ALPHA).to_dict(),
+        "change_from_previous_round": None,  # rounds: set by deniable.server._results.rounds_json
     }
 
 

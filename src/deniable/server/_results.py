@@ -46,8 +46,9 @@ from typing import Any
 import scipy.stats  # noqa: F401 - at server start: the shuffled guarantee needs it (seconds to import when busy)
 
 from deniable._allocation import sampled_estimate
+from deniable._detection import shares_change
 from deniable._estimate import Estimate, Target
-from deniable.server._question_results import View, question_json
+from deniable.server._question_results import DETECTION_ALPHA, View, question_json
 from deniable.server._questions import FREQUENCY, SKETCH
 from deniable.server._rounds import END, iso_utc
 from deniable.server._shuffled import SHUFFLE_DELTA, Ahead
@@ -55,7 +56,8 @@ from deniable.server._shuffled import bound as shuffled_bound
 from deniable.server._surveys import Survey
 
 __all__ = [
-    "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "SHUFFLE_DELTA",
+    "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "defences_json",
+    "with_changes", "SHUFFLE_DELTA",
 ]
 
 
@@ -123,7 +125,8 @@ def rounds_json(
     for index, aggregates in per_round.items():
         one = round_json(survey, index, aggregates, target, level)
         out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
-    return {**survey.rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
+    return {**survey.rounds.to_json(), "current_round": current_round, "devices": dict(budgets),
+            "rounds": with_changes(out)}
 
 
 def round_json(
@@ -141,6 +144,28 @@ def round_json(
         "n_responses": _n_responses(survey, questions),
         "questions": questions,
     }
+
+
+def with_changes(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rounds' results (in order) with each frequency question's ``change_from_previous_round``: the
+    change test (:func:`deniable.change_test` at ``DETECTION_ALPHA``) against the last earlier round in
+    the list where it has responses (None for the first). New dicts: the rounds given are not changed."""
+    previous: dict[str, dict[str, Any]] = {}
+    out = []
+    for one in rounds:
+        questions = []
+        for q in one["questions"]:
+            if q.get("manipulation") is None:
+                questions.append(q)
+                continue
+            before = previous.get(q["id"])
+            change = None if before is None else shares_change(
+                tuple(q["categories"]), (before["estimate"], before["std_error"]),
+                (q["estimate"], q["std_error"]), DETECTION_ALPHA).to_dict()
+            questions.append({**q, "manipulation": {**q["manipulation"], "change_from_previous_round": change}})
+            previous[q["id"]] = q
+        out.append({**one, "questions": questions})
+    return out
 
 
 def results_json(
@@ -177,4 +202,22 @@ def results_json(
         "level": level,
         "questions": questions,
         "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app
+        "defences": defences_json(survey, n_responses),
+    }
+
+
+def defences_json(survey: Survey, n_responses: int) -> dict[str, Any]:
+    """What bounds the number of fake responses, beside what they could do (each question's ``manipulation``).
+
+    The survey's flood defences (:mod:`deniable.server._policy`): ``invite_only``,
+    the per-address ``rate_limit`` (None: off; not applied to invite-only
+    surveys), the ``max_responses`` cap and the responses stored against it.
+    """
+    limit = survey.policy.rate_limit
+    return {
+        "invite_only": survey.invite_only,
+        "rate_limit": None if limit is None or survey.invite_only else limit.to_json(),
+        "max_responses": survey.policy.max_responses,
+        "n_responses": n_responses,
+        "detection_alpha": DETECTION_ALPHA,
     }

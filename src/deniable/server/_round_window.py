@@ -42,7 +42,7 @@ from typing import Any
 from deniable._estimate import Target
 from deniable.server._database import read_stat
 from deniable.server._errors import Invalid
-from deniable.server._results import round_json, shuffled_json
+from deniable.server._results import round_json, shuffled_json, with_changes
 from deniable.server._rounds import MAX_ROUND
 from deniable.server._shuffled import Ahead
 from deniable.server._surveys import Survey
@@ -166,6 +166,6 @@ def window_json(
                 cache.put(key, digest, one)
         out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
     return {
-        "rounds": out,
+        "rounds": with_changes(out),  # the change test within the window (none for its first round)
         "window": {"rounds": window.asked, "first": window.first, "stop": window.stop, "n_rounds": n_rounds},
     }

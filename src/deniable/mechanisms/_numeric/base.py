@@ -355,7 +355,19 @@ class NumericMechanism(Mechanism):
             high=self.high,
             histogram=self._histogram(stat),
             target=target,
+            report_spread=float(self.manipulation().spread),
         )
+
+    def manipulation(self) -> Any:
+        """How far fake reports can move the mean (:class:`deniable.Manipulation`), per fake report over ``N``.
+
+        ``spread``: the range of one debiased report, ``(report high - report low) / b1``
+        in original units (infinite for unbounded noise); ``input``: ``high - low``
+        (a fake true value); ``output``: the highest debiased report less ``low``.
+        """
+        from deniable._manipulation import manipulation
+
+        return manipulation(self)
 
     def _histogram(self, stat: MeanStat) -> HistogramEstimate | None:
         return None

@@ -166,6 +166,36 @@ function shuffledLine(shuffled) {
       + '(Feldman, McMillan & Talwar\'s bound).';
 }
 
+/** What bounds the number of fake responses (results.defences), in one line. */
+function defencesLine(defences) {
+  const line = $('defences');
+  line.hidden = !defences;
+  if (!defences) return;
+  const parts = [defences.invite_only ? 'invitations only' : 'open to everyone'];
+  const limit = defences.rate_limit;
+  if (!defences.invite_only) {
+    parts.push(limit ? `at most ${grouped(limit.responses)} responses per ${significant(limit.seconds)} s per address`
+      : 'no rate limit');
+  }
+  parts.push(defences.max_responses === null ? 'no cap on responses'
+    : `a cap of ${grouped(defences.max_responses)} responses (${grouped(defences.n_responses)} stored)`);
+  line.textContent = `Flood defences: ${parts.join(' · ')}. The checks for fake responses below run at a `
+    + `${significant(100 * defences.detection_alpha)}% false-alarm rate.`;
+}
+
+/** How far fake responses could move a frequency question's shares, and its check (q.manipulation). */
+function manipulationNote(m) {
+  const test = m.frequency_test;
+  const check = test.flagged
+    ? `Check: flagged — shares significantly below 0, which honest responses cannot give: ${test.items.join(', ')} `
+      + `(p = ${scientific(test.p_value)}).`
+    : 'Check: no share is significantly below 0.';
+  const note = html('p', test.flagged ? 'manipulation flagged' : 'manipulation',
+    `Fake responses: each could move a share by at most ${percent(m.per_fake_report, 2)} `
+    + `(a chosen report raises a share by up to ${significant(m.sensitivity)}/n, an honest answer by 1/n). ${check}`);
+  return note;
+}
+
 /** The top legend's paragraphs: what the page shows for the kinds of questions present, and how numbers are printed. */
 function legend(questions, level, target) {
   const kinds = new Set(questions.map((q) => q.kind ?? 'shares'));
@@ -213,6 +243,7 @@ function render(results) {
   const sampled = results.allocation === 'sample' ? ' · each answered one question, drawn at random' : '';
   $('summary').textContent = `${countOf(n, 'response')}${sampled} · updated ${new Date().toLocaleTimeString()}`;
   shuffledLine(results.shuffled);
+  defencesLine(results.defences);
   $('rounds').replaceChildren();
   $('pooled').hidden = !results.rounds;
   if (results.rounds) $('rounds').append(roundsSection(results.rounds, level, chartWidth()));
@@ -238,6 +269,7 @@ function render(results) {
       section.append(html('p', 'empty', 'No responses yet.'));
     } else {
       section.append(chart(q, i, level));
+      if (q.manipulation) section.append(manipulationNote(q.manipulation));
       const details = document.createElement('details');
       const summary = document.createElement('summary');
       summary.textContent = 'Show the numbers';

@@ -156,6 +156,21 @@ function budgetCard(info) {
   return section;
 }
 
+/** Which rounds' shares moved since the round before by more than sampling allows (the change test of
+ * each round's q.manipulation), or null for a question without it. */
+function changeNote(rounds, qi) {
+  const tests = rounds.map((r) => r.questions[qi].manipulation?.change_from_previous_round ?? null);
+  if (!tests.some((t) => t)) return null;
+  const flagged = rounds.flatMap((r, k) => (tests[k]?.flagged
+    ? [`round ${r.round}: ${tests[k].items.map(String).join(', ')}`] : []));
+  const alpha = tests.find((t) => t).alpha;
+  return html('p', flagged.length ? 'manipulation flagged' : 'manipulation', flagged.length
+    ? `Change check: shares moved since the round before by more than sampling allows (fake responses, or a real `
+      + `change) in ${flagged.join('; ')}.`
+    : `Change check: no share moved between rounds by more than sampling allows (false-alarm rate `
+      + `${100 * alpha}% per round).`);
+}
+
 /** The rounds part of the results page: the budget card, then per question a trend chart and a table. */
 export function roundsSection(info, level, width) {
   const wrap = html('div', 'rounds');
@@ -189,6 +204,8 @@ export function roundsSection(info, level, width) {
     section.append(html('p', 'meta', `Per round: ${what}, with its ${level} confidence interval (the band; `
       + `the chart cuts it at ${cut}, the table does not)`));
     section.append(trendChart(q0.text, rounds, perRound, level, qi, width, kind, range));
+    const changes = changeNote(info.rounds, qi);
+    if (changes) section.append(changes);
     const details = html('details');
     details.append(html('summary', '', 'Show each round’s numbers'));
     const labels = perRound.find((s) => s).map((s) => s.label);

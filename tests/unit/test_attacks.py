@@ -1,0 +1,116 @@
+"""deniable.attacks: well-formed fake reports, the attacks' structure, their support rates and refusals.
+
+Deterministic: every property checked holds for every draw.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import deniable as dn
+from deniable import attacks
+
+K = 40
+TARGETS = [2, 11, 29]
+
+
+def _mechanisms() -> list[dn.FrequencyOracle]:
+    return [dn.GRR(K, epsilon=1.0), dn.SUE(K, epsilon=1.0), dn.OUE(K, epsilon=1.0), dn.BLH(K, epsilon=1.0),
+            dn.OLH(K, epsilon=1.0), dn.HadamardResponse(K, epsilon=1.0), dn.SubsetSelection(K, epsilon=1.0),
+            dn.SubsetSelection(K, epsilon=1.0, omega=2)]
+
+
+@pytest.mark.parametrize("mechanism", _mechanisms(), ids=repr)
+def test_fake_reports_are_well_formed(mechanism: dn.FrequencyOracle) -> None:
+    """Each attack's reports pass the mechanism's own report checks and survive the wire."""
+    for fakes in (attacks.maximal_gain(mechanism, TARGETS, 50, rng=1),
+                  attacks.random_item(mechanism, TARGETS, 50, rng=2),
+                  attacks.random_value(mechanism, 50, rng=3)):
+        checked = mechanism.validate(fakes)
+        assert len(checked) == 50
+        back = mechanism.reports_from_json(mechanism.reports_to_json(fakes))
+        assert mechanism.aggregate(back).counts.tolist() == mechanism.aggregate(fakes).counts.tolist()
+    assert len(attacks.maximal_gain(mechanism, TARGETS, 0, rng=1)) == 0
+
+
+@pytest.mark.parametrize("mechanism", _mechanisms(), ids=repr)
+def test_maximal_gain_reports_support_the_most_targets(mechanism: dn.FrequencyOracle) -> None:
+    fakes = attacks.maximal_gain(mechanism, TARGETS, 200, rng=4)
+    supported = sum(mechanism.supports(fakes, t).astype(int) for t in TARGETS)
+    assert np.all(supported == mechanism.max_support(np.array(TARGETS)))
+
+
+def test_padded_unary_fakes_have_the_expected_number_of_ones() -> None:
+    m = dn.OUE(K, epsilon=1.0)
+    expected = round(float(m.p + (K - 1) * m.q))
+    assert np.all(m.unpack(attacks.maximal_gain(m, TARGETS, 100, rng=5)).sum(axis=1) == expected)
+    assert np.all(m.unpack(attacks.maximal_gain(m, TARGETS, 100, rng=5, pad=False)).sum(axis=1) == len(TARGETS))
+
+
+def test_grr_and_binary_fakes() -> None:
+    grr = dn.GRR(["a", "b", "c", "d"], epsilon=1.0)
+    assert set(attacks.maximal_gain(grr, ["b", "d"], 200, rng=6).tolist()) == {"b", "d"}
+    binary = dn.BinaryRR(prob=0.75)
+    assert attacks.maximal_gain(binary, [True], 10, rng=7).tolist() == [True] * 10
+    assert attacks.random_value(binary, 10, rng=8).dtype == bool
+
+
+@pytest.mark.parametrize("mechanism", _mechanisms(), ids=repr)
+def test_fake_support_is_each_attack_s_support_rate(mechanism: dn.FrequencyOracle) -> None:
+    """Maximal gain: the stated rates are the exact support of its reports over its draws (targets: 1 or r/omega).
+
+    Random item and random value are the honest and uniform rates, whose means the statistical suite checks.
+    """
+    s = attacks.fake_support(mechanism, "maximal-gain", TARGETS)
+    assert s.shape == (K,) and np.all((s >= 0) & (s <= 1))
+    most = mechanism.max_support(np.array(TARGETS))
+    assert s[TARGETS].sum() == pytest.approx(most)
+    p, q = mechanism.support_rates()
+    item = attacks.fake_support(mechanism, "random-item", TARGETS)
+    assert item[TARGETS].sum() == pytest.approx(3 * q[0] + (p[0] - q[0]))
+
+
+def test_expected_gains_are_cao_et_al_s_closed_forms() -> None:
+    """Theorems of Cao, Jia & Gong (2021): MGA, RIA and RPA gains for kRR, OUE and OLH."""
+    k, r, beta, f_t = 1024, 10, 0.05, 0.01
+    targets = list(range(0, 10 * r, 10))
+    grr, oue, olh = dn.GRR(k, epsilon=1.0), dn.OUE(k, epsilon=1.0), dn.OLH(k, epsilon=1.0)
+    e = float(np.exp(grr.epsilon))
+    assert attacks.expected_gain(grr, "maximal-gain", targets, beta, f_t) == pytest.approx(
+        beta * (1 - f_t) + beta * (k - r) / (e - 1), rel=1e-9)
+    assert attacks.expected_gain(grr, "random-value", targets, beta, f_t) == pytest.approx(beta * (r / k - f_t))
+    e = float(np.exp(oue.epsilon))
+    assert attacks.expected_gain(oue, "maximal-gain", targets, beta, f_t) == pytest.approx(
+        beta * (2 * r - f_t) + 2 * beta * r / (e - 1), rel=1e-6)
+    assert attacks.expected_gain(oue, "random-value", targets, beta, f_t) == pytest.approx(beta * (r - f_t), rel=1e-6)
+    p, g = float(olh.prob), olh.g
+    assert attacks.expected_gain(olh, "maximal-gain", targets, beta, f_t) == pytest.approx(
+        beta * (r * (1 - 1 / g) / (p - 1 / g) - f_t), rel=1e-9)
+    assert attacks.expected_gain(olh, "random-value", targets, beta, f_t) == pytest.approx(-beta * f_t, abs=1e-12)
+    for m in (grr, oue, olh):
+        assert attacks.expected_gain(m, "random-item", targets, beta, f_t) == pytest.approx(beta * (1 - f_t))
+
+
+def test_refusals() -> None:
+    grr = dn.GRR(4, epsilon=1.0)
+    with pytest.raises(ValueError, match="non-negative int"):
+        attacks.maximal_gain(grr, [0], -1)
+    with pytest.raises(ValueError, match="at least one category"):
+        attacks.maximal_gain(grr, [], 3)
+    with pytest.raises(ValueError, match="attack must be one of"):
+        attacks.expected_gain(grr, "flood", [0], 0.1)
+    with pytest.raises(ValueError, match="attack must be one of"):
+        attacks.fake_support(grr, "flood", [0])
+    with pytest.raises(ValueError, match="fake_fraction"):
+        attacks.expected_gain(grr, "random-item", [0], 2.0)
+    rappor = dn.RAPPOR(["a", "b"], epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=2)
+    for call in (lambda: attacks.maximal_gain(rappor, ["a"], 3), lambda: attacks.random_value(rappor, 3)):
+        with pytest.raises(TypeError, match="not implemented for RAPPOR"):
+            call()
+    est = grr.estimate(grr.privatize_many([0, 1, 2, 3], rng=1))
+    other = dn.GRR(5, epsilon=1.0).estimate(dn.GRR(5, epsilon=1.0).privatize_many([0, 1], rng=1))
+    with pytest.raises(ValueError, match="same categories"):
+        attacks.overall_gain(est, other, [0])
+    with pytest.raises(ValueError, match="not a category"):
+        attacks.overall_gain(est, est, [9])
