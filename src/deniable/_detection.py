@@ -74,8 +74,9 @@ class Detection:
         return self.p_value <= self.alpha
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready fields."""
-        return {"test": self.test, "statistic": self.statistic, "p_value": self.p_value, "alpha": self.alpha,
+        """Plain JSON-ready fields (a statistic that is not finite, as for a share with no spread, is None)."""
+        statistic = float(self.statistic) if math.isfinite(self.statistic) else None
+        return {"test": self.test, "statistic": statistic, "p_value": self.p_value, "alpha": self.alpha,
                 "flagged": self.flagged, "items": [_plain(v) for v in self.items]}
 
     def __repr__(self) -> str:

@@ -107,7 +107,7 @@ class DetectionOut(BaseModel):
     """A detection test's outcome (deniable.Detection.to_dict)."""
 
     test: str
-    statistic: float
+    statistic: float | None = Field(description="the test statistic; null where not finite (a share with no spread)")
     p_value: float = Field(description="probability of a statistic this extreme were every response honest")
     alpha: float = Field(description="the false-alarm rate the test was run at")
     flagged: bool = Field(description="p_value <= alpha: the shares look pushed by fake responses")

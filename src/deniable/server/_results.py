@@ -122,7 +122,7 @@ def rounds_json(
     """
     assert survey.rounds is not None
     out = []
-    for index, aggregates in per_round.items():
+    for index, aggregates in sorted(per_round.items()):
         one = round_json(survey, index, aggregates, target, level)
         out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
     return {**survey.rounds.to_json(), "current_round": current_round, "devices": dict(budgets),

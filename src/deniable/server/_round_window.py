@@ -153,7 +153,7 @@ def window_json(
     the rounds of the survey with responses, all of them.
     """
     out = []
-    for index, by_question in stats.items():
+    for index, by_question in sorted(stats.items()):
         closed = cache is not None and current_round is not None and index < current_round
         key = (survey.id, index, target, level)
         digest = _digest(by_question) if closed else b""
