@@ -301,8 +301,18 @@ class Mechanism(ABC):
         """The estimate from a (merged) aggregate, for the inference ``target``
         (``"population"`` or ``"respondents"``; see :mod:`deniable._estimate`)."""
 
-    def estimate(self, reports: Any, target: Any = "population") -> Any:
-        """The unbiased estimate from reports: ``estimate_from(aggregate(reports), target)``."""
+    def estimate(self, reports: Any, target: Any = "population", *, by: Any = None) -> Any:
+        """The unbiased estimate from reports: ``estimate_from(aggregate(reports), target)``.
+
+        ``by``: one plain label per report (an app version, a country, an
+        experiment's arm); the reports are then estimated slice by slice and a
+        :class:`~deniable.SlicedEstimate` holds one result per label
+        (:mod:`deniable._slices`).
+        """
+        if by is not None:
+            from deniable._slices import estimate_by
+
+            return estimate_by(self, reports, by, target)
         return self.estimate_from(self.aggregate(reports), target=target)
 
 
