@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,7 @@ from deniable._intervals import z_for
 from deniable._results import ConfidenceInterval, Result, ResultTable
 from deniable.errors import DeniableWarning
 
-__all__ = ["SlicedEstimate", "estimate_by", "slice_labels", "small_slice_threshold", "SMALL_SLICE_MARGIN",
+__all__ = ["SlicedEstimate", "estimate_by", "sliced_estimate", "slice_labels", "small_slice_threshold", "SMALL_SLICE_MARGIN",
            "SMALL_SLICE_MIN"]
 
 SMALL_SLICE_MIN = 30
@@ -133,20 +133,33 @@ def estimate_by(mechanism: Any, reports: Any, by: Any, target: Any = "population
     name, slices, codes = slice_labels(by, len(checked))
     order = np.argsort(codes, kind="stable")
     ends = np.cumsum(np.bincount(codes, minlength=len(slices)))
+    stats = [mechanism._aggregate_checked(checked[order[(ends[j - 1] if j else 0) : ends[j]]])
+             for j in range(len(slices))]
+    return sliced_estimate(mechanism, name, slices, stats, target, stacklevel=4)
+
+
+def sliced_estimate(mechanism: Any, by: str, labels: Sequence[Any], aggregates: Sequence[Any],
+                    target: Any = "population", *, stacklevel: int = 2) -> SlicedEstimate:
+    """The :class:`SlicedEstimate` of each slice's (merged) aggregate, ``aggregates[j]`` that of ``labels[j]``.
+
+    Warns (:class:`~deniable.DeniableWarning`) naming the small slices;
+    ValueError naming the slice whose aggregate cannot be estimated (a
+    mean of fewer than 2 reports).
+    """
+    target = check_target(target)
     results = []
-    for j, label in enumerate(slices):
-        rows = order[(ends[j - 1] if j else 0) : ends[j]]
+    for label, stat in zip(labels, aggregates, strict=True):
         try:
-            results.append(mechanism.estimate_from(mechanism._aggregate_checked(checked[rows]), target=target))
+            results.append(mechanism.estimate_from(stat, target=target))
         except ValueError as exc:
-            raise ValueError(f"by: slice {label!r} ({rows.size} reports): {exc}") from None
-    out = SlicedEstimate(name, tuple(slices), tuple(results), small_slice_threshold(mechanism, target))
+            raise ValueError(f"by: slice {label!r} ({stat.n} reports): {exc}") from None
+    out = SlicedEstimate(by, tuple(labels), tuple(results), small_slice_threshold(mechanism, target))
     if out.small.any():
         few = [label for label, small in zip(out.labels, out.small, strict=True) if small]
         warnings.warn(
-            f"{len(few)} slice(s) of {name!r} have fewer than {out.min_n} reports, too few for a 95% interval "
+            f"{len(few)} slice(s) of {by!r} have fewer than {out.min_n} reports, too few for a 95% interval "
             f"within ±{SMALL_SLICE_MARGIN:g} (their 'small' is True): {few[:10]!r}"
-            + (" ..." if len(few) > 10 else ""), DeniableWarning, stacklevel=3,
+            + (" ..." if len(few) > 10 else ""), DeniableWarning, stacklevel=stacklevel,
         )
     return out
 
