@@ -268,6 +268,39 @@ class RoundsResult(BaseModel):
     rounds: list[RoundResult] = Field(description="every round with responses, in order")
 
 
+class SliceOut(BaseModel):
+    """One slice of a sliced question: the plain answer, its respondents and the estimate from their reports."""
+
+    value: Any = Field(description="the answer to the by question")
+    n: int = Field(ge=0, description="respondents who gave it and answered the sliced question")
+    small: bool = Field(description="n < min_n: too few reports for the interval to say much")
+    estimate: list[float | None] | float | None = Field(description="per category (shares) or the mean")
+    std_error: list[float | None] | float | None
+    ci_low: list[float | None] | float | None
+    ci_high: list[float | None] | float | None
+
+
+class SlicedQuestionOut(BaseModel):
+    id: str
+    text: str
+    kind: Literal["shares", "mean"]
+    mechanism: str
+    epsilon: float
+    min_n: int = Field(description="max(30, the reports a 95% interval needs to be within ±0.1 on a share, "
+                       "or 10% of the range for a mean), worst case over the truth")
+    categories: list[Any] | None = None
+    slices: list[SliceOut]
+
+
+class SlicedOut(BaseModel):
+    """The results by the answers of a plain question (?by=)."""
+
+    question: str = Field(description="the plain question the respondents are sliced by")
+    text: str
+    values: list[Any] = Field(description="its allowed answers, one slice each")
+    questions: list[SlicedQuestionOut]
+
+
 class ResultsOut(BaseModel):
     id: str
     title: str
@@ -283,6 +316,8 @@ class ResultsOut(BaseModel):
     level: float = Field(gt=0, lt=1)
     questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
+    by: SlicedOut | None = Field(default=None, description="with ?by=QUESTION only: each frequency and number "
+                                 "question estimated per answer of that plain question")
 
 
 class InvitesOut(BaseModel):

@@ -13,6 +13,7 @@ from deniable.server._export import csv_chunks, parquet_bytes
 from deniable.server._refusals import errors
 from deniable.server._results import question_estimates, results_json, rounds_json
 from deniable.server._routes.service import Service
+from deniable.server._sliced_results import sliced_json
 from deniable.server._security import ADMIN, bearer, results_access
 
 __all__ = ["router"]
@@ -32,13 +33,19 @@ def router(service: Service) -> APIRouter:
         request: Request,
         _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
         target: Annotated[Literal["population", "respondents"], Query()] = "population",
+        by: Annotated[str | None, Query(max_length=200)] = None,
     ) -> dict[str, Any]:
         """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version.
 
         ``target=population`` (the default): shares in the population the
         respondents were sampled from; ``target=respondents``: shares among
         these respondents only (smaller standard errors). A survey with
-        ``results: admin`` needs the admin token.
+        ``results: admin`` needs the admin token. ``by=QUESTION`` (a plain
+        question's id) adds ``by``: every frequency and number question
+        estimated per answer of that question, with each slice's respondent
+        count and whether it is too small for its interval to say much (read
+        from the stored responses: slower than the rest, which come from the
+        aggregates).
         """
         survey = store.survey(survey_id)
         results_access(request, survey)
@@ -52,6 +59,8 @@ def router(service: Service) -> APIRouter:
                 survey, store.round_aggregates(survey_id), store.device_budgets(survey_id),
                 store.current_round(survey), target, ahead=service.shuffled,
             )
+        if by is not None:
+            out["by"] = sliced_json(survey, store.iter_responses(survey_id), by, target, out["level"])
         return out
 
     @api.get(

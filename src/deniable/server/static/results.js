@@ -7,6 +7,7 @@ import { designSection, plainSection } from './survey_results.js';
 import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
+import { slicedSection } from './sliced_results.js';
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import {
   countOf, estimateTexts, fixed, grouped, percent, scientific, significant,
@@ -30,6 +31,7 @@ const TARGETS = {
 };
 const targetSelect = $('target');
 const wanted = new URLSearchParams(window.location.search).get('target');
+const slicedBy = new URLSearchParams(window.location.search).get('by'); // a plain question's id: results by its answers
 if (wanted in TARGETS) targetSelect.value = wanted;
 
 function categoryLabel(q, c) {
@@ -214,8 +216,10 @@ function render(results) {
   $('summary').textContent = `${countOf(n, 'response')}${sampled} · updated ${new Date().toLocaleTimeString()}`;
   shuffledLine(results.shuffled);
   $('rounds').replaceChildren();
-  $('pooled').hidden = !results.rounds;
+  $('pooled').hidden = !results.rounds && !results.by;
+  $('pooled').textContent = results.rounds ? 'All rounds together' : 'All respondents together';
   if (results.rounds) $('rounds').append(roundsSection(results.rounds, level, chartWidth()));
+  if (results.by) $('rounds').append(slicedSection(results.by, level, chart));
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {
@@ -258,7 +262,7 @@ async function load() {
   document.body.dataset.state = 'loading';
   try {
     if (!surveyId) throw new Error('this page needs an address of the form /s/<survey id>/results');
-    const query = `?target=${encodeURIComponent(targetSelect.value)}`;
+    const query = `?target=${encodeURIComponent(targetSelect.value)}${slicedBy ? `&by=${encodeURIComponent(slicedBy)}` : ''}`;
     const response = await fetch(`/surveys/${encodeURIComponent(surveyId)}/results${query}`, { headers: { Accept: 'application/json' } });
     const text = await response.text();
     let payload = null;
