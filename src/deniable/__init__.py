@@ -31,6 +31,7 @@ from deniable._privacy import PrivacyBudget, compose
 from deniable._results import ConfidenceInterval
 from deniable._shuffle import shuffle_epsilon
 from deniable._slices import SlicedEstimate
+from deniable._compare import ChiSquareTest, Comparison, adjust_p_values, compare, difference_sample_size
 from deniable.audit import AuditResult
 from deniable.errors import (
     AggregateError,
@@ -157,4 +158,9 @@ __all__ = [
     "DeniableWarning",
     "ConvergenceWarning",
     "SlicedEstimate",
+    "compare",
+    "Comparison",
+    "ChiSquareTest",
+    "adjust_p_values",
+    "difference_sample_size",
 ]
