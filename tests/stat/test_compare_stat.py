@@ -73,7 +73,7 @@ def test_tests_keep_their_size_and_have_power(name: str) -> None:
     Power of the size check: a Pearson-style statistic ignoring the randomization (variance f(1-f)/n)
     rejects in far more than 5% (observed over 60%, deterministic in effect: its band ends near 6.5%).
     Power: against F_A vs F_B (n = 3000 per arm) the vector test rejects at its asymptotic power
-    (noncentral chi-square with the true covariance: 0.85 for GRR, 0.65 for OUE), a two-sided binomial
+    (noncentral chi-square with the true covariance: 0.86 for GRR, 0.57 for OUE), a two-sided binomial
     check at 1e-6 / 5 that also fails a wrong covariance (the sampling-only one gives power near 1)."""
     m, n = MECHANISMS[name](), 3000
     a = ALPHA / 5
