@@ -22,6 +22,7 @@ from deniable import survey
 from deniable._accelerate import accelerator, numba_available, set_accelerator
 from deniable._allocation import AllocationComparison, compare_allocations
 from deniable._client_state import ClientState, FileStore, MemoryStore, StateStore, load_or_create
+from deniable._compare import ChiSquareTest, Comparison, adjust_p_values, compare, difference_sample_size
 from deniable._consistency import project_simplex
 from deniable._debias import debias_binary, debias_categorical
 from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
@@ -31,7 +32,6 @@ from deniable._privacy import PrivacyBudget, compose
 from deniable._results import ConfidenceInterval
 from deniable._shuffle import shuffle_epsilon
 from deniable._slices import SlicedEstimate
-from deniable._compare import ChiSquareTest, Comparison, adjust_p_values, compare, difference_sample_size
 from deniable.audit import AuditResult
 from deniable.errors import (
     AggregateError,

@@ -221,10 +221,10 @@ def compare(a: Any, b: Any, correction: str = "holm") -> Comparison:
         if est.n < (2 if isinstance(est, MeanEstimate) else 1):
             raise ValueError(f"{name} has no reports to compare (n={est.n})")
     if isinstance(a, MeanEstimate):
-        d = a.mean - b.mean
-        se = math.hypot(a.std_error, b.std_error)
-        p = float(_p_values(d / se))
-        return Comparison(a.mechanism, (), d, se, p, p, "none", None, a.n, b.n, a.target)
+        gap = a.mean - b.mean
+        spread = math.hypot(a.std_error, b.std_error)
+        p_mean = float(_p_values(gap / spread))
+        return Comparison(a.mechanism, (), gap, spread, p_mean, p_mean, "none", None, a.n, b.n, a.target)
     if a.std_errors is None or b.std_errors is None:
         raise ValueError("a and b must be unbiased estimates with standard errors (not post-processed)")
     d = a.frequencies - b.frequencies

@@ -48,8 +48,8 @@ from deniable._intervals import z_for
 from deniable._results import ConfidenceInterval, Result, ResultTable
 from deniable.errors import DeniableWarning
 
-__all__ = ["SlicedEstimate", "estimate_by", "sliced_estimate", "slice_labels", "small_slice_threshold", "SMALL_SLICE_MARGIN",
-           "SMALL_SLICE_MIN"]
+__all__ = ["SlicedEstimate", "estimate_by", "sliced_estimate", "slice_labels", "small_slice_threshold",
+           "SMALL_SLICE_MARGIN", "SMALL_SLICE_MIN"]
 
 SMALL_SLICE_MIN = 30
 """Below this many reports a slice is small whatever its mechanism (the normal interval is not trusted)."""

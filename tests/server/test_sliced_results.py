@@ -8,7 +8,6 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx

@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 from deniable import _randomness as randomness
 from deniable._aggregates import Mergeable, SupportCounts
 from deniable._estimate import Estimate, Target, check_target, pure_variance
-from deniable._slices import SlicedEstimate, estimate_by
 from deniable._randomness import Source
+from deniable._slices import SlicedEstimate, estimate_by
 from deniable.mechanisms._contract import Mechanism
 from deniable.mechanisms._domain import Domain
 

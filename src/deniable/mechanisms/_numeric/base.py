@@ -22,8 +22,8 @@ from numpy.typing import NDArray
 from deniable import _randomness as randomness
 from deniable._aggregates import MeanStat, Mergeable
 from deniable._estimate import HistogramEstimate, MeanEstimate, Target, check_target
-from deniable._slices import SlicedEstimate, estimate_by
 from deniable._randomness import Source
+from deniable._slices import SlicedEstimate, estimate_by
 from deniable.mechanisms._contract import Mechanism
 from deniable.wire import _codecs as codecs
 

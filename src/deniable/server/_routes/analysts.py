@@ -13,8 +13,8 @@ from deniable.server._export import csv_chunks, parquet_bytes
 from deniable.server._refusals import errors
 from deniable.server._results import question_estimates, results_json, rounds_json
 from deniable.server._routes.service import Service
-from deniable.server._sliced_results import sliced_json
 from deniable.server._security import ADMIN, bearer, results_access
+from deniable.server._sliced_results import sliced_json
 
 __all__ = ["router"]
 
