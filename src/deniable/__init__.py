@@ -30,6 +30,7 @@ from deniable._joint import IndependenceTest, Joint, JointEstimate, MarginalEsti
 from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable._privacy import PrivacyBudget, compose
 from deniable._results import ConfidenceInterval
+from deniable._sequences import ConfidenceSequence
 from deniable._shuffle import shuffle_epsilon
 from deniable._slices import SlicedEstimate
 from deniable.audit import AuditResult
@@ -163,4 +164,5 @@ __all__ = [
     "ChiSquareTest",
     "adjust_p_values",
     "difference_sample_size",
+    "ConfidenceSequence",
 ]

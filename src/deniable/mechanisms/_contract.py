@@ -315,6 +315,17 @@ class Mechanism(ABC):
             return estimate_by(self, reports, by, target)
         return self.estimate_from(self.aggregate(reports), target=target)
 
+    def confidence_sequence(self, reports: Any, alpha: float = 0.05, *, looks: Any = None, planned_n: int = 10_000,
+                            simultaneous: bool = False, target: Any = "population") -> Any:
+        """Anytime-valid intervals over repeated looks (a :class:`~deniable.ConfidenceSequence`): every look's
+        interval covers at once with probability ``1 - alpha`` (:mod:`deniable._sequences`; frequency oracles
+        and numeric mechanisms). ``reports``: one batch (or aggregate) per look, or one array split at
+        ``looks``."""
+        from deniable._sequences import confidence_sequence
+
+        return confidence_sequence(self, reports, alpha, looks=looks, planned_n=planned_n,
+                                   simultaneous=simultaneous, target=target)
+
 
 def _stacked(reports: Sequence[Any]) -> Any:
     """Single structured reports as one structured array (unchanged if they do not all share a dtype)."""
