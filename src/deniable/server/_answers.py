@@ -103,6 +103,18 @@ class SupportCountsOut(BaseModel):
     counts: list[int] = Field(description="reports supporting each category (C_v)")
 
 
+class SequenceOut(BaseModel):
+    """The estimate from every round so far and its anytime-valid interval (rounds: {anytime: true})."""
+
+    n: int = Field(ge=1, description="reports of every round so far")
+    estimate: list[float | None] | float | None
+    ci_low: list[float | None] | float | None = Field(description="covers at every round at once with "
+                                                      "probability 1 - alpha")
+    ci_high: list[float | None] | float | None
+    alpha: float
+    planned_n: int
+
+
 class QuestionResult(BaseModel):
     id: str
     text: str
@@ -125,6 +137,7 @@ class QuestionResult(BaseModel):
         description="the question's aggregate (SupportCounts.to_json): every value above "
         "follows from it and the mechanism config"
     )
+    sequence: SequenceOut | None = Field(default=None, description="rounds with anytime: true only")
 
 
 class DesignParameter(BaseModel):
@@ -222,6 +235,7 @@ class MeanResult(BaseModel):
     ci_low: float | None = Field(description="normal interval at level (low end)")
     ci_high: float | None
     aggregate: dict[str, Any] = Field(description="the merged MeanStat (n, sums of the standardized reports)")
+    sequence: SequenceOut | None = Field(default=None, description="rounds with anytime: true only")
 
 
 class ShuffledOut(BaseModel):
@@ -266,6 +280,8 @@ class RoundsResult(BaseModel):
     current_round: int | None
     devices: DeviceBudgets
     rounds: list[RoundResult] = Field(description="every round with responses, in order")
+    anytime: bool = Field(default=False, description="each round's questions carry a confidence sequence")
+    planned_n: int | None = Field(default=None, description="with anytime: the reports the sequences are tuned for")
 
 
 class SliceOut(BaseModel):

@@ -50,6 +50,7 @@ from deniable._estimate import Estimate, Target
 from deniable.server._question_results import View, question_json
 from deniable.server._questions import FREQUENCY, SKETCH
 from deniable.server._rounds import iso_utc
+from deniable.server._sequence_results import add_sequences
 from deniable.server._shuffled import SHUFFLE_DELTA, Ahead
 from deniable.server._shuffled import bound as shuffled_bound
 from deniable.server._surveys import Survey
@@ -132,6 +133,8 @@ def rounds_json(
             "shuffled": shuffled_json(survey, n_responses, ahead),
             "questions": questions,
         })
+    if rounds.anytime:
+        add_sequences(survey, per_round, out, level, rounds.planned_n)
     return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
 
 

@@ -7,6 +7,8 @@ A survey may ask the same devices again, once per round::
       lifetime_epsilon: 6       # what one device may spend over all rounds
       start: 2026-12-01T00:00:00Z   # optional; default: when the survey was first stored
                                     # (to the millisecond)
+      anytime: true             # optional: the results draw anytime-valid confidence sequences
+      planned_n: 10000          # optional, with anytime: the reports the sequences' width is tuned for
 
 Round ``r`` (0-based) is ``floor((now - start) / every)`` of the server's
 clock (:func:`deniable._accounting.round_index`). Every response carries a
@@ -60,7 +62,7 @@ SALT_BYTES = 32
 MAX_EVERY_SECONDS = 10 * 366 * 86_400  # ten years: a round index stays a small integer
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 _EVERY = re.compile(r"([1-9][0-9]{0,9})([smhd])")
-_KEYS = frozenset({"every", "lifetime_epsilon", "start"})
+_KEYS = frozenset({"every", "lifetime_epsilon", "start", "anytime", "planned_n"})
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class Rounds:
     every: int
     lifetime_epsilon: float
     start: float | None = None
+    anytime: bool = False  # results with confidence sequences over the rounds (deniable._sequences)
+    planned_n: int = 10_000  # the reports the sequences are tuned for
 
     def round_at(self, now: float) -> int:
         """The 0-based round at ``now`` (negative before ``start``)."""
@@ -87,6 +91,8 @@ class Rounds:
         out: dict[str, Any] = {"every": self.every, "lifetime_epsilon": self.lifetime_epsilon}
         if self.start is not None:
             out["start"] = iso_utc(self.start)
+        if self.anytime:
+            out.update(anytime=True, planned_n=self.planned_n)
         return out
 
 
@@ -145,7 +151,15 @@ def load_rounds(value: Any) -> Rounds:
             f"all rounds); got {lifetime!r:.60}"
         )
     start = _start(value["start"]) if value.get("start") is not None else None
-    return Rounds(_every(value["every"]), float(lifetime), start)
+    anytime = value.get("anytime", False)
+    if not isinstance(anytime, bool):
+        raise SurveyError("rounds.anytime", f"must be true or false; got {anytime!r:.60}")
+    planned = value.get("planned_n", 10_000)
+    if not anytime and "planned_n" in value:
+        raise SurveyError("rounds.planned_n", "applies only with anytime: true")
+    if isinstance(planned, bool) or not isinstance(planned, int) or not 1 <= planned <= 10**12:
+        raise SurveyError("rounds.planned_n", f"must be an integer from 1 to 10^12 (reports); got {planned!r:.60}")
+    return Rounds(_every(value["every"]), float(lifetime), start, anytime, planned)
 
 
 def question_costs(questions: Any) -> dict[str, ReportCost]:

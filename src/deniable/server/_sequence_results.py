@@ -1,0 +1,53 @@
+"""Confidence sequences over a survey's rounds (``rounds: {anytime: true}``).
+
+Each round of a survey with ``anytime`` gets, per frequency and number
+question, ``sequence``: the estimate from the reports of every round so far
+and its anytime-valid interval (:mod:`deniable._sequences`, at the results'
+level), which covers at every round at once, so the dashboard may be read
+after each round. Rounds ask the same devices again: a device's answers in
+two rounds share its true value, and only the randomization is fresh. The
+sequence then covers the share (or mean) over the reports so far, each
+device counted once per round it answered (the respondents' running mean of
+:func:`deniable._sequences.confidence_sequence`). A memoizing mechanism (its
+reports of one value repeat the same memoized draw) breaks the independence
+the sequence needs: its questions get ``sequence: null``; so do the rounds
+before a question's first report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from deniable._accounting import report_cost
+from deniable._results import jsonable
+from deniable._sequences import confidence_sequence
+from deniable.server._questions import FREQUENCY, NUMERIC
+from deniable.server._surveys import Survey
+
+__all__ = ["add_sequences"]
+
+
+def add_sequences(survey: Survey, per_round: Mapping[int, Mapping[str, Any]], rounds: list[dict[str, Any]],
+                  level: float, planned_n: int) -> None:
+    """Set ``sequence`` on each round's question results (``rounds``, aligned with ``per_round``)."""
+    for qi, q in enumerate(survey.questions):
+        if not q.randomized or q.kind not in (FREQUENCY, NUMERIC):
+            continue
+        usable = report_cost(q.mechanism).lifetime is None
+        stats = [aggregates[q.id] for aggregates in per_round.values()]
+        first = next((k for k, st in enumerate(stats) if st.n > 0), None)
+        cs = None
+        if usable and first is not None:
+            cs = confidence_sequence(q.mechanism, stats[first:], 1 - level, planned_n=planned_n,
+                                     target="respondents")
+        scalar = q.kind == NUMERIC
+        for k, entry in enumerate(rounds):
+            question = entry["questions"][qi]
+            if cs is None or first is None or k < first:
+                question["sequence"] = None
+                continue
+            j = k - first
+            pick = (lambda a: a[j][0]) if scalar else (lambda a: a[j])  # noqa: E731 - one row per round
+            question["sequence"] = jsonable({"n": cs.n[j], "estimate": pick(cs.estimate), "ci_low": pick(cs.low),
+                                             "ci_high": pick(cs.high), "alpha": cs.alpha, "planned_n": planned_n})
