@@ -1,6 +1,7 @@
 """``rounds: {anytime: true}``: each round's frequency and number questions carry the confidence sequence
 of every round so far (``deniable._sequences``), exactly as ``m.confidence_sequence`` gives it from the
-rounds' aggregates; memoizing questions (L-GRR, the service's 1BitMean number questions) get none. Real server on loopback, real SQLite, a moved clock."""
+rounds' aggregates; memoizing questions (L-GRR, the service's 1BitMean number questions) get none. Real
+server on loopback, real SQLite, a moved clock."""
 
 from __future__ import annotations
 

@@ -48,6 +48,6 @@ def add_sequences(survey: Survey, per_round: Mapping[int, Mapping[str, Any]], ro
                 question["sequence"] = None
                 continue
             j = k - first
-            pick = (lambda a: a[j][0]) if scalar else (lambda a: a[j])  # noqa: E731 - one row per round
-            question["sequence"] = jsonable({"n": cs.n[j], "estimate": pick(cs.estimate), "ci_low": pick(cs.low),
-                                             "ci_high": pick(cs.high), "alpha": cs.alpha, "planned_n": planned_n})
+            rows = {"estimate": cs.estimate[j], "ci_low": cs.low[j], "ci_high": cs.high[j]}
+            question["sequence"] = jsonable({"n": cs.n[j], **{key: row[0] if scalar else row for key, row in rows.items()},
+                                             "alpha": cs.alpha, "planned_n": planned_n})
