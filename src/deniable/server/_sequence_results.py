@@ -49,5 +49,5 @@ def add_sequences(survey: Survey, per_round: Mapping[int, Mapping[str, Any]], ro
                 continue
             j = k - first
             rows = {"estimate": cs.estimate[j], "ci_low": cs.low[j], "ci_high": cs.high[j]}
-            question["sequence"] = jsonable({"n": cs.n[j], **{key: row[0] if scalar else row for key, row in rows.items()},
-                                             "alpha": cs.alpha, "planned_n": planned_n})
+            values = {key: row[0] if scalar else row for key, row in rows.items()}
+            question["sequence"] = jsonable({"n": cs.n[j], **values, "alpha": cs.alpha, "planned_n": planned_n})
