@@ -27,6 +27,7 @@ from deniable._consistency import project_simplex
 from deniable._debias import debias_binary, debias_categorical
 from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable._joint import IndependenceTest, Joint, JointEstimate, MarginalEstimate
+from deniable._marginals import Association, MarginalTable
 from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable._privacy import PrivacyBudget, compose
 from deniable._results import ConfidenceInterval
@@ -165,4 +166,6 @@ __all__ = [
     "adjust_p_values",
     "difference_sample_size",
     "ConfidenceSequence",
+    "MarginalTable",
+    "Association",
 ]

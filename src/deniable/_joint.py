@@ -276,12 +276,12 @@ class Joint(Mechanism):
             raise ValueError(f"{'first and second' if d == 2 else 'the columns'} need the same length; got {sizes}")
         return np.ravel_multi_index(tuple(codes), self.shape)
 
-    def privatize_many(self, *answers: Any, rng: randomness.RNGLike = None) -> Any:  # type: ignore[override]
+    def privatize_many(self, *answers: Any, rng: randomness.RNGLike = None) -> Any:
         """Randomize many respondents' answers: one column per question (``first, second, ...``), or one
         sequence of rows ``(a, b, ...)``; secure randomness unless ``rng`` is given."""
         return self.mechanism.privatize_many(self._cells(answers), rng=rng)
 
-    def privatize(self, *answers: Any, rng: randomness.RNGLike = None) -> Any:  # type: ignore[override]
+    def privatize(self, *answers: Any, rng: randomness.RNGLike = None) -> Any:
         """Randomize one respondent's answers (``a, b, ...``, or one tuple ``(a, b, ...)``)."""
         if len(answers) == 1:
             answers = tuple(column[0] for column in _split_rows([answers[0]], len(self._questions)))
