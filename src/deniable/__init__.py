@@ -22,7 +22,14 @@ from deniable import survey
 from deniable._accelerate import accelerator, numba_available, set_accelerator
 from deniable._allocation import AllocationComparison, compare_allocations
 from deniable._client_state import ClientState, FileStore, MemoryStore, StateStore, load_or_create
-from deniable._compare import ChiSquareTest, Comparison, adjust_p_values, compare, difference_sample_size
+from deniable._compare import (
+    ChiSquareTest,
+    Comparison,
+    SlicedComparison,
+    adjust_p_values,
+    compare,
+    difference_sample_size,
+)
 from deniable._consistency import project_simplex
 from deniable._debias import debias_binary, debias_categorical
 from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
@@ -168,4 +175,5 @@ __all__ = [
     "ConfidenceSequence",
     "MarginalTable",
     "Association",
+    "SlicedComparison",
 ]

@@ -52,7 +52,8 @@ from deniable import _intervals as intervals
 from deniable._estimate import Estimate, MeanEstimate
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
 
-__all__ = ["Comparison", "ChiSquareTest", "compare", "adjust_p_values", "difference_sample_size", "CORRECTIONS"]
+__all__ = ["Comparison", "ChiSquareTest", "SlicedComparison", "compare", "adjust_p_values", "difference_sample_size",
+           "CORRECTIONS"]
 
 CORRECTIONS = ("holm", "bh", "none")
 """The multiple-comparison corrections :func:`adjust_p_values` applies."""
@@ -202,7 +203,78 @@ def _p_values(z: Any) -> Any:
     return 2 * stats.norm.sf(np.abs(z))
 
 
-def compare(a: Any, b: Any, correction: str = "holm") -> Comparison:
+@dataclass(frozen=True, eq=False)
+class SlicedComparison(Result):
+    """Every slice compared with a reference slice, corrected over all the tests together.
+
+    ``comparisons[label]`` is slice ``label`` minus the reference (a
+    :class:`Comparison`); ``p_adjusted`` of each is corrected over every
+    (slice, category) test at once, and :attr:`chi_square_adjusted` the
+    whole-vector p-values over the slices. Its table is the long form: one
+    row per slice and category.
+    """
+
+    by: str
+    reference: Any
+    comparisons: dict[Any, Comparison]
+    correction: str
+    chi_square_adjusted: dict[Any, float | None]
+
+    def __getitem__(self, label: Any) -> Comparison:
+        return self.comparisons[label]
+
+    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
+        """Every comparison's normal intervals, in the long form's row order (unadjusted)."""
+        parts = [c.confidence_interval(confidence_level, method) for c in self.comparisons.values()]
+        return ConfidenceInterval(np.concatenate([np.atleast_1d(p.low) for p in parts]),
+                                  np.concatenate([np.atleast_1d(p.high) for p in parts]))
+
+    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
+        """Long form: ``slice``, ``category``, then each comparison's columns, ``chi_square_p_adjusted``."""
+        tables = {label: c._table(confidence_level, method) for label, c in self.comparisons.items()}
+        first = next(iter(tables.values()))
+        rows = {label: max(len(t.labels), 1) for label, t in tables.items()}
+        columns: dict[str, Any] = {}
+        if first.index is not None:
+            columns["category"] = [x for t in tables.values() for x in t.labels]
+        for key in first.columns:
+            columns[key] = np.concatenate([np.atleast_1d(t.columns[key]) for t in tables.values()])
+        columns["chi_square_p_adjusted"] = [self.chi_square_adjusted[label] for label, k in rows.items()
+                                            for _ in range(k)]
+        labels = [label for label, k in rows.items() for _ in range(k)]
+        fields = {"by": self.by, "reference": self.reference, "correction": self.correction}
+        return ResultTable(fields, columns, "slice", labels, "slices")
+
+    def _caption(self) -> str:
+        return f"each slice of {self.by} minus {self.reference!r} ({self.correction} over all tests)"
+
+
+def _compare_slices(sliced: Any, reference: Any, correction: str) -> SlicedComparison:
+    """Each slice of ``sliced`` minus the ``reference`` slice, corrected together (:class:`SlicedComparison`)."""
+    if reference is None:
+        reference = sliced.labels[0]
+    if reference not in sliced:
+        raise ValueError(f"reference must be one of the slices {list(sliced.labels)!r:.200}; got {reference!r}")
+    base = sliced[reference]
+    each = {label: compare(sliced[label], base, "none") for label in sliced.labels if label != reference}
+    if not each:
+        raise ValueError("a comparison of slices needs two slices or more; got one")
+    flat = np.concatenate([np.atleast_1d(c.p_values) for c in each.values()])
+    adjusted = adjust_p_values(flat, correction)
+    out: dict[Any, Comparison] = {}
+    start = 0
+    for label, c in each.items():
+        size = np.size(c.p_values)
+        part = adjusted[start:start + size]
+        start += size
+        out[label] = Comparison(c.mechanism, c.labels, c.difference, c.std_errors, c.p_values,
+                                part if c.labels else float(part[0]), correction, c.chi_square, c.n_a, c.n_b, c.target)
+    tests = {label: c.chi_square.p_value for label, c in each.items() if c.chi_square is not None}
+    vector = dict(zip(tests, adjust_p_values(np.array(list(tests.values())), correction).tolist(), strict=True))
+    return SlicedComparison(sliced.by, reference, out, correction, {label: vector.get(label) for label in each})
+
+
+def compare(a: Any, b: Any = None, correction: str = "holm", *, reference: Any = None) -> Any:
     """The difference ``a - b`` of two independent estimates of one mechanism (module docstring).
 
     ``a`` and ``b``: two :class:`~deniable.Estimate` or two
@@ -211,9 +283,20 @@ def compare(a: Any, b: Any, correction: str = "holm") -> Comparison:
     mechanism configuration for the same target; ValueError naming ``b``
     otherwise. ``correction``: ``"holm"`` (default), ``"bh"`` or ``"none"``
     over the categories.
+
+    ``a`` a :class:`~deniable.SlicedEstimate` (and no ``b``): every slice
+    minus the ``reference`` slice (default the first), the correction
+    applied over every (slice, category) test at once and over the slices'
+    whole-vector tests (a :class:`SlicedComparison`).
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be 'holm', 'bh' or 'none'; got {correction!r}")
+    if hasattr(a, "results") and hasattr(a, "labels"):  # a SlicedEstimate
+        if b is not None:
+            raise ValueError("b must be left out when a is a SlicedEstimate (each slice is compared with reference)")
+        return _compare_slices(a, reference, correction)
+    if b is None:
+        raise TypeError("compare needs two estimates a and b, or one SlicedEstimate")
     if not isinstance(a, (Estimate, MeanEstimate)):
         raise TypeError(f"a must be an Estimate or a MeanEstimate; got {type(a).__name__}")
     _same(a, b)

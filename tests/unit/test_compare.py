@@ -95,3 +95,30 @@ def test_difference_sample_size_rules() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         dn.difference_sample_size(m, 0.3, 0.4, level=0.99)
+
+
+def test_slices_compared_with_a_reference(rng: np.random.Generator) -> None:
+    m = dn.GRR(["a", "b", "c"], epsilon=2.0)
+    arm = rng.choice(["A", "B", "C"], 9000)
+    skewed = rng.choice(["a", "b", "c"], 9000, p=[0.5, 0.3, 0.2])
+    values = np.where(arm == "C", skewed, rng.choice(["a", "b", "c"], 9000))
+    sl = m.estimate(m.privatize_many(values, rng=rng), by=arm)
+    both = dn.compare(sl, reference="A", correction="bh")
+    assert set(both.comparisons) == {"B", "C"} and both.reference == "A"
+    pairwise = {label: dn.compare(sl[label], sl["A"], "none") for label in ("B", "C")}
+    np.testing.assert_allclose(both["C"].difference, pairwise["C"].difference)
+    flat = np.concatenate([pairwise["B"].p_values, pairwise["C"].p_values])
+    np.testing.assert_allclose(np.concatenate([both["B"].p_adjusted, both["C"].p_adjusted]),
+                               dn.adjust_p_values(flat, "bh"))
+    frame = both.to_frame()
+    assert list(frame["slice"]) == ["B"] * 3 + ["C"] * 3 and "chi_square_p_adjusted" in frame.columns
+    assert both.chi_square_adjusted["C"] < 1e-6 and dn.compare(sl).reference == "A"
+    with pytest.raises(ValueError, match="reference must be one of the slices"):
+        dn.compare(sl, reference="D")
+    with pytest.raises(ValueError, match="b must be left out"):
+        dn.compare(sl, sl["A"])
+    with pytest.raises(TypeError, match="compare needs two estimates"):
+        dn.compare(sl["A"])
+    one = m.estimate(m.privatize_many(["a"] * 300, rng=rng), by=["x"] * 300)
+    with pytest.raises(ValueError, match="needs two slices or more"):
+        dn.compare(one)
