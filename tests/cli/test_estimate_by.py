@@ -55,3 +55,16 @@ def test_by_refusals(cli, tmp_path: Path, rng) -> None:  # type: ignore[no-untyp
     assert one.exit_code != 0 and "--by day: by: slice 'tue' (1 reports): an estimate needs at least 2" in \
         " ".join(one.output.split())
     assert "without --dask" in cli("estimate", private, "-c", "x", "--by", "day", "--plot", tmp_path / "a.png").output
+
+
+def test_plan_difference_gives_the_respondents_per_arm(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("plan", "--k", 4, "--epsilon", 2, "--difference", "0.40,0.44", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    expected = dn.difference_sample_size(dn.GRR(4, epsilon=2.0), 0.40, 0.44, power=0.8, level=0.95)
+    assert out["difference"] == {"share_a": 0.4, "share_b": 0.44, "power": 0.8, "level": 0.95, "per_arm": expected}
+    table = cli("plan", "--k", 4, "--epsilon", 2, "--difference", "0.40,0.44")
+    assert f"A/B test: respondents per arm to detect 0.4 vs 0.44 with power 0.8 at the 0.05 level: {expected:,}" in \
+        " ".join(table.stdout.split())
+    bad = cli("plan", "--k", 4, "--epsilon", 2, "--difference", "0.4,0.4")
+    assert bad.exit_code != 0 and "--difference: frequency_a and frequency_b must differ" in bad.output
