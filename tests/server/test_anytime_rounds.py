@@ -69,20 +69,19 @@ def test_each_round_carries_the_sequence_of_the_rounds_so_far(results: dict[str,
     assert rounds["anytime"] is True and rounds["planned_n"] == 1000
     survey = load_survey(SURVEY)
     aggregates = list(results["aggregates"].values())
-    for qi, qid in ((0, "sick"),):
+    for qid in ("sick",):
         m = survey.question(qid).mechanism
         cs = m.confidence_sequence([a[qid] for a in aggregates], alpha=0.05, planned_n=1000, target="respondents")
         for k, entry in enumerate(rounds["rounds"]):
-            seq = entry["questions"][qi]["sequence"]
+            seq = entry["sequences"][qid]
             assert seq["n"] == 150 * (k + 1) and seq["alpha"] == pytest.approx(0.05)
             expected = {"estimate": cs.estimate[k], "ci_low": cs.low[k], "ci_high": cs.high[k]}
             for key, value in expected.items():
                 assert seq[key] == pytest.approx(value.tolist(), abs=1e-12)
-        widths = [e["questions"][qi]["sequence"]["ci_high"][1] - e["questions"][qi]["sequence"]["ci_low"][1]
-                  for e in rounds["rounds"]]
+        widths = [e["sequences"][qid]["ci_high"][1] - e["sequences"][qid]["ci_low"][1] for e in rounds["rounds"]]
         assert widths == sorted(widths, reverse=True)
-    for qi in (1, 2):  # L-GRR and 1BitMean memoize: their reports of one device are not independent
-        assert all(e["questions"][qi]["sequence"] is None for e in rounds["rounds"])
+    for qid in ("where", "minutes"):  # L-GRR and 1BitMean memoize: a device's reports are not independent
+        assert all(e["sequences"][qid] is None for e in rounds["rounds"])
 
 
 def test_without_anytime_there_is_no_sequence() -> None:

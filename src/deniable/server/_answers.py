@@ -137,7 +137,6 @@ class QuestionResult(BaseModel):
         description="the question's aggregate (SupportCounts.to_json): every value above "
         "follows from it and the mechanism config"
     )
-    sequence: SequenceOut | None = Field(default=None, description="rounds with anytime: true only")
 
 
 class DesignParameter(BaseModel):
@@ -235,7 +234,6 @@ class MeanResult(BaseModel):
     ci_low: float | None = Field(description="normal interval at level (low end)")
     ci_high: float | None
     aggregate: dict[str, Any] = Field(description="the merged MeanStat (n, sums of the standardized reports)")
-    sequence: SequenceOut | None = Field(default=None, description="rounds with anytime: true only")
 
 
 class ShuffledOut(BaseModel):
@@ -269,6 +267,9 @@ class RoundResult(BaseModel):
     n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
     questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+    sequences: dict[str, SequenceOut | None] | None = Field(
+        default=None, description="rounds with anytime: true: per frequency question, the confidence sequence of "
+        "every round so far (null for a memoizing question, or before its first report)")
 
 
 class RoundsResult(BaseModel):

@@ -132,10 +132,12 @@ def rounds_json(
             "n_responses": n_responses,
             "shuffled": shuffled_json(survey, n_responses, ahead),
             "questions": questions,
+            "sequences": None,  # rounds: {anytime: true}: add_sequences
         })
     if rounds.anytime:
         add_sequences(survey, per_round, out, level, rounds.planned_n)
-    return {**rounds.to_json(), "current_round": current_round, "devices": dict(budgets), "rounds": out}
+    return {**rounds.to_json(), "anytime": rounds.anytime, "planned_n": rounds.planned_n if rounds.anytime else None,
+            "current_round": current_round, "devices": dict(budgets), "rounds": out}
 
 
 def results_json(
@@ -172,4 +174,5 @@ def results_json(
         "level": level,
         "questions": questions,
         "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app
+        "by": None,  # ?by=QUESTION: the results by slice (server._sliced_results), set by the app
     }

@@ -1,7 +1,7 @@
 """Confidence sequences over a survey's rounds (``rounds: {anytime: true}``).
 
-Each round of a survey with ``anytime`` gets, per frequency and number
-question, ``sequence``: the estimate from the reports of every round so far
+Each round of a survey with ``anytime`` gets ``sequences``: per frequency and
+number question (by id), the estimate from the reports of every round so far
 and its anytime-valid interval (:mod:`deniable._sequences`, at the results'
 level), which covers at every round at once, so the dashboard may be read
 after each round. Rounds ask the same devices again: a device's answers in
@@ -10,8 +10,8 @@ sequence then covers the share (or mean) over the reports so far, each
 device counted once per round it answered (the respondents' running mean of
 :func:`deniable._sequences.confidence_sequence`). A memoizing mechanism (its
 reports of one value repeat the same memoized draw) breaks the independence
-the sequence needs: its questions get ``sequence: null``; so do the rounds
-before a question's first report.
+the sequence needs: its questions get ``null``; so do the rounds before a
+question's first report. Without ``anytime`` each round's ``sequences`` is ``null``.
 """
 
 from __future__ import annotations
@@ -30,24 +30,23 @@ __all__ = ["add_sequences"]
 
 def add_sequences(survey: Survey, per_round: Mapping[int, Mapping[str, Any]], rounds: list[dict[str, Any]],
                   level: float, planned_n: int) -> None:
-    """Set ``sequence`` on each round's question results (``rounds``, aligned with ``per_round``)."""
-    for qi, q in enumerate(survey.questions):
+    """Set ``sequences`` (by question id) on each round of ``rounds`` (aligned with ``per_round``)."""
+    for entry in rounds:
+        entry["sequences"] = {}
+    for q in survey.questions:
         if not q.randomized or q.kind not in (FREQUENCY, NUMERIC):
             continue
-        usable = report_cost(q.mechanism).lifetime is None
         stats = [aggregates[q.id] for aggregates in per_round.values()]
         first = next((k for k, st in enumerate(stats) if st.n > 0), None)
         cs = None
-        if usable and first is not None:
+        if report_cost(q.mechanism).lifetime is None and first is not None:
             cs = confidence_sequence(q.mechanism, stats[first:], 1 - level, planned_n=planned_n,
                                      target="respondents")
-        scalar = q.kind == NUMERIC
         for k, entry in enumerate(rounds):
-            question = entry["questions"][qi]
             if cs is None or first is None or k < first:
-                question["sequence"] = None
+                entry["sequences"][q.id] = None
                 continue
             j = k - first
             rows = {"estimate": cs.estimate[j], "ci_low": cs.low[j], "ci_high": cs.high[j]}
-            values = {key: row[0] if scalar else row for key, row in rows.items()}
-            question["sequence"] = jsonable({"n": cs.n[j], **values, "alpha": cs.alpha, "planned_n": planned_n})
+            values = {key: row[0] if q.kind == NUMERIC else row for key, row in rows.items()}
+            entry["sequences"][q.id] = jsonable({"n": cs.n[j], **values, "alpha": cs.alpha, "planned_n": planned_n})

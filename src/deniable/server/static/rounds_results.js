@@ -22,9 +22,9 @@ const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c ===
 
 /** The series a question has per round: one per answer (mechanism questions), the prevalence (designs)
  * or the mean (number questions). */
-function seriesOf(q) {
+function seriesOf(q, sequences) {
   if (q.kind === 'plain' || q.kind === 'discovery') return null; // no fixed answers to follow
-  if (q.sequence !== undefined) return sequenceSeries(q);
+  if (sequences) return sequenceSeries(q, sequences[q.id]);
   if (q.kind === 'mean') {
     return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }];
   }
@@ -41,8 +41,7 @@ function seriesOf(q) {
 }
 
 /** With rounds: {anytime: true}: the estimate from every round so far and its confidence sequence (null: none). */
-function sequenceSeries(q) {
-  const seq = q.sequence;
+function sequenceSeries(q, seq) {
   if (!seq) return null;
   if (q.kind === 'mean') {
     return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: seq.estimate, low: seq.ci_low, high: seq.ci_high, se: (seq.ci_high - seq.ci_low) / 4 }];
@@ -184,9 +183,9 @@ export function roundsSection(info, level, width) {
   }
   info.rounds[0].questions.forEach((q0, qi) => {
     if (q0.kind === 'plain' || q0.kind === 'discovery') return; // as given, or free text: see the pooled results
-    const perRound = info.rounds.map((r) => seriesOf(r.questions[qi]));
+    const anytime = Boolean(info.anytime);
+    const perRound = info.rounds.map((r) => seriesOf(r.questions[qi], anytime ? r.sequences ?? {} : null));
     if (!perRound.some((p) => p)) return; // a memoizing question under anytime: no sequence to draw
-    const anytime = q0.sequence !== undefined;
     const section = html('section', 'card round-trend');
     section.dataset.question = q0.id;
     section.append(html('h2', '', q0.text));
@@ -205,7 +204,7 @@ export function roundsSection(info, level, width) {
     details.append(html('summary', '', 'Show each round’s numbers'));
     const labels = perRound.find((s) => s).map((s) => s.label);
     const rows = info.rounds.map((r, k) => [
-      `${r.round}`, utc(r.start), `${anytime ? r.questions[qi].sequence?.n ?? 0 : r.questions[qi].n}`,
+      `${r.round}`, utc(r.start), `${anytime ? r.sequences?.[q0.id]?.n ?? 0 : r.questions[qi].n}`,
       ...labels.map((_, j) => {
         const p = perRound[k]?.[j];
         const t = p && Number.isFinite(p.est) ? estimateTexts(p, kind) : null;
