@@ -58,7 +58,8 @@ function chartWidth() {
   return Math.round(Math.max(280, Math.min(680, card || 680)));
 }
 
-function chart(q, index, level) {
+/** `span`: values the axis must also show (the slices of a question share one axis). */
+function chart(q, index, level, span = []) {
   const rows = order(q).map((i) => ({
     label: categoryLabel(q, q.categories[i]),
     est: q.estimate[i],
@@ -66,7 +67,7 @@ function chart(q, index, level) {
     high: q.ci_high[i],
     se: q.std_error[i],
   })).map((r) => ({ ...r, text: estimateTexts(r) }));
-  const values = rows.flatMap((r) => [r.est, r.low, r.high]).filter((v) => Number.isFinite(v));
+  const values = [...rows.flatMap((r) => [r.est, r.low, r.high]), ...span].filter((v) => Number.isFinite(v));
   let lo = Math.min(0, ...values);
   let hi = Math.max(0.1, ...values);
   const step = niceStep(hi - lo, 5);

@@ -1,6 +1,6 @@
 // The results by slice (?by=QUESTION): each frequency and number question estimated per answer of a
-// plain question. Shares get one bar chart per slice (drawn by the page's own chart function, passed
-// in), means a table; every slice says how many respondents it has, and a slice under the question's
+// plain question. Shares get one bar chart per slice on one axis (drawn by the page's own chart
+// function, passed in), means a table; every slice says how many respondents it has, and a slice under the question's
 // min_n is marked "too few reports": its interval says little.
 import { html, numbersTable, questionCard } from './dom.js';
 import { countOf, estimateTexts, grouped } from './format.js';
@@ -37,6 +37,8 @@ export function slicedSection(by, level, chart) {
       section.append(numbersTable(['Answer', 'Respondents', 'Mean', `${level} confidence interval`, 'Too few reports'],
         meanRows(q)));
     } else {
+      // one axis for every slice of the question, so that their bars compare at a glance
+      const span = q.slices.flatMap((s) => [...(s.ci_low ?? []), ...(s.ci_high ?? []), ...(s.estimate ?? [])]);
       q.slices.forEach((s, si) => {
         section.append(sliceHeading(by, q, s));
         if (s.estimate === null) {
@@ -44,7 +46,7 @@ export function slicedSection(by, level, chart) {
           return;
         }
         const shares = { text: `${q.text} (${label(s.value)})`, categories: q.categories, type: 'categorical', ...s };
-        section.append(chart(shares, `s${qi}-${si}`, level));
+        section.append(chart(shares, `s${qi}-${si}`, level, span));
       });
     }
     wrap.append(section);
