@@ -300,6 +300,7 @@ class SliceOut(BaseModel):
 class SlicedQuestionOut(BaseModel):
     id: str
     text: str
+    type: str = Field(description="the question's type (yes-no, categorical, number)")
     kind: Literal["shares", "mean"]
     mechanism: str
     epsilon: float

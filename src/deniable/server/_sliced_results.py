@@ -95,7 +95,7 @@ def sliced_json(
     for q in sliced:
         min_n = small_slice_threshold(q.mechanism, target)
         out.append({
-            "id": q.id, "text": q.text, "kind": "mean" if q.kind == NUMERIC else "shares",
+            "id": q.id, "text": q.text, "type": q.type, "kind": "mean" if q.kind == NUMERIC else "shares",
             "mechanism": q.mechanism.name, "epsilon": q.epsilon, "min_n": min_n,
             **({} if q.kind == NUMERIC else {"categories": jsonable(list(q.categories))}),
             "slices": [{"value": value, "n": n, "small": n < min_n, **jsonable(_columns(q, stat, target, level))}

@@ -45,7 +45,7 @@ export function slicedSection(by, level, chart) {
           section.append(html('p', 'empty', 'No responses in this slice.'));
           return;
         }
-        const shares = { text: `${q.text} (${label(s.value)})`, categories: q.categories, type: 'categorical', ...s };
+        const shares = { text: `${q.text} (${label(s.value)})`, categories: q.categories, type: q.type, ...s };
         section.append(chart(shares, `s${qi}-${si}`, level, span));
       });
     }
