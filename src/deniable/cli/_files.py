@@ -12,6 +12,7 @@ import numpy as np
 import typer
 
 from deniable._estimate import MeanEstimate, check_target
+from deniable._joint import JointEstimate
 from deniable.cli import _data as cli_data
 from deniable.cli import _discovery as discovery
 from deniable.cli._common import (
@@ -327,6 +328,8 @@ def estimate_cmd(
     if isinstance(est, MeanEstimate):
         show_mean(est, level=level, as_json=as_json)
         return
+    if isinstance(est, JointEstimate):  # several questions answered jointly: the cells, by tuple of answers
+        est = replace(est.cells, domain=m.domain)
     show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json, xlabel=column)
 
 

@@ -29,7 +29,7 @@ class BatchAccepted(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer", "free-text", "number"]
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number", "joint"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -62,6 +62,9 @@ class QuestionOut(BaseModel):
     low: float | None = Field(default=None, description="a number question's smallest answer")
     high: float | None = Field(default=None, description="a number question's largest answer")
     units: str | None = Field(default=None, description="a number question's units (text)")
+    questions: list[dict[str, Any]] | None = Field(
+        default=None, description="a joint question's parts ({id, text, categories}), answered as one list"
+    )
 
 
 class RoundsOut(BaseModel):
@@ -236,6 +239,46 @@ class MeanResult(BaseModel):
     aggregate: dict[str, Any] = Field(description="the merged MeanStat (n, sums of the standardized reports)")
 
 
+class JointPartOut(BaseModel):
+    """One part of a joint question: its shares (a marginal of the joint estimate)."""
+
+    id: str
+    text: str
+    categories: list[Any]
+    estimate: list[float | None] | None
+    std_error: list[float | None] | None
+    ci_low: list[float | None] | None
+    ci_high: list[float | None] | None
+
+
+class JointPairOut(BaseModel):
+    """Two parts of a joint question: the Wald test of independence and Cramér's V."""
+
+    first: str
+    second: str
+    statistic: float | None
+    df: int
+    p_value: float | None
+    cramers_v: float | None
+    cramers_v_std_error: float | None
+
+
+class JointResult(BaseModel):
+    """A joint question (type: joint): each part's shares and every pair's association."""
+
+    id: str
+    text: str
+    type: Literal["joint"]
+    kind: Literal["joint"]
+    mechanism: str = Field(description="the oracle on the product of the parts' answers")
+    epsilon: float
+    n: int
+    target: Literal["population"]
+    level: float
+    questions: list[JointPartOut]
+    pairs: list[JointPairOut]
+
+
 class ShuffledOut(BaseModel):
     """The central guarantee of the responses if collected through a trusted shuffler."""
 
@@ -266,7 +309,7 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult]
     sequences: dict[str, SequenceOut | None] | None = Field(
         default=None, description="rounds with anytime: true: per frequency question, the confidence sequence of "
         "every round so far (null for a memoizing question, or before its first report)")
@@ -332,7 +375,7 @@ class ResultsOut(BaseModel):
     )
     target: Literal["population", "respondents"]
     level: float = Field(gt=0, lt=1)
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
     by: SlicedOut | None = Field(default=None, description="with ?by=QUESTION only: each frequency and number "
                                  "question estimated per answer of that plain question")

@@ -8,6 +8,7 @@ import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
 import { slicedSection } from './sliced_results.js';
+import { jointSection } from './joint_results.js';
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import {
   countOf, estimateTexts, fixed, grouped, percent, scientific, significant,
@@ -173,7 +174,7 @@ function shuffledLine(shuffled) {
 function legend(questions, level, target) {
   const kinds = new Set(questions.map((q) => q.kind ?? 'shares'));
   const parts = [];
-  if (kinds.has('shares') || kinds.has('design')) {
+  if (kinds.has('shares') || kinds.has('design') || kinds.has('joint')) {
     parts.push(`Bars: estimated share per answer of ${target.long} (debiased from the randomized reports). `
       + `Whiskers, and the range printed under each value: ${level} confidence interval (not a standard error; the `
       + 'standard errors are in the table under “Show the numbers”). Estimates can fall slightly outside 0–100% '
@@ -190,7 +191,11 @@ function legend(questions, level, target) {
       + 'confidence interval; answers typed by few respondents stay hidden.');
   }
   if (kinds.has('plain')) parts.push('Questions answered as given (not randomized): how many gave each answer.');
-  if (kinds.has('shares') || kinds.has('design') || kinds.has('mean')) {
+  if (kinds.has('joint')) {
+    parts.push('Questions answered together (randomized as one): each question’s estimated shares, and how '
+      + 'strongly each pair of answers goes together.');
+  }
+  if (kinds.has('shares') || kinds.has('design') || kinds.has('mean') || kinds.has('joint')) {
     parts.push('Each estimate, its interval and its standard error are printed with the same decimals, '
       + 'set by the standard error (two significant digits of it).');
   }
@@ -230,6 +235,10 @@ function render(results) {
     }
     if (q.kind === 'mean') {
       container.append(meanSection(q, level, chartWidth()));
+      return;
+    }
+    if (q.kind === 'joint') {
+      container.append(jointSection(q, level, chart));
       return;
     }
     if (q.kind === 'design' || q.kind === 'plain') {

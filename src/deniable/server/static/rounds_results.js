@@ -23,7 +23,7 @@ const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c ===
 /** The series a question has per round: one per answer (mechanism questions), the prevalence (designs)
  * or the mean (number questions). */
 function seriesOf(q, sequences) {
-  if (q.kind === 'plain' || q.kind === 'discovery') return null; // no fixed answers to follow
+  if (q.kind === 'plain' || q.kind === 'discovery' || q.kind === 'joint') return null; // no fixed answers to follow
   if (sequences) return sequenceSeries(q, sequences[q.id]);
   if (q.kind === 'mean') {
     return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }];
@@ -182,7 +182,8 @@ export function roundsSection(info, level, width) {
     return wrap;
   }
   info.rounds[0].questions.forEach((q0, qi) => {
-    if (q0.kind === 'plain' || q0.kind === 'discovery') return; // as given, or free text: see the pooled results
+    // as given, free text, or several answers together: see the pooled results
+    if (q0.kind === 'plain' || q0.kind === 'discovery' || q0.kind === 'joint') return;
     const anytime = Boolean(info.anytime);
     const perRound = info.rounds.map((r) => seriesOf(r.questions[qi], anytime ? r.sequences ?? {} : null));
     if (!perRound.some((p) => p)) return; // a memoizing question under anytime: no sequence to draw
