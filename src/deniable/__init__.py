@@ -22,17 +22,28 @@ from deniable import survey
 from deniable._accelerate import accelerator, numba_available, set_accelerator
 from deniable._allocation import AllocationComparison, compare_allocations
 from deniable._client_state import ClientState, FileStore, MemoryStore, StateStore, load_or_create
+from deniable._compare import (
+    ChiSquareTest,
+    Comparison,
+    SlicedComparison,
+    adjust_p_values,
+    compare,
+    difference_sample_size,
+)
 from deniable._consistency import project_simplex
 from deniable._debias import debias_binary, debias_categorical
 from deniable._detection import Detection, change_test, frequency_test, supporting_all_test, unary_count_test
 from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable._joint import IndependenceTest, Joint, JointEstimate, MarginalEstimate
 from deniable._manipulation import Manipulation
+from deniable._marginals import Association, MarginalTable
 from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable._privacy import PrivacyBudget, compose
 from deniable._recovery import estimate_fake_fraction, recover
 from deniable._results import ConfidenceInterval
+from deniable._sequences import ConfidenceSequence
 from deniable._shuffle import shuffle_epsilon
+from deniable._slices import SlicedEstimate
 from deniable.audit import AuditResult
 from deniable.errors import (
     AggregateError,
@@ -168,4 +179,14 @@ __all__ = [
     "supporting_all_test",
     "recover",
     "estimate_fake_fraction",
+    "SlicedEstimate",
+    "compare",
+    "Comparison",
+    "ChiSquareTest",
+    "adjust_p_values",
+    "difference_sample_size",
+    "ConfidenceSequence",
+    "MarginalTable",
+    "Association",
+    "SlicedComparison",
 ]

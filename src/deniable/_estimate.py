@@ -43,7 +43,7 @@ from deniable._results import ConfidenceInterval, Result, ResultTable, check_lev
 
 __all__ = [
     "Mergeable", "SupportCounts", "Estimate", "pure_variance", "CIMethod",
-    "Target", "TARGETS", "check_target", "sampling_variance",
+    "Target", "TARGETS", "check_target", "sampling_variance", "worst_per_user_variance",
 ]
 
 CIMethod = Literal["normal", "wilson", "clopper-pearson"]
@@ -98,6 +98,32 @@ def pure_variance(
     gap = p - q
     fixed = (q * (1 - q) / gap**2 + f * (1 - p - q) / gap) / n
     return np.asarray(fixed + sampling_variance(n, f, target), dtype=float)
+
+
+def worst_per_user_variance(mechanism: Any, frequency: float | None, target: Target) -> float:
+    """``max_f n Var(f)`` for ``target`` over f in [0, 1], or at ``frequency``.
+
+    For a pure oracle ``n Var = A + B f`` with ``A = q*(1-q*)/(p*-q*)^2`` and
+    ``B = (1-p*-q*)/(p*-q*)`` (:func:`deniable._estimate.pure_variance`), plus
+    ``f(1-f)`` for the population target, so the maximum has a closed form:
+    at an end point, or at ``f = (1 + B)/2`` with the sampling term. Other
+    mechanisms are maximised over a grid of their ``variance``.
+    """
+    sampling = target == "population"
+    try:
+        p, q = mechanism.support_rates()
+    except (AttributeError, NotImplementedError):
+        grid = np.linspace(0, 1, 201) if frequency is None else np.array([float(frequency)])
+        return max(float(np.max(mechanism.variance(1, np.full(mechanism.k, f), target))) for f in grid)
+    a = q * (1 - q) / (p - q) ** 2
+    b = (1 - p - q) / (p - q)
+    if frequency is not None:
+        f = np.full_like(a, float(frequency))
+    elif sampling:
+        f = np.clip((1 + b) / 2, 0.0, 1.0)
+    else:
+        f = np.where(b > 0, 1.0, 0.0)
+    return float(np.max(a + b * f + (f * (1 - f) if sampling else 0.0)))
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,95 +54,78 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import product
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import _intervals as intervals
 from deniable import _randomness as randomness
 from deniable import wire
 from deniable._aggregates import SupportCounts
 from deniable._estimate import Estimate, check_target
+from deniable._marginals import (
+    Association,
+    IndependenceTest,
+    MarginalEstimate,
+    MarginalTable,
+    cramers_v,
+    marginal_of,
+    wald_independence,
+)
 from deniable._privacy import check_epsilon
-from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
+from deniable._results import ConfidenceInterval, Result, ResultTable
 from deniable.mechanisms import GRR, OUE, SUE, FrequencyOracle
 from deniable.mechanisms._contract import Mechanism
 from deniable.mechanisms._domain import Domain
 from deniable.mechanisms.registry import register
 
-__all__ = ["Joint", "JointEstimate", "MarginalEstimate", "IndependenceTest", "JOINT_MECHANISMS"]
+__all__ = ["Joint", "JointEstimate", "MarginalEstimate", "MarginalTable", "IndependenceTest", "Association",
+           "JOINT_MECHANISMS"]
 
 JOINT_MECHANISMS: dict[str, Callable[..., FrequencyOracle]] = {"grr": GRR, "oue": OUE, "sue": SUE}
 """The oracles whose cell covariance has a closed form (module docstring)."""
-_PAIRS: Any = object()  # privatize's ``second`` when ``first`` holds the pairs
-
-
-def _split_pairs(pairs: Any) -> tuple[list[Any], list[Any]]:
-    """The first and second answers of a sequence of pairs ``(a, b)``; ValueError naming one that is not a pair."""
-    if isinstance(pairs, np.ndarray) and pairs.ndim == 2 and pairs.shape[1] == 2:
-        return pairs[:, 0].tolist(), pairs[:, 1].tolist()
-    if isinstance(pairs, (str, bytes)):
-        raise ValueError(f"pairs must be a sequence of pairs (first, second); got {pairs!r:.60}")
-    items = list(pairs)
-    for i, pair in enumerate(items):
-        if not isinstance(pair, (tuple, list, np.ndarray)) or len(pair) != 2:
-            raise ValueError(f"pairs[{i}] must be a pair (first, second); got {pair!r:.60}")
-    return [p[0] for p in items], [p[1] for p in items]
-
-
-@dataclass(frozen=True)
-class MarginalEstimate(Result):
-    """One question's shares from the joint estimate: unbiased, with standard errors (population)."""
-
-    domain: tuple[Any, ...]
-    frequencies: NDArray[np.float64]
-    std_errors: NDArray[np.float64]
-    n: int
-
-    def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
-        """Per-category normal interval ``f ± z SE`` at ``confidence_level`` (``ci`` is its older spelling)."""
-        level = check_level(confidence_level)
-        self._method(method)
-        low, high = intervals.normal_interval(self.frequencies, self.std_errors, 1 - level)
-        return ConfidenceInterval(low, high)
-
-    def _table(self, confidence_level: float, method: str | None) -> ResultTable:
-        """Per category: ``estimate``, ``std_error``, ``ci_low``, ``ci_high``."""
-        low, high = self.confidence_interval(confidence_level, method)
-        columns = {"estimate": self.frequencies, "std_error": self.std_errors, "ci_low": low, "ci_high": high}
-        return ResultTable({"n": self.n, "target": "population"}, columns, "category", self.domain, "categories")
-
-
-@dataclass(frozen=True)
-class IndependenceTest:
-    """Wald test that the two questions are independent (module docstring)."""
-
-    statistic: float
-    df: int
-    p_value: float
-    method: str = "wald"
-
-    def __repr__(self) -> str:
-        return f"IndependenceTest(wald W={self.statistic:.4g}, df={self.df}, p={self.p_value:.4g})"
+def _split_rows(rows: Any, d: int) -> list[list[Any]]:
+    """Each question's answers from a sequence of rows of ``d`` answers; ValueError naming a row that is not one."""
+    word, what = ("pairs", "a pair (first, second)") if d == 2 else ("rows", f"a tuple of {d} answers")
+    if isinstance(rows, np.ndarray) and rows.ndim == 2 and rows.shape[1] == d:
+        return [rows[:, i].tolist() for i in range(d)]
+    if isinstance(rows, (str, bytes)):
+        many = "pairs (first, second)" if d == 2 else f"tuples of {d} answers"
+        raise ValueError(f"{word} must be a sequence of {many}; got {rows!r:.60}")
+    items = list(rows)
+    for i, row in enumerate(items):
+        if not isinstance(row, (tuple, list, np.ndarray)) or len(row) != d:
+            raise ValueError(f"{word}[{i}] must be {what}; got {row!r:.60}")
+    return [[row[i] for row in items] for i in range(d)]
 
 
 @dataclass(frozen=True, eq=False)
 class JointEstimate(Result):
-    """The debiased joint shares of two questions, their covariance, marginals and independence test.
+    """The debiased joint shares of several questions, their covariance, marginals and independence tests.
 
     ``cells`` is the product-domain :class:`~deniable.Estimate` (population
-    target); ``covariance`` the ``K x K`` covariance of its frequencies. Its
-    intervals, ``to_dict`` and ``to_frame`` are the cells', labelled by the
-    pair of answers (``(a, b)``, row-major).
+    target); ``covariance`` the ``K x K`` covariance of its frequencies;
+    ``questions`` each question's categories. Its intervals, ``to_dict`` and
+    ``to_frame`` are the cells', labelled by the tuple of answers (row-major:
+    the last question's answer varies fastest).
     """
 
-    first: tuple[Any, ...]
-    second: tuple[Any, ...]
+    questions: tuple[tuple[Any, ...], ...]
     cells: Estimate
     covariance: NDArray[np.float64]
 
     ci_methods: ClassVar[tuple[str, ...]] = Estimate.ci_methods
+
+    @property
+    def first(self) -> tuple[Any, ...]:
+        """The first question's categories."""
+        return self.questions[0]
+
+    @property
+    def second(self) -> tuple[Any, ...]:
+        """The second question's categories."""
+        return self.questions[1]
 
     @property
     def std_errors(self) -> NDArray[np.float64] | None:
@@ -154,14 +137,15 @@ class JointEstimate(Result):
         return self.cells.confidence_interval(confidence_level, method)
 
     def _table(self, confidence_level: float, method: str | None) -> ResultTable:
-        """The cells' table, each cell labelled by its pair ``(a, b)``; both questions' categories in the fields."""
+        """The cells' table, each cell labelled by its tuple of answers; the questions' categories in the
+        fields (``first`` and ``second`` for two questions)."""
         cells = self.cells._table(confidence_level, method)
-        pairs = [(a, b) for a in self.first for b in self.second]
-        fields = {**cells.fields, "first": list(self.first), "second": list(self.second)}
-        return ResultTable(fields, cells.columns, "cell", pairs, "cells")
+        named = {"first": list(self.first), "second": list(self.second)} if len(self.questions) == 2 else {}
+        fields = {**cells.fields, **named, "questions": [list(q) for q in self.questions]}
+        return ResultTable(fields, cells.columns, "cell", list(product(*self.questions)), "cells")
 
     def _caption(self) -> str:
-        return f"{self.cells._caption()}: {len(self.first)} x {len(self.second)} cells"
+        return f"{self.cells._caption()}: {' x '.join(str(len(q)) for q in self.questions)} cells"
 
     @property
     def n(self) -> int:
@@ -169,81 +153,62 @@ class JointEstimate(Result):
 
     @property
     def table(self) -> NDArray[np.float64]:
-        """The estimated shares as a ``k1 x k2`` table (rows: the first question)."""
-        return self.cells.frequencies.reshape(len(self.first), len(self.second))
+        """The estimated shares as an array of shape ``(k_1, ..., k_d)`` (rows: the first question)."""
+        return self.cells.frequencies.reshape(tuple(len(q) for q in self.questions))
 
-    def marginal(self, which: int) -> MarginalEstimate:
-        """The first (``which=0``) or second (``1``) question's shares: sums of the joint cells."""
-        if which not in (0, 1):
-            raise ValueError(f"which must be 0 (the first question) or 1 (the second); got {which!r}")
-        k1, k2 = len(self.first), len(self.second)
-        cell = np.arange(k1 * k2)
-        rows = cell // k2 if which == 0 else cell % k2
-        size = k1 if which == 0 else k2
-        summing = np.zeros((size, k1 * k2))
-        summing[rows, cell] = 1.0
-        cov = summing @ self.covariance @ summing.T
-        return MarginalEstimate(
-            self.first if which == 0 else self.second,
-            summing @ self.cells.frequencies,
-            np.sqrt(np.maximum(np.diag(cov), 0.0)),
-            self.n,
-        )
+    def marginal(self, which: Any) -> Any:
+        """One question's shares (``which`` its position: a :class:`MarginalEstimate`), or the joint shares
+        of several (``which`` a tuple of positions: a :class:`~deniable._marginals.MarginalTable`): sums of
+        the joint cells, with their covariance (:mod:`deniable._marginals`)."""
+        return marginal_of(self.questions, self.cells.frequencies, self.covariance, self.n, which)
 
-    def independence(self) -> IndependenceTest:
-        """Wald test of independence of the two questions, ``(k1-1)(k2-1)`` degrees of freedom."""
-        from scipy import stats
+    def independence(self, first: int = 0, second: int = 1) -> IndependenceTest:
+        """Wald test of independence of two questions (default the first two), ``(k_i-1)(k_j-1)`` degrees of
+        freedom, on their two-way marginal."""
+        if len(self.questions) == 2 and (first, second) == (0, 1):
+            return wald_independence(self.table, self.covariance)
+        return self.marginal((0, 1) if (first, second) == (0, 1) else (first, second)).independence()
 
-        k1, k2 = len(self.first), len(self.second)
-        f = self.table
-        rows, cols = f.sum(axis=1), f.sum(axis=0)
-        grid = np.meshgrid(np.arange(k1 - 1), np.arange(k2 - 1), indexing="ij")
-        a, b = grid[0].ravel(), grid[1].ravel()
-        contrasts = f[a, b] - rows[a] * cols[b]
-        partial = np.zeros((a.size, k1, k2))
-        index = np.arange(a.size)
-        partial[index, a, b] += 1.0
-        partial[index, a, :] -= cols[b][:, None]
-        partial[index, :, b] -= rows[a][:, None]
-        jac = partial.reshape(a.size, k1 * k2)
-        middle = jac @ self.covariance @ jac.T
-        statistic = float(contrasts @ np.linalg.pinv(middle, hermitian=True) @ contrasts)
-        df = (k1 - 1) * (k2 - 1)
-        return IndependenceTest(statistic, df, float(stats.chi2.sf(statistic, df)))
+    def association(self, first: int = 0, second: int = 1) -> Association:
+        """Cramér's V between two questions with its delta-method standard error (:mod:`deniable._marginals`)."""
+        pair = self.marginal((first, second))
+        return cramers_v(pair.table, pair.covariance)
 
 
 @register(kind="joint", decode_cost="O(n) support counts of k1 k2 cells")
 class Joint(Mechanism):
-    """Two categorical questions randomized as one pair by an oracle on their product domain.
+    """Several categorical questions randomized as one answer by an oracle on their product domain.
 
-    ``Joint(first, second, epsilon=..., mechanism="auto")``: ``first`` and
-    ``second`` are the two questions' categories; ``mechanism`` one of
-    ``"auto"``, ``"grr"``, ``"oue"``, ``"sue"``. The pair's privacy loss is the
-    oracle's ``epsilon`` (:attr:`epsilon`).
+    ``Joint(q1, q2, ..., epsilon=..., mechanism="auto")``: each ``q`` is a
+    question's categories (a list, or an int ``k`` for ``0..k-1``), two or
+    more; ``mechanism`` one of ``"auto"``, ``"grr"``, ``"oue"``, ``"sue"``. The
+    answers' privacy loss is the oracle's ``epsilon`` (:attr:`epsilon`), not the
+    sum over the questions. The product has ``K = k_1 ... k_d`` cells, so this
+    suits a few small questions (a few hundred cells); every marginal then
+    comes from the one joint estimate and agrees with the others.
 
     A :class:`~deniable.mechanisms._contract.Mechanism` with the wire id
-    ``"joint"``: its configuration's ``domain`` is the two questions'
-    categories and its ``params`` the oracle's own configuration (on the cells
-    ``0..k1 k2 - 1``), so ``dn.from_config(j.to_config()) == j``::
+    ``"joint"``: its configuration's ``domain`` is the questions' categories
+    and its ``params`` the oracle's own configuration (on the cells
+    ``0..K - 1``), so ``dn.from_config(j.to_config()) == j``::
 
         {"format": "deniable.mechanism", "version": 1, "mechanism": "joint",
          "domain": [["yes", "no"], ["A", "B", "C"]], "epsilon": 3.0,
          "params": {"oracle": {"mechanism": "grr", "domain": 6, ...}}}
 
-    A true value is a pair ``(a, b)``; reports, their JSON and the aggregate
-    (:class:`~deniable._aggregates.SupportCounts` of the cells) are the
-    oracle's, and the estimate is a :class:`JointEstimate`.
+    A true value is a tuple of answers ``(a, b, ...)``; reports, their JSON and
+    the aggregate (:class:`~deniable._aggregates.SupportCounts` of the cells)
+    are the oracle's, and the estimate is a :class:`JointEstimate`.
     """
 
     wire_id = "joint"
     stat_type = SupportCounts
 
-    def __init__(
-        self, first: Sequence[Any], second: Sequence[Any], *, epsilon: float, mechanism: str = "auto"
-    ) -> None:
-        self._first = Domain(first, "Joint")
-        self._second = Domain(second, "Joint")
-        cells = self._first.k * self._second.k
+    def __init__(self, *questions: Sequence[Any] | int, epsilon: float, mechanism: str = "auto") -> None:
+        if len(questions) < 2:
+            raise ValueError(f"Joint needs two or more questions' categories; got {len(questions)}")
+        self._questions = tuple(Domain(q, "Joint") for q in questions)
+        cells = int(np.prod([q.k for q in self._questions]))
         eps = check_epsilon(epsilon, owner="Joint")
         if mechanism == "auto":
             built = [cls(cells, epsilon=eps) for cls in (GRR, OUE)]
@@ -254,17 +219,27 @@ class Joint(Mechanism):
             raise ValueError(f"mechanism must be one of {['auto', *JOINT_MECHANISMS]}; got {mechanism!r}")
 
     @property
+    def questions(self) -> tuple[tuple[Any, ...], ...]:
+        """Each question's categories, in order."""
+        return tuple(tuple(q.values) for q in self._questions)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Each question's number of categories."""
+        return tuple(q.k for q in self._questions)
+
+    @property
     def first(self) -> tuple[Any, ...]:
-        return tuple(self._first.values)
+        return tuple(self._questions[0].values)
 
     @property
     def second(self) -> tuple[Any, ...]:
-        return tuple(self._second.values)
+        return tuple(self._questions[1].values)
 
     @property
-    def domain(self) -> tuple[tuple[Any, Any], ...]:
-        """The true values a device takes: the pairs ``(a, b)``, row-major (cell ``a * k2 + b``)."""
-        return tuple((a, b) for a in self.first for b in self.second)
+    def domain(self) -> tuple[tuple[Any, ...], ...]:
+        """The true values a device takes: the tuples of answers, row-major (the last varies fastest)."""
+        return tuple(product(*self.questions))
 
     @property
     def epsilon(self) -> float:
@@ -279,52 +254,61 @@ class Joint(Mechanism):
         """The oracle's reports (a cell for GRR, packed bits for unary encoding)."""
         return self.mechanism.report_kind
 
-    def cell(self, first: Any, second: Any) -> int:
-        """The product-domain category of one pair: ``a * k2 + b``."""
-        return self._first.encode_one(first) * self._second.k + self._second.encode_one(second)
+    def cell(self, *answers: Any) -> int:
+        """The product-domain category of one respondent's answers (``a * k2 + b`` for two questions)."""
+        if len(answers) != len(self._questions):
+            raise ValueError(f"cell needs {len(self._questions)} answers, one per question; got {len(answers)}")
+        codes = tuple(q.encode_one(a) for q, a in zip(self._questions, answers, strict=True))
+        return int(np.ravel_multi_index(codes, self.shape))
 
     # ------------------------------------------------------------ privatize
-    def privatize_many(  # type: ignore[override]
-        self, first: Any, second: Any = _PAIRS, rng: randomness.RNGLike = None
-    ) -> Any:
-        """Randomize many pairs ``(first[i], second[i])``, or ``first`` as a sequence of pairs ``(a, b)``;
-        secure randomness unless ``rng`` is given."""
-        if second is _PAIRS:
-            first, second = _split_pairs(first)
-        a, b = self._first.encode(first), self._second.encode(second)
-        if a.shape != b.shape:
-            raise ValueError(f"first and second need the same length; got {a.size} and {b.size}")
-        return self.mechanism.privatize_many(a * self._second.k + b, rng=rng)
+    def _cells(self, columns: tuple[Any, ...]) -> Any:
+        """The cells of the answers: one column per question, or one sequence of rows of answers."""
+        d = len(self._questions)
+        if len(columns) == 1:
+            columns = tuple(_split_rows(columns[0], d))
+        if len(columns) != d:
+            raise ValueError(f"give {d} columns of answers, one per question (or one sequence of rows); "
+                             f"got {len(columns)}")
+        codes = [q.encode(c) for q, c in zip(self._questions, columns, strict=True)]
+        if len({c.shape for c in codes}) != 1:
+            sizes = " and ".join(str(c.size) for c in codes)
+            raise ValueError(f"{'first and second' if d == 2 else 'the columns'} need the same length; got {sizes}")
+        return np.ravel_multi_index(tuple(codes), self.shape)
 
-    def privatize(  # type: ignore[override]
-        self, first: Any, second: Any = _PAIRS, rng: randomness.RNGLike = None
-    ) -> Any:
-        """Randomize one respondent's pair of answers (``first, second``, or ``first`` a pair ``(a, b)``)."""
-        if second is _PAIRS:
-            (first,), (second,) = _split_pairs([first])
-        return self.mechanism.privatize(self.cell(first, second), rng=rng)
+    def privatize_many(self, *answers: Any, rng: randomness.RNGLike = None) -> Any:
+        """Randomize many respondents' answers: one column per question (``first, second, ...``), or one
+        sequence of rows ``(a, b, ...)``; secure randomness unless ``rng`` is given."""
+        return self.mechanism.privatize_many(self._cells(answers), rng=rng)
+
+    def privatize(self, *answers: Any, rng: randomness.RNGLike = None) -> Any:
+        """Randomize one respondent's answers (``a, b, ...``, or one tuple ``(a, b, ...)``)."""
+        if len(answers) == 1:
+            answers = tuple(column[0] for column in _split_rows([answers[0]], len(self._questions)))
+        return self.mechanism.privatize(self.cell(*answers), rng=rng)
 
     # ----------------------------------------------------------------- wire
     def _domain_json(self) -> Any:
-        return [self._first.to_json(), self._second.to_json()]
+        return [q.to_json() for q in self._questions]
 
     def _domain_key(self) -> Any:
-        return (self._first, self._second)
+        return self._questions
 
     def _params(self) -> dict[str, Any]:
         return {"oracle": self.mechanism.to_config()}
 
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> Joint:
-        if not (isinstance(domain, list) and len(domain) == 2
+        if not (isinstance(domain, list) and len(domain) >= 2
                 and all(isinstance(d, (list, int)) and not isinstance(d, bool) for d in domain)):
             raise ValueError(
-                f"config field 'domain' must be the two questions' categories for joint; got {domain!r:.60}"
+                f"config field 'domain' must be the two questions' categories (or more, one list each) for joint; "
+                f"got {domain!r:.60}"
             )
         self = cls.__new__(cls)
-        self._first, self._second = Domain(domain[0], "Joint"), Domain(domain[1], "Joint")
+        self._questions = tuple(Domain(d, "Joint") for d in domain)
         oracle = wire.from_config(params["oracle"])
-        cells = self._first.k * self._second.k
+        cells = int(np.prod([q.k for q in self._questions]))
         if type(oracle) not in JOINT_MECHANISMS.values() or not (oracle.domain_obj.is_range and oracle.k == cells):
             raise ValueError(
                 f"config field 'params.oracle' must configure one of {list(JOINT_MECHANISMS)} on the {cells} cells "
@@ -378,11 +362,11 @@ class Joint(Mechanism):
             support = -np.outer(gap * f, gap * f)
             np.fill_diagonal(support, rate * (1 - rate))
         covariance = support / (n * np.outer(gap, gap))
-        return JointEstimate(self.first, self.second, cells, covariance)
+        return JointEstimate(self.questions, cells, covariance)
 
     def __repr__(self) -> str:
         return (
-            f"Joint({len(self.first)} x {len(self.second)} categories, {self.mechanism.name}, "
+            f"Joint({' x '.join(str(k) for k in self.shape)} categories, {self.mechanism.name}, "
             f"epsilon={self.epsilon:.4g})"
         )
 

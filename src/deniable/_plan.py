@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from deniable._estimate import Target, check_target
+from deniable._estimate import Target, check_target, worst_per_user_variance
 from deniable._intervals import z_for
 from deniable._privacy import check_epsilon
 from deniable.mechanisms import GRR, SubsetSelection, registry
@@ -130,32 +130,6 @@ def best_mechanism(
     return MechanismChoice(built[name], name, variances, bits, sensitivities, rule)
 
 
-def _worst_per_user_variance(mechanism: Any, frequency: float | None, target: Target) -> float:
-    """``max_f n Var(f)`` for ``target`` over f in [0, 1], or at ``frequency``.
-
-    For a pure oracle ``n Var = A + B f`` with ``A = q*(1-q*)/(p*-q*)^2`` and
-    ``B = (1-p*-q*)/(p*-q*)`` (:func:`deniable._estimate.pure_variance`), plus
-    ``f(1-f)`` for the population target, so the maximum has a closed form:
-    at an end point, or at ``f = (1 + B)/2`` with the sampling term. Other
-    mechanisms are maximised over a grid of their ``variance``.
-    """
-    sampling = target == "population"
-    try:
-        p, q = mechanism.support_rates()
-    except (AttributeError, NotImplementedError):
-        grid = np.linspace(0, 1, 201) if frequency is None else np.array([float(frequency)])
-        return max(float(np.max(mechanism.variance(1, np.full(mechanism.k, f), target))) for f in grid)
-    a = q * (1 - q) / (p - q) ** 2
-    b = (1 - p - q) / (p - q)
-    if frequency is not None:
-        f = np.full_like(a, float(frequency))
-    elif sampling:
-        f = np.clip((1 + b) / 2, 0.0, 1.0)
-    else:
-        f = np.where(b > 0, 1.0, 0.0)
-    return float(np.max(a + b * f + (f * (1 - f) if sampling else 0.0)))
-
-
 def sample_size(
     mechanism: Any,
     margin: float,
@@ -188,7 +162,7 @@ def sample_size(
     z = z_for(alpha)
     if frequency is not None and not 0 <= frequency <= 1:
         raise ValueError(f"frequency must be in [0, 1]; got {frequency!r}")
-    worst = _worst_per_user_variance(mechanism, frequency, target)
+    worst = worst_per_user_variance(mechanism, frequency, target)
     return math.ceil(z * z * worst / margin**2 - 1e-9)
 
 

@@ -471,3 +471,27 @@ def aggregate_file(mechanism: Any, reader: ColumnReader, on_chunk: Any = None) -
         if on_chunk is not None:
             on_chunk()
     return total
+
+
+def aggregate_file_by(mechanism: Any, reader: ColumnReader, labels: ColumnReader,
+                      on_chunk: Any = None) -> dict[str, Any]:
+    """Per distinct cell of the ``labels`` column (its text, sorted), the aggregate of its rows' reports.
+
+    ``labels`` reads the same file in the same chunks as ``reader``; each chunk's
+    reports are parsed and checked once (the error names the first bad row),
+    then aggregated slice by slice and merged over the chunks with ``+``.
+    """
+    totals: dict[str, Any] = {}
+    for chunk, by in zip(reader, labels, strict=True):
+        if len(by) != len(chunk):  # pragma: no cover - both read one file in the same blocks
+            raise CLIError(f"--by {labels.column!r}: its chunk of {len(by)} rows does not match the reports'")
+        checked = mechanism._checked(reports_from_text(mechanism, chunk, reader.column))
+        distinct, codes = np.unique(by.values, return_inverse=True)
+        order = np.argsort(codes, kind="stable")
+        ends = np.cumsum(np.bincount(codes, minlength=distinct.size))
+        for j, label in enumerate(distinct.tolist()):
+            stat = mechanism._aggregate_checked(checked[order[(ends[j - 1] if j else 0): ends[j]]])
+            totals[label] = totals[label] + stat if label in totals else stat
+        if on_chunk is not None:
+            on_chunk()
+    return dict(sorted(totals.items()))

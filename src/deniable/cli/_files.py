@@ -12,6 +12,7 @@ import numpy as np
 import typer
 
 from deniable._estimate import MeanEstimate, check_target
+from deniable._joint import JointEstimate
 from deniable.cli import _data as cli_data
 from deniable.cli import _discovery as discovery
 from deniable.cli import _platforms as platforms
@@ -34,8 +35,8 @@ from deniable.cli._common import (
     parse_epsilon,
     progress,
 )
-from deniable.cli._output import show_estimate, show_mean
-from deniable.errors import ReportError
+from deniable.cli._output import show_estimate, show_mean, show_sliced
+from deniable.errors import DeniableWarning, ReportError
 from deniable.heavy import HeavyHitters
 from deniable.mechanisms import registry
 from deniable.wire._text import yes_no_labels
@@ -236,6 +237,11 @@ def estimate_cmd(
         bool, typer.Option("--csv", help=f"{discovery.NAME} reports: the values found as CSV on stdout.")
     ] = False,
     chunk_size: Annotated[int, typer.Option(help="Rows per chunk.")] = 500_000,
+    by: Annotated[
+        str | None,
+        typer.Option(help="Estimate slice by slice: the column of a plain label per row (an app version, a "
+                     "country, an experiment's arm)."),
+    ] = None,
     dask: Annotated[
         bool,
         typer.Option("--dask", help="Aggregate with Dask, partition by partition; DATA may be a glob "
@@ -276,6 +282,7 @@ def estimate_cmd(
       deniable estimate 'reports/*.parquet' --column answer --dask
       deniable estimate export.csv --column violated --config survey.json
       deniable estimate qualtrics.csv --column deniable_report --config mechanism.json
+      deniable estimate private.csv --column answer --by app_version
       deniable estimate --db sqlite:///deniable.db --survey honor-code
     """
     if not 0 < level < 1:
@@ -283,8 +290,8 @@ def estimate_cmd(
     if db is not None or survey is not None:
         from deniable.cli._server import estimate_db
 
-        if data is not None or column is not None or config is not None:
-            raise CLIError("give either a file (DATA --column) or --db URL --survey ID, not both")
+        if data is not None or column is not None or config is not None or by is not None:
+            raise CLIError("give either a file (DATA --column [--by COLUMN]) or --db URL --survey ID, not both")
         if db is None or survey is None:
             raise CLIError("--db and --survey go together")
         estimate_db(db, survey, consistent=consistent, level=level, plot=plot, as_json=as_json,
@@ -304,6 +311,13 @@ def estimate_cmd(
             return
     if top is not None or threshold is not None or as_csv:
         raise CLIError(f"--top, --threshold and --csv apply to a column privatized with {discovery.NAME}")
+    if by is not None:
+        if dask or consistent is not None or plot is not None:
+            raise CLIError("--by estimates slice by slice from one file: without --dask, --consistent or --plot")
+        if embedded:
+            raise CLIError("--by reads a privatized file, not a survey platform's export")
+        _estimate_by(m, reader, data, by, chunk_size, level=level, target=check_target(target), as_json=as_json)
+        return
     if dask:
         m, paths = _dask_inputs(data, column, config)
         _check_frequency_options(m, consistent, plot)
@@ -328,6 +342,8 @@ def estimate_cmd(
     if isinstance(est, MeanEstimate):
         show_mean(est, level=level, as_json=as_json)
         return
+    if isinstance(est, JointEstimate):  # several questions answered jointly: the cells, by tuple of answers
+        est = replace(est.cells, domain=m.domain)
     show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json, xlabel=column)
 
 
@@ -348,6 +364,29 @@ def _platform_aggregate(m: Any, data: Path, column: str) -> Any:
         err.print(f"[bold yellow]note:[/] {empty} row(s) of {data.name} ({platform} export) have no report "
                   f"in {column!r} and are left out")
     return m.aggregate(parsed)
+
+
+def _estimate_by(m: Any, reader: cli_data.ColumnReader, data: Path, by: str, chunk_size: int, *, level: float,
+                 target: Any, as_json: bool) -> None:
+    """``estimate --by``: the reports aggregated per distinct cell of the column ``by``, each slice estimated."""
+    import warnings
+
+    from deniable._slices import sliced_estimate
+
+    labels = cli_data.ColumnReader(data, by, chunk_size, only_column=True)
+    with progress(transient=True, unit=reader.progress_unit) as bar:
+        task = bar.add_task("aggregating by slice", total=reader.progress_total)
+        stats = cli_data.aggregate_file_by(m, reader, labels, on_chunk=lambda: bar.update(task,
+                                                                                      completed=reader.position()))
+    if not stats:
+        raise CLIError(f"{data} has no reports")
+    with warnings.catch_warnings():  # the table says which slices are small
+        warnings.simplefilter("ignore", DeniableWarning)
+        try:
+            sliced = sliced_estimate(m, by, list(stats), list(stats.values()), target)
+        except ValueError as exc:
+            raise CLIError(f"--by {by}: {exc}") from None
+    show_sliced(sliced, level=level, as_json=as_json)
 
 
 def _estimate_discovery(hh: HeavyHitters, reader: cli_data.ColumnReader, *, consistent: str | None, target: str,

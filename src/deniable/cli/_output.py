@@ -16,7 +16,7 @@ from deniable.cli._common import CLIError, err, out
 
 __all__ = [
     "check_figure_path", "estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate", "show_mean",
-    "target_note",
+    "target_note", "show_sliced",
 ]
 
 
@@ -192,4 +192,30 @@ def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | No
         table.add_column(header, justify="right")
     table.add_row(_number(data["estimate"], ".6g"), _number(data["std_error"], ".4g"),
                   _number(data["ci_low"], ".6g"), _number(data["ci_high"], ".6g"), f"[{est.low:g}, {est.high:g}]")
+    out.print(table)
+
+
+def show_sliced(sliced: Any, *, level: float, as_json: bool) -> None:
+    """Print a :class:`~deniable.SlicedEstimate` (``estimate --by``) as its long-form table or JSON: one row per
+    slice and category (per slice for a mean) with the slice's ``n`` and whether it is ``small``."""
+    data = sliced.to_dict(level)
+    keys = [k for k in ("category", "estimate", "std_error", "ci_low", "ci_high", "n", "small") if k in data]
+    rows = [{"slice": label, **{k: data[k][i] for k in keys}} for i, label in enumerate(data["slices"])]
+    if as_json:
+        print_json({**{k: data[k] for k in ("by", "mechanism", "epsilon", "target", "min_n")}, "level": level,
+                    "rows": rows})
+        return
+    small = int(sliced.small.sum())
+    caption = target_note(sliced.results[0].target) + (
+        f"\n{small} slice(s) under {sliced.min_n} reports (small: a 95% interval wider than ±0.1 on a share, "
+        "or than 10% of the range for a mean)" if small else "")
+    first = sliced.results[0]
+    table = Table(title=f"{first.mechanism}, epsilon = {first.epsilon:.4g}, by {sliced.by}: {len(sliced)} slices, "
+                  f"n = {int(sliced.n.sum()):,}", title_justify="left", caption=caption, caption_justify="left")
+    headers = {"std_error": "std. error", "ci_low": f"{level:.0%} interval low", "ci_high": "interval high"}
+    for key in ["slice", *keys]:
+        table.add_column(headers.get(key, key), justify="left" if key in ("slice", "category") else "right")
+    for row in rows:
+        table.add_row(*(str(row[k]) if k in ("slice", "category", "n") else ("yes" if row[k] else "")
+                        if k == "small" else _number(row[k], ".4f") for k in ["slice", *keys]))
     out.print(table)

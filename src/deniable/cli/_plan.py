@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -70,6 +70,11 @@ def plan_cmd(
         float | None,
         typer.Option(help="Weigh fake reports: the lowest Var* among the mechanisms whose manipulation "
                           "sensitivity is at most this factor (>= 1) times the smallest."),
+    ] = None,
+    difference: Annotated[
+        str | None,
+        typer.Option(help="A/B test: one category's share in each arm, e.g. 0.30,0.36; adds the respondents per "
+                     "arm that detect it with --power at --level (two-sided)."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -139,12 +144,14 @@ def plan_cmd(
         )
     rows.sort(key=lambda r: (r["var_star"], r["report_bits"]))
     needed = dn.sample_size(choice.mechanism, margin, level, target=check_target(target))
+    per_arm = None if difference is None else _per_arm(choice.mechanism, difference, power, level)
     if as_json:
         print_json(
             {"k": k, "epsilon": epsilon, "n": n, "margin": margin, "level": level, "target": target,
              "recommended": choice.name, "rule": choice.rule, "respondents_needed": needed, "mechanisms": rows,
              "shuffled": _shuffled(choice.mechanism.epsilon, n, delta),
-             "allocation": None if comparison is None else _allocation_json(comparison)}
+             "allocation": None if comparison is None else _allocation_json(comparison),
+             **({} if per_arm is None else {"difference": per_arm})}
         )
         return
     table = Table(title=f"Frequency oracles for k = {k}, epsilon = {epsilon:g}", title_justify="left")
@@ -169,6 +176,9 @@ def plan_cmd(
         f"[bold]{needed:,}[/bold]"
     )
     out.print(target_note(check_target(target)))
+    if per_arm is not None:
+        out.print(f"A/B test: respondents per arm to detect {per_arm['share_a']:g} vs {per_arm['share_b']:g} "
+                  f"with power {power:g} at the {1 - level:g} level: [bold]{per_arm['per_arm']:,}[/bold]")
     if comparison is not None:
         _print_allocation(comparison)
     _print_shuffled(choice.mechanism.epsilon, n, delta)
@@ -337,3 +347,17 @@ def audit_cmd(
             err.print("note: --seed audits the simulation path, not the secure device path")
     if not result.passed:
         raise typer.Exit(1)
+
+
+def _per_arm(m: Any, difference: str, power: float, level: float) -> dict[str, Any]:
+    """``plan --difference A,B``: the respondents per arm of :func:`deniable.difference_sample_size`."""
+    parts = difference.split(",")
+    try:
+        a, b = (float(x) for x in parts)
+    except ValueError:
+        raise CLIError(f"--difference must be two shares, e.g. 0.30,0.36; got {difference!r}") from None
+    try:
+        n = dn.difference_sample_size(m, a, b, power=power, level=level)
+    except ValueError as exc:
+        raise CLIError(f"--difference: {exc}") from None
+    return {"share_a": a, "share_b": b, "power": power, "level": level, "per_arm": n}

@@ -394,6 +394,8 @@ def _other_line(result: dict[str, Any], level: float) -> str:
         return _mean_line(result, level)
     if result["kind"] == "discovery":
         return _discovery_lines(result, level)
+    if result["kind"] == "joint":
+        return _joint_lines(result, level)
     pi = result["parameters"][0]
     eps = "infinite: an answer reveals the truth" if result["reveals_truth"] else f"{result['epsilon']:.4g}"
     head = f"{result['id']}: {result['design']['model']} design, n = {result['n']:,}, epsilon = {eps}"
@@ -401,6 +403,26 @@ def _other_line(result: dict[str, Any], level: float) -> str:
         return f"{head}: too few answers for a prevalence"
     return (f"{head}: prevalence {pi['estimate']:.4f}, standard error {pi['std_error']:.4f}, "
             f"{level:.0%} interval {pi['ci_low']:.4f} .. {pi['ci_high']:.4f}")
+
+
+def _joint_lines(result: dict[str, Any], level: float) -> str:
+    """A joint question: each part's shares with their intervals, then each pair's Cramér's V and test."""
+    from rich.markup import escape
+
+    head = (f"{result['id']}: {len(result['questions'])} questions answered jointly ({result['mechanism']}), "
+            f"n = {result['n']:,}, epsilon = {result['epsilon']:.4g}")
+    if not result["n"]:
+        return f"{head}: no reports yet"
+    lines = [head]
+    for part in result["questions"]:
+        shares = ", ".join(f"{escape(str(c))} {e:.4f} ({lo:.4f} .. {hi:.4f})" for c, e, lo, hi in zip(
+            part["categories"], part["estimate"], part["ci_low"], part["ci_high"], strict=True))
+        lines.append(f"  {part['id']}: {shares}")
+    lines.append(f"  ({level:.0%} intervals)")
+    for pair in result["pairs"]:
+        lines.append(f"  {pair['first']} x {pair['second']}: Cramer's V {pair['cramers_v']:.3f} "
+                     f"(s.e. {pair['cramers_v_std_error']:.3f}), independence p = {pair['p_value']:.3g}")
+    return "\n".join(lines)
 
 
 def _mean_line(result: dict[str, Any], level: float) -> str:

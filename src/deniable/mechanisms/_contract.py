@@ -301,9 +301,30 @@ class Mechanism(ABC):
         """The estimate from a (merged) aggregate, for the inference ``target``
         (``"population"`` or ``"respondents"``; see :mod:`deniable._estimate`)."""
 
-    def estimate(self, reports: Any, target: Any = "population") -> Any:
-        """The unbiased estimate from reports: ``estimate_from(aggregate(reports), target)``."""
+    def estimate(self, reports: Any, target: Any = "population", *, by: Any = None) -> Any:
+        """The unbiased estimate from reports: ``estimate_from(aggregate(reports), target)``.
+
+        ``by``: one plain label per report (an app version, a country, an
+        experiment's arm); the reports are then estimated slice by slice and a
+        :class:`~deniable.SlicedEstimate` holds one result per label
+        (:mod:`deniable._slices`).
+        """
+        if by is not None:
+            from deniable._slices import estimate_by
+
+            return estimate_by(self, reports, by, target)
         return self.estimate_from(self.aggregate(reports), target=target)
+
+    def confidence_sequence(self, reports: Any, alpha: float = 0.05, *, looks: Any = None, planned_n: int = 10_000,
+                            simultaneous: bool = False, target: Any = "population") -> Any:
+        """Anytime-valid intervals over repeated looks (a :class:`~deniable.ConfidenceSequence`): every look's
+        interval covers at once with probability ``1 - alpha`` (:mod:`deniable._sequences`; frequency oracles
+        and numeric mechanisms). ``reports``: one batch (or aggregate) per look, or one array split at
+        ``looks``."""
+        from deniable._sequences import confidence_sequence
+
+        return confidence_sequence(self, reports, alpha, looks=looks, planned_n=planned_n,
+                                   simultaneous=simultaneous, target=target)
 
 
 def _stacked(reports: Sequence[Any]) -> Any:

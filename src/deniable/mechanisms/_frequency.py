@@ -13,7 +13,7 @@ import os
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +22,7 @@ from deniable import _randomness as randomness
 from deniable._aggregates import Mergeable, SupportCounts
 from deniable._estimate import Estimate, Target, check_target, pure_variance
 from deniable._randomness import Source
+from deniable._slices import SlicedEstimate, estimate_by
 from deniable.mechanisms._contract import Mechanism
 from deniable.mechanisms._domain import Domain
 
@@ -198,14 +199,23 @@ class FrequencyOracle(Mechanism):
             self.__dict__["_support_rates"] = cached
         return cached
 
-    def estimate(self, reports: Any, target: Target = "population") -> Estimate:
+    @overload
+    def estimate(self, reports: Any, target: Target = ..., *, by: None = None) -> Estimate: ...
+    @overload
+    def estimate(self, reports: Any, target: Target = ..., *, by: Any) -> SlicedEstimate: ...
+
+    def estimate(self, reports: Any, target: Target = "population", *, by: Any = None) -> Any:
         """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`).
 
         ``target="population"`` (the default) estimates the shares in the
         population the respondents were sampled from; ``"respondents"`` the
         shares among these respondents. Only the standard errors differ.
+        ``by`` (one plain label per report) estimates each slice on its own:
+        a :class:`~deniable.SlicedEstimate` (:mod:`deniable._slices`).
         """
         target = check_target(target)  # before any work on the reports
+        if by is not None:
+            return estimate_by(self, reports, by, target)
         est: Estimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 

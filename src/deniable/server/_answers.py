@@ -29,7 +29,7 @@ class BatchAccepted(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer", "free-text", "number"]
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number", "joint"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -62,6 +62,9 @@ class QuestionOut(BaseModel):
     low: float | None = Field(default=None, description="a number question's smallest answer")
     high: float | None = Field(default=None, description="a number question's largest answer")
     units: str | None = Field(default=None, description="a number question's units (text)")
+    questions: list[dict[str, Any]] | None = Field(
+        default=None, description="a joint question's parts ({id, text, categories}), answered as one list"
+    )
 
 
 class RoundsOut(BaseModel):
@@ -123,6 +126,18 @@ class ManipulationOut(BaseModel):
     change_from_previous_round: DetectionOut | None = Field(
         default=None, description="rounds only: shares that moved since the last earlier round beyond sampling "
         "(null for the first round)")
+
+
+class SequenceOut(BaseModel):
+    """The estimate from every round so far and its anytime-valid interval (rounds: {anytime: true})."""
+
+    n: int = Field(ge=1, description="reports of every round so far")
+    estimate: list[float | None] | float | None
+    ci_low: list[float | None] | float | None = Field(description="covers at every round at once with "
+                                                      "probability 1 - alpha")
+    ci_high: list[float | None] | float | None
+    alpha: float
+    planned_n: int
 
 
 class QuestionResult(BaseModel):
@@ -249,6 +264,46 @@ class MeanResult(BaseModel):
     aggregate: dict[str, Any] = Field(description="the merged MeanStat (n, sums of the standardized reports)")
 
 
+class JointPartOut(BaseModel):
+    """One part of a joint question: its shares (a marginal of the joint estimate)."""
+
+    id: str
+    text: str
+    categories: list[Any]
+    estimate: list[float | None] | None
+    std_error: list[float | None] | None
+    ci_low: list[float | None] | None
+    ci_high: list[float | None] | None
+
+
+class JointPairOut(BaseModel):
+    """Two parts of a joint question: the Wald test of independence and Cramér's V."""
+
+    first: str
+    second: str
+    statistic: float | None
+    df: int
+    p_value: float | None
+    cramers_v: float | None
+    cramers_v_std_error: float | None
+
+
+class JointResult(BaseModel):
+    """A joint question (type: joint): each part's shares and every pair's association."""
+
+    id: str
+    text: str
+    type: Literal["joint"]
+    kind: Literal["joint"]
+    mechanism: str = Field(description="the oracle on the product of the parts' answers")
+    epsilon: float
+    n: int
+    target: Literal["population"]
+    level: float
+    questions: list[JointPartOut]
+    pairs: list[JointPairOut]
+
+
 class ShuffledOut(BaseModel):
     """The central guarantee of the responses if collected through a trusted shuffler."""
 
@@ -279,7 +334,10 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult]
+    sequences: dict[str, SequenceOut | None] | None = Field(
+        default=None, description="rounds with anytime: true: per frequency question, the confidence sequence of "
+        "every round so far (null for a memoizing question, or before its first report)")
 
 
 class RoundsWindow(BaseModel):
@@ -301,6 +359,8 @@ class RoundsResult(BaseModel):
     devices: DeviceBudgets
     rounds: list[RoundResult] = Field(description="every round of the window with responses, in order")
     window: RoundsWindow
+    anytime: bool = Field(default=False, description="each round's questions carry a confidence sequence")
+    planned_n: int | None = Field(default=None, description="with anytime: the reports the sequences are tuned for")
 
 
 class DefencesOut(BaseModel):
@@ -311,6 +371,40 @@ class DefencesOut(BaseModel):
     max_responses: int | None = Field(description="the cap on stored responses (null: none)")
     n_responses: int = Field(description="responses stored")
     detection_alpha: float = Field(description="the false-alarm rate of every detection in these results")
+
+
+class SliceOut(BaseModel):
+    """One slice of a sliced question: the plain answer, its respondents and the estimate from their reports."""
+
+    value: Any = Field(description="the answer to the by question")
+    n: int = Field(ge=0, description="respondents who gave it and answered the sliced question")
+    small: bool = Field(description="n < min_n: too few reports for the interval to say much")
+    estimate: list[float | None] | float | None = Field(description="per category (shares) or the mean")
+    std_error: list[float | None] | float | None
+    ci_low: list[float | None] | float | None
+    ci_high: list[float | None] | float | None
+
+
+class SlicedQuestionOut(BaseModel):
+    id: str
+    text: str
+    type: str = Field(description="the question's type (yes-no, categorical, number)")
+    kind: Literal["shares", "mean"]
+    mechanism: str
+    epsilon: float
+    min_n: int = Field(description="max(30, the reports a 95% interval needs to be within ±0.1 on a share, "
+                       "or 10% of the range for a mean), worst case over the truth")
+    categories: list[Any] | None = None
+    slices: list[SliceOut]
+
+
+class SlicedOut(BaseModel):
+    """The results by the answers of a plain question (?by=)."""
+
+    question: str = Field(description="the plain question the respondents are sliced by")
+    text: str
+    values: list[Any] = Field(description="its allowed answers, one slice each")
+    questions: list[SlicedQuestionOut]
 
 
 class ResultsOut(BaseModel):
@@ -326,9 +420,11 @@ class ResultsOut(BaseModel):
     )
     target: Literal["population", "respondents"]
     level: float = Field(gt=0, lt=1)
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
     defences: DefencesOut | None = Field(default=None, description="what bounds the number of fake responses")
+    by: SlicedOut | None = Field(default=None, description="with ?by=QUESTION only: each frequency and number "
+                                 "question estimated per answer of that plain question")
 
 
 class InvitesOut(BaseModel):

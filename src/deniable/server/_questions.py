@@ -41,7 +41,7 @@ from deniable.errors import AggregateError, FieldReportError, ReportError
 from deniable.mechanisms import registry
 from deniable.mechanisms._contract import CheckedReports
 
-__all__ = ["Question", "PlainQuestion", "AnyQuestion", "Tally", "kind_of", "design_spec",
+__all__ = ["Question", "PlainQuestion", "AnyQuestion", "Tally", "kind_of", "design_spec", "JOINT",
            "FREQUENCY", "SKETCH", "NUMERIC", "DESIGN", "HEAVY", "PLAIN"]
 
 FREQUENCY, SKETCH, NUMERIC, DESIGN = "frequency", "sketch", "numeric", "design"
@@ -49,6 +49,8 @@ HEAVY = "discovery"
 """The kind of heavy-hitter discovery (:class:`~deniable.heavy.HeavyHitters`, not in the registry)."""
 PLAIN = "plain"
 """The kind of a plain question (no randomizer)."""
+JOINT = "joint"
+"""The kind of a joint question (:class:`~deniable.Joint`, :mod:`deniable.server._joint_questions`)."""
 
 
 def kind_of(randomizer: Any) -> str:
@@ -131,6 +133,7 @@ class Question:
     unrelated_question: str | None = None
     units: str | None = None
     by: tuple[tuple[str, int], ...] = field(default=())  # a design's plain categorical questions: (id, categories)
+    parts: tuple[tuple[str, str], ...] = field(default=())  # a joint question's parts: (id, text)
     randomized: ClassVar[Literal[True]] = True
 
     @property
@@ -379,9 +382,20 @@ def _heavy_located(hitters: Any, values: Sequence[Any], exc: ReportError) -> Rep
     return exc
 
 
+def _joint(q: Question) -> dict[str, Any]:
+    """A joint question's parts (id, text, answers) and its exact :class:`~deniable.Joint` configuration."""
+    questions = [{"id": pid, "text": text, "categories": list(categories)}
+                 for (pid, text), categories in zip(q.parts, q.randomizer.questions, strict=True)]
+    return {**_base(q), "questions": questions, "mechanism": q.randomizer.to_config()}
+
+
+def _joint_public(q: Question) -> dict[str, Any]:
+    return {**_joint(q), "randomized": True, "epsilon": q.epsilon}
+
+
 _Form = Callable[[Question], dict[str, Any]]
 _STORED: dict[str, _Form] = {FREQUENCY: _frequency, SKETCH: _frequency, DESIGN: _design, NUMERIC: _numeric,
-                             HEAVY: _heavy}
+                             HEAVY: _heavy, JOINT: _joint}
 _PUBLIC: dict[str, _Form] = {FREQUENCY: _frequency, SKETCH: _frequency, DESIGN: _design_public,
-                             NUMERIC: _numeric_public, HEAVY: _heavy_public}
+                             NUMERIC: _numeric_public, HEAVY: _heavy_public, JOINT: _joint_public}
 _LOCATE: dict[str, Callable[[Any, Sequence[Any], ReportError], ReportError]] = {HEAVY: _heavy_located}

@@ -51,13 +51,14 @@ from deniable._estimate import Estimate, Target
 from deniable.server._question_results import DETECTION_ALPHA, View, question_json
 from deniable.server._questions import FREQUENCY, SKETCH
 from deniable.server._rounds import END, iso_utc
+from deniable.server._sequence_results import add_sequences
 from deniable.server._shuffled import SHUFFLE_DELTA, Ahead
 from deniable.server._shuffled import bound as shuffled_bound
 from deniable.server._surveys import Survey
 
 __all__ = [
     "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "defences_json",
-    "with_changes", "SHUFFLE_DELTA",
+    "with_changes", "anytime_json", "SHUFFLE_DELTA",
 ]
 
 
@@ -120,13 +121,24 @@ def rounds_json(
     (assumes each device's value did not change and it kept its memoized
     state) and without it (every report counted).
     """
-    assert survey.rounds is not None
+    rounds = survey.rounds
+    assert rounds is not None
     out = []
     for index, aggregates in sorted(per_round.items()):
         one = round_json(survey, index, aggregates, target, level)
         out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
-    return {**survey.rounds.to_json(), "current_round": current_round, "devices": dict(budgets),
-            "rounds": with_changes(out)}
+    out = with_changes(out)
+    if rounds.anytime:
+        add_sequences(survey, dict(sorted(per_round.items())), out, level, rounds.planned_n)
+    return {**rounds.to_json(), **anytime_json(survey), "current_round": current_round,
+            "devices": dict(budgets), "rounds": out}
+
+
+def anytime_json(survey: Survey) -> dict[str, Any]:
+    """``anytime`` and ``planned_n`` of a survey with rounds (``planned_n`` None without ``anytime``)."""
+    rounds = survey.rounds
+    assert rounds is not None
+    return {"anytime": rounds.anytime, "planned_n": rounds.planned_n if rounds.anytime else None}
 
 
 def round_json(
@@ -143,6 +155,7 @@ def round_json(
         "end": iso_utc(min(rounds.start + (index + 1) * rounds.every, END - 0.001)),
         "n_responses": _n_responses(survey, questions),
         "questions": questions,
+        "sequences": None,  # rounds: {anytime: true}: add_sequences
     }
 
 
@@ -202,6 +215,7 @@ def results_json(
         "level": level,
         "questions": questions,
         "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app
+        "by": None,  # ?by=QUESTION: the results by slice (server._sliced_results), set by the app
         "defences": defences_json(survey, n_responses),
     }
 

@@ -77,7 +77,7 @@ END = 253_402_300_800.0
 """10000-01-01T00:00:00Z: ``rounds.start`` and the end of the first round are before it."""
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 _EVERY = re.compile(r"([1-9][0-9]{0,9})([smhd])")
-_KEYS = frozenset({"every", "lifetime_epsilon", "start"})
+_KEYS = frozenset({"every", "lifetime_epsilon", "start", "anytime", "planned_n"})
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,8 @@ class Rounds:
     every: int
     lifetime_epsilon: float
     start: float | None = None
+    anytime: bool = False  # results with confidence sequences over the rounds (deniable._sequences)
+    planned_n: int = 10_000  # the reports the sequences are tuned for
 
     def round_at(self, now: float) -> int:
         """The 0-based round at ``now`` (negative before ``start``)."""
@@ -104,6 +106,8 @@ class Rounds:
         out: dict[str, Any] = {"every": self.every, "lifetime_epsilon": self.lifetime_epsilon}
         if self.start is not None:
             out["start"] = iso_utc(self.start)
+        if self.anytime:
+            out.update(anytime=True, planned_n=self.planned_n)
         return out
 
 

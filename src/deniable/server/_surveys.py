@@ -104,12 +104,14 @@ from deniable.mechanisms import BinaryRR, FrequencyOracle, registry
 from deniable.server._design_questions import load_design_question, load_plain_question
 from deniable.server._discovery import FREE_TEXT, load_free_text_question
 from deniable.server._errors import SurveyError, closest, did_you_mean, is_text, printable
+from deniable.server._joint_questions import load_joint_question
 from deniable.server._numeric_questions import NUMBER, load_number_question
 from deniable.server._policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server._questions import (
     DESIGN,
     FREQUENCY,
     HEAVY,
+    JOINT,
     NUMERIC,
     PLAIN,
     SKETCH,
@@ -264,6 +266,10 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
         return load_free_text_question(data, qid, text, where)
     if qtype == NUMBER:  # deniable.server._numeric_questions
         return load_number_question(data, qid, text, where)
+    if qtype == JOINT:  # deniable.server._joint_questions
+        if not randomized:
+            raise SurveyError(f"{where}randomized", "a joint question is always randomized")
+        return load_joint_question(data, qid, text, where)
     if not randomized:
         return load_plain_question(data, qid, text, where)
     if "design" in data:

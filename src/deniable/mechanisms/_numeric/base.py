@@ -14,7 +14,7 @@ import math
 from abc import abstractmethod
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +23,7 @@ from deniable import _randomness as randomness
 from deniable._aggregates import MeanStat, Mergeable
 from deniable._estimate import HistogramEstimate, MeanEstimate, Target, check_target
 from deniable._randomness import Source
+from deniable._slices import SlicedEstimate, estimate_by
 from deniable.mechanisms._contract import Mechanism
 from deniable.wire import _codecs as codecs
 
@@ -300,15 +301,24 @@ class NumericMechanism(Mechanism):
         vm, v0, vp = self._unit_variance(np.array([-1.0, 0.0, 1.0]))
         return float(v0), float((vp - vm) / 2), float((vp + vm) / 2 - v0)
 
-    def estimate(self, reports: Any, target: Target = "population") -> MeanEstimate:
+    @overload
+    def estimate(self, reports: Any, target: Target = ..., *, by: None = None) -> MeanEstimate: ...
+    @overload
+    def estimate(self, reports: Any, target: Target = ..., *, by: Any) -> SlicedEstimate: ...
+
+    def estimate(self, reports: Any, target: Target = "population", *, by: Any = None) -> Any:
         """Unbiased mean of the clamped values from reports (a :class:`~deniable.MeanEstimate`).
 
         ``target`` is ``"population"`` (the default: the mean of the
         population the respondents were sampled from, sample standard
         error) or ``"respondents"`` (their own mean, formula standard error);
-        see :class:`~deniable.MeanEstimate`.
+        see :class:`~deniable.MeanEstimate`. ``by`` (one plain label per
+        report) estimates each slice on its own: a
+        :class:`~deniable.SlicedEstimate` (:mod:`deniable._slices`).
         """
         target = check_target(target)  # before any work on the reports
+        if by is not None:
+            return estimate_by(self, reports, by, target)
         est: MeanEstimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 

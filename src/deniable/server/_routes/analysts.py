@@ -11,10 +11,12 @@ from fastapi.security import HTTPAuthorizationCredentials
 from deniable.server._answers import ResultsOut
 from deniable.server._export import csv_chunks, parquet_bytes
 from deniable.server._refusals import errors
-from deniable.server._results import question_estimates, results_json
+from deniable.server._results import anytime_json, question_estimates, results_json
 from deniable.server._round_window import DEFAULT_WINDOW, MAX_WINDOW, parse_window, window_json
 from deniable.server._routes.service import Service
 from deniable.server._security import ADMIN, bearer, results_access
+from deniable.server._sequence_results import window_sequences
+from deniable.server._sliced_results import sliced_json
 
 __all__ = ["router"]
 
@@ -39,13 +41,19 @@ def router(service: Service) -> APIRouter:
             "and the answer's rounds.window says how many rounds have responses",
             examples=["last:52", "0:100"],
         )] = DEFAULT_WINDOW,
+        by: Annotated[str | None, Query(max_length=200)] = None,
     ) -> dict[str, Any]:
         """Debiased estimates with standard errors, 95% intervals and the Norm-Sub version.
 
         ``target=population`` (the default): shares in the population the
         respondents were sampled from; ``target=respondents``: shares among
         these respondents only (smaller standard errors). A survey with
-        ``results: admin`` needs the admin token.
+        ``results: admin`` needs the admin token. ``by=QUESTION`` (a plain
+        question's id) adds ``by``: every frequency and number question
+        estimated per answer of that question, with each slice's respondent
+        count and whether it is too small for its interval to say much (read
+        from the stored responses: slower than the rest, which come from the
+        aggregates).
         """
         survey = store.survey(survey_id)
         results_access(request, survey)
@@ -57,13 +65,18 @@ def router(service: Service) -> APIRouter:
         if survey.rounds is not None:
             current = store.current_round(survey)
             window = parse_window(rounds, current)
+            listed = window_json(
+                survey, store.round_stats(survey_id, window.first, window.stop), current, window,
+                store.count_rounds(survey_id), target, ahead=service.shuffled, cache=service.rounds,
+            )
+            if survey.rounds.anytime:  # a sequence reads every round from the first
+                window_sequences(survey, store.round_aggregates(survey_id), listed["rounds"], out["level"])
             out["rounds"] = {
-                **survey.rounds.to_json(), "current_round": current, "devices": store.device_budgets(survey_id),
-                **window_json(
-                    survey, store.round_stats(survey_id, window.first, window.stop), current, window,
-                    store.count_rounds(survey_id), target, ahead=service.shuffled, cache=service.rounds,
-                ),
+                **survey.rounds.to_json(), **anytime_json(survey), "current_round": current,
+                "devices": store.device_budgets(survey_id), **listed,
             }
+        if by is not None:
+            out["by"] = sliced_json(survey, store.iter_responses(survey_id), by, target, out["level"])
         return out
 
     @api.get(

@@ -7,6 +7,8 @@ import { designSection, plainSection } from './survey_results.js';
 import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
+import { slicedSection } from './sliced_results.js';
+import { jointSection } from './joint_results.js';
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import {
   countOf, estimateTexts, fixed, grouped, percent, scientific, significant,
@@ -30,6 +32,7 @@ const TARGETS = {
 };
 const targetSelect = $('target');
 const wanted = new URLSearchParams(window.location.search).get('target');
+const slicedBy = new URLSearchParams(window.location.search).get('by'); // a plain question's id: results by its answers
 if (wanted in TARGETS) targetSelect.value = wanted;
 
 function categoryLabel(q, c) {
@@ -56,7 +59,8 @@ function chartWidth() {
   return Math.round(Math.max(280, Math.min(680, card || 680)));
 }
 
-function chart(q, index, level) {
+/** `span`: values the axis must also show (the slices of a question share one axis). */
+function chart(q, index, level, span = []) {
   const rows = order(q).map((i) => ({
     label: categoryLabel(q, q.categories[i]),
     est: q.estimate[i],
@@ -64,7 +68,7 @@ function chart(q, index, level) {
     high: q.ci_high[i],
     se: q.std_error[i],
   })).map((r) => ({ ...r, text: estimateTexts(r) }));
-  const values = rows.flatMap((r) => [r.est, r.low, r.high]).filter((v) => Number.isFinite(v));
+  const values = [...rows.flatMap((r) => [r.est, r.low, r.high]), ...span].filter((v) => Number.isFinite(v));
   let lo = Math.min(0, ...values);
   let hi = Math.max(0.1, ...values);
   const step = niceStep(hi - lo, 5);
@@ -200,7 +204,7 @@ function manipulationNote(m) {
 function legend(questions, level, target) {
   const kinds = new Set(questions.map((q) => q.kind ?? 'shares'));
   const parts = [];
-  if (kinds.has('shares') || kinds.has('design')) {
+  if (kinds.has('shares') || kinds.has('design') || kinds.has('joint')) {
     parts.push(`Bars: estimated share per answer of ${target.long} (debiased from the randomized reports). `
       + `Whiskers, and the range printed under each value: ${level} confidence interval (not a standard error; the `
       + 'standard errors are in the table under “Show the numbers”). Estimates can fall slightly outside 0–100% '
@@ -217,7 +221,11 @@ function legend(questions, level, target) {
       + 'confidence interval; answers typed by few respondents stay hidden.');
   }
   if (kinds.has('plain')) parts.push('Questions answered as given (not randomized): how many gave each answer.');
-  if (kinds.has('shares') || kinds.has('design') || kinds.has('mean')) {
+  if (kinds.has('joint')) {
+    parts.push('Questions answered together (randomized as one): each question’s estimated shares, and how '
+      + 'strongly each pair of answers goes together.');
+  }
+  if (kinds.has('shares') || kinds.has('design') || kinds.has('mean') || kinds.has('joint')) {
     parts.push('Each estimate, its interval and its standard error are printed with the same decimals, '
       + 'set by the standard error (two significant digits of it).');
   }
@@ -245,8 +253,10 @@ function render(results) {
   shuffledLine(results.shuffled);
   defencesLine(results.defences);
   $('rounds').replaceChildren();
-  $('pooled').hidden = !results.rounds;
+  $('pooled').hidden = !results.rounds && !results.by;
+  $('pooled').textContent = results.rounds ? 'All rounds together' : 'All respondents together';
   if (results.rounds) $('rounds').append(roundsSection(results.rounds, level, chartWidth()));
+  if (results.by) $('rounds').append(slicedSection(results.by, level, chart));
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {
@@ -256,6 +266,10 @@ function render(results) {
     }
     if (q.kind === 'mean') {
       container.append(meanSection(q, level, chartWidth()));
+      return;
+    }
+    if (q.kind === 'joint') {
+      container.append(jointSection(q, level, chart));
       return;
     }
     if (q.kind === 'design' || q.kind === 'plain') {
@@ -290,7 +304,7 @@ async function load() {
   document.body.dataset.state = 'loading';
   try {
     if (!surveyId) throw new Error('this page needs an address of the form /s/<survey id>/results');
-    const query = `?target=${encodeURIComponent(targetSelect.value)}`;
+    const query = `?target=${encodeURIComponent(targetSelect.value)}${slicedBy ? `&by=${encodeURIComponent(slicedBy)}` : ''}`;
     const response = await fetch(`/surveys/${encodeURIComponent(surveyId)}/results${query}`, { headers: { Accept: 'application/json' } });
     const text = await response.text();
     let payload = null;

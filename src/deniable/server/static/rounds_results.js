@@ -22,8 +22,9 @@ const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c ===
 
 /** The series a question has per round: one per answer (mechanism questions), the prevalence (designs)
  * or the mean (number questions). */
-function seriesOf(q) {
-  if (q.kind === 'plain' || q.kind === 'discovery') return null; // no fixed answers to follow
+function seriesOf(q, sequences) {
+  if (q.kind === 'plain' || q.kind === 'discovery' || q.kind === 'joint') return null; // no fixed answers to follow
+  if (sequences) return sequenceSeries(q, sequences[q.id]);
   if (q.kind === 'mean') {
     return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }];
   }
@@ -36,6 +37,19 @@ function seriesOf(q) {
   return order.map((i) => ({
     label: answerLabel(q, q.categories[i]), est: q.estimate[i], low: q.ci_low[i], high: q.ci_high[i],
     se: q.std_error[i],
+  }));
+}
+
+/** With rounds: {anytime: true}: the estimate from every round so far and its confidence sequence (null: none). */
+function sequenceSeries(q, seq) {
+  if (!seq) return null;
+  if (q.kind === 'mean') {
+    return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: seq.estimate, low: seq.ci_low, high: seq.ci_high, se: (seq.ci_high - seq.ci_low) / 4 }];
+  }
+  const order = q.categories.map((_, i) => i);
+  if (q.type === 'yes-no') order.reverse();
+  return order.map((i) => ({
+    label: answerLabel(q, q.categories[i]), est: seq.estimate[i], low: seq.ci_low[i], high: seq.ci_high[i], se: (seq.ci_high[i] - seq.ci_low[i]) / 4,
   }));
 }
 
@@ -192,8 +206,11 @@ export function roundsSection(info, level, width) {
     return wrap;
   }
   info.rounds[0].questions.forEach((q0, qi) => {
-    if (q0.kind === 'plain' || q0.kind === 'discovery') return; // as given, or free text: see the pooled results
-    const perRound = info.rounds.map((r) => seriesOf(r.questions[qi]));
+    // as given, free text, or several answers together: see the pooled results
+    if (q0.kind === 'plain' || q0.kind === 'discovery' || q0.kind === 'joint') return;
+    const anytime = Boolean(info.anytime);
+    const perRound = info.rounds.map((r) => seriesOf(r.questions[qi], anytime ? r.sequences ?? {} : null));
+    if (!perRound.some((p) => p)) return; // a memoizing question under anytime: no sequence to draw
     const section = html('section', 'card round-trend');
     section.dataset.question = q0.id;
     section.append(html('h2', '', q0.text));
@@ -201,8 +218,12 @@ export function roundsSection(info, level, width) {
     const kind = q0.kind === 'mean' ? 'number' : 'share';
     const range = kind === 'number' ? [q0.low, q0.high] : [0, 1];
     const cut = kind === 'number' ? `the question’s range, ${numberText(q0.low)} to ${numberText(q0.high)}` : '0% and 100%';
-    section.append(html('p', 'meta', `Per round: ${what}, with its ${level} confidence interval (the band; `
-      + `the chart cuts it at ${cut}, the table does not)`));
+    section.append(html('p', 'meta', anytime
+      ? `After each round, from every round so far: ${what}, with its ${level} confidence sequence (the band: it `
+        + 'covers the truth at every round at once, so it may be read after each round; the chart cuts it at '
+        + `${cut}, the table does not)`
+      : `Per round: ${what}, with its ${level} confidence interval (the band; `
+        + `the chart cuts it at ${cut}, the table does not)`));
     section.append(trendChart(q0.text, rounds, perRound, level, qi, width, kind, range));
     const changes = changeNote(info.rounds, qi);
     if (changes) section.append(changes);
@@ -210,15 +231,16 @@ export function roundsSection(info, level, width) {
     details.append(html('summary', '', 'Show each round’s numbers'));
     const labels = perRound.find((s) => s).map((s) => s.label);
     const rows = info.rounds.map((r, k) => [
-      `${r.round}`, utc(r.start), `${r.questions[qi].n}`,
+      `${r.round}`, utc(r.start), `${anytime ? r.sequences?.[q0.id]?.n ?? 0 : r.questions[qi].n}`,
       ...labels.map((_, j) => {
         const p = perRound[k]?.[j];
         const t = p && Number.isFinite(p.est) ? estimateTexts(p, kind) : null;
-        return t ? `${t.est} (${t.interval}; s.e. ${t.se})` : '–';
+        return t ? (anytime ? `${t.est} (${t.interval})` : `${t.est} (${t.interval}; s.e. ${t.se})`) : '–';
       }),
     ]);
-    details.append(numbersTable(['Round', 'Starts (UTC)', 'n', ...labels], rows,
-      { caption: `Estimate (${level} confidence interval; standard error)` }));
+    details.append(numbersTable(['Round', 'Starts (UTC)', anytime ? 'n so far' : 'n', ...labels], rows,
+      { caption: anytime ? `Estimate from every round so far (${level} confidence sequence)`
+        : `Estimate (${level} confidence interval; standard error)` }));
     section.append(details);
     wrap.append(section);
   });
