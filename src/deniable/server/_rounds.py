@@ -7,6 +7,8 @@ A survey may ask the same devices again, once per round::
       lifetime_epsilon: 6       # what one device may spend over all rounds
       start: 2026-12-01T00:00:00Z   # optional; default: when the survey was first stored
                                     # (to the millisecond); quoted or not
+      anytime: true             # optional: the results draw anytime-valid confidence sequences
+      planned_n: 10000          # optional, with anytime: the reports the sequences' width is tuned for
 
 Round ``r`` (0-based) is ``floor((now - start) / every)`` of the server's
 clock (:func:`deniable._accounting.round_index`).
@@ -184,7 +186,15 @@ def load_rounds(value: Any) -> Rounds:
     start = _start(value["start"]) if value.get("start") is not None else None
     every = _every(value["every"])
     _check_span(start, every)
-    return Rounds(every, float(lifetime), start)
+    anytime = value.get("anytime", False)
+    if not isinstance(anytime, bool):
+        raise SurveyError("rounds.anytime", f"must be true or false; got {anytime!r:.60}")
+    planned = value.get("planned_n", 10_000)
+    if not anytime and "planned_n" in value:
+        raise SurveyError("rounds.planned_n", "applies only with anytime: true")
+    if isinstance(planned, bool) or not isinstance(planned, int) or not 1 <= planned <= 10**12:
+        raise SurveyError("rounds.planned_n", f"must be an integer from 1 to 10^12 (reports); got {planned!r:.60}")
+    return Rounds(every, float(lifetime), start, anytime, planned)
 
 
 def question_costs(questions: Any) -> dict[str, ReportCost]:
