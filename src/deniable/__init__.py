@@ -73,6 +73,7 @@ from deniable.mechanisms import (
     SubsetSelection,
 )
 from deniable.wire import from_config
+from deniable.mechanisms import HaarHRR, HierarchicalHistogram, QuantileEstimate, QueryEstimate, RangeEstimate
 
 if TYPE_CHECKING:
     from deniable.audit import audit
@@ -155,4 +156,9 @@ __all__ = [
     "SeparationError",
     "DeniableWarning",
     "ConvergenceWarning",
+    "HierarchicalHistogram",
+    "HaarHRR",
+    "RangeEstimate",
+    "QueryEstimate",
+    "QuantileEstimate",
 ]

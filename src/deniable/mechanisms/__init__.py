@@ -28,6 +28,9 @@ from deniable.mechanisms._numeric import (
 )
 from deniable.mechanisms._chained import LGRR, LOSUE, LongitudinalClient
 from deniable.mechanisms._telemetry import DBitFlip, DBitFlipClient, OneBitMean, OneBitMeanClient
+from deniable.mechanisms._ranges import QuantileEstimate, QueryEstimate, RangeEstimate, RangeMechanism
+from deniable.mechanisms._hierarchical import HierarchicalHistogram
+from deniable.mechanisms._haar import HaarHRR
 # isort: on
 
 __all__ = [
@@ -63,4 +66,10 @@ __all__ = [
     "OneBitMeanClient",
     "DBitFlip",
     "DBitFlipClient",
+    "RangeMechanism",
+    "RangeEstimate",
+    "QueryEstimate",
+    "QuantileEstimate",
+    "HierarchicalHistogram",
+    "HaarHRR",
 ]
