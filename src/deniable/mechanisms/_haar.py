@@ -193,12 +193,14 @@ class HaarHRR(RangeMechanism):
             width = 1 << (lv - 1)
             rows, ones = stat.counts[start : start + width], stat.counts[start + width : start + 2 * width]
             start += 2 * width
-            c = fwht(2 * ones - rows) / (per_level[lv - 1] * gap)
+            c = fwht(2 * ones - rows) / (max(1, per_level[lv - 1]) * gap)  # 0 without reports
             coefficients.append(c)
             signed = np.repeat(np.stack([c, -c], axis=1).ravel(), self._bins >> lv)
             leaves += signed * width / self._bins
 
         def moments(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            if (per_level == 0).any():  # a level without reports: not unbiased, no standard error
+                return w.T @ leaves, np.full(w.shape[1], np.nan)
             var = sum(self._coefficient_variance(self._synthesis(w, lv) * (1 << (lv - 1)) / self._bins,
                                                  coefficients[lv - 1], per_level[lv - 1])
                       for lv in range(1, self.height + 1))

@@ -226,15 +226,25 @@ class HierarchicalHistogram(RangeMechanism):
         return float(p[0]), float(q[0])
 
     def _alphas(self, per_level: NDArray[Any]) -> NDArray[np.float64]:
-        """``alpha_l`` of the bottom-up pass (index ``l - 1``; the leaves' is 1)."""
+        """``alpha_l`` of the bottom-up pass (index ``l - 1``; the leaves' is 1, or 0 without reports).
+
+        A level without reports has infinite variance: weight 0 on it, and its parent takes only its own
+        estimate.
+        """
         p, q = self._gap()
-        sigma2 = q * (1 - q) / (p - q) ** 2 / np.asarray(per_level, dtype=float)
+        with np.errstate(divide="ignore"):
+            sigma2 = q * (1 - q) / (p - q) ** 2 / np.asarray(per_level, dtype=float)
         alpha = np.ones(self.height)
         tau2 = sigma2[-1]
+        if not np.isfinite(tau2):
+            alpha[-1] = 0.0
         for level in range(self.height - 1, 0, -1):
-            spread = self.branching * tau2
-            alpha[level - 1] = spread / (sigma2[level - 1] + spread)
-            tau2 = alpha[level - 1] * sigma2[level - 1]
+            spread, own = self.branching * tau2, sigma2[level - 1]
+            if np.isfinite(own):
+                alpha[level - 1] = 1.0 if not np.isfinite(spread) else spread / (own + spread)
+                tau2 = alpha[level - 1] * own
+            else:
+                alpha[level - 1], tau2 = 0.0, spread
         return alpha
 
     def _children_sum(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -243,7 +253,7 @@ class HierarchicalHistogram(RangeMechanism):
     def _consistent(self, ys: list[NDArray[np.float64]], alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         """The leaves after constrained inference (module docstring)."""
         z = [np.empty(0)] * (self.height + 1)
-        z[self.height] = ys[-1]
+        z[self.height] = alpha[-1] * ys[-1]
         for level in range(self.height - 1, 0, -1):
             a = alpha[level - 1]
             z[level] = a * ys[level - 1] + (1 - a) * self._children_sum(z[level + 1])
@@ -270,7 +280,7 @@ class HierarchicalHistogram(RangeMechanism):
             if level > 1:
                 gz = centred(gx[level]) + (1 - alpha[level - 2]) * np.repeat(gz, B, axis=0)
             u.append(gz)
-        weights = [alpha[level - 1] * u[level - 1] for level in range(1, self.height + 1)]
+        weights = [alpha[level - 1] * u[level - 1] for level in range(1, self.height + 1)]  # the leaves' alpha: 1
         return weights, gx[0][0]
 
     def _level_variance(self, u: NDArray[np.float64], rate: NDArray[np.float64], f: NDArray[np.float64],
@@ -292,15 +302,17 @@ class HierarchicalHistogram(RangeMechanism):
         for level, oracle in enumerate(self.oracles, start=1):
             counts = stat.counts[start : start + oracle.k]
             start += oracle.k
-            rate = counts / per_level[level - 1]
+            rate = counts / max(1, per_level[level - 1])
             rates.append(rate)
-            ys.append((rate - q) / (p - q))
+            ys.append((rate - q) / (p - q) if per_level[level - 1] else np.zeros(oracle.k))
         alpha = self._alphas(per_level)
         leaves = self._consistent(ys, alpha)
         plug = [np.clip(y, 0.0, 1.0) for y in ys]
 
         def moments(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
             weights, constant = self._adjoint(w, alpha)
+            if (per_level == 0).any():  # not unbiased: no standard error
+                return w.T @ leaves, np.full(w.shape[1], np.nan)
             var = sum(self._level_variance(u, r, f, m)
                       for u, r, f, m in zip(weights, rates, plug, per_level, strict=True))
             return w.T @ leaves, np.sqrt(np.maximum(var, 0.0))
