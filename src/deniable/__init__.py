@@ -74,6 +74,7 @@ from deniable.mechanisms import (
 )
 from deniable.wire import from_config
 from deniable.mechanisms import HaarHRR, HierarchicalHistogram, QuantileEstimate, QueryEstimate, RangeEstimate
+from deniable._range_plan import RangeChoice, best_range_mechanism
 
 if TYPE_CHECKING:
     from deniable.audit import audit
@@ -161,4 +162,6 @@ __all__ = [
     "RangeEstimate",
     "QueryEstimate",
     "QuantileEstimate",
+    "RangeChoice",
+    "best_range_mechanism",
 ]

@@ -45,7 +45,7 @@ def test_every_recipe_builds_the_mechanism_it_names(name: str) -> None:
     entry = registry.entry(recipe.wire_id)
     params = RECIPE_PARAMS.get(name, FREQUENCY_PARAMS)
     assert recipe.required <= set(params) <= recipe.allowed
-    domain = (0.0, 10.0) if entry.kind == "numeric" else ["a", "b", "c"]
+    domain = (0.0, 10.0) if entry.kind in ("numeric", "range") else ["a", "b", "c"]
     m = recipe.build(domain, params)
     assert type(m) is entry.cls
     assert registry.entry_of(m) is entry

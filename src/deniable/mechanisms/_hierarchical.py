@@ -62,7 +62,7 @@ def _levels_of(bins: int, branching: int) -> int:
 
 
 @register(kind="range", decode_cost="O(n) support counts per level", required={"epsilon"},
-          optional={"bins", "branching"})
+          optional={"bins", "branching"}, name="hierarchical")
 class HierarchicalHistogram(RangeMechanism):
     """Hierarchical histogram over ``bins`` bins of ``[low, high]`` with level sampling (module docstring).
 
