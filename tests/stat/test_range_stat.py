@@ -9,9 +9,9 @@
   estimates are unbiased (Student t on the errors), their variance is the closed form of each
   mechanism at the truth (``query_variance``; variance-ratio band), and the 95% intervals cover
   (binomial band); quantile intervals cover the true quantile at 95% or more (one-sided band).
-  The surveys' aggregates are drawn from their exact law (level counts multinomial, OUE support counts
-  binomial given the node counts, HRR rows multinomial and bits binomial); a second test runs real
-  reports (fewer replicates), OLH included.
+  The surveys' aggregates are drawn from their exact law (``simulate_aggregate``: level counts
+  multinomial, OUE support counts binomial given the node counts, HRR rows multinomial and bits
+  binomial); a second test runs real reports (fewer replicates), OLH included.
 * Power: errors shifted by half a standard error fail the mean check (about 22 standard errors of
   the mean at R = 2000, a miss below 1e-60); standard errors 30% too small fail the variance check
   (ratio 2.04 against a band ending near 1.3 at R = 1000); intervals 30% too narrow fail the
@@ -27,8 +27,6 @@ import pytest
 
 import deniable as dn
 from deniable import testing
-from deniable._aggregates import SupportCounts
-from deniable.mechanisms._walsh import parity
 
 pytestmark = pytest.mark.stat
 
@@ -99,33 +97,6 @@ def test_epsilon_is_exact(name: str) -> None:
 
 
 # ------------------------------------------------------------------ estimators
-def _simulated_stat(m: object, f: np.ndarray, n: int, rng: np.random.Generator) -> SupportCounts:
-    """An aggregate of n respondents drawn from f, from the aggregate's exact law (module docstring)."""
-    h = m.height  # type: ignore[attr-defined]
-    per_level = rng.multinomial(n, np.full(h, 1.0 / h))
-    parts = [per_level]
-    if isinstance(m, dn.HaarHRR):
-        p = float(m.prob)
-        for lv in range(1, h + 1):
-            width = 1 << (lv - 1)
-            shares = f.reshape(width, 2, -1).sum(axis=2).ravel()  # (node, left/right)
-            cells = rng.multinomial(per_level[lv - 1], shares)
-            rows = rng.multinomial(cells, np.full(width, 1.0 / width))  # cell x row
-            node, sign = np.arange(2 * width) // 2, 1 - 2 * (np.arange(2 * width) % 2)
-            x = (1 - 2 * parity(np.arange(width, dtype=np.uint64)[None, :] & node[:, None].astype(np.uint64))
-                 .astype(np.int64)) * sign[:, None]
-            plus = (rows * (x > 0)).sum(axis=0)
-            total = rows.sum(axis=0)
-            ones = rng.binomial(plus, p) + rng.binomial(total - plus, 1 - p)
-            parts += [total, ones]
-    else:
-        pr, qr = m._gap()  # type: ignore[attr-defined]
-        for lv, oracle in enumerate(m.oracles, start=1):  # type: ignore[attr-defined]
-            true = rng.multinomial(per_level[lv - 1], f.reshape(oracle.k, -1).sum(axis=1))
-            parts.append(rng.binomial(true, pr) + rng.binomial(per_level[lv - 1] - true, qr))
-    return SupportCounts(m.fingerprint, np.concatenate(parts).astype(np.int64), n)  # type: ignore[attr-defined]
-
-
 def _true_cdf(f: np.ndarray, edges: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.interp(x, edges, np.concatenate([[0.0], np.cumsum(f)]))
 
@@ -182,7 +153,7 @@ def test_queries_unbiased_with_formula_variance_and_covering_intervals(name: str
     f = _truth(m.bins)
     n = 20_000
     rng = np.random.default_rng(11)
-    estimates = [m.estimate_from(_simulated_stat(m, f, n, rng)) for _ in range(R)]
+    estimates = [m.estimate_from(m.simulate_aggregate(f, n, rng)) for _ in range(R)]
     a = ALPHA / 7
     _check_queries(m, estimates, f, n, a, name)
     true_q = _true_quantile(f, m.edges, QUANTILES)

@@ -215,6 +215,24 @@ class HaarHRR(RangeMechanism):
             total += self._coefficient_variance(v, self._synthesis(f, lv), n / self.height)
         return total
 
+    def _draw_levels(self, f: NDArray[np.float64], n: int, rng: np.random.Generator) -> list[Any] | None:
+        """Level counts multinomial; per level the (node, half) counts multinomial, each one's rows
+        multinomial and the kept bits binomial."""
+        p = float(self.prob)
+        per_level = rng.multinomial(n, np.full(self.height, 1.0 / self.height))
+        parts = [per_level]
+        for lv in range(1, self.height + 1):
+            width = 1 << (lv - 1)
+            cells = rng.multinomial(per_level[lv - 1], f.reshape(width, 2, -1).sum(axis=2).ravel())
+            rows = rng.multinomial(cells, np.full(width, 1.0 / width))  # (node, half) x row
+            node = (np.arange(2 * width) // 2).astype(np.uint64)
+            sign = 1 - 2 * (np.arange(2 * width) % 2)
+            x = (1 - 2 * parity(np.arange(width, dtype=np.uint64)[None, :] & node[:, None]).astype(np.int64))
+            plus = (rows * (x * sign[:, None] > 0)).sum(axis=0)
+            total = rows.sum(axis=0)
+            parts += [total, rng.binomial(plus, p) + rng.binomial(total - plus, 1 - p)]
+        return parts
+
     # ----------------------------------------------------------- exact view
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         """``(outputs, P)`` over every ``(level, index, bit)`` and every bin (small domains only)."""

@@ -330,6 +330,18 @@ class HierarchicalHistogram(RangeMechanism):
             total += self._level_variance(u, q + (p - q) * shares, shares, per_level[level - 1])
         return total
 
+    def _draw_levels(self, f: NDArray[np.float64], n: int, rng: np.random.Generator) -> list[Any] | None:
+        """OUE: level counts multinomial, node counts multinomial, support counts binomial given them."""
+        if self.oracle != "oue":
+            return None
+        p, q = self._gap()
+        per_level = rng.multinomial(n, np.full(self.height, 1.0 / self.height))
+        parts = [per_level]
+        for level, oracle in enumerate(self.oracles, start=1):
+            true = rng.multinomial(per_level[level - 1], f.reshape(oracle.k, -1).sum(axis=1))
+            parts.append(rng.binomial(true, p) + rng.binomial(per_level[level - 1] - true, q))
+        return parts
+
     # ----------------------------------------------------------- exact view
     def transition_matrix(self) -> tuple[list[Any], NDArray[np.float64]]:
         """``(outputs, P)``: ``P[x, (l, y)] = P_l(y | node_l(x)) / h`` over the bins ``x`` (small trees only)."""

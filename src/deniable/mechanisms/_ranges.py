@@ -354,3 +354,23 @@ class RangeMechanism(Mechanism):
 
     def _theory_variance(self, n: int, f: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
         raise NotImplementedError
+
+    def simulate_aggregate(self, frequencies: Any, n: int, rng: np.random.Generator) -> SupportCounts:
+        """The aggregate of ``n`` respondents drawn from the bins' shares ``frequencies`` (simulation only).
+
+        Drawn from the aggregate's exact law where the mechanism has one (``_draw_levels``), else from
+        real reports of values spread uniformly within their bins.
+        """
+        f = np.asarray(frequencies, dtype=float)
+        if f.shape != (self._bins,) or (f < 0).any() or not np.isclose(f.sum(), 1.0):
+            raise ValueError(f"frequencies must be {self._bins} non-negative shares adding up to 1")
+        drawn = self._draw_levels(f, n, rng)
+        if drawn is None:
+            bins = rng.choice(self._bins, size=n, p=f / f.sum())
+            values = self.low + (bins + rng.random(n)) * (self.high - self.low) / self._bins
+            return self.aggregate(self.privatize_many(np.minimum(values, self.high), rng=rng))  # type: ignore[no-any-return]
+        return SupportCounts(self.fingerprint, np.concatenate(drawn).astype(np.int64), n)
+
+    def _draw_levels(self, f: NDArray[np.float64], n: int, rng: np.random.Generator) -> list[Any] | None:
+        """The aggregate's counts drawn from their exact law, or None where none is implemented."""
+        return None
