@@ -80,4 +80,6 @@ RANDOMIZERS: list[Randomizer] = [
                                                                     oracle="olh"), 9.5,
     ),
     Randomizer("haar-hrr", lambda: dn.HaarHRR(0, 10, bins=16, epsilon=1.0), 2.5),
+    Randomizer("set-valued", lambda: dn.SetValued(["a", "b", "c", "d"], epsilon=1.0, max_items=2), ["d", "a"]),
+    Randomizer("set-valued", lambda: dn.SetValued(range(40), epsilon=2.0, max_items=3, oracle="olh"), [3, 7]),
 ]

@@ -75,6 +75,7 @@ from deniable.mechanisms import (
 from deniable.wire import from_config
 from deniable.mechanisms import HaarHRR, HierarchicalHistogram, QuantileEstimate, QueryEstimate, RangeEstimate
 from deniable._range_plan import RangeChoice, best_range_mechanism
+from deniable.mechanisms import ItemEstimate, SetValued, best_set_length
 
 if TYPE_CHECKING:
     from deniable.audit import audit
@@ -164,4 +165,7 @@ __all__ = [
     "QuantileEstimate",
     "RangeChoice",
     "best_range_mechanism",
+    "SetValued",
+    "ItemEstimate",
+    "best_set_length",
 ]

@@ -48,6 +48,7 @@ MECHANISMS: dict[str, Any] = {
     "joint": dn.Joint(["a", "b"], [1, 2, 3], epsilon=1.0, mechanism="oue"),
     "hierarchical-histogram": dn.HierarchicalHistogram(0, 10, bins=16, epsilon=1.0),
     "haar-hrr": dn.HaarHRR(0, 10, bins=16, epsilon=1.0),
+    "set-valued": dn.SetValued(["a", "b", "c"], epsilon=1.0, max_items=2, oracle="oue"),
 }
 NAMES = sorted(MECHANISMS)
 
@@ -70,6 +71,8 @@ def _valid(name: str, n: int) -> list[Any]:
     gen = np.random.default_rng(n)
     if registry.entry(name).kind in ("numeric", "range"):
         values = gen.uniform(m.low, m.high, n).tolist()
+    elif registry.entry(name).kind == "set":
+        values = [[m.domain[i]] for i in gen.integers(0, len(m.domain), n)]
     elif registry.entry(name).kind == "discovery":
         values = [["", "a", "bc", "xyz"][i] for i in gen.integers(0, 4, n)]
     else:

@@ -16,6 +16,7 @@ RECIPE_PARAMS = {
     "gaussian": {"epsilon": 1.0, "delta": 1e-6},
     "l-grr": {"epsilon_perm": 2.0, "epsilon_1": 1.0},
     "l-osue": {"epsilon_perm": 2.0, "epsilon_1": 1.0},
+    "set-valued": {"epsilon": 1.0, "max_items": 2},
 }
 
 

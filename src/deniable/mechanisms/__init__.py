@@ -31,6 +31,7 @@ from deniable.mechanisms._telemetry import DBitFlip, DBitFlipClient, OneBitMean,
 from deniable.mechanisms._ranges import QuantileEstimate, QueryEstimate, RangeEstimate, RangeMechanism
 from deniable.mechanisms._hierarchical import HierarchicalHistogram
 from deniable.mechanisms._haar import HaarHRR
+from deniable.mechanisms._set_valued import ItemEstimate, SetValued, best_set_length
 # isort: on
 
 __all__ = [
@@ -72,4 +73,7 @@ __all__ = [
     "QuantileEstimate",
     "HierarchicalHistogram",
     "HaarHRR",
+    "SetValued",
+    "ItemEstimate",
+    "best_set_length",
 ]
