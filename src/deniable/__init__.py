@@ -28,6 +28,7 @@ from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, Suppor
 from deniable._joint import IndependenceTest, Joint, JointEstimate, MarginalEstimate
 from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable._privacy import PrivacyBudget, compose
+from deniable._range_plan import RangeChoice, best_range_mechanism
 from deniable._results import ConfidenceInterval
 from deniable._shuffle import shuffle_epsilon
 from deniable.audit import AuditResult
@@ -60,22 +61,27 @@ from deniable.mechanisms import (
     Duchi,
     FrequencyOracle,
     Gaussian,
+    HaarHRR,
     HadamardCountMeanSketch,
     HadamardResponse,
+    HierarchicalHistogram,
     Hybrid,
+    ItemEstimate,
     Laplace,
     MeanStat,
     NumericMechanism,
     OneBitMean,
     Piecewise,
+    QuantileEstimate,
+    QueryEstimate,
+    RangeEstimate,
     RapporEstimate,
+    SetValued,
     SquareWave,
     SubsetSelection,
+    best_set_length,
 )
 from deniable.wire import from_config
-from deniable.mechanisms import HaarHRR, HierarchicalHistogram, QuantileEstimate, QueryEstimate, RangeEstimate
-from deniable._range_plan import RangeChoice, best_range_mechanism
-from deniable.mechanisms import ItemEstimate, SetValued, best_set_length
 
 if TYPE_CHECKING:
     from deniable.audit import audit

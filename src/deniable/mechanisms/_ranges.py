@@ -368,7 +368,8 @@ class RangeMechanism(Mechanism):
         if drawn is None:
             bins = rng.choice(self._bins, size=n, p=f / f.sum())
             values = self.low + (bins + rng.random(n)) * (self.high - self.low) / self._bins
-            return self.aggregate(self.privatize_many(np.minimum(values, self.high), rng=rng))  # type: ignore[no-any-return]
+            stat: SupportCounts = self.aggregate(self.privatize_many(np.minimum(values, self.high), rng=rng))
+            return stat
         return SupportCounts(self.fingerprint, np.concatenate(drawn).astype(np.int64), n)
 
     def _draw_levels(self, f: NDArray[np.float64], n: int, rng: np.random.Generator) -> list[Any] | None:

@@ -18,8 +18,8 @@ from deniable._aggregates import MeanStat
 from deniable._estimate import HistogramEstimate
 from deniable.mechanisms._numeric.base import NumericMechanism
 from deniable.mechanisms._numeric.em import em_influence, em_reconstruct
-from deniable.mechanisms._ranges import RangeEstimate
 from deniable.mechanisms._numeric.window import WindowMechanism, calibrate_window, odd_window
+from deniable.mechanisms._ranges import RangeEstimate
 from deniable.mechanisms.registry import register
 
 __all__ = ["SquareWave", "square_wave_b"]
