@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from range_outputs import output_index
 
 import deniable as dn
 from deniable import testing
@@ -42,22 +43,6 @@ def _truth(bins: int) -> np.ndarray:
     return f / f.sum()
 
 
-def _output_index(m: object, reports: np.ndarray) -> np.ndarray:
-    """Each report's column in ``m.transition_matrix()``'s outputs."""
-    outputs, _ = m.transition_matrix()  # type: ignore[attr-defined]
-    where = {o: i for i, o in enumerate(outputs)}
-    if isinstance(m, dn.HaarHRR):
-        keys = [(int(r["level"]), int(r["index"]), int(r["bit"])) for r in reports]
-    elif m.oracle == "oue":  # type: ignore[attr-defined]
-        keys = []
-        for r in reports:
-            k = m.oracles[int(r["level"]) - 1].k  # type: ignore[attr-defined]
-            keys.append((int(r["level"]), tuple(int(b) for b in np.unpackbits(r["bits"], count=k))))
-    else:
-        keys = [(int(r["level"]), (int(r["seed"]), int(r["value"]))) for r in reports]
-    return np.array([where[k] for k in keys])
-
-
 SMALL = {
     "hh-oue": lambda eps: dn.HierarchicalHistogram(0, 8, bins=4, branching=2, epsilon=eps, oracle="oue"),
     "hh-olh": lambda eps: dn.HierarchicalHistogram(0, 8, bins=4, branching=2, epsilon=eps, oracle="olh"),
@@ -74,7 +59,7 @@ def test_sampler_matches_its_exact_law(name: str) -> None:
     _, wrong_matrix = wrong.transition_matrix()
     rng = np.random.default_rng(5)
     for value in (0.5, 3.0, 7.9):
-        cells = _output_index(m, m.privatize_many(np.full(40_000, value), rng=rng))
+        cells = output_index(m, m.privatize_many(np.full(40_000, value), rng=rng))
         counts = np.bincount(cells, minlength=len(outputs))
         row = int(m.bin_of([value])[0])
         r = testing.chi_square_gof(counts, matrix[row], ALPHA / 3, label=f"{name} value {value}")

@@ -41,7 +41,7 @@ __all__ = ["HaarHRR"]
 _DTYPE = np.dtype([("level", "u1"), ("index", "<u4"), ("bit", "u1")])
 
 
-@register(kind="range", decode_cost="O(n + D log D) (Walsh-Hadamard per level)", required={"epsilon"},
+@register(kind="range", decode_cost="O(n + D log D) (Walsh-Hadamard per level)", browser=True, required={"epsilon"},
           optional={"bins"}, name="haar")
 class HaarHRR(RangeMechanism):
     """Haar wavelet coefficients by Hadamard randomized response, with level sampling (module docstring).

@@ -61,7 +61,7 @@ def _levels_of(bins: int, branching: int) -> int:
     return h
 
 
-@register(kind="range", decode_cost="O(n) support counts per level", required={"epsilon"},
+@register(kind="range", decode_cost="O(n) support counts per level", browser=True, required={"epsilon"},
           optional={"bins", "branching"}, name="hierarchical")
 class HierarchicalHistogram(RangeMechanism):
     """Hierarchical histogram over ``bins`` bins of ``[low, high]`` with level sampling (module docstring).

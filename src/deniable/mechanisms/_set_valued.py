@@ -91,7 +91,8 @@ class ItemEstimate(Result):
         return f"{self.mechanism}: {len(self.domain)} items, ell={self.ell}, n={self.n}"
 
 
-@register(kind="set", decode_cost="O(n) support counts of k + ell items", required={"epsilon", "max_items"},
+@register(kind="set", decode_cost="O(n) support counts of k + ell items", browser=True,
+          required={"epsilon", "max_items"},
           optional={"ell"})
 class SetValued(Mechanism):
     """Choose-several answers by padding and sampling to ``ell`` items, then a frequency oracle (module docstring).
