@@ -94,6 +94,7 @@ ESTIMATORS = {
     "hh-oue-b4": lambda: dn.HierarchicalHistogram(0, 640, bins=64, branching=4, epsilon=1.0, oracle="oue"),
     "hh-oue-b2": lambda: dn.HierarchicalHistogram(0, 640, bins=64, branching=2, epsilon=2.0, oracle="oue"),
     "haar": lambda: dn.HaarHRR(0, 640, bins=64, epsilon=1.0),
+    "haar-256": lambda: dn.HaarHRR(0, 640, bins=256, epsilon=1.0),  # fine bins: many edges near each quantile
 }
 # CDF at three points, a short range and a long one
 POINTS = np.array([100.0, 250.0, 413.0])

@@ -33,9 +33,9 @@ from deniable.cli._common import (
     parse_epsilon,
     progress,
 )
-from deniable.cli._output import show_estimate, show_mean
+from deniable.cli._output import show_estimate, show_mean, show_quantiles
 from deniable.heavy import HeavyHitters
-from deniable.mechanisms import registry
+from deniable.mechanisms import RangeEstimate, registry
 from deniable.wire._text import yes_no_labels
 
 __all__ = ["privatize_cmd", "estimate_cmd"]
@@ -97,7 +97,9 @@ def privatize_cmd(
     Use --mechanism binary-rr for yes/no columns (true/false, 1/0, yes/no; the
     output keeps the spelling of the column's first answer, e.g. Yes/No),
     and a numeric mechanism (laplace, gaussian, duchi, piecewise, hybrid,
-    square-wave) with --low and --high for numbers (clamped to that range).
+    square-wave) with --low and --high for numbers (clamped to that range);
+    haar or hierarchical (range queries and quantiles, 1024 bins) refuse a
+    number outside it.
     For free text nobody can list (words, URLs), --mechanism heavy-hitters
     with --max-length sends one discovery report per value (PEM or SFP over
     a count-mean sketch); `deniable estimate` then names the frequent values.
@@ -315,6 +317,9 @@ def estimate_cmd(
     if isinstance(est, MeanEstimate):
         show_mean(est, level=level, as_json=as_json)
         return
+    if isinstance(est, RangeEstimate):
+        show_quantiles(est, level=level, as_json=as_json)
+        return
     show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json, xlabel=column)
 
 
@@ -337,7 +342,7 @@ def _estimate_discovery(hh: HeavyHitters, reader: cli_data.ColumnReader, *, cons
 
 def _check_frequency_options(m: Any, consistent: str | None, plot: Path | None) -> None:
     """Refuse --consistent and --plot for a numeric mechanism (before reading the data)."""
-    if registry.entry_of(m).kind == "numeric" and (consistent or plot is not None):
+    if registry.entry_of(m).kind in ("numeric", "range") and (consistent or plot is not None):
         raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
 
 

@@ -15,13 +15,13 @@ estimates (each mechanism's ``_moments``). Intervals are normal: ``estimate +- z
 
 **Quantiles** (:meth:`RangeEstimate.quantile`) invert the CDF. The point estimate is where the running
 maximum of the estimated CDF at the edges, linear in between, first reaches ``q``. The interval inverts
-the pointwise band ``F^(e_j) +- z SE_j`` at the edges: its low end is the largest edge ``e_L`` whose
-upper band is still below ``q`` (so ``F(e_L) < q`` at confidence ``1 - alpha/2``: the quantile lies
-above it) and its high end the smallest edge ``e_U`` whose lower band reaches ``q`` (``F(e_U) >= q``:
-the quantile lies at or below it). A true quantile in ``(e_a, e_{a+1}]`` is missed only when the band
-misses ``F`` at an edge on the wrong side of it, each side with probability about ``alpha / 2`` (the
-nearest edge decides; farther ones are further from ``q``), so the interval covers at about the nominal
-level or above. Its ``std_error`` is half the width of the interval inverted from the ``+-1`` SE band.
+the pointwise test of ``F(x) = q``: it is the hull of the bins whose band ``F^ +- z SE`` may cross ``q``
+(``min`` of the lower band at the bin's two edges ``<= q <=`` the ``max`` of the upper band). Within a bin
+``F^(x)`` is linear and ``SE(x)`` at most the larger of the edges' (the triangle inequality), so the band at
+any ``x`` lies within the bin's extremes: the true quantile ``x_q`` (``F(x_q) = q``) is in the interval
+whenever its own pointwise test passes, with probability ``1 - alpha`` (normal approximation). Extra bins
+(edges far away that pass by chance, in flat stretches of the CDF) only widen it. Its ``std_error`` is
+half the width of the interval inverted from the ``+-1`` SE band.
 """
 
 from __future__ import annotations
@@ -232,14 +232,13 @@ class RangeEstimate(Result):
                           else np.interp(v, envelope, edges) for v in flat])
 
         def invert(z: float) -> tuple[Any, Any]:
-            below = est + z * se < flat[:, None]
-            above = est - z * se >= flat[:, None]
-            idx = np.arange(edges.size)
-            low_i = np.where(below, idx, -1).max(axis=1)
-            high_i = np.where(above, idx, edges.size).min(axis=1)
-            lo_i, hi_i = np.minimum(low_i, high_i), np.maximum(low_i, high_i)
-            return (_out(edges[np.clip(lo_i, 0, edges.size - 1)], levels.shape),
-                    _out(edges[np.clip(hi_i, 0, edges.size - 1)], levels.shape))
+            lower, upper = est - z * se, est + z * se
+            low_end = np.minimum(lower[:-1], lower[1:])[None, :]  # each bin: its band's extremes
+            high_end = np.maximum(upper[:-1], upper[1:])[None, :]
+            crossed = (low_end <= flat[:, None]) & (flat[:, None] <= high_end)
+            first = np.argmax(crossed, axis=1)
+            last = edges.size - 2 - np.argmax(crossed[:, ::-1], axis=1)
+            return _out(edges[first], levels.shape), _out(edges[last + 1], levels.shape)
 
         lo1, hi1 = invert(1.0)
         half = (np.asarray(hi1) - np.asarray(lo1)) / 2
