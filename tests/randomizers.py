@@ -74,4 +74,12 @@ RANDOMIZERS: list[Randomizer] = [
     ),
     Randomizer("joint", lambda: dn.Joint(["yes", "no"], ["A", "B", "C"], epsilon=2.0), ("yes", "B")),
     Randomizer("joint", lambda: dn.Joint([0, 1, 2], [True, False], epsilon=1.0, mechanism="oue"), (2, False)),
+    Randomizer("hierarchical-histogram", lambda: dn.HierarchicalHistogram(0, 10, bins=16, epsilon=1.0), 2.5),
+    Randomizer(
+        "hierarchical-histogram", lambda: dn.HierarchicalHistogram(0, 10, bins=8, branching=2, epsilon=1.0,
+                                                                    oracle="olh"), 9.5,
+    ),
+    Randomizer("haar-hrr", lambda: dn.HaarHRR(0, 10, bins=16, epsilon=1.0), 2.5),
+    Randomizer("set-valued", lambda: dn.SetValued(["a", "b", "c", "d"], epsilon=1.0, max_items=2), ["d", "a"]),
+    Randomizer("set-valued", lambda: dn.SetValued(range(40), epsilon=2.0, max_items=3, oracle="olh"), [3, 7]),
 ]

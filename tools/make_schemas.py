@@ -139,6 +139,9 @@ REPORTS: dict[str, dict[str, Any]] = {
     "dbitflip": _obj({"buckets": {"type": "array", "items": COUNT, "minItems": 1},
                       "bits": {"type": "array", "items": {"enum": [0, 1]}, "minItems": 1}}),
     "two-group": _obj({"group": {"enum": [1, 2]}, "answer": {"type": "boolean"}}),
+    "level": _obj({"level": COUNT, "report": {"description": "the level oracle's report (OUE: hex bits; OLH: "
+                                                               "{seed, value})"}}),
+    "haar": _obj({"level": COUNT, "index": COUNT, "bit": {"enum": [0, 1]}}),
     "discovery": {
         "type": "object", "required": ["level", "sketch"], "additionalProperties": False,
         "description": "a heavy-hitter discovery report: the level (prefix length, or fragment position) and its "

@@ -39,6 +39,7 @@ from deniable._manipulation import Manipulation
 from deniable._marginals import Association, MarginalTable
 from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable._privacy import PrivacyBudget, compose
+from deniable._range_plan import RangeChoice, best_range_mechanism
 from deniable._recovery import estimate_fake_fraction, recover
 from deniable._results import ConfidenceInterval
 from deniable._sequences import ConfidenceSequence
@@ -75,17 +76,25 @@ from deniable.mechanisms import (
     Duchi,
     FrequencyOracle,
     Gaussian,
+    HaarHRR,
     HadamardCountMeanSketch,
     HadamardResponse,
+    HierarchicalHistogram,
     Hybrid,
+    ItemEstimate,
     Laplace,
     MeanStat,
     NumericMechanism,
     OneBitMean,
     Piecewise,
+    QuantileEstimate,
+    QueryEstimate,
+    RangeEstimate,
     RapporEstimate,
+    SetValued,
     SquareWave,
     SubsetSelection,
+    best_set_length,
 )
 from deniable.wire import from_config
 
@@ -189,4 +198,14 @@ __all__ = [
     "MarginalTable",
     "Association",
     "SlicedComparison",
+    "HierarchicalHistogram",
+    "HaarHRR",
+    "RangeEstimate",
+    "QueryEstimate",
+    "QuantileEstimate",
+    "RangeChoice",
+    "best_range_mechanism",
+    "SetValued",
+    "ItemEstimate",
+    "best_set_length",
 ]

@@ -16,6 +16,8 @@ Agg)::
   one colour per mechanism, with the theoretical variance as a line (log-log).
 * :func:`discovery_quality` -- heavy-hitter recall (solid) and precision
   (dashed) against the number of devices, one colour per method and epsilon.
+* :func:`cdf_band` -- an estimated CDF (a :class:`~deniable.RangeEstimate`) with
+  its pointwise confidence band, the truth and quantiles with their intervals.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised without matplotlib
 
 from deniable._estimate import Estimate
 
-__all__ = ["bar_estimate", "convergence", "discovery_quality", "mse_vs_epsilon", "new_axes"]
+__all__ = ["bar_estimate", "cdf_band", "convergence", "discovery_quality", "mse_vs_epsilon", "new_axes"]
 
 _BAR = "#4C72B0"
 _TRUTH = "#C44E52"
@@ -220,6 +222,48 @@ def convergence(
         else f"{ests[0].mechanism}, {_epsilon_text(ests[0].epsilon)}: estimate vs n"
     )
     ax.legend(loc="best", frameon=False)
+    return ax
+
+
+def cdf_band(
+    est: Any,
+    ax: Axes | None = None,
+    *,
+    confidence_level: float = 0.95,
+    truth: Any = None,
+    quantiles: Sequence[float] = (),
+    title: str | None = None,
+) -> Axes:
+    """The estimated CDF of a :class:`~deniable.RangeEstimate` at its bin edges with its pointwise
+    ``confidence_level`` band; ``truth`` (a callable ``x -> F(x)`` or the CDF at the edges) as a dashed
+    line; each of ``quantiles`` as a point with its interval (inverted from the band) on the x axis.
+    """
+    from deniable._intervals import z_for
+    from deniable._results import check_level
+
+    level = check_level(confidence_level)
+    if ax is None:
+        ax = new_axes()
+    edges, cdf, se = est.cdf_band()
+    z = z_for(1 - level)
+    ax.fill_between(edges, np.clip(cdf - z * se, 0, 1), np.clip(cdf + z * se, 0, 1), color=_BAR, alpha=0.25,
+                    linewidth=0, label=f"{level:.0%} band")
+    ax.plot(edges, cdf, color=_BAR, linewidth=1.5, label="estimate")
+    if truth is not None:
+        values = truth(edges) if callable(truth) else np.asarray(truth, dtype=float)
+        ax.plot(edges, values, "--", color=_TRUTH, linewidth=1.5, label="truth")
+    for q in quantiles:
+        result = est.quantile(q)
+        low, high = result.confidence_interval(level)
+        ax.errorbar([result.value], [q], xerr=[[result.value - low], [high - result.value]], fmt="o", color="black",
+                    markersize=4, capsize=3, linewidth=1)
+        ax.annotate(f"q{q:g}", (result.value, q), textcoords="offset points", xytext=(6, -12), fontsize=8)
+    ax.set_xlabel("value")
+    ax.set_ylabel("share of values below")
+    _percent_axis(ax)
+    ax.grid(alpha=0.3)
+    ax.set_title(title if title is not None else f"{est.mechanism}, {_epsilon_text(est.epsilon)}, n = {est.n:,}")
+    ax.legend(loc="lower right", frameon=False)
     return ax
 
 

@@ -148,6 +148,7 @@ def test_mechanism_names_are_the_registry_recipes_that_take_an_epsilon() -> None
     assert MECHANISM_NAMES == (
         "auto", "binary-rr", "grr", "sue", "oue", "blh", "olh", "hadamard", "subset", "dbitflip",
         "laplace", "gaussian", "duchi", "piecewise", "square-wave", "hybrid", "one-bit-mean",
+        "hierarchical", "haar",
     )
     assert "forced-response" in registry.recipes()  # a recipe, but without an epsilon
 
@@ -156,7 +157,7 @@ def test_mechanism_names_are_the_registry_recipes_that_take_an_epsilon() -> None
 def test_written_reports_are_what_the_checked_path_gives(name: str) -> None:
     """``reports_to_text`` skips the check of fresh reports but writes what ``reports_to_json`` would."""
     recipe = registry.recipe(name)
-    numeric = registry.entry(recipe.wire_id).kind == "numeric"
+    numeric = registry.entry(recipe.wire_id).kind in ("numeric", "range")
     params = {"epsilon": 1.0, **({"delta": 1e-6} if "delta" in recipe.required else {})}
     domain = (0.0, 10.0) if numeric else ["A", "B", "C", "D", "E"]
     m = recipe.build(domain, params)

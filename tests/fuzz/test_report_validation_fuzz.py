@@ -46,6 +46,9 @@ MECHANISMS: dict[str, Any] = {
     "rr-design": dn.survey.design("CDM", [0.3, 0.6]),
     "heavy-hitters": dn.HeavyHitters(epsilon=4.0, method="sfp", max_length=3, top_k=4, rows=4, width=8),
     "joint": dn.Joint(["a", "b"], [1, 2, 3], epsilon=1.0, mechanism="oue"),
+    "hierarchical-histogram": dn.HierarchicalHistogram(0, 10, bins=16, epsilon=1.0),
+    "haar-hrr": dn.HaarHRR(0, 10, bins=16, epsilon=1.0),
+    "set-valued": dn.SetValued(["a", "b", "c"], epsilon=1.0, max_items=2, oracle="oue"),
 }
 NAMES = sorted(MECHANISMS)
 
@@ -66,8 +69,10 @@ JSON = st.recursive(
 def _valid(name: str, n: int) -> list[Any]:
     m = MECHANISMS[name]
     gen = np.random.default_rng(n)
-    if registry.entry(name).kind == "numeric":
+    if registry.entry(name).kind in ("numeric", "range"):
         values = gen.uniform(m.low, m.high, n).tolist()
+    elif registry.entry(name).kind == "set":
+        values = [[m.domain[i]] for i in gen.integers(0, len(m.domain), n)]
     elif registry.entry(name).kind == "discovery":
         values = [["", "a", "bc", "xyz"][i] for i in gen.integers(0, 4, n)]
     else:

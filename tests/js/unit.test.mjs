@@ -94,12 +94,18 @@ test('every mechanism returns the wire JSON form of its report', () => {
       r.buckets.every((v, i) => Number.isInteger(v) && v >= 0 && v < m.k && (i === 0 || r.buckets[i - 1] < v)) &&
       r.bits.length === r.buckets.length && r.bits.every((b) => b === 0 || b === 1),
     'one-bit-mean': (r) => r === 0 || r === 1,
+    'haar-hrr': (r, m) => Object.keys(r).join() === 'level,index,bit' && r.level >= 1 && r.index >= 0 &&
+      r.index < 2 ** (r.level - 1) && (r.bit === 0 || r.bit === 1) && 2 ** r.level <= Number(m.config.params.bins),
+    'hierarchical-histogram': (r, m) => Object.keys(r).join() === 'level,report' && r.level >= 1 &&
+      r.level <= m.config.params.levels.length && typeof r.report === 'string',
+    'set-valued': (r, m) => Number.isInteger(r) && r >= 0 && r < m.k + Number(m.config.params.ell),
   };
+  const asValues = (m) => (m.kind === 'set' ? m.domain.map((v) => [v]) : m.domain);
   const seen = new Set();
   for (const c of fixtures.chi_square) {
     const m = fromConfig(c.config, { randomBytes: seededBytes(`shape:${c.name}`) });
     seen.add(m.mechanism);
-    for (const value of m.domain) {
+    for (const value of asValues(m)) {
       for (const r of m.privatizeMany(new Array(50).fill(value))) assert.ok(shapes[m.mechanism](r, m), `${c.name}: ${stringify(r)}`);
     }
     // a null epsilon in a config: infinite (an answer of the survey design reveals the truth)
@@ -133,7 +139,7 @@ test('sampling never calls Math.random', () => {
   try {
     for (const c of fixtures.chi_square) {
       const m = fromConfig(c.config);
-      m.privatizeMany(m.domain);
+      m.privatizeMany(m.kind === 'set' ? m.domain.map((v) => [v]) : m.domain);
     }
     idempotencyKey();
   } finally {

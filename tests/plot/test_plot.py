@@ -148,3 +148,19 @@ def test_discovery_quality_lines_per_method_and_epsilon(tmp_path: Path) -> None:
         plot.discovery_quality(records, metric="f1")
     with pytest.raises(ValueError, match="lacks \\['recall'\\]"):
         plot.discovery_quality([{"method": "pem", "epsilon": 1, "n": 5, "precision": 1}])
+
+
+def test_cdf_band_draws_the_estimate_its_band_and_the_quantiles(tmp_path: Path) -> None:
+    m = dn.HaarHRR(0, 100, bins=32, epsilon=2.0)
+    rng = np.random.default_rng(9)
+    est = m.estimate(m.privatize_many(rng.uniform(0, 100, 20_000), rng=rng))
+    ax = plot.cdf_band(est, truth=lambda x: x / 100, quantiles=(0.5, 0.9))
+    edges, cdf, se = est.cdf_band()
+    line = ax.get_lines()[0]
+    np.testing.assert_allclose(line.get_ydata(), cdf)
+    (band,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert band.get_paths()[0].vertices[:, 1].max() <= 1.0
+    errorbars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(errorbars) == 2
+    assert errorbars[0].lines[0].get_xdata()[0] == pytest.approx(est.quantile(0.5).value)
+    _save(ax, tmp_path / "cdf.png")

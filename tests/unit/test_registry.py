@@ -16,6 +16,7 @@ RECIPE_PARAMS = {
     "gaussian": {"epsilon": 1.0, "delta": 1e-6},
     "l-grr": {"epsilon_perm": 2.0, "epsilon_1": 1.0},
     "l-osue": {"epsilon_perm": 2.0, "epsilon_1": 1.0},
+    "set-valued": {"epsilon": 1.0, "max_items": 2},
 }
 
 
@@ -45,7 +46,7 @@ def test_every_recipe_builds_the_mechanism_it_names(name: str) -> None:
     entry = registry.entry(recipe.wire_id)
     params = RECIPE_PARAMS.get(name, FREQUENCY_PARAMS)
     assert recipe.required <= set(params) <= recipe.allowed
-    domain = (0.0, 10.0) if entry.kind == "numeric" else ["a", "b", "c"]
+    domain = (0.0, 10.0) if entry.kind in ("numeric", "range") else ["a", "b", "c"]
     m = recipe.build(domain, params)
     assert type(m) is entry.cls
     assert registry.entry_of(m) is entry

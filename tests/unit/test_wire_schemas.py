@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STRUCTURED = {
     "blh": "seed-value", "olh": "seed-value", "subset": "subset", "rappor": "rappor", "cms": "cms",
     "hcms": "hcms", "dbitflip": "dbitflip", "rr-design": "two-group", "heavy-hitters": "discovery",
+    "set-valued": "seed-value",
 }
 
 

@@ -95,7 +95,7 @@ def _epsilon_recipes(kind: registry.Kind) -> tuple[str, ...]:
 
 
 FREQUENCY_NAMES = ("auto", *_epsilon_recipes("frequency"))
-NUMERIC_NAMES = _epsilon_recipes("numeric")
+NUMERIC_NAMES = (*_epsilon_recipes("numeric"), *_epsilon_recipes("range"))  # numbers in [low, high]
 MECHANISM_NAMES = (*FREQUENCY_NAMES, *NUMERIC_NAMES)
 
 MechanismOpt = Annotated[

@@ -35,10 +35,10 @@ from deniable.cli._common import (
     parse_epsilon,
     progress,
 )
-from deniable.cli._output import show_estimate, show_mean, show_sliced
+from deniable.cli._output import show_estimate, show_mean, show_quantiles, show_sliced
 from deniable.errors import DeniableWarning, ReportError
 from deniable.heavy import HeavyHitters
-from deniable.mechanisms import registry
+from deniable.mechanisms import RangeEstimate, registry
 from deniable.wire._text import yes_no_labels
 
 __all__ = ["privatize_cmd", "estimate_cmd"]
@@ -100,7 +100,9 @@ def privatize_cmd(
     Use --mechanism binary-rr for yes/no columns (true/false, 1/0, yes/no; the
     output keeps the spelling of the column's first answer, e.g. Yes/No),
     and a numeric mechanism (laplace, gaussian, duchi, piecewise, hybrid,
-    square-wave) with --low and --high for numbers (clamped to that range).
+    square-wave) with --low and --high for numbers (clamped to that range);
+    haar or hierarchical (range queries and quantiles, 1024 bins) refuse a
+    number outside it.
     For free text nobody can list (words, URLs), --mechanism heavy-hitters
     with --max-length sends one discovery report per value (PEM or SFP over
     a count-mean sketch); `deniable estimate` then names the frequent values.
@@ -342,6 +344,9 @@ def estimate_cmd(
     if isinstance(est, MeanEstimate):
         show_mean(est, level=level, as_json=as_json)
         return
+    if isinstance(est, RangeEstimate):
+        show_quantiles(est, level=level, as_json=as_json)
+        return
     if isinstance(est, JointEstimate):  # several questions answered jointly: the cells, by tuple of answers
         est = replace(est.cells, domain=m.domain)
     show_estimate(est, consistent=consistent, level=level, plot=plot, as_json=as_json, xlabel=column)
@@ -407,7 +412,7 @@ def _estimate_discovery(hh: HeavyHitters, reader: cli_data.ColumnReader, *, cons
 
 def _check_frequency_options(m: Any, consistent: str | None, plot: Path | None) -> None:
     """Refuse --consistent and --plot for a numeric mechanism (before reading the data)."""
-    if registry.entry_of(m).kind == "numeric" and (consistent or plot is not None):
+    if registry.entry_of(m).kind in ("numeric", "range") and (consistent or plot is not None):
         raise CLIError("--consistent and --plot apply to category frequencies, not to a mean")
 
 

@@ -170,6 +170,30 @@ def _per_fake_report(est: Estimate) -> float | None:
         return float(np.max(est.manipulation_bound(1))) if est.n else None
     except NotImplementedError:
         return None
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+"""The quantiles ``deniable estimate`` shows for a range mechanism's column."""
+
+
+def show_quantiles(est: Any, *, level: float, as_json: bool) -> None:
+    """Print a range mechanism's quantiles (:data:`QUANTILES`) with the intervals inverted from the CDF's
+    band, as a table or JSON (which adds the bins' estimates)."""
+    q = est.quantile(list(QUANTILES))
+    low, high = q.confidence_interval(level)
+    rows = [{"q": float(p), "value": float(v), "std_error": float(s), "ci_low": float(lo), "ci_high": float(hi)}
+            for p, v, s, lo, hi in zip(QUANTILES, q.value, q.std_error, low, high, strict=True)]
+    if as_json:
+        print_json({"mechanism": est.mechanism, "epsilon": est.epsilon, "n": est.n, "level": level,
+                    "range": [est.low, est.high], "quantiles": rows, "bins": est.to_dict(level)})
+        return
+    table = Table(title=f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}: quantiles",
+                  title_justify="left", caption=f"intervals: the CDF's {level:.0%} band inverted",
+                  caption_justify="left")
+    for header in ("quantile", "value", "std. error", f"{level:.0%} interval low", "interval high"):
+        table.add_column(header, justify="right")
+    for r in rows:
+        table.add_row(f"{r['q']:g}", _number(r["value"], ".6g"), _number(r["std_error"], ".4g"),
+                      _number(r["ci_low"], ".6g"), _number(r["ci_high"], ".6g"))
+    out.print(table)
 
 
 def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | None = None) -> None:

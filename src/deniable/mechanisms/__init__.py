@@ -28,6 +28,10 @@ from deniable.mechanisms._numeric import (
 )
 from deniable.mechanisms._chained import LGRR, LOSUE, LongitudinalClient
 from deniable.mechanisms._telemetry import DBitFlip, DBitFlipClient, OneBitMean, OneBitMeanClient
+from deniable.mechanisms._ranges import QuantileEstimate, QueryEstimate, RangeEstimate, RangeMechanism
+from deniable.mechanisms._hierarchical import HierarchicalHistogram
+from deniable.mechanisms._haar import HaarHRR
+from deniable.mechanisms._set_valued import ItemEstimate, SetValued, best_set_length
 # isort: on
 
 __all__ = [
@@ -63,4 +67,13 @@ __all__ = [
     "OneBitMeanClient",
     "DBitFlip",
     "DBitFlipClient",
+    "RangeMechanism",
+    "RangeEstimate",
+    "QueryEstimate",
+    "QuantileEstimate",
+    "HierarchicalHistogram",
+    "HaarHRR",
+    "SetValued",
+    "ItemEstimate",
+    "best_set_length",
 ]

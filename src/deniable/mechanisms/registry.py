@@ -30,7 +30,7 @@ from deniable.wire import _config as wire_config
 
 __all__ = ["Entry", "Recipe", "register", "entry", "entries", "recipe", "recipes", "entry_of"]
 
-Kind = Literal["frequency", "numeric", "sketch", "design", "discovery", "joint"]
+Kind = Literal["frequency", "numeric", "sketch", "design", "discovery", "joint", "range", "set"]
 Builder = Callable[[Any, Mapping[str, Any]], Any]
 T = TypeVar("T", bound=type)
 
@@ -79,7 +79,7 @@ _RECIPES: dict[str, Recipe] = {}
 
 
 def _default_build(cls: type, kind: Kind) -> Builder:
-    if kind == "numeric":
+    if kind in ("numeric", "range"):
         return lambda domain, params: cls(domain[0], domain[1], **params)
     return lambda domain, params: cls(domain, **params)
 

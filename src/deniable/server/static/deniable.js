@@ -17,6 +17,7 @@
 //   dbitflip   {"buckets": [d increasing bucket positions], "bits": [d times 0 or 1]}
 //   one-bit-mean  0 or 1 (its domain is the interval [low, high]; the value is a number)
 //   rr-design  a survey design (designs.js): true / false, the integer answer, or {"group": g, "answer": a}
+//   haar-hrr, hierarchical-histogram, set-valued  see ranges.js (a number in [low, high]; a set: an array)
 //
 // Repeated collection. `fromConfig(cfg).privatize` makes one-time reports (RAPPOR: a fresh
 // cohort and permanent response each time; the longitudinal mechanisms: both rounds fresh).
@@ -44,6 +45,7 @@
 import { rrDesign } from './designs.js';
 import { paramsFromWire, parseJSON, stringify } from './json.js';
 import { dbitflip, longitudinalGRR, longitudinalOSUE, oneBitMean } from './longitudinal.js';
+import { haarHRR, hierarchicalHistogram, setValued } from './ranges.js';
 import { rappor } from './rappor.js';
 import {
   DeniableError, MAX_GETRANDOM, TWO32, TWO32N, TWO64N, WordPool, absLnRatio, bitLength, exactInteger,
@@ -176,10 +178,24 @@ const BUILDERS = {
   'one-bit-mean': oneBitMean,
   dbitflip,
   'rr-design': rrDesign,
+  'haar-hrr': haarHRR,
+  'hierarchical-histogram': (params, dom) => hierarchicalHistogram(params, dom, nested),
+  'set-valued': (params, dom) => setValued(params, dom, nested),
 };
 
+/** A level oracle from its own configuration (inside a hierarchical histogram or a set-valued question). */
+function nested(cfg) {
+  if (cfg === null || typeof cfg !== 'object' || !Object.prototype.hasOwnProperty.call(BUILDERS, cfg.mechanism)) {
+    throw new DeniableError('params', `a nested oracle configuration is not one this client implements; got ${stringify(cfg)}`);
+  }
+  const dom = parseDomain(cfg.domain);
+  return { impl: BUILDERS[cfg.mechanism](paramsFromWire(cfg.params, cfg.version), dom, cfg.mechanism), k: dom.k };
+}
+
 /** Mechanisms whose domain is a real interval [low, high] (the value is a number, not a category). */
-const NUMERIC = new Set(['one-bit-mean']);
+const NUMERIC = new Set(['one-bit-mean', 'haar-hrr', 'hierarchical-histogram']);
+/** The kind of value where it is neither a category nor a number for a mean: a number in bins, a set (an array). */
+const KINDS = { 'haar-hrr': 'range', 'hierarchical-histogram': 'range', 'set-valued': 'set' };
 
 /** Wire ids of the mechanisms this client implements (the Python registry's browser=True list). */
 export const MECHANISMS = Object.freeze(Object.keys(BUILDERS));
@@ -309,7 +325,7 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   const chunkFor = (count) => Math.min(MAX_GETRANDOM, 4 * (impl.words + 2) * count + 64);
   const mechanism = Object.freeze({
     mechanism: name,
-    kind: numeric ? 'numeric' : 'frequency',
+    kind: KINDS[name] ?? (numeric ? 'numeric' : 'frequency'),
     domain: Object.freeze(domain.slice()),
     k: dom.k,
     epsilon,
