@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
-    "Accepted", "BatchAccepted", "QuestionOut", "RoundsOut", "SurveyOut", "ResultsOut", "InvitesOut",
+    "Accepted", "BatchAccepted", "QuestionOut", "RoundsOut", "TransportOut", "SurveyOut", "ResultsOut", "InvitesOut",
     "RootOut", "StatusOut",
 ]
 
@@ -72,6 +72,13 @@ class RoundsOut(BaseModel):
     start: str = Field(description="when round 0 starts (ISO-8601 UTC)")
 
 
+class TransportOut(BaseModel):
+    kind: Literal["ohttp"]
+    relay: str = Field(description="the relay's URL: POST message/ohttp-req to it; its key configuration at "
+                       "<relay>/ohttp-keys")
+    shuffler: bool = Field(default=False, description="the relay holds, shuffles and forwards reports in batches")
+
+
 class SurveyOut(BaseModel):
     id: str
     title: str
@@ -93,6 +100,10 @@ class SurveyOut(BaseModel):
     current_round: int | None = Field(
         default=None, description="the 0-based round by the server's clock (surveys with rounds; "
         "null before rounds.start)"
+    )
+    transport: TransportOut | None = Field(
+        default=None, description="absent when devices post directly; else post encapsulated (Oblivious HTTP, "
+        "RFC 9458) through this relay to the service's gateway"
     )
     questions: list[QuestionOut]
 

@@ -5,6 +5,7 @@ These are the operator's settings of a survey, written beside its questions::
     rate_limit: {responses: 30, seconds: 600}   # per client address (the default)
     max_responses: 5000                          # no cap by default
     results: admin                               # results need the admin token ("public" by default)
+    transport: {kind: ohttp, relay: "https://relay.example.org/"}   # devices post through a relay
 
 * ``rate_limit`` applies to single responses (``POST /surveys/{id}/responses``)
   of surveys open to everyone (not ``invite_only``): each client address has
@@ -16,6 +17,11 @@ These are the operator's settings of a survey, written beside its questions::
   included; a request that would go over it is refused whole (409).
 * ``results: admin`` makes the results page and ``GET /surveys/{id}/results``
   need the admin token.
+* ``transport`` says how devices post: ``direct`` (the default) to this
+  server, or ``{kind: ohttp, relay: URL}`` encapsulated (Oblivious HTTP,
+  RFC 9458) through the relay at ``URL``, run by another party, to this
+  server's gateway; ``shuffler: true`` says the relay holds, shuffles and
+  forwards the reports in batches (``deniable relay --shuffle``).
 
 Unlike the questions, these settings may change between runs of the server:
 a survey stored with other settings is updated to the new ones
@@ -31,7 +37,7 @@ from typing import Any, Literal
 
 from deniable.server._errors import SurveyError
 
-__all__ = ["RateLimit", "Policy", "DEFAULT_RATE_LIMIT", "POLICY_FIELDS", "load_policy"]
+__all__ = ["RateLimit", "Transport", "DIRECT", "Policy", "DEFAULT_RATE_LIMIT", "POLICY_FIELDS", "load_policy"]
 
 ResultsAccess = Literal["public", "admin"]
 
@@ -60,12 +66,47 @@ MAX_WINDOW_SECONDS = 30 * 86_400.0
 
 
 @dataclass(frozen=True)
+class Transport:
+    """How devices post their responses: ``direct``, or ``ohttp`` through ``relay`` (shuffled or not)."""
+
+    kind: Literal["direct", "ohttp"] = "direct"
+    relay: str | None = None
+    shuffler: bool = False
+
+    def to_json(self) -> dict[str, Any] | str:
+        if self.kind == "direct":
+            return "direct"
+        return {"kind": self.kind, "relay": self.relay, **({"shuffler": True} if self.shuffler else {})}
+
+
+DIRECT = Transport()
+
+
+def _transport(value: Any) -> Transport:
+    if value is None or value == "direct":
+        return DIRECT
+    if not isinstance(value, Mapping) or value.get("kind") != "ohttp":
+        raise SurveyError("transport", f"must be 'direct' or {{kind: ohttp, relay: URL}}; got {value!r:.80}")
+    extra = sorted(set(value) - {"kind", "relay", "shuffler"})
+    if extra:
+        raise SurveyError(f"transport.{extra[0]}", "is not a field of transport (allowed: kind, relay, shuffler)")
+    relay = value.get("relay")
+    if not isinstance(relay, str) or not relay.startswith(("https://", "http://")) or len(relay) > 2000:
+        raise SurveyError("transport.relay", f"must be the relay's http(s) URL; got {relay!r:.80}")
+    shuffler = value.get("shuffler", False)
+    if not isinstance(shuffler, bool):
+        raise SurveyError("transport.shuffler", f"must be true or false; got {shuffler!r:.40}")
+    return Transport("ohttp", relay, shuffler)
+
+
+@dataclass(frozen=True)
 class Policy:
     """The protection settings of one survey (see the module docstring)."""
 
     rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT
     max_responses: int | None = None
     results: ResultsAccess = "public"
+    transport: Transport = DIRECT
 
     def to_json(self) -> dict[str, Any]:
         """The settings that differ from the defaults (a survey without any keeps its old form)."""
@@ -76,10 +117,12 @@ class Policy:
             out["max_responses"] = self.max_responses
         if self.results != "public":
             out["results"] = self.results
+        if self.transport != DIRECT:
+            out["transport"] = self.transport.to_json()
         return out
 
 
-POLICY_FIELDS = frozenset({"rate_limit", "max_responses", "results"})
+POLICY_FIELDS = frozenset({"rate_limit", "max_responses", "results", "transport"})
 """The survey fields that are settings (they may change; the questions may not)."""
 
 
@@ -120,4 +163,4 @@ def load_policy(data: Mapping[str, Any]) -> Policy:
     results = data.get("results", "public")
     if results not in ("public", "admin"):
         raise SurveyError("results", f"must be 'public' or 'admin'; got {results!r:.60}")
-    return Policy(rate_limit, max_responses, results)
+    return Policy(rate_limit, max_responses, results, _transport(data.get("transport")))

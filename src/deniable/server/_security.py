@@ -4,7 +4,8 @@ Tokens
     The admin token (``DENIABLE_ADMIN_TOKEN``) opens the admin API, posts
     batches to any survey, and reads the results of surveys whose results are
     for administrators only (``results: admin``). A relay token
-    (``DENIABLE_RELAY_TOKEN``) only posts batches: give it to a trusted relay
+    (``DENIABLE_RELAY_TOKEN``) only posts batches and encapsulated requests (to the
+    Oblivious HTTP gateway): give it to a trusted relay
     that collects many respondents' reports and forwards them, instead of the
     admin token. A request presents a token as ``Authorization: Bearer
     <token>``, or, so a browser can open an admin-only results page, as HTTP
@@ -54,7 +55,9 @@ Rate limit
     whose requests are spread over ``W`` workers can get up to ``W`` times
     the limit; run one worker, or route each client to the same worker, where
     the limit must hold exactly. At most :data:`MAX_BUCKETS` buckets are kept;
-    the least recently used is forgotten first.
+    the least recently used is forgotten first. A response that came through
+    an Oblivious HTTP relay (:mod:`deniable.server._routes.gateway`) has no
+    address here: the relay, which posts with the relay token, limits it.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ from deniable.server._refusals import error_response
 from deniable.server._surveys import Survey
 
 __all__ = [
-    "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV", "BASIC_REALM", "presented_token", "is_token", "bearer",
+    "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV", "OHTTP_SCOPE_KEY", "BASIC_REALM", "presented_token", "is_token", "bearer",
     "require_admin", "ADMIN", "require_relay", "results_access",
     "MAX_BODY_BYTES", "BodyLimit",
     "PAGE_CSP", "SecurityHeaders",
@@ -89,6 +92,8 @@ __all__ = [
 # ----------------------------------------------------------------------- tokens
 ADMIN_TOKEN_ENV = "DENIABLE_ADMIN_TOKEN"
 RELAY_TOKEN_ENV = "DENIABLE_RELAY_TOKEN"
+OHTTP_SCOPE_KEY = "deniable.ohttp"
+"""Set in the ASGI scope of a request served from inside an encapsulated one (the Oblivious HTTP gateway)."""
 
 BASIC_REALM = "deniable administrators"
 """The HTTP Basic realm of admin-only results (one for the whole server: one admin token)."""
@@ -378,7 +383,7 @@ def take_token(
     the body is read and decoded, so a refused flood costs no parsing.
     """
     limit = None if survey.invite_only else survey.policy.rate_limit
-    if limit is None:
+    if limit is None or request.scope.get(OHTTP_SCOPE_KEY):  # came through a relay, which limits per address
         return None
     client = client_address(
         request.client.host if request.client else None, request.headers.getlist("x-forwarded-for"),

@@ -236,6 +236,7 @@ class Storage:
             "invite_only": survey.invite_only,
             "allocation": survey.allocation,
             **self._rounds_public(survey),
+            **({} if survey.policy.transport.kind == "direct" else {"transport": survey.policy.transport.to_json()}),
             "questions": [q.public_json() for q in survey.questions],
         }
 
