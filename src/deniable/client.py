@@ -385,10 +385,8 @@ class Client:
     responses encapsulated (Oblivious HTTP, RFC 9458; needs the ``ohttp``
     extra) and posted through that relay, which sees this device's address
     but not the reports, to the collector's gateway, which sees the reports
-    but not the address. Through a shuffling relay the answer is
-    ``{"status": "queued", "idempotency_key": ...}``: the report waits on
-    the relay's disk for its shuffled batch. ``relay_transport`` is the
-    httpx transport of the requests to the relay (tests: a local address).
+    but not the address. ``relay_transport`` is the httpx transport of the
+    requests to the relay (tests: a local address).
     """
 
     def __init__(
@@ -535,8 +533,6 @@ class Client:
             assert state is not None
             body["device"] = state.device
         result: dict[str, Any] = self._request("POST", f"/surveys/{survey_id}/responses", body, self._via(survey))
-        if result.get("status") == "queued":  # by a shuffling relay: no receipt of the collector's
-            result["idempotency_key"] = body["idempotency_key"]
         return result
 
     def respond_many(
@@ -581,9 +577,6 @@ class Client:
                 ]
             }
             result = self._request("POST", f"/surveys/{survey_id}/responses/batch", body, self._via(survey))
-            if result.get("status") == "queued":  # by a shuffling relay, as one report
-                totals["queued"] = totals.get("queued", 0) + len(body["responses"])
-                continue
             totals["accepted"] += int(result["accepted"])
             totals["duplicates"] += int(result["duplicates"])
         return totals

@@ -2,6 +2,6 @@
 
 Needs the ``ohttp`` extra (``pyhpke`` and ``cryptography``). Used by the
 collection service (the gateway: :mod:`deniable.server._routes.gateway`),
-the relay and shuffler (``deniable relay``) and the device client
+the relay (``deniable relay``) and the device client
 (:mod:`deniable.client`).
 """

@@ -8,10 +8,6 @@ from the collector, and fetched again once when the gateway answers that it
 no longer holds the key (a rotation). Of the request's headers only
 ``content-type``, ``accept`` and ``authorization`` travel (inside the
 encapsulation); nothing identifying the device (no ``user-agent``).
-
-Through a shuffling relay the answer is ``202 {"status": "queued"}``: the
-report is on the relay's disk, to be forwarded in a shuffled batch later;
-the collector's own answer never comes back.
 """
 
 from __future__ import annotations
@@ -67,7 +63,7 @@ class ObliviousTransport(httpx.BaseTransport):
         kind = answer.headers.get("content-type", "").split(";")[0]
         if answer.status_code == 400 and kind == "application/problem+json" and KEY_PROBLEM in answer.text:
             return None  # the gateway rotated its key: fetch it again
-        if answer.status_code != 200 or kind != RESPONSE_TYPE:  # the relay's own answer (429, 202 queued, 502)
+        if answer.status_code != 200 or kind != RESPONSE_TYPE:  # the relay's own answer (429, 502)
             return httpx.Response(answer.status_code, headers=answer.headers, content=answer.content, request=request)
         inner = decode_response(decapsulate_response(context, answer.content))
         return httpx.Response(inner.status, headers=list(inner.headers), content=inner.content, request=request)

@@ -9,10 +9,7 @@ collector. Its routes:
   forwards the body and its content type only: no header of the client, no
   ``Forwarded``/``X-Forwarded-For``, no address. Each client address may
   post ``rate_limit`` requests (a token bucket, as the collector's own, which
-  cannot see addresses behind the relay). With a shuffler
-  (:mod:`deniable._ohttp._shuffler`) the request is instead written to its
-  durable buffer and answered ``202`` once on disk; the shuffler forwards it
-  later, in a shuffled batch.
+  cannot see addresses behind the relay).
 * ``GET /ohttp-keys``: the gateway's key configuration, fetched through the
   relay (so the collector sees no device fetch it) and cached a minute, so
   every client of the relay encapsulates for the same keys.
@@ -29,7 +26,6 @@ import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 from starlette.applications import Starlette
@@ -58,16 +54,15 @@ def _refusal(status: int, field: str, message: str, headers: dict[str, str] | No
 
 
 class Relay:
-    """The relay's state: the gateway, its token, the limiter, the cached keys, an optional shuffler."""
+    """The relay's state: the gateway, its token, the limiter, the cached keys."""
 
     def __init__(
         self, gateway: str, token: str | None, *, rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT,
-        shuffler: Any = None, timeout: float = 30.0, transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float = 30.0, transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.gateway = gateway.rstrip("/")
         self.rate_limit = rate_limit
         self.limiter = RateLimiter()
-        self.shuffler = shuffler
         headers = {} if token is None else {"Authorization": f"Bearer {token}"}
         self.http = httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
         self._keys: tuple[float, bytes] | None = None
@@ -115,9 +110,6 @@ def relay_app(relay: Relay) -> Starlette:
         body = await request.body()
         if not body or len(body) > MAX_REQUEST_BYTES:
             return _refusal(413 if body else 400, "body", f"must be 1..{MAX_REQUEST_BYTES} bytes; got {len(body)}")
-        if relay.shuffler is not None:
-            await relay.shuffler.put(body)
-            return JSONResponse({"status": "queued"}, 202, headers=_CORS)
         try:
             answer = await relay.forward(body)
         except httpx.HTTPError:
@@ -131,13 +123,9 @@ def relay_app(relay: Relay) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        if relay.shuffler is not None:
-            relay.shuffler.start(relay)
         try:
             yield
         finally:
-            if relay.shuffler is not None:
-                await relay.shuffler.stop()
             await relay.http.aclose()
 
     return Starlette(

@@ -28,8 +28,7 @@ def run_relay(relay: Relay, host: str = "127.0.0.1", port: int = 8766, *, log_le
     """Serve the relay until interrupted; prints its URL once listening."""
     server = _server(relay, log_level, access_log)
     sock = _bind(host, port)
-    print(f"deniable relay: relaying on {_url(sock)}/ to the gateway {relay.gateway}"
-          + (" (shuffling)" if relay.shuffler is not None else ""), file=sys.stderr, flush=True)
+    print(f"deniable relay: relaying on {_url(sock)}/ to the gateway {relay.gateway}", file=sys.stderr, flush=True)
     try:
         server.run(sockets=[sock])
     finally:

@@ -76,7 +76,6 @@ class TransportOut(BaseModel):
     kind: Literal["ohttp"]
     relay: str = Field(description="the relay's URL: POST message/ohttp-req to it; its key configuration at "
                        "<relay>/ohttp-keys")
-    shuffler: bool = Field(default=False, description="the relay holds, shuffles and forwards reports in batches")
 
 
 class SurveyOut(BaseModel):

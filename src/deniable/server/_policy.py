@@ -20,8 +20,7 @@ These are the operator's settings of a survey, written beside its questions::
 * ``transport`` says how devices post: ``direct`` (the default) to this
   server, or ``{kind: ohttp, relay: URL}`` encapsulated (Oblivious HTTP,
   RFC 9458) through the relay at ``URL``, run by another party, to this
-  server's gateway; ``shuffler: true`` says the relay holds, shuffles and
-  forwards the reports in batches (``deniable relay --shuffle``).
+  server's gateway (``deniable serve --ohttp-keys``).
 
 Unlike the questions, these settings may change between runs of the server:
 a survey stored with other settings is updated to the new ones
@@ -67,16 +66,13 @@ MAX_WINDOW_SECONDS = 30 * 86_400.0
 
 @dataclass(frozen=True)
 class Transport:
-    """How devices post their responses: ``direct``, or ``ohttp`` through ``relay`` (shuffled or not)."""
+    """How devices post their responses: ``direct``, or ``ohttp`` through ``relay``."""
 
     kind: Literal["direct", "ohttp"] = "direct"
     relay: str | None = None
-    shuffler: bool = False
 
     def to_json(self) -> dict[str, Any] | str:
-        if self.kind == "direct":
-            return "direct"
-        return {"kind": self.kind, "relay": self.relay, **({"shuffler": True} if self.shuffler else {})}
+        return "direct" if self.kind == "direct" else {"kind": self.kind, "relay": self.relay}
 
 
 DIRECT = Transport()
@@ -87,16 +83,13 @@ def _transport(value: Any) -> Transport:
         return DIRECT
     if not isinstance(value, Mapping) or value.get("kind") != "ohttp":
         raise SurveyError("transport", f"must be 'direct' or {{kind: ohttp, relay: URL}}; got {value!r:.80}")
-    extra = sorted(set(value) - {"kind", "relay", "shuffler"})
+    extra = sorted(set(value) - {"kind", "relay"})
     if extra:
-        raise SurveyError(f"transport.{extra[0]}", "is not a field of transport (allowed: kind, relay, shuffler)")
+        raise SurveyError(f"transport.{extra[0]}", "is not a field of transport (allowed: kind, relay)")
     relay = value.get("relay")
     if not isinstance(relay, str) or not relay.startswith(("https://", "http://")) or len(relay) > 2000:
         raise SurveyError("transport.relay", f"must be the relay's http(s) URL; got {relay!r:.80}")
-    shuffler = value.get("shuffler", False)
-    if not isinstance(shuffler, bool):
-        raise SurveyError("transport.shuffler", f"must be true or false; got {shuffler!r:.40}")
-    return Transport("ohttp", relay, shuffler)
+    return Transport("ohttp", relay)
 
 
 @dataclass(frozen=True)

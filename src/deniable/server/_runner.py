@@ -312,6 +312,8 @@ def run(
     lines = [f"deniable: serving on {url}"]
     for survey in loaded:
         lines.append(f"  {survey.id}: survey {url}/s/{survey.id}  results {url}/s/{survey.id}/results")
+    if ohttp_keys is not None:
+        lines.append(f"  oblivious HTTP gateway: {url}/.well-known/ohttp-gateway (for a relay with the relay token)")
     print("\n".join(lines), file=sys.stderr, flush=True)
     # the start-up objects (modules, surveys) never die: out of the collector's sight, a full
     # collection while a 10,000-response batch is checked does not walk them, holding every thread
