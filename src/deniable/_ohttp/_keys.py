@@ -109,6 +109,8 @@ class KeyRing:
         now = self._clock()
         changed = False
         if force or not self._keys or now - self._keys[-1].created >= self.rotate_every:
+            if len(self._keys) == 256:  # every identifier held (overlap >= 255 rotations): the oldest goes
+                self._keys.pop(0)
             held = {k.key_id for k in self._keys}
             key_id = (self._keys[-1].key_id + 1) % 256 if self._keys else 0
             while key_id in held:
