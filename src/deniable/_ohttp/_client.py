@@ -1,4 +1,4 @@
-"""A device's Oblivious HTTP: an httpx transport that encapsulates every request for the gateway and posts it to a relay.
+"""A device's Oblivious HTTP: an httpx transport that encapsulates each request for the gateway, posted to a relay.
 
 ``httpx.Client(base_url=<collector>, transport=ObliviousTransport(relay))``
 sends each request as Binary HTTP sealed for the gateway's key

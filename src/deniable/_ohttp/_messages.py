@@ -44,7 +44,8 @@ from pyhpke import ContextInterface as HPKEContext
 
 __all__ = [
     "KEM_X25519", "KDF_SHA256", "AEAD_AES128GCM", "AEAD_AES256GCM", "AEAD_CHACHA20", "SUITES",
-    "REQUEST_TYPE", "RESPONSE_TYPE", "KEYS_TYPE", "KEY_PROBLEM", "GATEWAY_PATH", "OHTTPError", "UnknownKey", "KeyConfig",
+    "REQUEST_TYPE", "RESPONSE_TYPE", "KEYS_TYPE", "KEY_PROBLEM", "GATEWAY_PATH", "OHTTPError", "UnknownKey",
+    "KeyConfig",
     "encode_key_configs", "decode_key_configs", "ResponseContext", "public_key", "encapsulate_request",
     "decapsulate_request", "encapsulate_response", "decapsulate_response",
 ]
@@ -61,13 +62,13 @@ REQUEST_TYPE = "message/ohttp-req"
 RESPONSE_TYPE = "message/ohttp-res"
 KEYS_TYPE = "application/ohttp-keys"
 GATEWAY_PATH = "/.well-known/ohttp-gateway"
-"""Where a collector serves its key configuration (GET) and takes encapsulated requests (POST): RFC 9540's well-known URI."""
+"""Where a collector serves its key configuration (GET) and takes encapsulated requests (POST): RFC 9540's URI."""
 KEY_PROBLEM = "https://iana.org/assignments/http-problem-types#ohttp-key"
 """The problem type of a request for a key the gateway does not hold (RFC 9458 Section 5.3)."""
 _REQUEST_LABEL = b"message/bhttp request"
 _RESPONSE_LABEL = b"message/bhttp response"
 _NPK = 32  # X25519 public keys and encapsulated keys
-_AEAD = {  # id: (class, Nk, Nn)
+_AEAD: dict[int, tuple[type[AESGCM] | type[ChaCha20Poly1305], int, int]] = {  # id: (class, Nk, Nn)
     AEAD_AES128GCM: (AESGCM, 16, 12), AEAD_AES256GCM: (AESGCM, 32, 12), AEAD_CHACHA20: (ChaCha20Poly1305, 32, 12),
 }
 
@@ -156,7 +157,7 @@ def _header(key_id: int, kdf: int, aead: int) -> bytes:
 
 @dataclass(frozen=True)
 class ResponseContext:
-    """What the response to one request is sealed or opened with: the request's ``enc``, the AEAD, the exported secret."""
+    """What seals or opens the response to one request: the request's ``enc``, the AEAD, the exported secret."""
 
     enc: bytes
     aead: int
