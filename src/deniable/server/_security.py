@@ -85,7 +85,7 @@ __all__ = [
     "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV", "OHTTP_SCOPE_KEY", "BASIC_REALM", "presented_token", "is_token", "bearer",
     "require_admin", "ADMIN", "require_relay", "results_access",
     "MAX_BODY_BYTES", "BodyLimit",
-    "PAGE_CSP", "SecurityHeaders",
+    "PAGE_CSP", "page_csp", "SecurityHeaders",
     "MAX_BUCKETS", "Network", "RateLimiter", "client_address", "parse_networks", "retry_after", "take_token",
 ]
 
@@ -232,6 +232,13 @@ PAGE_CSP = (
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 
+
+
+def page_csp(connect: str = "") -> str:
+    """:data:`PAGE_CSP`, its ``connect-src`` also allowing ``connect`` (an origin, e.g. a relay's)."""
+    return PAGE_CSP.replace("connect-src 'self'", f"connect-src 'self' {connect}") if connect else PAGE_CSP
+
+
 _HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
@@ -252,7 +259,10 @@ class SecurityHeaders:
             return
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *_HEADERS]
+                own = message.get("headers", [])
+                # a page that sets its own policy (the survey page of a survey posted through a relay) keeps it
+                added = [h for h in _HEADERS if not any(k.lower() == h[0] for k, _ in own)]
+                message["headers"] = [*own, *added]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -11,6 +11,7 @@ operation and its "Try it out" form and finds no violation).
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse, Response
@@ -18,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 
 from deniable.server._refusals import error_response
 from deniable.server._routes.service import Service
-from deniable.server._security import results_access
+from deniable.server._security import page_csp, results_access
 
 __all__ = ["router", "mount_static", "STATIC_DIR", "DOCS_ASSETS", "swagger_ui_dir"]
 
@@ -39,11 +40,17 @@ def swagger_ui_dir() -> Path | None:
     return path if all((path / name).is_file() for name in DOCS_ASSETS) else None
 
 
-def _page(name: str) -> Response:
+def _page(name: str, csp: str | None = None) -> Response:
     path = STATIC_DIR / name
     if not path.is_file():
         return error_response(404, "path", f"the page {name} is not installed with this server")
-    return FileResponse(path, media_type="text/html")
+    return FileResponse(path, media_type="text/html", headers=None if csp is None else {"Content-Security-Policy": csp})
+
+
+def _origin(url: str) -> str:
+    """The origin (scheme://host[:port]) of an http(s) URL."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def router(service: Service) -> APIRouter:
@@ -53,8 +60,9 @@ def router(service: Service) -> APIRouter:
 
     @api.get("/s/{survey_id}")
     def survey_page(survey_id: str) -> Response:
-        store.survey(survey_id)
-        return _page("survey.html")
+        transport = store.survey(survey_id).policy.transport
+        # posted through a relay (Oblivious HTTP): the page may also connect to the relay's origin
+        return _page("survey.html", None if transport.relay is None else page_csp(_origin(transport.relay)))
 
     @api.get("/s/{survey_id}/results")
     def results_page(survey_id: str, request: Request) -> Response:

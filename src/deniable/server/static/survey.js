@@ -17,6 +17,7 @@ import {
   assignQuestion, fromConfig, idempotencyKey, parseJSON, reportToWire, stringify, surveyFromWire,
 } from './deniable.js';
 import { fixed, significant } from './format.js';
+import { obliviousFetch } from './ohttp.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
 
 const $ = (id) => document.getElementById(id);
@@ -300,7 +301,9 @@ async function send() {
     if (attempt) await new Promise((r) => setTimeout(r, 400 * 2 ** attempt));
     let response;
     try {
-      response = await fetch(`/surveys/${encodeURIComponent(surveyId)}/responses`, {
+      // a survey posted through a relay (Oblivious HTTP): the relay sees this address, not the answers
+      const post = loaded?.transport?.kind === 'ohttp' ? (url, init) => obliviousFetch(loaded.transport.relay, url, init) : fetch;
+      response = await post(`/surveys/${encodeURIComponent(surveyId)}/responses`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
         body,
