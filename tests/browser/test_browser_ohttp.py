@@ -61,8 +61,8 @@ def test_the_survey_page_posts_through_the_relay() -> None:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: problems.append(str(e)))
-            page.on("request", lambda r: posts.append((r.url, r.headers.get("content-type", ""), r.post_data_buffer or b""))
-                    if r.method == "POST" else None)
+            page.on("request", lambda r: posts.append(
+                (r.url, r.headers.get("content-type", ""), r.post_data_buffer or b"")) if r.method == "POST" else None)
             for i in range(ANSWERS):
                 page.goto(f"{collector.url}/s/honor-code")
                 page.wait_for_selector('body[data-state="ready"]')
