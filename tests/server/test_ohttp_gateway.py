@@ -138,3 +138,17 @@ def test_rotation_within_and_past_the_overlap(collector: BackgroundServer, clock
             device.respond("honor-code", {"violated": True})
             assert transport.config().key_id != old.key_id
             assert device.results("honor-code")["questions"][0]["n"] == 3
+
+
+def test_the_relay_counts_the_address_its_trusted_proxy_names(collector: BackgroundServer) -> None:
+    limit = RateLimit(responses=1, seconds=600)
+    relay_state = Relay(collector.url, TOKEN, rate_limit=limit, trusted_proxies=[DEVICE])
+    with BackgroundRelay(relay_state) as relay, \
+            httpx.Client(transport=httpx.HTTPTransport(local_address=DEVICE)) as proxy:
+        def post(forwarded_for: str) -> int:
+            return proxy.post(relay.url, content=b"\x00" * 64, headers={
+                "Content-Type": REQUEST_TYPE, "X-Forwarded-For": forwarded_for}).status_code
+
+        assert post("198.51.100.1") == 400  # forwarded (the gateway refuses the junk), not limited
+        assert post("198.51.100.2") == 400  # another device behind the same proxy
+        assert post("198.51.100.1") == 429

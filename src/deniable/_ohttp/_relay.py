@@ -9,7 +9,9 @@ collector. Its routes:
   forwards the body and its content type only: no header of the client, no
   ``Forwarded``/``X-Forwarded-For``, no address. Each client address may
   post ``rate_limit`` requests (a token bucket, as the collector's own, which
-  cannot see addresses behind the relay).
+  cannot see addresses behind the relay); behind a TLS proxy of its own, the
+  address is the one the proxy's ``X-Forwarded-For`` names when the proxy is
+  one of ``trusted_proxies`` (as for the collector).
 * ``GET /ohttp-keys``: the gateway's key configuration, fetched through the
   relay (so the collector sees no device fetch it) and cached a minute, so
   every client of the relay encapsulates for the same keys.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 import httpx
 from starlette.applications import Starlette
@@ -35,7 +37,7 @@ from starlette.routing import Route
 
 from deniable._ohttp._messages import GATEWAY_PATH, KEYS_TYPE, REQUEST_TYPE
 from deniable.server._policy import RateLimit
-from deniable.server._security import RateLimiter, client_address, retry_after
+from deniable.server._security import RateLimiter, client_address, parse_networks, retry_after
 
 __all__ = ["Relay", "relay_app", "KEYS_PATH", "DEFAULT_RATE_LIMIT", "KEYS_TTL"]
 
@@ -59,8 +61,10 @@ class Relay:
     def __init__(
         self, gateway: str, token: str | None, *, rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT,
         timeout: float = 30.0, transport: httpx.AsyncBaseTransport | None = None,
+        trusted_proxies: Iterable[str] = (),
     ) -> None:
         self.gateway = gateway.rstrip("/")
+        self.trusted_proxies = parse_networks(trusted_proxies)
         self.rate_limit = rate_limit
         self.limiter = RateLimiter()
         headers = {} if token is None else {"Authorization": f"Bearer {token}"}
@@ -99,7 +103,8 @@ def relay_app(relay: Relay) -> Starlette:
 
     async def post(request: Request) -> Response:
         if relay.rate_limit is not None:
-            client = client_address(request.client.host if request.client else None, (), ())
+            client = client_address(request.client.host if request.client else None,
+                                    request.headers.getlist("x-forwarded-for"), relay.trusted_proxies)
             wait = relay.limiter.take("relay", client, relay.rate_limit)
             if wait:
                 return _refusal(429, "rate_limit", "too many requests from your address; try again in "

@@ -7,6 +7,7 @@ Options come from the command line, else from a YAML or JSON config file
     host: 127.0.0.1
     port: 8766
     rate_limit: {responses: 30, seconds: 600}  # per client address, or off
+    trusted_proxies: [127.0.0.1]               # the relay's TLS proxy, whose X-Forwarded-For names the device
 
 The relay token (``DENIABLE_RELAY_TOKEN``, the collector's) is read from the
 environment only: command lines are visible to other users of the machine.
@@ -26,7 +27,7 @@ __all__ = ["relay_cmd", "RELAY_PORT", "load_relay_config"]
 
 RELAY_PORT = 8766
 """The relay's default port: the collector's (8765) plus one."""
-_FIELDS = {"gateway", "host", "port", "rate_limit"}
+_FIELDS = {"gateway", "host", "port", "rate_limit", "trusted_proxies"}
 
 
 def load_relay_config(path: Path | None) -> dict[str, Any]:
@@ -57,6 +58,9 @@ def relay_cmd(
     rate_limit: Annotated[str | None, typer.Option(
         "--rate-limit", help="Requests per client address: RESPONSES/SECONDS, or off (default 30/600).",
         show_default=False)] = None,
+    trusted_proxy: Annotated[list[str] | None, typer.Option(
+        "--trusted-proxy", help="The relay's own TLS proxy (address or network) whose X-Forwarded-For names "
+        "the device, for the rate limit; repeatable.")] = None,
     config: Annotated[Path | None, typer.Option(help="A YAML or JSON file of these settings.")] = None,
 ) -> None:
     """Run the Oblivious HTTP relay until Ctrl-C: it sees the devices' addresses, never their reports.
@@ -85,8 +89,13 @@ def relay_cmd(
     if token is None:
         err.print("[bold yellow]warning:[/] DENIABLE_RELAY_TOKEN is not set: the gateway will refuse what "
                   "this relay forwards")
+    proxies = trusted_proxy or settings.get("trusted_proxies", [])
     try:
-        run_relay(Relay(str(gateway), token, rate_limit=parsed), host or settings.get("host", "127.0.0.1"),
+        relay = Relay(str(gateway), token, rate_limit=parsed, trusted_proxies=proxies)
+    except ValueError as exc:
+        raise CLIError(f"--trusted-proxy: {exc}") from None
+    try:
+        run_relay(relay, host or settings.get("host", "127.0.0.1"),
                   int(port if port is not None else settings.get("port", RELAY_PORT)))
     except PortInUseError as exc:
         raise CLIError(str(exc)) from None
