@@ -11,7 +11,11 @@ collector. Its routes:
   post ``rate_limit`` requests (a token bucket, as the collector's own, which
   cannot see addresses behind the relay); behind a TLS proxy of its own, the
   address is the one the proxy's ``X-Forwarded-For`` names when the proxy is
-  one of ``trusted_proxies`` (as for the collector).
+  one of ``trusted_proxies`` (as for the collector). With a shuffler
+  (:mod:`deniable._ohttp._shuffler`) the request is instead kept in its
+  durable buffer and answered ``202 {"status": "queued"}`` once on disk; the
+  shuffler forwards it later, in a shuffled batch (and the collector's answer
+  to it never comes back to the device).
 * ``GET /ohttp-keys``: the gateway's key configuration, fetched through the
   relay (so the collector sees no device fetch it) and cached a minute, so
   every client of the relay encapsulates for the same keys.
@@ -25,6 +29,7 @@ access log is the collector's redacted one (:mod:`deniable.server._runner`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Iterable
@@ -36,6 +41,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from deniable._ohttp._messages import GATEWAY_PATH, KEYS_TYPE, REQUEST_TYPE
+from deniable._ohttp._shuffler import BATCH_TYPE, Shuffler, encode_batch
 from deniable.server._policy import RateLimit
 from deniable.server._security import RateLimiter, client_address, parse_networks, retry_after
 
@@ -47,6 +53,7 @@ DEFAULT_RATE_LIMIT = RateLimit(responses=30, seconds=600.0)
 KEYS_TTL = 60.0
 """Seconds the relay keeps the gateway's key configuration."""
 MAX_REQUEST_BYTES = 1024 * 1024
+_log = logging.getLogger("uvicorn.error")
 _CORS = {"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "GET, POST",
          "Access-Control-Allow-Headers": "Content-Type", "Access-Control-Max-Age": "600"}
 
@@ -56,13 +63,14 @@ def _refusal(status: int, field: str, message: str, headers: dict[str, str] | No
 
 
 class Relay:
-    """The relay's state: the gateway, its token, the limiter, the cached keys."""
+    """The relay's state: the gateway, its token, the limiter, the cached keys, an optional shuffler."""
 
     def __init__(
         self, gateway: str, token: str | None, *, rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT,
         timeout: float = 30.0, transport: httpx.AsyncBaseTransport | None = None,
-        trusted_proxies: Iterable[str] = (),
+        trusted_proxies: Iterable[str] = (), shuffler: Shuffler | None = None,
     ) -> None:
+        self.shuffler = shuffler
         self.gateway = gateway.rstrip("/")
         self.trusted_proxies = parse_networks(trusted_proxies)
         self.rate_limit = rate_limit
@@ -84,6 +92,20 @@ class Relay:
         with self._lock:
             self._keys = (now, answer.content)
         return answer.content
+
+    async def forward_batch(self, items: list[bytes]) -> bool:
+        """POST one shuffled batch to the gateway; whether it took it (logs its size and outcome, nothing else)."""
+        try:
+            answer = await self.http.post(self.gateway + GATEWAY_PATH + "/batch", content=encode_batch(items),
+                                          headers={"Content-Type": BATCH_TYPE})
+        except httpx.HTTPError as exc:
+            _log.warning("batch of %d not forwarded: %s", len(items), type(exc).__name__)
+            return False
+        if answer.status_code != 200:
+            _log.warning("batch of %d refused by the gateway: %d", len(items), answer.status_code)
+            return False
+        _log.info("batch of %d forwarded", len(items))
+        return True
 
     async def forward(self, body: bytes) -> httpx.Response:
         """POST one encapsulated request to the gateway, as it came."""
@@ -115,6 +137,9 @@ def relay_app(relay: Relay) -> Starlette:
         body = await request.body()
         if not body or len(body) > MAX_REQUEST_BYTES:
             return _refusal(413 if body else 400, "body", f"must be 1..{MAX_REQUEST_BYTES} bytes; got {len(body)}")
+        if relay.shuffler is not None:
+            await relay.shuffler.put(body)
+            return JSONResponse({"status": "queued"}, 202, headers=_CORS)
         try:
             answer = await relay.forward(body)
         except httpx.HTTPError:
@@ -128,9 +153,13 @@ def relay_app(relay: Relay) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if relay.shuffler is not None:
+            relay.shuffler.start(relay.forward_batch)
         try:
             yield
         finally:
+            if relay.shuffler is not None:
+                await relay.shuffler.stop()
             await relay.http.aclose()
 
     return Starlette(

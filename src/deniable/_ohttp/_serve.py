@@ -28,7 +28,10 @@ def run_relay(relay: Relay, host: str = "127.0.0.1", port: int = 8766, *, log_le
     """Serve the relay until interrupted; prints its URL once listening."""
     server = _server(relay, log_level, access_log)
     sock = _bind(host, port)
-    print(f"deniable relay: relaying on {_url(sock)}/ to the gateway {relay.gateway}", file=sys.stderr, flush=True)
+    shuffling = "" if relay.shuffler is None else (
+        f", shuffling batches of at least {relay.shuffler.threshold} (delay up to {relay.shuffler.max_delay:g} s)")
+    print(f"deniable relay: relaying on {_url(sock)}/ to the gateway {relay.gateway}{shuffling}",
+          file=sys.stderr, flush=True)
     try:
         server.run(sockets=[sock])
     finally:

@@ -8,6 +8,7 @@ Options come from the command line, else from a YAML or JSON config file
     port: 8766
     rate_limit: {responses: 30, seconds: 600}  # per client address, or off
     trusted_proxies: [127.0.0.1]               # the relay's TLS proxy, whose X-Forwarded-For names the device
+    shuffle: {threshold: 100, max_delay: 60, buffer: relay-buffer.sqlite}   # hold, shuffle, forward in batches
 
 The relay token (``DENIABLE_RELAY_TOKEN``, the collector's) is read from the
 environment only: command lines are visible to other users of the machine.
@@ -27,7 +28,8 @@ __all__ = ["relay_cmd", "RELAY_PORT", "load_relay_config"]
 
 RELAY_PORT = 8766
 """The relay's default port: the collector's (8765) plus one."""
-_FIELDS = {"gateway", "host", "port", "rate_limit", "trusted_proxies"}
+_FIELDS = {"gateway", "host", "port", "rate_limit", "trusted_proxies", "shuffle"}
+_SHUFFLE_FIELDS = {"threshold", "max_delay", "buffer"}
 
 
 def load_relay_config(path: Path | None) -> dict[str, Any]:
@@ -47,6 +49,29 @@ def load_relay_config(path: Path | None) -> dict[str, Any]:
     return data
 
 
+def _shuffler(configured: Any, shuffle: bool, threshold: int | None, max_delay: float | None,
+              buffer: Path | None) -> Any:
+    """The shuffler the settings ask for (the command line's over the config file's), or None."""
+    if configured is not None and not isinstance(configured, dict):
+        raise CLIError(f"shuffle: must be a mapping ({', '.join(sorted(_SHUFFLE_FIELDS))}); got {configured!r:.60}")
+    extra = sorted(set(configured or {}) - _SHUFFLE_FIELDS)
+    if extra:
+        raise CLIError(f"shuffle.{extra[0]} is not a shuffler setting (allowed: {', '.join(sorted(_SHUFFLE_FIELDS))})")
+    if not shuffle and configured is None:
+        if threshold is not None or max_delay is not None or buffer is not None:
+            raise CLIError("--threshold, --max-delay and --buffer need --shuffle")
+        return None
+    from deniable._ohttp._shuffler import Buffer, Shuffler
+
+    settings = configured or {}
+    try:
+        return Shuffler(Buffer(buffer or settings.get("buffer", "relay-buffer.sqlite")),
+                        threshold=int(threshold if threshold is not None else settings.get("threshold", 100)),
+                        max_delay=float(max_delay if max_delay is not None else settings.get("max_delay", 60.0)))
+    except ValueError as exc:
+        raise CLIError(f"--shuffle: {exc}") from None
+
+
 def relay_cmd(
     gateway: Annotated[str | None, typer.Option(help="The collector's URL (it serves the gateway at "
                                                 "/.well-known/ohttp-gateway: deniable serve --ohttp-keys).",
@@ -61,6 +86,15 @@ def relay_cmd(
     trusted_proxy: Annotated[list[str] | None, typer.Option(
         "--trusted-proxy", help="The relay's own TLS proxy (address or network) whose X-Forwarded-For names "
         "the device, for the rate limit; repeatable.")] = None,
+    shuffle: Annotated[bool, typer.Option(
+        "--shuffle", help="Hold the reports in a durable buffer and forward them in shuffled batches.")] = False,
+    threshold: Annotated[int | None, typer.Option(
+        help="--shuffle: the fewest reports a batch holds (default 100).", show_default=False)] = None,
+    max_delay: Annotated[float | None, typer.Option(
+        help="--shuffle: a batch waits a uniform random delay up to this many seconds (default 60).",
+        show_default=False)] = None,
+    buffer: Annotated[Path | None, typer.Option(
+        help="--shuffle: the buffer's SQLite file (default relay-buffer.sqlite).", show_default=False)] = None,
     config: Annotated[Path | None, typer.Option(help="A YAML or JSON file of these settings.")] = None,
 ) -> None:
     """Run the Oblivious HTTP relay until Ctrl-C: it sees the devices' addresses, never their reports.
@@ -90,8 +124,9 @@ def relay_cmd(
         err.print("[bold yellow]warning:[/] DENIABLE_RELAY_TOKEN is not set: the gateway will refuse what "
                   "this relay forwards")
     proxies = trusted_proxy or settings.get("trusted_proxies", [])
+    shuffler = _shuffler(settings.get("shuffle"), shuffle, threshold, max_delay, buffer)
     try:
-        relay = Relay(str(gateway), token, rate_limit=parsed, trusted_proxies=proxies)
+        relay = Relay(str(gateway), token, rate_limit=parsed, trusted_proxies=proxies, shuffler=shuffler)
     except ValueError as exc:
         raise CLIError(f"--trusted-proxy: {exc}") from None
     try:

@@ -15,7 +15,9 @@ outer request's headers; the relay, which sees the address, sends none
 token (or the admin token): a respondent's single response is rate-limited
 per address by the relay, which alone knows it, so the gateway accepts
 encapsulated requests only from a trusted relay. Requests to the gateway
-itself are refused (no nesting).
+itself are refused (no nesting). ``POST /.well-known/ohttp-gateway/batch``
+takes a shuffler's batch (:mod:`deniable._ohttp._shuffler`): its requests
+are served in the shuffled order they came in, and answered to nobody.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from deniable._ohttp._messages import (
     encapsulate_response,
     encode_key_configs,
 )
+from deniable._ohttp._shuffler import BATCH_TYPE, decode_batch
 from deniable.server._refusals import error_response
 from deniable.server._routes.service import Service
 from deniable.server._security import OHTTP_SCOPE_KEY, is_token, presented_token
@@ -102,17 +105,30 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
         return Response(encode_key_configs(keys.configs()), media_type=KEYS_TYPE,
                         headers={"Cache-Control": "public, max-age=3600"})
 
-    @api.post(GATEWAY_PATH, response_class=Response,
-              responses={200: {"content": {RESPONSE_TYPE: {}}, "description": "the encapsulated response"}})
-    async def gateway(request: Request) -> Response:
-        """Serve an encapsulated request (``message/ohttp-req``) from a relay holding the relay token."""
+    def check_relay(request: Request, expected: str) -> Response | None:
         if not is_token(presented_token(request), service.admin_token, service.relay_token):
             raise HTTPException(401, {"field": "Authorization", "message": "the gateway takes encapsulated "
                                       "requests from a trusted relay only: 'Bearer <relay token>'"},
                                 {"WWW-Authenticate": "Bearer"})
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind != REQUEST_TYPE:
-            return error_response(415, "Content-Type", f"must be {REQUEST_TYPE}; got {kind or 'none'!r}")
+        return None if kind == expected else error_response(
+            415, "Content-Type", f"must be {expected}; got {kind or 'none'!r}")
+
+    async def serve(app: Any, inner: bytes) -> BinaryResponse:
+        """The answer to one decapsulated request (raises BHTTPError if it is not Binary HTTP)."""
+        message = decode_request(inner)
+        if message.path.startswith(GATEWAY_PATH):
+            return BinaryResponse(400, ((b"content-type", b"application/json"),),
+                                  b'{"detail":{"field":"path","message":"the gateway does not serve itself"}}')
+        return await serve_inside(app, message.method, message.path, list(message.headers), message.content)
+
+    @api.post(GATEWAY_PATH, response_class=Response,
+              responses={200: {"content": {RESPONSE_TYPE: {}}, "description": "the encapsulated response"}})
+    async def gateway(request: Request) -> Response:
+        """Serve an encapsulated request (``message/ohttp-req``) from a relay holding the relay token."""
+        refused = check_relay(request, REQUEST_TYPE)
+        if refused is not None:
+            return refused
         try:
             inner, context = decapsulate_request(await request.body(), keys.accepted())
         except UnknownKey:
@@ -120,16 +136,36 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
         except OHTTPError as exc:
             return error_response(400, "body", str(exc))
         try:
-            message = decode_request(inner)
+            answer = await serve(request.app, inner)
         except BHTTPError as exc:
             return error_response(400, "body", f"the encapsulated request is not Binary HTTP: {exc}")
-        if message.path.split("?")[0].rstrip("/") == GATEWAY_PATH:
-            answer = BinaryResponse(400, ((b"content-type", b"application/json"),),
-                                    b'{"detail":{"field":"path","message":"the gateway does not serve itself"}}')
-        else:
-            answer = await serve_inside(request.app, message.method, message.path, list(message.headers),
-                                        message.content)
         return Response(encapsulate_response(context, encode_response(answer)), media_type=RESPONSE_TYPE,
                         headers={"Cache-Control": "no-store"})
+
+    @api.post(GATEWAY_PATH + "/batch", response_model=None)
+    async def gateway_batch(request: Request) -> Response | dict[str, int]:
+        """Serve a shuffler's batch of encapsulated requests, in the order given (``deniable relay --shuffle``).
+
+        The answers go nowhere (the devices were answered ``202`` by the relay); the
+        count of requests served (2xx), refused (4xx) and not opened comes back.
+        """
+        refused = check_relay(request, BATCH_TYPE)
+        if refused is not None:
+            return refused
+        try:
+            items = decode_batch(await request.body())
+        except ValueError as exc:
+            return error_response(400, "body", str(exc))
+        accepted = keys.accepted()
+        tally = {"served": 0, "refused": 0, "unopened": 0}
+        for item in items:
+            try:
+                inner, _ = decapsulate_request(item, accepted)
+                answer = await serve(request.app, inner)
+            except (OHTTPError, BHTTPError):
+                tally["unopened"] += 1
+                continue
+            tally["served" if answer.status < 400 else "refused"] += 1
+        return tally
 
     return api
