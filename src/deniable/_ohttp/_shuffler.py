@@ -24,6 +24,7 @@ survey the relay serves: it cannot tell them apart).
 from __future__ import annotations
 
 import asyncio
+import random
 import secrets
 import sqlite3
 import struct
@@ -32,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-__all__ = ["Buffer", "Shuffler", "MAX_BATCH", "encode_batch", "decode_batch", "BATCH_TYPE"]
+__all__ = ["Buffer", "Shuffler", "shuffled", "MAX_BATCH", "encode_batch", "decode_batch", "BATCH_TYPE"]
 
 MAX_BATCH = 10_000
 """Reports released in one batch at most (the collector's batch limit)."""
@@ -96,8 +97,8 @@ class Buffer:
             self._db.close()
 
 
-def shuffled(items: Sequence[bytes], rng: secrets.SystemRandom | None = None) -> list[bytes]:
-    """``items`` in a uniformly random order (Fisher-Yates on the OS CSPRNG)."""
+def shuffled(items: Sequence[bytes], rng: random.Random | None = None) -> list[bytes]:
+    """``items`` in a uniformly random order (Fisher-Yates on the OS CSPRNG; ``rng``: a seeded one, tests only)."""
     out = list(items)
     (rng or secrets.SystemRandom()).shuffle(out)
     return out
@@ -107,13 +108,13 @@ class Shuffler:
     """Batches with a threshold and a random delay, shuffled, forwarded (see the module docstring)."""
 
     def __init__(self, buffer: Buffer, *, threshold: int = 100, max_delay: float = 60.0, tick: float = 0.1,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None) -> None:
         if threshold < 1 or threshold > MAX_BATCH or not 0 <= max_delay <= 86_400:
             raise ValueError(f"threshold must be in 1..{MAX_BATCH} and max_delay in 0..86400 seconds; "
                              f"got {threshold}, {max_delay}")
         self.buffer, self.threshold, self.max_delay, self.tick = buffer, threshold, max_delay, tick
         self._clock = clock
-        self._rng = secrets.SystemRandom()
+        self._rng = secrets.SystemRandom() if rng is None else rng  # a seeded one for tests only
         self._due: float | None = None
         self._task: asyncio.Task[None] | None = None
         self.released: list[int] = []
