@@ -7,7 +7,9 @@ killed (SIGKILL) and a batch it had forwarded is sent again (the relay died
 between the gateway's answer and its own deletion), the restarted relay
 forwards every acknowledged report and the collector stores each exactly
 once; a later batch is stored in an order other than the arrival order
-(equal with probability 1/12!, about 2e-9, for a correct shuffle).
+(equal with probability 1/12!, about 2e-9, for a correct shuffle); the
+results count the batches observed (30 and 12: the repeat stored nothing),
+and the survey refuses a response posted directly.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def test_kill_9_loses_and_doubles_nothing(tmp_path: Path) -> None:
     survey = tmp_path / "survey.yaml"
     survey.write_text(
         "id: honor-code\ntitle: Honor code survey\nbudget: 1.1\nrate_limit: off\n"
-        f"transport: {{kind: ohttp, relay: '{relay_url}'}}\n"
+        f"transport: {{kind: ohttp, relay: '{relay_url}', shuffler: true}}\n"
         "questions:\n  - {id: violated, text: 'Broken the honor code?', type: yes-no, mechanism: forced-response,"
         " p_truth: 0.5, p_yes: 0.5}\n"
     )
@@ -89,6 +91,14 @@ def test_kill_9_loses_and_doubles_nothing(tmp_path: Path) -> None:
             _wait(lambda: Buffer(buffer).count() == 0, "the restarted relay to empty its buffer")
             later = [device.respond("honor-code", {"violated": True})["idempotency_key"] for _ in range(12)]
             _wait(lambda: len(_keys_stored(db)) == 42, "the second batch")
+            # the results state the guarantee for the batches observed (the repeat of the first stored none)
+            results = device.results("honor-code")
+            assert results["shuffler"]["batches"] == 2 and results["shuffler"]["responses"] == 42
+            assert (results["shuffler"]["smallest"], results["shuffler"]["largest"]) == (12, 30)
+            # and the survey takes no response another way: posted directly, refused
+            direct = httpx.post(url + "/surveys/honor-code/responses",
+                                json={"idempotency_key": "direct-0001", "reports": {"violated": True}})
+            assert direct.status_code == 403 and direct.json()["detail"]["field"] == "transport"
     finally:
         for proc in reversed(started):
             if proc.poll() is None:  # type: ignore[attr-defined]

@@ -25,6 +25,10 @@ Tables
                          device to its responses.
 ``deniable_round_aggregates`` per survey with rounds, round and question: the
                          aggregate of that round's reports, as bytes (results per round).
+``deniable_shuffled_batches`` per survey whose responses come through a
+                         shuffling relay: the number of its responses each
+                         shuffled batch stored, in the order of the batches
+                         (no time).
 ``alembic_version``      the schema's revision (:mod:`deniable.server._schema`
                          creates and upgrades the tables with the migrations
                          in :mod:`deniable.server.migrations`, which must
@@ -77,6 +81,7 @@ __all__ = [
     "device_salts_table",
     "devices_table",
     "round_aggregates_table",
+    "shuffled_batches_table",
     "normalize_url",
     "make_engine",
     "READ_ONLY",
@@ -138,6 +143,13 @@ devices_table = Table(
     Column("reports", Text, nullable=False),  # {"<question id>": reports made, ...}
     Column("spent", Float, nullable=False),  # epsilon, memoizing questions capped at their lifetime bound
     Column("spent_fresh", Float, nullable=False),  # epsilon, every report counted (no cap)
+)
+shuffled_batches_table = Table(
+    "deniable_shuffled_batches",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("survey_id", String(64), nullable=False),
+    Column("size", Integer, nullable=False),
 )
 round_aggregates_table = Table(
     "deniable_round_aggregates",

@@ -20,7 +20,11 @@ These are the operator's settings of a survey, written beside its questions::
 * ``transport`` says how devices post: ``direct`` (the default) to this
   server, or ``{kind: ohttp, relay: URL}`` encapsulated (Oblivious HTTP,
   RFC 9458) through the relay at ``URL``, run by another party, to this
-  server's gateway (``deniable serve --ohttp-keys``).
+  server's gateway (``deniable serve --ohttp-keys``). ``shuffler: true``
+  says the relay holds, shuffles and forwards the reports in batches
+  (``deniable relay --shuffle``): the service then takes the survey's
+  responses from shuffled batches only, and its results state the shuffled
+  guarantee with the batch sizes observed.
 
 Unlike the questions, these settings may change between runs of the server:
 a survey stored with other settings is updated to the new ones
@@ -71,9 +75,12 @@ class Transport:
 
     kind: Literal["direct", "ohttp"] = "direct"
     relay: str | None = None
+    shuffler: bool = False
 
     def to_json(self) -> dict[str, Any] | str:
-        return "direct" if self.kind == "direct" else {"kind": self.kind, "relay": self.relay}
+        if self.kind == "direct":
+            return "direct"
+        return {"kind": self.kind, "relay": self.relay, **({"shuffler": True} if self.shuffler else {})}
 
 
 DIRECT = Transport()
@@ -86,13 +93,16 @@ def _transport(value: Any) -> Transport:
         return DIRECT
     if not isinstance(value, Mapping) or value.get("kind") != "ohttp":
         raise SurveyError("transport", f"must be 'direct' or {{kind: ohttp, relay: URL}}; got {value!r:.80}")
-    extra = sorted(set(value) - {"kind", "relay"})
+    extra = sorted(set(value) - {"kind", "relay", "shuffler"})
     if extra:
-        raise SurveyError(f"transport.{extra[0]}", "is not a field of transport (allowed: kind, relay)")
+        raise SurveyError(f"transport.{extra[0]}", "is not a field of transport (allowed: kind, relay, shuffler)")
     relay = value.get("relay")
     if not isinstance(relay, str) or not _URL.fullmatch(relay):
         raise SurveyError("transport.relay", f"must be the relay's http(s) URL; got {relay!r:.80}")
-    return Transport("ohttp", relay)
+    shuffler = value.get("shuffler", False)
+    if not isinstance(shuffler, bool):
+        raise SurveyError("transport.shuffler", f"must be true or false; got {shuffler!r:.40}")
+    return Transport("ohttp", relay, shuffler)
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,8 @@ from deniable.server._refusals import error_response
 from deniable.server._surveys import Survey
 
 __all__ = [
-    "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV", "OHTTP_SCOPE_KEY", "BASIC_REALM", "presented_token", "is_token", "bearer",
+    "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV", "OHTTP_SCOPE_KEY", "SHUFFLED_SCOPE_KEY", "require_shuffled",
+    "BASIC_REALM", "presented_token", "is_token", "bearer",
     "require_admin", "ADMIN", "require_relay", "results_access",
     "MAX_BODY_BYTES", "BodyLimit",
     "PAGE_CSP", "page_csp", "SecurityHeaders",
@@ -94,6 +95,8 @@ ADMIN_TOKEN_ENV = "DENIABLE_ADMIN_TOKEN"
 RELAY_TOKEN_ENV = "DENIABLE_RELAY_TOKEN"
 OHTTP_SCOPE_KEY = "deniable.ohttp"
 """Set in the ASGI scope of a request served from inside an encapsulated one (the Oblivious HTTP gateway)."""
+SHUFFLED_SCOPE_KEY = "deniable.shuffled"
+"""Set in the ASGI scope of a request served from a shuffler's batch (the gateway's batch route)."""
 
 BASIC_REALM = "deniable administrators"
 """The HTTP Basic realm of admin-only results (one for the whole server: one admin token)."""
@@ -151,6 +154,17 @@ def require_admin(
 
 ADMIN = Depends(require_admin)
 """The dependency of every admin route."""
+
+
+def require_shuffled(request: Request, survey: Survey) -> None:
+    """403 unless a response to a survey collected through a shuffler came in a shuffled batch.
+
+    Such a survey's results state the shuffled guarantee for every response:
+    so none may arrive another way.
+    """
+    if survey.policy.transport.shuffler and not request.scope.get(SHUFFLED_SCOPE_KEY):
+        raise HTTPException(403, {"field": "transport", "message": f"survey {survey.id!r} takes responses "
+                                  f"through its shuffling relay only ({survey.policy.transport.relay})"})
 
 
 def require_relay(request: Request, survey: Survey, relay_token: str | None) -> None:

@@ -42,6 +42,7 @@ from deniable.server._database import (
     read_stat,
     responses_table,
     round_aggregates_table,
+    shuffled_batches_table,
     stat_bytes,
     surveys_table,
 )
@@ -398,6 +399,18 @@ class Storage:
                 return
             yield [(int(rid), text) for rid, text in rows]
             last = int(rows[-1][0])
+
+    def add_shuffled_batch(self, survey_id: str, size: int) -> None:
+        """Record that a shuffled batch stored ``size`` new responses of the survey (no time is kept)."""
+        with self._write() as conn:
+            conn.execute(insert(shuffled_batches_table).values(survey_id=survey_id, size=size))
+
+    def shuffled_batches(self, survey_id: str) -> list[int]:
+        """The sizes of the survey's shuffled batches, in the order they came."""
+        b = shuffled_batches_table.c
+        with self._read() as conn:
+            sizes = conn.execute(select(b.size).where(b.survey_id == survey_id).order_by(b.id)).scalars()
+            return [int(n) for n in sizes]
 
     def count_responses(self, survey_id: str) -> int:
         """Number of stored response rows (scans them; results use the aggregates instead)."""

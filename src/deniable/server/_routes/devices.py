@@ -23,7 +23,7 @@ from deniable.server._bodies import BatchIn, ResponseIn, openapi_body
 from deniable.server._errors import Invalid, printable
 from deniable.server._refusals import BODY, errors, json_body
 from deniable.server._routes.service import Service
-from deniable.server._security import bearer, require_relay, take_token
+from deniable.server._security import bearer, require_relay, require_shuffled, take_token
 from deniable.server._storage import SubmitResult
 from deniable.server._submissions import check_wire_version
 from deniable.wire import to_version
@@ -126,6 +126,7 @@ def router(service: Service) -> APIRouter:
         ``Retry-After`` beyond it, answered before the body is read).
         """
         survey = store.survey(survey_id)
+        require_shuffled(request, survey)
         client = take_token(service.limiter, request, survey, service.trusted_proxies)
         stored = 0
         try:
@@ -157,6 +158,7 @@ def router(service: Service) -> APIRouter:
         before the body is read); on an invite-only survey every response
         needs its own unused invite instead.
         """
+        require_shuffled(request, store.survey(survey_id))
         require_relay(request, store.survey(survey_id), service.relay_token)
         # the body (up to 16 MB) is decoded in the thread pool too, not on the event loop
         result = await run_in_threadpool(decode_and_submit, survey_id, await request.body())

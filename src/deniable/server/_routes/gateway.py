@@ -22,12 +22,14 @@ are served in the shuffled order they came in, and answered to nobody.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.types import Message
 
-from deniable._ohttp._bhttp import BHTTPError, BinaryResponse, decode_request, encode_response
+from deniable._ohttp._bhttp import BHTTPError, BinaryRequest, BinaryResponse, decode_request, encode_response
 from deniable._ohttp._keys import KeyRing
 from deniable._ohttp._messages import (
     GATEWAY_PATH,
@@ -42,13 +44,15 @@ from deniable._ohttp._messages import (
     encode_key_configs,
 )
 from deniable._ohttp._shuffler import BATCH_TYPE, decode_batch
+from deniable.server._errors import NotFound
 from deniable.server._refusals import error_response
 from deniable.server._routes.service import Service
-from deniable.server._security import OHTTP_SCOPE_KEY, is_token, presented_token
+from deniable.server._security import OHTTP_SCOPE_KEY, SHUFFLED_SCOPE_KEY, is_token, presented_token
 
 __all__ = ["router", "serve_inside", "GATEWAY_PATH"]
 
 
+_RESPONSES = re.compile(r"/surveys/([^/?]+)/responses(?:/batch)?(?:\?.*)?")
 _DROPPED = frozenset({b"host", b"content-length", b"connection", b"transfer-encoding", b"forwarded",
                       b"x-forwarded-for", b"x-real-ip", b"via"})
 
@@ -61,8 +65,11 @@ def _key_problem() -> Response:
 
 
 async def serve_inside(app: Any, method: str, target: str, headers: list[tuple[bytes, bytes]],
-                       content: bytes) -> BinaryResponse:
-    """Serve one request by calling ``app`` in process, with no client address; its response."""
+                       content: bytes, shuffled: bool = False) -> BinaryResponse:
+    """Serve one request by calling ``app`` in process, with no client address; its response.
+
+    ``shuffled``: it came in a shuffler's batch (a survey collected through a shuffler takes no other).
+    """
     path, _, query = target.partition("?")
     scope = {
         "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
@@ -71,6 +78,7 @@ async def serve_inside(app: Any, method: str, target: str, headers: list[tuple[b
         "headers": [(b"host", b"gateway"), (b"content-length", str(len(content)).encode())]
         + [(k, v) for k, v in headers if k not in _DROPPED],
         OHTTP_SCOPE_KEY: True,
+        SHUFFLED_SCOPE_KEY: shuffled,
     }
     sent = False
     started: dict[str, Any] = {}
@@ -114,13 +122,13 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
         return None if kind == expected else error_response(
             415, "Content-Type", f"must be {expected}; got {kind or 'none'!r}")
 
-    async def serve(app: Any, inner: bytes) -> BinaryResponse:
-        """The answer to one decapsulated request (raises BHTTPError if it is not Binary HTTP)."""
-        message = decode_request(inner)
+    async def serve(app: Any, message: BinaryRequest, shuffled: bool = False) -> BinaryResponse:
+        """The answer to one decapsulated request."""
         if message.path.startswith(GATEWAY_PATH):
             return BinaryResponse(400, ((b"content-type", b"application/json"),),
                                   b'{"detail":{"field":"path","message":"the gateway does not serve itself"}}')
-        return await serve_inside(app, message.method, message.path, list(message.headers), message.content)
+        return await serve_inside(app, message.method, message.path, list(message.headers), message.content,
+                                  shuffled)
 
     @api.post(GATEWAY_PATH, response_class=Response,
               responses={200: {"content": {RESPONSE_TYPE: {}}, "description": "the encapsulated response"}})
@@ -136,9 +144,10 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
         except OHTTPError as exc:
             return error_response(400, "body", str(exc))
         try:
-            answer = await serve(request.app, inner)
+            message = decode_request(inner)
         except BHTTPError as exc:
             return error_response(400, "body", f"the encapsulated request is not Binary HTTP: {exc}")
+        answer = await serve(request.app, message)
         return Response(encapsulate_response(context, encode_response(answer)), media_type=RESPONSE_TYPE,
                         headers={"Cache-Control": "no-store"})
 
@@ -148,6 +157,9 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
 
         The answers go nowhere (the devices were answered ``202`` by the relay); the
         count of requests served (2xx), refused (4xx) and not opened comes back.
+        For each survey the batch stored responses of, the number it stored is
+        recorded (:meth:`~deniable.server._storage.Storage.add_shuffled_batch`):
+        the results state the shuffled guarantee for the smallest.
         """
         refused = check_relay(request, BATCH_TYPE)
         if refused is not None:
@@ -158,14 +170,29 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
             return error_response(400, "body", str(exc))
         accepted = keys.accepted()
         tally = {"served": 0, "refused": 0, "unopened": 0}
+        messages = []
         for item in items:
             try:
-                inner, _ = decapsulate_request(item, accepted)
-                answer = await serve(request.app, inner)
+                messages.append(decode_request(decapsulate_request(item, accepted)[0]))
             except (OHTTPError, BHTTPError):
                 tally["unopened"] += 1
-                continue
+        surveys = {m.group(1) for m in (_RESPONSES.match(message.path) for message in messages) if m}
+        known = [sid for sid in surveys if store_has(sid)]
+        before = {sid: await run_in_threadpool(service.store.count_responses, sid) for sid in known}
+        for message in messages:  # in the shuffler's order
+            answer = await serve(request.app, message, shuffled=True)
             tally["served" if answer.status < 400 else "refused"] += 1
+        for sid in known:
+            stored = await run_in_threadpool(service.store.count_responses, sid) - before[sid]
+            if stored > 0:
+                await run_in_threadpool(service.store.add_shuffled_batch, sid, stored)
         return tally
+
+    def store_has(survey_id: str) -> bool:
+        try:
+            service.store.survey(survey_id)
+        except NotFound:
+            return False
+        return True
 
     return api
