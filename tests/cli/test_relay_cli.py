@@ -20,7 +20,11 @@ from deniable.cli import app  # noqa: E402
     (["--gateway", "http://127.0.0.1:1", "--rate-limit", "30"], None, "--rate-limit must be RESPONSES/SECONDS"),
     (["--gateway", "http://127.0.0.1:1", "--rate-limit", "0/10"], None, "rate_limit.responses: must be an integer"),
     (["--gateway", "http://127.0.0.1:1", "--trusted-proxy", "not-an-address"], None, "--trusted-proxy"),
-    ([], "gateway: http://127.0.0.1:1\nport: 8766\nshuffle: true\n", "'shuffle' is not a relay setting"),
+    ([], "gateway: http://127.0.0.1:1\nport: 8766\nshuffler: true\n", "'shuffler' is not a relay setting"),
+    ([], "gateway: http://127.0.0.1:1\nshuffle: true\n", "shuffle: must be a mapping"),
+    ([], "gateway: http://127.0.0.1:1\nshuffle: {delay: 3}\n", "shuffle.delay is not a shuffler setting"),
+    (["--gateway", "http://127.0.0.1:1", "--threshold", "5"], None, "--threshold, --max-delay and --buffer need"),
+    (["--gateway", "http://127.0.0.1:1", "--shuffle", "--threshold", "0"], None, "--shuffle: threshold must be"),
     ([], "- just a list\n", "must be a mapping of settings"),
 ])
 def test_bad_settings_are_one_line(tmp_path: Path, args: list[str], config: str | None, message: str) -> None:

@@ -75,7 +75,7 @@ def test_responses_through_the_relay(collector: BackgroundServer) -> None:
     with BackgroundRelay(Relay(collector.url, TOKEN)) as relay:
         collector.storage.add_survey(_survey(relay.url))
         survey = httpx.get(collector.url + "/surveys/honor-code").json()
-        assert survey["transport"] == {"kind": "ohttp", "relay": relay.url}
+        assert survey["transport"] == {"kind": "ohttp", "relay": relay.url, "shuffler": False}
         with _device(collector.url) as device:
             receipts = [device.respond("honor-code", {"violated": v}) for v in (True, False, True)]
             assert all(r["status"] == "accepted" for r in receipts)

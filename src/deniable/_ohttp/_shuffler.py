@@ -33,7 +33,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-__all__ = ["Buffer", "Shuffler", "shuffled", "MAX_BATCH", "encode_batch", "decode_batch", "BATCH_TYPE"]
+__all__ = ["Buffer", "Shuffler", "shuffled", "check_settings", "MAX_BATCH", "encode_batch", "decode_batch",
+           "BATCH_TYPE"]
 
 MAX_BATCH = 10_000
 """Reports released in one batch at most (the collector's batch limit)."""
@@ -104,14 +105,19 @@ def shuffled(items: Sequence[bytes], rng: random.Random | None = None) -> list[b
     return out
 
 
+def check_settings(threshold: int, max_delay: float) -> None:
+    """ValueError unless ``1 <= threshold <= MAX_BATCH`` and ``0 <= max_delay <= 86400`` seconds."""
+    if not 1 <= threshold <= MAX_BATCH or not 0 <= max_delay <= 86_400:
+        raise ValueError(f"threshold must be in 1..{MAX_BATCH} and max_delay in 0..86400 seconds; "
+                         f"got {threshold}, {max_delay}")
+
+
 class Shuffler:
     """Batches with a threshold and a random delay, shuffled, forwarded (see the module docstring)."""
 
     def __init__(self, buffer: Buffer, *, threshold: int = 100, max_delay: float = 60.0, tick: float = 0.1,
                  clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None) -> None:
-        if threshold < 1 or threshold > MAX_BATCH or not 0 <= max_delay <= 86_400:
-            raise ValueError(f"threshold must be in 1..{MAX_BATCH} and max_delay in 0..86400 seconds; "
-                             f"got {threshold}, {max_delay}")
+        check_settings(threshold, max_delay)
         self.buffer, self.threshold, self.max_delay, self.tick = buffer, threshold, max_delay, tick
         self._clock = clock
         self._rng = secrets.SystemRandom() if rng is None else rng  # a seeded one for tests only

@@ -61,15 +61,17 @@ def _shuffler(configured: Any, shuffle: bool, threshold: int | None, max_delay: 
         if threshold is not None or max_delay is not None or buffer is not None:
             raise CLIError("--threshold, --max-delay and --buffer need --shuffle")
         return None
-    from deniable._ohttp._shuffler import Buffer, Shuffler
+    from deniable._ohttp._shuffler import Buffer, Shuffler, check_settings
 
     settings = configured or {}
     try:
-        return Shuffler(Buffer(buffer or settings.get("buffer", "relay-buffer.sqlite")),
-                        threshold=int(threshold if threshold is not None else settings.get("threshold", 100)),
-                        max_delay=float(max_delay if max_delay is not None else settings.get("max_delay", 60.0)))
-    except ValueError as exc:
+        least = int(threshold if threshold is not None else settings.get("threshold", 100))
+        delay = float(max_delay if max_delay is not None else settings.get("max_delay", 60.0))
+        check_settings(least, delay)  # before the buffer's file is made
+    except (TypeError, ValueError) as exc:
         raise CLIError(f"--shuffle: {exc}") from None
+    kept = Buffer(buffer or settings.get("buffer", "relay-buffer.sqlite"))
+    return Shuffler(kept, threshold=least, max_delay=delay)
 
 
 def relay_cmd(
