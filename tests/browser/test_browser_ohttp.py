@@ -7,7 +7,8 @@ key with @hpke/core (vendored) and posts it to the relay only. Checks: no
 response is posted to the collector, every post to the relay is
 ``message/ohttp-req`` whose bytes hold none of the response's JSON, the
 collector stored every response, the page says they were recorded, and the
-page runs under its Content-Security-Policy (which allows the relay's origin
+page says who sees what (the relay the address, the collector the answers), and it runs under its
+Content-Security-Policy (which allows the relay's origin
 and nothing else) without a violation. A rotated key past its overlap is
 fetched again by the page.
 """
@@ -66,6 +67,7 @@ def test_the_survey_page_posts_through_the_relay() -> None:
             for i in range(ANSWERS):
                 page.goto(f"{collector.url}/s/honor-code")
                 page.wait_for_selector('body[data-state="ready"]')
+                privacy = " ".join(page.text_content("#privacy-epsilon").split())
                 if i == ANSWERS - 1:  # the page holds the key, then the gateway rotates past the overlap:
                     page.evaluate("relay => import('/static/ohttp.js').then(m => m.relayKey(relay))", relay.url)
                     keys.rotate()
@@ -78,6 +80,8 @@ def test_the_survey_page_posts_through_the_relay() -> None:
             csp = page.goto(f"{collector.url}/s/honor-code").headers["content-security-policy"]
             browser.close()
         assert states == ["submitted"] * ANSWERS, problems
+        assert "Your answers travel sealed through a relay (127.0.0.1:" in privacy
+        assert "They still see when answers arrive" in privacy and "Not protected" not in privacy
         # the one refusal of the rotated key is all Chromium reports; no policy violation, no error
         assert problems == ["Failed to load resource: the server responded with a status of 400 (Bad Request)"]
         assert f"connect-src 'self' {relay.url.rstrip('/')};" in csp

@@ -415,6 +415,17 @@ function roundsNotice(survey, devices) {
   el.hidden = false;
 }
 
+/** What the page does not protect, by the survey's path: direct, through an Oblivious HTTP relay, or also shuffled. */
+function separation(transport) {
+  if (transport?.kind !== 'ohttp') return ' Not protected: your network address, when you answer, and that you took part.';
+  const relay = escapeHtml(new URL(transport.relay).host);
+  return ` Your answers travel sealed through a relay (${relay}) run by another party: the relay sees your network `
+    + 'address but cannot read the answers, and the people running this survey read the answers without your address'
+    + (transport.shuffler
+      ? ', after the relay mixed them in a random order with at least a batch of others, so not when you answered.'
+      : '. They still see when answers arrive, and both parties together could link them.');
+}
+
 async function main() {
   // the privacy card's explanation is open where there is room for it; a phone shows its summary first
   $('privacy-details').open = window.matchMedia('(min-width: 40rem)').matches;
@@ -472,7 +483,7 @@ async function main() {
     `they can be at most ${sure(Math.exp(total))} sure which one is yours afterwards.` +
     (revealing.length ? ` <strong>Except</strong>: ${revealing.join(', ')} uses a design in which some answers reveal the truth (no such bound).` : '') +
     (plain ? ` ${plain} question${plain === 1 ? ' is' : 's are'} <strong>not randomized</strong>: those answers are sent as you give them.` : '') +
-    ' Not protected: your network address, when you answer, and that you took part.';
+    separation(survey.transport);
   if (survey.rounds) roundsNotice(survey, devices);
 
   const container = $('questions');
