@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,35 @@ def test_the_survey_page_posts_through_the_relay() -> None:
         for kind, body in to_relay:
             assert kind == "message/ohttp-req" and b"idempotency_key" not in body and b"reports" not in body
         assert collector.storage.count_responses("honor-code") == ANSWERS
+
+
+def test_the_survey_page_through_a_shuffling_relay(tmp_path: Path) -> None:
+    """Queued (202) by the shuffler, the page says the answers were sent; the batch reaches the collector."""
+    from deniable._ohttp._shuffler import Buffer, Shuffler
+
+    api = sync_playwright_api()
+    shuffler = Shuffler(Buffer(tmp_path / "buffer.sqlite"), threshold=3, max_delay=0.2)
+    with runner.BackgroundServer([], relay_token=TOKEN, ohttp_keys=KeyRing(), host="127.0.0.3") as collector, \
+            BackgroundRelay(Relay(collector.url, TOKEN, shuffler=shuffler)) as relay:
+        survey = copy.deepcopy(HONOR_CODE_SURVEY)
+        survey["transport"] = {"kind": "ohttp", "relay": relay.url, "shuffler": True}
+        collector.storage.add_survey(survey)
+        states, texts = [], []
+        with api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+            page = browser.new_page()
+            for i in range(3):
+                page.goto(f"{collector.url}/s/honor-code")
+                page.wait_for_selector('body[data-state="ready"]')
+                texts.append(" ".join(page.text_content("#privacy-epsilon").split()))
+                page.check(f"#q0-o{i % 2}")
+                page.click("#submit")
+                page.wait_for_selector('body[data-state="submitted"], #retry:not([hidden])')
+                states.append(page.get_attribute("body", "data-state"))
+            browser.close()
+        assert states == ["submitted"] * 3
+        assert "mixed them in a random order with at least a batch of others" in texts[0]
+        deadline = time.monotonic() + 30
+        while collector.storage.count_responses("honor-code") < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert collector.storage.shuffled_batches("honor-code") == [3]
