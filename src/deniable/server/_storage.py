@@ -400,6 +400,18 @@ class Storage:
             yield [(int(rid), text) for rid, text in rows]
             last = int(rows[-1][0])
 
+    def newest_response_id(self) -> int:
+        """The row id of the newest stored response (0 if none): a mark for :meth:`responses_since`."""
+        with self._read() as conn:
+            return int(conn.execute(select(func.max(responses_table.c.id))).scalar_one() or 0)
+
+    def responses_since(self, mark: int) -> dict[str, int]:
+        """The responses stored after the row ``mark``, counted by survey (a range of the primary key only)."""
+        r = responses_table.c
+        with self._read() as conn:
+            rows = conn.execute(select(r.survey_id, func.count()).where(r.id > mark).group_by(r.survey_id))
+            return {str(sid): int(n) for sid, n in rows}
+
     def add_shuffled_batch(self, survey_id: str, size: int) -> None:
         """Record that a shuffled batch stored ``size`` new responses of the survey (no time is kept)."""
         with self._write() as conn:

@@ -22,7 +22,7 @@ are served in the shuffled order they came in, and answered to nobody.
 
 from __future__ import annotations
 
-import re
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
@@ -44,7 +44,6 @@ from deniable._ohttp._messages import (
     encode_key_configs,
 )
 from deniable._ohttp._shuffler import BATCH_TYPE, decode_batch
-from deniable.server._errors import NotFound
 from deniable.server._refusals import error_response
 from deniable.server._routes.service import Service
 from deniable.server._security import OHTTP_SCOPE_KEY, SHUFFLED_SCOPE_KEY, is_token, presented_token
@@ -52,7 +51,6 @@ from deniable.server._security import OHTTP_SCOPE_KEY, SHUFFLED_SCOPE_KEY, is_to
 __all__ = ["router", "serve_inside", "GATEWAY_PATH"]
 
 
-_RESPONSES = re.compile(r"/surveys/([^/?]+)/responses(?:/batch)?(?:\?.*)?")
 _DROPPED = frozenset({b"host", b"content-length", b"connection", b"transfer-encoding", b"forwarded",
                       b"x-forwarded-for", b"x-real-ip", b"via"})
 
@@ -105,6 +103,7 @@ async def serve_inside(app: Any, method: str, target: str, headers: list[tuple[b
 def router(service: Service, keys: KeyRing) -> APIRouter:
     """``GET`` and ``POST /.well-known/ohttp-gateway``."""
     api = APIRouter(tags=["oblivious HTTP"])
+    one_batch_at_a_time = asyncio.Lock()
 
     @api.get(GATEWAY_PATH, response_class=Response,
              responses={200: {"content": {KEYS_TYPE: {}}, "description": "the key configurations"}})
@@ -176,23 +175,15 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
                 messages.append(decode_request(decapsulate_request(item, accepted)[0]))
             except (OHTTPError, BHTTPError):
                 tally["unopened"] += 1
-        surveys = {m.group(1) for m in (_RESPONSES.match(message.path) for message in messages) if m}
-        known = [sid for sid in surveys if store_has(sid)]
-        before = {sid: await run_in_threadpool(service.store.count_responses, sid) for sid in known}
-        for message in messages:  # in the shuffler's order
-            answer = await serve(request.app, message, shuffled=True)
-            tally["served" if answer.status < 400 else "refused"] += 1
-        for sid in known:
-            stored = await run_in_threadpool(service.store.count_responses, sid) - before[sid]
-            if stored > 0:
-                await run_in_threadpool(service.store.add_shuffled_batch, sid, stored)
+        async with one_batch_at_a_time:  # so that what was stored since the mark is this batch's
+            mark = await run_in_threadpool(service.store.newest_response_id)
+            for message in messages:  # in the shuffler's order
+                answer = await serve(request.app, message, shuffled=True)
+                tally["served" if answer.status < 400 else "refused"] += 1
+            # what this batch stored, by survey (a survey collected through a shuffler takes nothing else)
+            for sid, stored in (await run_in_threadpool(service.store.responses_since, mark)).items():
+                if service.store.survey(sid).policy.transport.shuffler:
+                    await run_in_threadpool(service.store.add_shuffled_batch, sid, stored)
         return tally
-
-    def store_has(survey_id: str) -> bool:
-        try:
-            service.store.survey(survey_id)
-        except NotFound:
-            return False
-        return True
 
     return api
