@@ -152,3 +152,11 @@ def test_the_relay_counts_the_address_its_trusted_proxy_names(collector: Backgro
         assert post("198.51.100.1") == 400  # forwarded (the gateway refuses the junk), not limited
         assert post("198.51.100.2") == 400  # another device behind the same proxy
         assert post("198.51.100.1") == 429
+
+
+@pytest.mark.integration
+def test_python_m_deniable_server_is_a_gateway_too(server_process: Any, sqlite_url: str, tmp_path: Any) -> None:
+    server = server_process([], sqlite_url, args=("--ohttp-keys", str(tmp_path / "keys.json")))
+    (config,) = decode_key_configs(httpx.get(server.url + GATEWAY_PATH).content)
+    assert config.public_key.hex() not in (tmp_path / "keys.json").read_text()  # the file keeps the secret
+    assert KeyRing(tmp_path / "keys.json").configs() == [config]

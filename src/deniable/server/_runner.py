@@ -348,7 +348,15 @@ def main(argv: list[str] | None = None) -> int:
         "--trusted-proxy", action="append", default=[], metavar="ADDRESS",
         help="a reverse proxy (address or network) whose X-Forwarded-For names the client; repeatable",
     )
+    parser.add_argument("--ohttp-keys", metavar="FILE", help="also be an Oblivious HTTP gateway, its keys in this "
+                        "file (created if missing; rotated weekly, a day's overlap); needs deniable[ohttp]")
     args = parser.parse_args(argv)
+    keys = None
+    if args.ohttp_keys:
+        from deniable._ohttp._keys import KeyRing
+
+        keys = KeyRing(args.ohttp_keys)
+        keys.current()
     try:
         parse_networks(args.trusted_proxy)
     except ValueError as exc:
@@ -359,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
             admin_token=os.environ.get("DENIABLE_ADMIN_TOKEN") or None,
             log_level=args.log_level, access_log=not args.no_access_log,
             relay_token=os.environ.get("DENIABLE_RELAY_TOKEN") or None, trusted_proxies=args.trusted_proxy,
+            ohttp_keys=keys,
         )
     except PortInUseError as exc:
         parser.exit(1, f"{parser.prog}: {exc}\n")
