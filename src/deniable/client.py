@@ -380,6 +380,15 @@ class Client:
     keeps this device's :class:`SurveyState` for the one survey it answers:
     memoizing questions reuse their permanent randomization across processes
     and a survey with ``rounds`` gets the device key (module docstring).
+
+    A survey whose ``transport`` is ``{kind: ohttp, relay: URL}`` gets its
+    responses encapsulated (Oblivious HTTP, RFC 9458; needs the ``ohttp``
+    extra) and posted through that relay, which sees this device's address
+    but not the reports, to the collector's gateway, which sees the reports
+    but not the address. A shuffling relay answers ``{"status": "queued",
+    "idempotency_key": ...}``: the response waits on the relay's disk for its
+    shuffled batch. ``relay_transport`` is the httpx transport of the
+    requests to the relay (tests: a local address).
     """
 
     def __init__(
@@ -392,6 +401,7 @@ class Client:
         transport: httpx.BaseTransport | None = None,
         token: str | None = None,
         state: client_state.StateLike | None = None,
+        relay_transport: httpx.BaseTransport | None = None,
     ) -> None:
         if retries < 0:
             raise ValueError(f"retries must be >= 0; got {retries}")
@@ -402,10 +412,33 @@ class Client:
         headers = {} if token is None else {"Authorization": f"Bearer {token}"}
         self._http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport, headers=headers)
         self._surveys: dict[str, dict[str, Any]] = {}
+        self._relay_transport = relay_transport
+        self._relays: dict[str, httpx.Client] = {}
 
     # ------------------------------------------------------------ plumbing
     def close(self) -> None:
         self._http.close()
+        for http in self._relays.values():
+            http.close()
+
+    def _via(self, survey: Mapping[str, Any]) -> httpx.Client:
+        """The HTTP client that posts the survey's responses: direct, or through its relay (Oblivious HTTP)."""
+        transport = survey.get("transport")
+        if not isinstance(transport, Mapping) or transport.get("kind") != "ohttp":
+            return self._http
+        relay = str(transport["relay"])
+        if relay not in self._relays:
+            try:
+                from deniable._ohttp._client import ObliviousTransport
+            except ImportError as exc:
+                raise ImportError(f"survey {survey['id']!r} is answered through an Oblivious HTTP relay, which "
+                                  f"needs the ohttp extra: pip install 'deniable[ohttp]' ({exc})") from exc
+            self._relays[relay] = httpx.Client(
+                base_url=self._http.base_url, timeout=self._http.timeout, headers=self._http.headers,
+                transport=ObliviousTransport(relay, timeout=self._http.timeout.read or 30.0,
+                                             transport=self._relay_transport),
+            )
+        return self._relays[relay]
 
     def __enter__(self) -> Client:
         return self
@@ -416,12 +449,12 @@ class Client:
     ) -> None:
         self.close()
 
-    def _request(self, method: str, path: str, json: Any = None) -> Any:
+    def _request(self, method: str, path: str, json: Any = None, via: httpx.Client | None = None) -> Any:
         """Send with retries on connection errors and 5xx; the body (and key) never change."""
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = self._http.request(method, path, json=json)
+                response = (via or self._http).request(method, path, json=json)
             except httpx.TransportError:
                 if last:
                     raise
@@ -501,7 +534,9 @@ class Client:
         if survey.get("rounds"):
             assert state is not None
             body["device"] = state.device
-        result: dict[str, Any] = self._request("POST", f"/surveys/{survey_id}/responses", body)
+        result: dict[str, Any] = self._request("POST", f"/surveys/{survey_id}/responses", body, self._via(survey))
+        if result.get("status") == "queued":  # by a shuffling relay: the collector's receipt never comes back
+            result["idempotency_key"] = body["idempotency_key"]
         return result
 
     def respond_many(
@@ -545,7 +580,10 @@ class Client:
                                     strict=True)
                 ]
             }
-            result = self._request("POST", f"/surveys/{survey_id}/responses/batch", body)
+            result = self._request("POST", f"/surveys/{survey_id}/responses/batch", body, self._via(survey))
+            if result.get("status") == "queued":  # a shuffling relay keeps the batch as one report
+                totals["queued"] = totals.get("queued", 0) + len(reports[start : start + batch_size])
+                continue
             totals["accepted"] += int(result["accepted"])
             totals["duplicates"] += int(result["duplicates"])
         return totals

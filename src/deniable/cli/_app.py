@@ -1,7 +1,7 @@
 """The ``deniable`` command line (needs ``deniable[cli]``; plots need ``deniable[plot]``).
 
 Commands: ``demo``, ``plan``, ``simulate``, ``privatize``, ``estimate``,
-``analyze``, ``audit``, ``serve``, one module per group (:mod:`.plan`, :mod:`.files`,
+``analyze``, ``audit``, ``serve``, ``relay``, one module per group (:mod:`.plan`, :mod:`.files`,
 :mod:`.analyze`, :mod:`.server`, :mod:`.simulate`). Each prints one clear error line on stderr
 and exits with code 1 on bad input; ``deniable --debug ...`` shows the traceback.
 """
@@ -19,8 +19,9 @@ import deniable
 from deniable.cli import _analyze as analyze
 from deniable.cli import _files as files
 from deniable.cli import _plan as plan
+from deniable.cli import _relay as relay
 from deniable.cli import _server as server
-from deniable.cli._common import state
+from deniable.cli._common import handle_errors, state
 from deniable.cli._simulate import simulate_app
 
 __all__ = ["app", "main"]
@@ -42,6 +43,7 @@ app.command("audit")(plan.audit_cmd)
 app.command("privatize")(files.privatize_cmd)
 app.command("estimate")(files.estimate_cmd)
 app.command("analyze")(analyze.analyze_cmd)
+app.command("relay")(handle_errors(relay.relay_cmd))
 
 
 def _print_version(value: bool) -> None:

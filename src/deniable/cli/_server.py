@@ -291,6 +291,18 @@ def serve_cmd(
         typer.Option("--trusted-proxy", help="A reverse proxy (address or network) whose "
                      "X-Forwarded-For names the client, for the rate limit; repeatable."),
     ] = None,
+    ohttp_keys: Annotated[
+        Path | None,
+        typer.Option("--ohttp-keys", help="Also be an Oblivious HTTP gateway (/.well-known/ohttp-gateway), its "
+                     "secret keys kept in this file (created if missing, owner-only); needs deniable[ohttp].",
+                     show_default=False),
+    ] = None,
+    ohttp_rotate_days: Annotated[
+        float, typer.Option("--ohttp-rotate-days", help="Age in days at which the gateway's key is replaced.")
+    ] = 7.0,
+    ohttp_overlap_hours: Annotated[
+        float, typer.Option("--ohttp-overlap-hours", help="Hours a replaced key still opens requests.")
+    ] = 24.0,
 ) -> None:
     """Run the collection server until Ctrl-C.
 
@@ -320,10 +332,18 @@ def serve_cmd(
         parse_networks(trusted_proxy or ())
     except ValueError as exc:
         raise CLIError(f"--trusted-proxy: {exc}") from None
+    keys = None
+    if ohttp_keys is not None:
+        try:
+            from deniable._ohttp._keys import KeyRing
+        except ImportError as exc:
+            raise CLIError(f"--ohttp-keys needs the ohttp extra: pip install 'deniable[ohttp]' ({exc})") from None
+        keys = KeyRing(ohttp_keys, rotate_every=ohttp_rotate_days * 86_400, overlap=ohttp_overlap_hours * 3600)
+        keys.current()  # the file is made (or read) now: a bad path fails before the port is bound
     try:
         run(loaded, db_url=db, host=host, port=port, admin_token=admin_token,
             sqlite_synchronous="FULL" if durable else "NORMAL", relay_token=relay_token,
-            trusted_proxies=trusted_proxy or ())
+            trusted_proxies=trusted_proxy or (), ohttp_keys=keys)
     except PortInUseError as exc:
         raise CLIError(str(exc)) from None
 

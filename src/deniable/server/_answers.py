@@ -10,8 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
-    "Accepted", "BatchAccepted", "QuestionOut", "RoundsOut", "SurveyOut", "ResultsOut", "InvitesOut",
-    "RootOut", "StatusOut",
+    "Accepted", "BatchAccepted", "QuestionOut", "RoundsOut", "TransportOut", "SurveyOut", "ResultsOut", "InvitesOut",
+    "RootOut", "StatusOut", "ShufflerOut",
 ]
 
 
@@ -75,6 +75,14 @@ class RoundsOut(BaseModel):
     start: str = Field(description="when round 0 starts (ISO-8601 UTC)")
 
 
+class TransportOut(BaseModel):
+    kind: Literal["ohttp"]
+    relay: str = Field(description="the relay's URL: POST message/ohttp-req to it; its key configuration at "
+                       "<relay>/ohttp-keys")
+    shuffler: bool = Field(default=False, description="the relay holds, shuffles and forwards reports in batches "
+                           "(answering 202 queued); the service takes this survey's responses from them only")
+
+
 class SurveyOut(BaseModel):
     id: str
     title: str
@@ -96,6 +104,10 @@ class SurveyOut(BaseModel):
     current_round: int | None = Field(
         default=None, description="the 0-based round by the server's clock (surveys with rounds; "
         "null before rounds.start)"
+    )
+    transport: TransportOut | None = Field(
+        default=None, description="absent when devices post directly; else post encapsulated (Oblivious HTTP, "
+        "RFC 9458) through this relay to the service's gateway"
     )
     questions: list[QuestionOut]
 
@@ -313,6 +325,17 @@ class ShuffledOut(BaseModel):
     delta: float = Field(description="min(1e-6, n^-1.1)")
 
 
+class ShufflerOut(BaseModel):
+    """The shuffled batches a survey collected through a shuffler (``transport.shuffler``) really came in."""
+
+    batches: int = Field(description="shuffled batches that stored responses of this survey")
+    smallest: int = Field(description="this survey's responses in the smallest batch")
+    largest: int = Field(description="this survey's responses in the largest batch")
+    responses: int = Field(description="responses stored from shuffled batches (all: the survey takes no other)")
+    epsilon: float | None = Field(description="central epsilon for the smallest batch (null without a batch)")
+    delta: float | None = Field(description="min(1e-6, smallest^-1.1)")
+
+
 class BudgetShare(BaseModel):
     share: float = Field(description="a share of lifetime_epsilon")
     devices: int = Field(description="devices that spent at least this share (memoization cap applied: "
@@ -416,7 +439,12 @@ class ResultsOut(BaseModel):
     n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(
         description="null for an infinite epsilon_total or plain (unrandomized) questions; for a survey "
-        "with rounds it is per round (rounds.rounds[].shuffled)"
+        "with rounds it is per round (rounds.rounds[].shuffled). What shuffling would give these responses; "
+        "it holds only where they came through a shuffler: see shuffler"
+    )
+    shuffler: ShufflerOut | None = Field(
+        default=None, description="null unless the survey is collected through a shuffling relay: then the "
+        "batches its responses really came in, and the guarantee for the smallest"
     )
     target: Literal["population", "respondents"]
     level: float = Field(gt=0, lt=1)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -58,6 +58,9 @@ from deniable.server._storage import Storage
 from deniable.server._surveys import Survey, SurveyError
 from deniable.wire.schemas import openapi_components
 
+if TYPE_CHECKING:
+    from deniable._ohttp._keys import KeyRing
+
 __all__ = ["create_app", "STATIC_DIR", "MAX_BODY_BYTES", "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV"]
 
 
@@ -82,6 +85,7 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     relay_token: str | None = None,
     trusted_proxies: Iterable[str] = (),
+    ohttp_keys: KeyRing | None = None,
 ) -> FastAPI:
     """The collection service over ``storage`` (a Storage or a database URL).
 
@@ -97,6 +101,10 @@ def create_app(
     (:mod:`deniable.server._security`): the socket peer's, or, when the peer
     is one of ``trusted_proxies`` (addresses or networks), the one its
     ``X-Forwarded-For`` names.
+
+    With ``ohttp_keys`` (a :class:`deniable._ohttp._keys.KeyRing`; needs the
+    ``ohttp`` extra) the service is also an Oblivious HTTP gateway
+    (:mod:`deniable.server._routes.gateway`).
     """
     store = storage if isinstance(storage, Storage) else Storage(storage)
     for source in surveys:
@@ -123,6 +131,10 @@ def create_app(
     _handle_refusals(app)
     for audience in (devices, analysts, admin, pages):
         app.include_router(audience.router(service))
+    if ohttp_keys is not None:
+        from deniable.server._routes import gateway
+
+        app.include_router(gateway.router(service, ohttp_keys))
     pages.mount_static(app)
     _document_schemas(app, *DOCUMENTED)
     return app

@@ -26,6 +26,10 @@ Tables
 ``deniable_round_aggregates`` per survey with rounds, round and question: the
                          aggregate of that round's reports, as bytes (results per round).
                          Round indices are 64-bit columns (revision 0004).
+``deniable_shuffled_batches`` per survey whose responses come through a
+                         shuffling relay: the number of its responses each
+                         shuffled batch stored, in the order of the batches
+                         (no time; revision 0005).
 ``alembic_version``      the schema's revision (:mod:`deniable.server._schema`
                          creates and upgrades the tables with the migrations
                          in :mod:`deniable.server.migrations`, which must
@@ -78,6 +82,7 @@ __all__ = [
     "device_salts_table",
     "devices_table",
     "round_aggregates_table",
+    "shuffled_batches_table",
     "normalize_url",
     "make_engine",
     "READ_ONLY",
@@ -139,6 +144,13 @@ devices_table = Table(
     Column("reports", Text, nullable=False),  # {"<question id>": reports made, ...}
     Column("spent", Float, nullable=False),  # epsilon, memoizing questions capped at their lifetime bound
     Column("spent_fresh", Float, nullable=False),  # epsilon, every report counted (no cap)
+)
+shuffled_batches_table = Table(
+    "deniable_shuffled_batches",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("survey_id", String(64), nullable=False),
+    Column("size", Integer, nullable=False),
 )
 round_aggregates_table = Table(
     "deniable_round_aggregates",

@@ -179,9 +179,11 @@ _PAGE_POLICY = (
 )
 
 
-def page_csp(frame_ancestors: tuple[str, ...] = ()) -> str:
-    """The pages' Content-Security-Policy: framed by ``frame_ancestors`` only (none: ``'none'``)."""
-    return f"{_PAGE_POLICY}; frame-ancestors {' '.join(frame_ancestors) or chr(39) + 'none' + chr(39)}"
+def page_csp(frame_ancestors: tuple[str, ...] = (), connect: tuple[str, ...] = ()) -> str:
+    """The pages' Content-Security-Policy: framed by ``frame_ancestors`` only (none: ``'none'``); its
+    ``connect-src`` also allows the origins ``connect`` (a relay's, for a survey posted through one)."""
+    policy = _PAGE_POLICY.replace("connect-src 'self'", " ".join(("connect-src 'self'", *connect)))
+    return f"{policy}; frame-ancestors {' '.join(frame_ancestors) or chr(39) + 'none' + chr(39)}"
 
 
 # ----------------------------------------------------------------------- CORS

@@ -6,6 +6,7 @@ These are the operator's settings of a survey, written beside its questions::
     max_responses: 5000                          # no cap by default
     results: admin                               # results need the admin token ("public" by default)
     embed: {origins: [https://example.qualtrics.com]}  # other sites that may embed it (none by default)
+    transport: {kind: ohttp, relay: "https://relay.example.org/"}   # devices post through a relay
 
 * ``rate_limit`` applies to single responses (``POST /surveys/{id}/responses``)
   of surveys open to everyone (not ``invite_only``): each client address has
@@ -20,6 +21,14 @@ These are the operator's settings of a survey, written beside its questions::
 * ``embed`` lists the origins whose pages may frame the survey's page and
   fetch the survey and post responses from the browser (CORS); none by
   default (:mod:`deniable.server._embed`).
+* ``transport`` says how devices post: ``direct`` (the default) to this
+  server, or ``{kind: ohttp, relay: URL}`` encapsulated (Oblivious HTTP,
+  RFC 9458) through the relay at ``URL``, run by another party, to this
+  server's gateway (``deniable serve --ohttp-keys``). ``shuffler: true``
+  says the relay holds, shuffles and forwards the reports in batches
+  (``deniable relay --shuffle``): the service then takes the survey's
+  responses from shuffled batches only, and its results state the shuffled
+  guarantee with the batch sizes observed.
 
 Unlike the questions, these settings may change between runs of the server:
 a survey stored with other settings is updated to the new ones
@@ -29,6 +38,7 @@ a survey stored with other settings is updated to the new ones
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -36,7 +46,7 @@ from typing import Any, Literal
 from deniable.server._embed import Embed, load_embed
 from deniable.server._errors import SurveyError
 
-__all__ = ["RateLimit", "Policy", "DEFAULT_RATE_LIMIT", "POLICY_FIELDS", "load_policy"]
+__all__ = ["RateLimit", "Transport", "DIRECT", "Policy", "DEFAULT_RATE_LIMIT", "POLICY_FIELDS", "load_policy"]
 
 ResultsAccess = Literal["public", "admin"]
 
@@ -65,6 +75,42 @@ MAX_WINDOW_SECONDS = 30 * 86_400.0
 
 
 @dataclass(frozen=True)
+class Transport:
+    """How devices post their responses: ``direct``, or ``ohttp`` through ``relay``."""
+
+    kind: Literal["direct", "ohttp"] = "direct"
+    relay: str | None = None
+    shuffler: bool = False
+
+    def to_json(self) -> dict[str, Any] | str:
+        if self.kind == "direct":
+            return "direct"
+        return {"kind": self.kind, "relay": self.relay, **({"shuffler": True} if self.shuffler else {})}
+
+
+DIRECT = Transport()
+_URL = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~!$&'()*+,=:@%/\-]*)?")
+"""An http(s) URL: a host name or IPv4 address, an optional port and path (its origin goes into a CSP)."""
+
+
+def _transport(value: Any) -> Transport:
+    if value is None or value == "direct":
+        return DIRECT
+    if not isinstance(value, Mapping) or value.get("kind") != "ohttp":
+        raise SurveyError("transport", f"must be 'direct' or {{kind: ohttp, relay: URL}}; got {value!r:.80}")
+    extra = sorted(set(value) - {"kind", "relay", "shuffler"})
+    if extra:
+        raise SurveyError(f"transport.{extra[0]}", "is not a field of transport (allowed: kind, relay, shuffler)")
+    relay = value.get("relay")
+    if not isinstance(relay, str) or not _URL.fullmatch(relay):
+        raise SurveyError("transport.relay", f"must be the relay's http(s) URL; got {relay!r:.80}")
+    shuffler = value.get("shuffler", False)
+    if not isinstance(shuffler, bool):
+        raise SurveyError("transport.shuffler", f"must be true or false; got {shuffler!r:.40}")
+    return Transport("ohttp", relay, shuffler)
+
+
+@dataclass(frozen=True)
 class Policy:
     """The protection settings of one survey (see the module docstring)."""
 
@@ -77,6 +123,7 @@ class Policy:
     def embed_origins(self) -> tuple[str, ...]:
         """The origins that may embed the survey (none: only its own pages)."""
         return () if self.embed is None else self.embed.origins
+    transport: Transport = DIRECT
 
     def to_json(self) -> dict[str, Any]:
         """The settings that differ from the defaults (a survey without any keeps its old form)."""
@@ -89,10 +136,12 @@ class Policy:
             out["results"] = self.results
         if self.embed is not None:
             out["embed"] = self.embed.to_json()
+        if self.transport != DIRECT:
+            out["transport"] = self.transport.to_json()
         return out
 
 
-POLICY_FIELDS = frozenset({"rate_limit", "max_responses", "results", "embed"})
+POLICY_FIELDS = frozenset({"rate_limit", "max_responses", "results", "embed", "transport"})
 """The survey fields that are settings (they may change; the questions may not)."""
 
 
@@ -133,4 +182,4 @@ def load_policy(data: Mapping[str, Any]) -> Policy:
     results = data.get("results", "public")
     if results not in ("public", "admin"):
         raise SurveyError("results", f"must be 'public' or 'admin'; got {results!r:.60}")
-    return Policy(rate_limit, max_responses, results, load_embed(data.get("embed")))
+    return Policy(rate_limit, max_responses, results, load_embed(data.get("embed")), _transport(data.get("transport")))

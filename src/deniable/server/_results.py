@@ -40,7 +40,7 @@ survey's are) and how much of ``lifetime_epsilon`` its devices have spent.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import scipy.stats  # noqa: F401 - at server start: the shuffled guarantee needs it (seconds to import when busy)
@@ -57,8 +57,8 @@ from deniable.server._shuffled import bound as shuffled_bound
 from deniable.server._surveys import Survey
 
 __all__ = [
-    "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "defences_json",
-    "with_changes", "anytime_json", "SHUFFLE_DELTA",
+    "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "shuffler_json",
+    "defences_json", "with_changes", "anytime_json", "SHUFFLE_DELTA",
 ]
 
 
@@ -85,6 +85,23 @@ def shuffled_json(survey: Survey, n: int, ahead: Ahead | None = None) -> dict[st
     # for n rounded down to two significant digits
     epsilon, delta = shuffled_bound(epsilon0, n) if ahead is None else ahead.bound(epsilon0, n)
     return {"n": n, "epsilon_local": epsilon0, "epsilon": epsilon, "delta": delta}
+
+
+def shuffler_json(survey: Survey, batches: Sequence[int], ahead: Ahead | None = None) -> dict[str, Any] | None:
+    """The shuffled batches of a survey collected through a shuffler, and the central guarantee of the smallest.
+
+    None unless the survey's ``transport`` says ``shuffler: true`` (it then takes
+    no response but from a shuffled batch). Each batch is shuffled on its own,
+    so every response hides among at least the smallest batch's responses of
+    the survey: the guarantee stated is :func:`shuffled_json`'s for that number.
+    """
+    if not survey.policy.transport.shuffler:
+        return None
+    smallest = min(batches, default=0)
+    bound = shuffled_json(survey, smallest, ahead) if smallest else None
+    return {"batches": len(batches), "smallest": smallest, "largest": max(batches, default=0),
+            "responses": sum(batches), "epsilon": None if bound is None else bound["epsilon"],
+            "delta": None if bound is None else bound["delta"]}
 
 
 def _questions_json(
@@ -184,7 +201,7 @@ def with_changes(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def results_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float = 0.95,
     aggregates: Mapping[str, Any] | None = None, ahead: Ahead | None = None,
-    target: Target | None = None,
+    target: Target | None = None, batches: Sequence[int] = (),
 ) -> dict[str, Any]:
     """The results as ``GET /surveys/{id}/results`` answers them.
 
@@ -198,7 +215,8 @@ def results_json(
     their merged ``aggregates``; number questions' means for ``target``:
     default the estimates' target, else the population) are answered as
     :mod:`deniable.server._question_results` says for their kind.
-    ``ahead``: :func:`shuffled_json`'s.
+    ``ahead``: :func:`shuffled_json`'s. ``batches``: the sizes of the survey's
+    shuffled batches (:func:`shuffler_json`).
     """
     chosen: Target = target if target is not None else next((e.target for e in estimates.values()), "population")
     questions = _questions_json(survey, estimates, level, aggregates, chosen)
@@ -210,6 +228,7 @@ def results_json(
         "n_responses": n_responses,
         # per round only for a survey with rounds (one response per device per round)
         "shuffled": None if survey.rounds is not None else shuffled_json(survey, n_responses, ahead),
+        "shuffler": shuffler_json(survey, batches, ahead),
         # design questions' prevalence is always for the population (RRuni's sampling model)
         "target": chosen,
         "level": level,

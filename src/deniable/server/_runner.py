@@ -25,7 +25,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
@@ -35,6 +35,9 @@ from deniable.server._database import DEFAULT_DB_URL
 from deniable.server._security import parse_networks
 from deniable.server._storage import Storage
 from deniable.server._surveys import Survey, load_surveys
+
+if TYPE_CHECKING:
+    from deniable._ohttp._keys import KeyRing
 
 __all__ = ["BackgroundServer", "run", "AccessLogFilter", "TracebackFilter", "log_config", "GC_THRESHOLDS"]
 
@@ -177,12 +180,12 @@ def _url(sock: socket.socket) -> str:
 def _server(
     surveys: Iterable[SurveySource], db_url: str, admin_token: str | None, log_level: str,
     access_log: bool, sqlite_synchronous: str = "NORMAL", relay_token: str | None = None,
-    trusted_proxies: Iterable[str] = (), clock: Callable[[], float] = time.time,
+    trusted_proxies: Iterable[str] = (), clock: Callable[[], float] = time.time, ohttp_keys: KeyRing | None = None,
 ) -> tuple[uvicorn.Server, Storage]:
     storage = Storage(db_url, sqlite_synchronous=sqlite_synchronous, clock=clock)
     app = create_app(
         storage, load_surveys(surveys), admin_token=admin_token, relay_token=relay_token,
-        trusted_proxies=trusted_proxies,
+        trusted_proxies=trusted_proxies, ohttp_keys=ohttp_keys,
     )
     config = uvicorn.Config(
         app, log_config=log_config(log_level, access_log), log_level=log_level,
@@ -200,7 +203,8 @@ class BackgroundServer:
     ``db_url=None`` uses a SQLite file in a temporary directory, removed on exit.
     ``relay_token`` and ``trusted_proxies`` are :func:`~deniable.server._app.create_app`'s.
     ``clock`` is the storage's (seconds since the epoch; it decides the round of a
-    survey with rounds): a test passes one it can move forward.
+    survey with rounds): a test passes one it can move forward. ``ohttp_keys``
+    makes it an Oblivious HTTP gateway too (:func:`~deniable.server._app.create_app`).
     """
 
     def __init__(
@@ -216,8 +220,10 @@ class BackgroundServer:
         relay_token: str | None = None,
         trusted_proxies: Iterable[str] = (),
         clock: Callable[[], float] = time.time,
+        ohttp_keys: KeyRing | None = None,
     ) -> None:
         self._clock = clock
+        self._ohttp_keys = ohttp_keys
         self._relay_token = relay_token
         self._trusted_proxies = tuple(trusted_proxies)
         self._tmpdir: str | None = None
@@ -236,6 +242,7 @@ class BackgroundServer:
         self.server, self.storage = _server(
             self._surveys, self.db_url, self._admin_token, self._log_level, self._access_log,
             relay_token=self._relay_token, trusted_proxies=self._trusted_proxies, clock=self._clock,
+            ohttp_keys=self._ohttp_keys,
         )
         self._sock = sock = _bind(self._host, self._port)
         self.url = _url(sock)
@@ -284,6 +291,7 @@ def run(
     sqlite_synchronous: str = "NORMAL",
     relay_token: str | None = None,
     trusted_proxies: Iterable[str] = (),
+    ohttp_keys: KeyRing | None = None,
 ) -> None:
     """Serve until interrupted (Ctrl-C / SIGTERM). Prints the base URL once listening,
     then each survey's page and results page (``GET /`` lists no surveys).
@@ -293,16 +301,19 @@ def run(
     ``sqlite_synchronous="FULL"`` makes every acknowledged report survive a
     power cut too (``NORMAL``, the default, survives a killed server).
     ``trusted_proxies``: addresses or networks of reverse proxies whose
-    ``X-Forwarded-For`` names the client (for the rate limit).
+    ``X-Forwarded-For`` names the client (for the rate limit). ``ohttp_keys``:
+    also serve as an Oblivious HTTP gateway with these keys.
     """
     loaded = load_surveys(surveys)
     server, storage = _server(loaded, db_url, admin_token, log_level, access_log, sqlite_synchronous,
-                              relay_token, trusted_proxies)
+                              relay_token, trusted_proxies, ohttp_keys=ohttp_keys)
     sock = _bind(host, port)
     url = _url(sock)
     lines = [f"deniable: serving on {url}"]
     for survey in loaded:
         lines.append(f"  {survey.id}: survey {url}/s/{survey.id}  results {url}/s/{survey.id}/results")
+    if ohttp_keys is not None:
+        lines.append(f"  oblivious HTTP gateway: {url}/.well-known/ohttp-gateway (for a relay with the relay token)")
     print("\n".join(lines), file=sys.stderr, flush=True)
     # the start-up objects (modules, surveys) never die: out of the collector's sight, a full
     # collection while a 10,000-response batch is checked does not walk them, holding every thread
@@ -337,7 +348,15 @@ def main(argv: list[str] | None = None) -> int:
         "--trusted-proxy", action="append", default=[], metavar="ADDRESS",
         help="a reverse proxy (address or network) whose X-Forwarded-For names the client; repeatable",
     )
+    parser.add_argument("--ohttp-keys", metavar="FILE", help="also be an Oblivious HTTP gateway, its keys in this "
+                        "file (created if missing; rotated weekly, a day's overlap); needs deniable[ohttp]")
     args = parser.parse_args(argv)
+    keys = None
+    if args.ohttp_keys:
+        from deniable._ohttp._keys import KeyRing
+
+        keys = KeyRing(args.ohttp_keys)
+        keys.current()
     try:
         parse_networks(args.trusted_proxy)
     except ValueError as exc:
@@ -348,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
             admin_token=os.environ.get("DENIABLE_ADMIN_TOKEN") or None,
             log_level=args.log_level, access_log=not args.no_access_log,
             relay_token=os.environ.get("DENIABLE_RELAY_TOKEN") or None, trusted_proxies=args.trusted_proxy,
+            ohttp_keys=keys,
         )
     except PortInUseError as exc:
         parser.exit(1, f"{parser.prog}: {exc}\n")

@@ -4,7 +4,8 @@ Tokens
     The admin token (``DENIABLE_ADMIN_TOKEN``) opens the admin API, posts
     batches to any survey, and reads the results of surveys whose results are
     for administrators only (``results: admin``). A relay token
-    (``DENIABLE_RELAY_TOKEN``) only posts batches: give it to a trusted relay
+    (``DENIABLE_RELAY_TOKEN``) only posts batches and encapsulated requests (to the
+    Oblivious HTTP gateway): give it to a trusted relay
     that collects many respondents' reports and forwards them, instead of the
     admin token. A request presents a token as ``Authorization: Bearer
     <token>``, or, so a browser can open an admin-only results page, as HTTP
@@ -56,7 +57,9 @@ Rate limit
     whose requests are spread over ``W`` workers can get up to ``W`` times
     the limit; run one worker, or route each client to the same worker, where
     the limit must hold exactly. At most :data:`MAX_BUCKETS` buckets are kept;
-    the least recently used is forgotten first.
+    the least recently used is forgotten first. A response that came through
+    an Oblivious HTTP relay (:mod:`deniable.server._routes.gateway`) has no
+    address here: the relay, which posts with the relay token, limits it.
 """
 
 from __future__ import annotations
@@ -82,16 +85,21 @@ from deniable.server._refusals import error_response
 from deniable.server._surveys import Survey
 
 __all__ = [
-    "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV", "BASIC_REALM", "presented_token", "is_token", "bearer",
+    "ADMIN_TOKEN_ENV", "RELAY_TOKEN_ENV", "OHTTP_SCOPE_KEY", "SHUFFLED_SCOPE_KEY", "require_shuffled",
+    "BASIC_REALM", "presented_token", "is_token", "bearer",
     "require_admin", "ADMIN", "require_relay", "results_access",
     "MAX_BODY_BYTES", "BodyLimit",
-    "PAGE_CSP", "SecurityHeaders",
+    "PAGE_CSP", "page_csp", "SecurityHeaders",
     "MAX_BUCKETS", "Network", "RateLimiter", "client_address", "parse_networks", "retry_after", "take_token",
 ]
 
 # ----------------------------------------------------------------------- tokens
 ADMIN_TOKEN_ENV = "DENIABLE_ADMIN_TOKEN"
 RELAY_TOKEN_ENV = "DENIABLE_RELAY_TOKEN"
+OHTTP_SCOPE_KEY = "deniable.ohttp"
+"""Set in the ASGI scope of a request served from inside an encapsulated one (the Oblivious HTTP gateway)."""
+SHUFFLED_SCOPE_KEY = "deniable.shuffled"
+"""Set in the ASGI scope of a request served from a shuffler's batch (the gateway's batch route)."""
 
 BASIC_REALM = "deniable administrators"
 """The HTTP Basic realm of admin-only results (one for the whole server: one admin token)."""
@@ -149,6 +157,17 @@ def require_admin(
 
 ADMIN = Depends(require_admin)
 """The dependency of every admin route."""
+
+
+def require_shuffled(request: Request, survey: Survey) -> None:
+    """403 unless a response to a survey collected through a shuffler came in a shuffled batch.
+
+    Such a survey's results state the shuffled guarantee for every response:
+    so none may arrive another way.
+    """
+    if survey.policy.transport.shuffler and not request.scope.get(SHUFFLED_SCOPE_KEY):
+        raise HTTPException(403, {"field": "transport", "message": f"survey {survey.id!r} takes responses "
+                                  f"through its shuffling relay only ({survey.policy.transport.relay})"})
 
 
 def require_relay(request: Request, survey: Survey, relay_token: str | None) -> None:
@@ -226,7 +245,9 @@ class BodyLimit:
 
 # ------------------------------------------------------------- security headers
 PAGE_CSP = page_csp()
-"""The pages' policy, framed by no one (a survey's page with ``embed``: :func:`page_csp` of its origins)."""
+"""The pages' policy, framed by no one (a survey's page with ``embed``: :func:`page_csp` of its origins;
+posted through a relay: its ``connect-src`` also allows the relay's origin)."""
+
 
 _HEADERS = [
     (b"x-content-type-options", b"nosniff"),
@@ -234,7 +255,6 @@ _HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"content-security-policy", PAGE_CSP.encode()),
 ]
-_FRAMED_HEADERS = _HEADERS[:2]
 
 
 class SecurityHeaders:
@@ -255,8 +275,13 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = message.get("headers", [])
-                own = any(name.lower() == b"content-security-policy" for name, _ in headers)
-                message["headers"] = [*headers, *(_FRAMED_HEADERS if own else _HEADERS)]
+                # a page that sets its own policy (a survey's page with embed origins or a relay) keeps it,
+                # and one that others may frame gets no X-Frame-Options
+                csp = next((v for k, v in headers if k.lower() == b"content-security-policy"), None)
+                framed = csp is not None and b"frame-ancestors 'none'" not in csp
+                added = [h for h in _HEADERS if not any(k.lower() == h[0] for k, _ in headers)
+                         and not (framed and h[0] == b"x-frame-options")]
+                message["headers"] = [*headers, *added]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
@@ -387,7 +412,7 @@ def take_token(
     the body is read and decoded, so a refused flood costs no parsing.
     """
     limit = None if survey.invite_only else survey.policy.rate_limit
-    if limit is None:
+    if limit is None or request.scope.get(OHTTP_SCOPE_KEY):  # came through a relay, which limits per address
         return None
     client = client_address(
         request.client.host if request.client else None, request.headers.getlist("x-forwarded-for"),

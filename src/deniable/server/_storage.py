@@ -42,6 +42,7 @@ from deniable.server._database import (
     read_stat,
     responses_table,
     round_aggregates_table,
+    shuffled_batches_table,
     stat_bytes,
     surveys_table,
 )
@@ -236,6 +237,7 @@ class Storage:
             "invite_only": survey.invite_only,
             "allocation": survey.allocation,
             **self._rounds_public(survey),
+            **({} if survey.policy.transport.kind == "direct" else {"transport": survey.policy.transport.to_json()}),
             "questions": [q.public_json() for q in survey.questions],
         }
 
@@ -421,6 +423,30 @@ class Storage:
                 return
             yield [(int(rid), text) for rid, text in rows]
             last = int(rows[-1][0])
+
+    def newest_response_id(self) -> int:
+        """The row id of the newest stored response (0 if none): a mark for :meth:`responses_since`."""
+        with self._read() as conn:
+            return int(conn.execute(select(func.max(responses_table.c.id))).scalar_one() or 0)
+
+    def responses_since(self, mark: int) -> dict[str, int]:
+        """The responses stored after the row ``mark``, counted by survey (a range of the primary key only)."""
+        r = responses_table.c
+        with self._read() as conn:
+            rows = conn.execute(select(r.survey_id, func.count()).where(r.id > mark).group_by(r.survey_id))
+            return {str(sid): int(n) for sid, n in rows}
+
+    def add_shuffled_batch(self, survey_id: str, size: int) -> None:
+        """Record that a shuffled batch stored ``size`` new responses of the survey (no time is kept)."""
+        with self._write() as conn:
+            conn.execute(insert(shuffled_batches_table).values(survey_id=survey_id, size=size))
+
+    def shuffled_batches(self, survey_id: str) -> list[int]:
+        """The sizes of the survey's shuffled batches, in the order they came."""
+        b = shuffled_batches_table.c
+        with self._read() as conn:
+            sizes = conn.execute(select(b.size).where(b.survey_id == survey_id).order_by(b.id)).scalars()
+            return [int(n) for n in sizes]
 
     def count_responses(self, survey_id: str) -> int:
         """Number of stored response rows (scans them; results use the aggregates instead)."""

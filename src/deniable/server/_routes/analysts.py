@@ -61,6 +61,7 @@ def router(service: Service) -> APIRouter:
         out = results_json(
             survey, question_estimates(survey, aggregates, target), aggregates=aggregates,
             ahead=service.shuffled, target=target,
+            batches=store.shuffled_batches(survey_id) if survey.policy.transport.shuffler else (),
         )
         if survey.rounds is not None:
             current = store.current_round(survey)

@@ -24,7 +24,7 @@ from deniable.server._embed import refuse_cross_site, require_json
 from deniable.server._errors import Invalid, printable
 from deniable.server._refusals import BODY, errors, json_body
 from deniable.server._routes.service import Service
-from deniable.server._security import bearer, require_relay, take_token
+from deniable.server._security import bearer, require_relay, require_shuffled, take_token
 from deniable.server._storage import SubmitResult
 from deniable.server._submissions import check_wire_version
 from deniable.wire import to_version
@@ -132,6 +132,7 @@ def router(service: Service) -> APIRouter:
         survey = store.survey(survey_id)
         refuse_cross_site(request, survey.policy.embed_origins)
         require_json(request)
+        require_shuffled(request, survey)
         client = take_token(service.limiter, request, survey, service.trusted_proxies)
         stored = 0
         try:
@@ -167,6 +168,7 @@ def router(service: Service) -> APIRouter:
         survey = store.survey(survey_id)
         refuse_cross_site(request, survey.policy.embed_origins)
         require_json(request)
+        require_shuffled(request, survey)
         require_relay(request, survey, service.relay_token)
         # the body (up to 16 MB) is decoded in the thread pool too, not on the event loop
         result = await run_in_threadpool(decode_and_submit, survey_id, await request.body())

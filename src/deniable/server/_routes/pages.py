@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse, Response
@@ -54,11 +55,17 @@ def swagger_ui_dir() -> Path | None:
     return path if all((path / name).is_file() for name in DOCS_ASSETS) else None
 
 
-def _page(name: str) -> Response:
+def _page(name: str, csp: str | None = None) -> Response:
     path = STATIC_DIR / name
     if not path.is_file():
         return error_response(404, "path", f"the page {name} is not installed with this server")
-    return FileResponse(path, media_type="text/html")
+    return FileResponse(path, media_type="text/html", headers=None if csp is None else {"Content-Security-Policy": csp})
+
+
+def _origin(url: str) -> str:
+    """The origin (scheme://host[:port]) of an http(s) URL."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _embed_file(name: str, media: str) -> Callable[[], Response]:
@@ -78,11 +85,12 @@ def router(service: Service) -> APIRouter:
 
     @api.get("/s/{survey_id}")
     def survey_page(survey_id: str) -> Response:
-        origins = store.survey(survey_id).policy.embed_origins
-        page = _page("survey.html")
-        if origins:  # framed by these sites only (SecurityHeaders then adds no X-Frame-Options)
-            page.headers["content-security-policy"] = page_csp(origins)
-        return page
+        policy = store.survey(survey_id).policy
+        relay = policy.transport.relay
+        # framed by the embed origins only; posted through a relay (Oblivious HTTP): may connect to it
+        if policy.embed_origins or relay is not None:
+            return _page("survey.html", page_csp(policy.embed_origins, () if relay is None else (_origin(relay),)))
+        return _page("survey.html")
 
     @api.get("/s/{survey_id}/results")
     def results_page(survey_id: str, request: Request) -> Response:

@@ -155,19 +155,26 @@ function table(q, level) {
   }));
 }
 
-/** The central guarantee the responses would have if collected through a shuffler (results.shuffled). */
-function shuffledLine(shuffled) {
+/**
+ * The shuffled guarantee, stated only where the responses really came through a shuffler (results.shuffler:
+ * every response from a shuffled batch, the survey taking no other), for the smallest batch observed.
+ */
+function shuffledLine(results) {
   const line = $('shuffled');
-  line.hidden = !shuffled;
-  if (!shuffled) return;
-  const { n, epsilon, delta } = shuffled;
-  const local = fixed(shuffled.epsilon_local);
-  const how = 'With shuffled collection (a trusted shuffler hiding who sent which response, and when), ';
-  line.textContent = epsilon < shuffled.epsilon_local * (1 - 1e-9)
-    ? `${how}these ${grouped(n)} responses are also (${significant(epsilon)}, ${scientific(delta)})-DP `
-      + `centrally, not only ε = ${local} locally (Feldman, McMillan & Talwar's bound; δ = min(1e-6, n^-1.1), below 1/n).`
-    : `${how}${grouped(n)} responses would still be only ε = ${local}: too few to hide among `
-      + '(Feldman, McMillan & Talwar\'s bound).';
+  const batches = results.shuffler;
+  line.hidden = !batches || !batches.batches || batches.responses !== results.n_responses;
+  if (line.hidden) return;
+  const local = fixed(results.shuffled.epsilon_local);
+  const sizes = batches.smallest === batches.largest
+    ? `of ${grouped(batches.smallest)} responses`
+    : `of ${grouped(batches.smallest)} to ${grouped(batches.largest)} responses`;
+  const how = `These ${grouped(results.n_responses)} responses came through a shuffler, in ${grouped(batches.batches)} `
+    + `batch${batches.batches === 1 ? '' : 'es'} ${sizes}, each in a uniformly random order and without arrival times: `;
+  line.textContent = batches.epsilon < results.shuffled.epsilon_local * (1 - 1e-9)
+    ? `${how}each response is also (${significant(batches.epsilon)}, ${scientific(batches.delta)})-DP centrally, `
+      + `not only ε = ${local} locally (Feldman, McMillan & Talwar's bound for the smallest batch; `
+      + 'δ = min(1e-6, n^-1.1)).'
+    : `${how}still only ε = ${local}: the smallest batch is too few to hide among (Feldman, McMillan & Talwar's bound).`;
 }
 
 /** What bounds the number of fake responses (results.defences), in one line. */
@@ -250,7 +257,7 @@ function render(results) {
   targetSelect.value = results.target in TARGETS ? results.target : 'population';
   const sampled = results.allocation === 'sample' ? ' · each answered one question, drawn at random' : '';
   $('summary').textContent = `${countOf(n, 'response')}${sampled} · updated ${new Date().toLocaleTimeString()}`;
-  shuffledLine(results.shuffled);
+  shuffledLine(results);
   defencesLine(results.defences);
   $('rounds').replaceChildren();
   $('pooled').hidden = !results.rounds && !results.by;

@@ -17,6 +17,7 @@ import {
   assignQuestion, fromConfig, idempotencyKey, parseJSON, reportToWire, stringify, surveyFromWire,
 } from './deniable.js';
 import { fixed, significant } from './format.js';
+import { obliviousFetch } from './ohttp.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
 
 const $ = (id) => document.getElementById(id);
@@ -331,7 +332,9 @@ async function send() {
     if (attempt) await new Promise((r) => setTimeout(r, 400 * 2 ** attempt));
     let response;
     try {
-      response = await fetch(`/surveys/${encodeURIComponent(surveyId)}/responses`, {
+      // a survey posted through a relay (Oblivious HTTP): the relay sees this address, not the answers
+      const post = loaded?.transport?.kind === 'ohttp' ? (url, init) => obliviousFetch(loaded.transport.relay, url, init) : fetch;
+      response = await post(`/surveys/${encodeURIComponent(surveyId)}/responses`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
         body,
@@ -443,6 +446,17 @@ function roundsNotice(survey, devices) {
   el.hidden = false;
 }
 
+/** What the page does not protect, by the survey's path: direct, through an Oblivious HTTP relay, or also shuffled. */
+function separation(transport) {
+  if (transport?.kind !== 'ohttp') return ' Not protected: your network address, when you answer, and that you took part.';
+  const relay = escapeHtml(new URL(transport.relay).host);
+  return ` Your answers travel sealed through a relay (${relay}) run by another party: the relay sees your network `
+    + 'address but cannot read the answers, and the people running this survey read the answers without your address'
+    + (transport.shuffler
+      ? ', after the relay mixed them in a random order with at least a batch of others, so not when you answered.'
+      : '. They still see when answers arrive, and both parties together could link them.');
+}
+
 async function main() {
   // the privacy card's explanation is open where there is room for it; a phone shows its summary first
   $('privacy-details').open = window.matchMedia('(min-width: 40rem)').matches;
@@ -500,7 +514,7 @@ async function main() {
     `they can be at most ${sure(Math.exp(total))} sure which one is yours afterwards.` +
     (revealing.length ? ` <strong>Except</strong>: ${revealing.join(', ')} uses a design in which some answers reveal the truth (no such bound).` : '') +
     (plain ? ` ${plain} question${plain === 1 ? ' is' : 's are'} <strong>not randomized</strong>: those answers are sent as you give them.` : '') +
-    ' Not protected: your network address, when you answer, and that you took part.';
+    separation(survey.transport);
   if (survey.rounds) roundsNotice(survey, devices);
 
   const container = $('questions');

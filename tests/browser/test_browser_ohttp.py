@@ -1,0 +1,126 @@
+"""The survey page answers through an Oblivious HTTP relay in a real headless Chromium.
+
+The collector (127.0.0.3, the gateway) serves a survey whose ``transport`` is
+``ohttp`` with the relay's URL (127.0.0.1). Chromium opens the survey page,
+answers, and submits: the page encapsulates the response for the gateway's
+key with @hpke/core (vendored) and posts it to the relay only. Checks: no
+response is posted to the collector, every post to the relay is
+``message/ohttp-req`` whose bytes hold none of the response's JSON, the
+collector stored every response, the page says they were recorded, and the
+page says who sees what (the relay the address, the collector the answers), and it runs under its
+Content-Security-Policy (which allows the relay's origin
+and nothing else) without a violation. A rotated key past its overlap is
+fetched again by the page.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
+from node_env import chromium, sync_playwright_api  # noqa: E402
+
+pytest.importorskip("pyhpke", reason="Oblivious HTTP needs the 'ohttp' extra")
+runner = pytest.importorskip("deniable.server._runner")
+
+from deniable._ohttp._keys import KeyRing  # noqa: E402
+from deniable._ohttp._relay import Relay  # noqa: E402
+from deniable._ohttp._serve import BackgroundRelay  # noqa: E402
+from deniable.cli._server import HONOR_CODE_SURVEY  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+TOKEN = "relay-token-browser"
+ANSWERS = 4
+
+
+class Clock:
+    now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_survey_page_posts_through_the_relay() -> None:
+    api = sync_playwright_api()
+    clock = Clock()
+    keys = KeyRing(rotate_every=100, overlap=10, clock=clock)
+    with runner.BackgroundServer([], relay_token=TOKEN, ohttp_keys=keys, host="127.0.0.3") as collector, \
+            BackgroundRelay(Relay(collector.url, TOKEN)) as relay:
+        survey = copy.deepcopy(HONOR_CODE_SURVEY)
+        survey["transport"] = {"kind": "ohttp", "relay": relay.url}
+        collector.storage.add_survey(survey)
+        posts: list[tuple[str, str, bytes]] = []
+        problems: list[str] = []
+        states = []
+        with api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.on("request", lambda r: posts.append(
+                (r.url, r.headers.get("content-type", ""), r.post_data_buffer or b"")) if r.method == "POST" else None)
+            for i in range(ANSWERS):
+                page.goto(f"{collector.url}/s/honor-code")
+                page.wait_for_selector('body[data-state="ready"]')
+                privacy = " ".join(page.text_content("#privacy-epsilon").split())
+                if i == ANSWERS - 1:  # the page holds the key, then the gateway rotates past the overlap:
+                    page.evaluate("relay => import('/static/ohttp.js').then(m => m.relayKey(relay))", relay.url)
+                    keys.rotate()
+                    clock.now += 10  # its key is refused (the ohttp-key problem), fetched again, sent again
+                    relay.relay._keys = None  # the relay's cached copy expires too
+                page.check(f"#q0-o{i % 2}")
+                page.click("#submit")
+                page.wait_for_selector('body[data-state="submitted"], #retry:not([hidden])')
+                states.append(page.get_attribute("body", "data-state"))
+            csp = page.goto(f"{collector.url}/s/honor-code").headers["content-security-policy"]
+            browser.close()
+        assert states == ["submitted"] * ANSWERS, problems
+        assert "Your answers travel sealed through a relay (127.0.0.1:" in privacy
+        assert "They still see when answers arrive" in privacy and "Not protected" not in privacy
+        # the one refusal of the rotated key is all Chromium reports; no policy violation, no error
+        assert problems == ["Failed to load resource: the server responded with a status of 400 (Bad Request)"]
+        assert f"connect-src 'self' {relay.url.rstrip('/')};" in csp
+        assert not [url for url, _, _ in posts if url.startswith(collector.url)]  # nothing posted to the collector
+        to_relay = [(kind, body) for url, kind, body in posts if url == relay.url]
+        assert len(to_relay) == ANSWERS + 1  # one refused for the rotated key, then sent again
+        for kind, body in to_relay:
+            assert kind == "message/ohttp-req" and b"idempotency_key" not in body and b"reports" not in body
+        assert collector.storage.count_responses("honor-code") == ANSWERS
+
+
+def test_the_survey_page_through_a_shuffling_relay(tmp_path: Path) -> None:
+    """Queued (202) by the shuffler, the page says the answers were sent; the batch reaches the collector."""
+    from deniable._ohttp._shuffler import Buffer, Shuffler
+
+    api = sync_playwright_api()
+    shuffler = Shuffler(Buffer(tmp_path / "buffer.sqlite"), threshold=3, max_delay=0.2)
+    with runner.BackgroundServer([], relay_token=TOKEN, ohttp_keys=KeyRing(), host="127.0.0.3") as collector, \
+            BackgroundRelay(Relay(collector.url, TOKEN, shuffler=shuffler)) as relay:
+        survey = copy.deepcopy(HONOR_CODE_SURVEY)
+        survey["transport"] = {"kind": "ohttp", "relay": relay.url, "shuffler": True}
+        collector.storage.add_survey(survey)
+        states, texts = [], []
+        with api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+            page = browser.new_page()
+            for i in range(3):
+                page.goto(f"{collector.url}/s/honor-code")
+                page.wait_for_selector('body[data-state="ready"]')
+                texts.append(" ".join(page.text_content("#privacy-epsilon").split()))
+                page.check(f"#q0-o{i % 2}")
+                page.click("#submit")
+                page.wait_for_selector('body[data-state="submitted"], #retry:not([hidden])')
+                states.append(page.get_attribute("body", "data-state"))
+            browser.close()
+        assert states == ["submitted"] * 3
+        assert "mixed them in a random order with at least a batch of others" in texts[0]
+        deadline = time.monotonic() + 30
+        while collector.storage.count_responses("honor-code") < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert collector.storage.shuffled_batches("honor-code") == [3]
