@@ -48,6 +48,7 @@ from statsmodels.base.model import (
 )
 
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
+from deniable.survey._complex import SampleDesign
 from deniable.survey._designs import Design
 from deniable.survey._likelihood import (
     Likelihood,
@@ -60,6 +61,7 @@ from deniable.survey._likelihood import (
     maximize,
 )
 from deniable.survey._mixture import MixtureLikelihood, check_one_group
+from deniable.survey._weighted import sandwich, survey_sample
 
 __all__ = ["logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults"]
 
@@ -109,6 +111,10 @@ class RRLinear(_RRModel):
     """The statsmodels model of a linear regression on a randomized predictor (built by :func:`linear`)."""
 
 
+_SE_NAMES = {"oim": "observed information", "opg": "outer product of scores",
+             "robust": "sandwich (robust)", "cluster": "sandwich, clustered"}
+
+
 class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
     """statsmodels results of a randomized-response model, with its design and the rows dropped.
 
@@ -122,6 +128,8 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
     formula: str
     n_dropped: int
     cov_type: str
+    sample: str | None = None
+    design_effect: pd.Series | None = None
     converged: bool
     extra_at_bound: bool
 
@@ -129,9 +137,11 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
         """statsmodels' summary table, titled with the design, noting the covariance and the rows dropped."""
         p = ", ".join(f"{float(v):.6g}" for v in self.design.p)
         smry = super().summary(title=f"{self.title}: {self.design.model} design, p = ({p})", alpha=alpha)
-        notes = [
-            f"Standard errors: {'observed information' if self.cov_type == 'oim' else 'outer product of scores'}"
-            f" (cov_type={self.cov_type!r}).",
+        notes = [f"Standard errors: {_SE_NAMES.get(self.cov_type, 'design-based')} (cov_type={self.cov_type!r})."]
+        if self.sample is not None and self.design_effect is not None:
+            deff = ", ".join(f"{k} {v:.3g}" for k, v in self.design_effect.items())
+            notes += [f"Sample: {self.sample}.", f"Design effects: {deff}."]
+        notes += [
             f"{self.n_dropped} row{'s' if self.n_dropped != 1 else ''} with missing values dropped.",
         ]
         if self.extra_at_bound:
@@ -164,6 +174,9 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
                   "llf": float(self.llf)}
         columns = {"estimate": np.asarray(self.params), "std_error": self.std_errors, "ci_low": low,
                    "ci_high": high, "pvalue": np.asarray(self.pvalues)}
+        if self.design_effect is not None:
+            fields["sample"] = self.sample
+            columns["design_effect"] = self.design_effect.to_numpy()
         return ResultTable(fields, columns, "parameter", list(self.model.exog_names), "parameters")
 
     def _repr_html_(self, max_rows: int = 60) -> str:
@@ -220,8 +233,10 @@ wrapper.populate_wrapper(RRLogitResultsWrapper, RRLogitResults)
 wrapper.populate_wrapper(RRLinearResultsWrapper, RRLinearResults)
 
 
-def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_type: str = "oim",
-          restarts: int = 4) -> RRLogitResults:
+def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_type: str | None = None,
+          restarts: int = 4, weights: Any = None, strata: Any = None, cluster: Any = None, fpc: Any = None,
+          repweights: Any = None, rep_type: str | None = None, rscales: Any = None, mse: bool = False,
+          lonely_psu: str = "fail") -> RRLogitResults:
     """Fit ``pi_i = logistic(x_i' beta)`` to randomized answers by maximum likelihood.
 
     ``formula``: ``"answer ~ terms"`` (patsy; the answer column holds the
@@ -230,8 +245,15 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
     :class:`~deniable.survey._designs.Design`. ``group``: for a two-group
     design, a column name of ``data`` or an array with 1 or 2 per row.
     Rows with a missing value in a used column (or the group) are dropped
-    (``n_dropped``). ``cov_type``: ``"oim"`` (exact observed information) or
-    ``"opg"`` (outer product of scores, as rr's ``rrreg``). ``restarts``:
+    (``n_dropped``). ``cov_type``: ``"oim"`` (exact observed information, the
+    default without a complex sample), ``"opg"`` (outer product of scores, as
+    rr's ``rrreg``), ``"robust"`` or ``"cluster"`` (the sandwich, Stata's
+    ``vce(robust)`` and ``vce(cluster)``). A complex sample (``weights``,
+    ``strata``, ``cluster``, ``fpc``, ``repweights`` with ``rep_type``,
+    ``rscales``, ``mse``, ``lonely_psu``: R ``survey``'s arguments, columns of
+    ``data`` or arrays, see :mod:`deniable.survey._complex`) gives the
+    weighted pseudo-maximum-likelihood fit with design-based standard errors
+    (:mod:`deniable.survey._weighted`) and ``design_effect``. ``restarts``:
     extra seeded starting points, searched only when the maximum from the
     intercept-only start is in doubt: its search failed or did not converge
     (Newton decrement not below 1e-10), the extra parameter ended on a bound
@@ -246,6 +268,9 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
     check_design(design)
     _check_restarts(restarts)
     rows = _Rows.build(formula, data, design, group, patsy.EvalEnvironment.capture(1))
+    sample, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, weights=weights, strata=strata,
+                                     cluster=cluster, fpc=fpc, repweights=repweights, rep_type=rep_type,
+                                     rscales=rscales, mse=mse, lonely_psu=lonely_psu)
     answer = _answer(rows.y, formula)
     extra = [design.extra] if design.extra else []
     rows.check_size(extra)
@@ -255,11 +280,29 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
         if "response" not in str(err):
             raise
         raise ValueError(f"{err} (column {rows.y.columns[0]!r} of data)") from None
+    if sample is not None:
+        lik.weights = sample.weights[rows.positions] / float(np.mean(sample.weights[rows.positions]))
     best = fit(lik, rows.names + extra, restarts=restarts)
-    res = _results(RRLogit(answer, rows.x, lik, rows.x.design_info, extra), RRLogitResults, best,
-                   covariance(lik, best, cov_type))
-    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_type, rows.dropped
+    cov, deff = _covariance(lik, best, cov_name, sample, rows.positions)
+    res = _results(RRLogit(answer, rows.x, lik, rows.x.design_info, extra), RRLogitResults, best, cov)
+    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_name, rows.dropped
+    res.sample = None if sample is None else sample.describe()
+    res.design_effect = None if deff is None else pd.Series(deff, index=rows.names + extra, name="design_effect")
     return RRLogitResultsWrapper(res)
+
+
+def _covariance(lik: Any, best: Maximum, cov_name: str, sample: SampleDesign | None, positions: Any
+                ) -> tuple[Any, Any]:
+    """The model-based covariance (``"oim"``, ``"opg"``) or the design-based sandwich and design effects."""
+    if sample is None:
+        return covariance(lik, best, cov_name), None
+
+    def refit(w: Any) -> Any:
+        other = lik.with_exog(lik.exog)
+        other.weights = w
+        return other
+
+    return sandwich(lik, best, sample, positions, refit)
 
 
 def linear(formula: str, data: Any, design: Design, predictor: str | None = None, *, restarts: int = 4
@@ -365,6 +408,9 @@ class _Rows:
         self.y, self.x, self.labels, self.groups, self.dropped, self.formula = y, x, labels, groups, dropped, formula
         self.names = [_plain(n) for n in x.columns]
         x.columns = self.names
+        self.frame: pd.DataFrame = pd.DataFrame()  # all rows of the data, positions 0..n_rows-1
+        self.n_rows = len(x)
+        self.positions: Any = np.arange(len(x))  # the rows used, as positions in frame
 
     @classmethod
     def build(cls, formula: str, data: Any, design: Design, group: Any, env: Any) -> _Rows:
@@ -373,7 +419,7 @@ class _Rows:
         frame = _frame(data, "data")
         index = frame.index
         frame = frame.reset_index(drop=True)
-        n_rows = len(frame)
+        frame_all, n_rows = frame, len(frame)
         groups = _groups(group, frame, design)
         if groups is not None:
             keep = groups.notna().to_numpy()
@@ -384,7 +430,9 @@ class _Rows:
         except patsy.PatsyError as err:
             raise ValueError(f"formula {formula!r}: {_explain(err, frame)}") from None
         g = None if groups is None else groups.loc[x.index].to_numpy()
-        return cls(y, x, index[x.index], g, n_rows - len(x), formula)
+        rows = cls(y, x, index[x.index], g, n_rows - len(x), formula)
+        rows.frame, rows.n_rows, rows.positions = frame_all, n_rows, x.index.to_numpy()
+        return rows
 
     def check_size(self, extra: list[str]) -> None:
         """Refuse too few rows (no more than the parameters) and collinear terms."""
