@@ -204,7 +204,7 @@ def _weights(value: Any, name: str, n: int, data: Any) -> NDArray[np.float64]:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} must be finite and non-negative (inverse inclusion probabilities); "
-                         f"got {arr[i]!r} at position {i}")
+                         f"got {arr[i].item() if isinstance(arr[i], np.generic) else arr[i]!r} at position {i}")
     if not np.any(w > 0):
         raise ValueError(f"{name} must have a positive entry; all are 0")
     return w

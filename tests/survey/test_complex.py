@@ -1,0 +1,146 @@
+"""Survey weights and complex samples: equal weights change nothing, bad input is refused by name, the
+design-based SEs reduce to the known special cases (robust, cluster, replicates vs linearization)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import deniable.survey as sv
+from deniable.survey._complex import design_variance, sample_design
+
+
+def _data(n: int = 1200, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    carrier = rng.random(n) < 1 / (1 + np.exp(-(-0.4 + 0.9 * x)))
+    group = rng.integers(1, 3, n)
+    design = sv.UnrelatedQuestionUnknown(p=[0.7, 0.3])
+    return pd.DataFrame({
+        "x": x,
+        "warner": np.asarray(sv.Warner(p=0.75).privatize_many(carrier, rng=rng)).astype(int),
+        "uqt": np.asarray(design.privatize_many(carrier, group, rng=rng, unrelated=rng.random(n) < 0.4)).astype(int),
+        "group": group,
+        "w": rng.uniform(0.5, 3.0, n),
+        "stratum": rng.integers(0, 3, n),
+        "psu": rng.integers(0, 12, n),
+    })
+
+
+def test_equal_weights_give_the_unweighted_estimates() -> None:
+    d = _data()
+    plain = sv.prevalence(d["warner"].to_numpy(), sv.Warner(p=0.75))
+    for c in (1.0, 7.5):
+        fit = sv.prevalence("warner", sv.Warner(p=0.75), data=d, weights=np.full(len(d), c))
+        assert fit.params["pi"] == pytest.approx(plain.params["pi"], rel=1e-13)
+        # svymean's n/(n-1) times the sample variance is RRreg's lambda (1 - lambda) / (n - 1)
+        assert fit.bse["pi"] == pytest.approx(plain.bse["pi"], rel=1e-12)
+        assert fit.design_effect["pi"] == pytest.approx(1.0, rel=1e-12)
+    res = sv.logit("warner ~ x", d, sv.Warner(p=0.75))
+    weighted = sv.logit("warner ~ x", d, sv.Warner(p=0.75), weights=np.full(len(d), 3.0))
+    robust = sv.logit("warner ~ x", d, sv.Warner(p=0.75), cov_type="robust")
+    np.testing.assert_allclose(weighted.params, res.params, rtol=1e-9)
+    np.testing.assert_allclose(weighted.bse, robust.bse, rtol=1e-9)
+    np.testing.assert_allclose(weighted.design_effect, 1.0, rtol=1e-9)
+
+
+def test_two_group_designs_take_weights() -> None:
+    d = _data()
+    design = sv.UnrelatedQuestionUnknown(p=[0.7, 0.3])
+    plain = sv.prevalence(d["uqt"].to_numpy(), design, d["group"].to_numpy())
+    fit = sv.prevalence("uqt", design, "group", data=d, weights=np.ones(len(d)))
+    assert list(fit.params) == ["pi", "piUQ"]
+    np.testing.assert_allclose(list(fit.params.values()), list(plain.params.values()), rtol=1e-12)
+    # each group's share has svymean's variance n_g/(n_g - 1) x ... as a domain of the whole sample:
+    # the domain estimator's variance differs from RRreg's per-group one by O(1/n) only
+    np.testing.assert_allclose(list(fit.bse.values()), list(plain.bse.values()), rtol=2e-3)
+    res = sv.logit("uqt ~ x", d, design, group="group", weights="w", strata="stratum", cluster="psu")
+    assert res.params.index.tolist() == ["Intercept", "x", "piUQ"]
+    assert np.all(np.isfinite(res.bse)) and res.design_effect.index.tolist() == ["Intercept", "x", "piUQ"]
+
+
+def test_jackknife_replicates_agree_with_linearization() -> None:
+    """JK1 replicate SEs of a smooth estimator approach the linearization SEs (here within 5%)."""
+    d = _data(3000)
+    psu = d["stratum"] * 100 + d["psu"]
+    labels, psu_code = np.unique(psu, return_inverse=True)
+    w = d["w"].to_numpy()
+    reps = np.column_stack([np.where(psu_code == j, 0.0, w * labels.size / (labels.size - 1))
+                            for j in range(labels.size)])
+    lin = sv.prevalence("warner", sv.Warner(p=0.75), data=d, weights="w", cluster=psu.to_numpy())
+    jk = sv.prevalence("warner", sv.Warner(p=0.75), data=d, weights="w", repweights=reps, rep_type="JK1")
+    assert jk.bse["pi"] == pytest.approx(lin.bse["pi"], rel=0.05)
+    res_lin = sv.logit("warner ~ x", d, sv.Warner(p=0.75), weights="w", cluster=psu.to_numpy())
+    res_jk = sv.logit("warner ~ x", d, sv.Warner(p=0.75), weights="w", repweights=reps, rep_type="JK1")
+    np.testing.assert_allclose(res_jk.bse, res_lin.bse, rtol=0.05)
+
+
+def test_design_variance_of_a_total_by_hand() -> None:
+    """Two strata: (2 PSUs with totals 1, 3) and (3 PSUs with totals 0, 0, 6), f = 0 and 0.5."""
+    z = np.array([1.0, 3.0, 0.0, 0.0, 6.0])
+    psu, strata = np.arange(5), np.array([0, 0, 1, 1, 1])
+    expected = 2 / 1 * (1 + 1) + 3 / 2 * (4 + 4 + 16) * 0.5
+    assert design_variance(z, psu, strata, np.array([0.0, 0.5]))[0, 0] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"weights": np.ones(5)}, r"weights must have one entry per respondent \(1200\); got shape \(5,\)"),
+    ({"weights": np.r_[-1.0, np.ones(1199)]}, r"weights must be finite and non-negative.*-1.0 at position 0"),
+    ({"weights": np.r_[np.ones(3), np.nan, np.ones(1196)]}, r"weights must be finite.*nan at position 3"),
+    ({"weights": np.zeros(1200)}, r"weights must have a positive entry"),
+    ({"weights": "nope"}, r"weights 'nope' is not a column of data"),
+    ({"strata": np.r_[np.nan, np.ones(1199)]}, r"strata must have a value for every respondent"),
+    ({"cluster": [None] + [1] * 1199}, r"cluster must have a value for every respondent; missing at position 0"),
+    ({"weights": "w", "lonely_psu": "drop"}, r"lonely_psu must be one of 'fail', 'remove'"),
+    ({"repweights": np.ones((1200, 3))}, r"rep_type must be one of 'JK1', 'JKn', 'bootstrap', 'BRR'"),
+    ({"repweights": np.ones((1200, 3)), "rep_type": "JKn"}, r"rep_type 'JKn': give rscales="),
+    ({"repweights": np.ones((10, 3)), "rep_type": "JK1"}, r"repweights must be a 2-D array with one row per"),
+    ({"rep_type": "JK1"}, r"rep_type, rscales and mse need repweights="),
+    ({"strata": "stratum", "fpc": np.r_[0.1, np.full(1199, 0.2)]}, r"fpc must be constant within a stratum"),
+])
+def test_bad_input_names_the_argument(kwargs: dict[str, object], message: str) -> None:
+    d = _data()
+    with pytest.raises(ValueError, match=message):
+        sv.prevalence("warner", sv.Warner(p=0.75), data=d, **kwargs)  # type: ignore[arg-type]
+
+
+def test_logit_refuses_mixed_covariances() -> None:
+    d = _data()
+    with pytest.raises(ValueError, match=r"cov_type='oim' is model-based, but weights describe a complex sample"):
+        sv.logit("warner ~ x", d, sv.Warner(p=0.75), weights="w", cov_type="oim")
+    with pytest.raises(ValueError, match=r"cov_type='cluster' needs cluster="):
+        sv.logit("warner ~ x", d, sv.Warner(p=0.75), cov_type="cluster")
+    with pytest.raises(ValueError, match=r"cov_type='robust' treats each respondent as its own PSU"):
+        sv.logit("warner ~ x", d, sv.Warner(p=0.75), cluster="psu", cov_type="robust")
+    with pytest.raises(ValueError, match=r"cov_type must be one of"):
+        sv.logit("warner ~ x", d, sv.Warner(p=0.75), cov_type="hc1")
+
+
+def test_rows_with_missing_covariates_keep_their_psu() -> None:
+    """A row dropped for a missing covariate contributes 0, as subset() of a survey design: its PSU still counts."""
+    d = _data()
+    d.loc[d["psu"] == 0, "x"] = np.nan  # PSU 0 of every stratum loses all its rows
+    res = sv.logit("warner ~ x", d, sv.Warner(p=0.75), weights="w", strata="stratum", cluster="psu")
+    kept = d.dropna()
+    sample = sample_design(len(d), weights="w", strata="stratum", cluster="psu", data=d)
+    assert sample is not None and sample.stratum_of_psu.size == 36
+    ref = sv.logit("warner ~ x", kept, sv.Warner(p=0.75), weights="w", strata="stratum", cluster="psu")
+    np.testing.assert_allclose(res.params, ref.params, rtol=1e-10)
+    # with 12 PSUs per stratum instead of 11 (the empty PSU's total is 0), the variance changes
+    assert not np.allclose(res.bse, ref.bse, rtol=1e-6)
+    assert res.n_dropped == int(d["x"].isna().sum())
+
+
+def test_results_report_the_design() -> None:
+    d = _data()
+    fit = sv.prevalence("warner", sv.Warner(p=0.75), data=d, weights="w", strata="stratum", cluster="psu")
+    assert "deff" in repr(fit) and "36 PSUs" in repr(fit)
+    table = fit.to_dict()
+    assert table["method"] == "wald" and "design_effect" in table and table["sample"].startswith("weighted, 3 strata")
+    low, high = fit.ci(method="profile")["pi"]
+    assert 0 <= low < fit.params["pi"] < high <= 1
+    res = sv.logit("warner ~ x", d, sv.Warner(p=0.75), weights="w", strata="stratum", cluster="psu")
+    text = str(res.summary())
+    assert "cov_type='linearization'" in text and "Design effects: Intercept" in text
+    assert res.to_dict()["design_effect"] == pytest.approx(res.design_effect.tolist())
