@@ -144,3 +144,34 @@ def test_results_report_the_design() -> None:
     text = str(res.summary())
     assert "cov_type='linearization'" in text and "Design effects: Intercept" in text
     assert res.to_dict()["design_effect"] == pytest.approx(res.design_effect.tolist())
+
+
+def test_prevalence_by_with_equal_weights_keeps_the_estimates() -> None:
+    d = _data(2000).assign(region=lambda f: np.where(f["x"] > 0, "a", "b"))
+    plain = sv.prevalence_by(d["warner"].to_numpy(), sv.Warner(p=0.75), d["region"].to_numpy())
+    weighted = sv.prevalence_by("warner", sv.Warner(p=0.75), "region", data=d, weights=np.ones(len(d)))
+    for level in ("a", "b"):
+        assert weighted.fits[level].params["pi"] == pytest.approx(plain.fits[level].params["pi"], rel=1e-12)
+    assert weighted.test == "wald" and plain.test == "likelihood ratio"
+    # the Wald and likelihood-ratio statistics agree to first order
+    assert weighted.lr_statistic == pytest.approx(plain.lr_statistic, rel=0.1)
+    with pytest.raises(ValueError, match=r"weights must have one entry per respondent"):
+        sv.prevalence_by("warner", sv.Warner(p=0.75), "region", data=d, weights=np.ones(3))
+
+
+def test_linear_regression_on_a_randomized_predictor_takes_weights() -> None:
+    rng = np.random.default_rng(4)
+    n = 1500
+    carrier, x = rng.random(n) < 0.35, rng.normal(size=n)
+    d = pd.DataFrame({"y": 1 + 2 * carrier + 0.5 * x + rng.normal(0, 1, n),
+                      "z": np.asarray(sv.Warner(p=0.8).privatize_many(carrier, rng=rng)).astype(int),
+                      "x": x, "w": rng.uniform(1, 3, n), "psu": rng.integers(0, 40, n)})
+    plain = sv.linear("y ~ z + x", d, sv.Warner(p=0.8))
+    equal = sv.linear("y ~ z + x", d, sv.Warner(p=0.8), weights=np.full(n, 2.0))
+    robust = sv.linear("y ~ z + x", d, sv.Warner(p=0.8), cov_type="robust")
+    np.testing.assert_allclose(equal.params, plain.params, rtol=1e-8)
+    np.testing.assert_allclose(equal.bse, robust.bse, rtol=1e-8)
+    # the sandwich and the observed information agree when the model is right (here within 10%)
+    np.testing.assert_allclose(robust.bse, plain.bse, rtol=0.1)
+    res = sv.linear("y ~ z + x", d, sv.Warner(p=0.8), weights="w", cluster="psu")
+    assert res.cov_type == "linearization" and list(res.design_effect.index) == ["Intercept", "z", "x", "sigma", "pi"]

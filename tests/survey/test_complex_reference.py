@@ -79,6 +79,16 @@ DESIGNS = {
 }
 
 
+def _randomization_variance(d: pd.DataFrame) -> float:
+    """Warner's randomization adds ``p (1 - p) / (2p - 1)^2`` per respondent to the variance of the state's
+    estimate whatever the state, ``sum_i f_i (w_i / W)^2`` times that to the prevalence's: the part of the
+    variance that an fpc must not remove (svymean, given the answers as data, removes it)."""
+    n_h = d.groupby("stratum")["psu"].nunique()
+    f = (n_h / d.groupby("stratum")["pop_psus"].first())[d["stratum"]].to_numpy()
+    w = d["w"].to_numpy()
+    return float(np.sum(f * (w / w.sum()) ** 2) * P * (1 - P) / (2 * P - 1) ** 2)
+
+
 @pytest.mark.parametrize("name", list(DESIGNS))
 def test_prevalence_matches_svymean(name: str) -> None:
     d = sample()
@@ -86,8 +96,9 @@ def test_prevalence_matches_svymean(name: str) -> None:
     entry = ref()["svymean"][name]
     pi, se = _pi_se(entry)
     assert fit.params["pi"] == pytest.approx(pi, rel=1e-12)
-    assert fit.bse["pi"] == pytest.approx(se, rel=1e-10)
-    assert fit.design_effect["pi"] == pytest.approx(float(entry["deff"]), rel=1e-10)
+    added = _randomization_variance(d) if name == "fpc" else 0.0
+    assert fit.bse["pi"] ** 2 == pytest.approx(se**2 + added, rel=1e-10)
+    assert fit.design_effect["pi"] == pytest.approx(float(entry["deff"]) * (1 + added / se**2), rel=1e-10)
 
 
 def test_forced_response_covariance_matches_svymean() -> None:
@@ -143,11 +154,28 @@ def test_logit_matches_svymle(name: str) -> None:
     d = sample()
     res = sv.logit("warner ~ x", d, WARNER, **DESIGNS[name])
     entry = ref()["svymle"][name]
+    if name == "fpc":  # svymle lets the fpc shrink the randomization's variance too: compare that part alone
+        sample_part = _sample_part(res, d)
+        np.testing.assert_allclose(np.sqrt(np.diag(sample_part)), entry["se_exact"], rtol=1e-6)
+        assert np.all(np.asarray(res.bse) > np.asarray(entry["se_exact"]))
+        return
     # optim's BFGS (reltol 1e-15) stops within about 1e-7 of the maximum that Newton's method reaches
     np.testing.assert_allclose(res.params, entry["coef"], rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(res.bse, entry["se_exact"], rtol=1e-6)
     np.testing.assert_allclose(res.bse, entry["se_svymle"], rtol=1e-5)
     np.testing.assert_allclose(res.cov_params(), entry["vcov_exact"], rtol=1e-6, atol=1e-12)
+
+
+def _sample_part(res: Any, d: pd.DataFrame) -> np.ndarray:
+    """The sandwich without the randomization's variance (what svymle computes), from the fitted likelihood."""
+    from deniable.survey._complex import sample_design
+
+    lik = res.model.likelihood
+    sample_ = sample_design(len(d), data=d, **DESIGNS["fpc"])
+    assert sample_ is not None
+    inverse = np.linalg.inv(-lik.hessian(np.asarray(res.params)))
+    z = (lik.weights[:, None] * lik.score_obs(np.asarray(res.params))) @ inverse
+    return np.asarray(sample_.variance(z))
 
 
 @pytest.mark.parametrize("rep_type", ["JKn", "bootstrap"])
@@ -167,3 +195,16 @@ def test_cluster_cov_type_is_the_unweighted_design() -> None:
     d = sample()
     res = sv.logit("warner ~ x", d, WARNER, cluster="psu", strata="stratum", cov_type="cluster")
     np.testing.assert_allclose(res.bse, ref()["svymle"]["cluster_unweighted"]["se_exact"], rtol=1e-6)
+
+
+def test_prevalence_by_domains_match_svyby() -> None:
+    """Each level is a domain of the whole design (svyby); the Wald test is svycontrast's of the difference."""
+    d = sample().assign(positive=lambda f: f["x"] > 0)
+    grouped = sv.prevalence_by("warner", WARNER, "positive", data=d, **DESIGNS["strata_cluster"])
+    entry = ref()["domains"]
+    for level, mean, se in zip((False, True), entry["mean"], entry["se"], strict=True):
+        fit = grouped.fits[level]
+        assert fit.params["pi"] == pytest.approx((mean - (1 - P)) / (2 * P - 1), rel=1e-12)
+        assert fit.bse["pi"] == pytest.approx(se / (2 * P - 1), rel=1e-10)
+    assert grouped.test == "wald" and grouped.df == 1
+    assert grouped.lr_statistic == pytest.approx(float(np.ravel(entry["wald"])[0]), rel=1e-10)

@@ -134,12 +134,15 @@ class SampleDesign:
         return np.asarray(scale[str(self.rep_type)] * (dev * self.rscales[:, None]).T @ dev)
 
     def covariance(self, z: NDArray[np.float64], estimate: Callable[[NDArray[np.float64]], NDArray[np.float64]],
-                   full: NDArray[np.float64], weights: NDArray[np.float64]
-                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The design-based covariance (linearization of ``z``, or the replicates of ``estimate``) and the
-        design effect of each parameter (its variance over :meth:`srs_variance`'s with the ``weights`` of the
-        rows used, 0 elsewhere)."""
-        cov = self.variance(z) if self.repweights is None else self.replicate_variance(estimate, full)
+                   full: NDArray[np.float64], weights: NDArray[np.float64],
+                   added: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The design-based covariance (linearization of ``z`` plus ``added``, or the replicates of
+        ``estimate``) and the design effect of each parameter (its variance over :meth:`srs_variance`'s
+        with the ``weights`` of the rows used, 0 elsewhere)."""
+        if self.repweights is None:
+            cov = self.variance(z) + (0.0 if added is None else added)
+        else:
+            cov = self.replicate_variance(estimate, full)
         srs = np.diag(self.srs_variance(z, weights))
         with np.errstate(divide="ignore", invalid="ignore"):
             deff = np.where(srs > 0, np.diag(cov) / srs, np.nan)

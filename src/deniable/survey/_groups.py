@@ -41,8 +41,10 @@ class GroupedPrevalence:
     """Prevalence per level of a plain covariate, with the likelihood-ratio test of equality.
 
     ``fits`` maps each level (in sorted order) to its :class:`PrevalenceFit`;
-    ``lr_statistic``, ``df`` and ``pvalue`` test equal prevalence; ``dropped``
-    counts respondents whose covariate was missing.
+    ``lr_statistic``, ``df`` and ``pvalue`` test equal prevalence (by the
+    ``test`` named: ``"likelihood ratio"``, or for a complex sample ``"wald"``,
+    whose statistic ``lr_statistic`` then holds); ``dropped`` counts
+    respondents whose covariate was missing.
     """
 
     design: Design
@@ -51,6 +53,7 @@ class GroupedPrevalence:
     df: int
     pvalue: float
     dropped: int
+    test: str = "likelihood ratio"
 
     def to_frame(self, level: float = 0.95) -> Any:
         """A pandas DataFrame: level, n, parameter, estimate, std_error, ci_low, ci_high."""
@@ -73,7 +76,7 @@ class GroupedPrevalence:
             key = next(iter(fit.params))
             low, high = fit.ci()[key]
             rows.append([value, fit.n, fit.params[key], fit.bse[key], low, high])
-        note = (f"equal prevalence: likelihood-ratio statistic {self.lr_statistic:.3f}, df {self.df}, "
+        note = (f"equal prevalence: {self.test} statistic {self.lr_statistic:.3f}, df {self.df}, "
                 f"p = {self.pvalue:.4g}" + (f"; {self.dropped} respondents without a level left out"
                                             if self.dropped else ""))
         return table(f"Prevalence by level ({self.design.model} design)",
@@ -82,7 +85,8 @@ class GroupedPrevalence:
     def __repr__(self) -> str:
         parts = ", ".join(f"{k!r}: pi={f.params[next(iter(f.params))]:.4f} (n={f.n})" for k, f in self.fits.items())
         return (
-            f"GroupedPrevalence({self.design.model}, {{{parts}}}, equal prevalence: LR={self.lr_statistic:.3f}, "
+            f"GroupedPrevalence({self.design.model}, {{{parts}}}, equal prevalence: "
+            f"{'LR' if self.test == 'likelihood ratio' else 'Wald'}={self.lr_statistic:.3f}, "
             f"df={self.df}, p={self.pvalue:.4g})"
         )
 
@@ -95,12 +99,26 @@ def _missing(values: NDArray[Any]) -> NDArray[np.bool_]:
     return np.zeros(values.size, dtype=bool)
 
 
-def prevalence_by(responses: Any, design: Design, by: Any, group: Any = None) -> GroupedPrevalence:
+def prevalence_by(responses: Any, design: Design, by: Any, group: Any = None, *, data: Any = None,
+                  **sample: Any) -> GroupedPrevalence:
     """Prevalence in each level of ``by`` (one plain value per respondent) and the test of equal prevalence.
 
     Respondents whose ``by`` is missing (None or NaN) are left out and counted
     in ``dropped``; every level needs at least 2 answers (per group).
+    ``sample``: the complex-sample arguments of :func:`~deniable.survey.prevalence`
+    (``weights``, ``strata``, ``cluster``, ``fpc``, ``repweights``, ...). With
+    them each level is a domain of the whole sample (its design-based SE
+    keeps every PSU) and equality is tested by the design-based Wald test
+    of the levels' differences (the prevalence; FR's first m - 1 shares),
+    chi-square with ``(L - 1)`` times that many degrees of freedom. With
+    ``data``, the answers, ``by``, ``group`` and those arguments may be column names.
     """
+    if data is not None:
+        responses, by, group = (data[v] if isinstance(v, str) else v for v in (responses, by, group))
+    if any(v is not None for v in sample.values()):
+        from deniable.survey._weighted import weighted_prevalence_by
+
+        return weighted_prevalence_by(responses, design, by, group, data, sample)
     answers = np.asarray(responses)
     levels_of = np.asarray(by)
     if levels_of.shape != (answers.size,):

@@ -170,6 +170,21 @@ class ResponseLikelihood:
         other._set_exog(exog)
         return other
 
+    @property
+    def answer_index(self) -> NDArray[np.int64]:
+        """Each row's answer as a position in ``design.responses``."""
+        return np.asarray(np.searchsorted(np.asarray(self.design.responses), self.responses), dtype=np.int64)
+
+    def with_answer(self, answer: int) -> ResponseLikelihood:
+        """The same rows and groups had every respondent given ``answer`` (for the randomization's variance)."""
+        return ResponseLikelihood(self.design, np.full(self.nobs, answer), self.groups, self.exog)
+
+    def with_weights(self, weights: NDArray[np.float64] | None) -> ResponseLikelihood:
+        """The same rows with other row weights (a survey replicate's)."""
+        other = self.with_exog(self.exog)
+        other.weights = weights
+        return other
+
     def cells(self) -> ResponseLikelihood:
         """The intercept-only likelihood on the distinct (group, answer) cells, weighted by their counts
         (their total weight when the rows are weighted).

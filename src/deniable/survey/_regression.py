@@ -296,17 +296,13 @@ def _covariance(lik: Any, best: Maximum, cov_name: str, sample: SampleDesign | N
     """The model-based covariance (``"oim"``, ``"opg"``) or the design-based sandwich and design effects."""
     if sample is None:
         return covariance(lik, best, cov_name), None
-
-    def refit(w: Any) -> Any:
-        other = lik.with_exog(lik.exog)
-        other.weights = w
-        return other
-
-    return sandwich(lik, best, sample, positions, refit)
+    return sandwich(lik, best, sample, positions, lik.with_weights)
 
 
-def linear(formula: str, data: Any, design: Design, predictor: str | None = None, *, restarts: int = 4
-           ) -> RRLinearResults:
+def linear(formula: str, data: Any, design: Design, predictor: str | None = None, *, restarts: int = 4,
+           cov_type: str | None = None, weights: Any = None, strata: Any = None, cluster: Any = None,
+           fpc: Any = None, repweights: Any = None, rep_type: str | None = None, rscales: Any = None,
+           mse: bool = False, lonely_psu: str = "fail") -> RRLinearResults:
     """Linear regression of a plain outcome on a randomized-response predictor (RRreg's ``RRlin``).
 
     ``formula``: ``"outcome ~ predictor + covariates"``; ``predictor`` (by
@@ -316,11 +312,16 @@ def linear(formula: str, data: Any, design: Design, predictor: str | None = None
     probability ``pi``): ``y | T ~ Normal(x_T' beta, sigma^2)``, see
     :mod:`deniable.survey._mixture`. Parameters: the coefficients, ``sigma``
     and ``pi``; standard errors from the exact observed information. Rows
-    with missing values are dropped (``n_dropped``).
+    with missing values are dropped (``n_dropped``). ``cov_type`` and the
+    complex-sample arguments (``weights``, ``strata``, ``cluster``, ...) as
+    for :func:`logit`: the weighted pseudo-likelihood with design-based SEs.
     """
     check_one_group(design)
     _check_restarts(restarts)
     rows = _Rows.build(formula, data, design, None, patsy.EvalEnvironment.capture(1))
+    sample, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, weights=weights, strata=strata,
+                                     cluster=cluster, fpc=fpc, repweights=repweights, rep_type=rep_type,
+                                     rscales=rscales, mse=mse, lonely_psu=lonely_psu)
     outcome = _answer(rows.y, formula)
     covariates = [n for n in rows.names if n != "Intercept"]
     name = covariates[0] if predictor is None and covariates else predictor
@@ -334,10 +335,15 @@ def linear(formula: str, data: Any, design: Design, predictor: str | None = None
         lik = MixtureLikelihood(design, answers, outcome.to_numpy(), rows.x.to_numpy(), column)
     except ValueError as err:
         raise ValueError(f"{err} (column {name!r} of data)") from None
+    if sample is not None:
+        lik.weights = sample.weights[rows.positions] / float(np.mean(sample.weights[rows.positions]))
     best = _fit_linear(lik, design, restarts)
-    res = _results(RRLinear(outcome, rows.x, lik, rows.x.design_info, ["sigma", "pi"]), RRLinearResults, best,
-                   covariance(lik, best))
-    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, "oim", rows.dropped
+    cov, deff = _covariance(lik, best, cov_name, sample, rows.positions)
+    res = _results(RRLinear(outcome, rows.x, lik, rows.x.design_info, ["sigma", "pi"]), RRLinearResults, best, cov)
+    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_name, rows.dropped
+    res.sample = None if sample is None else sample.describe()
+    res.design_effect = None if deff is None else pd.Series(deff, index=rows.names + ["sigma", "pi"],
+                                                            name="design_effect")
     res.predictor = name
     return RRLinearResultsWrapper(res)
 

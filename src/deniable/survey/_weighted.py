@@ -45,16 +45,18 @@ from deniable._results import ConfidenceInterval, ResultTable, check_level
 from deniable.survey._complex import SampleDesign, sample_design
 from deniable.survey._design_base import Design
 from deniable.survey._likelihood import Likelihood, Maximum, maximize
+from deniable.survey._mixture import MixtureLikelihood
 from deniable.survey._prevalence import (
     PrevalenceFit,
     _inside,
     _profile_interval,
+    answer_cells,
     loglik,
     maximum_likelihood,
     moment_jacobian,
 )
 
-__all__ = ["COV_TYPES", "WeightedPrevalenceFit", "weighted_prevalence", "sandwich", "survey_sample"]
+__all__ = ["COV_TYPES", "WeightedPrevalenceFit", "influence", "weighted_prevalence", "sandwich", "survey_sample"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,35 @@ class WeightedPrevalenceFit(PrevalenceFit):
                 f"method={self.method!r}, sample={self.sample!r})")
 
 
+def influence(cells: NDArray[np.int64], design: Design, sample: SampleDesign, rows: NDArray[np.int64]
+              ) -> tuple[dict[str, float], NDArray[np.float64], Callable[[NDArray[np.float64]], NDArray[np.float64]],
+                         NDArray[np.float64] | None]:
+    """The moment estimate from the respondents at ``rows``, their influence contributions ``z`` (one row per
+    respondent of the sample, 0 outside ``rows``), the estimate as a function of the row weights (for
+    replicates) and, with an fpc, the randomization's variance to add (:func:`randomization_variance`)."""
+    size = design.groups * len(design.responses)
+
+    def counts(w: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.bincount(cells, weights=w[rows], minlength=size).reshape(design.groups, -1)
+
+    params, jac = moment_jacobian(design, counts(sample.weights))
+    added = None
+    z = np.zeros((sample.n, len(params)))
+    z[rows] = sample.weights[rows, None] * jac[:, cells].T
+    if sample.fraction is not None and sample.repweights is None:
+        answers = len(design.responses)
+        first = cells - cells % answers
+        alternatives = [sample.weights[rows, None] * jac[:, first + r].T for r in range(answers)]
+        extra = params.get(design.extra) if design.extra else None
+        added = randomization_variance(design, sample, rows, cells % answers, cells // answers + 1, alternatives,
+                                       extra)
+
+    def replicate(w: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.array(list(moment_jacobian(design, counts(w))[0].values()))
+
+    return params, z, replicate, added
+
+
 def weighted_prevalence(cells: NDArray[np.int64], design: Design, sample: SampleDesign,
                         rows: NDArray[np.int64] | None = None) -> WeightedPrevalenceFit:
     """The prevalence from the answer ``cells`` (:func:`~deniable.survey._prevalence.answer_cells`) of the
@@ -131,17 +162,11 @@ def weighted_prevalence(cells: NDArray[np.int64], design: Design, sample: Sample
             raise ValueError(f"responses need at least 2 answers with a positive weight{where} for "
                              f"{design.model}; got {row.sum()}")
     weighted = counts(sample.weights)
-    params, jac = moment_jacobian(design, weighted)
+    params, z, replicate, added = influence(cells, design, sample, rows)
     full = np.array(list(params.values()))
-    z = np.zeros((sample.n, full.size))
-    z[rows] = sample.weights[rows, None] * jac[:, cells].T
-
-    def replicate(w: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.array(list(moment_jacobian(design, counts(w))[0].values()))
-
     used = np.zeros(sample.n)
     used[rows] = sample.weights[rows]
-    cov, deff = sample.covariance(z, replicate, full, used)
+    cov, deff = sample.covariance(z, replicate, full, used, added)
     method = "moment"
     if not _inside(design, params):
         params = maximum_likelihood(design, weighted, start=params)
@@ -181,13 +206,19 @@ def sandwich(lik: Any, best: Maximum, sample: SampleDesign, rows: NDArray[np.int
     weights[rows] = lik.weights
     z = np.zeros((sample.n, int(keep.sum())))
     z[rows] = (lik.weights[:, None] * lik.score_obs(best.params)[:, keep]) @ inverse
+    added = None
+    if sample.fraction is not None and sample.repweights is None:
+        alternatives = [(lik.weights[:, None] * lik.with_answer(r).score_obs(best.params)[:, keep]) @ inverse
+                        for r in lik.design.responses]
+        extra = float(best.params[-1]) if lik.design.extra and not isinstance(lik, MixtureLikelihood) else None
+        added = randomization_variance(lik.design, sample, rows, lik.answer_index, lik.groups, alternatives, extra)
     scale = float(np.mean(sample.weights[rows]))
 
     def replicate(w: NDArray[np.float64]) -> NDArray[np.float64]:
         found = maximize(refit(w[rows] / scale), best.params)
         return np.asarray(found.params[keep])
 
-    part, part_deff = sample.covariance(z, replicate, best.params[keep], weights)
+    part, part_deff = sample.covariance(z, replicate, best.params[keep], weights, added)
     cov = np.full((lik.k_params, lik.k_params), np.nan)
     cov[np.ix_(keep, keep)] = part
     deff = np.full(lik.k_params, np.nan)
@@ -229,3 +260,86 @@ def survey_sample(n: int, cov_type: str | None, data: Any, **design: Any) -> tup
             raise ValueError("cov_type='cluster' needs cluster= (a column or one label per row)")
         return sample, "cluster"
     return sample, ("oim" if sample is None else sample.kind)
+
+
+def weighted_prevalence_by(responses: Any, design: Design, by: Any, group: Any, data: Any,
+                           arguments: dict[str, Any]) -> Any:
+    """:func:`~deniable.survey.prevalence_by` from a complex sample: domain estimates and a Wald test."""
+    from scipy.stats import chi2
+
+    from deniable.survey._groups import GroupedPrevalence, _missing
+
+    cells = answer_cells(responses, design, group)
+    sample = sample_design(cells.size, data=data, **arguments)
+    assert sample is not None
+    levels_of = np.asarray(by)
+    if levels_of.shape != (cells.size,):
+        raise ValueError(f"by must have one value per respondent ({cells.size}); got shape {levels_of.shape}")
+    keep = ~_missing(levels_of)
+    levels = sorted(set(levels_of[keep].tolist()), key=lambda v: (str(type(v)), v))
+    if len(levels) < 2:
+        raise ValueError(f"by must have at least 2 levels to compare; got {len(levels)}")
+    fits, parts, replicates, randomization = {}, [], [], []
+    for value in levels:
+        rows = np.flatnonzero(keep & (levels_of == value))
+        try:
+            fits[value] = weighted_prevalence(cells[rows], design, sample, rows)
+        except ValueError as exc:
+            raise ValueError(f"level {value!r} of by: {exc}") from None
+        params, z, replicate, added = influence(cells[rows], design, sample, rows)
+        parts.append(z)
+        replicates.append(replicate)
+        randomization.append(np.zeros((z.shape[1], z.shape[1])) if added is None else added)
+    tested = 1 if design.groups > 1 or len(design.param_names) == 1 else len(design.param_names) - 1
+    k = len(design.param_names)
+    full = np.concatenate([np.array(list(f.params.values())) for f in fits.values()])
+    if sample.repweights is None:
+        from scipy.linalg import block_diag
+
+        cov = sample.variance(np.hstack(parts)) + block_diag(*randomization)
+    else:
+        cov = sample.replicate_variance(lambda w: np.concatenate([r(w) for r in replicates]), full)
+    select = np.concatenate([np.arange(tested) + j * k for j in range(len(levels))])
+    theta, v = full[select].reshape(len(levels), tested), cov[np.ix_(select, select)]
+    contrast = np.kron(np.hstack([np.eye(len(levels) - 1), -np.ones((len(levels) - 1, 1))]), np.eye(tested))
+    diff = contrast @ theta.ravel()
+    statistic = float(diff @ np.linalg.solve(contrast @ v @ contrast.T, diff))
+    df = (len(levels) - 1) * tested
+    return GroupedPrevalence(design, fits, statistic, df, float(chi2.sf(statistic, df)), int((~keep).sum()),
+                             test="wald")
+
+
+def randomization_variance(design: Design, sample: SampleDesign, rows: NDArray[np.int64],
+                           answers: NDArray[np.int64], groups: NDArray[np.int64],
+                           alternatives: list[NDArray[np.float64]], extra: float | None) -> NDArray[np.float64]:
+    """``sum_i f_i Var(z_i | S_i)``, estimated without bias: the randomization's variance that an fpc must not remove.
+
+    ``alternatives[r]`` holds each respondent's ``z_i`` had the answer been
+    ``r`` (rows of ``rows``), ``answers`` the answers given, ``groups`` their
+    groups. Given the latent state ``s`` (a row of the design's
+    :meth:`~deniable.survey.Design.transition_matrix` ``P``), ``Var(z_i | s) =
+    sum_r P[s, r] z_i(r) z_i(r)' - m_i(s) m_i(s)'`` with ``m_i(s) = sum_r P[s, r]
+    z_i(r)``; ``L = (P')^+`` has ``E[L[s, Y] | S = t] = [s = t]``, so
+    ``sum_s L[s, y_i] Var(z_i | s)`` is unbiased for ``Var(z_i | S_i)``. Needs
+    the states to be told apart by the answers (``P`` of full row rank).
+    """
+    assert sample.fraction is not None
+    f = sample.fraction[sample.strata[rows]]
+    k = alternatives[0].shape[1]
+    out = np.zeros((k, k))
+    for g in np.unique(groups):
+        here = groups == g
+        matrix = design.transition_matrix(int(g), extra)
+        if np.linalg.matrix_rank(matrix) < matrix.shape[0]:
+            raise ValueError(f"fpc: {design.model}'s answers cannot tell its {matrix.shape[0]} latent states apart "
+                             "per respondent, so the randomization's variance (which no fpc reduces) cannot be "
+                             "estimated; leave fpc out (the variance is then conservative)")
+        unbiased = np.linalg.pinv(matrix.T)[:, answers[here]] * f[here]  # (states, rows): f_i L[s, y_i]
+        z = [a[here] for a in alternatives]
+        for r in range(len(z)):
+            c = unbiased.T @ matrix[:, r]  # sum_s f_i L[s, y_i] P[s, r]
+            out += (z[r] * c[:, None]).T @ z[r]
+        for state in range(matrix.shape[0]):
+            m = sum(matrix[state, r] * z[r] for r in range(len(z)))
+            out -= (m * unbiased[state][:, None]).T @ m
+    return out

@@ -62,6 +62,12 @@ des_w <- svydesign(ids = ~1, weights = ~w, data = d)
 des_cl <- svydesign(ids = ~psu, strata = ~stratum, data = d, nest = TRUE)  # unweighted, clustered
 fr_mean <- svymean(~factor(fr), des)
 
+# domains: the share of "yes" where x > 0 and where not, and the Wald test of their difference
+by_x <- svyby(~warner, ~I(x > 0), des, svymean, covmat = TRUE)
+by_contrast <- svycontrast(by_x, c(1, -1))
+domains <- list(mean = num(coef(by_x)), se = num(SE(by_x)),
+                wald = num((coef(by_contrast) / SE(by_contrast))^2))
+
 # a lonely PSU: stratum 2 keeps only its first PSU
 lonely <- subset(d, !(stratum == 2 & psu > 1))
 lonely_des <- svydesign(ids = ~psu, strata = ~stratum, weights = ~w, data = lonely, nest = TRUE)
@@ -149,6 +155,7 @@ ref <- list(
     cluster_unweighted = mean_of(des_cl),
     fr = list(mean = num(coef(fr_mean)), se = num(SE(fr_mean)), vcov = mat(vcov(fr_mean)))
   ),
+  domains = c(list(by = "x > 0: FALSE, TRUE"), domains),
   lonely = list(dropped = "stratum 2 keeps PSU 1 only", se = lonely_se),
   replicates = list(
     JK1 = c(replicate_entry(jk1), list(se_mse = replicate_entry(jk1, TRUE)$se, scale = num(jk1$scale))),
