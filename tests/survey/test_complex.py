@@ -175,3 +175,14 @@ def test_linear_regression_on_a_randomized_predictor_takes_weights() -> None:
     np.testing.assert_allclose(robust.bse, plain.bse, rtol=0.1)
     res = sv.linear("y ~ z + x", d, sv.Warner(p=0.8), weights="w", cluster="psu")
     assert res.cov_type == "linearization" and list(res.design_effect.index) == ["Intercept", "z", "x", "sigma", "pi"]
+
+
+def test_the_docs_page_runs_and_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "math" / "complex-samples.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    printed = text.split("It prints", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    exec(compile(block, "complex-samples.md", "exec"), {})
+    assert capsys.readouterr().out == printed

@@ -7,7 +7,10 @@ size (:func:`prevalence_power`, :func:`prevalence_sample_size`). Logistic
 regression (:func:`logit`, :func:`lr_test`) and linear regression on a
 randomized predictor (:func:`linear`) need the ``survey``
 extra (pandas, statsmodels, patsy) and are imported on first use, so
-``import deniable.survey`` needs numpy only.
+``import deniable.survey`` needs numpy only. Weighted and complex samples
+(``weights=``, ``strata=``, ``cluster=``, ``fpc=``, ``repweights=``): design-based
+standard errors as R's ``survey`` package computes them
+(:class:`WeightedPrevalenceFit`, ``design_effect`` on the regressions).
 """
 
 from typing import Any
@@ -39,6 +42,7 @@ from deniable.survey._prevalence import (
     prevalence_from_counts,
 )
 from deniable.survey._regression_power import SimulatedPower, logit_power
+from deniable.survey._weighted import WeightedPrevalenceFit
 
 __all__ = [
     "MODELS",
@@ -72,6 +76,7 @@ __all__ = [
     "lr_test",
     "logit_power",
     "SimulatedPower",
+    "WeightedPrevalenceFit",
 ]
 
 _REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")
