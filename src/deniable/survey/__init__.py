@@ -42,6 +42,7 @@ from deniable.survey._prevalence import (
     prevalence_from_counts,
 )
 from deniable.survey._regression_power import SimulatedPower, logit_power
+from deniable.survey._list import ListDifference, ListExperiment, list_difference
 from deniable.survey._weighted import WeightedPrevalenceFit
 
 __all__ = [
@@ -77,18 +78,25 @@ __all__ = [
     "logit_power",
     "SimulatedPower",
     "WeightedPrevalenceFit",
+    "ListExperiment",
+    "ListDifference",
+    "list_difference",
+    "ictreg",
 ]
 
 _REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")
 
 
+_LIST_REGRESSION = ("ictreg", "ICTRegResults")
+
+
 def __getattr__(name: str) -> Any:
-    """``logit``, ``linear`` and the other regression names, imported when first asked for."""
-    if name in _REGRESSION:
+    """``logit``, ``linear``, ``ictreg`` and the other regression names, imported when first asked for."""
+    if name in _REGRESSION or name in _LIST_REGRESSION:
         try:
-            from deniable.survey import _regression as regression
+            from deniable.survey import _ictreg, _regression
         except ImportError as err:
             raise ImportError(f"deniable.survey.{name} needs the survey extra: pip install 'deniable[survey]' "
                               f"({err})") from err
-        return getattr(regression, name)
+        return getattr(_regression if name in _REGRESSION else _ictreg, name)
     raise AttributeError(f"module 'deniable.survey' has no attribute {name!r}")

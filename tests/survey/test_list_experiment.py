@@ -1,0 +1,162 @@
+"""List experiments: R list's ictreg on its race data (values computed once, tests/survey/reference/
+make_list.R), the difference in means, weights, bad input, the privacy statement, and calibration.
+
+Calibration (``stat``): over R = 2000 simulated experiments (n = 1000, J = 3, prevalence 0.3), the
+difference in means' 95% interval covers the truth within the two-sided binomial band at alpha =
+1e-6 / 2 per check (Bonferroni over the file's two checks); the ML prevalence at the mean covariate
+(``predict_mean``) is unbiased within the t band. Power: the raw mean of the treated (no control
+subtraction) fails the coverage check.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import deniable.survey as sv
+from deniable.survey._list import ListLikelihood
+from deniable.testing import coverage_check, z_for
+from tests.survey.reference_values import REFERENCE_DIR
+
+RACE = Path(__file__).resolve().parents[2] / "examples" / "data" / "race.csv"
+FORMULA = "y ~ south + age + male + college"
+
+
+@cache
+def ref() -> dict[str, Any]:
+    with (REFERENCE_DIR / "list.json").open(encoding="utf-8") as handle:
+        out: dict[str, Any] = json.load(handle)
+    return out
+
+
+@cache
+def race() -> pd.DataFrame:
+    return pd.read_csv(RACE)
+
+
+def test_ictreg_ml_reproduces_r_on_the_race_data() -> None:
+    """R's EM stops about 2e-4 short of the maximum (its log-likelihood is 6e-8 lower than deniable's): the
+    likelihoods agree exactly at R's estimate, the estimates to 3e-4 and the SEs (R: optim's numerical
+    Hessian) to 1e-4."""
+    entry = ref()["ml"]
+    res = sv.ictreg(FORMULA, race(), "treat", J=3, method="ml")
+    r_params = np.r_[entry["sensitive"], entry["control"]]
+    assert list(res.params.index[:2]) == ["sensitive:Intercept", "sensitive:south"]
+    np.testing.assert_allclose(res.params, r_params, atol=3e-4)
+    np.testing.assert_allclose(res.bse, np.r_[entry["sensitive_se"], entry["control_se"]], rtol=1e-4)
+    d = race()
+    x = np.column_stack([np.ones(len(d)), d[["south", "age", "male", "college"]].to_numpy()])
+    lik = ListLikelihood(3, d["y"].to_numpy(), d["treat"].to_numpy().astype(bool), x)
+    assert lik.loglike(r_params) == pytest.approx(entry["llik"], abs=1e-9)
+    assert entry["llik"] < res.llf < entry["llik"] + 1e-6
+    # deniable's estimate is the maximum: Newton decrement g' (-H)^{-1} g of the exact gradient below 1e-10
+    theta = res.params.to_numpy()
+    g = lik.score(theta)
+    assert g @ np.linalg.solve(-lik.hessian(theta), g) < 1e-10
+
+
+def test_ictreg_predictions_match_predict_ictreg() -> None:
+    res = sv.ictreg(FORMULA, race(), "treat", J=3)
+    pred = res.predict()
+    np.testing.assert_allclose(pred["fit"][:10], ref()["predict"]["fit_first10"], rtol=2e-4)
+    np.testing.assert_allclose(pred["se"][:10], ref()["predict"]["se_first10"], rtol=2e-4)
+    mean, se, _ = res.predict_mean()
+    assert mean == pytest.approx(ref()["predict"]["avg"], rel=1e-4)
+    assert se == pytest.approx(ref()["predict"]["avg_se"], rel=1e-4)
+    assert res.predict(race().head(3))["fit"].to_numpy() == pytest.approx(pred["fit"][:3].to_numpy())
+
+
+def test_ictreg_lm_matches_r_exactly() -> None:
+    entry = ref()["lm"]
+    res = sv.ictreg(FORMULA, race(), "treat", J=3, method="lm")
+    np.testing.assert_allclose(res.params, np.r_[entry["sensitive"], entry["control"]], rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(res.bse, np.r_[entry["sensitive_se"], entry["control_se"]], rtol=1e-12)
+
+
+def test_difference_in_means() -> None:
+    d = race()
+    dif = sv.list_difference("y", "treat", J=3, data=d)
+    assert dif.estimate == pytest.approx(ref()["difference"]["lm_estimate"], rel=1e-13)
+    assert dif.std_error == pytest.approx(ref()["difference"]["welch_se"], rel=1e-13)
+    equal = sv.list_difference("y", "treat", J=3, data=d, weights=np.full(len(d), 2.0))
+    assert equal.estimate == pytest.approx(dif.estimate, rel=1e-13)
+    n = len(d)  # the linearization's n/(n-1) per list against the sample variances' n_t/(n_t - 1)
+    assert equal.std_error == pytest.approx(dif.std_error, rel=2 / n * 10)
+    assert "epsilon=inf" in repr(dif) and "reveals the sensitive item" in repr(dif)
+    assert dif.to_dict()["epsilon"] is None  # infinity becomes None in JSON
+
+
+def test_weighted_ictreg_with_equal_weights_keeps_the_fit() -> None:
+    d = race()
+    plain = sv.ictreg(FORMULA, d, "treat", J=3)
+    weighted = sv.ictreg(FORMULA, d, "treat", J=3, weights=np.full(len(d), 3.0), cluster="state")
+    np.testing.assert_allclose(weighted.params, plain.params, rtol=1e-7, atol=1e-9)
+    assert weighted.cov_type == "linearization" and weighted.design_effect is not None
+    lm = sv.ictreg(FORMULA, d, "treat", J=3, method="lm", weights=np.ones(len(d)))
+    np.testing.assert_allclose(lm.params, sv.ictreg(FORMULA, d, "treat", J=3, method="lm").params, rtol=1e-12)
+
+
+def test_privacy_is_stated() -> None:
+    exp = sv.ListExperiment(J=4)
+    assert exp.epsilon == np.inf
+    assert "epsilon infinite" in repr(exp) and "0 or 5 reveals" in repr(exp)
+    assert "epsilon=inf" in repr(sv.ictreg(FORMULA, race(), "treat", J=3, method="lm"))
+
+
+@pytest.mark.parametrize(("y", "treat", "message"), [
+    ([0, 1, 5, 2], [1, 1, 1, 0], r"y must be a count of items in 0\.\.4 \(treatment list of J=3 \+ 1 items\); "
+                                 r"got 5 at position 2"),
+    ([0, 1, 4, 2], [0, 1, 0, 1], r"y must be a count of items in 0\.\.3 \(control list.*got 4 at position 2"),
+    ([0, 1, 1.5, 2], [0, 1, 0, 1], r"y must be a count.*got 1\.5 at position 2"),
+    ([0, 1, 2, 2], [0, 1, 2, 1], r"treat must be 0 \(control list\) or 1.*got 2 at position 2"),
+    ([0, 1, 2, 2], ["a", "b", "a", "b"], r"treat must be 0 .* got 'a' at position 0"),
+    ([0, 1, 2], [0, 1, 0, 1], r"y and treat must be 1-D with one entry per respondent"),
+])
+def test_bad_input_names_the_argument(y: list[Any], treat: list[Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        sv.list_difference(np.array(y), np.array(treat), J=3)
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match=r"J must be a positive integer"):
+        sv.ListExperiment(J=0)
+    with pytest.raises(ValueError, match=r"method must be one of 'ml', 'lm'"):
+        sv.ictreg(FORMULA, race(), "treat", J=3, method="nls")
+    with pytest.raises(ValueError, match=r"treat must name a column of data"):
+        sv.ictreg(FORMULA, race(), "treatment", J=3)
+    with pytest.raises(ValueError, match=r"weights must have one entry per respondent"):
+        sv.list_difference("y", "treat", J=3, data=race(), weights=np.ones(4))
+    with pytest.raises(ValueError, match=r"fpc: not supported for list experiments"):
+        sv.list_difference("y", "treat", J=3, data=race(), fpc=np.full(len(race()), 0.1))
+
+
+def _simulate(rng: np.random.Generator, n: int, replicates: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x = rng.normal(size=(replicates, n))
+    z = rng.random((replicates, n)) < 1 / (1 + np.exp(-(-0.9 + 0.8 * x)))
+    control = rng.binomial(3, 1 / (1 + np.exp(-(0.2 - 0.5 * x))))
+    treat = rng.random((replicates, n)) < 0.5
+    return control + treat * z, treat, x
+
+
+@pytest.mark.stat
+def test_difference_interval_is_calibrated(rng: np.random.Generator) -> None:
+    replicates, n = 2000, 1000
+    y, treat, x = _simulate(rng, n, replicates)
+    # the prevalence of this population: E logistic(-0.9 + 0.8 x) over x ~ N(0, 1), by quadrature
+    nodes, weights = np.polynomial.hermite_e.hermegauss(80)
+    truth = float(weights @ (1 / (1 + np.exp(-(-0.9 + 0.8 * nodes)))) / weights.sum())
+    alpha = 1e-6 / 2
+    fits = [sv.list_difference(y[r], treat[r].astype(int), J=3) for r in range(replicates)]
+    est = np.array([f.estimate for f in fits])
+    se = np.array([f.std_error for f in fits])
+    check = coverage_check(int(np.sum(np.abs(est - truth) <= z_for(0.05) * se)), replicates, 0.95, alpha)
+    assert check, str(check)
+    raw = np.array([y[r][treat[r]].mean() for r in range(replicates)])  # no control subtraction
+    power = coverage_check(int(np.sum(np.abs(raw - truth) <= z_for(0.05) * se)), replicates, 0.95, alpha)
+    assert not power, "the raw treated mean passed"
