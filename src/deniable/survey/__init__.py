@@ -33,6 +33,7 @@ from deniable.survey._designs import (
     design,
 )
 from deniable.survey._groups import GroupedPrevalence, prevalence_by
+from deniable.survey._list import ListDifference, ListExperiment, list_difference
 from deniable.survey._power import prevalence_power, prevalence_sample_size, simulated_power, standard_error
 from deniable.survey._prevalence import (
     PrevalenceFit,
@@ -42,7 +43,6 @@ from deniable.survey._prevalence import (
     prevalence_from_counts,
 )
 from deniable.survey._regression_power import SimulatedPower, logit_power
-from deniable.survey._list import ListDifference, ListExperiment, list_difference
 from deniable.survey._weighted import WeightedPrevalenceFit
 
 __all__ = [
