@@ -196,7 +196,7 @@ def analyze_cmd(
         response = formula.split("~", 1)[0].strip()
     frame = read_table(data)
     answers, groups, keep = responses_and_groups(frame, response, d, group)
-    sample = {k: v for k, v in (("weights", weights), ("strata", strata), ("cluster", cluster), ("fpc", fpc))
+    sample: dict[str, Any] = {k: v for k, v in (("weights", weights), ("strata", strata), ("cluster", cluster), ("fpc", fpc))
               if v is not None}
     if sample:
         sample["lonely_psu"] = lonely_psu
@@ -255,7 +255,7 @@ def analyze_cmd(
 
 def _regression(
     formula: str, frame: Any, d: Any, response: str, answers: Any, groups: Any, level: float,
-    sample: dict[str, str],
+    sample: dict[str, Any],
 ) -> dict[str, Any]:
     """``deniable.survey.logit`` on the file (the answers decoded), as a JSON-ready record."""
     from deniable import survey

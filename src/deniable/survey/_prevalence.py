@@ -92,7 +92,7 @@ def answer_cells(responses: Any, design: Design, group: Any = None) -> NDArray[n
     return np.asarray((groups - 1) * len(allowed) + codes, dtype=np.int64)
 
 
-def loglik(design: Design, counts: NDArray[np.int64], params: dict[str, float]) -> float:
+def loglik(design: Design, counts: NDArray[Any], params: dict[str, float]) -> float:
     """``sum_g sum_r n_gr ln P_g(r | params)`` (RRreg's multinomial log-likelihood, no constant)."""
     total = 0.0
     for g in range(design.groups):
@@ -126,7 +126,7 @@ class PrevalenceFit(Result):
     n: int
     n_by_group: tuple[int, ...]
     method: str
-    counts: NDArray[np.int64] = field(repr=False)
+    counts: NDArray[Any] = field(repr=False)  # weighted counts (floats) for a complex sample
 
     ci_methods: ClassVar[tuple[str, ...]] = ("profile", "wald")
 
@@ -301,8 +301,8 @@ def _moments(design: Design, counts: NDArray[Any]) -> tuple[dict[str, float], ND
         lam = counts[0] / n_g[0]
         inverse = np.linalg.pinv(design._float.T)  # type: ignore[attr-defined]  # (m, R)
         jac = inverse[1:] if design.m == 2 else inverse
-        names = ["pi"] if design.m == 2 else [f"pi{j}" for j in range(design.m)]
-        return dict(zip(names, (float(v) for v in jac @ lam), strict=True)), jac, lam
+        labels = ["pi"] if design.m == 2 else [f"pi{j}" for j in range(design.m)]
+        return dict(zip(labels, (float(v) for v in jac @ lam), strict=True)), jac, lam
     if design.m > 2:
         lam = counts[0] / n_g[0]
         scale = float(design.truthful)  # type: ignore[attr-defined]  # forced response with m categories
@@ -359,7 +359,7 @@ def _constraints(design: Design) -> tuple[list[Callable[[NDArray[np.float64]], f
 
 
 def maximum_likelihood(
-    design: Design, counts: NDArray[np.int64], start: dict[str, float], fixed: tuple[str, float] | None = None
+    design: Design, counts: NDArray[Any], start: dict[str, float], fixed: tuple[str, float] | None = None
 ) -> dict[str, float]:
     """The maximum of the log-likelihood over the parameter space (with one parameter ``fixed``)."""
     from scipy.optimize import minimize, minimize_scalar

@@ -124,7 +124,7 @@ def influence(cells: NDArray[np.int64], design: Design, sample: SampleDesign, ro
     replicates) and, with an fpc, the randomization's variance to add (:func:`randomization_variance`)."""
     size = design.groups * len(design.responses)
 
-    def counts(w: NDArray[np.float64]) -> NDArray[np.float64]:
+    def counts(w: NDArray[np.float64]) -> NDArray[Any]:
         return np.bincount(cells, weights=w[rows], minlength=size).reshape(design.groups, -1)
 
     params, jac = moment_jacobian(design, counts(sample.weights))
@@ -152,7 +152,7 @@ def weighted_prevalence(cells: NDArray[np.int64], design: Design, sample: Sample
     rows = np.arange(sample.n) if rows is None else rows
     size = design.groups * len(design.responses)
 
-    def counts(w: NDArray[np.float64]) -> NDArray[np.float64]:
+    def counts(w: NDArray[np.float64]) -> NDArray[Any]:
         return np.bincount(cells, weights=w[rows], minlength=size).reshape(design.groups, -1)
 
     n_counts = np.bincount(cells[sample.weights[rows] > 0], minlength=size).reshape(design.groups, -1)
@@ -279,7 +279,8 @@ def weighted_prevalence_by(responses: Any, design: Design, by: Any, group: Any, 
     levels = sorted(set(levels_of[keep].tolist()), key=lambda v: (str(type(v)), v))
     if len(levels) < 2:
         raise ValueError(f"by must have at least 2 levels to compare; got {len(levels)}")
-    fits, parts, replicates, randomization = {}, [], [], []
+    fits: dict[Any, PrevalenceFit] = {}
+    parts, replicates, randomization = [], [], []
     for value in levels:
         rows = np.flatnonzero(keep & (levels_of == value))
         try:
