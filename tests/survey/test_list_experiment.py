@@ -160,3 +160,16 @@ def test_difference_interval_is_calibrated(rng: np.random.Generator) -> None:
     raw = np.array([y[r][treat[r]].mean() for r in range(replicates)])  # no control subtraction
     power = coverage_check(int(np.sum(np.abs(raw - truth) <= z_for(0.05) * se)), replicates, 0.95, alpha)
     assert not power, "the raw treated mean passed"
+
+
+def test_the_docs_page_runs_and_prints_what_it_says(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "math" / "list-experiments.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    printed = text.split("It prints", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(root)
+    exec(compile(block, "list-experiments.md", "exec"), {})
+    assert capsys.readouterr().out == printed
