@@ -30,6 +30,7 @@ from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechani
 from deniable._privacy import PrivacyBudget, compose
 from deniable._results import ConfidenceInterval
 from deniable._shuffle import shuffle_epsilon
+from deniable._weighted_estimate import WeightedEstimate, WeightedMeanEstimate
 from deniable.audit import AuditResult
 from deniable.errors import (
     AggregateError,
@@ -155,4 +156,6 @@ __all__ = [
     "SeparationError",
     "DeniableWarning",
     "ConvergenceWarning",
+    "WeightedEstimate",
+    "WeightedMeanEstimate",
 ]

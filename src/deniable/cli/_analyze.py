@@ -196,8 +196,8 @@ def analyze_cmd(
         response = formula.split("~", 1)[0].strip()
     frame = read_table(data)
     answers, groups, keep = responses_and_groups(frame, response, d, group)
-    sample: dict[str, Any] = {k: v for k, v in (("weights", weights), ("strata", strata), ("cluster", cluster), ("fpc", fpc))
-              if v is not None}
+    given = (("weights", weights), ("strata", strata), ("cluster", cluster), ("fpc", fpc))
+    sample: dict[str, Any] = {k: v for k, v in given if v is not None}
     if sample:
         sample["lonely_psu"] = lonely_psu
     try:

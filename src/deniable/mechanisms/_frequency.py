@@ -178,14 +178,25 @@ class FrequencyOracle(Mechanism):
             self.__dict__["_support_rates"] = cached
         return cached
 
-    def estimate(self, reports: Any, target: Target = "population") -> Estimate:
+    def estimate(self, reports: Any, target: Target = "population", **sample: Any) -> Estimate:
         """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`).
 
         ``target="population"`` (the default) estimates the shares in the
         population the respondents were sampled from; ``"respondents"`` the
         shares among these respondents. Only the standard errors differ.
+        ``sample``: survey weights and a complex sample (``weights``,
+        ``strata``, ``cluster``, ``fpc``, ``repweights``, ``rep_type``, ...,
+        one entry per report): the weighted estimate with design-based
+        standard errors (:mod:`deniable._weighted_estimate`).
         """
         target = check_target(target)  # before any work on the reports
+        if sample:
+            if type(self).estimate_from is not FrequencyOracle.estimate_from:
+                raise ValueError(f"weights: {self.name} has its own estimator; survey weights and complex samples "
+                                 "are not supported for it")
+            from deniable._weighted_estimate import weighted_frequencies
+
+            return weighted_frequencies(self, self._checked(reports), target, sample)
         est: Estimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 

@@ -286,15 +286,22 @@ class NumericMechanism(Mechanism):
         vm, v0, vp = self._unit_variance(np.array([-1.0, 0.0, 1.0]))
         return float(v0), float((vp - vm) / 2), float((vp + vm) / 2 - v0)
 
-    def estimate(self, reports: Any, target: Target = "population") -> MeanEstimate:
+    def estimate(self, reports: Any, target: Target = "population", **sample: Any) -> MeanEstimate:
         """Unbiased mean of the clamped values from reports (a :class:`~deniable.MeanEstimate`).
 
         ``target`` is ``"population"`` (the default: the mean of the
         population the respondents were sampled from, sample standard
         error) or ``"respondents"`` (their own mean, formula standard error);
-        see :class:`~deniable.MeanEstimate`.
+        see :class:`~deniable.MeanEstimate`. ``sample``: survey weights and a
+        complex sample (``weights``, ``strata``, ``cluster``, ``fpc``,
+        ``repweights``, ...): the weighted mean with a design-based standard
+        error (:mod:`deniable._weighted_estimate`).
         """
         target = check_target(target)  # before any work on the reports
+        if sample:
+            from deniable._weighted_estimate import weighted_mean
+
+            return weighted_mean(self, self._checked(reports), target, sample)
         est: MeanEstimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 
