@@ -1,7 +1,7 @@
 """Frequency oracles' and numeric mechanisms' estimates from a complex sample (weights, strata, clusters).
 
 ``m.estimate(reports, weights=w, strata=s, cluster=c, ...)`` takes the
-complex-sample arguments of :mod:`deniable.survey._complex` (R ``survey``'s).
+complex-sample arguments of :mod:`deniable._sample_design` (R ``survey``'s).
 
 **Frequencies.** With ``s_iv = 1`` where report ``i`` supports category
 ``v``, the weighted support share ``lambda_v = sum_i w_i s_iv / W`` gives
@@ -61,7 +61,7 @@ class WeightedMeanEstimate(MeanEstimate):
 
 
 def _design(n: int, target: str, arguments: dict[str, Any]) -> Any:
-    from deniable.survey._complex import sample_design
+    from deniable._sample_design import sample_design
 
     sample = sample_design(n, **arguments)
     if sample is not None and target != "population":

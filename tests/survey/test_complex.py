@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import deniable.survey as sv
-from deniable.survey._complex import design_variance, sample_design
+from deniable._sample_design import design_variance, sample_design
 
 
 def _data(n: int = 1200, seed: int = 3) -> pd.DataFrame:

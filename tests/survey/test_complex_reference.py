@@ -168,7 +168,7 @@ def test_logit_matches_svymle(name: str) -> None:
 
 def _sample_part(res: Any, d: pd.DataFrame) -> np.ndarray:
     """The sandwich without the randomization's variance (what svymle computes), from the fitted likelihood."""
-    from deniable.survey._complex import sample_design
+    from deniable._sample_design import sample_design
 
     lik = res.model.likelihood
     sample_ = sample_design(len(d), data=d, **DESIGNS["fpc"])

@@ -39,11 +39,10 @@ from deniable.survey._prevalence import (
     PrevalenceFit,
     answer_counts,
     loglik,
-    prevalence,
     prevalence_from_counts,
 )
 from deniable.survey._regression_power import SimulatedPower, logit_power
-from deniable.survey._weighted import WeightedPrevalenceFit
+from deniable.survey._weighted import WeightedPrevalenceFit, prevalence
 
 __all__ = [
     "MODELS",

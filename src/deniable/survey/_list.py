@@ -26,7 +26,7 @@ sensitive coefficients are the interactions' and estimate a linear
 probability model), with HC3 standard errors as R's ``vcovHC``.
 
 With survey weights (``weights``, ``strata``, ``cluster``, replicates; see
-:mod:`deniable.survey._complex`) the estimates maximize the weighted
+:mod:`deniable._sample_design`) the estimates maximize the weighted
 pseudo-likelihood (minimize weighted least squares), with design-based
 sandwich standard errors and design effects.
 
@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 
 from deniable._intervals import z_for
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
-from deniable.survey._complex import sample_design
+from deniable._sample_design import sample_design
 
 __all__ = ["ListExperiment", "ListDifference", "list_difference", "ListLikelihood"]
 

@@ -46,7 +46,6 @@ from deniable.survey._design_base import Design
 
 __all__ = [
     "PrevalenceFit",
-    "prevalence",
     "prevalence_from_counts",
     "answer_counts",
     "answer_cells",
@@ -179,43 +178,6 @@ class PrevalenceFit(Result):
             f"{k}={v:.4f} (SE {self.bse[k]:.4f}, 95% CI {ci[k][0]:.4f}..{ci[k][1]:.4f})" for k, v in self.params.items()
         )
         return f"PrevalenceFit({self.design.model}, n={self.n}, {rows}, method={self.method!r})"
-
-
-def prevalence(responses: Any, design: Design, group: Any = None, *, weights: Any = None, strata: Any = None,
-               cluster: Any = None, fpc: Any = None, repweights: Any = None, rep_type: str | None = None,
-               rscales: Any = None, mse: bool = False, lonely_psu: str = "fail", data: Any = None) -> PrevalenceFit:
-    """Estimate the prevalence ``pi`` (and the extra parameter) from randomized answers.
-
-    A complex sample (any of ``weights``, ``strata``, ``cluster``, ``fpc``,
-    ``repweights``; R ``survey``'s ``svydesign`` and ``svrepdesign`` arguments,
-    see :mod:`deniable.survey._complex`) gives a
-    :class:`~deniable.survey._weighted.WeightedPrevalenceFit`: the weighted
-    estimate with design-based standard errors and design effects. With
-    ``data`` (a DataFrame or mapping), ``responses``, ``group`` and those
-    arguments may be column names.
-
-    >>> import numpy as np
-    >>> from deniable.survey import Warner
-    >>> fit = prevalence(np.array([1] * 60 + [0] * 40), Warner(p=0.7))
-    >>> round(fit.params["pi"], 4), round(fit.bse["pi"], 4)
-    (0.75, 0.1231)
-    """
-    if not isinstance(design, Design):
-        raise TypeError(f"design must be a deniable.survey design; got {type(design).__name__}")
-    if data is not None:
-        responses = data[responses] if isinstance(responses, str) else responses
-        group = data[group] if isinstance(group, str) else group
-    cells = answer_cells(responses, design, group)
-    from deniable.survey._complex import sample_design
-
-    sample = sample_design(cells.size, weights, strata, cluster, fpc, repweights, rep_type, rscales, mse,
-                           lonely_psu, data)
-    if sample is None:
-        size = design.groups * len(design.responses)
-        return prevalence_from_counts(np.bincount(cells, minlength=size).reshape(design.groups, -1), design)
-    from deniable.survey._weighted import weighted_prevalence
-
-    return weighted_prevalence(cells, design, sample)
 
 
 def prevalence_from_counts(counts: Any, design: Design) -> PrevalenceFit:

@@ -48,7 +48,7 @@ from statsmodels.base.model import (
 )
 
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
-from deniable.survey._complex import SampleDesign
+from deniable._sample_design import SampleDesign
 from deniable.survey._designs import Design
 from deniable.survey._likelihood import (
     Likelihood,
@@ -251,7 +251,7 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
     ``vce(robust)`` and ``vce(cluster)``). A complex sample (``weights``,
     ``strata``, ``cluster``, ``fpc``, ``repweights`` with ``rep_type``,
     ``rscales``, ``mse``, ``lonely_psu``: R ``survey``'s arguments, columns of
-    ``data`` or arrays, see :mod:`deniable.survey._complex`) gives the
+    ``data`` or arrays, see :mod:`deniable._sample_design`) gives the
     weighted pseudo-maximum-likelihood fit with design-based standard errors
     (:mod:`deniable.survey._weighted`) and ``design_effect``. ``restarts``:
     extra seeded starting points, searched only when the maximum from the

@@ -8,7 +8,7 @@ sample), which in the interior maximizes the weighted pseudo-log-likelihood
 pseudo-likelihood's maximum, its standard error the unbounded moment
 estimate's (as without weights). Each respondent's influence contribution
 is ``z_i = w_i dF / dN[g_i, y_i]`` (:func:`~deniable.survey._prevalence.moment_jacobian`);
-the covariance is the design's (:mod:`deniable.survey._complex`):
+the covariance is the design's (:mod:`deniable._sample_design`):
 linearization of ``z``, or the replicates' moment estimates. For Warner's
 design this is ``SE(lambda) / (2p - 1)`` with ``SE(lambda)`` ``svymean``'s SE of
 the weighted share of "yes".
@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from deniable._intervals import z_for
 from deniable._results import ConfidenceInterval, ResultTable, check_level
-from deniable.survey._complex import SampleDesign, sample_design
+from deniable._sample_design import SampleDesign, sample_design
 from deniable.survey._design_base import Design
 from deniable.survey._likelihood import Likelihood, Maximum, maximize
 from deniable.survey._mixture import MixtureLikelihood
@@ -54,9 +54,11 @@ from deniable.survey._prevalence import (
     loglik,
     maximum_likelihood,
     moment_jacobian,
+    prevalence_from_counts,
 )
 
-__all__ = ["COV_TYPES", "WeightedPrevalenceFit", "influence", "weighted_prevalence", "sandwich", "survey_sample"]
+__all__ = ["COV_TYPES", "WeightedPrevalenceFit", "influence", "prevalence", "weighted_prevalence", "sandwich",
+           "survey_sample"]
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,7 @@ COV_TYPES = ("oim", "opg", "robust", "cluster")
 def survey_sample(n: int, cov_type: str | None, data: Any, **design: Any) -> tuple[SampleDesign | None, str]:
     """The sample design of a regression's ``n`` rows of ``data`` and the name of its covariance.
 
-    ``design`` holds :func:`~deniable.survey._complex.sample_design`'s
+    ``design`` holds :func:`~deniable._sample_design.sample_design`'s
     arguments. ``cov_type``: None (design-based with a complex sample, else
     ``"oim"``), ``"oim"`` or ``"opg"`` (model-based: refused with a complex
     sample), ``"robust"`` (the sandwich, each respondent its own PSU unless
@@ -260,54 +262,6 @@ def survey_sample(n: int, cov_type: str | None, data: Any, **design: Any) -> tup
             raise ValueError("cov_type='cluster' needs cluster= (a column or one label per row)")
         return sample, "cluster"
     return sample, ("oim" if sample is None else sample.kind)
-
-
-def weighted_prevalence_by(responses: Any, design: Design, by: Any, group: Any, data: Any,
-                           arguments: dict[str, Any]) -> Any:
-    """:func:`~deniable.survey.prevalence_by` from a complex sample: domain estimates and a Wald test."""
-    from scipy.stats import chi2
-
-    from deniable.survey._groups import GroupedPrevalence, _missing
-
-    cells = answer_cells(responses, design, group)
-    sample = sample_design(cells.size, data=data, **arguments)
-    assert sample is not None
-    levels_of = np.asarray(by)
-    if levels_of.shape != (cells.size,):
-        raise ValueError(f"by must have one value per respondent ({cells.size}); got shape {levels_of.shape}")
-    keep = ~_missing(levels_of)
-    levels = sorted(set(levels_of[keep].tolist()), key=lambda v: (str(type(v)), v))
-    if len(levels) < 2:
-        raise ValueError(f"by must have at least 2 levels to compare; got {len(levels)}")
-    fits: dict[Any, PrevalenceFit] = {}
-    parts, replicates, randomization = [], [], []
-    for value in levels:
-        rows = np.flatnonzero(keep & (levels_of == value))
-        try:
-            fits[value] = weighted_prevalence(cells[rows], design, sample, rows)
-        except ValueError as exc:
-            raise ValueError(f"level {value!r} of by: {exc}") from None
-        params, z, replicate, added = influence(cells[rows], design, sample, rows)
-        parts.append(z)
-        replicates.append(replicate)
-        randomization.append(np.zeros((z.shape[1], z.shape[1])) if added is None else added)
-    tested = 1 if design.groups > 1 or len(design.param_names) == 1 else len(design.param_names) - 1
-    k = len(design.param_names)
-    full = np.concatenate([np.array(list(f.params.values())) for f in fits.values()])
-    if sample.repweights is None:
-        from scipy.linalg import block_diag
-
-        cov = sample.variance(np.hstack(parts)) + block_diag(*randomization)
-    else:
-        cov = sample.replicate_variance(lambda w: np.concatenate([r(w) for r in replicates]), full)
-    select = np.concatenate([np.arange(tested) + j * k for j in range(len(levels))])
-    theta, v = full[select].reshape(len(levels), tested), cov[np.ix_(select, select)]
-    contrast = np.kron(np.hstack([np.eye(len(levels) - 1), -np.ones((len(levels) - 1, 1))]), np.eye(tested))
-    diff = contrast @ theta.ravel()
-    statistic = float(diff @ np.linalg.solve(contrast @ v @ contrast.T, diff))
-    df = (len(levels) - 1) * tested
-    return GroupedPrevalence(design, fits, statistic, df, float(chi2.sf(statistic, df)), int((~keep).sum()),
-                             test="wald")
 
 
 def randomization_variance(design: Design, sample: SampleDesign, rows: NDArray[np.int64],
@@ -344,3 +298,36 @@ def randomization_variance(design: Design, sample: SampleDesign, rows: NDArray[n
             m = sum(matrix[state, r] * z[r] for r in range(len(z)))
             out -= (m * unbiased[state][:, None]).T @ m
     return out
+
+
+def prevalence(responses: Any, design: Design, group: Any = None, *, weights: Any = None, strata: Any = None,
+               cluster: Any = None, fpc: Any = None, repweights: Any = None, rep_type: str | None = None,
+               rscales: Any = None, mse: bool = False, lonely_psu: str = "fail", data: Any = None) -> PrevalenceFit:
+    """Estimate the prevalence ``pi`` (and the extra parameter) from randomized answers.
+
+    A complex sample (any of ``weights``, ``strata``, ``cluster``, ``fpc``,
+    ``repweights``; R ``survey``'s ``svydesign`` and ``svrepdesign`` arguments,
+    see :mod:`deniable._sample_design`) gives a
+    :class:`WeightedPrevalenceFit`: the weighted
+    estimate with design-based standard errors and design effects. With
+    ``data`` (a DataFrame or mapping), ``responses``, ``group`` and those
+    arguments may be column names.
+
+    >>> import numpy as np
+    >>> from deniable.survey import Warner
+    >>> fit = prevalence(np.array([1] * 60 + [0] * 40), Warner(p=0.7))
+    >>> round(fit.params["pi"], 4), round(fit.bse["pi"], 4)
+    (0.75, 0.1231)
+    """
+    if not isinstance(design, Design):
+        raise TypeError(f"design must be a deniable.survey design; got {type(design).__name__}")
+    if data is not None:
+        responses = data[responses] if isinstance(responses, str) else responses
+        group = data[group] if isinstance(group, str) else group
+    cells = answer_cells(responses, design, group)
+    sample = sample_design(cells.size, weights, strata, cluster, fpc, repweights, rep_type, rscales, mse,
+                           lonely_psu, data)
+    if sample is None:
+        size = design.groups * len(design.responses)
+        return prevalence_from_counts(np.bincount(cells, minlength=size).reshape(design.groups, -1), design)
+    return weighted_prevalence(cells, design, sample)
