@@ -4,8 +4,8 @@ The model and its estimation are in :mod:`deniable.survey._list`. This
 module adds the formula interface (patsy; the ``survey`` extra), the
 results (``params`` named ``sensitive:<term>`` and ``control:<term>``,
 ``bse``, ``llf``, ``predict``) and complex samples. Standard errors: the
-inverse of the exact observed information (``method="ml"``), HC3
-(``method="lm"``), or design-based with a complex sample.
+inverse of the exact observed information (``method="ml"``), the two-step
+sandwich (``"nls"``), HC3 (``method="lm"``), or design-based with a complex sample.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from deniable.survey._weighted import sandwich, survey_sample
 
 __all__ = ["ictreg", "ICTRegResults"]
 
-METHODS = ("ml", "lm")
+METHODS = ("ml", "nls", "lm")
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,6 +165,9 @@ def ictreg(formula: str, data: Any, treat: str, J: int, method: str = "ml", *,  
     w = None if sample is None else sample.weights[positions] / float(np.mean(sample.weights[positions]))
     if method == "ml":
         params, cov, llf, deff = _ml(experiment.J, answers, treated, exog, w, sample, positions)
+    elif method == "nls":
+        params, cov, deff = _nls(experiment.J, answers, treated, exog, w, sample, positions)
+        llf = None
     else:
         params, cov, deff = _lm(answers, treated, exog, w, sample, positions)
         llf = None
@@ -202,6 +205,93 @@ def _ml(J: int, y: Any, treated: Any, exog: Any, w: Any, sample: Any, positions:
         return best.params, np.linalg.inv(-lik.hessian(best.params)), best.llf, None
     cov, deff = sandwich(lik, best, sample, positions, lik.with_weights)
     return best.params, cov, best.llf, deff
+
+
+def _least_squares(x: Any, target: Any, scale: float, w: Any, start: Any, steps: int = 500) -> Any:
+    """``argmin sum_i w_i (target_i - scale logistic(x_i' beta))^2``: Newton's method with the exact Hessian,
+    damped (Levenberg) where it is not positive definite or the step does not lower the sum, until the
+    Newton decrement is below 1e-20 times the sum."""
+    beta = np.array(start, dtype=np.float64)
+
+    def loss(b: Any) -> float:
+        return float(w @ (target - scale / (1 + np.exp(-(x @ b)))) ** 2)
+
+    current, damping = loss(beta), 0.0
+    for _ in range(steps):
+        g = 1 / (1 + np.exp(-(x @ beta)))
+        d1 = scale * g * (1 - g)
+        resid = target - scale * g
+        grad = x.T @ (w * resid * d1)  # minus half the gradient of the sum
+        hess = (x * (w * (d1**2 - resid * d1 * (1 - 2 * g)))[:, None]).T @ x
+        scale_h = float(np.max(np.abs(np.diag(hess)))) or 1.0
+        while True:
+            try:
+                factor = np.linalg.cholesky(hess + damping * scale_h * np.eye(len(beta)))
+            except np.linalg.LinAlgError:
+                damping = max(damping * 10, 1e-10)
+                continue
+            step = np.linalg.solve(factor.T, np.linalg.solve(factor, grad))
+            trial = loss(beta + step)
+            if trial <= current or damping > 1e8:
+                break
+            damping = max(damping * 10, 1e-10)
+        if trial > current:
+            break
+        decrement = float(grad @ step)
+        beta, current = beta + step, trial
+        damping = damping / 10 if damping > 1e-10 else 0.0
+        if decrement <= 1e-20 * max(current, 1e-300):
+            break
+    return beta
+
+
+def _nls(J: int, y: Any, treated: Any, exog: Any, w: Any, sample: Any, positions: Any) -> tuple[Any, ...]:  # noqa: N803
+    """Imai's (2011) two-step non-linear least squares and its stacked sandwich (module docstring).
+
+    Step 1: ``psi`` minimizes ``sum_control (y - J h)^2``; step 2: ``delta``
+    minimizes ``sum_treated (y - J h - g)^2`` with ``psi`` fixed. The
+    estimating equations ``m_i`` (``(y - J h - g) g' x`` for the treated,
+    ``(y - J h) J h' x`` for the controls) and their expected Jacobian ``G``
+    give ``z_i = -G^{-1} m_i``; the covariance is ``sum_i z_i z_i'`` (R's),
+    or the design's with a complex sample.
+    """
+    weights = np.ones(len(y)) if w is None else w
+    k = exog.shape[1]
+    control = ~treated
+    psi0 = _logistic_fit(exog[control], y[control] / J, weights[control] * J, np.zeros(k))
+    psi = _least_squares(exog[control], y[control].astype(float), float(J), weights[control], psi0)
+    h = 1 / (1 + np.exp(-(exog @ psi)))
+    adjusted = y - J * h
+    share = np.clip(adjusted[treated], 0.0, 1.0)
+    delta0 = _logistic_fit(exog[treated], share, weights[treated], np.zeros(k))
+    delta = _least_squares(exog[treated], adjusted[treated], 1.0, weights[treated], delta0)
+    g = 1 / (1 + np.exp(-(exog @ delta)))
+    dg, dh = g * (1 - g), h * (1 - h)
+    m = np.zeros((len(y), 2 * k))
+    m[treated, :k] = ((adjusted - g) * dg)[treated, None] * exog[treated]
+    m[control, k:] = ((y - J * h) * J * dh)[control, None] * exog[control]
+    m *= weights[:, None]
+
+    def gram(rows: Any, c: Any) -> Any:
+        return (exog[rows] * (weights * c)[rows, None]).T @ exog[rows]
+
+    jacobian = np.block([[-gram(treated, dg**2), -gram(treated, J * dg * dh)],
+                         [np.zeros((k, k)), -gram(control, (J * dh) ** 2)]])
+    z_rows = -m @ np.linalg.inv(jacobian).T
+    params = np.concatenate([delta, psi])
+    if sample is None:
+        return params, z_rows.T @ z_rows, None
+    z = np.zeros((sample.n, 2 * k))
+    z[positions] = z_rows
+    used = np.zeros(sample.n)
+    used[positions] = weights
+
+    def replicate(rep: Any) -> Any:
+        return _nls(J, y, treated, exog, rep[positions] / float(np.mean(sample.weights[positions])), None,
+                    positions)[0]
+
+    cov, deff = sample.covariance(z, replicate, params, used)
+    return params, cov, deff
 
 
 def _lm(y: Any, treated: Any, exog: Any, w: Any, sample: Any, positions: Any) -> tuple[Any, ...]:

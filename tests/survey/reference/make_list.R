@@ -19,6 +19,7 @@ ml <- ictreg(y ~ south + age + male + college, data = race, treat = "treat", J =
 ml_pred <- predict(ml, se.fit = TRUE, interval = "confidence")
 ml_avg <- predict(ml, avg = TRUE, se.fit = TRUE, interval = "confidence")
 lm_fit <- ictreg(y ~ south + age + male + college, data = race, treat = "treat", J = 3, method = "lm")
+nls_fit <- ictreg(y ~ south + age + male + college, data = race, treat = "treat", J = 3, method = "nls")
 dim_fit <- ictreg(y ~ 1, data = race, treat = "treat", J = 3, method = "lm")
 y1 <- race$y[race$treat == 1]
 y0 <- race$y[race$treat == 0]
@@ -26,7 +27,7 @@ y0 <- race$y[race$treat == 0]
 ref <- list(
   meta = list(R = R.version.string, list = "9.2.6", jsonlite = as.character(packageVersion("jsonlite")),
               note = paste("ictreg's ML SEs come from optim's numerical Hessian at the EM estimate; lm's SEs are",
-                           "sandwich::vcovHC's default, HC3. Predictions: predict.ictreg with se.fit = TRUE.")),
+                           "sandwich::vcovHC's default, HC3; nls's are the two-step sandwich. Predictions: predict.ictreg with se.fit = TRUE.")),
   ml = list(sensitive = num(ml$par.treat), control = num(ml$par.control),
             sensitive_se = num(ml$se.treat), control_se = num(ml$se.control), llik = num(ml$llik),
             names = names(ml$par.treat)),
@@ -34,6 +35,8 @@ ref <- list(
                  avg = num(ml_avg$fit[1, 1]), avg_se = num(ml_avg$se.fit)),
   lm = list(sensitive = num(lm_fit$par.treat), control = num(lm_fit$par.control),
             sensitive_se = num(lm_fit$se.treat), control_se = num(lm_fit$se.control)),
+  nls = list(sensitive = num(nls_fit$par.treat), control = num(nls_fit$par.control),
+             sensitive_se = num(nls_fit$se.treat), control_se = num(nls_fit$se.control)),
   difference = list(lm_estimate = num(dim_fit$par.treat), lm_se_hc3 = num(dim_fit$se.treat),
                     welch_se = num(sqrt(var(y1) / length(y1) + var(y0) / length(y0))))
 )
