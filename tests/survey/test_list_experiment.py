@@ -210,3 +210,33 @@ def test_ictreg_replicates_and_clusters(method: str) -> None:
     np.testing.assert_allclose(lin.params, plain.params, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(lin.bse / jk.bse, 1.0, atol=0.35)
     assert lin.cov_type == "cluster" or lin.cov_type == "linearization"
+
+
+def test_ict_test_reproduces_r() -> None:
+    """ict.test(gms = FALSE) on the race data: the Bonferroni p-value, and the respondent types' shares (R
+    prints them rounded to 4 digits)."""
+    entry = ref()["ict_test"]
+    d = race()
+    result = sv.ict_test(d["y"].to_numpy(), d["treat"].to_numpy(), J=3)
+    assert result.pvalue == pytest.approx(entry["p"], rel=1e-9)
+    rows = [(y, 1) for y in range(4)] + [(y, 0) for y in range(4)]
+    for key, (estimate, se) in zip(rows, entry["pi_table_rounded"], strict=True):
+        assert result.table[key][0] == pytest.approx(estimate, abs=5e-5)
+        assert result.table[key][1] == pytest.approx(se, abs=5e-5)
+    assert "no evidence of a design effect" in repr(result)
+
+
+@pytest.mark.stat
+def test_ict_test_holds_its_level_and_finds_a_design_effect(rng: np.random.Generator) -> None:
+    """Under no design effect the test rejects at 5% no more often than 5% (Bonferroni and the boundary make it
+    conservative): one-sided binomial check at alpha 1e-6 / 2 over R = 400 experiments. Power: when the
+    sensitive item makes treated respondents drop a control item (a design effect), it rejects in most."""
+    replicates, n = 400, 2000
+    y, treat, _ = _simulate(rng, n, replicates)
+    rejections = sum(sv.ict_test(y[r], treat[r].astype(int), J=3).pvalue < 0.05 for r in range(replicates))
+    check = coverage_check(replicates - rejections, replicates, 0.95, 1e-6 / 2, conservative=True)
+    assert check, str(check)
+    # a design effect: treated carriers of the sensitive item stop counting one control item they hold
+    drop = treat & (y >= 2) & (rng.random(y.shape) < 0.5)
+    effect = sum(sv.ict_test(y[r] - drop[r], treat[r].astype(int), J=3).pvalue < 0.05 for r in range(100))
+    assert effect > 50, f"rejected only {effect} of 100 experiments with a design effect"

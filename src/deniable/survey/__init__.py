@@ -33,6 +33,7 @@ from deniable.survey._designs import (
     design,
 )
 from deniable.survey._groups import GroupedPrevalence, prevalence_by
+from deniable.survey._ict_test import DesignEffectTest, ict_test
 from deniable.survey._list import ListDifference, ListExperiment, list_difference
 from deniable.survey._power import prevalence_power, prevalence_sample_size, simulated_power, standard_error
 from deniable.survey._prevalence import (
@@ -81,6 +82,8 @@ __all__ = [
     "ListDifference",
     "list_difference",
     "ictreg",
+    "ict_test",
+    "DesignEffectTest",
 ]
 
 _REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")

@@ -21,6 +21,7 @@ ml_avg <- predict(ml, avg = TRUE, se.fit = TRUE, interval = "confidence")
 lm_fit <- ictreg(y ~ south + age + male + college, data = race, treat = "treat", J = 3, method = "lm")
 nls_fit <- ictreg(y ~ south + age + male + college, data = race, treat = "treat", J = 3, method = "nls")
 dim_fit <- ictreg(y ~ 1, data = race, treat = "treat", J = 3, method = "lm")
+design_test <- ict.test(race$y, race$treat, J = 3, gms = FALSE)
 y1 <- race$y[race$treat == 1]
 y0 <- race$y[race$treat == 0]
 
@@ -37,6 +38,8 @@ ref <- list(
             sensitive_se = num(lm_fit$se.treat), control_se = num(lm_fit$se.control)),
   nls = list(sensitive = num(nls_fit$par.treat), control = num(nls_fit$par.control),
              sensitive_se = num(nls_fit$se.treat), control_se = num(nls_fit$se.control)),
+  ict_test = list(p = num(design_test$p), pi_table_rounded = unname(design_test$pi.table),
+                  rows = rownames(design_test$pi.table)),
   difference = list(lm_estimate = num(dim_fit$par.treat), lm_se_hc3 = num(dim_fit$se.treat),
                     welch_se = num(sqrt(var(y1) / length(y1) + var(y0) / length(y0))))
 )
