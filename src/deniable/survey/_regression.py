@@ -23,9 +23,13 @@ Hessian) or the outer product of the scores (``cov_type="opg"``, what rr's
 ``pvalues``, ``llf``, ``summary()``, plus ``predict(newdata)`` (the
 prevalence) and :meth:`RRLogitResults.lr_test`.
 
-Formulas are patsy's. As in R, a column name with dots (``cov.age``) may be
-written bare, and ``^`` means ``**`` (R's power in ``I()`` and its crossing
-of terms). This module needs the ``survey`` extra (pandas, statsmodels, patsy).
+Formulas are patsy's, read as R users write them (:mod:`deniable.survey._formula`):
+a column name with dots (``cov.age``) may be written bare, ``^`` means ``**``,
+``y ~ .`` is every other column, ``factor(x)`` and ``relevel(x, ref = "a")``
+make categories, ``log``/``exp``/``sqrt`` are numpy's, ``scale(x)`` and
+``center(x)`` use the rows that have a value; a column of a few integer codes
+entering as a number draws a warning. This module needs the ``survey``
+extra (pandas, statsmodels, patsy).
 
 :func:`linear` is RRreg's ``RRlin``: linear regression of a plain outcome
 on a randomized-response predictor (:mod:`deniable.survey._mixture`).
@@ -50,6 +54,7 @@ from statsmodels.base.model import (
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
 from deniable._sample_design import SampleDesign
 from deniable.survey._designs import Design
+from deniable.survey._formula import namespace, plain, r_syntax, warn_coded_numbers
 from deniable.survey._likelihood import (
     Likelihood,
     Maximum,
@@ -267,7 +272,8 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
     """
     check_design(design)
     _check_restarts(restarts)
-    rows = _Rows.build(formula, data, design, group, patsy.EvalEnvironment.capture(1))
+    rows = _Rows.build(formula, data, design, group, patsy.EvalEnvironment.capture(1),
+                       (group, weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())))
     sample, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, weights=weights, strata=strata,
                                      cluster=cluster, fpc=fpc, repweights=repweights, rep_type=rep_type,
                                      rscales=rscales, mse=mse, lonely_psu=lonely_psu)
@@ -318,7 +324,8 @@ def linear(formula: str, data: Any, design: Design, predictor: str | None = None
     """
     check_one_group(design)
     _check_restarts(restarts)
-    rows = _Rows.build(formula, data, design, None, patsy.EvalEnvironment.capture(1))
+    rows = _Rows.build(formula, data, design, None, patsy.EvalEnvironment.capture(1),
+                       (weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())))
     sample, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, weights=weights, strata=strata,
                                      cluster=cluster, fpc=fpc, repweights=repweights, rep_type=rep_type,
                                      rscales=rscales, mse=mse, lonely_psu=lonely_psu)
@@ -412,14 +419,15 @@ class _Rows:
     def __init__(self, y: pd.DataFrame, x: pd.DataFrame, labels: Any, groups: Any, dropped: int,
                  formula: str) -> None:
         self.y, self.x, self.labels, self.groups, self.dropped, self.formula = y, x, labels, groups, dropped, formula
-        self.names = [_plain(n) for n in x.columns]
+        self.names = [plain(n) for n in x.columns]
         x.columns = self.names
         self.frame: pd.DataFrame = pd.DataFrame()  # all rows of the data, positions 0..n_rows-1
         self.n_rows = len(x)
         self.positions: Any = np.arange(len(x))  # the rows used, as positions in frame
 
     @classmethod
-    def build(cls, formula: str, data: Any, design: Design, group: Any, env: Any) -> _Rows:
+    def build(cls, formula: str, data: Any, design: Design, group: Any, env: Any, exclude: tuple[Any, ...] = ()
+              ) -> _Rows:
         if not isinstance(formula, str) or "~" not in formula:
             raise ValueError(f"formula must be a string 'answer ~ terms'; got {formula!r}")
         frame = _frame(data, "data")
@@ -431,10 +439,12 @@ class _Rows:
             keep = groups.notna().to_numpy()
             frame, groups = frame[keep], groups[keep]
         try:
-            y, x = patsy.dmatrices(_r_syntax(formula, frame.columns), frame, NA_action="drop",
-                                   return_type="dataframe", eval_env=env)
+            named = tuple(str(v) for v in exclude if isinstance(v, str))
+            y, x = patsy.dmatrices(r_syntax(formula, frame.columns, named), frame, NA_action="drop",
+                                   return_type="dataframe", eval_env=env.with_outer_namespace(namespace()))
         except patsy.PatsyError as err:
             raise ValueError(f"formula {formula!r}: {_explain(err, frame)}") from None
+        warn_coded_numbers(formula, frame, x.design_info)
         g = None if groups is None else groups.loc[x.index].to_numpy()
         rows = cls(y, x, index[x.index], g, n_rows - len(x), formula)
         rows.frame, rows.n_rows, rows.positions = frame_all, n_rows, x.index.to_numpy()
@@ -492,24 +502,6 @@ def _groups(group: Any, frame: pd.DataFrame, design: Design) -> pd.Series | None
     return values
 
 
-_DOTTED = r"(?<![\w.\"'])({})(?![\w.\"'(])"
-
-
-def _r_syntax(formula: str, columns: Any) -> str:
-    """R habits in patsy: bare column names with dots become ``Q("name")``, and ``^`` becomes ``**``."""
-    text = formula.replace("^", "**")
-    dotted = sorted((c for c in columns if isinstance(c, str) and "." in c), key=len, reverse=True)
-    if dotted:
-        pattern = re.compile(_DOTTED.format("|".join(map(re.escape, dotted))))
-        text = pattern.sub(lambda m: f'Q("{m.group(1)}")', text)
-    return text
-
-
-def _plain(name: str) -> str:
-    """A term's name as the user wrote it: ``Q("cov.age")`` back to ``cov.age``."""
-    return re.sub(r"""Q\((["'])(.*?)\1\)""", r"\2", name)
-
-
 def _explain(err: Exception, frame: pd.DataFrame) -> str:
     missing = re.search(r"name '([^']+)' is not defined", str(err))
     if missing:
@@ -525,4 +517,4 @@ def _answer(y: pd.DataFrame, formula: str) -> pd.Series:
     if y.shape[1] != 1:
         raise ValueError(f"formula {formula!r}: the response must be one numeric column (the design's answers); "
                          f"patsy made {y.shape[1]} columns: {', '.join(map(str, y.columns))}")
-    return y.iloc[:, 0].rename(_plain(str(y.columns[0])))
+    return y.iloc[:, 0].rename(plain(str(y.columns[0])))

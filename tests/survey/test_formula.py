@@ -1,0 +1,63 @@
+"""Formulas as R users write them (deniable.survey._formula): factor(), relevel(), log(), scale() and center()
+on columns with missing values, ``y ~ .``, and the warning for integer codes entering as a number."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import deniable.survey as sv
+from deniable.errors import DeniableWarning
+
+WARNER = sv.Warner(p=0.8)
+
+
+def _data(n: int = 1500) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=n)
+    region = rng.integers(1, 4, n)
+    carrier = rng.random(n) < 1 / (1 + np.exp(-(-0.5 + 0.7 * x + 0.3 * (region == 2))))
+    d = pd.DataFrame({"y": np.asarray(WARNER.privatize_many(carrier, rng=rng)).astype(int), "x": x,
+                      "region": region, "income": np.exp(rng.normal(size=n)), "w": rng.uniform(1, 2, n)})
+    d.loc[[5, 17], "x"] = np.nan
+    return d
+
+
+def test_scale_and_log_on_a_column_with_missing_values() -> None:
+    d = _data()
+    res = sv.logit("y ~ scale(x) + log(income)", d, WARNER)
+    kept = d.dropna()
+    manual = kept.assign(zx=(kept["x"] - kept["x"].mean()) / kept["x"].std(ddof=1), li=np.log(kept["income"]))
+    ref = sv.logit("y ~ zx + li", manual, WARNER)
+    np.testing.assert_allclose(res.params, ref.params, rtol=1e-10)
+    assert res.n_dropped == 2
+    centred = sv.logit("y ~ center(x)", d, WARNER)
+    np.testing.assert_allclose(centred.params.iloc[1], sv.logit("y ~ x", d, WARNER).params.iloc[1], rtol=1e-10)
+
+
+def test_factor_and_relevel() -> None:
+    d = _data()
+    res = sv.logit("y ~ x + factor(region)", d, WARNER)
+    assert res.params.index.tolist() == ["Intercept", "C(region)[T.2]", "C(region)[T.3]", "x"]
+    other = sv.logit("y ~ x + relevel(factor(region), ref = 3)", d, WARNER)
+    # the same model with level 3 as the reference: the fitted prevalences agree
+    np.testing.assert_allclose(other.predict(), res.predict(), rtol=1e-8)
+    assert "C(region, Treatment(reference=3))[T.1]" in other.params.index
+
+
+def test_dot_means_every_other_column_but_the_design_arguments() -> None:
+    d = _data().drop(columns="region")
+    res = sv.logit("y ~ .", d, WARNER, weights="w")
+    assert res.params.index.tolist() == ["Intercept", "x", "income"]
+
+
+def test_integer_codes_entering_as_a_number_warn() -> None:
+    d = _data()
+    with pytest.warns(DeniableWarning, match=r"column 'region' has 3 integer codes \(1, 2, 3\).*factor\(region\)"):
+        sv.logit("y ~ x + region", d, WARNER)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sv.logit("y ~ x + factor(region)", d, WARNER)
