@@ -240,3 +240,11 @@ def test_ict_test_holds_its_level_and_finds_a_design_effect(rng: np.random.Gener
     drop = treat & (y >= 2) & (rng.random(y.shape) < 0.5)
     effect = sum(sv.ict_test(y[r] - drop[r], treat[r].astype(int), J=3).pvalue < 0.05 for r in range(100))
     assert effect > 50, f"rejected only {effect} of 100 experiments with a design effect"
+
+
+def test_ictreg_reads_r_formulas() -> None:
+    d = race()
+    dotted = sv.ictreg("y ~ .", d.drop(columns="state"), "treat", J=3, method="lm")
+    assert [n.split(":", 1)[1] for n in dotted.params.index[:5]] == ["Intercept", "age", "south", "male", "college"]
+    scaled = sv.ictreg("y ~ scale(age) + factor(south)", d, "treat", J=3, method="lm")
+    assert "sensitive:C(south)[T.1]" in scaled.params.index

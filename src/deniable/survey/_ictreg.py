@@ -20,6 +20,7 @@ import patsy
 
 from deniable._intervals import z_for
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
+from deniable.survey._formula import namespace, plain, r_syntax, warn_coded_numbers
 from deniable.survey._likelihood import maximize
 from deniable.survey._list import ListExperiment, ListLikelihood, _logistic_fit
 from deniable.survey._weighted import sandwich, survey_sample
@@ -144,10 +145,14 @@ def ictreg(formula: str, data: Any, treat: str, J: int, method: str = "ml", *,  
     if not isinstance(treat, str) or treat not in frame.columns:
         raise ValueError(f"treat must name a column of data (columns: {', '.join(map(str, frame.columns))}); "
                          f"got {treat!r}")
+    named = tuple(str(v) for v in (treat, weights, strata, cluster) if isinstance(v, str))
+    env = patsy.EvalEnvironment.capture(1).with_outer_namespace(namespace())
     try:
-        y, x = patsy.dmatrices(formula, frame, NA_action="drop", return_type="dataframe")
+        y, x = patsy.dmatrices(r_syntax(formula, frame.columns, named), frame, NA_action="drop",
+                               return_type="dataframe", eval_env=env)
     except patsy.PatsyError as err:
         raise ValueError(f"formula {formula!r}: {str(err).splitlines()[0]}") from None
+    warn_coded_numbers(formula, frame, x.design_info)
     design_info = x.design_info
     positions = x.index.to_numpy()
     keep_treat = frame[treat].iloc[positions].notna().to_numpy()
@@ -159,7 +164,7 @@ def ictreg(formula: str, data: Any, treat: str, J: int, method: str = "ml", *,  
     if cov_type is None and sample is None:
         cov_name = "oim" if method == "ml" else "HC3"
     exog = x.to_numpy(dtype=np.float64)
-    names = list(x.columns)
+    names = [plain(str(c)) for c in x.columns]
     if len(answers) <= 2 * len(names):
         raise ValueError(f"data has {len(answers)} complete rows for {2 * len(names)} parameters")
     w = None if sample is None else sample.weights[positions] / float(np.mean(sample.weights[positions]))
