@@ -61,3 +61,34 @@ def test_integer_codes_entering_as_a_number_warn() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sv.logit("y ~ x + factor(region)", d, WARNER)
+
+
+def test_drop1_is_the_likelihood_ratio_test_of_each_term() -> None:
+    d = _data()
+    full = sv.logit("y ~ x + factor(region) + log(income)", d, WARNER)
+    table = full.drop1()
+    assert table.index.tolist() == ["C(region)", "x", "log(income)"]
+    for term, formula in (("C(region)", "y ~ x + log(income)"), ("log(income)", "y ~ x + factor(region)")):
+        test = sv.lr_test(full, sv.logit(formula, d.dropna(subset=["x"]), WARNER))
+        assert table.loc[term, "lr"] == pytest.approx(test.statistic, rel=1e-8)
+        assert table.loc[term, "df"] == test.df
+        assert table.loc[term, "pvalue"] == pytest.approx(test.pvalue, rel=1e-6)
+    with pytest.raises(ValueError, match=r"drop1: likelihood-ratio tests need the model's likelihood"):
+        sv.logit("y ~ x", d, WARNER, weights="w").drop1()
+
+
+def test_predict_interval() -> None:
+    d = _data()
+    res = sv.logit("y ~ x + log(income)", d, WARNER)
+    band = res.predict_interval()
+    np.testing.assert_allclose(band["fit"], res.predict(), rtol=1e-12)
+    assert np.all((band["ci_low"] < band["fit"]) & (band["fit"] < band["ci_high"]))
+    assert np.all((band["ci_low"] > 0) & (band["ci_high"] < 1))
+    # the delta method's SE against a finite difference of the fitted prevalence of the first respondent
+    beta, cov = res.params.to_numpy(), res.cov_params().to_numpy()
+    x0 = np.r_[1.0, d["x"].iloc[0], np.log(d["income"].iloc[0])]
+    g = 1 / (1 + np.exp(-(x0 @ beta)))
+    grad = g * (1 - g) * x0
+    assert band["se"].iloc[0] == pytest.approx(float(np.sqrt(grad @ cov @ grad)), rel=1e-10)
+    new = res.predict_interval(d.head(7))
+    assert np.isnan(new["fit"].iloc[5]) and new.index.tolist() == list(range(7))

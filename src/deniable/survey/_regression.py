@@ -51,6 +51,7 @@ from statsmodels.base.model import (
     LikelihoodResultsWrapper,
 )
 
+from deniable._intervals import z_for
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
 from deniable._sample_design import SampleDesign
 from deniable.survey._designs import Design
@@ -199,19 +200,65 @@ class RRLogitResults(_RRResults):
 
         Rows of ``newdata`` with a missing covariate get NaN.
         """
-        k = self.model.exog.shape[1]
-        beta = np.asarray(self.params)[:k]
+        x, index, labels = self._covariates(newdata)
+        eta = x @ np.asarray(self.params)[: x.shape[1]]
+        return pd.Series(0.5 * (1 + np.tanh(eta / 2)), index=index, name="prevalence").reindex(labels)
+
+    def predict_interval(self, newdata: Any = None, level: float = 0.95) -> pd.DataFrame:
+        """The predicted prevalence with its standard error and interval (``fit``, ``se``, ``ci_low``, ``ci_high``).
+
+        With ``s = sqrt(x' V x)`` (``V`` the coefficients' covariance, design-based
+        for a complex sample): ``se = fit (1 - fit) s`` (delta method) and the
+        interval ``logistic(x' beta -+ z s)``, which stays in [0, 1].
+        """
+        x, index, labels = self._covariates(newdata)
+        k = x.shape[1]
+        eta = x @ np.asarray(self.params)[:k]
+        spread = np.sqrt(np.einsum("ij,jk,ik->i", x, np.asarray(self.cov_params())[:k, :k], x))
+        z = z_for(1 - check_level(level))
+        fit_ = 0.5 * (1 + np.tanh(eta / 2))
+        frame = pd.DataFrame({"fit": fit_, "se": fit_ * (1 - fit_) * spread,
+                              "ci_low": 0.5 * (1 + np.tanh((eta - z * spread) / 2)),
+                              "ci_high": 0.5 * (1 + np.tanh((eta + z * spread) / 2))}, index=index)
+        return frame.reindex(labels)
+
+    def _covariates(self, newdata: Any) -> tuple[Any, Any, Any]:
+        """The covariate matrix of the respondents used (or of ``newdata``'s complete rows), its row labels and
+        the labels to report (``newdata``'s rows, NaN where a covariate is missing)."""
         if newdata is None:
-            return pd.Series(self.model.likelihood.prevalence(np.asarray(self.params)),
-                             index=self.model.data.row_labels, name="prevalence")
+            labels = self.model.data.row_labels
+            return np.asarray(self.model.exog, dtype=np.float64), labels, labels
         frame = _frame(newdata, "newdata")
         try:
             (x,) = patsy.build_design_matrices([self.model.design_info], frame, NA_action="drop",
                                                return_type="dataframe")
         except patsy.PatsyError as err:
             raise ValueError(f"newdata: {_explain(err, frame)}") from None
-        eta = np.asarray(x, dtype=np.float64) @ beta
-        return pd.Series(0.5 * (1 + np.tanh(eta / 2)), index=x.index, name="prevalence").reindex(frame.index)
+        return np.asarray(x, dtype=np.float64), x.index, frame.index
+
+    def drop1(self) -> pd.DataFrame:
+        """Per-term likelihood-ratio tests, as R's ``drop1(fit, test = "Chisq")``: each term left out in turn,
+        the model refitted on the same rows, ``2 (llf - llf_without)`` against chi-square with the term's
+        number of columns as degrees of freedom. Columns ``df``, ``llf``, ``lr``, ``pvalue``, one row per term."""
+        from scipy import stats
+
+        if self.sample is not None:
+            raise ValueError("drop1: likelihood-ratio tests need the model's likelihood; a complex sample's "
+                             "pseudo-likelihood has no chi-square reference (use the design-based Wald tests)")
+        lik, info = self.model.likelihood, self.model.design_info
+        extra = [self.design.extra] if self.design.extra else []
+        out = {}
+        for term in info.terms:
+            if not term.factors:  # the intercept
+                continue
+            keep = np.ones(lik.exog.shape[1], dtype=bool)
+            keep[info.term_slices[term]] = False
+            names = [n for n, k in zip(self.model.exog_names, keep, strict=False) if k] + extra
+            best = fit(lik.with_exog(lik.exog[:, keep]), names)
+            statistic = max(2 * (float(self.llf) - best.llf), 0.0)
+            df = int((~keep).sum())
+            out[plain(term.name())] = (df, best.llf, statistic, float(stats.chi2.sf(statistic, df)))
+        return pd.DataFrame.from_dict(out, orient="index", columns=["df", "llf", "lr", "pvalue"])
 
     def lr_test(self, restricted: RRLogitResults) -> LRTest:
         """Likelihood-ratio test of the nested ``restricted`` fit (same rows and design) against this one."""
