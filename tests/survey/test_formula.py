@@ -92,3 +92,27 @@ def test_predict_interval() -> None:
     assert band["se"].iloc[0] == pytest.approx(float(np.sqrt(grad @ cov @ grad)), rel=1e-10)
     new = res.predict_interval(d.head(7))
     assert np.isnan(new["fit"].iloc[5]) and new.index.tolist() == list(range(7))
+
+
+def test_poly_is_r_orthogonal_polynomial() -> None:
+    """R: ``x <- c(0.3, 1.2, 2.5, 3.1, 4.8, 5.0, 6.7, 7.2); poly(x, 3)`` (rows 1 and 8) and
+    ``predict(poly(x, 3), c(1, 2.2))``, R 4.2.2."""
+    import patsy
+
+    from deniable.survey._formula import namespace
+
+    x = np.array([0.3, 1.2, 2.5, 3.1, 4.8, 5.0, 6.7, 7.2])
+    env = patsy.EvalEnvironment.capture().with_outer_namespace(namespace())
+    basis = patsy.dmatrix("poly(x, 3) - 1", {"x": x}, eval_env=env)
+    np.testing.assert_allclose(np.asarray(basis)[[0, 7]], [[-0.537755350404327, 0.531482629895799, -0.425607045904390],
+                                                          [0.507459274325210, 0.463107990297473, 0.363829353365793]],
+                               rtol=1e-12)
+    (new,) = patsy.build_design_matrices([basis.design_info], {"x": np.array([1.0, 2.2])})
+    np.testing.assert_allclose(np.asarray(new), [[-0.431719084127418, 0.190339558666197, 0.195280847153043],
+                                                 [-0.249942627652715, -0.218903206072256, 0.469891870973279]],
+                               rtol=1e-12)
+    raw = patsy.dmatrix("poly(x, 2, raw=True) - 1", {"x": x}, eval_env=env)
+    np.testing.assert_allclose(np.asarray(raw), np.column_stack([x, x**2]))
+    d = _data()
+    res = sv.logit("y ~ poly(x, 2)", d, WARNER)
+    assert len(res.params) == 3

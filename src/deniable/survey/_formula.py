@@ -8,7 +8,8 @@
   "a")``) is ``C(x, Treatment(reference="a"))``;
 * ``log``, ``exp``, ``sqrt``, ``log1p`` are numpy's; ``scale(x)`` and
   ``center(x)`` standardize and centre over the rows that have a value
-  (patsy's own propagate a missing value to every row, leaving "0 complete rows").
+  (patsy's own propagate a missing value to every row, leaving "0 complete rows");
+  ``poly(x, 2)`` is R's orthogonal polynomial (``raw=True``: plain powers).
 
 A numeric column with a few integer codes (1/2/3) that enters a formula as
 a number is flagged by :func:`warn_coded_numbers` (a ``DeniableWarning``
@@ -88,10 +89,60 @@ class _Center(_Standardize):
         return super().transform(x, True, False, ddof)
 
 
+class _Poly:
+    """patsy's stateful ``poly(x, degree)``: R's orthogonal polynomials (``raw=True``: the powers ``x .. x^degree``).
+
+    Fitted on the rows that have a value by the three-term recurrence ``P_0 = 1``,
+    ``P_{k+1} = (x - a_k) P_k - (n_k / n_{k-1}) P_{k-1}``, ``a_k = sum x P_k^2 / n_k``,
+    ``n_k = sum P_k^2``; the columns are ``P_k / sqrt(n_k)`` for ``k = 1..degree``,
+    R's ``poly()`` and ``predict.poly`` exactly.
+    """
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self.alpha: list[float] = []
+        self.norm2: list[float] = []
+
+    def memorize_chunk(self, x: Any, degree: int = 1, raw: bool = False) -> None:
+        v = np.asarray(x, dtype=np.float64)
+        self.values.append(v[np.isfinite(v)])
+
+    def memorize_finish(self) -> None:
+        x = np.concatenate(self.values) if self.values else np.zeros(0)
+        self.x = x
+
+    def _fit(self, degree: int) -> None:
+        x = self.x
+        previous, current = np.zeros_like(x), np.ones_like(x)
+        self.norm2, self.alpha = [1.0, float(x.size)], []
+        for _ in range(degree):
+            a = float(np.sum(x * current**2) / np.sum(current**2))
+            self.alpha.append(a)
+            previous, current = current, (x - a) * current - (self.norm2[-1] / self.norm2[-2]) * previous
+            self.norm2.append(float(np.sum(current**2)))
+
+    def transform(self, x: Any, degree: int = 1, raw: bool = False) -> Any:
+        v = np.asarray(x, dtype=np.float64)
+        if not isinstance(degree, int) or degree < 1 or (not raw and degree >= np.unique(self.x).size):
+            raise ValueError(f"poly: degree must be a positive integer below the number of distinct values; "
+                             f"got {degree!r}")
+        if raw:
+            return np.column_stack([v**k for k in range(1, degree + 1)])
+        if len(self.alpha) != degree:
+            self._fit(degree)
+        previous, current = np.zeros_like(v), np.ones_like(v)
+        columns = []
+        for k in range(degree):
+            previous, current = current, (v - self.alpha[k]) * current - (self.norm2[k + 1] / self.norm2[k]) * previous
+            columns.append(current / np.sqrt(self.norm2[k + 2]))
+        return np.column_stack(columns)
+
+
 def namespace() -> dict[str, Any]:
     """The functions an R formula may call, for patsy's evaluation environment."""
     return {"log": np.log, "exp": np.exp, "sqrt": np.sqrt, "log1p": np.log1p,
-            "scale": patsy.stateful_transform(_Standardize), "center": patsy.stateful_transform(_Center)}
+            "scale": patsy.stateful_transform(_Standardize), "center": patsy.stateful_transform(_Center),
+            "poly": patsy.stateful_transform(_Poly)}
 
 
 def warn_coded_numbers(formula: str, frame: Any, design_info: Any) -> None:

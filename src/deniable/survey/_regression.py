@@ -27,7 +27,7 @@ Formulas are patsy's, read as R users write them (:mod:`deniable.survey._formula
 a column name with dots (``cov.age``) may be written bare, ``^`` means ``**``,
 ``y ~ .`` is every other column, ``factor(x)`` and ``relevel(x, ref = "a")``
 make categories, ``log``/``exp``/``sqrt`` are numpy's, ``scale(x)`` and
-``center(x)`` use the rows that have a value; a column of a few integer codes
+``center(x)`` use the rows that have a value, ``poly(x, 2)`` is R's; a column of a few integer codes
 entering as a number draws a warning. This module needs the ``survey``
 extra (pandas, statsmodels, patsy).
 
