@@ -45,6 +45,7 @@ from deniable._results import ConfidenceInterval
 from deniable._sequences import ConfidenceSequence
 from deniable._shuffle import shuffle_epsilon
 from deniable._slices import SlicedEstimate
+from deniable._weighted_estimate import WeightedEstimate, WeightedMeanEstimate
 from deniable.audit import AuditResult
 from deniable.errors import (
     AggregateError,
@@ -208,4 +209,6 @@ __all__ = [
     "SetValued",
     "ItemEstimate",
     "best_set_length",
+    "WeightedEstimate",
+    "WeightedMeanEstimate",
 ]

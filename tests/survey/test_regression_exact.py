@@ -176,7 +176,7 @@ def test_missing_values_are_dropped_and_counted(frame: pd.DataFrame) -> None:
         ({"design": sv.design("SLD", (0.3, 0.7)), "group": "gg"}, r"group 'gg' is not a column of data"),
         ({"design": sv.design("SLD", (0.3, 0.7)), "group": [1, 2]}, r"group must have one entry per row"),
         ({"group": "g"}, r"Warner has one group; group must be None"),
-        ({"cov_type": "hc0"}, r"cov_type must be 'oim'"),
+        ({"cov_type": "hc0"}, r"cov_type must be one of 'oim', 'opg', 'robust', 'cluster'"),
         ({"restarts": -1}, r"restarts must be a non-negative integer"),
         ({"formula": "y ~ age + I(2 * age)"}, r"collinear"),
     ],

@@ -188,6 +188,21 @@ def analyze_cmd(
         str | None, typer.Option("--formula", help='Logistic regression of the prevalence, e.g. "y ~ age + female".')
     ] = None,
     level: Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")] = 0.95,
+    weights: Annotated[
+        str | None, typer.Option("--weights", help="Column of survey weights (inverse inclusion probabilities).")
+    ] = None,
+    strata: Annotated[str | None, typer.Option("--strata", help="Column of the sampling strata.")] = None,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", help="Column of the primary sampling units (clusters).")
+    ] = None,
+    fpc: Annotated[
+        str | None, typer.Option("--fpc", help="Column of the finite population correction: a sampling fraction "
+                                 "or the stratum's population count of PSUs.")
+    ] = None,
+    lonely_psu: Annotated[
+        str, typer.Option("--lonely-psu", help="A stratum with one PSU: fail, remove, certainty, adjust, average "
+                          "(R's survey.lonely.psu).")
+    ] = "fail",
     as_json: JsonOpt = False,
 ) -> None:
     """Prevalence of a survey design's randomized answers; with --formula, a logistic regression.
@@ -197,6 +212,11 @@ def analyze_cmd(
     interval. A survey platform's CSV export of deniable-embed's reports (Qualtrics,
     LimeSurvey, REDCap, oTree) is read as it is, each row's fingerprint checked against
     the design. Example: deniable analyze answers.csv --design FR --p 1/6,1/6 --response used
+
+    With --weights, --strata, --cluster or --fpc (columns of the file) the
+    estimates are weighted and their standard errors design-based (Taylor
+    linearization, as R's survey package), with the design effect beside
+    each; the intervals are then Wald intervals.
     """
     from deniable.survey import prevalence
 
@@ -211,8 +231,18 @@ def analyze_cmd(
     if response in frame.columns and _embedded(frame[response]):
         frame[response] = _field_answers(frame, response, d, data)
     answers, groups, keep = responses_and_groups(frame, response, d, group)
-    fit = prevalence(answers, d, group=groups)
+    given = (("weights", weights), ("strata", strata), ("cluster", cluster), ("fpc", fpc))
+    sample: dict[str, Any] = {k: v for k, v in given if v is not None}
+    if sample:
+        sample["lonely_psu"] = lonely_psu
+    try:
+        fit = prevalence(answers, d, group=groups, data=frame[keep].reset_index(drop=True), **sample)
+    except ValueError as exc:
+        if not sample:
+            raise
+        raise CLIError(f"--{str(exc).split()[0].rstrip(':').replace('_', '-')}: {exc}") from None
     ci = fit.ci(level)
+    deff = getattr(fit, "design_effect", None)
     record: dict[str, Any] = {
         "design": {"model": d.model, "p": [str(v) for v in d.p]},
         "epsilon": d.epsilon,
@@ -223,10 +253,14 @@ def analyze_cmd(
         "method": fit.method,
         "prevalence": [
             {"parameter": k, "estimate": v, "std_error": fit.bse[k], "ci_low": ci[k][0], "ci_high": ci[k][1]}
+            | ({} if deff is None else {"design_effect": deff[k]})
             for k, v in fit.params.items()
         ],
     }
-    regression = _regression(formula, frame[keep], d, response, answers, groups, level) if formula else None
+    if deff is not None:
+        record["sample"] = fit.sample  # type: ignore[attr-defined]
+    regression = _regression(formula, frame[keep], d, response, answers, groups, level, sample) if formula \
+        else None
     if regression is not None:
         record["regression"] = regression
     if as_json:
@@ -236,20 +270,27 @@ def analyze_cmd(
     dropped = f" ({record['missing']} without an answer left out)" if record["missing"] else ""
     out.print(f"[bold]{d.model}[/bold] (p = {', '.join(record['design']['p'])}): n = {fit.n:,}{dropped}, "
               f"epsilon = {eps}")
-    table = Table(caption=f"standard error: respondents drawn from a population; interval: {level:.0%} "
-                  f"profile likelihood; estimate by {fit.method}", caption_justify="left")
-    for header in ("parameter", "estimate", "std. error", f"{level:.0%} interval"):
+    if deff is None:
+        caption = (f"standard error: respondents drawn from a population; interval: {level:.0%} profile "
+                   f"likelihood; estimate by {fit.method}")
+    else:
+        caption = f"{record['sample']}; interval: {level:.0%} Wald; estimate by {fit.method}"
+    table = Table(caption=caption, caption_justify="left")
+    for header in ("parameter", "estimate", "std. error", f"{level:.0%} interval") + (() if deff is None
+                                                                                   else ("design effect",)):
         table.add_column(header, justify="right")
     for row in record["prevalence"]:
         table.add_row(row["parameter"], _number(row["estimate"]), _number(row["std_error"]),
-                      f"{_number(row['ci_low'])} to {_number(row['ci_high'])}")
+                      f"{_number(row['ci_low'])} to {_number(row['ci_high'])}",
+                      *(() if deff is None else (_number(row["design_effect"], 3),)))
     out.print(table)
     if regression is not None:
         out.print(_regression_table(regression, level))
 
 
 def _regression(
-    formula: str, frame: Any, d: Any, response: str, answers: Any, groups: Any, level: float
+    formula: str, frame: Any, d: Any, response: str, answers: Any, groups: Any, level: float,
+    sample: dict[str, Any],
 ) -> dict[str, Any]:
     """``deniable.survey.logit`` on the file (the answers decoded), as a JSON-ready record."""
     from deniable import survey
@@ -261,18 +302,20 @@ def _regression(
     data = frame.copy()
     data[response] = answers
     try:
-        result = logit(formula, data, d, group=groups)
+        result = logit(formula, data, d, group=groups, **sample)
     except (ValueError, KeyError) as exc:
         raise CLIError(f"--formula: {exc}") from None
     low_high = result.conf_int(1 - level)
+    deff = result.design_effect
     return {
         "formula": formula,
+        "cov_type": result.cov_type,
         "n": int(result.nobs) if hasattr(result, "nobs") else int(len(data)),
         "llf": float(result.llf),
         "terms": [
             {"term": str(term), "estimate": float(result.params[term]), "std_error": float(result.bse[term]),
              "ci_low": float(low_high.loc[term].iloc[0]), "ci_high": float(low_high.loc[term].iloc[1]),
-             "p_value": float(result.pvalues[term])}
+             "p_value": float(result.pvalues[term])} | ({} if deff is None else {"design_effect": float(deff[term])})
             for term in result.params.index
         ],
     }
@@ -281,10 +324,15 @@ def _regression(
 def _regression_table(regression: dict[str, Any], level: float) -> Table:
     out.print(f"[bold]logistic regression[/bold] {regression['formula']}: n = {regression['n']:,}, "
               f"log-likelihood {regression['llf']:.2f}")
-    table = Table(caption="standard errors from the observed information", caption_justify="left")
-    for header in ("term", "coefficient", "std. error", f"{level:.0%} interval", "p-value"):
+    design = regression["cov_type"] != "oim"
+    caption = f"standard errors: design-based ({regression['cov_type']})" if design else \
+        "standard errors from the observed information"
+    table = Table(caption=caption, caption_justify="left")
+    for header in ("term", "coefficient", "std. error", f"{level:.0%} interval", "p-value") + (
+            ("design effect",) if design else ()):
         table.add_column(header, justify="right")
     for t in regression["terms"]:
         table.add_row(t["term"], _number(t["estimate"]), _number(t["std_error"]),
-                      f"{_number(t['ci_low'])} to {_number(t['ci_high'])}", f"{t['p_value']:.3g}")
+                      f"{_number(t['ci_low'])} to {_number(t['ci_high'])}", f"{t['p_value']:.3g}",
+                      *((_number(t["design_effect"], 3),) if design else ()))
     return table

@@ -200,11 +200,11 @@ class FrequencyOracle(Mechanism):
         return cached
 
     @overload
-    def estimate(self, reports: Any, target: Target = ..., *, by: None = None) -> Estimate: ...
+    def estimate(self, reports: Any, target: Target = ..., *, by: None = None, **sample: Any) -> Estimate: ...
     @overload
-    def estimate(self, reports: Any, target: Target = ..., *, by: Any) -> SlicedEstimate: ...
+    def estimate(self, reports: Any, target: Target = ..., *, by: Any, **sample: Any) -> SlicedEstimate: ...
 
-    def estimate(self, reports: Any, target: Target = "population", *, by: Any = None) -> Any:
+    def estimate(self, reports: Any, target: Target = "population", *, by: Any = None, **sample: Any) -> Any:
         """Unbiased frequency estimate from reports (see :class:`deniable.Estimate`).
 
         ``target="population"`` (the default) estimates the shares in the
@@ -212,10 +212,23 @@ class FrequencyOracle(Mechanism):
         shares among these respondents. Only the standard errors differ.
         ``by`` (one plain label per report) estimates each slice on its own:
         a :class:`~deniable.SlicedEstimate` (:mod:`deniable._slices`).
+        ``sample``: survey weights and a complex sample (``weights``,
+        ``strata``, ``cluster``, ``fpc``, ``repweights``, ``rep_type``, ...,
+        one entry per report): the weighted estimate with design-based
+        standard errors (:mod:`deniable._weighted_estimate`).
         """
         target = check_target(target)  # before any work on the reports
         if by is not None:
+            if sample:
+                raise ValueError(f"by: slices and survey weights ({', '.join(sample)}) are not supported together")
             return estimate_by(self, reports, by, target)
+        if sample:
+            if type(self).estimate_from is not FrequencyOracle.estimate_from:
+                raise ValueError(f"weights: {self.name} has its own estimator; survey weights and complex samples "
+                                 "are not supported for it")
+            from deniable._weighted_estimate import weighted_frequencies
+
+            return weighted_frequencies(self, self._checked(reports), target, sample)
         est: Estimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 

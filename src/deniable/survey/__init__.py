@@ -7,7 +7,10 @@ size (:func:`prevalence_power`, :func:`prevalence_sample_size`). Logistic
 regression (:func:`logit`, :func:`lr_test`) and linear regression on a
 randomized predictor (:func:`linear`) need the ``survey``
 extra (pandas, statsmodels, patsy) and are imported on first use, so
-``import deniable.survey`` needs numpy only.
+``import deniable.survey`` needs numpy only. Weighted and complex samples
+(``weights=``, ``strata=``, ``cluster=``, ``fpc=``, ``repweights=``): design-based
+standard errors as R's ``survey`` package computes them
+(:class:`WeightedPrevalenceFit`, ``design_effect`` on the regressions).
 """
 
 from typing import Any
@@ -30,6 +33,8 @@ from deniable.survey._designs import (
     design,
 )
 from deniable.survey._groups import GroupedPrevalence, prevalence_by
+from deniable.survey._ict_test import DesignEffectTest, ict_test
+from deniable.survey._list import ListDifference, ListExperiment, list_difference
 from deniable.survey._power import (
     MARGIN,
     MIN_N,
@@ -44,10 +49,10 @@ from deniable.survey._prevalence import (
     PrevalenceFit,
     answer_counts,
     loglik,
-    prevalence,
     prevalence_from_counts,
 )
 from deniable.survey._regression_power import SimulatedPower, logit_power
+from deniable.survey._weighted import WeightedPrevalenceFit, prevalence
 
 __all__ = [
     "MODELS",
@@ -85,18 +90,28 @@ __all__ = [
     "lr_test",
     "logit_power",
     "SimulatedPower",
+    "WeightedPrevalenceFit",
+    "ListExperiment",
+    "ListDifference",
+    "list_difference",
+    "ictreg",
+    "ict_test",
+    "DesignEffectTest",
 ]
 
 _REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")
 
 
+_LIST_REGRESSION = ("ictreg", "ICTRegResults")
+
+
 def __getattr__(name: str) -> Any:
-    """``logit``, ``linear`` and the other regression names, imported when first asked for."""
-    if name in _REGRESSION:
+    """``logit``, ``linear``, ``ictreg`` and the other regression names, imported when first asked for."""
+    if name in _REGRESSION or name in _LIST_REGRESSION:
         try:
-            from deniable.survey import _regression as regression
+            from deniable.survey import _ictreg, _regression
         except ImportError as err:
             raise ImportError(f"deniable.survey.{name} needs the survey extra: pip install 'deniable[survey]' "
                               f"({err})") from err
-        return getattr(regression, name)
+        return getattr(_regression if name in _REGRESSION else _ictreg, name)
     raise AttributeError(f"module 'deniable.survey' has no attribute {name!r}")

@@ -91,17 +91,6 @@ class Custom(FittedDesign):
             return {"pi": float(state == 1)}
         return {f"pi{j}": float(j == state) for j in range(self.m)}
 
-    def moments(self, counts: NDArray[np.int64], ddof: int = 1) -> tuple[dict[str, float], NDArray[np.float64]]:
-        """The moment estimate ``(P^T)^+ lambda`` and its delta-method covariance (module docstring)."""
-        n = float(counts[0].sum())
-        lam = counts[0] / n
-        inverse = np.linalg.pinv(self._float.T)  # (m, R)
-        pi = inverse @ lam
-        cov = inverse @ (np.diag(lam) - np.outer(lam, lam)) @ inverse.T / (n - ddof)
-        if self.m == 2:  # pi is the share of state 1
-            return {"pi": float(pi[1])}, cov[1:, 1:]
-        return {f"pi{j}": float(v) for j, v in enumerate(pi)}, cov
-
     # ---------------------------------------------------------- the device
     @property
     def epsilon(self) -> float:

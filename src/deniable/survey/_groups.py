@@ -24,14 +24,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable._sample_design import sample_design
 from deniable.survey._designs import Design
 from deniable.survey._prevalence import (
     PrevalenceFit,
+    answer_cells,
     answer_counts,
     loglik,
     maximum_likelihood,
     prevalence_from_counts,
 )
+from deniable.survey._weighted import influence, weighted_prevalence
 
 __all__ = ["GroupedPrevalence", "prevalence_by"]
 
@@ -41,8 +44,10 @@ class GroupedPrevalence:
     """Prevalence per level of a plain covariate, with the likelihood-ratio test of equality.
 
     ``fits`` maps each level (in sorted order) to its :class:`PrevalenceFit`;
-    ``lr_statistic``, ``df`` and ``pvalue`` test equal prevalence; ``dropped``
-    counts respondents whose covariate was missing.
+    ``lr_statistic``, ``df`` and ``pvalue`` test equal prevalence (by the
+    ``test`` named: ``"likelihood ratio"``, or for a complex sample ``"wald"``,
+    whose statistic ``lr_statistic`` then holds); ``dropped`` counts
+    respondents whose covariate was missing.
     """
 
     design: Design
@@ -51,6 +56,7 @@ class GroupedPrevalence:
     df: int
     pvalue: float
     dropped: int
+    test: str = "likelihood ratio"
 
     def to_frame(self, level: float = 0.95) -> Any:
         """A pandas DataFrame: level, n, parameter, estimate, std_error, ci_low, ci_high."""
@@ -73,7 +79,7 @@ class GroupedPrevalence:
             key = next(iter(fit.params))
             low, high = fit.ci()[key]
             rows.append([value, fit.n, fit.params[key], fit.bse[key], low, high])
-        note = (f"equal prevalence: likelihood-ratio statistic {self.lr_statistic:.3f}, df {self.df}, "
+        note = (f"equal prevalence: {self.test} statistic {self.lr_statistic:.3f}, df {self.df}, "
                 f"p = {self.pvalue:.4g}" + (f"; {self.dropped} respondents without a level left out"
                                             if self.dropped else ""))
         return table(f"Prevalence by level ({self.design.model} design)",
@@ -82,7 +88,8 @@ class GroupedPrevalence:
     def __repr__(self) -> str:
         parts = ", ".join(f"{k!r}: pi={f.params[next(iter(f.params))]:.4f} (n={f.n})" for k, f in self.fits.items())
         return (
-            f"GroupedPrevalence({self.design.model}, {{{parts}}}, equal prevalence: LR={self.lr_statistic:.3f}, "
+            f"GroupedPrevalence({self.design.model}, {{{parts}}}, equal prevalence: "
+            f"{'LR' if self.test == 'likelihood ratio' else 'Wald'}={self.lr_statistic:.3f}, "
             f"df={self.df}, p={self.pvalue:.4g})"
         )
 
@@ -95,12 +102,24 @@ def _missing(values: NDArray[Any]) -> NDArray[np.bool_]:
     return np.zeros(values.size, dtype=bool)
 
 
-def prevalence_by(responses: Any, design: Design, by: Any, group: Any = None) -> GroupedPrevalence:
+def prevalence_by(responses: Any, design: Design, by: Any, group: Any = None, *, data: Any = None,
+                  **sample: Any) -> GroupedPrevalence:
     """Prevalence in each level of ``by`` (one plain value per respondent) and the test of equal prevalence.
 
     Respondents whose ``by`` is missing (None or NaN) are left out and counted
     in ``dropped``; every level needs at least 2 answers (per group).
+    ``sample``: the complex-sample arguments of :func:`~deniable.survey.prevalence`
+    (``weights``, ``strata``, ``cluster``, ``fpc``, ``repweights``, ...). With
+    them each level is a domain of the whole sample (its design-based SE
+    keeps every PSU) and equality is tested by the design-based Wald test
+    of the levels' differences (the prevalence; FR's first m - 1 shares),
+    chi-square with ``(L - 1)`` times that many degrees of freedom. With
+    ``data``, the answers, ``by``, ``group`` and those arguments may be column names.
     """
+    if data is not None:
+        responses, by, group = (data[v] if isinstance(v, str) else v for v in (responses, by, group))
+    if any(v is not None for v in sample.values()):
+        return _weighted_prevalence_by(responses, design, by, group, data, sample)
     answers = np.asarray(responses)
     levels_of = np.asarray(by)
     if levels_of.shape != (answers.size,):
@@ -146,3 +165,49 @@ def _null(design: Design, counts: dict[Any, NDArray[np.int64]], fits: dict[Any, 
 
     best = minimize_scalar(lambda pi: -profile(pi), bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-9})
     return max(-float(best.fun), profile(0.0), profile(1.0)), extra_levels
+
+
+def _weighted_prevalence_by(responses: Any, design: Design, by: Any, group: Any, data: Any,
+                           arguments: dict[str, Any]) -> Any:
+    """:func:`~deniable.survey.prevalence_by` from a complex sample: domain estimates and a Wald test."""
+    from scipy.stats import chi2
+
+    cells = answer_cells(responses, design, group)
+    sample = sample_design(cells.size, data=data, **arguments)
+    assert sample is not None
+    levels_of = np.asarray(by)
+    if levels_of.shape != (cells.size,):
+        raise ValueError(f"by must have one value per respondent ({cells.size}); got shape {levels_of.shape}")
+    keep = ~_missing(levels_of)
+    levels = sorted(set(levels_of[keep].tolist()), key=lambda v: (str(type(v)), v))
+    if len(levels) < 2:
+        raise ValueError(f"by must have at least 2 levels to compare; got {len(levels)}")
+    fits: dict[Any, PrevalenceFit] = {}
+    parts, replicates, randomization = [], [], []
+    for value in levels:
+        rows = np.flatnonzero(keep & (levels_of == value))
+        try:
+            fits[value] = weighted_prevalence(cells[rows], design, sample, rows)
+        except ValueError as exc:
+            raise ValueError(f"level {value!r} of by: {exc}") from None
+        params, z, replicate, added = influence(cells[rows], design, sample, rows)
+        parts.append(z)
+        replicates.append(replicate)
+        randomization.append(np.zeros((z.shape[1], z.shape[1])) if added is None else added)
+    tested = 1 if design.groups > 1 or len(design.param_names) == 1 else len(design.param_names) - 1
+    k = len(design.param_names)
+    full = np.concatenate([np.array(list(f.params.values())) for f in fits.values()])
+    if sample.repweights is None:
+        from scipy.linalg import block_diag
+
+        cov = sample.variance(np.hstack(parts)) + block_diag(*randomization)
+    else:
+        cov = sample.replicate_variance(lambda w: np.concatenate([r(w) for r in replicates]), full)
+    select = np.concatenate([np.arange(tested) + j * k for j in range(len(levels))])
+    theta, v = full[select].reshape(len(levels), tested), cov[np.ix_(select, select)]
+    contrast = np.kron(np.hstack([np.eye(len(levels) - 1), -np.ones((len(levels) - 1, 1))]), np.eye(tested))
+    diff = contrast @ theta.ravel()
+    statistic = float(diff @ np.linalg.solve(contrast @ v @ contrast.T, diff))
+    df = (len(levels) - 1) * tested
+    return GroupedPrevalence(design, fits, statistic, df, float(chi2.sf(statistic, df)), int((~keep).sum()),
+                             test="wald")

@@ -143,7 +143,7 @@ class ResponseLikelihood:
         self._table = corners.reshape(-1, 4)  # per cell (group, answer): c00, c10, c01, c11
         self._cell = (g.astype(np.int64) - 1) * len(allowed) + np.searchsorted(allowed, self.responses)
         self.k_extra = 0 if design.extra is None else 1
-        self.weights: NDArray[np.float64] | None = None  # frequency weights (the cells of :meth:`cells`)
+        self.weights: NDArray[np.float64] | None = None  # row weights (survey weights; the cells' counts)
         self._coefficients()
         self._set_exog(exog)
 
@@ -170,13 +170,30 @@ class ResponseLikelihood:
         other._set_exog(exog)
         return other
 
+    @property
+    def answer_index(self) -> NDArray[np.int64]:
+        """Each row's answer as a position in ``design.responses``."""
+        return np.asarray(np.searchsorted(np.asarray(self.design.responses), self.responses), dtype=np.int64)
+
+    def with_answer(self, answer: int) -> ResponseLikelihood:
+        """The same rows and groups had every respondent given ``answer`` (for the randomization's variance)."""
+        return ResponseLikelihood(self.design, np.full(self.nobs, answer), self.groups, self.exog)
+
+    def with_weights(self, weights: NDArray[np.float64] | None) -> ResponseLikelihood:
+        """The same rows with other row weights (a survey replicate's)."""
+        other = self.with_exog(self.exog)
+        other.weights = weights
+        return other
+
     def cells(self) -> ResponseLikelihood:
-        """The intercept-only likelihood on the distinct (group, answer) cells, weighted by their counts.
+        """The intercept-only likelihood on the distinct (group, answer) cells, weighted by their counts
+        (their total weight when the rows are weighted).
 
         Its log-likelihood, score and Hessian equal ``self.with_exog(ones)``'s at every ``(beta_0, a)``:
         with a constant prevalence, ``L_i`` depends on the row only through its cell.
         """
-        cells, counts = np.unique(self._cell, return_counts=True)
+        cells, inverse = np.unique(self._cell, return_inverse=True)
+        counts = np.bincount(inverse.ravel(), weights=self.weights)
         other = copy.copy(self)
         m = len(self.design.responses)
         other.responses = np.asarray(self.design.responses, dtype=np.int64)[cells % m]

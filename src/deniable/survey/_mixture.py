@@ -25,6 +25,7 @@ sigma), ``-t / pi^2 - (1 - t) / (1 - pi)^2`` (pi, pi). This module uses numpy on
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,9 @@ class MixtureLikelihood:
             raise ValueError(f"the randomized predictor must be one of {', '.join(map(str, design.responses))} "
                              f"for {design.model}; got {r[i].item()!r} at row {i}")
         given = design.transition_matrix(1)  # [t, r] = P(answer r | state t)
-        self.answer_prob = given[:, np.searchsorted(allowed, r.astype(np.int64))].T  # (n, 2): P(r_i | t)
+        self.answer_index = np.searchsorted(allowed, r.astype(np.int64))
+        self.answer_prob = given[:, self.answer_index].T  # (n, 2): P(r_i | t)
+        self.design, self.groups = design, np.ones(n, dtype=np.int64)
         self.rows = []
         for t in (0.0, 1.0):
             x = self.exog.copy()
@@ -76,6 +79,7 @@ class MixtureLikelihood:
         self.column = column
         self.k_params = k + 2
         self.nobs = n
+        self.weights: NDArray[np.float64] | None = None  # survey weights of the rows
 
     def _parts(self, theta: Any) -> tuple[Any, ...]:
         t = np.asarray(theta, dtype=np.float64)
@@ -99,8 +103,22 @@ class MixtureLikelihood:
             return np.full(self.nobs, -np.inf)
         return self._parts(t)[5]
 
+    def with_answer(self, answer: int) -> MixtureLikelihood:
+        """The same rows had every randomized answer been ``answer`` (for the randomization's variance)."""
+        return MixtureLikelihood(self.design, np.full(self.nobs, answer), self.y, self.exog, self.column)
+
+    def with_weights(self, weights: NDArray[np.float64] | None) -> MixtureLikelihood:
+        """The same rows with other row weights (a survey replicate's)."""
+        other = copy.copy(self)
+        other.weights = weights
+        return other
+
+    def _sum(self, values: NDArray[np.float64]) -> Any:
+        """``sum_i values_i`` along the first axis, row i counted ``weights_i`` times (survey weights)."""
+        return values.sum(axis=0) if self.weights is None else self.weights @ values
+
     def loglike(self, theta: Any) -> float:
-        return float(self.loglike_obs(theta).sum())
+        return float(self._sum(self.loglike_obs(theta)))
 
     def _gradients(self, theta: Any) -> tuple[list[NDArray[np.float64]], Any]:
         beta, sigma, pi, errors, tau, _ = self._parts(theta)
@@ -116,14 +134,15 @@ class MixtureLikelihood:
         return np.nan_to_num(tau[:, :1] * u[0]) + np.nan_to_num(tau[:, 1:] * u[1])
 
     def score(self, theta: Any) -> NDArray[np.float64]:
-        return self.score_obs(theta).sum(axis=0)
+        return np.asarray(self._sum(self.score_obs(theta)))
 
     def hessian(self, theta: Any) -> NDArray[np.float64]:
         u, (sigma, pi, errors, tau) = self._gradients(theta)
         k = self.exog.shape[1]
         out = np.zeros((self.k_params, self.k_params))
+        rw = np.ones(self.nobs) if self.weights is None else self.weights
         for s in (0, 1):
-            w, x, e = tau[:, s], self.rows[s], errors[s]
+            w, x, e = tau[:, s] * rw, self.rows[s], errors[s]
             if not np.any(w):
                 continue
             d = np.zeros((self.k_params, self.k_params))
@@ -133,4 +152,4 @@ class MixtureLikelihood:
             d[k + 1, k + 1] = -np.sum(w) * (1 / pi**2 if s else 1 / (1 - pi) ** 2)
             out += d + (u[s] * w[:, None]).T @ u[s]
         s_obs = self.score_obs(theta)
-        return out - s_obs.T @ s_obs
+        return out - (s_obs * rw[:, None]).T @ s_obs

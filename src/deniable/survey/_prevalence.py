@@ -46,12 +46,13 @@ from deniable.survey._design_base import Design
 
 __all__ = [
     "PrevalenceFit",
-    "prevalence",
     "prevalence_from_counts",
     "answer_counts",
+    "answer_cells",
     "loglik",
     "maximum_likelihood",
     "moment_estimate",
+    "moment_jacobian",
 ]
 
 _FLOOR = -1e300  # a log-likelihood of -inf, kept finite for root finding
@@ -59,6 +60,13 @@ _FLOOR = -1e300  # a log-likelihood of -inf, kept finite for root finding
 
 def answer_counts(responses: Any, design: Design, group: Any = None) -> NDArray[np.int64]:
     """``n[g - 1, r]``: how many respondents of group g gave answer r, after checking both."""
+    cells = answer_cells(responses, design, group)
+    shape = (design.groups, len(design.responses))
+    return np.bincount(cells, minlength=shape[0] * shape[1]).astype(np.int64).reshape(shape)
+
+
+def answer_cells(responses: Any, design: Design, group: Any = None) -> NDArray[np.int64]:
+    """Each respondent's cell ``(g - 1) * R + r`` (group g, answer r of R), after checking both."""
     arr = np.asarray(responses)
     if arr.ndim != 1:
         raise ValueError(f"responses must be a 1-D array; got shape {arr.shape}")
@@ -80,12 +88,10 @@ def answer_counts(responses: Any, design: Design, group: Any = None) -> NDArray[
             )
         codes = arr.astype(np.int64)
     groups = design.check_groups(group, codes.size)
-    counts = np.zeros((design.groups, len(allowed)), dtype=np.int64)
-    np.add.at(counts, (groups - 1, codes), 1)
-    return counts
+    return np.asarray((groups - 1) * len(allowed) + codes, dtype=np.int64)
 
 
-def loglik(design: Design, counts: NDArray[np.int64], params: dict[str, float]) -> float:
+def loglik(design: Design, counts: NDArray[Any], params: dict[str, float]) -> float:
     """``sum_g sum_r n_gr ln P_g(r | params)`` (RRreg's multinomial log-likelihood, no constant)."""
     total = 0.0
     for g in range(design.groups):
@@ -119,7 +125,7 @@ class PrevalenceFit(Result):
     n: int
     n_by_group: tuple[int, ...]
     method: str
-    counts: NDArray[np.int64] = field(repr=False)
+    counts: NDArray[Any] = field(repr=False)  # weighted counts (floats) for a complex sample
 
     ci_methods: ClassVar[tuple[str, ...]] = ("profile", "wald")
 
@@ -174,20 +180,6 @@ class PrevalenceFit(Result):
         return f"PrevalenceFit({self.design.model}, n={self.n}, {rows}, method={self.method!r})"
 
 
-def prevalence(responses: Any, design: Design, group: Any = None) -> PrevalenceFit:
-    """Estimate the prevalence ``pi`` (and the extra parameter) from randomized answers.
-
-    >>> import numpy as np
-    >>> from deniable.survey import Warner
-    >>> fit = prevalence(np.array([1] * 60 + [0] * 40), Warner(p=0.7))
-    >>> round(fit.params["pi"], 4), round(fit.bse["pi"], 4)
-    (0.75, 0.1231)
-    """
-    if not isinstance(design, Design):
-        raise TypeError(f"design must be a deniable.survey design; got {type(design).__name__}")
-    return prevalence_from_counts(answer_counts(responses, design, group), design)
-
-
 def prevalence_from_counts(counts: Any, design: Design) -> PrevalenceFit:
     """:func:`prevalence` from the answer counts ``counts[g - 1, r]`` (a mergeable summary of the answers)."""
     counts = np.asarray(counts)
@@ -229,28 +221,65 @@ def moment_estimate(
 
     ``ddof=1`` is RRreg's convention; ``ddof=0`` with expected counts gives the large-sample variance.
     """
-    if design.model == "Custom":  # any matrix: the pseudo-inverse of its transpose
-        return design.moments(counts, ddof)  # type: ignore[attr-defined]
+    params, jac, lam = _moments(design, counts)
     n_g = counts.sum(axis=1).astype(float)
+    if design.model == "Custom" or design.m > 2:  # the shares of one multinomial
+        return params, jac @ (np.diag(lam) - np.outer(lam, lam)) @ jac.T / (n_g[0] - ddof)
+    if design.cards > 1:
+        k, n = design.cards, n_g[0]
+        p1, p2 = float(design.p[0]), float(design.p[1])
+        pi = params["pi"]
+        phi = pi * p1 + (1 - pi) * p2
+        var = phi * (1 - phi) / ((k * n - ddof) * (p1 - p2) ** 2) + (1 - 1 / k) * pi * (1 - pi) / (n - ddof)
+        return params, np.array([[var]])
+    return params, jac @ np.diag(lam * (1 - lam) / (n_g - ddof)) @ jac.T
+
+
+def moment_jacobian(design: Design, counts: NDArray[Any]) -> tuple[dict[str, float], NDArray[np.float64]]:
+    """The moment estimate from (weighted) answer counts and its derivative in the counts.
+
+    ``jac[:, g * R + r] = d theta / d counts[g, r]``: a respondent of weight
+    ``w`` in cell ``(g, r)`` moves the estimate by ``w jac[:, g R + r]`` to first
+    order, its linearization (influence) contribution.
+    """
+    params, jac, lam = _moments(design, counts)
+    n_g = counts.sum(axis=1).astype(float)
+    answers = counts.shape[1]
+    if design.model == "Custom" or design.m > 2:  # lambda_r = N_r / N
+        d_lam = (np.eye(answers) - lam[:, None]) / n_g[0]
+    elif design.cards > 1:  # lambda = sum_r r N_r / (k N)
+        d_lam = ((np.arange(answers) / design.cards - lam[0]) / n_g[0])[None, :]
+    else:  # lambda_g = N_g1 / N_g
+        d_lam = np.zeros((design.groups, design.groups * answers))
+        for g in range(design.groups):
+            d_lam[g, g * answers: (g + 1) * answers] = (np.array([0.0, 1.0]) - lam[g]) / n_g[g]
+    return params, jac @ d_lam
+
+
+def _moments(design: Design, counts: NDArray[Any]) -> tuple[dict[str, float], NDArray[np.float64], NDArray[Any]]:
+    """The moment estimate ``theta = F(lambda)`` of the answer shares ``lambda``, ``dF / d lambda`` and ``lambda``."""
+    n_g = counts.sum(axis=1).astype(float)
+    if design.model == "Custom":  # any matrix: the pseudo-inverse of its transpose
+        lam = counts[0] / n_g[0]
+        inverse = np.linalg.pinv(design._float.T)  # type: ignore[attr-defined]  # (m, R)
+        jac = inverse[1:] if design.m == 2 else inverse
+        labels = ["pi"] if design.m == 2 else [f"pi{j}" for j in range(design.m)]
+        return dict(zip(labels, (float(v) for v in jac @ lam), strict=True)), jac, lam
     if design.m > 2:
         lam = counts[0] / n_g[0]
         scale = float(design.truthful)  # type: ignore[attr-defined]  # forced response with m categories
         p = np.array([float(v) for v in design.p])
         pi = (lam - p) / scale
-        cov = (np.diag(lam) - np.outer(lam, lam)) / ((n_g[0] - ddof) * scale**2)
-        return {f"pi{j}": float(v) for j, v in enumerate(pi)}, cov
+        return {f"pi{j}": float(v) for j, v in enumerate(pi)}, np.eye(lam.size) / scale, lam
     if design.cards > 1:
-        k, n = design.cards, n_g[0]
+        k = design.cards
         p1, p2 = float(design.p[0]), float(design.p[1])
-        lam = float(np.dot(np.arange(k + 1), counts[0])) / (n * k)
-        pi = (lam - p2) / (p1 - p2)
-        phi = pi * p1 + (1 - pi) * p2
-        var = phi * (1 - phi) / ((k * n - ddof) * (p1 - p2) ** 2) + (1 - 1 / k) * pi * (1 - pi) / (n - ddof)
-        return {"pi": pi}, np.array([[var]])
+        lam = np.array([float(np.dot(np.arange(k + 1), counts[0])) / (n_g[0] * k)])
+        return {"pi": float((lam[0] - p2) / (p1 - p2))}, np.array([[1 / (p1 - p2)]]), lam
     lam = counts[:, 1] / n_g
-    v = lam * (1 - lam) / (n_g - ddof)
     if design.model == "SLD":
-        return _sld(design, lam, v)
+        params, jac = _sld(design, lam)
+        return params, jac, lam
     names = design.param_names
     zero = dict.fromkeys(names, 0.0)
     c = np.array([design.response_probabilities(zero, g + 1)[1] for g in range(design.groups)])
@@ -262,20 +291,18 @@ def moment_estimate(
     )
     inv = np.linalg.inv(a)
     theta = inv @ (lam - c)
-    return dict(zip(names, (float(x) for x in theta), strict=True)), inv @ np.diag(v) @ inv.T
+    return dict(zip(names, (float(x) for x in theta), strict=True)), inv, lam
 
 
-def _sld(
-    design: Design, lam: NDArray[np.float64], v: NDArray[np.float64]
-) -> tuple[dict[str, float], NDArray[np.float64]]:
-    """SLD: ``P_g(yes) = (1 - p_g)(1 - pi) + u`` with ``u = t pi``, then ``t = u / pi`` (delta method)."""
+def _sld(design: Design, lam: NDArray[np.float64]) -> tuple[dict[str, float], NDArray[np.float64]]:
+    """SLD: ``P_g(yes) = (1 - p_g)(1 - pi) + u`` with ``u = t pi``, then ``t = u / pi``, and ``d(pi, t) / d lambda``."""
     q = np.array([1 - float(x) for x in design.p])
     a = np.column_stack([-q, np.ones(2)])
     inv = np.linalg.inv(a)
     pi, u = inv @ (lam - q)
     t = u / pi if pi != 0 else math.nan
     jac = np.array([[1.0, 0.0], [-u / pi**2 if pi else math.nan, 1 / pi if pi else math.nan]]) @ inv
-    return {"pi": float(pi), "t": float(t)}, jac @ np.diag(v) @ jac.T
+    return {"pi": float(pi), "t": float(t)}, jac
 
 
 # --------------------------------------------------------- maximum likelihood
@@ -294,7 +321,7 @@ def _constraints(design: Design) -> tuple[list[Callable[[NDArray[np.float64]], f
 
 
 def maximum_likelihood(
-    design: Design, counts: NDArray[np.int64], start: dict[str, float], fixed: tuple[str, float] | None = None
+    design: Design, counts: NDArray[Any], start: dict[str, float], fixed: tuple[str, float] | None = None
 ) -> dict[str, float]:
     """The maximum of the log-likelihood over the parameter space (with one parameter ``fixed``)."""
     from scipy.optimize import minimize, minimize_scalar

@@ -23,9 +23,13 @@ Hessian) or the outer product of the scores (``cov_type="opg"``, what rr's
 ``pvalues``, ``llf``, ``summary()``, plus ``predict(newdata)`` (the
 prevalence) and :meth:`RRLogitResults.lr_test`.
 
-Formulas are patsy's. As in R, a column name with dots (``cov.age``) may be
-written bare, and ``^`` means ``**`` (R's power in ``I()`` and its crossing
-of terms). This module needs the ``survey`` extra (pandas, statsmodels, patsy).
+Formulas are patsy's, read as R users write them (:mod:`deniable.survey._formula`):
+a column name with dots (``cov.age``) may be written bare, ``^`` means ``**``,
+``y ~ .`` is every other column, ``factor(x)`` and ``relevel(x, ref = "a")``
+make categories, ``log``/``exp``/``sqrt`` are numpy's, ``scale(x)`` and
+``center(x)`` use the rows that have a value, ``poly(x, 2)`` is R's; a column of a few integer codes
+entering as a number draws a warning. This module needs the ``survey``
+extra (pandas, statsmodels, patsy).
 
 :func:`linear` is RRreg's ``RRlin``: linear regression of a plain outcome
 on a randomized-response predictor (:mod:`deniable.survey._mixture`).
@@ -47,8 +51,11 @@ from statsmodels.base.model import (
     LikelihoodResultsWrapper,
 )
 
+from deniable._intervals import z_for
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
+from deniable._sample_design import SampleDesign
 from deniable.survey._designs import Design
+from deniable.survey._formula import namespace, plain, r_syntax, warn_coded_numbers
 from deniable.survey._likelihood import (
     Likelihood,
     Maximum,
@@ -60,6 +67,7 @@ from deniable.survey._likelihood import (
     maximize,
 )
 from deniable.survey._mixture import MixtureLikelihood, check_one_group
+from deniable.survey._weighted import sandwich, survey_sample
 
 __all__ = ["logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults"]
 
@@ -109,6 +117,10 @@ class RRLinear(_RRModel):
     """The statsmodels model of a linear regression on a randomized predictor (built by :func:`linear`)."""
 
 
+_SE_NAMES = {"oim": "observed information", "opg": "outer product of scores",
+             "robust": "sandwich (robust)", "cluster": "sandwich, clustered"}
+
+
 class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
     """statsmodels results of a randomized-response model, with its design and the rows dropped.
 
@@ -122,6 +134,8 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
     formula: str
     n_dropped: int
     cov_type: str
+    sample: str | None = None
+    design_effect: pd.Series | None = None
     converged: bool
     extra_at_bound: bool
 
@@ -129,9 +143,11 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
         """statsmodels' summary table, titled with the design, noting the covariance and the rows dropped."""
         p = ", ".join(f"{float(v):.6g}" for v in self.design.p)
         smry = super().summary(title=f"{self.title}: {self.design.model} design, p = ({p})", alpha=alpha)
-        notes = [
-            f"Standard errors: {'observed information' if self.cov_type == 'oim' else 'outer product of scores'}"
-            f" (cov_type={self.cov_type!r}).",
+        notes = [f"Standard errors: {_SE_NAMES.get(self.cov_type, 'design-based')} (cov_type={self.cov_type!r})."]
+        if self.sample is not None and self.design_effect is not None:
+            deff = ", ".join(f"{k} {v:.3g}" for k, v in self.design_effect.items())
+            notes += [f"Sample: {self.sample}.", f"Design effects: {deff}."]
+        notes += [
             f"{self.n_dropped} row{'s' if self.n_dropped != 1 else ''} with missing values dropped.",
         ]
         if self.extra_at_bound:
@@ -164,6 +180,9 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
                   "llf": float(self.llf)}
         columns = {"estimate": np.asarray(self.params), "std_error": self.std_errors, "ci_low": low,
                    "ci_high": high, "pvalue": np.asarray(self.pvalues)}
+        if self.design_effect is not None:
+            fields["sample"] = self.sample
+            columns["design_effect"] = self.design_effect.to_numpy()
         return ResultTable(fields, columns, "parameter", list(self.model.exog_names), "parameters")
 
     def _repr_html_(self, max_rows: int = 60) -> str:
@@ -181,19 +200,65 @@ class RRLogitResults(_RRResults):
 
         Rows of ``newdata`` with a missing covariate get NaN.
         """
-        k = self.model.exog.shape[1]
-        beta = np.asarray(self.params)[:k]
+        x, index, labels = self._covariates(newdata)
+        eta = x @ np.asarray(self.params)[: x.shape[1]]
+        return pd.Series(0.5 * (1 + np.tanh(eta / 2)), index=index, name="prevalence").reindex(labels)
+
+    def predict_interval(self, newdata: Any = None, level: float = 0.95) -> pd.DataFrame:
+        """The predicted prevalence with its standard error and interval (``fit``, ``se``, ``ci_low``, ``ci_high``).
+
+        With ``s = sqrt(x' V x)`` (``V`` the coefficients' covariance, design-based
+        for a complex sample): ``se = fit (1 - fit) s`` (delta method) and the
+        interval ``logistic(x' beta -+ z s)``, which stays in [0, 1].
+        """
+        x, index, labels = self._covariates(newdata)
+        k = x.shape[1]
+        eta = x @ np.asarray(self.params)[:k]
+        spread = np.sqrt(np.einsum("ij,jk,ik->i", x, np.asarray(self.cov_params())[:k, :k], x))
+        z = z_for(1 - check_level(level))
+        fit_ = 0.5 * (1 + np.tanh(eta / 2))
+        frame = pd.DataFrame({"fit": fit_, "se": fit_ * (1 - fit_) * spread,
+                              "ci_low": 0.5 * (1 + np.tanh((eta - z * spread) / 2)),
+                              "ci_high": 0.5 * (1 + np.tanh((eta + z * spread) / 2))}, index=index)
+        return frame.reindex(labels)
+
+    def _covariates(self, newdata: Any) -> tuple[Any, Any, Any]:
+        """The covariate matrix of the respondents used (or of ``newdata``'s complete rows), its row labels and
+        the labels to report (``newdata``'s rows, NaN where a covariate is missing)."""
         if newdata is None:
-            return pd.Series(self.model.likelihood.prevalence(np.asarray(self.params)),
-                             index=self.model.data.row_labels, name="prevalence")
+            labels = self.model.data.row_labels
+            return np.asarray(self.model.exog, dtype=np.float64), labels, labels
         frame = _frame(newdata, "newdata")
         try:
             (x,) = patsy.build_design_matrices([self.model.design_info], frame, NA_action="drop",
                                                return_type="dataframe")
         except patsy.PatsyError as err:
             raise ValueError(f"newdata: {_explain(err, frame)}") from None
-        eta = np.asarray(x, dtype=np.float64) @ beta
-        return pd.Series(0.5 * (1 + np.tanh(eta / 2)), index=x.index, name="prevalence").reindex(frame.index)
+        return np.asarray(x, dtype=np.float64), x.index, frame.index
+
+    def drop1(self) -> pd.DataFrame:
+        """Per-term likelihood-ratio tests, as R's ``drop1(fit, test = "Chisq")``: each term left out in turn,
+        the model refitted on the same rows, ``2 (llf - llf_without)`` against chi-square with the term's
+        number of columns as degrees of freedom. Columns ``df``, ``llf``, ``lr``, ``pvalue``, one row per term."""
+        from scipy import stats
+
+        if self.sample is not None:
+            raise ValueError("drop1: likelihood-ratio tests need the model's likelihood; a complex sample's "
+                             "pseudo-likelihood has no chi-square reference (use the design-based Wald tests)")
+        lik, info = self.model.likelihood, self.model.design_info
+        extra = [self.design.extra] if self.design.extra else []
+        out = {}
+        for term in info.terms:
+            if not term.factors:  # the intercept
+                continue
+            keep = np.ones(lik.exog.shape[1], dtype=bool)
+            keep[info.term_slices[term]] = False
+            names = [n for n, k in zip(self.model.exog_names, keep, strict=False) if k] + extra
+            best = fit(lik.with_exog(lik.exog[:, keep]), names)
+            statistic = max(2 * (float(self.llf) - best.llf), 0.0)
+            df = int((~keep).sum())
+            out[plain(term.name())] = (df, best.llf, statistic, float(stats.chi2.sf(statistic, df)))
+        return pd.DataFrame.from_dict(out, orient="index", columns=["df", "llf", "lr", "pvalue"])
 
     def lr_test(self, restricted: RRLogitResults) -> LRTest:
         """Likelihood-ratio test of the nested ``restricted`` fit (same rows and design) against this one."""
@@ -220,8 +285,10 @@ wrapper.populate_wrapper(RRLogitResultsWrapper, RRLogitResults)
 wrapper.populate_wrapper(RRLinearResultsWrapper, RRLinearResults)
 
 
-def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_type: str = "oim",
-          restarts: int = 4) -> RRLogitResults:
+def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_type: str | None = None,
+          restarts: int = 4, weights: Any = None, strata: Any = None, cluster: Any = None, fpc: Any = None,
+          repweights: Any = None, rep_type: str | None = None, rscales: Any = None, mse: bool = False,
+          lonely_psu: str = "fail") -> RRLogitResults:
     """Fit ``pi_i = logistic(x_i' beta)`` to randomized answers by maximum likelihood.
 
     ``formula``: ``"answer ~ terms"`` (patsy; the answer column holds the
@@ -230,8 +297,15 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
     :class:`~deniable.survey._designs.Design`. ``group``: for a two-group
     design, a column name of ``data`` or an array with 1 or 2 per row.
     Rows with a missing value in a used column (or the group) are dropped
-    (``n_dropped``). ``cov_type``: ``"oim"`` (exact observed information) or
-    ``"opg"`` (outer product of scores, as rr's ``rrreg``). ``restarts``:
+    (``n_dropped``). ``cov_type``: ``"oim"`` (exact observed information, the
+    default without a complex sample), ``"opg"`` (outer product of scores, as
+    rr's ``rrreg``), ``"robust"`` or ``"cluster"`` (the sandwich, Stata's
+    ``vce(robust)`` and ``vce(cluster)``). A complex sample (``weights``,
+    ``strata``, ``cluster``, ``fpc``, ``repweights`` with ``rep_type``,
+    ``rscales``, ``mse``, ``lonely_psu``: R ``survey``'s arguments, columns of
+    ``data`` or arrays, see :mod:`deniable._sample_design`) gives the
+    weighted pseudo-maximum-likelihood fit with design-based standard errors
+    (:mod:`deniable.survey._weighted`) and ``design_effect``. ``restarts``:
     extra seeded starting points, searched only when the maximum from the
     intercept-only start is in doubt: its search failed or did not converge
     (Newton decrement not below 1e-10), the extra parameter ended on a bound
@@ -245,7 +319,11 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
     """
     check_design(design)
     _check_restarts(restarts)
-    rows = _Rows.build(formula, data, design, group, patsy.EvalEnvironment.capture(1))
+    rows = _Rows.build(formula, data, design, group, patsy.EvalEnvironment.capture(1),
+                       (group, weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())))
+    sample, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, weights=weights, strata=strata,
+                                     cluster=cluster, fpc=fpc, repweights=repweights, rep_type=rep_type,
+                                     rscales=rscales, mse=mse, lonely_psu=lonely_psu)
     answer = _answer(rows.y, formula)
     extra = [design.extra] if design.extra else []
     rows.check_size(extra)
@@ -255,15 +333,29 @@ def logit(formula: str, data: Any, design: Design, group: Any = None, *, cov_typ
         if "response" not in str(err):
             raise
         raise ValueError(f"{err} (column {rows.y.columns[0]!r} of data)") from None
+    if sample is not None:
+        lik.weights = sample.weights[rows.positions] / float(np.mean(sample.weights[rows.positions]))
     best = fit(lik, rows.names + extra, restarts=restarts)
-    res = _results(RRLogit(answer, rows.x, lik, rows.x.design_info, extra), RRLogitResults, best,
-                   covariance(lik, best, cov_type))
-    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_type, rows.dropped
+    cov, deff = _covariance(lik, best, cov_name, sample, rows.positions)
+    res = _results(RRLogit(answer, rows.x, lik, rows.x.design_info, extra), RRLogitResults, best, cov)
+    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_name, rows.dropped
+    res.sample = None if sample is None else sample.describe()
+    res.design_effect = None if deff is None else pd.Series(deff, index=rows.names + extra, name="design_effect")
     return RRLogitResultsWrapper(res)
 
 
-def linear(formula: str, data: Any, design: Design, predictor: str | None = None, *, restarts: int = 4
-           ) -> RRLinearResults:
+def _covariance(lik: Any, best: Maximum, cov_name: str, sample: SampleDesign | None, positions: Any
+                ) -> tuple[Any, Any]:
+    """The model-based covariance (``"oim"``, ``"opg"``) or the design-based sandwich and design effects."""
+    if sample is None:
+        return covariance(lik, best, cov_name), None
+    return sandwich(lik, best, sample, positions, lik.with_weights)
+
+
+def linear(formula: str, data: Any, design: Design, predictor: str | None = None, *, restarts: int = 4,
+           cov_type: str | None = None, weights: Any = None, strata: Any = None, cluster: Any = None,
+           fpc: Any = None, repweights: Any = None, rep_type: str | None = None, rscales: Any = None,
+           mse: bool = False, lonely_psu: str = "fail") -> RRLinearResults:
     """Linear regression of a plain outcome on a randomized-response predictor (RRreg's ``RRlin``).
 
     ``formula``: ``"outcome ~ predictor + covariates"``; ``predictor`` (by
@@ -273,11 +365,17 @@ def linear(formula: str, data: Any, design: Design, predictor: str | None = None
     probability ``pi``): ``y | T ~ Normal(x_T' beta, sigma^2)``, see
     :mod:`deniable.survey._mixture`. Parameters: the coefficients, ``sigma``
     and ``pi``; standard errors from the exact observed information. Rows
-    with missing values are dropped (``n_dropped``).
+    with missing values are dropped (``n_dropped``). ``cov_type`` and the
+    complex-sample arguments (``weights``, ``strata``, ``cluster``, ...) as
+    for :func:`logit`: the weighted pseudo-likelihood with design-based SEs.
     """
     check_one_group(design)
     _check_restarts(restarts)
-    rows = _Rows.build(formula, data, design, None, patsy.EvalEnvironment.capture(1))
+    rows = _Rows.build(formula, data, design, None, patsy.EvalEnvironment.capture(1),
+                       (weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())))
+    sample, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, weights=weights, strata=strata,
+                                     cluster=cluster, fpc=fpc, repweights=repweights, rep_type=rep_type,
+                                     rscales=rscales, mse=mse, lonely_psu=lonely_psu)
     outcome = _answer(rows.y, formula)
     covariates = [n for n in rows.names if n != "Intercept"]
     name = covariates[0] if predictor is None and covariates else predictor
@@ -291,10 +389,15 @@ def linear(formula: str, data: Any, design: Design, predictor: str | None = None
         lik = MixtureLikelihood(design, answers, outcome.to_numpy(), rows.x.to_numpy(), column)
     except ValueError as err:
         raise ValueError(f"{err} (column {name!r} of data)") from None
+    if sample is not None:
+        lik.weights = sample.weights[rows.positions] / float(np.mean(sample.weights[rows.positions]))
     best = _fit_linear(lik, design, restarts)
-    res = _results(RRLinear(outcome, rows.x, lik, rows.x.design_info, ["sigma", "pi"]), RRLinearResults, best,
-                   covariance(lik, best))
-    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, "oim", rows.dropped
+    cov, deff = _covariance(lik, best, cov_name, sample, rows.positions)
+    res = _results(RRLinear(outcome, rows.x, lik, rows.x.design_info, ["sigma", "pi"]), RRLinearResults, best, cov)
+    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_name, rows.dropped
+    res.sample = None if sample is None else sample.describe()
+    res.design_effect = None if deff is None else pd.Series(deff, index=rows.names + ["sigma", "pi"],
+                                                            name="design_effect")
     res.predictor = name
     return RRLinearResultsWrapper(res)
 
@@ -363,28 +466,36 @@ class _Rows:
     def __init__(self, y: pd.DataFrame, x: pd.DataFrame, labels: Any, groups: Any, dropped: int,
                  formula: str) -> None:
         self.y, self.x, self.labels, self.groups, self.dropped, self.formula = y, x, labels, groups, dropped, formula
-        self.names = [_plain(n) for n in x.columns]
+        self.names = [plain(n) for n in x.columns]
         x.columns = self.names
+        self.frame: pd.DataFrame = pd.DataFrame()  # all rows of the data, positions 0..n_rows-1
+        self.n_rows = len(x)
+        self.positions: Any = np.arange(len(x))  # the rows used, as positions in frame
 
     @classmethod
-    def build(cls, formula: str, data: Any, design: Design, group: Any, env: Any) -> _Rows:
+    def build(cls, formula: str, data: Any, design: Design, group: Any, env: Any, exclude: tuple[Any, ...] = ()
+              ) -> _Rows:
         if not isinstance(formula, str) or "~" not in formula:
             raise ValueError(f"formula must be a string 'answer ~ terms'; got {formula!r}")
         frame = _frame(data, "data")
         index = frame.index
         frame = frame.reset_index(drop=True)
-        n_rows = len(frame)
+        frame_all, n_rows = frame, len(frame)
         groups = _groups(group, frame, design)
         if groups is not None:
             keep = groups.notna().to_numpy()
             frame, groups = frame[keep], groups[keep]
         try:
-            y, x = patsy.dmatrices(_r_syntax(formula, frame.columns), frame, NA_action="drop",
-                                   return_type="dataframe", eval_env=env)
+            named = tuple(str(v) for v in exclude if isinstance(v, str))
+            y, x = patsy.dmatrices(r_syntax(formula, frame.columns, named), frame, NA_action="drop",
+                                   return_type="dataframe", eval_env=env.with_outer_namespace(namespace()))
         except patsy.PatsyError as err:
             raise ValueError(f"formula {formula!r}: {_explain(err, frame)}") from None
+        warn_coded_numbers(formula, frame, x.design_info)
         g = None if groups is None else groups.loc[x.index].to_numpy()
-        return cls(y, x, index[x.index], g, n_rows - len(x), formula)
+        rows = cls(y, x, index[x.index], g, n_rows - len(x), formula)
+        rows.frame, rows.n_rows, rows.positions = frame_all, n_rows, x.index.to_numpy()
+        return rows
 
     def check_size(self, extra: list[str]) -> None:
         """Refuse too few rows (no more than the parameters) and collinear terms."""
@@ -438,24 +549,6 @@ def _groups(group: Any, frame: pd.DataFrame, design: Design) -> pd.Series | None
     return values
 
 
-_DOTTED = r"(?<![\w.\"'])({})(?![\w.\"'(])"
-
-
-def _r_syntax(formula: str, columns: Any) -> str:
-    """R habits in patsy: bare column names with dots become ``Q("name")``, and ``^`` becomes ``**``."""
-    text = formula.replace("^", "**")
-    dotted = sorted((c for c in columns if isinstance(c, str) and "." in c), key=len, reverse=True)
-    if dotted:
-        pattern = re.compile(_DOTTED.format("|".join(map(re.escape, dotted))))
-        text = pattern.sub(lambda m: f'Q("{m.group(1)}")', text)
-    return text
-
-
-def _plain(name: str) -> str:
-    """A term's name as the user wrote it: ``Q("cov.age")`` back to ``cov.age``."""
-    return re.sub(r"""Q\((["'])(.*?)\1\)""", r"\2", name)
-
-
 def _explain(err: Exception, frame: pd.DataFrame) -> str:
     missing = re.search(r"name '([^']+)' is not defined", str(err))
     if missing:
@@ -471,4 +564,4 @@ def _answer(y: pd.DataFrame, formula: str) -> pd.Series:
     if y.shape[1] != 1:
         raise ValueError(f"formula {formula!r}: the response must be one numeric column (the design's answers); "
                          f"patsy made {y.shape[1]} columns: {', '.join(map(str, y.columns))}")
-    return y.iloc[:, 0].rename(_plain(str(y.columns[0])))
+    return y.iloc[:, 0].rename(plain(str(y.columns[0])))

@@ -302,11 +302,11 @@ class NumericMechanism(Mechanism):
         return float(v0), float((vp - vm) / 2), float((vp + vm) / 2 - v0)
 
     @overload
-    def estimate(self, reports: Any, target: Target = ..., *, by: None = None) -> MeanEstimate: ...
+    def estimate(self, reports: Any, target: Target = ..., *, by: None = None, **sample: Any) -> MeanEstimate: ...
     @overload
-    def estimate(self, reports: Any, target: Target = ..., *, by: Any) -> SlicedEstimate: ...
+    def estimate(self, reports: Any, target: Target = ..., *, by: Any, **sample: Any) -> SlicedEstimate: ...
 
-    def estimate(self, reports: Any, target: Target = "population", *, by: Any = None) -> Any:
+    def estimate(self, reports: Any, target: Target = "population", *, by: Any = None, **sample: Any) -> Any:
         """Unbiased mean of the clamped values from reports (a :class:`~deniable.MeanEstimate`).
 
         ``target`` is ``"population"`` (the default: the mean of the
@@ -315,10 +315,20 @@ class NumericMechanism(Mechanism):
         see :class:`~deniable.MeanEstimate`. ``by`` (one plain label per
         report) estimates each slice on its own: a
         :class:`~deniable.SlicedEstimate` (:mod:`deniable._slices`).
+        ``sample``: survey weights and a
+        complex sample (``weights``, ``strata``, ``cluster``, ``fpc``,
+        ``repweights``, ...): the weighted mean with a design-based standard
+        error (:mod:`deniable._weighted_estimate`).
         """
         target = check_target(target)  # before any work on the reports
         if by is not None:
+            if sample:
+                raise ValueError(f"by: slices and survey weights ({', '.join(sample)}) are not supported together")
             return estimate_by(self, reports, by, target)
+        if sample:
+            from deniable._weighted_estimate import weighted_mean
+
+            return weighted_mean(self, self._checked(reports), target, sample)
         est: MeanEstimate = self.estimate_from(self.aggregate(reports), target=target)
         return est
 

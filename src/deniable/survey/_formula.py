@@ -1,0 +1,161 @@
+"""Formulas as R users write them, translated for patsy (the ``survey`` extra).
+
+* bare column names with dots (``cov.age``) become ``Q("cov.age")``; ``^``
+  becomes ``**`` (R's power in ``I()`` and its crossing of terms);
+* ``y ~ .`` stands for every other column of the data (not the response,
+  nor the columns named in ``exclude``: the group, weights, strata, ...);
+* ``factor(x)`` is ``C(x)``; ``relevel(x, ref = "a")`` (or ``relevel(factor(x),
+  "a")``) is ``C(x, Treatment(reference="a"))``;
+* ``log``, ``exp``, ``sqrt``, ``log1p`` are numpy's; ``scale(x)`` and
+  ``center(x)`` standardize and centre over the rows that have a value
+  (patsy's own propagate a missing value to every row, leaving "0 complete rows");
+  ``poly(x, 2)`` is R's orthogonal polynomial (``raw=True``: plain powers).
+
+A numeric column with a few integer codes (1/2/3) that enters a formula as
+a number is flagged by :func:`warn_coded_numbers` (a ``DeniableWarning``
+suggesting ``factor()``).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+import patsy
+
+from deniable.errors import DeniableWarning
+
+__all__ = ["r_syntax", "plain", "namespace", "warn_coded_numbers"]
+
+_DOTTED = r"(?<![\w.\"'])({})(?![\w.\"'(])"
+_RELEVEL = re.compile(r"relevel\(\s*(?:factor\(\s*([^()]+?)\s*\)|([^,()]+?))\s*,\s*(?:ref\s*=\s*)?([^()]+?)\s*\)")
+
+
+def r_syntax(formula: str, columns: Any, exclude: tuple[str, ...] = ()) -> str:
+    """The patsy formula for an R formula over a data frame with ``columns`` (module docstring)."""
+    text = formula.replace("^", "**")
+    if "~" in text:
+        left, right = text.split("~", 1)
+        if re.search(r"(?<![\w.])\.(?![\w.])", right):
+            used = set(re.findall(r"[A-Za-z_][\w.]*", left)) | set(exclude)
+            others = [str(c) for c in columns if str(c) not in used]
+            right = re.sub(r"(?<![\w.])\.(?![\w.])", " + ".join(others) or "1", right)
+        text = f"{left}~{right}"
+    text = _RELEVEL.sub(lambda m: f"C({(m.group(1) or m.group(2)).strip()}, "
+                                  f"Treatment(reference={m.group(3).strip()}))", text)
+    text = re.sub(r"(?<![\w.])factor\(", "C(", text)
+    dotted = sorted((c for c in columns if isinstance(c, str) and "." in c), key=len, reverse=True)
+    if dotted:
+        pattern = re.compile(_DOTTED.format("|".join(map(re.escape, dotted))))
+        text = pattern.sub(lambda m: f'Q("{m.group(1)}")', text)
+    return text
+
+
+def plain(name: str) -> str:
+    """A term's name as the user wrote it: ``Q("cov.age")`` back to ``cov.age``."""
+    return re.sub(r"""Q\((["'])(.*?)\1\)""", r"\2", name)
+
+
+class _Standardize:
+    """patsy's stateful ``scale``/``center`` over the rows that have a value (NaN stays NaN, then is dropped)."""
+
+    def __init__(self) -> None:
+        self.sum, self.sum_sq, self.count = 0.0, 0.0, 0
+
+    def memorize_chunk(self, x: Any, center: bool = True, rescale: bool = True, ddof: int = 1) -> None:
+        v = np.asarray(x, dtype=np.float64)
+        v = v[np.isfinite(v)]
+        self.sum += float(v.sum())
+        self.sum_sq += float((v**2).sum())
+        self.count += int(v.size)
+
+    def memorize_finish(self) -> None:
+        pass
+
+    def transform(self, x: Any, center: bool = True, rescale: bool = True, ddof: int = 1) -> Any:
+        v = np.asarray(x, dtype=np.float64)
+        mean = self.sum / self.count if self.count else 0.0
+        out = v - mean if center else v
+        if rescale:
+            var = (self.sum_sq - self.count * mean**2) / max(self.count - ddof, 1)
+            out = out / np.sqrt(var) if var > 0 else out
+        return out
+
+
+class _Center(_Standardize):
+    def transform(self, x: Any, center: bool = True, rescale: bool = False, ddof: int = 1) -> Any:
+        return super().transform(x, True, False, ddof)
+
+
+class _Poly:
+    """patsy's stateful ``poly(x, degree)``: R's orthogonal polynomials (``raw=True``: the powers ``x .. x^degree``).
+
+    Fitted on the rows that have a value by the three-term recurrence ``P_0 = 1``,
+    ``P_{k+1} = (x - a_k) P_k - (n_k / n_{k-1}) P_{k-1}``, ``a_k = sum x P_k^2 / n_k``,
+    ``n_k = sum P_k^2``; the columns are ``P_k / sqrt(n_k)`` for ``k = 1..degree``,
+    R's ``poly()`` and ``predict.poly`` exactly.
+    """
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self.alpha: list[float] = []
+        self.norm2: list[float] = []
+
+    def memorize_chunk(self, x: Any, degree: int = 1, raw: bool = False) -> None:
+        v = np.asarray(x, dtype=np.float64)
+        self.values.append(v[np.isfinite(v)])
+
+    def memorize_finish(self) -> None:
+        x = np.concatenate(self.values) if self.values else np.zeros(0)
+        self.x = x
+
+    def _fit(self, degree: int) -> None:
+        x = self.x
+        previous, current = np.zeros_like(x), np.ones_like(x)
+        self.norm2, self.alpha = [1.0, float(x.size)], []
+        for _ in range(degree):
+            a = float(np.sum(x * current**2) / np.sum(current**2))
+            self.alpha.append(a)
+            previous, current = current, (x - a) * current - (self.norm2[-1] / self.norm2[-2]) * previous
+            self.norm2.append(float(np.sum(current**2)))
+
+    def transform(self, x: Any, degree: int = 1, raw: bool = False) -> Any:
+        v = np.asarray(x, dtype=np.float64)
+        if not isinstance(degree, int) or degree < 1 or (not raw and degree >= np.unique(self.x).size):
+            raise ValueError(f"poly: degree must be a positive integer below the number of distinct values; "
+                             f"got {degree!r}")
+        if raw:
+            return np.column_stack([v**k for k in range(1, degree + 1)])
+        if len(self.alpha) != degree:
+            self._fit(degree)
+        previous, current = np.zeros_like(v), np.ones_like(v)
+        columns = []
+        for k in range(degree):
+            previous, current = current, (v - self.alpha[k]) * current - (self.norm2[k + 1] / self.norm2[k]) * previous
+            columns.append(current / np.sqrt(self.norm2[k + 2]))
+        return np.column_stack(columns)
+
+
+def namespace() -> dict[str, Any]:
+    """The functions an R formula may call, for patsy's evaluation environment."""
+    return {"log": np.log, "exp": np.exp, "sqrt": np.sqrt, "log1p": np.log1p,
+            "scale": patsy.stateful_transform(_Standardize), "center": patsy.stateful_transform(_Center),
+            "poly": patsy.stateful_transform(_Poly)}
+
+
+def warn_coded_numbers(formula: str, frame: Any, design_info: Any) -> None:
+    """Warn for each column with 2 to 5 distinct integer codes (1, 2, 3) that enters the formula as a number."""
+    for term in design_info.terms:
+        for factor in term.factors:
+            code = factor.code
+            name = plain(code)
+            if name not in getattr(frame, "columns", ()) or design_info.factor_infos[factor].type != "numerical":
+                continue
+            values = frame[name].dropna()
+            distinct = np.unique(values.to_numpy()) if values.dtype.kind in "iuf" else np.array([])
+            if 2 < distinct.size <= 5 and np.all(distinct == np.round(distinct)) and distinct.min() >= 0:
+                warnings.warn(f"formula {formula!r}: column {name!r} has {distinct.size} integer codes "
+                              f"({', '.join(str(int(v)) for v in distinct)}) and enters as a number (one slope); "
+                              f"write factor({name}) if it is a category", DeniableWarning, stacklevel=4)
