@@ -22,6 +22,9 @@ valid response, an urlencoded form body, a multipart ``FormData``, a real
 * framing: the page of ``127.0.0.2`` frames the listed survey's page, and a
   respondent answers in the frame (stored); the page of the survey without
   ``embed`` is not drawn in a frame (``frame-ancestors 'none'``);
+* deniable-embed's server mode (``Deniable.submit``) on the page of
+  ``127.0.0.2``: the listed survey stores its response, the other cannot be
+  read from there, so nothing is sent to it;
 * power check: the ``text/plain`` body the pages sent is a valid response:
   posted as JSON by a non-browser client, it is stored.
 
@@ -111,9 +114,34 @@ document.getElementById('unlisted').src = `${params.get('server')}/s/${params.ge
 """
 
 
+EMBED = """<!doctype html>
+<meta charset="utf-8"><title>a host platform with deniable-embed</title>
+<script>
+const params = new URLSearchParams(location.search);
+const server = params.get('server');
+const tag = document.createElement('script');
+tag.src = `${server}/static/deniable-embed.js`;
+window.submitted = new Promise((resolve) => {
+  tag.onload = async () => {
+    const out = {};
+    for (const survey of ['embedded', 'not-embedded']) {
+      try {
+        out[survey] = await Deniable.submit({ server, survey, answers: { q: true } });
+      } catch (e) {
+        out[survey] = { error: String(e) };
+      }
+    }
+    resolve(out);
+  };
+});
+document.head.append(tag);
+</script>
+"""
+
+
 class _Pages(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - the standard library's name
-        page = FRAMES if self.path.startswith("/frames") else PAGE
+        page = FRAMES if self.path.startswith("/frames") else EMBED if self.path.startswith("/embed") else PAGE
         data = page.encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -158,6 +186,8 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     page.goto(f"{origin}/attack?server={server.url}&survey={survey}&tag={name}-{survey}")
                     out[(name, survey)] = page.evaluate("() => window.attempts")
                     out[(name, survey, "answers")] = sorted(out["network"])
+            page.goto(f"{other_origin}/embed?server={server.url}")  # deniable-embed's server mode
+            out["embed-submit"] = page.evaluate("() => window.submitted")
             page.goto(f"{other_origin}/frames?server={server.url}&listed=embedded&unlisted={CLOSED['id']}")
             listed = page.frame_locator("#listed")
             listed.locator("#survey-form:not([hidden])").wait_for()
@@ -203,8 +233,16 @@ def test_a_listed_origin_posts_with_cors_and_nothing_else_is_stored(seen: dict[s
     unlisted = seen[("same-site", "embedded")]
     assert unlisted["json"] == {"error": "TypeError: Failed to fetch"} and "error" in unlisted["read"]
     assert seen[("same-site", "embedded", "answers")] == [("POST", 403)] * 4
-    # one from the listed page's fetch, one answered in the frame
-    assert seen["stored"]["embedded"] == 2
+    # one from the listed page's fetch, one from deniable-embed's submit on it, one answered in the frame
+    assert seen["stored"]["embedded"] == 3
+
+
+def test_the_embed_posts_from_a_listed_origin_only(seen: dict[str, Any]) -> None:
+    """deniable-embed's server mode on another site's page: the survey that lists the page's origin takes
+    the response; the other cannot even be read from there (no CORS), so nothing is sent to it."""
+    submitted = seen["embed-submit"]
+    assert "error" not in submitted["embedded"], submitted
+    assert "Failed to fetch" in submitted["not-embedded"]["error"], submitted
 
 
 def test_only_the_listed_origin_may_frame_the_survey_page(seen: dict[str, Any]) -> None:
