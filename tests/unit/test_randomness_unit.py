@@ -81,7 +81,8 @@ def test_fork_child_and_parent_draw_differently() -> None:
     assert child[32:] != parent[32:]
 
 
-@pytest.mark.parametrize("rng", [np.random.RandomState(0), True, 1.5, "seed"], ids=repr)
+@pytest.mark.parametrize("rng", [np.random.RandomState(0), True, 1.5, "seed"],
+                         ids=["RandomState", "True", "1.5", "seed"])
 def test_bad_rng(rng) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(TypeError, match="rng must be None, an int seed or a numpy Generator"):
         dn.GRR(4, epsilon=1.0).privatize_many([0, 1], rng=rng)
