@@ -176,7 +176,8 @@ OVERFLOW = """() => {
   const right = Math.min(document.querySelector('.md-content').getBoundingClientRect().right, window.innerWidth) + 1;
   const name = (el) => {
     const text = (el.innerText || el.textContent || '').trim().split('\\n')[0].slice(0, 60);
-    return `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? '.' + el.className.split(' ')[0] : ''} "${text}"`;
+    const cls = typeof el.className === 'string' && el.className ? '.' + el.className.split(' ')[0] : '';
+    return `${el.tagName.toLowerCase()}${cls} "${text}"`;
   };
   const found = [];
   const blocks = [...article.querySelectorAll('pre, table, .katex-display, img, svg, .highlight, .doc-signature')];
