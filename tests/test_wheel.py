@@ -34,6 +34,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.build, pytest.mark.integration]
 for _needed in ("build", "twine", "hatchling", "fastapi", "typer", "httpx", "matplotlib"):
     pytest.importorskip(_needed, reason="the wheel test needs the test, server and cli extras")
 
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+"""The environment of the fresh venv's processes: nothing points back at the checkout's source."""
+
 RUNTIME_FILES = [
     "deniable/py.typed",
     "deniable/wire/schemas/survey.json",
@@ -67,7 +70,7 @@ def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
                                 "--no-index", "--quiet", str(wheel)], capture_output=True, text=True, timeout=300)
     assert installed.returncode == 0, installed.stderr
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+                             capture_output=True, text=True, check=True, env=CLEAN_ENV).stdout.strip()
     (Path(purelib) / "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return folder
 
@@ -99,10 +102,10 @@ def test_wheel_and_sdist_pass_twine_check_and_carry_licence_and_data(dist: Path)
 def test_the_installed_wheel_runs_the_demo(venv: Path, tmp_path: Path) -> None:
     python = venv / "bin" / "python"
     where = subprocess.run([str(python), "-c", "import deniable; print(deniable.__file__, deniable.__version__)"],
-                           capture_output=True, text=True, check=True, cwd=tmp_path).stdout.split()
+                           capture_output=True, text=True, check=True, cwd=tmp_path, env=CLEAN_ENV).stdout.split()
     assert Path(where[0]).is_relative_to(venv) and where[1] == deniable.__version__
     demo = subprocess.run([str(venv / "bin" / "deniable"), "demo", "--seed", "1"], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path, env={**os.environ, "MPLBACKEND": "Agg"})
+                          timeout=300, cwd=tmp_path, env={**CLEAN_ENV, "MPLBACKEND": "Agg"})
     assert demo.returncode == 0, demo.stdout + demo.stderr
     assert "estimate" in demo.stdout.lower()
     assert (tmp_path / "deniable-output" / "deniable-demo.png").is_file()
@@ -115,7 +118,7 @@ def test_the_installed_wheel_serves_a_survey_a_client_answers(venv: Path, tmp_pa
     server = subprocess.Popen(
         [str(venv / "bin" / "deniable"), "serve", str(survey), "--db", f"sqlite:///{tmp_path / 'wheel.db'}",
          "--port", "0"],
-        cwd=tmp_path, env={**os.environ, "DENIABLE_ADMIN_TOKEN": "wheel-test-token"},
+        cwd=tmp_path, env={**CLEAN_ENV, "DENIABLE_ADMIN_TOKEN": "wheel-test-token"},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -136,7 +139,7 @@ def test_the_installed_wheel_serves_a_survey_a_client_answers(venv: Path, tmp_pa
             "print(json.dumps(client.results('honor-code')))\n"
         )
         run = subprocess.run([str(venv / "bin" / "python"), "-c", script, url], capture_output=True, text=True,
-                             timeout=120, cwd=tmp_path)
+                             timeout=120, cwd=tmp_path, env=CLEAN_ENV)
         assert run.returncode == 0, run.stderr
         results = json.loads(run.stdout)
         assert results["id"] == "honor-code" and results["n_responses"] == 200, results
