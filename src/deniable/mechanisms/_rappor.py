@@ -142,7 +142,7 @@ def _dyadic(x: Fraction, up: bool = False) -> int:
 
 @register(decode_cost="O(n num_bits) + least squares over the candidates", browser=True)
 class RAPPOR(FrequencyOracle):
-    """Bloom-filter RAPPOR with cohorts, permanent and instantaneous randomized response.
+    r"""Bloom-filter RAPPOR with cohorts, permanent and instantaneous randomized response.
 
     Each device hashes its value into a Bloom filter of ``num_bits`` bits with
     ``num_hashes`` hash functions salted by its cohort (one of ``num_cohorts``),
@@ -159,7 +159,7 @@ class RAPPOR(FrequencyOracle):
         The candidate values: ``k`` (the values ``0 .. k-1``) or the list of
         them. The decoder estimates these candidates only.
     epsilon : float, optional
-        The lifetime bound :math:`\\varepsilon_\\infty` of any number of reports
+        The lifetime bound :math:`\varepsilon_\infty` of any number of reports
         of one value through a memoized permanent response (``m.client()``);
         ``f`` is chosen to meet it. Give exactly one of ``epsilon`` and ``f``.
     f : float, optional
@@ -189,17 +189,17 @@ class RAPPOR(FrequencyOracle):
     -----
     With :math:`r_1 = f (p + q)/2 + (1 - f) q` and :math:`r_0 = f (p + q)/2 + (1 - f) p`
     the probabilities of a reported 1 given Bloom bit 1 and 0, one report is
-    :math:`\\varepsilon_1`-LDP and a memoized value's reports together
-    :math:`\\varepsilon_\\infty`-LDP, for two candidates whose filters differ in
+    :math:`\varepsilon_1`-LDP and a memoized value's reports together
+    :math:`\varepsilon_\infty`-LDP, for two candidates whose filters differ in
     :math:`s` bits (:math:`s = 2h` when disjoint):
 
     .. math::
 
-        \\varepsilon_1 = \\tfrac{s}{2} \\ln \\frac{r_1 (1 - r_0)}{r_0 (1 - r_1)}, \\qquad
-        \\varepsilon_\\infty = s \\ln \\frac{1 - f/2}{f/2}.
+        \varepsilon_1 = \tfrac{s}{2} \ln \frac{r_1 (1 - r_0)}{r_0 (1 - r_1)}, \qquad
+        \varepsilon_\infty = s \ln \frac{1 - f/2}{f/2}.
 
-    ``m.epsilon`` is :math:`\\varepsilon_1` and ``m.epsilon_infinity`` is
-    :math:`\\varepsilon_\\infty`, both computed from the actual filters (see
+    ``m.epsilon`` is :math:`\varepsilon_1` and ``m.epsilon_infinity`` is
+    :math:`\varepsilon_\infty`, both computed from the actual filters (see
     the [frequency oracles](../math/frequency-oracles.md#rappor) page).
 
     Examples

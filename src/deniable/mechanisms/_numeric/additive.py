@@ -175,7 +175,7 @@ class Laplace(_LatticeMechanism):
 
 @register(kind="numeric", required={"epsilon", "delta"})
 class Gaussian(_LatticeMechanism):
-    """Gaussian noise for values clamped to ``[low, high]``: ``(epsilon, delta)``-LDP.
+    r"""Gaussian noise for values clamped to ``[low, high]``: ``(epsilon, delta)``-LDP.
 
     ``sigma`` is the analytic Gaussian calibration (Balle & Wang 2018) for
     sensitivity ``high - low``; the noise is a discrete Gaussian on a
@@ -204,15 +204,15 @@ class Gaussian(_LatticeMechanism):
 
     Notes
     -----
-    For sensitivity :math:`\\Delta = \\text{high} - \\text{low}`, ``sigma`` is the
-    smallest :math:`\\sigma` with
+    For sensitivity :math:`\Delta = \text{high} - \text{low}`, ``sigma`` is the
+    smallest :math:`\sigma` with
 
     .. math::
 
-        \\Phi\\Big(\\frac{\\Delta}{2\\sigma} - \\frac{\\varepsilon\\sigma}{\\Delta}\\Big)
-        - e^{\\varepsilon}\\,\\Phi\\Big(-\\frac{\\Delta}{2\\sigma} - \\frac{\\varepsilon\\sigma}{\\Delta}\\Big) \\le \\delta,
+        \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
+        - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big) \le \delta,
 
-    and the mean of :math:`n` reports has variance about :math:`\\sigma^2 / n`. For
+    and the mean of :math:`n` reports has variance about :math:`\sigma^2 / n`. For
     one bounded number per respondent it loses to ``Hybrid`` at every epsilon
     (``Hybrid`` needs no delta): see the
     [numeric mechanisms](../math/numeric.md) page.
