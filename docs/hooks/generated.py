@@ -269,8 +269,33 @@ def http_markdown() -> str:
     return "\n".join(out)
 
 
+# ---------------------------------------------------------------- the project's files
+
+
+def changelog_markdown() -> str:
+    """CHANGELOG.md as it is in the repository."""
+    return (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def citation_markdown() -> str:
+    """How to cite deniable: CITATION.cff, and a BibTeX entry made from it."""
+    import yaml
+
+    text = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    cff = yaml.safe_load(text)
+    authors = " and ".join(a.get("name") or f"{a.get('family-names')}, {a.get('given-names')}" for a in cff["authors"])
+    year = str(cff["date-released"])[:4]
+    bibtex = [f"@software{{deniable_{cff['version'].replace('.', '_')},", f"  title = {{{{{cff['title']}}}}},",
+              f"  author = {{{{{authors}}}}},", f"  version = {{{cff['version']}}},", f"  year = {{{year}}},",
+              f"  license = {{{cff['license']}}},", "}"]
+    return "\n".join(["# Citing deniable", "", cff["message"], "", "## BibTeX", "", "```bibtex", *bibtex, "```", "",
+                      "## CITATION.cff", "", "The repository's `CITATION.cff` (Citation File Format 1.2.0):", "",
+                      "```yaml", text.rstrip(), "```", ""])
+
+
 GENERATORS = {"reference/cli.md": cli_markdown, "reference/survey-file.md": survey_file_markdown,
-              "reference/http.md": http_markdown}
+              "reference/http.md": http_markdown, "changelog.md": changelog_markdown,
+              "citation.md": citation_markdown}
 
 
 def on_files(files: Any, config: Any, **kwargs: Any) -> Any:
