@@ -211,7 +211,7 @@ OVERFLOW = """() => {
 def served(site: Path) -> Iterator[str]:
     """The built site over HTTP on loopback (Material's search and page changes need a server)."""
     handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -219,6 +219,12 @@ def served(site: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # the browser dropped a request it no longer needs
+            super().handle_error(request, client_address)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
