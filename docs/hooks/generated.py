@@ -248,6 +248,8 @@ def http_markdown() -> str:
             for media, body in op.get("requestBody", {}).get("content", {}).items():
                 first, *rest = _schema_block(spec, body.get("schema", {}))
                 out += [f"**Request body** (`{media}`): {_plain(first)}", "", *(ln.strip() for ln in rest), ""]
+            if op.get("responses"):
+                out += ["**Responses**", ""]
             for code, response in op.get("responses", {}).items():
                 line = f"* **{code}** {response.get('description', '')}"
                 for media, body in response.get("content", {}).items():
