@@ -146,7 +146,8 @@ def test_no_page_or_style_sheet_loads_anything_from_another_server(site: Path) -
         parser = _Loads()
         parser.feed(page.read_text(encoding="utf-8"))
         for url in parser.urls:
-            target = (page.parent / urlsplit(url).path).resolve()
+            path = urlsplit(url).path  # relative to the page, or to the site's root ("/assets/..." on 404.html)
+            target = (site / path.lstrip("/") if path.startswith("/") else page.parent / path).resolve()
             if _is_external(url):
                 external.append(f"{page.relative_to(site)}: {url}")
             elif not url.startswith("data:") and not target.exists():
