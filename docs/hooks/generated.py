@@ -93,10 +93,11 @@ def cli_markdown() -> str:
 
 NESTED = {
     "rounds": {
-        "every": "the length of a round, e.g. `7d`, `12h` or a number of seconds; a device answers once a round",
-        "lifetime_epsilon": "the most epsilon one device may spend over all rounds; the server refuses "
-                            "a survey whose rounds could spend more",
-        "start": "when the first round starts (ISO 8601 date or date-time); default: when the survey is stored",
+        "every": "the length of a round: seconds, or `<n>s`, `<n>m`, `<n>h`, `<n>d` (e.g. `7d`); the server "
+                 "takes at most one response per device per round",
+        "lifetime_epsilon": "the most one device may spend over all rounds; the server refuses a response "
+                            "that would take the device's privacy loss over it",
+        "start": "when round 0 starts (an ISO 8601 date-time); default: when the survey was first stored",
     },
     "rate_limit": {
         "responses": "the most responses one client address may send within `seconds` (an integer >= 1)",
