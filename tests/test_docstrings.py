@@ -55,6 +55,6 @@ def test_every_public_name_has_parameters_and_examples() -> None:
 
 
 def test_the_mechanisms_state_their_math_in_notes() -> None:
-    for name in ("RAPPOR", "Gaussian", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection"):  # more to come
+    for name in ("RAPPOR", "Gaussian", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection"):
         doc = inspect.getdoc(_public()[name]) or ""
         assert "Notes\n-----" in doc and ":math:" in doc, name
