@@ -14,10 +14,10 @@ import inspect
 MODULES = ["deniable", "deniable.mechanisms"]
 
 NOT_YET = {
-    "AggregateError", "AllocationComparison", "AuditResult", "BinaryRR", "BudgetError", "CategoryError",
+    "AggregateError", "AllocationComparison", "AuditResult", "BudgetError", "CategoryError",
     "CheckedReports", "ClientState", "ConfidenceInterval", "ConfigError", "ConvergenceWarning",
     "CountMeanSketch", "DBitFlip", "DBitFlipClient", "DeniableError", "DeniableWarning", "Discovery",
-    "Domain", "Estimate", "FieldReportError", "FileStore", "FrequencyOracle", "GRR",
+    "Domain", "Estimate", "FieldReportError", "FileStore", "FrequencyOracle",
     "HadamardCountMeanSketch", "HeavyHitters", "HistogramEstimate", "IndependenceTest", "Joint",
     "JointEstimate", "LGRR", "LOSUE", "LongitudinalClient", "MarginalEstimate", "MeanEstimate",
     "MeanStat", "Mechanism", "MechanismChoice", "MemoryStore", "NumericMechanism", "OneBitMean",
