@@ -47,14 +47,47 @@ _HALF = Fraction(1, 2)
     build=lambda domain, params: BinaryRR(**params),
 )
 class BinaryRR(FrequencyOracle):
-    """Warner's randomized response for a yes/no question.
+    r"""Warner's randomized response for a yes/no question.
 
     Give exactly one of ``prob`` (``P(report == truth)``, in (0.5, 1)),
-    ``epsilon`` (> 0) or ``gamma`` (``prob - 1/2``, in (0, 0.5)).
+    ``epsilon`` (> 0) or ``gamma`` (``prob - 1/2``, in (0, 0.5)). Other
+    yes/no channels (the forced-response and survey designs) come from
+    :meth:`forced_response` and :meth:`channel`.
 
+    Parameters
+    ----------
+    prob : float or Fraction, optional
+        The probability that the report is the true answer, in ``(0.5, 1)``.
+    epsilon : float, optional
+        The privacy loss of one report, ``> 0``; ``prob`` follows.
+    gamma : float, optional
+        ``prob - 1/2``, in ``(0, 0.5)``.
+
+    Raises
+    ------
+    TypeError
+        Not exactly one of ``prob``, ``epsilon`` and ``gamma``.
+    ValueError
+        A value out of its range.
+
+    Notes
+    -----
+    :math:`p^* = \pi` (``prob``) and :math:`q^* = 1 - \pi`, so
+    :math:`\varepsilon = \ln \frac{\pi}{1 - \pi}`; Warner's estimate of the share of
+    "yes" is :math:`\hat f = (\lambda + \pi - 1) / (2\pi - 1)` for :math:`\lambda` the
+    share of "yes" reports, and :math:`V^* = e^\varepsilon / (e^\varepsilon - 1)^2`.
+
+    Examples
+    --------
+    >>> import numpy as np
     >>> m = BinaryRR(prob=0.75)
     >>> round(m.epsilon, 12)
     1.098612288668
+    >>> rng = np.random.default_rng(0)
+    >>> answers = rng.random(20_000) < 0.3  # 30% would answer yes
+    >>> est = m.estimate(m.privatize_many(answers, rng=rng))
+    >>> bool(abs(est.frequencies[1] - answers.mean()) < 5 * est.std_errors[1])
+    True
     """
 
     wire_id = "binary-rr"

@@ -289,7 +289,48 @@ class LocalHashing(FrequencyOracle):
 
 @register(decode_cost="O(n g + k log k) (Walsh-Hadamard)", candidate=True, browser=True, required={"epsilon"})
 class BLH(LocalHashing):
-    """Binary local hashing: ``g = 2``, ``Var* = (e+1)^2 / (e-1)^2``."""
+    r"""Binary local hashing: a random hash to one bit, then Warner's randomized response.
+
+    Each device draws a hash :math:`H: [k] \to \{0, 1\}` from a pairwise
+    independent family (its seed travels with the report) and reports
+    :math:`H(x)` through binary randomized response.
+
+    Parameters
+    ----------
+    categories : int or sequence
+        ``k`` (the categories are the ints ``0 .. k-1``) or the list of
+        categories, any hashable values (at least 2).
+    epsilon : float
+        The privacy loss of one report, ``> 0``; the realised ``m.epsilon``
+        (from the sampler's integer probabilities) is within 1% of it and
+        never above.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two categories, repeated categories, or an epsilon that is
+        not a positive finite number.
+
+    Notes
+    -----
+    :math:`p^* = e^\varepsilon / (e^\varepsilon + 1)` and :math:`q^* = 1/2`;
+    :math:`V^* = (e^\varepsilon + 1)^2 / (e^\varepsilon - 1)^2`. ``OLH``, hashing to
+    more buckets, has lower variance at every epsilon above about 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deniable.mechanisms import BLH
+    >>> m = BLH(8, epsilon=1.0)
+    >>> round(m.epsilon, 6)
+    1.0
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.integers(0, 8, size=20_000)
+    >>> est = m.estimate(m.privatize_many(values, rng=rng))
+    >>> truth = np.bincount(values, minlength=8) / values.size
+    >>> bool(np.all(np.abs(est.frequencies - truth) < 5 * est.std_errors))
+    True
+    """
 
     wire_id = "blh"
 
@@ -303,7 +344,54 @@ class BLH(LocalHashing):
     required={"epsilon"}, optional={"g"},
 )
 class OLH(LocalHashing):
-    """Optimized local hashing: ``g`` the variance-minimising power of two (``~ e^eps + 1``)."""
+    r"""Optimized local hashing (Wang et al. 2017).
+
+    Each device draws a hash :math:`H: [k] \to [g]` from a pairwise independent
+    family that is linear over GF(2) (its seed travels with the report) and
+    reports :math:`H(x)` through k-ary randomized response over :math:`[g]`;
+    the server decodes all ``k`` support counts with one Walsh-Hadamard
+    transform.
+
+    Parameters
+    ----------
+    categories : int or sequence
+        ``k`` (the categories are the ints ``0 .. k-1``) or the list of
+        categories, any hashable values (at least 2).
+    epsilon : float
+        The privacy loss of one report, ``> 0``; the realised ``m.epsilon``
+        (from the sampler's integer probabilities) is within 1% of it and
+        never above.
+    g : int, optional
+        The number of hash buckets, a power of two ``>= 2``; default:
+        the power of two of lowest variance near :math:`e^\varepsilon + 1`.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two categories, repeated categories, or an epsilon that is
+        not a positive finite number, or a ``g`` that is not a power of two.
+
+    Notes
+    -----
+    :math:`p^* = e^\varepsilon / (e^\varepsilon + g - 1)` and :math:`q^* = 1/g`
+    (exact for the pairwise independent family); with :math:`g \approx e^\varepsilon + 1`,
+    :math:`V^* \approx 4 e^\varepsilon / (e^\varepsilon - 1)^2`, as OUE, with a
+    report of :math:`\log_2 g` bits plus the seed instead of ``k`` bits.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deniable.mechanisms import OLH
+    >>> m = OLH(8, epsilon=1.0)
+    >>> round(m.epsilon, 6)
+    1.0
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.integers(0, 8, size=20_000)
+    >>> est = m.estimate(m.privatize_many(values, rng=rng))
+    >>> truth = np.bincount(values, minlength=8) / values.size
+    >>> bool(np.all(np.abs(est.frequencies - truth) < 5 * est.std_errors))
+    True
+    """
 
     wire_id = "olh"
 

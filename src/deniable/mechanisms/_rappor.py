@@ -142,7 +142,79 @@ def _dyadic(x: Fraction, up: bool = False) -> int:
 
 @register(decode_cost="O(n num_bits) + least squares over the candidates", browser=True)
 class RAPPOR(FrequencyOracle):
-    """Bloom-filter RAPPOR with cohorts, permanent and instantaneous randomized response."""
+    r"""Bloom-filter RAPPOR with cohorts, permanent and instantaneous randomized response.
+
+    Each device hashes its value into a Bloom filter of ``num_bits`` bits with
+    ``num_hashes`` hash functions salted by its cohort (one of ``num_cohorts``),
+    then randomizes the filter twice (Erlingsson, Pihur & Korolova 2014): a
+    permanent response that sets each bit to 1 w.p. ``f/2``, to 0 w.p. ``f/2``
+    and keeps it otherwise, and an instantaneous response that reports a 1-bit
+    as 1 w.p. ``q`` and a 0-bit as 1 w.p. ``p``. The analyst debiases the bit
+    counts of each cohort and solves for the candidates' frequencies by least
+    squares.
+
+    Parameters
+    ----------
+    categories : int or sequence
+        The candidate values: ``k`` (the values ``0 .. k-1``) or the list of
+        them. The decoder estimates these candidates only.
+    epsilon : float, optional
+        The lifetime bound :math:`\varepsilon_\infty` of any number of reports
+        of one value through a memoized permanent response (``m.client()``);
+        ``f`` is chosen to meet it. Give exactly one of ``epsilon`` and ``f``.
+    f : float, optional
+        The permanent response's noise, in ``(0, 1]``, instead of ``epsilon``.
+    p, q : float
+        The instantaneous response's probabilities of reporting 1 for a 0-bit
+        and for a 1-bit (``0 <= p < q <= 1``); default 0.5 and 0.75, as in
+        the paper.
+    num_bits : int
+        Bits of the Bloom filter (``1 .. 2**16``); default 16.
+    num_hashes : int
+        Hash functions per value (at most ``num_bits``); default 2.
+    num_cohorts : int
+        Cohorts, each with its own hash salt; a device draws one; default 64.
+    hashing : str
+        ``"sha256"`` (the default) or another name of the shipped hashings.
+
+    Raises
+    ------
+    TypeError
+        Neither or both of ``epsilon`` and ``f``.
+    ValueError
+        A size out of range, ``num_hashes > num_bits``, ``q <= p``, or a
+        probability outside ``[0, 1]``.
+
+    Notes
+    -----
+    With :math:`r_1 = f (p + q)/2 + (1 - f) q` and :math:`r_0 = f (p + q)/2 + (1 - f) p`
+    the probabilities of a reported 1 given Bloom bit 1 and 0, one report is
+    :math:`\varepsilon_1`-LDP and a memoized value's reports together
+    :math:`\varepsilon_\infty`-LDP, for two candidates whose filters differ in
+    :math:`s` bits (:math:`s = 2h` when disjoint):
+
+    .. math::
+
+        \varepsilon_1 = \tfrac{s}{2} \ln \frac{r_1 (1 - r_0)}{r_0 (1 - r_1)}, \qquad
+        \varepsilon_\infty = s \ln \frac{1 - f/2}{f/2}.
+
+    ``m.epsilon`` is :math:`\varepsilon_1` and ``m.epsilon_infinity`` is
+    :math:`\varepsilon_\infty`, both computed from the actual filters (see
+    the [frequency oracles](../math/frequency-oracles.md#rappor) page).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deniable.mechanisms import RAPPOR
+    >>> m = RAPPOR(["a", "b", "c", "d"], epsilon=4.0, num_bits=32, num_hashes=2, num_cohorts=8)
+    >>> round(m.epsilon_infinity, 6), round(m.epsilon, 4)
+    (4.0, 0.9919)
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(["a", "b", "c", "d"], size=20_000, p=[0.5, 0.3, 0.2, 0.0])
+    >>> est = m.estimate(m.privatize_many(values, rng=rng))
+    >>> bool(np.all(np.abs(est.frequencies - [0.5, 0.3, 0.2, 0.0]) < 5 * est.std_errors))
+    True
+    """
 
     wire_id = "rappor"
     report_kind = "structured"

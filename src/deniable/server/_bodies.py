@@ -101,12 +101,12 @@ class SurveyIn(BaseModel):
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)] = Field(
         description="the survey's id: 1-64 characters [A-Za-z0-9_.-], starting with a letter or digit"
     )
-    title: str
+    title: str = Field(description="the survey's title, shown to respondents")
     budget: float = Field(description="the most the questions' epsilons may add up to (per respondent)")
     questions: list[dict[str, Any]] = Field(
         min_length=1, description="each {id, text, type, ...} with a mechanism, a design, or randomized: false"
     )
-    description: str | None = None
+    description: str | None = Field(default=None, description="a longer description of the survey")
     invite_only: bool = Field(default=False, description="every response needs an unused invite token")
     allocation: Literal["split", "sample"] = Field(
         default="split", description="split: answer every question; sample: one question drawn per device"

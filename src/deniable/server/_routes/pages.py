@@ -85,6 +85,8 @@ def router(service: Service) -> APIRouter:
 
     @api.get("/s/{survey_id}")
     def survey_page(survey_id: str) -> Response:
+        """The survey's page: the questions, answered and randomized in the respondent's browser
+        (404 if no such survey)."""
         policy = store.survey(survey_id).policy
         relay = policy.transport.relay
         # framed by the embed origins only; posted through a relay (Oblivious HTTP): may connect to it
@@ -94,6 +96,8 @@ def router(service: Service) -> APIRouter:
 
     @api.get("/s/{survey_id}/results")
     def results_page(survey_id: str, request: Request) -> Response:
+        """The results page: each question's estimates with intervals, as charts and tables (admin only if the
+        survey's results are admin)."""
         results_access(request, store.survey(survey_id))
         return _page("results.html")
 
@@ -101,6 +105,7 @@ def router(service: Service) -> APIRouter:
 
     @api.get("/docs")
     def docs_page() -> Response:
+        """The API explorer (Swagger UI, served from the package) over ``/openapi.json``."""
         if assets is None:
             return error_response(404, "path", "the API documentation needs the server extra's Swagger UI: "
                                   "pip install 'deniable[server]'")
@@ -108,6 +113,7 @@ def router(service: Service) -> APIRouter:
 
     @api.get("/docs/assets/{name}")
     def docs_asset(name: str) -> Response:
+        """One of the API explorer's script and style files."""
         if assets is None or name not in DOCS_ASSETS:
             return error_response(404, "path", f"no such file; the documentation's files are {list(DOCS_ASSETS)}")
         media = "text/css" if name.endswith(".css") else "text/javascript"
