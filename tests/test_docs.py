@@ -67,7 +67,8 @@ def test_rounds_howto_runs(capsys: pytest.CaptureFixture[str], monkeypatch: pyte
 def test_readme_command_lines_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every ``deniable ...`` line of the README's command-line block runs as written from the
     repository root (its example files), and writes only under deniable-output/ (the demo, the
-    server, which runs until Ctrl-C, and the half-minute heavy-hitters sweep are tested in tests/cli)."""
+    server and the relay, which run until Ctrl-C, and the half-minute heavy-hitters sweep are tested in
+    tests/cli)."""
     for extra in ("typer", "pandas", "matplotlib", "dask", "statsmodels"):
         pytest.importorskip(extra, reason="the README's commands need deniable[all]")
     import shlex
@@ -87,7 +88,7 @@ def test_readme_command_lines_run_as_written(tmp_path: Path, monkeypatch: pytest
     ran = 0
     for line in lines:
         args = shlex.split(line, comments=True)[1:]
-        if args[0] in ("demo", "serve") or args[:2] == ["simulate", "heavy-hitters"]:
+        if args[0] in ("demo", "serve", "relay") or args[:2] == ["simulate", "heavy-hitters"]:
             continue
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, f"{line}\n{result.output}"
