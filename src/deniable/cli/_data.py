@@ -1,12 +1,17 @@
 """Streaming CSV / Parquet columns for ``deniable privatize`` and ``deniable estimate``.
 
-Files are read in chunks (pandas ``read_csv(chunksize=...)``, pyarrow
+Files are read in chunks (pyarrow's streaming CSV reader, Parquet
 ``iter_batches``), so 10^7 rows never sit in memory at once. The privatized
-column is stored as text (:func:`deniable.wire.to_text`).
+column is stored as text (:func:`deniable.wire.to_text`); a CSV is written
+back by pyarrow, with a chunk whose cells need quotes (or hold bytes that are
+not UTF-8) written by Python's :mod:`csv` module instead: either way the
+cells are quoted only where needed, as pandas and :mod:`csv` write them.
 """
 
 from __future__ import annotations
 
+import csv as pycsv
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -21,7 +26,13 @@ from deniable.errors import CategoryError, ReportError
 from deniable.heavy import HeavyHitters
 from deniable.heavy._hitters import CONFIG_FORMAT as DISCOVERY_FORMAT
 from deniable.wire import from_config
-from deniable.wire._arrow import aggregate_codes, csv_convert_options, distinct_codes, reports_from_codes
+from deniable.wire._arrow import (
+    aggregate_codes,
+    csv_convert_options,
+    csv_parse_options,
+    distinct_codes,
+    reports_from_codes,
+)
 from deniable.wire._text import from_text, parse_yes_no, plain_reports
 from deniable.wire._text import to_text as reports_to_text
 
@@ -143,7 +154,7 @@ def _load_mechanism(data: Path, column: str, config: Path | None) -> Any:
 class Chunk:
     """One block of rows: the block itself, its first row number, and the column as text.
 
-    ``block`` is a pandas DataFrame (CSV) or a pyarrow Table; ``first_row`` the 1-based data
+    ``block`` is a pyarrow Table (a CSV's cells as bytes); ``first_row`` the 1-based data
     row number of its first row. Arrow columns come as ``codes`` into their ``distinct``
     values (Arrow's dictionary): ``values`` (numpy text, one cell per row) is made from them
     only when asked for, and :func:`category_positions` encodes the distinct values alone.
@@ -177,7 +188,7 @@ class ColumnReader:
     """Iterate a CSV or Parquet file in chunks, exposing one column as strings.
 
     ``progress_total`` / ``position()`` measure progress in ``progress_unit``
-    (bytes for CSV, rows for Parquet). Every column is read as text for CSV, so the other
+    (bytes for CSV, rows for Parquet). Every column of a CSV is read as bytes, so the other
     columns are written back verbatim; with ``only_column`` (for reading reports) the
     other columns are not read at all (a chunk's ``block`` holds the column alone).
     """
@@ -192,10 +203,11 @@ class ColumnReader:
         self._read = 0
         self.first_value = ""  # the column's first cell, once iterated
         if self.kind == "csv":
-            import pandas as pd
+            from pyarrow import csv
 
-            header = pd.read_csv(path, nrows=0, dtype=str).columns
-            self._check_column(list(header))
+            with csv.open_csv(path, parse_options=csv_parse_options()) as header:
+                self._names = header.schema.names
+            self._check_column(self._names)
             self.progress_total = os.path.getsize(path)
             self.progress_unit = "bytes"
         else:
@@ -228,28 +240,21 @@ class ColumnReader:
     def _chunks(self) -> Iterator[Chunk]:
         row = 1
         self._read = 0
-        if self.kind == "csv" and self.only_column:
+        if self.kind == "csv":
+            import pyarrow as pa
             from pyarrow import csv
 
+            others = () if self.only_column else [name for name in self._names if name != self.column]
+            options = csv_convert_options(self.column, others)
+            at = self._names.index(self.column) if others else 0
             with open(self.path, "rb") as self._handle:  # Arrow's dictionary of the distinct values, as it reads
-                for batch in csv.open_csv(self._handle, convert_options=csv_convert_options(self.column)):
+                for batch in csv.open_csv(self._handle, read_options=csv.ReadOptions(block_size=1 << 23),
+                                          parse_options=csv_parse_options(), convert_options=options):
                     for start in range(0, batch.num_rows, self.chunk_size):
-                        part = batch.slice(start, self.chunk_size)
-                        distinct, codes = distinct_codes(part.column(0))
+                        part = pa.Table.from_batches([batch.slice(start, self.chunk_size)])
+                        distinct, codes = distinct_codes(part.column(at))
                         yield Chunk(part, row, True, distinct=distinct, codes=codes)
                         row += part.num_rows
-        elif self.kind == "csv":
-            import pandas as pd
-
-            with open(self.path, "rb") as self._handle:
-                reader = pd.read_csv(  # bytes that are not UTF-8 reach the checks (and are written back)
-                    self._handle, dtype=object, keep_default_na=False, chunksize=self.chunk_size,
-                    encoding_errors="surrogateescape",
-                )
-                for frame in reader:
-                    values = np.asarray(frame[self.column].to_numpy(), dtype=str)
-                    yield Chunk(frame, row, True, values=values)
-                    row += len(frame)
         else:
             import pyarrow as pa
 
@@ -277,28 +282,39 @@ class ColumnWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.partial = path.with_name(f".{path.name}.partial")
         self._writer: Any = None
-        self._first = True
 
     def write(self, chunk: Chunk, text: Any) -> None:
         """Write ``chunk`` with the column replaced by ``text`` (a list, numpy text or an Arrow string array)."""
-        if self.kind == "csv":
-            frame = chunk.block
-            frame[self.column] = text if isinstance(text, (list, np.ndarray)) else text.to_numpy(zero_copy_only=False)
-            frame.to_csv(self.partial, mode="w" if self._first else "a", header=self._first,
-                         index=False, errors="surrogateescape")
-        else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+        import pyarrow as pa
 
-            table = chunk.block
-            idx = table.schema.get_field_index(self.column)
-            if not isinstance(text, pa.Array):
-                text = pa.array(text, pa.string())  # from numpy text: no objects
-            table = table.set_column(idx, self.column, text)
-            if self._writer is None:
-                self._writer = pq.ParquetWriter(self.partial, table.schema)
-            self._writer.write_table(table)
-        self._first = False
+        table = chunk.block
+        if not isinstance(text, pa.Array):
+            text = pa.array(text, pa.string())  # from numpy text: no objects
+        table = table.set_column(table.schema.names.index(self.column), self.column, text)
+        if self.kind == "csv":
+            self._write_csv(table)
+            return
+        import pyarrow.parquet as pq
+
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.partial, table.schema)
+        self._writer.write_table(table)
+
+    def _write_csv(self, table: Any) -> None:
+        """Append the rows (the header first), quoting only the cells that need it."""
+        import pyarrow as pa
+        from pyarrow import csv
+
+        if self._writer is None:
+            self._writer = open(self.partial, "wb")  # noqa: SIM115 - closed by commit or discard
+            self._writer.write(_csv_text([table.schema.names]))
+        sink = pa.BufferOutputStream()
+        try:  # no cell needs quotes: Arrow writes them as they are
+            csv.write_csv(table, sink, csv.WriteOptions(include_header=False, quoting_style="none"))
+        except pa.ArrowInvalid:  # a delimiter, quote or line break in a cell, or bytes that are not UTF-8
+            self._writer.write(_csv_text(zip(*(_column_text(c) for c in table.columns), strict=True)))
+        else:
+            self._writer.write(sink.getvalue())
 
     def _close(self) -> None:
         if self._writer is not None:
@@ -314,6 +330,20 @@ class ColumnWriter:
         """Drop whatever was written."""
         self._close()
         self.partial.unlink(missing_ok=True)
+
+
+def _csv_text(rows: Any) -> bytes:
+    """Rows as Python's csv module writes them (quotes only where needed, as pandas' ``to_csv``), in UTF-8
+    with any bytes that were not UTF-8 as they were."""
+    buffer = io.StringIO()
+    pycsv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue().encode("utf-8", "surrogateescape")
+
+
+def _column_text(column: Any) -> list[str]:
+    """An Arrow column as Python strings (bytes decoded, those that are not UTF-8 as surrogate escapes)."""
+    cells = column.to_pylist()
+    return [c.decode("utf-8", "surrogateescape") if isinstance(c, bytes) else c for c in cells]
 
 
 # ---------------------------------------------------------------- values in

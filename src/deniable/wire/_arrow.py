@@ -28,7 +28,8 @@ from deniable.mechanisms._contract import CheckedReports
 from deniable.wire._codecs import hex_matrix
 from deniable.wire._text import all_json_strings, from_text
 
-__all__ = ["distinct_codes", "reports_from_codes", "aggregate_codes", "csv_convert_options"]
+__all__ = ["distinct_codes", "reports_from_codes", "aggregate_codes", "csv_convert_options",
+           "csv_parse_options"]
 
 _RANGE = 1 << 16  # an integer column spanning at most this many values is coded by offset (no hash)
 
@@ -145,11 +146,22 @@ def _bit_vectors(mechanism: Any, cells: NDArray[np.str_]) -> Any:
     return CheckedReports.wrap(checked, checked, mechanism.fingerprint)
 
 
-def csv_convert_options(column: str) -> Any:
-    """pyarrow CSV options reading ``column`` alone, as Arrow's dictionary of its distinct cells as it
-    reads (bytes, so that text that is not UTF-8 reaches the checks; empty cells as ``""``, not null)."""
+def csv_convert_options(column: str, others: list[str] | tuple[str, ...] = ()) -> Any:
+    """pyarrow CSV options reading ``column`` as Arrow's dictionary of its distinct cells as it reads
+    (bytes, so that text that is not UTF-8 reaches the checks; empty cells as ``""``, not null), and
+    either that column alone or, given their names as ``others``, the other columns too, as bytes (so
+    they are written back as they were, nothing inferred)."""
     import pyarrow as pa
     from pyarrow import csv
 
-    return csv.ConvertOptions(include_columns=[column], column_types={column: pa.dictionary(pa.int32(), pa.binary())},
+    types = dict.fromkeys(others, pa.binary())
+    types[column] = pa.dictionary(pa.int32(), pa.binary())
+    return csv.ConvertOptions(include_columns=None if others else [column], column_types=types,
                               strings_can_be_null=False, quoted_strings_can_be_null=False)
+
+
+def csv_parse_options() -> Any:
+    """pyarrow CSV parse options: a quoted cell may hold line breaks (as in pandas and Python's csv)."""
+    from pyarrow import csv
+
+    return csv.ParseOptions(newlines_in_values=True)
