@@ -382,3 +382,22 @@ def test_a_latin1_file_is_named_as_not_utf8_with_its_row(cli, tmp_path: Path) ->
     for args in runs:
         result = cli(*args)
         assert result.exit_code == 1 and want in result.stderr, (args[0], result.stderr)
+
+
+def test_csv_output_is_written_as_pandas_writes_it(cli, tmp_path: Path) -> None:
+    """The other columns come back as they were and every cell is quoted only where needed, byte for byte
+    what pandas' ``to_csv`` writes (leading zeros, empty cells, commas, quotes and line breaks in cells, bytes
+    that are not UTF-8), across chunks of 5 rows that Arrow writes and chunks that need quotes."""
+    notes = ["007", "", "plain"] * 4 + ['a, "b"', "two\nlines", "x"] + ["0.50"] * 5 + ["caf\udce9", "ok"]
+    frame = pd.DataFrame({"id": [str(i) for i in range(len(notes))], "note": notes,
+                          "answer": ["A", "B", "C"] * (len(notes) // 3) + ["A"] * (len(notes) % 3)}, dtype=object)
+    data, private = tmp_path / "data.csv", tmp_path / "private.csv"
+    frame.to_csv(data, index=False, errors="surrogateescape")
+    result = cli("privatize", data, "-c", "answer", "-m", "grr", "-e", 1, "--categories", "A,B,C",
+                 "--seed", 1, "--chunk-size", 5, "-o", private)
+    assert result.exit_code == 0, result.output
+    read = {"dtype": object, "keep_default_na": False, "encoding_errors": "surrogateescape"}
+    after = pd.read_csv(private, **read)
+    expected = pd.read_csv(data, **read).assign(answer=after["answer"])
+    assert private.read_bytes() == expected.to_csv(index=False).encode("utf-8", "surrogateescape")
+    assert set(after["answer"]) <= {"A", "B", "C"} and len(after) == len(notes)
