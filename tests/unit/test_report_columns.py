@@ -109,6 +109,19 @@ def test_hex_matrix_decodes_or_defers() -> None:
     assert hex_matrix(np.zeros(0, dtype=str), 2).shape == (0, 2)
 
 
+
+@pytest.mark.parametrize("k", [2, 8, 9, 16, 33, 1024])
+def test_bit_vectors_are_written_as_each_reports_hex(k: int) -> None:
+    """``to_text`` of unary-encoding reports (their hex made at once) is each report's own JSON hex, and
+    reads back as the same reports."""
+    for m in (dn.OUE(k, epsilon=1.0), dn.SUE(k, epsilon=1.0)):
+        reports = m.privatize_many(np.arange(200) % k, rng=np.random.default_rng(k))
+        text = to_text(m, reports)
+        assert text.tolist() == [m.report_to_json(r) for r in reports]
+        np.testing.assert_array_equal(np.asarray(from_text(m, text)), reports)
+        assert to_text(m, reports[:0]).size == 0
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_files_give_the_aggregate_of_every_row(tmp_path: Path, kind: str, suffix: str) -> None:

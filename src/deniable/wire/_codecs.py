@@ -112,6 +112,20 @@ def hex_to_json(report: Any) -> str:
     return bytes(np.asarray(report, dtype=np.uint8)).hex()
 
 
+_HEX_POINTS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8).astype(np.uint32)
+
+
+def hex_text(packed: NDArray[np.uint8]) -> NDArray[np.str_]:
+    """An ``(n, size)`` array of packed bytes as numpy text, each row's lower-case hex (what
+    :func:`hex_to_json` gives for one report), made at once: each byte's two digits looked up as code
+    points, ``2 * size`` code points per row."""
+    n, size = packed.shape
+    points = np.empty((n, 2 * size), dtype=np.uint32)
+    points[:, 0::2] = _HEX_POINTS[packed >> np.uint8(4)]
+    points[:, 1::2] = _HEX_POINTS[packed & np.uint8(15)]
+    return points.view(f"<U{2 * size}").reshape(n) if n else np.zeros(0, dtype=str)
+
+
 def hex_from_json(items: Sequence[Any], size: int, owner: str, bits: int) -> NDArray[np.uint8]:
     """Hex strings of ``size`` bytes each as an ``(n, size)`` array (``bits``: what they hold, for messages)."""
     out = np.zeros((len(items), size), dtype=np.uint8)

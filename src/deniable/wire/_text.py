@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable.errors import ReportError
+from deniable.wire._codecs import hex_text
 
 __all__ = [
     "YES_WORDS", "NO_WORDS", "parse_yes_no", "yes_no_labels", "plain_reports", "to_text", "from_text",
@@ -81,6 +82,8 @@ def to_text(
     plain = plain_reports(mechanism)
     if plain and reports.dtype.kind == "U":
         return reports
+    if mechanism.report_kind == "bits" and reports.ndim == 2 and reports.dtype == np.uint8:
+        return hex_text(reports)  # bit vectors: their hex at once
     if reports.ndim == 1 and reports.dtype.kind in "biuf":
         items: list[Any] = reports.tolist()
     else:
