@@ -373,15 +373,14 @@ def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]
     """
     seen: set[str] = set()
     for chunk in reader:
-        empty = np.flatnonzero(chunk.values == "")
-        if empty.size:
-            raise row_error(chunk, int(empty[0]), reader.column,
-                             "empty value (drop missing answers first)")
-        distinct = np.unique(chunk.values).tolist()
-        bad = next((value for value in distinct if _not_utf8(value)), None)
-        if bad is not None:
-            raise row_error(chunk, int(np.flatnonzero(chunk.values == bad)[0]), reader.column, "")
-        seen.update(distinct)
+        cells, rows = _used_cells(chunk) or (np.unique(chunk.values, return_inverse=True))
+        first = {value: int(np.flatnonzero(rows == i)[0]) for i, value in enumerate(cells.tolist())
+                 if value == "" or _not_utf8(value)}
+        if first:
+            row = min(first.values())  # an empty value, or one that is not UTF-8 (named as such)
+            raise row_error(chunk, row, reader.column,
+                            "empty value (drop missing answers first)" if chunk.values[row] == "" else "")
+        seen.update(cells.tolist())
         if on_chunk is not None:
             on_chunk()
     try:
@@ -390,8 +389,29 @@ def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]
         return sorted(seen)
 
 
+def _used_cells(chunk: Chunk) -> tuple[NDArray[np.str_], NDArray[np.intp]] | None:
+    """The distinct cells some row of the chunk uses and each row's place among them (None without
+    distinct cells): a chunk of a batch may not use the batch's whole dictionary."""
+    distinct, codes = chunk.distinct, chunk.codes
+    if distinct is None or codes is None or not codes.size:
+        return None
+    used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))
+    slot = np.zeros(distinct.size, dtype=np.intp)
+    slot[used] = np.arange(used.size)
+    return distinct[used], slot[codes]
+
+
 def parse_numbers(chunk: Chunk, column: str) -> NDArray[np.float64]:
-    """The values as finite numbers; the error names the first row that is not one."""
+    """The values as finite numbers (each distinct cell parsed once); the error names the first row that
+    is not one."""
+    if (taken := _used_cells(chunk)) is not None:
+        cells, rows = taken
+        try:
+            parsed = cells.astype(np.float64)
+            if np.isfinite(parsed).all():
+                return parsed[rows]
+        except ValueError:  # a cell is no number: the rows below name the first
+            pass
     try:
         out: NDArray[np.float64] = chunk.values.astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(out))
@@ -411,7 +431,12 @@ def _is_number(text: str) -> bool:
 
 
 def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
-    """Yes/no values (true/false, 1/0, yes/no, any case) as booleans."""
+    """Yes/no values (true/false, 1/0, yes/no, any case) as booleans (each distinct cell parsed once)."""
+    if (taken := _used_cells(chunk)) is not None:
+        cells, rows = taken
+        yes, bad = parse_yes_no(cells)
+        if bad is None:
+            return yes[rows]
     yes, bad = parse_yes_no(chunk.values)
     if bad is not None:
         raise row_error(chunk, bad, column,
@@ -430,18 +455,17 @@ def positional(mechanism: Any) -> Any:
 def category_positions(chunk: Chunk, column: str, mechanism: Any) -> NDArray[np.int64]:
     """Each row's category position (the domain's ``encode``, of the distinct values only when the
     chunk has them); the error names the first row whose value is not a category."""
-    distinct, codes = chunk.distinct, chunk.codes
+    taken = _used_cells(chunk)
     try:
-        if distinct is None or codes is None:
+        if taken is None:
             return mechanism.domain_obj.encode(chunk.values)
-        used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))  # a batch of a row group may
-        positions = np.zeros(distinct.size, dtype=np.int64)                 # not use all its dictionary
-        positions[used] = mechanism.domain_obj.encode(distinct[used])
-        return positions[codes]
+        cells, rows = taken
+        positions: NDArray[np.int64] = mechanism.domain_obj.encode(cells)[rows]
+        return positions
     except CategoryError as exc:
         if exc.index is None:
             raise
-        index = exc.index if codes is None else int(np.flatnonzero(codes == used[exc.index])[0])
+        index = exc.index if taken is None else int(np.flatnonzero(taken[1] == exc.index)[0])
         raise category_error(chunk, column, mechanism, index) from None
 
 

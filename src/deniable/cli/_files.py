@@ -170,7 +170,7 @@ def privatize_cmd(
             task = bar.add_task("privatizing", total=reader.progress_total)
             for chunk in reader:
                 if binary and rows == 0 and len(chunk):
-                    labels = yes_no_labels(str(chunk.values[0]))
+                    labels = yes_no_labels(str(chunk.first()))
                 if text:
                     discovery.check_values(chunk, column, m.max_length, truncate)
                     reports_text: Any = discovery.reports_text(m, m.privatize_many(chunk.values, rng=rng))
