@@ -74,11 +74,17 @@ def data_file(path: Path) -> str:
     kind = file_kind(path)
     if not path.is_file():
         raise CLIError(f"no such file: {path}")
-    if path.stat().st_size == 0 or (kind == "csv" and not path.read_bytes()[:4096].strip()):
+    if path.stat().st_size == 0 or (kind == "csv" and not _head(path).strip()):
         expected = ("a header row naming the columns, then one row per answer" if kind == "csv"
                     else "a Parquet file")
         raise CLIError(f"{path} is empty: expected {expected}")
     return kind
+
+
+def _head(path: Path) -> bytes:
+    """The first 4 KiB of a file (not the whole file)."""
+    with open(path, "rb") as handle:
+        return handle.read(4096)
 
 
 def config_path(data: Path) -> Path:
@@ -247,7 +253,7 @@ class ColumnReader:
             others = () if self.only_column else [name for name in self._names if name != self.column]
             options = csv_convert_options(self.column, others)
             at = self._names.index(self.column) if others else 0
-            with open(self.path, "rb") as self._handle:  # Arrow's dictionary of the distinct values, as it reads
+            with pa.OSFile(str(self.path)) as self._handle:  # Arrow's dictionary of the distinct values, as it reads
                 for batch in csv.open_csv(self._handle, read_options=csv.ReadOptions(block_size=1 << 23),
                                           parse_options=csv_parse_options(), convert_options=options):
                     for start in range(0, batch.num_rows, self.chunk_size):
