@@ -401,3 +401,17 @@ def test_csv_output_is_written_as_pandas_writes_it(cli, tmp_path: Path) -> None:
     expected = pd.read_csv(data, **read).assign(answer=after["answer"])
     assert private.read_bytes() == expected.to_csv(index=False).encode("utf-8", "surrogateescape")
     assert set(after["answer"]) <= {"A", "B", "C"} and len(after) == len(notes)
+
+
+def test_a_row_with_more_or_fewer_fields_is_named(cli, tmp_path: Path) -> None:
+    """A CSV row with fewer or more fields than the header: one error naming the file and the row's text
+    (as Arrow reads it), in privatize and estimate; nothing is written."""
+    private = tmp_path / "p.csv"
+    for name, bad in (("short.csv", "2"), ("long.csv", "2,B,x")):
+        data = tmp_path / name
+        data.write_text(f"id,answer\n1,A\n{bad}\n3,B\n")
+        cli_data.config_path(data).write_text(json.dumps(dn.GRR(["A", "B"], epsilon=1.0).to_config()))
+        for args in (("privatize", data, "-c", "answer", "-m", "grr", "-e", 1, "--categories", "A,B", "-o", private),
+                     ("estimate", data, "-c", "answer")):
+            _error(cli(*args), f"{data}: CSV parse error: Expected 2 columns, got {bad.count(',') + 1}: {bad}")
+        assert not private.exists()

@@ -15,6 +15,7 @@ import io
 import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -209,10 +210,11 @@ class ColumnReader:
         self._read = 0
         self.first_value = ""  # the column's first cell, once iterated
         if self.kind == "csv":
-            from pyarrow import csv
+            with self._arrow_errors():
+                from pyarrow import csv
 
-            with csv.open_csv(path, parse_options=csv_parse_options()) as header:
-                self._names = header.schema.names
+                with csv.open_csv(path, parse_options=csv_parse_options()) as header:
+                    self._names = header.schema.names
             self._check_column(self._names)
             self.progress_total = os.path.getsize(path)
             self.progress_unit = "bytes"
@@ -243,19 +245,43 @@ class ColumnReader:
                 self.first_value = first
             yield chunk
 
+    def _csv_batches(self, options: Any) -> Iterator[Any]:
+        """The CSV's record batches, read from the open handle; a row that Arrow cannot read (more or
+        fewer fields than the header) is an error naming the file and that row's text."""
+        from pyarrow import csv
+
+        with self._arrow_errors():
+            reader = csv.open_csv(self._handle, read_options=csv.ReadOptions(block_size=1 << 23),
+                                  parse_options=csv_parse_options(), convert_options=options)
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                yield batch
+
+    @contextmanager
+    def _arrow_errors(self) -> Iterator[None]:
+        """Arrow's refusal of the file (a row with more or fewer fields than the header: Arrow quotes
+        its text) as an error naming the file."""
+        import pyarrow as pa
+
+        try:
+            yield
+        except pa.ArrowInvalid as exc:
+            raise CLIError(f"{self.path}: {exc}") from None
+
     def _chunks(self) -> Iterator[Chunk]:
         row = 1
         self._read = 0
         if self.kind == "csv":
             import pyarrow as pa
-            from pyarrow import csv
 
             others = () if self.only_column else [name for name in self._names if name != self.column]
             options = csv_convert_options(self.column, others)
             at = self._names.index(self.column) if others else 0
             with pa.OSFile(str(self.path)) as self._handle:  # Arrow's dictionary of the distinct values, as it reads
-                for batch in csv.open_csv(self._handle, read_options=csv.ReadOptions(block_size=1 << 23),
-                                          parse_options=csv_parse_options(), convert_options=options):
+                for batch in self._csv_batches(options):
                     for start in range(0, batch.num_rows, self.chunk_size):
                         part = pa.Table.from_batches([batch.slice(start, self.chunk_size)])
                         distinct, codes = distinct_codes(part.column(at))
