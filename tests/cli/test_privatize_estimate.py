@@ -415,3 +415,19 @@ def test_a_row_with_more_or_fewer_fields_is_named(cli, tmp_path: Path) -> None:
                      ("estimate", data, "-c", "answer")):
             _error(cli(*args), f"{data}: CSV parse error: Expected 2 columns, got {bad.count(',') + 1}: {bad}")
         assert not private.exists()
+
+
+def test_report_column_is_the_text_of_each_report() -> None:
+    """The Arrow column privatize writes for bit vectors (built from the hex digits' bytes) and yes/no reports
+    (a take of the two words) is ``to_text`` of the reports, cell for cell, with or without rows."""
+    from deniable.wire._text import to_text
+
+    rng = np.random.default_rng(6)
+    for m in (dn.OUE(9, epsilon=1.0), dn.SUE(16, epsilon=1.0), dn.OUE(1024, epsilon=1.0)):
+        reports = m.privatize_many(np.arange(300) % m.k, rng=rng)
+        assert cli_data.report_column(m, reports).to_pylist() == to_text(m, reports).tolist()
+        assert cli_data.report_column(m, reports[:0]).to_pylist() == []
+    m = dn.BinaryRR(epsilon=1.0)
+    reports = m.privatize_many(np.arange(300) % 3 == 0, rng=rng)
+    for labels in (None, ("No", "Yes")):
+        assert cli_data.report_column(m, reports, labels).to_pylist() == to_text(m, reports, labels).tolist()

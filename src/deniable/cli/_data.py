@@ -34,6 +34,7 @@ from deniable.wire._arrow import (
     distinct_codes,
     reports_from_codes,
 )
+from deniable.wire._codecs import hex_ascii
 from deniable.wire._text import from_text, parse_yes_no, plain_reports
 from deniable.wire._text import to_text as reports_to_text
 
@@ -51,6 +52,7 @@ __all__ = [
     "category_error",
     "category_positions",
     "category_text",
+    "report_column",
     "positional",
     "row_error",
     "plain_reports",
@@ -499,6 +501,25 @@ def category_positions(chunk: Chunk, column: str, mechanism: Any) -> NDArray[np.
             raise
         index = exc.index if taken is None else int(np.flatnonzero(taken[1] == exc.index)[0])
         raise category_error(chunk, column, mechanism, index) from None
+
+
+def report_column(mechanism: Any, reports: Any, labels: tuple[str, str] | None = None) -> Any:
+    """Reports ``privatize_many`` just made as the column's text (:func:`reports_to_text`): bit vectors and
+    yes/no reports as an Arrow string array built at once (the hex digits' bytes; a take of the two words),
+    other reports as :func:`reports_to_text` gives them."""
+    import pyarrow as pa
+
+    if mechanism.report_kind == "bits" and reports.ndim == 2 and reports.dtype == np.uint8:
+        digits = hex_ascii(reports)
+        n, width = digits.shape
+        wide = n * width >= 1 << 31  # 32-bit offsets up to 2 GiB of text
+        offsets = np.arange(0, n * width + 1, width, dtype=np.int64 if wide else np.int32)
+        return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), n,
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(digits)])
+    if mechanism.report_kind == "bool":
+        words = pa.array(list(labels) if labels is not None else ["false", "true"], pa.string())
+        return words.take(pa.array(np.asarray(reports, dtype=np.int8)))
+    return reports_to_text(mechanism, reports, labels)
 
 
 def category_text(mechanism: Any, positions: NDArray[np.int64]) -> Any:
