@@ -517,17 +517,33 @@ def report_column(mechanism: Any, reports: Any, labels: tuple[str, str] | None =
         return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), n,
                                      [None, pa.py_buffer(offsets), pa.py_buffer(digits)])
     if mechanism.report_kind == "bool":
-        words = pa.array(list(labels) if labels is not None else ["false", "true"], pa.string())
-        return words.take(pa.array(np.asarray(reports, dtype=np.int8)))
+        return _arrow_words(list(labels) if labels is not None else ["false", "true"]).take(_arrow_ints(reports))
     return reports_to_text(mechanism, reports, labels)
 
 
 def category_text(mechanism: Any, positions: NDArray[np.int64]) -> Any:
     """Category reports given as positions, as an Arrow string array of the categories (a take)."""
+
+    return _arrow_words([str(v) for v in mechanism.domain]).take(_arrow_ints(positions))
+
+
+def _arrow_words(words: list[str]) -> Any:
+    """Python strings as an Arrow string array, built from their UTF-8 bytes and offsets (``pa.array``
+    would import pandas, a fixed cost a command need not pay)."""
     import pyarrow as pa
 
-    labels = pa.array([str(v) for v in mechanism.domain], pa.string())
-    return labels.take(pa.array(positions))
+    data = [w.encode("utf-8", "surrogateescape") for w in words]
+    offsets = np.cumsum([0] + [len(d) for d in data], dtype=np.int64)
+    return pa.Array.from_buffers(pa.large_string(), len(data),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]).cast(pa.string())
+
+
+def _arrow_ints(values: NDArray[Any]) -> Any:
+    """A numpy integer array as an Arrow int64 array on the same memory (no ``pa.array``, as above)."""
+    import pyarrow as pa
+
+    ints = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), ints.size, [None, pa.py_buffer(ints)])
 
 
 def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLIError:

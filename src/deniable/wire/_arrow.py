@@ -65,7 +65,16 @@ def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
         distinct = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=str)
     if distinct.size == 0:
         distinct = np.zeros(0, dtype=str)
-    return distinct, column.indices.to_numpy(zero_copy_only=False).astype(np.intp, copy=False)
+    return distinct, _integer_values(column.indices).astype(np.intp, copy=False)
+
+
+def _integer_values(array: Any) -> NDArray[np.integer]:
+    """An Arrow integer array without nulls as numpy, on its data buffer (Arrow's ``to_numpy`` imports
+    pandas, a fixed cost a command need not pay)."""
+    import pyarrow as pa
+
+    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(array.type) else 'u'}{array.type.bit_width // 8}")
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
 
 
 def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
@@ -73,7 +82,7 @@ def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
     else Arrow's dictionary of the distinct integers; the distinct integers as text either way."""
     import pyarrow.compute as pc
 
-    values = column.to_numpy(zero_copy_only=False)
+    values = _integer_values(column)
     if values.size == 0:
         return np.zeros(0, dtype=str), np.zeros(0, dtype=np.intp)
     lo, hi = int(values.min()), int(values.max())
@@ -81,8 +90,8 @@ def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
         codes = (values - values.dtype.type(lo)).astype(np.intp) if lo else values.astype(np.intp)
         return np.arange(lo, hi + 1).astype(str), codes
     encoded = pc.dictionary_encode(column)
-    distinct = encoded.dictionary.to_numpy(zero_copy_only=False).astype(str)
-    return distinct, encoded.indices.to_numpy(zero_copy_only=False).astype(np.intp)
+    distinct = _integer_values(encoded.dictionary).astype(str)
+    return distinct, _integer_values(encoded.indices).astype(np.intp)
 
 
 def reports_from_codes(mechanism: Any, distinct: NDArray[np.str_], codes: NDArray[np.integer]) -> Any:
