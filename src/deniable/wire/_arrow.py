@@ -58,13 +58,10 @@ def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
         column = pc.dictionary_encode(pc.fill_null(column if binary else pc.cast(column, pa.string()),
                                                    b"" if binary else ""))
     dictionary = column.dictionary
+    words = dictionary.to_pylist()  # not to_numpy, which imports pandas
     if pa.types.is_binary(dictionary.type) or pa.types.is_large_binary(dictionary.type):
-        words = [b.decode("utf-8", "surrogateescape") for b in dictionary.to_pylist()]
-        distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
-    else:
-        distinct = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=str)
-    if distinct.size == 0:
-        distinct = np.zeros(0, dtype=str)
+        words = [b.decode("utf-8", "surrogateescape") for b in words]
+    distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
     return distinct, _integer_values(column.indices).astype(np.intp, copy=False)
 
 
