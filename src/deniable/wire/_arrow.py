@@ -49,7 +49,7 @@ def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
     if not column.null_count and pa.types.is_integer(column.type):
         return _integers(column)
     if not column.null_count and pa.types.is_boolean(column.type):
-        codes = column.to_numpy(zero_copy_only=False).astype(np.intp)
+        codes = _integer_values(pc.cast(column, pa.int8())).astype(np.intp)
         return np.array(["false", "true"]), codes
     if not pa.types.is_dictionary(column.type) or column.null_count:
         if pa.types.is_dictionary(column.type):
