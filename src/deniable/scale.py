@@ -38,7 +38,7 @@ import numpy as np
 
 from deniable._estimate import Estimate, SupportCounts
 from deniable.errors import ReportError
-from deniable.wire._arrow import aggregate_codes, csv_convert_options, distinct_codes
+from deniable.wire._arrow import aggregate_codes, csv_convert_options, csv_parse_options, distinct_codes
 
 __all__ = ["aggregate", "aggregate_files", "estimate"]
 
@@ -96,7 +96,8 @@ def _csv_part(mechanism: Any, path: str, column: str) -> SupportCounts | ReportE
     from pyarrow import csv
 
     total, first = mechanism.aggregate([]), 0
-    with csv.open_csv(path, convert_options=csv_convert_options(column)) as reader:
+    with csv.open_csv(path, read_options=csv.ReadOptions(block_size=1 << 23), parse_options=csv_parse_options(),
+                      convert_options=csv_convert_options(column)) as reader:
         for batch in reader:
             try:
                 total = total + _aggregate_cells(mechanism, batch.column(0), column, first)

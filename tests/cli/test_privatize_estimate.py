@@ -382,3 +382,52 @@ def test_a_latin1_file_is_named_as_not_utf8_with_its_row(cli, tmp_path: Path) ->
     for args in runs:
         result = cli(*args)
         assert result.exit_code == 1 and want in result.stderr, (args[0], result.stderr)
+
+
+def test_csv_output_is_written_as_pandas_writes_it(cli, tmp_path: Path) -> None:
+    """The other columns come back as they were and every cell is quoted only where needed, byte for byte
+    what pandas' ``to_csv`` writes (leading zeros, empty cells, commas, quotes and line breaks in cells, bytes
+    that are not UTF-8), across chunks of 5 rows that Arrow writes and chunks that need quotes."""
+    notes = ["007", "", "plain"] * 4 + ['a, "b"', "two\nlines", "x"] + ["0.50"] * 5 + ["caf\udce9", "ok"]
+    frame = pd.DataFrame({"id": [str(i) for i in range(len(notes))], "note": notes,
+                          "answer": ["A", "B", "C"] * (len(notes) // 3) + ["A"] * (len(notes) % 3)}, dtype=object)
+    data, private = tmp_path / "data.csv", tmp_path / "private.csv"
+    frame.to_csv(data, index=False, errors="surrogateescape")
+    result = cli("privatize", data, "-c", "answer", "-m", "grr", "-e", 1, "--categories", "A,B,C",
+                 "--seed", 1, "--chunk-size", 5, "-o", private)
+    assert result.exit_code == 0, result.output
+    read = {"dtype": object, "keep_default_na": False, "encoding_errors": "surrogateescape"}
+    after = pd.read_csv(private, **read)
+    expected = pd.read_csv(data, **read).assign(answer=after["answer"])
+    assert private.read_bytes() == expected.to_csv(index=False).encode("utf-8", "surrogateescape")
+    assert set(after["answer"]) <= {"A", "B", "C"} and len(after) == len(notes)
+
+
+def test_a_row_with_more_or_fewer_fields_is_named(cli, tmp_path: Path) -> None:
+    """A CSV row with fewer or more fields than the header: one error naming the file and the row's text
+    (as Arrow reads it), in privatize and estimate; nothing is written."""
+    private = tmp_path / "p.csv"
+    for name, bad in (("short.csv", "2"), ("long.csv", "2,B,x")):
+        data = tmp_path / name
+        data.write_text(f"id,answer\n1,A\n{bad}\n3,B\n")
+        cli_data.config_path(data).write_text(json.dumps(dn.GRR(["A", "B"], epsilon=1.0).to_config()))
+        for args in (("privatize", data, "-c", "answer", "-m", "grr", "-e", 1, "--categories", "A,B", "-o", private),
+                     ("estimate", data, "-c", "answer")):
+            _error(cli(*args), f"{data}: CSV parse error: Expected 2 columns, got {bad.count(',') + 1}: {bad}")
+        assert not private.exists()
+
+
+def test_report_column_is_the_text_of_each_report() -> None:
+    """The Arrow column privatize writes for bit vectors (built from the hex digits' bytes) and yes/no reports
+    (a take of the two words) is ``to_text`` of the reports, cell for cell, with or without rows."""
+    from deniable.wire._text import to_text
+
+    rng = np.random.default_rng(6)
+    for m in (dn.OUE(9, epsilon=1.0), dn.SUE(16, epsilon=1.0), dn.OUE(1024, epsilon=1.0)):
+        reports = m.privatize_many(np.arange(300) % m.k, rng=rng)
+        assert cli_data.report_column(m, reports).to_pylist() == to_text(m, reports).tolist()
+        assert cli_data.report_column(m, reports[:0]).to_pylist() == []
+    m = dn.BinaryRR(epsilon=1.0)
+    reports = m.privatize_many(np.arange(300) % 3 == 0, rng=rng)
+    for labels in (None, ("No", "Yes")):
+        assert cli_data.report_column(m, reports, labels).to_pylist() == to_text(m, reports, labels).tolist()

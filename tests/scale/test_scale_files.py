@@ -134,3 +134,20 @@ def test_estimate_dask_on_the_command_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["estimate", pattern, "-c", "answer", "--dask"])
     assert result.exit_code == 1 and "was privatized with another mechanism" in result.stderr
     assert str(paths[2]) in result.stderr
+
+
+@pytest.mark.slow
+def test_line_breaks_in_cells_across_read_blocks(tmp_path: Path) -> None:
+    """A quoted cell with line breaks in another column, in a file of several of the reader's 8 MiB
+    blocks: ``aggregate_files`` and ``deniable privatize`` then ``estimate`` read every row as written
+    (a reader splitting blocks at any line break would cut rows in two)."""
+    m = dn.GRR(["A", "B", "C"], epsilon=1.0)
+    n = 150_000
+    reports = np.array(["A", "B", "C"])[np.arange(n) % 3]
+    path = tmp_path / "notes.csv"
+    pd.DataFrame({"note": ['x, "y"\n' * 8] * n, "answer": reports}).to_csv(path, index=False)
+    assert path.stat().st_size > 1 << 23  # two blocks
+    assert scale.aggregate_files(m, path, "answer") == m.aggregate(reports)
+    private = tmp_path / "private.csv"
+    _cli("privatize", path, "-c", "answer", "-m", "grr", "-e", 1, "--categories", "A,B,C", "-o", private)
+    assert pd.read_csv(private, dtype=str)["note"].eq('x, "y"\n' * 8).sum() == n

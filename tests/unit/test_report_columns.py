@@ -7,6 +7,7 @@ the readers did before they worked on distinct cells; for bit vectors, the per-c
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,43 @@ def test_hex_matrix_decodes_or_defers() -> None:
     for bad in (["00ff", "0f"], ["00ff", "00fg"], ["00ff", "00é0"], ["00ff0"], ["0a  "]):
         assert hex_matrix(np.array(bad), 2) is None
     assert hex_matrix(np.zeros(0, dtype=str), 2).shape == (0, 2)
+
+
+
+def test_yes_no_reports_are_written_as_json_booleans_or_the_columns_words() -> None:
+    """``to_text`` of BinaryRR reports: each report's JSON (``true``/``false``), or the column's own words."""
+    m = dn.BinaryRR(epsilon=1.0)
+    reports = m.privatize_many(np.arange(200) % 3 == 0, rng=np.random.default_rng(3))
+    assert to_text(m, reports).tolist() == [json.dumps(m.report_to_json(r)) for r in reports]
+    assert to_text(m, reports, ("No", "Yes")).tolist() == ["Yes" if r else "No" for r in reports]
+    np.testing.assert_array_equal(np.asarray(from_text(m, to_text(m, reports))), reports)
+
+
+def test_number_reports_are_written_as_each_reports_json() -> None:
+    """``to_text`` of numeric and integer reports (converted at once) is each report's ``json.dumps``, over
+    magnitudes from 1e-30 to 1e30, and reads back as the same reports."""
+    values = np.concatenate([np.linspace(0, 10, 2_000), 10.0 ** np.arange(-30, 31)])
+    for m in (dn.Laplace(0, 10, epsilon=1.0), dn.Duchi(0, 10, epsilon=1.0), dn.Piecewise(0, 10, epsilon=1.0),
+              dn.SquareWave(0, 10, epsilon=1.0), dn.Gaussian(0, 10, epsilon=1.0, delta=1e-6)):
+        reports = m.privatize_many(np.clip(values, 0, 10), rng=np.random.default_rng(4))
+        for r in (reports, reports * 10.0 ** np.resize(np.arange(-30, 31), reports.size)):
+            assert to_text(m, r).tolist() == [json.dumps(x) for x in r.tolist()]
+        np.testing.assert_array_equal(np.asarray(from_text(m, to_text(m, reports))), reports)
+    grr = dn.GRR(16, epsilon=1.0)
+    reports = grr.privatize_many(np.arange(100) % 16, rng=np.random.default_rng(5))
+    assert to_text(grr, reports).tolist() == [json.dumps(grr.report_to_json(r)) for r in reports]
+
+
+@pytest.mark.parametrize("k", [2, 8, 9, 16, 33, 1024])
+def test_bit_vectors_are_written_as_each_reports_hex(k: int) -> None:
+    """``to_text`` of unary-encoding reports (their hex made at once) is each report's own JSON hex, and
+    reads back as the same reports."""
+    for m in (dn.OUE(k, epsilon=1.0), dn.SUE(k, epsilon=1.0)):
+        reports = m.privatize_many(np.arange(200) % k, rng=np.random.default_rng(k))
+        text = to_text(m, reports)
+        assert text.tolist() == [m.report_to_json(r) for r in reports]
+        np.testing.assert_array_equal(np.asarray(from_text(m, text)), reports)
+        assert to_text(m, reports[:0]).size == 0
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])

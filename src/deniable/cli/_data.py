@@ -1,15 +1,21 @@
 """Streaming CSV / Parquet columns for ``deniable privatize`` and ``deniable estimate``.
 
-Files are read in chunks (pandas ``read_csv(chunksize=...)``, pyarrow
+Files are read in chunks (pyarrow's streaming CSV reader, Parquet
 ``iter_batches``), so 10^7 rows never sit in memory at once. The privatized
-column is stored as text (:func:`deniable.wire.to_text`).
+column is stored as text (:func:`deniable.wire.to_text`); a CSV is written
+back by pyarrow, with a chunk whose cells need quotes (or hold bytes that are
+not UTF-8) written by Python's :mod:`csv` module instead: either way the
+cells are quoted only where needed, as pandas and :mod:`csv` write them.
 """
 
 from __future__ import annotations
 
+import csv as pycsv
+import io
 import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +27,14 @@ from deniable.errors import CategoryError, ReportError
 from deniable.heavy import HeavyHitters
 from deniable.heavy._hitters import CONFIG_FORMAT as DISCOVERY_FORMAT
 from deniable.wire import from_config
-from deniable.wire._arrow import aggregate_codes, csv_convert_options, distinct_codes, reports_from_codes
+from deniable.wire._arrow import (
+    aggregate_codes,
+    csv_convert_options,
+    csv_parse_options,
+    distinct_codes,
+    reports_from_codes,
+)
+from deniable.wire._codecs import hex_ascii
 from deniable.wire._text import from_text, parse_yes_no, plain_reports
 from deniable.wire._text import to_text as reports_to_text
 
@@ -39,6 +52,7 @@ __all__ = [
     "category_error",
     "category_positions",
     "category_text",
+    "report_column",
     "positional",
     "row_error",
     "plain_reports",
@@ -63,11 +77,17 @@ def data_file(path: Path) -> str:
     kind = file_kind(path)
     if not path.is_file():
         raise CLIError(f"no such file: {path}")
-    if path.stat().st_size == 0 or (kind == "csv" and not path.read_bytes()[:4096].strip()):
+    if path.stat().st_size == 0 or (kind == "csv" and not _head(path).strip()):
         expected = ("a header row naming the columns, then one row per answer" if kind == "csv"
                     else "a Parquet file")
         raise CLIError(f"{path} is empty: expected {expected}")
     return kind
+
+
+def _head(path: Path) -> bytes:
+    """The first 4 KiB of a file (not the whole file)."""
+    with open(path, "rb") as handle:
+        return handle.read(4096)
 
 
 def config_path(data: Path) -> Path:
@@ -143,7 +163,7 @@ def _load_mechanism(data: Path, column: str, config: Path | None) -> Any:
 class Chunk:
     """One block of rows: the block itself, its first row number, and the column as text.
 
-    ``block`` is a pandas DataFrame (CSV) or a pyarrow Table; ``first_row`` the 1-based data
+    ``block`` is a pyarrow Table (a CSV's cells as bytes); ``first_row`` the 1-based data
     row number of its first row. Arrow columns come as ``codes`` into their ``distinct``
     values (Arrow's dictionary): ``values`` (numpy text, one cell per row) is made from them
     only when asked for, and :func:`category_positions` encodes the distinct values alone.
@@ -177,7 +197,7 @@ class ColumnReader:
     """Iterate a CSV or Parquet file in chunks, exposing one column as strings.
 
     ``progress_total`` / ``position()`` measure progress in ``progress_unit``
-    (bytes for CSV, rows for Parquet). Every column is read as text for CSV, so the other
+    (bytes for CSV, rows for Parquet). Every column of a CSV is read as bytes, so the other
     columns are written back verbatim; with ``only_column`` (for reading reports) the
     other columns are not read at all (a chunk's ``block`` holds the column alone).
     """
@@ -192,10 +212,12 @@ class ColumnReader:
         self._read = 0
         self.first_value = ""  # the column's first cell, once iterated
         if self.kind == "csv":
-            import pandas as pd
+            with self._arrow_errors():
+                from pyarrow import csv
 
-            header = pd.read_csv(path, nrows=0, dtype=str).columns
-            self._check_column(list(header))
+                with csv.open_csv(path, parse_options=csv_parse_options()) as header:
+                    self._names = header.schema.names
+            self._check_column(self._names)
             self.progress_total = os.path.getsize(path)
             self.progress_unit = "bytes"
         else:
@@ -225,31 +247,48 @@ class ColumnReader:
                 self.first_value = first
             yield chunk
 
+    def _csv_batches(self, options: Any) -> Iterator[Any]:
+        """The CSV's record batches, read from the open handle; a row that Arrow cannot read (more or
+        fewer fields than the header) is an error naming the file and that row's text."""
+        from pyarrow import csv
+
+        with self._arrow_errors():
+            reader = csv.open_csv(self._handle, read_options=csv.ReadOptions(block_size=1 << 23),
+                                  parse_options=csv_parse_options(), convert_options=options)
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                yield batch
+
+    @contextmanager
+    def _arrow_errors(self) -> Iterator[None]:
+        """Arrow's refusal of the file (a row with more or fewer fields than the header: Arrow quotes
+        its text) as an error naming the file."""
+        import pyarrow as pa
+
+        try:
+            yield
+        except pa.ArrowInvalid as exc:
+            raise CLIError(f"{self.path}: {exc}") from None
+
     def _chunks(self) -> Iterator[Chunk]:
         row = 1
         self._read = 0
-        if self.kind == "csv" and self.only_column:
-            from pyarrow import csv
+        if self.kind == "csv":
+            import pyarrow as pa
 
-            with open(self.path, "rb") as self._handle:  # Arrow's dictionary of the distinct values, as it reads
-                for batch in csv.open_csv(self._handle, convert_options=csv_convert_options(self.column)):
+            others = () if self.only_column else [name for name in self._names if name != self.column]
+            options = csv_convert_options(self.column, others)
+            at = self._names.index(self.column) if others else 0
+            with pa.OSFile(str(self.path)) as self._handle:  # Arrow's dictionary of the distinct values, as it reads
+                for batch in self._csv_batches(options):
                     for start in range(0, batch.num_rows, self.chunk_size):
-                        part = batch.slice(start, self.chunk_size)
-                        distinct, codes = distinct_codes(part.column(0))
+                        part = pa.Table.from_batches([batch.slice(start, self.chunk_size)])
+                        distinct, codes = distinct_codes(part.column(at))
                         yield Chunk(part, row, True, distinct=distinct, codes=codes)
                         row += part.num_rows
-        elif self.kind == "csv":
-            import pandas as pd
-
-            with open(self.path, "rb") as self._handle:
-                reader = pd.read_csv(  # bytes that are not UTF-8 reach the checks (and are written back)
-                    self._handle, dtype=object, keep_default_na=False, chunksize=self.chunk_size,
-                    encoding_errors="surrogateescape",
-                )
-                for frame in reader:
-                    values = np.asarray(frame[self.column].to_numpy(), dtype=str)
-                    yield Chunk(frame, row, True, values=values)
-                    row += len(frame)
         else:
             import pyarrow as pa
 
@@ -277,28 +316,39 @@ class ColumnWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.partial = path.with_name(f".{path.name}.partial")
         self._writer: Any = None
-        self._first = True
 
     def write(self, chunk: Chunk, text: Any) -> None:
         """Write ``chunk`` with the column replaced by ``text`` (a list, numpy text or an Arrow string array)."""
-        if self.kind == "csv":
-            frame = chunk.block
-            frame[self.column] = text if isinstance(text, (list, np.ndarray)) else text.to_numpy(zero_copy_only=False)
-            frame.to_csv(self.partial, mode="w" if self._first else "a", header=self._first,
-                         index=False, errors="surrogateescape")
-        else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+        import pyarrow as pa
 
-            table = chunk.block
-            idx = table.schema.get_field_index(self.column)
-            if not isinstance(text, pa.Array):
-                text = pa.array(text, pa.string())  # from numpy text: no objects
-            table = table.set_column(idx, self.column, text)
-            if self._writer is None:
-                self._writer = pq.ParquetWriter(self.partial, table.schema)
-            self._writer.write_table(table)
-        self._first = False
+        table = chunk.block
+        if not isinstance(text, pa.Array):
+            text = pa.array(text, pa.string())  # from numpy text: no objects
+        table = table.set_column(table.schema.names.index(self.column), self.column, text)
+        if self.kind == "csv":
+            self._write_csv(table)
+            return
+        import pyarrow.parquet as pq
+
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.partial, table.schema)
+        self._writer.write_table(table)
+
+    def _write_csv(self, table: Any) -> None:
+        """Append the rows (the header first), quoting only the cells that need it."""
+        import pyarrow as pa
+        from pyarrow import csv
+
+        if self._writer is None:
+            self._writer = open(self.partial, "wb")  # noqa: SIM115 - closed by commit or discard
+            self._writer.write(_csv_text([table.schema.names]))
+        sink = pa.BufferOutputStream()
+        try:  # no cell needs quotes: Arrow writes them as they are
+            csv.write_csv(table, sink, csv.WriteOptions(include_header=False, quoting_style="none"))
+        except pa.ArrowInvalid:  # a delimiter, quote or line break in a cell, or bytes that are not UTF-8
+            self._writer.write(_csv_text(zip(*(_column_text(c) for c in table.columns), strict=True)))
+        else:
+            self._writer.write(sink.getvalue())
 
     def _close(self) -> None:
         if self._writer is not None:
@@ -314,6 +364,20 @@ class ColumnWriter:
         """Drop whatever was written."""
         self._close()
         self.partial.unlink(missing_ok=True)
+
+
+def _csv_text(rows: Any) -> bytes:
+    """Rows as Python's csv module writes them (quotes only where needed, as pandas' ``to_csv``), in UTF-8
+    with any bytes that were not UTF-8 as they were."""
+    buffer = io.StringIO()
+    pycsv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue().encode("utf-8", "surrogateescape")
+
+
+def _column_text(column: Any) -> list[str]:
+    """An Arrow column as Python strings (bytes decoded, those that are not UTF-8 as surrogate escapes)."""
+    cells = column.to_pylist()
+    return [c.decode("utf-8", "surrogateescape") if isinstance(c, bytes) else c for c in cells]
 
 
 # ---------------------------------------------------------------- values in
@@ -343,15 +407,14 @@ def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]
     """
     seen: set[str] = set()
     for chunk in reader:
-        empty = np.flatnonzero(chunk.values == "")
-        if empty.size:
-            raise row_error(chunk, int(empty[0]), reader.column,
-                             "empty value (drop missing answers first)")
-        distinct = np.unique(chunk.values).tolist()
-        bad = next((value for value in distinct if _not_utf8(value)), None)
-        if bad is not None:
-            raise row_error(chunk, int(np.flatnonzero(chunk.values == bad)[0]), reader.column, "")
-        seen.update(distinct)
+        cells, rows = _used_cells(chunk) or (np.unique(chunk.values, return_inverse=True))
+        first = {value: int(np.flatnonzero(rows == i)[0]) for i, value in enumerate(cells.tolist())
+                 if value == "" or _not_utf8(value)}
+        if first:
+            row = min(first.values())  # an empty value, or one that is not UTF-8 (named as such)
+            raise row_error(chunk, row, reader.column,
+                            "empty value (drop missing answers first)" if chunk.values[row] == "" else "")
+        seen.update(cells.tolist())
         if on_chunk is not None:
             on_chunk()
     try:
@@ -360,8 +423,29 @@ def discover_categories(reader: ColumnReader, on_chunk: Any = None) -> list[str]
         return sorted(seen)
 
 
+def _used_cells(chunk: Chunk) -> tuple[NDArray[np.str_], NDArray[np.intp]] | None:
+    """The distinct cells some row of the chunk uses and each row's place among them (None without
+    distinct cells): a chunk of a batch may not use the batch's whole dictionary."""
+    distinct, codes = chunk.distinct, chunk.codes
+    if distinct is None or codes is None or not codes.size:
+        return None
+    used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))
+    slot = np.zeros(distinct.size, dtype=np.intp)
+    slot[used] = np.arange(used.size)
+    return distinct[used], slot[codes]
+
+
 def parse_numbers(chunk: Chunk, column: str) -> NDArray[np.float64]:
-    """The values as finite numbers; the error names the first row that is not one."""
+    """The values as finite numbers (each distinct cell parsed once); the error names the first row that
+    is not one."""
+    if (taken := _used_cells(chunk)) is not None:
+        cells, rows = taken
+        try:
+            parsed = cells.astype(np.float64)
+            if np.isfinite(parsed).all():
+                return parsed[rows]
+        except ValueError:  # a cell is no number: the rows below name the first
+            pass
     try:
         out: NDArray[np.float64] = chunk.values.astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(out))
@@ -381,7 +465,12 @@ def _is_number(text: str) -> bool:
 
 
 def parse_binary(chunk: Chunk, column: str) -> NDArray[np.bool_]:
-    """Yes/no values (true/false, 1/0, yes/no, any case) as booleans."""
+    """Yes/no values (true/false, 1/0, yes/no, any case) as booleans (each distinct cell parsed once)."""
+    if (taken := _used_cells(chunk)) is not None:
+        cells, rows = taken
+        yes, bad = parse_yes_no(cells)
+        if bad is None:
+            return yes[rows]
     yes, bad = parse_yes_no(chunk.values)
     if bad is not None:
         raise row_error(chunk, bad, column,
@@ -400,27 +489,61 @@ def positional(mechanism: Any) -> Any:
 def category_positions(chunk: Chunk, column: str, mechanism: Any) -> NDArray[np.int64]:
     """Each row's category position (the domain's ``encode``, of the distinct values only when the
     chunk has them); the error names the first row whose value is not a category."""
-    distinct, codes = chunk.distinct, chunk.codes
+    taken = _used_cells(chunk)
     try:
-        if distinct is None or codes is None:
+        if taken is None:
             return mechanism.domain_obj.encode(chunk.values)
-        used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))  # a batch of a row group may
-        positions = np.zeros(distinct.size, dtype=np.int64)                 # not use all its dictionary
-        positions[used] = mechanism.domain_obj.encode(distinct[used])
-        return positions[codes]
+        cells, rows = taken
+        positions: NDArray[np.int64] = mechanism.domain_obj.encode(cells)[rows]
+        return positions
     except CategoryError as exc:
         if exc.index is None:
             raise
-        index = exc.index if codes is None else int(np.flatnonzero(codes == used[exc.index])[0])
+        index = exc.index if taken is None else int(np.flatnonzero(taken[1] == exc.index)[0])
         raise category_error(chunk, column, mechanism, index) from None
+
+
+def report_column(mechanism: Any, reports: Any, labels: tuple[str, str] | None = None) -> Any:
+    """Reports ``privatize_many`` just made as the column's text (:func:`reports_to_text`): bit vectors and
+    yes/no reports as an Arrow string array built at once (the hex digits' bytes; a take of the two words),
+    other reports as :func:`reports_to_text` gives them."""
+    import pyarrow as pa
+
+    if mechanism.report_kind == "bits" and reports.ndim == 2 and reports.dtype == np.uint8:
+        digits = hex_ascii(reports)
+        n, width = digits.shape
+        wide = n * width >= 1 << 31  # 32-bit offsets up to 2 GiB of text
+        offsets = np.arange(0, n * width + 1, width, dtype=np.int64 if wide else np.int32)
+        return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), n,
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(digits)])
+    if mechanism.report_kind == "bool":
+        return _arrow_words(list(labels) if labels is not None else ["false", "true"]).take(_arrow_ints(reports))
+    return reports_to_text(mechanism, reports, labels)
 
 
 def category_text(mechanism: Any, positions: NDArray[np.int64]) -> Any:
     """Category reports given as positions, as an Arrow string array of the categories (a take)."""
+
+    return _arrow_words([str(v) for v in mechanism.domain]).take(_arrow_ints(positions))
+
+
+def _arrow_words(words: list[str]) -> Any:
+    """Python strings as an Arrow string array, built from their UTF-8 bytes and offsets (``pa.array``
+    would import pandas, a fixed cost a command need not pay)."""
     import pyarrow as pa
 
-    labels = pa.array([str(v) for v in mechanism.domain], pa.string())
-    return labels.take(pa.array(positions))
+    data = [w.encode("utf-8", "surrogateescape") for w in words]
+    offsets = np.cumsum([0] + [len(d) for d in data], dtype=np.int64)
+    return pa.Array.from_buffers(pa.large_string(), len(data),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]).cast(pa.string())
+
+
+def _arrow_ints(values: NDArray[Any]) -> Any:
+    """A numpy integer array as an Arrow int64 array on the same memory (no ``pa.array``, as above)."""
+    import pyarrow as pa
+
+    ints = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), ints.size, [None, pa.py_buffer(ints)])
 
 
 def category_error(chunk: Chunk, column: str, mechanism: Any, index: int) -> CLIError:

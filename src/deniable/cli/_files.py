@@ -175,17 +175,17 @@ def privatize_cmd(
             task = bar.add_task("privatizing", total=reader.progress_total)
             for chunk in reader:
                 if binary and rows == 0 and len(chunk):
-                    labels = yes_no_labels(str(chunk.values[0]))
+                    labels = yes_no_labels(str(chunk.first()))
                 if text:
                     discovery.check_values(chunk, column, m.max_length, truncate)
                     reports_text: Any = discovery.reports_text(m, m.privatize_many(chunk.values, rng=rng))
                 elif binary or numeric:
                     values = (cli_data.parse_binary if binary else cli_data.parse_numbers)(chunk, column)
-                    reports_text = cli_data.reports_to_text(m, m.privatize_many(values, rng=rng), labels)
+                    reports_text = cli_data.report_column(m, m.privatize_many(values, rng=rng), labels)
                 else:  # positions of the chunk's distinct values: the one check of the values
                     reports = by_position.privatize_many(cli_data.category_positions(chunk, column, m), rng=rng)
                     reports_text = (cli_data.category_text(m, reports) if m.report_kind == "category"
-                                    else cli_data.reports_to_text(m, reports))
+                                    else cli_data.report_column(m, reports))
                 writer.write(chunk, reports_text)
                 rows += len(chunk)
                 bar.update(task, completed=reader.position())

@@ -28,7 +28,8 @@ from deniable.mechanisms._contract import CheckedReports
 from deniable.wire._codecs import hex_matrix
 from deniable.wire._text import all_json_strings, from_text
 
-__all__ = ["distinct_codes", "reports_from_codes", "aggregate_codes", "csv_convert_options"]
+__all__ = ["distinct_codes", "reports_from_codes", "aggregate_codes", "csv_convert_options",
+           "csv_parse_options"]
 
 _RANGE = 1 << 16  # an integer column spanning at most this many values is coded by offset (no hash)
 
@@ -48,7 +49,7 @@ def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
     if not column.null_count and pa.types.is_integer(column.type):
         return _integers(column)
     if not column.null_count and pa.types.is_boolean(column.type):
-        codes = column.to_numpy(zero_copy_only=False).astype(np.intp)
+        codes = _integer_values(pc.cast(column, pa.int8())).astype(np.intp)
         return np.array(["false", "true"]), codes
     if not pa.types.is_dictionary(column.type) or column.null_count:
         if pa.types.is_dictionary(column.type):
@@ -57,14 +58,20 @@ def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
         column = pc.dictionary_encode(pc.fill_null(column if binary else pc.cast(column, pa.string()),
                                                    b"" if binary else ""))
     dictionary = column.dictionary
+    words = dictionary.to_pylist()  # not to_numpy, which imports pandas
     if pa.types.is_binary(dictionary.type) or pa.types.is_large_binary(dictionary.type):
-        words = [b.decode("utf-8", "surrogateescape") for b in dictionary.to_pylist()]
-        distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
-    else:
-        distinct = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=str)
-    if distinct.size == 0:
-        distinct = np.zeros(0, dtype=str)
-    return distinct, column.indices.to_numpy(zero_copy_only=False).astype(np.intp, copy=False)
+        words = [b.decode("utf-8", "surrogateescape") for b in words]
+    distinct = np.asarray(words, dtype=str) if words else np.zeros(0, dtype=str)
+    return distinct, _integer_values(column.indices).astype(np.intp, copy=False)
+
+
+def _integer_values(array: Any) -> NDArray[np.integer]:
+    """An Arrow integer array without nulls as numpy, on its data buffer (Arrow's ``to_numpy`` imports
+    pandas, a fixed cost a command need not pay)."""
+    import pyarrow as pa
+
+    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(array.type) else 'u'}{array.type.bit_width // 8}")
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
 
 
 def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
@@ -72,7 +79,7 @@ def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
     else Arrow's dictionary of the distinct integers; the distinct integers as text either way."""
     import pyarrow.compute as pc
 
-    values = column.to_numpy(zero_copy_only=False)
+    values = _integer_values(column)
     if values.size == 0:
         return np.zeros(0, dtype=str), np.zeros(0, dtype=np.intp)
     lo, hi = int(values.min()), int(values.max())
@@ -80,8 +87,8 @@ def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
         codes = (values - values.dtype.type(lo)).astype(np.intp) if lo else values.astype(np.intp)
         return np.arange(lo, hi + 1).astype(str), codes
     encoded = pc.dictionary_encode(column)
-    distinct = encoded.dictionary.to_numpy(zero_copy_only=False).astype(str)
-    return distinct, encoded.indices.to_numpy(zero_copy_only=False).astype(np.intp)
+    distinct = _integer_values(encoded.dictionary).astype(str)
+    return distinct, _integer_values(encoded.indices).astype(np.intp)
 
 
 def reports_from_codes(mechanism: Any, distinct: NDArray[np.str_], codes: NDArray[np.integer]) -> Any:
@@ -145,11 +152,22 @@ def _bit_vectors(mechanism: Any, cells: NDArray[np.str_]) -> Any:
     return CheckedReports.wrap(checked, checked, mechanism.fingerprint)
 
 
-def csv_convert_options(column: str) -> Any:
-    """pyarrow CSV options reading ``column`` alone, as Arrow's dictionary of its distinct cells as it
-    reads (bytes, so that text that is not UTF-8 reaches the checks; empty cells as ``""``, not null)."""
+def csv_convert_options(column: str, others: list[str] | tuple[str, ...] = ()) -> Any:
+    """pyarrow CSV options reading ``column`` as Arrow's dictionary of its distinct cells as it reads
+    (bytes, so that text that is not UTF-8 reaches the checks; empty cells as ``""``, not null), and
+    either that column alone or, given their names as ``others``, the other columns too, as bytes (so
+    they are written back as they were, nothing inferred)."""
     import pyarrow as pa
     from pyarrow import csv
 
-    return csv.ConvertOptions(include_columns=[column], column_types={column: pa.dictionary(pa.int32(), pa.binary())},
+    types = dict.fromkeys(others, pa.binary())
+    types[column] = pa.dictionary(pa.int32(), pa.binary())
+    return csv.ConvertOptions(include_columns=None if others else [column], column_types=types,
                               strings_can_be_null=False, quoted_strings_can_be_null=False)
+
+
+def csv_parse_options() -> Any:
+    """pyarrow CSV parse options: a quoted cell may hold line breaks (as in pandas and Python's csv)."""
+    from pyarrow import csv
+
+    return csv.ParseOptions(newlines_in_values=True)

@@ -112,6 +112,26 @@ def hex_to_json(report: Any) -> str:
     return bytes(np.asarray(report, dtype=np.uint8)).hex()
 
 
+_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+
+def hex_ascii(packed: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """An ``(n, size)`` array of packed bytes as the ``(n, 2 * size)`` ASCII bytes of each row's lower-case
+    hex, made at once (each byte's two digits looked up)."""
+    digits = np.empty((packed.shape[0], 2 * packed.shape[1]), dtype=np.uint8)
+    digits[:, 0::2] = _HEX_DIGITS[packed >> np.uint8(4)]
+    digits[:, 1::2] = _HEX_DIGITS[packed & np.uint8(15)]
+    return digits
+
+
+def hex_text(packed: NDArray[np.uint8]) -> NDArray[np.str_]:
+    """An ``(n, size)`` array of packed bytes as numpy text, each row's lower-case hex (what
+    :func:`hex_to_json` gives for one report), made at once from :func:`hex_ascii`."""
+    n, size = packed.shape
+    points = hex_ascii(packed).astype(np.uint32)
+    return points.view(f"<U{2 * size}").reshape(n) if n else np.zeros(0, dtype=str)
+
+
 def hex_from_json(items: Sequence[Any], size: int, owner: str, bits: int) -> NDArray[np.uint8]:
     """Hex strings of ``size`` bytes each as an ``(n, size)`` array (``bits``: what they hold, for messages)."""
     out = np.zeros((len(items), size), dtype=np.uint8)

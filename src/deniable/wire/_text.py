@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable.errors import ReportError
+from deniable.wire._codecs import hex_text
 
 __all__ = [
     "YES_WORDS", "NO_WORDS", "parse_yes_no", "yes_no_labels", "plain_reports", "to_text", "from_text",
@@ -76,11 +77,17 @@ def to_text(
     them): a 1-D array of booleans or numbers converts at once, anything else
     report by report through ``mechanism.report_to_json``.
     """
-    if labels is not None and mechanism.report_kind == "bool":
-        return np.where(np.asarray(reports, dtype=bool), labels[1], labels[0])
+    if mechanism.report_kind == "bool":  # the column's yes/no words, else the JSON booleans
+        no, yes = labels if labels is not None else ("false", "true")
+        return np.where(np.asarray(reports, dtype=bool), yes, no)
     plain = plain_reports(mechanism)
     if plain and reports.dtype.kind == "U":
         return reports
+    if mechanism.report_kind == "bits" and reports.ndim == 2 and reports.dtype == np.uint8:
+        return hex_text(reports)  # bit vectors: their hex at once
+    if not plain and reports.ndim == 1 and (reports.dtype.kind in "iu" or (
+            reports.dtype == np.float64 and np.isfinite(reports).all())):
+        return reports.astype(str)  # numbers at once: each as json.dumps writes it (Python's repr)
     if reports.ndim == 1 and reports.dtype.kind in "biuf":
         items: list[Any] = reports.tolist()
     else:
