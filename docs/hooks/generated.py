@@ -97,7 +97,11 @@ NESTED = {
                  "takes at most one response per device per round",
         "lifetime_epsilon": "the most one device may spend over all rounds; the server refuses a response "
                             "that would take the device's privacy loss over it",
-        "start": "when round 0 starts (an ISO 8601 date-time); default: when the survey was first stored",
+        "start": "when round 0 starts (an ISO 8601 date-time in UTC, quoted or not, from 2000 on); default: "
+                 "when the survey was first stored",
+        "anytime": "`true` gives each round an anytime-valid confidence sequence over the rounds so far "
+                   "(default `false`)",
+        "planned_n": "with `anytime`: the number of reports the sequences' width is tuned for (default 10,000)",
     },
     "rate_limit": {
         "responses": "the most responses one client address may send within `seconds` (an integer >= 1)",

@@ -30,6 +30,9 @@ imports, and are re-exported nowhere else)::
     │   ├── Forbidden
     │   └── Invalid
     ├── PortInUseError x OSError ........ the server's port is taken (extra: deniable.server)
+    ├── OHTTPError x ValueError ......... an Oblivious HTTP message that cannot be opened (extra: ohttp)
+    │   └── UnknownKey .................. ... sealed to a key the gateway does not hold
+    ├── BHTTPError x ValueError ......... a malformed Binary HTTP message (extra: ohttp)
     ├── ClientError ..................... the server refused a device's request (extra: deniable.client)
     │   ├── AlreadyAnsweredError
     │   └── BudgetSpentError

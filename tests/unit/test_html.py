@@ -97,7 +97,7 @@ def test_survey_fits_html() -> None:
     by = dn.survey.prevalence_by(answers, d, by=np.where(np.arange(3_000) % 2 == 0, "even", "odd"))
     g = _parse(by._repr_html_())
     assert [r[0] for r in g.rows] == ["even", "odd"] and [r[1] for r in g.rows] == ["1500", "1500"]
-    assert g.note.startswith("equal prevalence: likelihood-ratio statistic")
+    assert g.note.startswith("equal prevalence: likelihood ratio statistic")
 
 
 def test_regression_html_is_its_summary() -> None:

@@ -38,7 +38,7 @@ def test_sha256_bloom_bits_are_big_endian_words_of_the_digest_of_cohort_type_and
     int categories, every hash up to 8 and filters of one and two words."""
     import hashlib
 
-    from deniable.mechanisms._rappor import _sha256_bloom_bits
+    from deniable.mechanisms._rappor_bloom import _sha256_bloom_bits
 
     assert _sha256_bloom_bits("a", 0, 8, 256) == [125, 102, 182, 255, 112, 232, 238, 133]  # known answers
     assert _sha256_bloom_bits(7, 3, 2, 16) == [10, 7]

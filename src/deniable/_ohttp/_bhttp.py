@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from deniable.errors import DeniableError
+
 __all__ = ["BinaryRequest", "BinaryResponse", "BHTTPError", "encode_request", "decode_request",
            "encode_response", "decode_response", "encode_varint"]
 
@@ -27,7 +29,7 @@ Fields = tuple[tuple[bytes, bytes], ...]
 _MAX_VARINT = (1 << 62) - 1
 
 
-class BHTTPError(ValueError):
+class BHTTPError(DeniableError, ValueError):
     """A malformed Binary HTTP message (the message says which part)."""
 
 

@@ -42,6 +42,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pyhpke import AEADId, CipherSuite, KDFId, KEMId, KEMKey, KEMKeyPair
 from pyhpke import ContextInterface as HPKEContext
 
+from deniable.errors import DeniableError
+
 __all__ = [
     "KEM_X25519", "KDF_SHA256", "AEAD_AES128GCM", "AEAD_AES256GCM", "AEAD_CHACHA20", "SUITES",
     "REQUEST_TYPE", "RESPONSE_TYPE", "KEYS_TYPE", "KEY_PROBLEM", "GATEWAY_PATH", "OHTTPError", "UnknownKey",
@@ -73,7 +75,7 @@ _AEAD: dict[int, tuple[type[AESGCM] | type[ChaCha20Poly1305], int, int]] = {  # 
 }
 
 
-class OHTTPError(ValueError):
+class OHTTPError(DeniableError, ValueError):
     """A message that cannot be decapsulated (malformed, or failed authentication)."""
 
 

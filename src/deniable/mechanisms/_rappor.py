@@ -46,8 +46,6 @@ cross-bit covariances within a report are left out.
 
 from __future__ import annotations
 
-import hashlib
-import struct
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -61,13 +59,14 @@ from deniable import _randomness as randomness
 from deniable._client_state import StateLike
 from deniable._estimate import SupportCounts, Target, check_target, sampling_variance
 from deniable._randomness import Source
-from deniable.errors import ReportError
+from deniable.mechanisms import _rappor_bloom as bloom
 from deniable.mechanisms._contract import CheckedReports
 from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
 from deniable.mechanisms._permanent import PermanentClient
+from deniable.mechanisms._rappor_bloom import HASHINGS, google_bloom_bits
 from deniable.mechanisms._rappor_decode import RapporEstimate, least_squares, select
-from deniable.mechanisms._rappor_privacy import lifetime_loss, one_time_loss, separations, widest
+from deniable.mechanisms._rappor_privacy import lifetime_loss, one_time_loss, widest
 from deniable.mechanisms.registry import register
 from deniable.wire import _codecs as codecs
 
@@ -79,56 +78,6 @@ _WORD = 64
 MAX_BITS = 256  #: a Bloom filter of Google's clients addresses its bits with one byte
 REPORT_DTYPE = np.dtype([("cohort", "<u4"), ("bits", "<u8")])
 """Reports of up to 64 bits; wider filters hold ``bits`` as 64-bit words, least significant first."""
-
-HASHINGS = {
-    "sha256": "sha256(cohort NUL type NUL value)",
-    "google": "md5(cohort u32be, utf8 value) byte i mod num_bits (google/rappor)",
-}
-"""Bloom hashings by name, and how a configuration's ``params.hash`` records each."""
-_MAX_HASHES = {"sha256": 8, "google": 16}  # 4-byte words of a SHA-256 digest / bytes of an MD5 digest
-
-
-def google_bloom_bits(value: str, cohort: int, num_hashes: int, num_bits: int) -> list[int]:
-    """The Bloom bit positions google/rappor's clients set for ``value`` in ``cohort``.
-
-    ``d = MD5(cohort as 4 big-endian bytes || value in UTF-8)``; hash ``i``
-    sets bit ``d[i] mod num_bits`` (bit 0 the least significant of the
-    report integer), for ``num_hashes <= 16`` and ``num_bits <= 256``.
-
-    >>> google_bloom_bits("foo", 0, 2, 16)
-    [6, 6]
-    """
-    digest = hashlib.md5(struct.pack(">I", cohort) + value.encode("utf-8"), usedforsecurity=False).digest()
-    return [digest[i] % num_bits for i in range(num_hashes)]
-
-
-def _sha256_bloom_bits(value: Any, cohort: int, num_hashes: int, num_bits: int) -> list[int]:
-    digest = hashlib.sha256(f"{cohort}\x00{type(value).__name__}\x00{value}".encode()).digest()
-    return [int.from_bytes(digest[4 * j : 4 * j + 4], "big") % num_bits for j in range(num_hashes)]
-
-
-Filters = tuple[NDArray[np.uint64], dict[tuple[int, int], tuple[int, int, int]]]
-
-
-def _filters(domain: Domain, hashing: str, bits: int, hashes: int, cohorts: int) -> Filters:
-    """``[cohort, category, word]``: each category's Bloom filter in each cohort, in 64-bit words; and
-    the separations ``(a, b)`` they attain (:func:`~deniable.mechanisms._rappor_privacy.separations`)."""
-    if hashing == "google" and not all(isinstance(v, str) for v in domain.values):
-        raise ValueError("RAPPOR with hashing='google' needs string categories (hashed as UTF-8)")
-    positions: Any = google_bloom_bits if hashing == "google" else _sha256_bloom_bits
-    table = np.zeros((cohorts, len(domain.values), -(-bits // _WORD)), dtype=np.uint64)
-    for c in range(cohorts):
-        for i, value in enumerate(domain.values):
-            for bit in positions(value, c, hashes, bits):
-                table[c, i, bit // _WORD] |= np.uint64(1 << (bit % _WORD))
-    found = separations(table, hashes)
-    if not found:
-        raise ValueError(
-            f"RAPPOR's categories have one Bloom filter in every cohort (num_bits={bits}, num_hashes={hashes}, "
-            f"num_cohorts={cohorts}): reports would carry nothing about them; use more bits or cohorts"
-        )
-    return table, found
-
 
 def _report_dtype(words: int) -> np.dtype[Any]:
     return REPORT_DTYPE if words == 1 else np.dtype([("cohort", "<u4"), ("bits", "<u8", (words,))])
@@ -240,7 +189,7 @@ class RAPPOR(FrequencyOracle):
             raise ValueError(f"hashing must be one of {sorted(HASHINGS)} for RAPPOR; got {hashing!r}")
         for name, value, low, high in (
             ("num_bits", num_bits, 1, MAX_BITS),
-            ("num_hashes", num_hashes, 1, _MAX_HASHES[hashing]),
+            ("num_hashes", num_hashes, 1, bloom._MAX_HASHES[hashing]),
             ("num_cohorts", num_cohorts, 1, 1 << 16),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -254,7 +203,7 @@ class RAPPOR(FrequencyOracle):
         qq = privacy.check_probability(q, "q", zero, one, "RAPPOR", closed=True)
         if qq <= pp:
             raise ValueError(f"q must exceed p for RAPPOR; got p={p!r}, q={q!r}")
-        filters = _filters(domain, hashing, num_bits, num_hashes, num_cohorts)
+        filters = bloom._filters(domain, hashing, num_bits, num_hashes, num_cohorts)
         if epsilon is not None:
             eps = privacy.check_epsilon(epsilon, owner="RAPPOR")
             # realised epsilon_inf = s ln((1 - f/2)/(f/2)), s the widest filter difference (2h when two are
@@ -269,9 +218,9 @@ class RAPPOR(FrequencyOracle):
 
     def _setup(
         self, domain: Domain, bits: int, hashes: int, cohorts: int, half_f: int, p: int, q: int, hashing: str,
-        filters: Filters | None = None,
+        filters: bloom.Filters | None = None,
     ) -> None:
-        table, found = filters or _filters(domain, hashing, bits, hashes, cohorts)
+        table, found = filters or bloom._filters(domain, hashing, bits, hashes, cohorts)
         self.domain_obj = domain
         self.num_bits, self.num_hashes, self.num_cohorts = bits, hashes, cohorts
         self.hashing = hashing
@@ -561,7 +510,7 @@ class RAPPOR(FrequencyOracle):
         return self.num_bits + max(1, (self.num_cohorts - 1).bit_length())
 
     def _report_to_json(self, report: Any) -> dict[str, int]:
-        return codecs.rappor_to_json(report["cohort"], _as_int(report["bits"]))
+        return codecs.rappor_to_json(report["cohort"], bloom._as_int(report["bits"]))
 
     # ------------------------------------------------------- google/rappor
     def reports_from_google(self, cohorts: Sequence[int], irrs: Sequence[int | str]) -> CheckedReports:
@@ -575,28 +524,12 @@ class RAPPOR(FrequencyOracle):
         ``num_hashes``, ``num_cohorts``). Raises
         :class:`~deniable.errors.ReportError` naming the first bad row.
         """
-        if len(cohorts) != len(irrs):
-            raise ReportError(f"reports_from_google: {len(cohorts)} cohorts but {len(irrs)} irrs")
-        items = []
-        for i, (cohort, irr) in enumerate(zip(cohorts, irrs, strict=True)):
-            if isinstance(irr, str):
-                if len(irr) != self.num_bits or irr.strip("01"):
-                    raise ReportError(
-                        f"Google report {i}: irr must be {self.num_bits} characters 0/1 (most significant "
-                        f"first); got {irr!r:.80}",
-                        i,
-                    )
-                irr = int(irr, 2)
-            items.append({"cohort": cohort, "bits": irr})
-        return self.reports_from_json(items)
+        return self.reports_from_json(bloom.google_irrs(cohorts, irrs, self.num_bits))
 
     def reports_to_google(self, reports: Any, bit_strings: bool = False) -> list[tuple[int, int | str]]:
         """``(cohort, irr)`` per report in Google's forms: ints, or MSB-first bit strings."""
-        out: list[tuple[int, int | str]] = []
-        for item in self.reports_to_json(reports):
-            bits = item["bits"]
-            out.append((item["cohort"], format(bits, f"0{self.num_bits}b") if bit_strings else bits))
-        return out
+        return [(item["cohort"], format(item["bits"], f"0{self.num_bits}b") if bit_strings else item["bits"])
+                for item in self.reports_to_json(reports)]
 
     def __repr__(self) -> str:
         hashing = ", hashing='google'" if self.hashing == "google" else ""
@@ -644,7 +577,7 @@ class RapporClient(PermanentClient):
     def permanent(self, value: Any) -> int:
         """The memoized permanent response (PRR) of ``value``: the Bloom bits the IRR randomizes."""
         prr = self._permanent(self.mechanism.domain_obj.encode_one(value))[0] & self.mechanism._keep
-        return _as_int(prr)
+        return bloom._as_int(prr)
 
     def _permanent(self, position: int) -> NDArray[np.uint64]:
         """``(1, words)``: the PRR of the category at ``position``."""
@@ -662,9 +595,3 @@ class RapporClient(PermanentClient):
 
     def __repr__(self) -> str:
         return f"RapporClient({self.mechanism!r}, cohort={self.cohort})"
-
-
-def _as_int(words: Any) -> int:
-    """A report's bits (one 64-bit word, or words least significant first) as one integer."""
-    flat = np.atleast_1d(np.asarray(words, dtype=np.uint64))
-    return sum(int(w) << (_WORD * i) for i, w in enumerate(flat))

@@ -121,7 +121,9 @@ def router(service: Service) -> APIRouter:
 
     for name, media in EMBED_FILES.items():
         # ahead of the static mount: the embed's files, with the headers a cross-origin <script> needs
-        api.add_api_route(f"/static/{name}", _embed_file(name, media), methods=["GET"])
+        what = "manifest (version, sha384 integrity of each file)" if name.endswith(".json") else "bundle"
+        api.add_api_route(f"/static/{name}", _embed_file(name, media), methods=["GET"], description=(
+            f"deniable-embed's {what} for survey platforms, to any origin (Access-Control-Allow-Origin: *)"))
 
     return api
 
