@@ -91,7 +91,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8760)
     parser.add_argument("--devices", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="smoke run: 60 rounds, 3 responses, 2 repeats")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.devices, args.repeat = 60, 3, 2
     print(f"bench_round_results: {args.rounds:,} hourly rounds x {args.devices} responses; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as folder:
