@@ -111,7 +111,7 @@ class Storage:
         # them), so concurrent transactions do not queue on one row lock through each commit
         self.shards = 1 if self.dialect == "sqlite" else AGGREGATE_SHARDS
         mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
-        self._writer = Writer(mark, self.shards, clock)
+        self._writer = Writer(mark, self.shards, clock, self.engine.dialect)
         self._write_lock: AbstractContextManager[Any] = (
             threading.Lock() if self.dialect == "sqlite" else nullcontext()
         )
