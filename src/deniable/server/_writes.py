@@ -118,7 +118,8 @@ class DriverStatement:
     def __init__(self, statement: ClauseElement, dialect: Dialect) -> None:
         compiled = statement.compile(dialect=dialect)
         self.sql = str(compiled)
-        self._order = compiled.positiontup  # None for the named styles (psycopg's %(name)s)
+        # the parameters' order for the positional styles (SQLite's ?); None for psycopg's %(name)s
+        self._order: list[str] | None = getattr(compiled, "positiontup", None)
 
     def _values(self, params: dict[str, Any]) -> Any:
         return params if self._order is None else tuple(params[name] for name in self._order)
