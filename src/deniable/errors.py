@@ -67,12 +67,6 @@ class DeniableError(Exception):
     ``except DeniableError`` catches what the library raises about your
     input, and nothing else (not a bug's ``TypeError`` or ``KeyError``).
 
-    Parameters
-    ----------
-    *args : object
-        As for :class:`Exception`: usually one message, which names the
-        argument or field, the value received and what is allowed.
-
     Examples
     --------
     >>> import deniable as dn
@@ -91,11 +85,6 @@ class BudgetError(DeniableError, ValueError):
     Raised by :meth:`deniable.PrivacyBudget.spend`; the message names the
     spend, the total it would reach and what was already spent.
 
-    Parameters
-    ----------
-    *args : object
-        The message.
-
     Examples
     --------
     >>> import deniable as dn
@@ -113,11 +102,6 @@ class ConfigError(DeniableError, ValueError):
     """A mechanism configuration (``from_config``) that this reader cannot accept.
 
     The message names the configuration field and what it must be.
-
-    Parameters
-    ----------
-    *args : object
-        The message.
 
     Examples
     --------
@@ -233,11 +217,6 @@ class AggregateError(DeniableError, ValueError):
     An aggregate carries its configuration's fingerprint, so tallies made
     under different probabilities are never merged or estimated together.
 
-    Parameters
-    ----------
-    *args : object
-        The message.
-
     Examples
     --------
     >>> import deniable as dn
@@ -256,11 +235,6 @@ class StateError(DeniableError, ValueError):
     The state (:mod:`deniable._client_state`) was written for another
     mechanism configuration, is malformed or unreadable, or is readable by
     other users.
-
-    Parameters
-    ----------
-    *args : object
-        The message, naming the store and what is wrong.
 
     Examples
     --------
@@ -282,11 +256,6 @@ class SeparationError(DeniableError, ValueError):
     cell, as under separation in logistic regression) or the information
     matrix is singular (:mod:`deniable.survey`).
 
-    Parameters
-    ----------
-    *args : object
-        The message.
-
     Examples
     --------
     >>> import deniable as dn
@@ -302,11 +271,6 @@ class DeniableWarning(UserWarning):
 
     ``warnings.simplefilter("error", DeniableWarning)`` turns all of them
     into errors.
-
-    Parameters
-    ----------
-    *args : object
-        As for :class:`Warning`: the message.
 
     Examples
     --------
@@ -325,11 +289,6 @@ class ConvergenceWarning(DeniableWarning):
 
     The iterative Bayesian update (:func:`deniable._mle.fit`) stopped at
     ``max_iter`` before the change between iterations fell below ``tol``.
-
-    Parameters
-    ----------
-    *args : object
-        The message.
 
     Examples
     --------
@@ -353,11 +312,6 @@ class PowerApproximationWarning(DeniableWarning):
     when a parameter's expected estimate lies within two standard errors of 0
     or 1 (see :mod:`deniable.survey`'s power functions);
     :func:`~deniable.survey.simulated_power` gives the real test's power there.
-
-    Parameters
-    ----------
-    *args : object
-        The message.
 
     Examples
     --------
