@@ -15,9 +15,8 @@ import inspect
 MODULES = ["deniable", "deniable.mechanisms"]
 
 NOT_YET = {
-        "CheckedReports",     "CountMeanSketch", "DBitFlip", "DBitFlipClient", "Discovery",
-    "Domain", "FrequencyOracle",
-    "HadamardCountMeanSketch", "HeavyHitters",     "LGRR", "LOSUE", "LongitudinalClient",     "Mechanism", "NumericMechanism", "OneBitMean",
+        "CheckedReports",     "CountMeanSketch", "DBitFlip", "DBitFlipClient",     "Domain", "FrequencyOracle",
+    "HadamardCountMeanSketch",     "LGRR", "LOSUE", "LongitudinalClient",     "Mechanism", "NumericMechanism", "OneBitMean",
     "OneBitMeanClient", "RapporClient", "RapporEstimate",     "SquareWave",                 # added this wave (issues 26 to 30 and 34), documented in prose but not yet in numpydoc sections
     "HaarHRR",
     "HierarchicalHistogram", "ItemEstimate",     "QuantileEstimate", "QueryEstimate", "RangeEstimate", "RangeMechanism", "SetValued",
