@@ -15,7 +15,7 @@ import inspect
 MODULES = ["deniable", "deniable.mechanisms"]
 
 NOT_YET = {
-                                "RapporClient", "RapporEstimate",                     # added this wave (issues 26 to 30 and 34), documented in prose but not yet in numpydoc sections
+                                "RapporClient",                     # added this wave (issues 26 to 30 and 34), documented in prose but not yet in numpydoc sections
                         }
 """Public names without a Parameters or an Examples section yet (to be emptied)."""
 
