@@ -24,7 +24,6 @@ CORE_MODULES = [
 ]
 
 
-
 def _public_modules() -> list[str]:
     """The modules defining the public names of ``deniable`` and ``deniable.mechanisms``, whose
     docstrings' Examples (tests/test_docstrings.py requires them) therefore run here too."""

@@ -285,8 +285,9 @@ def change_test(before: Any, after: Any, alpha: float = 1e-3) -> Detection:
 
     Notes
     -----
-    :math:`z_v = (\hat f^{\mathrm{after}}_v - \hat f^{\mathrm{before}}_v) / \sqrt{SE_{\mathrm{before},v}^2 + SE_{\mathrm{after},v}^2}`
-    and the p-value is :math:`k \, P(|Z| \ge \max_v |z_v|)`.
+    :math:`z_v = (\hat f^{\mathrm{after}}_v - \hat f^{\mathrm{before}}_v)
+    / \sqrt{SE_{\mathrm{before},v}^2 + SE_{\mathrm{after},v}^2}` and the p-value is
+    :math:`k \, P(|Z| \ge \max_v |z_v|)`.
 
     Examples
     --------

@@ -94,7 +94,8 @@ class BudgetError(DeniableError, ValueError):
     ...     budget.spend(0.5, "q2")
     ... except dn.BudgetError as exc:
     ...     print(exc)
-    privacy budget exceeded: spending epsilon=0.5 for q2 brings the total to 1.25, above the budget 1 (already spent: q1=0.75)
+    privacy budget exceeded: spending epsilon=0.5 for q2 brings the total to 1.25,
+    above the budget 1 (already spent: q1=0.75)
     """
 
 

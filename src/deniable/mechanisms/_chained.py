@@ -187,7 +187,9 @@ class LGRR(_Chained, GRR):
     One report supports :math:`v` with :math:`p^* = p_1 p_2 + (1 - p_1) q_2`
     if the value is :math:`v` and :math:`q^* = q_1 p_2 + (1 - q_1) q_2`
     otherwise, so :math:`\hat f_v = (C_v / n - q^*) / (p^* - q^*)` with
-    :math:`p^* - q^* = (p_1 - q_1)(p_2 - q_2)`. L-GRR's first round is GRR with :math:`p_1 = e^{\varepsilon_\infty} / (e^{\varepsilon_\infty} + k - 1)`; the second solves :math:`p^* / q^* = e^{\varepsilon_1}` exactly.
+    :math:`p^* - q^* = (p_1 - q_1)(p_2 - q_2)`. L-GRR's first round is GRR with
+    :math:`p_1 = e^{\varepsilon_\infty} / (e^{\varepsilon_\infty} + k - 1)`; the second solves
+    :math:`p^* / q^* = e^{\varepsilon_1}` exactly.
 
     Examples
     --------
@@ -335,7 +337,8 @@ class LOSUE(_Chained, UnaryEncoding):
     One report supports :math:`v` with :math:`p^* = p_1 p_2 + (1 - p_1) q_2`
     if the value is :math:`v` and :math:`q^* = q_1 p_2 + (1 - q_1) q_2`
     otherwise, so :math:`\hat f_v = (C_v / n - q^*) / (p^* - q^*)` with
-    :math:`p^* - q^* = (p_1 - q_1)(p_2 - q_2)`. L-OSUE's first round is OUE (:math:`p_1 = 1/2`, :math:`q_1 = 1 / (e^{\varepsilon_\infty} + 1)`), its second SUE on each bit.
+    :math:`p^* - q^* = (p_1 - q_1)(p_2 - q_2)`. L-OSUE's first round is OUE
+    (:math:`p_1 = 1/2`, :math:`q_1 = 1 / (e^{\varepsilon_\infty} + 1)`), its second SUE on each bit.
 
     Examples
     --------

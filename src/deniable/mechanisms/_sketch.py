@@ -97,7 +97,8 @@ class CountMeanSketch(Sketch):
     :math:`d`; over the seed, :math:`q^* = q_0 + (p - q_0) / m`, and
     :math:`\hat f_d = (C_d / n - q^*) / (p^* - q^*)` is unbiased, with a
     hash-collision term added to the oracle's variance
-    (:mod:`deniable.mechanisms._sketch_base`). CMS flips each bit with probability :math:`t / 2^{32}`, so :math:`q_0 = 1 - p` and :math:`\varepsilon = 2 \ln((2^{32} - t) / t)`.
+    (:mod:`deniable.mechanisms._sketch_base`). CMS flips each bit with probability
+    :math:`t / 2^{32}`, so :math:`q_0 = 1 - p` and :math:`\varepsilon = 2 \ln((2^{32} - t) / t)`.
 
     Examples
     --------
@@ -239,7 +240,9 @@ class HadamardCountMeanSketch(Sketch):
     :math:`d`; over the seed, :math:`q^* = q_0 + (p - q_0) / m`, and
     :math:`\hat f_d = (C_d / n - q^*) / (p^* - q^*)` is unbiased, with a
     hash-collision term added to the oracle's variance
-    (:mod:`deniable.mechanisms._sketch_base`). HCMS keeps the sign :math:`(-1)^{\mathrm{popcount}(l \,\&\, h_j(x))}` with probability :math:`p = e^\varepsilon / (1 + e^\varepsilon)`, so :math:`q_0 = 1/2`.
+    (:mod:`deniable.mechanisms._sketch_base`). HCMS keeps the sign
+    :math:`(-1)^{\mathrm{popcount}(l \,\&\, h_j(x))}` with probability
+    :math:`p = e^\varepsilon / (1 + e^\varepsilon)`, so :math:`q_0 = 1/2`.
 
     Examples
     --------
