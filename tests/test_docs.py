@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import inspect
 import re
 from pathlib import Path
 
@@ -23,6 +24,19 @@ CORE_MODULES = [
 ]
 
 
+def _public_modules() -> list[str]:
+    """The modules defining the public names of ``deniable`` and ``deniable.mechanisms``, whose
+    docstrings' Examples (tests/test_docstrings.py requires them) therefore run here too."""
+    found = set()
+    for name in ("deniable", "deniable.mechanisms"):
+        module = importlib.import_module(name)
+        for attr in module.__all__:
+            obj = getattr(module, attr)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                found.add(obj.__module__)
+    return sorted(found - set(CORE_MODULES))
+
+
 def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     text = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
@@ -32,7 +46,7 @@ def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "38415" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", CORE_MODULES)
+@pytest.mark.parametrize("name", CORE_MODULES + _public_modules())
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -1,5 +1,5 @@
 """Every public class and function of ``deniable`` and ``deniable.mechanisms`` documents its
-parameters (a numpydoc ``Parameters`` section) and shows an ``Examples`` section, whose
+parameters (a numpydoc ``Parameters`` section, where it takes any) and shows an ``Examples`` section, whose
 doctests run in tests/test_docs.py.
 
 A ratchet: the names below still lack one and are being documented; a new public name must
@@ -8,31 +8,15 @@ come with both, and a name documented since must leave the list (the test says w
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 
 MODULES = ["deniable", "deniable.mechanisms"]
 
 NOT_YET = {
-    "AggregateError", "AllocationComparison", "AuditResult", "BudgetError", "CategoryError",
-    "CheckedReports", "ClientState", "ConfidenceInterval", "ConfigError", "ConvergenceWarning",
-    "CountMeanSketch", "DBitFlip", "DBitFlipClient", "DeniableError", "DeniableWarning", "Discovery",
-    "Domain", "Estimate", "FieldReportError", "FileStore", "FrequencyOracle",
-    "HadamardCountMeanSketch", "HeavyHitters", "HistogramEstimate", "IndependenceTest", "Joint",
-    "JointEstimate", "LGRR", "LOSUE", "LongitudinalClient", "MarginalEstimate", "MeanEstimate",
-    "MeanStat", "Mechanism", "MechanismChoice", "MemoryStore", "NumericMechanism", "OneBitMean",
-    "OneBitMeanClient", "PrivacyBudget", "RapporClient", "RapporEstimate", "ReportError",
-    "SeparationError", "SquareWave", "StateError", "StateStore", "SupportCounts", "accelerator",
-    "best_mechanism", "best_numeric_mechanism", "compare_allocations", "compose", "debias_binary",
-    "debias_categorical", "from_config", "load_or_create", "numba_available", "project_simplex",
-    "sample_size", "set_accelerator", "shuffle_epsilon",
-    # added this wave (issues 26 to 30 and 34), documented in prose but not yet in numpydoc sections
-    "Association", "ChiSquareTest", "Comparison", "ConfidenceSequence", "Detection", "HaarHRR",
-    "HierarchicalHistogram", "ItemEstimate", "Manipulation", "MarginalTable", "PowerApproximationWarning",
-    "QuantileEstimate", "QueryEstimate", "RangeChoice", "RangeEstimate", "RangeMechanism", "SetValued",
-    "SlicedComparison", "SlicedEstimate", "WeightedEstimate", "WeightedMeanEstimate", "adjust_p_values",
-    "best_range_mechanism", "best_set_length", "change_test", "compare", "difference_sample_size",
-    "estimate_fake_fraction", "frequency_test", "recover", "supporting_all_test", "unary_count_test",
+    # RAPPOR's module is at the 600-line limit: its device client gets its sections when it moves out
+    "RapporClient",
 }
 """Public names without a Parameters or an Examples section yet (to be emptied)."""
 
@@ -48,9 +32,26 @@ def _public() -> dict[str, object]:
     return found
 
 
+def _takes_parameters(obj: object) -> bool:
+    """Whether ``obj`` takes parameters of deniable's own (a class: its ``__init__`` or ``__new__``, or a
+    dataclass's fields). An exception or a store that takes none has no Parameters section to write:
+    numpydoc omits it, and the reference's build warns about a parameter that the signature lacks."""
+    if inspect.isclass(obj):
+        if dataclasses.is_dataclass(obj):
+            return any(f.init for f in dataclasses.fields(obj))
+        for klass in obj.__mro__:
+            own = [klass.__dict__[m] for m in ("__init__", "__new__") if m in klass.__dict__]
+            if own:
+                code = [m for m in own if (getattr(m, "__module__", None) or "").startswith("deniable")]
+                return bool(code) and any(len(inspect.signature(m).parameters) > 1 for m in code)
+        return False
+    return bool(inspect.signature(obj).parameters)  # type: ignore[arg-type]
+
+
 def _complete(obj: object) -> bool:
     doc = inspect.getdoc(obj) or ""
-    return "Parameters\n----" in doc and "Examples\n----" in doc and ">>> " in doc
+    parameters = "Parameters\n----" in doc or not _takes_parameters(obj)
+    return parameters and "Examples\n----" in doc and ">>> " in doc
 
 
 def test_every_public_name_has_parameters_and_examples() -> None:

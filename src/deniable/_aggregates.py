@@ -168,6 +168,23 @@ class SupportCounts(Mergeable):
     commutative; ``mechanism.aggregate([])`` is the identity). ``fingerprint``
     identifies the mechanism configuration so that aggregates of different
     mechanisms are never mixed.
+
+    Parameters
+    ----------
+    fingerprint : str
+        The fingerprint of the mechanism configuration that made it.
+    counts : numpy.ndarray of int64
+        ``counts[v]``: how many reports support category ``v``.
+    n : int
+        The number of reports.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=1.0)
+    >>> stat = m.aggregate(["a", "b", "a"]) + m.aggregate(["c"])
+    >>> stat.counts.tolist(), stat.n
+    ([2, 1, 1], 4)
     """
 
     fingerprint: str
@@ -206,7 +223,7 @@ class SupportCounts(Mergeable):
 
 @dataclass(frozen=True, eq=False)
 class MeanStat(Mergeable):
-    """Mergeable sufficient statistic of numeric reports.
+    r"""Mergeable sufficient statistic of numeric reports.
 
     ``total`` and ``total_sq`` are the sum and sum of squares of the
     *standardized* reports ``(y - mid) / half`` (``mid``, ``half`` the centre
@@ -216,6 +233,30 @@ class MeanStat(Mergeable):
     (SquareWave), else None.
     ``a + b`` merges (commutative; associative up to float rounding of the
     sums); ``mechanism.aggregate([])`` is the identity.
+
+    Parameters
+    ----------
+    fingerprint : str
+        The fingerprint of the mechanism configuration that made it.
+    n : int
+        The number of reports.
+    total : float
+        :math:`\sum_i (y_i - m) / h`, with :math:`m` and :math:`h` the centre
+        and half-width of the declared range.
+    total_sq : float
+        :math:`\sum_i ((y_i - m) / h)^2`.
+    cell_counts : numpy.ndarray of int64, optional
+        Reports per output cell (SquareWave); None otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> m = dn.Laplace(0, 10, epsilon=1.0)
+    >>> stat = m.aggregate(m.privatize_many([1, 2, 3], rng=np.random.default_rng(0)))
+    >>> merged = stat + m.aggregate([])
+    >>> merged.n, merged.total == stat.total
+    (3, True)
     """
 
     fingerprint: str

@@ -163,6 +163,31 @@ class AllocationComparison:
     ``target``. ``split_mechanisms`` / ``sample_mechanisms`` are the
     lowest-variance oracles chosen at each epsilon. ``recommended`` has the
     lower total variance over the questions.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget of one respondent.
+    n : int
+        The number of respondents.
+    categories : tuple of int
+        The number of categories of each of the ``d`` questions.
+    target : {"population", "respondents"}
+        What the shares estimate.
+    frequency : float or None
+        The share the variances are computed at; None for the worst case.
+    split_mechanisms, sample_mechanisms : tuple of Mechanism
+        Per question, the oracle chosen at ``epsilon / d`` and at
+        ``epsilon``.
+    split_variance, sample_variance : numpy.ndarray
+        Per question, the variance under each allocation.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> c = dn.compare_allocations([2, 4], epsilon=2.0, n=5_000)
+    >>> c.d, c.recommended in ("split", "sample"), c.split_variance.shape
+    (2, True, (2,))
     """
 
     epsilon: float
@@ -220,6 +245,33 @@ def compare_allocations(
     :func:`deniable.best_mechanism` at its epsilon, and the worst case over
     ``f`` on a grid of 201 shares unless ``frequency`` is given.
 
+    Parameters
+    ----------
+    categories : sequence of int
+        The number of categories of each question (each at least 2).
+    epsilon : float
+        One respondent's whole budget, ``> 0``.
+    n : int
+        The number of respondents.
+    target : {"population", "respondents"}, default "population"
+        What the shares estimate (:mod:`deniable._estimate`).
+    frequency : float, optional
+        The share to compare at; the worst case over a grid if None.
+
+    Returns
+    -------
+    AllocationComparison
+        Both allocations' variances per question and the recommendation.
+
+    Raises
+    ------
+    ValueError
+        No questions, a question with fewer than 2 categories, or a bad
+        ``epsilon``, ``n`` or ``frequency``.
+
+    Examples
+    --------
+    >>> from deniable import compare_allocations
     >>> c = compare_allocations([2, 2, 2, 2], epsilon=1.0, n=10_000)
     >>> c.recommended, round(float(c.ratio[0]), 2)
     ('sample', 3.45)

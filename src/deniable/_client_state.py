@@ -83,6 +83,12 @@ class StateStore(Protocol):
     ``create(state)`` stores it only if none is stored yet and returns what is
     stored afterwards (the given state, or the one another process created
     first), so concurrent first uses agree on one state.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> isinstance(dn.MemoryStore(), dn.StateStore), isinstance("state.json", dn.StateStore)
+    (True, False)
     """
 
     def load(self) -> dict[str, Any] | None: ...
@@ -91,7 +97,20 @@ class StateStore(Protocol):
 
 
 class MemoryStore:
-    """A state held in this process only (tests, simulations); lost on exit."""
+    """A state held in this process only (tests, simulations); lost on exit.
+
+    ``load`` and ``create`` return copies, so a caller cannot change what is
+    held.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> store = dn.MemoryStore()
+    >>> store.load() is None
+    True
+    >>> store.create({"cohort": 3}) == store.create({"cohort": 5}) == {"cohort": 3}
+    True
+    """
 
     def __init__(self) -> None:
         self._state: dict[str, Any] | None = None
@@ -117,6 +136,27 @@ class FileStore:
     ``path`` exists: the first creator wins and the others read its state).
     Loading refuses, on POSIX systems, a file that the group or others may
     read or write (``chmod 600`` it), as ``ssh`` does for private keys.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The state file; its directory must exist.
+
+    Raises
+    ------
+    StateError
+        From ``load`` or ``create``: the file cannot be opened or created,
+        is readable by others, or is not a JSON object.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import deniable as dn
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     store = dn.FileStore(os.path.join(folder, "state.json"))
+    ...     first = store.create({"cohort": 3})
+    ...     print(first, store.load() == first)
+    {'cohort': 3} True
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -194,6 +234,28 @@ class ClientState:
 
     ``secret`` (32 bytes) never leaves the device and is not shown by
     ``repr``; ``fields`` are the mechanism's once-drawn values (read-only).
+    :func:`load_or_create` makes it; it is rarely built by hand.
+
+    Parameters
+    ----------
+    mechanism : str
+        The mechanism's wire id (``"rappor"``).
+    fingerprint : str
+        The fingerprint of the mechanism configuration it belongs to.
+    secret : bytes
+        32 bytes from the OS CSPRNG that key every memoized draw
+        (:meth:`source`).
+    fields : Mapping, optional
+        The mechanism's values drawn once in plain form (RAPPOR's cohort).
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> state = dn.ClientState("rappor", "0123abcd", bytes(32), {"cohort": 3})
+    >>> state
+    ClientState(mechanism='rappor', fingerprint='0123abcd', fields={'cohort': 3})
+    >>> state.source("prr").random_bytes(4) == state.source("prr").random_bytes(4)
+    True
     """
 
     mechanism: str
@@ -265,6 +327,41 @@ def load_or_create(
     stored before it is returned. A stored state for another mechanism or
     configuration raises :class:`StateError` naming both fingerprints: a
     device that needs a new configuration needs a new state (another path).
+
+    Parameters
+    ----------
+    state : str, os.PathLike or StateStore
+        Where the state lives: a file path (a :class:`FileStore`) or a store.
+    mechanism : str
+        The mechanism's wire id.
+    fingerprint : str
+        The configuration's fingerprint (``m.fingerprint``).
+    draw_fields : callable
+        ``draw_fields(source)`` returns the mechanism's plain fields (a dict
+        of JSON values), drawn from the byte source ``source``; called only
+        when the state is created.
+
+    Returns
+    -------
+    ClientState
+        The stored state (the one created now, or the one stored before).
+
+    Raises
+    ------
+    StateError
+        The stored state is for another mechanism or configuration, is
+        malformed, or cannot be read or created.
+    TypeError
+        ``state`` is neither a path nor a store.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> store = dn.MemoryStore()
+    >>> a = dn.load_or_create(store, "rappor", "0123abcd", lambda source: {"cohort": 3})
+    >>> b = dn.load_or_create(store, "rappor", "0123abcd", lambda source: {"cohort": 5})
+    >>> a.secret == b.secret, b.fields["cohort"]
+    (True, 3)
     """
     store = store_of(state)
     where = f"client state {store!r}"

@@ -60,12 +60,44 @@ CORRECTIONS = ("holm", "bh", "none")
 
 
 def adjust_p_values(p_values: ArrayLike, method: str = "holm") -> NDArray[np.float64]:
-    """p-values adjusted for testing them all: Holm's step-down (family-wise error), Benjamini-Hochberg's
+    r"""p-values adjusted for testing them all: Holm's step-down (family-wise error), Benjamini-Hochberg's
     step-up (``"bh"``, false discovery rate) or ``"none"``.
 
     Holm: the ``i``-th smallest of ``m`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``.
     BH: ``min_{j >= i} min(1, m p_(j) / j)``. Rejecting where the adjusted
     p-value is at most ``alpha`` controls the error rate at ``alpha``.
+
+    Parameters
+    ----------
+    p_values : array_like
+        A 1-D array of p-values in ``[0, 1]``.
+    method : {"holm", "bh", "none"}, default "holm"
+        The correction.
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the order given.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``method``, or p-values that are not a 1-D array in
+        ``[0, 1]``.
+
+    Notes
+    -----
+    With :math:`p_{(1)} \le \dots \le p_{(m)}`, Holm's adjusted
+    :math:`p_{(i)}` is :math:`\max_{j \le i} \min(1, (m - j + 1) p_{(j)})`
+    and Benjamini-Hochberg's :math:`\min_{j \ge i} \min(1, m p_{(j)} / j)`.
+
+    Examples
+    --------
+    >>> from deniable import adjust_p_values
+    >>> adjust_p_values([0.01, 0.04, 0.03, 0.5]).round(4).tolist()
+    [0.04, 0.09, 0.09, 0.5]
+    >>> adjust_p_values([0.01, 0.04, 0.03, 0.5], "bh").round(4).tolist()
+    [0.04, 0.0533, 0.0533, 0.5]
     """
     p = np.asarray(p_values, dtype=float)
     if method not in CORRECTIONS:
@@ -88,7 +120,32 @@ def adjust_p_values(p_values: ArrayLike, method: str = "holm") -> NDArray[np.flo
 
 @dataclass(frozen=True)
 class ChiSquareTest:
-    """The Wald chi-square test that two frequency vectors are equal (module docstring)."""
+    r"""The Wald chi-square test that two frequency vectors are equal (module docstring).
+
+    Parameters
+    ----------
+    statistic : float
+        :math:`W = d^\top (\Sigma_a + \Sigma_b)^+ d`, with :math:`d` the
+        difference of the frequencies.
+    df : int
+        Its degrees of freedom: ``k - 1`` where a report supports one
+        category, ``k`` for unary encoding.
+    p_value : float
+        :math:`P(\chi^2_{df} \ge W)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=2.0)
+    >>> rng = np.random.default_rng(0)
+    >>> a = m.estimate(m.privatize_many(rng.choice(["a", "b", "c"], 20_000, p=[0.5, 0.3, 0.2]), rng=rng))
+    >>> b = m.estimate(m.privatize_many(rng.choice(["a", "b", "c"], 20_000, p=[0.4, 0.4, 0.2]), rng=rng))
+    >>> cmp = dn.compare(a, b)
+    >>> test = cmp.chi_square
+    >>> test.df, bool(test.p_value < 1e-6)
+    (2, True)
+    """
 
     statistic: float
     df: int
@@ -100,18 +157,47 @@ class ChiSquareTest:
 
 @dataclass(frozen=True, eq=False)
 class Comparison(Result):
-    """The difference ``a - b`` of two independent estimates, per category (or of the means).
+    r"""The difference ``a - b`` of two independent estimates, per category (or of the means).
 
-    Attributes
+    :func:`compare` makes it.
+
+    Parameters
     ----------
-    labels: the categories (``()`` for means).
-    difference: ``a - b`` per category, or a float for means.
-    std_errors: its standard errors (``std_error`` for means).
-    p_values: two-sided p-values of no difference (normal), per category.
-    p_adjusted: the same, corrected by :attr:`correction` over the categories.
-    chi_square: the whole-vector test (:class:`ChiSquareTest`), or None where the
-        mechanism's covariance has no closed form here, or for means.
-    n_a, n_b: the two estimates' numbers of reports.
+    mechanism : str
+        The name of the mechanism of both estimates.
+    labels : tuple
+        The categories (``()`` for means).
+    difference : numpy.ndarray or float
+        ``a - b`` per category, or a float for means.
+    std_errors : numpy.ndarray or float
+        Its standard errors, :math:`\sqrt{SE_a^2 + SE_b^2}`.
+    p_values : numpy.ndarray or float
+        Two-sided p-values of no difference (normal), per category.
+    p_adjusted : numpy.ndarray or float
+        The same, corrected by ``correction`` over the categories.
+    correction : {"holm", "bh", "none"}
+        The correction applied.
+    chi_square : ChiSquareTest or None
+        The whole-vector test, or None where the mechanism's covariance has
+        no closed form here, or for means.
+    n_a, n_b : int
+        The two estimates' numbers of reports.
+    target : str
+        The estimates' target.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=2.0)
+    >>> rng = np.random.default_rng(0)
+    >>> a = m.estimate(m.privatize_many(rng.choice(["a", "b", "c"], 20_000, p=[0.5, 0.3, 0.2]), rng=rng))
+    >>> b = m.estimate(m.privatize_many(rng.choice(["a", "b", "c"], 20_000, p=[0.4, 0.4, 0.2]), rng=rng))
+    >>> cmp = dn.compare(a, b)
+    >>> cmp.labels, cmp.correction
+    (('a', 'b', 'c'), 'holm')
+    >>> bool(abs(cmp.difference[0] - 0.1) < 5 * cmp.std_errors[0])
+    True
     """
 
     mechanism: str
@@ -212,6 +298,36 @@ class SlicedComparison(Result):
     (slice, category) test at once, and :attr:`chi_square_adjusted` the
     whole-vector p-values over the slices. Its table is the long form: one
     row per slice and category.
+
+    Parameters
+    ----------
+    by : str
+        The name of the field the reports were sliced by.
+    reference : object
+        The label of the reference slice.
+    comparisons : dict
+        Every other slice's label to its :class:`Comparison` with the
+        reference.
+    correction : {"holm", "bh", "none"}
+        The correction applied.
+    chi_square_adjusted : dict
+        Every other slice's whole-vector p-value, corrected over the slices
+        (None where there is no whole-vector test).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=2.0)
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.choice(["a", "b", "c"], 6000, p=[0.5, 0.3, 0.2])
+    >>> platform = np.where(rng.random(6000) < 0.5, "ios", "android")
+    >>> sliced = m.estimate(m.privatize_many(x, rng=rng), by=platform)
+    >>> cmp = dn.compare(sliced)
+    >>> cmp.reference, list(cmp.comparisons)
+    ('android', ['ios'])
+    >>> cmp["ios"].difference.shape
+    (3,)
     """
 
     by: str
@@ -275,7 +391,7 @@ def _compare_slices(sliced: Any, reference: Any, correction: str) -> SlicedCompa
 
 
 def compare(a: Any, b: Any = None, correction: str = "holm", *, reference: Any = None) -> Any:
-    """The difference ``a - b`` of two independent estimates of one mechanism (module docstring).
+    r"""The difference ``a - b`` of two independent estimates of one mechanism (module docstring).
 
     ``a`` and ``b``: two :class:`~deniable.Estimate` or two
     :class:`~deniable.MeanEstimate` from disjoint respondents (two slices of a
@@ -288,6 +404,53 @@ def compare(a: Any, b: Any = None, correction: str = "holm", *, reference: Any =
     minus the ``reference`` slice (default the first), the correction
     applied over every (slice, category) test at once and over the slices'
     whole-vector tests (a :class:`SlicedComparison`).
+
+    Parameters
+    ----------
+    a : Estimate, MeanEstimate or SlicedEstimate
+        The first estimate, or estimates by slice.
+    b : Estimate or MeanEstimate, optional
+        The second estimate, of the same mechanism configuration and target
+        (left out when ``a`` is a SlicedEstimate).
+    correction : {"holm", "bh", "none"}, default "holm"
+        The multiple-comparison correction (:func:`adjust_p_values`).
+    reference : object, optional
+        The reference slice's label (default the first).
+
+    Returns
+    -------
+    Comparison or SlicedComparison
+        The difference with its standard errors, p-values and whole-vector
+        test.
+
+    Raises
+    ------
+    ValueError
+        Estimates of different mechanisms or targets, an unknown
+        ``correction``, or ``b`` given with a SlicedEstimate.
+    TypeError
+        No ``b`` for two estimates.
+
+    Notes
+    -----
+    Per category :math:`d_v = \hat f^a_v - \hat f^b_v` with
+    :math:`SE_v = \sqrt{SE_{a,v}^2 + SE_{b,v}^2}`; the whole vector by
+    :math:`W = d^\top (\Sigma_a + \Sigma_b)^+ d`, chi-square on ``r``
+    degrees of freedom.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=2.0)
+    >>> rng = np.random.default_rng(0)
+    >>> a = m.estimate(m.privatize_many(rng.choice(["a", "b", "c"], 20_000, p=[0.5, 0.3, 0.2]), rng=rng))
+    >>> b = m.estimate(m.privatize_many(rng.choice(["a", "b", "c"], 20_000, p=[0.4, 0.4, 0.2]), rng=rng))
+    >>> cmp = dn.compare(a, b)
+    >>> bool(cmp.chi_square.p_value < 1e-6), bool(cmp.p_adjusted[0] < 1e-6)
+    (True, True)
+    >>> bool(cmp.p_adjusted[2] > 0.01)  # "c" is 0.2 in both
+    True
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be 'holm', 'bh' or 'none'; got {correction!r}")
@@ -330,13 +493,50 @@ def compare(a: Any, b: Any = None, correction: str = "holm", *, reference: Any =
 
 def difference_sample_size(mechanism: Any, frequency_a: float, frequency_b: float, *, power: float = 0.8,
                            level: float = 0.95) -> int:
-    """Respondents per arm for a two-sided test at ``1 - level`` to detect ``frequency_a != frequency_b``
+    r"""Respondents per arm for a two-sided test at ``1 - level`` to detect ``frequency_a != frequency_b``
     (one category's share in each arm) with probability ``power`` (module docstring; population target).
 
     For a frequency oracle ``V(f) = lambda (1 - lambda) / (p* - q*)^2`` with
     ``lambda = q* + (p* - q*) f`` (the largest over the categories' rates). For a
     numeric mechanism pass the two means: ``V`` is its worst-case variance
     of one report plus the largest spread ``(high - low)^2 / 4``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism both arms use.
+    frequency_a, frequency_b : float
+        The share of one category (or, for a numeric mechanism, the mean)
+        expected in each arm; they must differ.
+    power : float, default 0.8
+        The probability of detecting the difference, in ``(0, 1)``.
+    level : float, default 0.95
+        One minus the test's size.
+
+    Returns
+    -------
+    int
+        Respondents per arm.
+
+    Raises
+    ------
+    ValueError
+        ``power`` or ``level`` outside ``(0, 1)``, equal or out-of-range
+        frequencies.
+
+    Notes
+    -----
+    :math:`n = (z_{1 - \alpha/2} + z_{\mathrm{power}})^2 (V_a + V_b) / \delta^2`,
+    with :math:`\delta = f_a - f_b` and :math:`V` one respondent's variance
+    of the estimate at each arm's share.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> dn.difference_sample_size(dn.GRR(["a", "b", "c"], epsilon=2.0), 0.3, 0.35)
+    2984
+    >>> dn.difference_sample_size(dn.Laplace(0, 10, epsilon=1.0), 5, 5.5)
+    14129
     """
     from scipy import stats
 

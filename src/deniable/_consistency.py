@@ -38,10 +38,36 @@ def norm_mul(f: Array) -> Array:
 
 
 def project_simplex(f: Array) -> Array:
-    """Euclidean projection onto the probability simplex (sort-based, O(k log k)).
+    r"""Euclidean projection onto the probability simplex (sort-based, O(k log k)).
 
     Returns ``max(f + delta, 0)`` with the unique ``delta`` making the sum 1;
     this is exactly Norm-Sub and the constrained least-squares solution.
+
+    Parameters
+    ----------
+    f : array_like
+        A 1-D vector of ``k`` estimated frequencies (any real values).
+
+    Returns
+    -------
+    numpy.ndarray
+        The closest vector (in Euclidean distance) with entries ``>= 0``
+        that sum to 1.
+
+    Notes
+    -----
+    The result is :math:`\max(f_v - \theta, 0)`, where, with :math:`u` the
+    entries sorted in decreasing order and :math:`\rho` the largest index
+    with :math:`u_\rho - (\sum_{j \le \rho} u_j - 1) / \rho > 0`,
+    :math:`\theta = (\sum_{j \le \rho} u_j - 1) / \rho`.
+
+    Examples
+    --------
+    >>> from deniable import project_simplex
+    >>> project_simplex([0.5, 0.0]).tolist()
+    [0.75, 0.25]
+    >>> project_simplex([0.7, 0.4, -0.1]).round(6).tolist()
+    [0.65, 0.35, 0.0]
     """
     f = np.asarray(f, dtype=float)
     u = np.sort(f)[::-1]

@@ -50,16 +50,40 @@ __all__ = [
 class Detection:
     """The outcome of one detection test.
 
-    Attributes
+    ``flagged`` is ``p_value <= alpha``: the aggregate looks manipulated.
+
+    Parameters
     ----------
-    test: the test's name.
-    statistic: its statistic (a chi-square, or the largest standardized shift).
-    p_value: the probability, were every report honest, of a statistic at
-        least as extreme (Bonferroni-adjusted where the test makes several).
-    alpha: the false-alarm rate asked for.
-    flagged: ``p_value <= alpha``: the aggregate looks manipulated.
-    items: the categories the test points at (the significant ones), if any.
-    detail: further figures (counts, thresholds).
+    test : str
+        The test's name.
+    statistic : float
+        Its statistic (a chi-square, a count, or the largest standardized
+        shift).
+    p_value : float
+        The probability, were every report honest, of a statistic at least
+        as extreme (Bonferroni-adjusted where the test makes several).
+    alpha : float
+        The false-alarm rate asked for.
+    items : tuple, optional
+        The categories the test points at (the significant ones), if any.
+    detail : dict, optional
+        Further figures (counts, thresholds, masks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> rng = np.random.default_rng(2)
+    >>> m = dn.OUE(16, epsilon=2.0)
+    >>> genuine = m.privatize_many(rng.choice(16, size=4000), rng=rng)
+    >>> fakes = attacks.maximal_gain(m, [13, 14, 15], 400, rng=rng)
+    >>> poisoned = np.concatenate([genuine, fakes])
+    >>> d = dn.supporting_all_test(m, poisoned, [13, 14, 15])
+    >>> d.test, d.flagged, d.items
+    ('supporting-all', True, (13, 14, 15))
+    >>> d.to_dict()["flagged"]
+    True
     """
 
     test: str
@@ -110,13 +134,46 @@ def _unary_rates(mechanism: Any) -> tuple[float, float]:
 
 
 def unary_count_test(mechanism: Any, reports: Any, alpha: float = 1e-3) -> Detection:
-    """Is the histogram of the reports' numbers of 1-bits that of honest reports? (unary encodings)
+    r"""Is the histogram of the reports' numbers of 1-bits that of honest reports? (unary encodings)
 
     Pearson's chi-square against ``honest_count_pmf`` with the bins merged
     (smallest expectations first) to at least 5 expected reports each; the
     p-value is the chi-square tail with ``groups - 1`` degrees of freedom.
     ``detail`` holds ``counts`` (one per report) and ``upper``, the count
     above which an honest report lies with probability below ``alpha / n``.
+
+    Parameters
+    ----------
+    mechanism : SUE or OUE
+        The unary encoding that made the reports.
+    reports : array_like
+        The reports, one bit vector per row.
+    alpha : float, default 1e-3
+        The false-alarm rate.
+
+    Returns
+    -------
+    Detection
+        The chi-square statistic and its p-value.
+
+    Notes
+    -----
+    An honest report's number of 1-bits is
+    :math:`\mathrm{Bernoulli}(p) + \mathrm{Binomial}(k - 1, q)` whatever its
+    value (:func:`honest_count_pmf`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> rng = np.random.default_rng(2)
+    >>> m = dn.OUE(16, epsilon=2.0)
+    >>> genuine = m.privatize_many(rng.choice(16, size=4000), rng=rng)
+    >>> fakes = attacks.maximal_gain(m, [13, 14, 15], 400, rng=rng)
+    >>> poisoned = np.concatenate([genuine, fakes])
+    >>> dn.unary_count_test(m, genuine).flagged, dn.unary_count_test(m, poisoned).flagged
+    (False, True)
     """
     from scipy import stats
 
@@ -142,12 +199,44 @@ def unary_count_test(mechanism: Any, reports: Any, alpha: float = 1e-3) -> Detec
 
 
 def frequency_test(estimate: Any, alpha: float = 1e-3) -> Detection:
-    """Could honest reports have given these frequencies? (any pure oracle's unbiased :class:`deniable.Estimate`)
+    r"""Could honest reports have given these frequencies? (any pure oracle's unbiased :class:`deniable.Estimate`)
 
     For each category ``z_v = f_v / se_v``; a share is never below 0, so
     ``P(z_v <= -c) <= Phi(-c)`` (normal approximation to the estimate). The
     p-value is ``k Phi(min z)``, Bonferroni over the categories, and the
     items are those with ``z_v`` below ``-z_{alpha/k}``.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        A pure oracle's unbiased estimate with standard errors.
+    alpha : float, default 1e-3
+        The false-alarm rate.
+
+    Returns
+    -------
+    Detection
+        The statistic :math:`-\min_v z_v`, its p-value and the categories
+        significantly below 0.
+
+    Raises
+    ------
+    ValueError
+        A post-processed estimate or one without standard errors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> rng = np.random.default_rng(2)
+    >>> m = dn.GRR(16, epsilon=2.0)
+    >>> genuine = m.privatize_many(rng.choice(4, size=4000), rng=rng)
+    >>> fakes = attacks.maximal_gain(m, [15], 1000, rng=rng)
+    >>> dn.frequency_test(m.estimate(genuine)).flagged
+    False
+    >>> dn.frequency_test(m.estimate(np.concatenate([genuine, fakes]))).flagged
+    True
     """
     from scipy import stats
 
@@ -165,7 +254,7 @@ def frequency_test(estimate: Any, alpha: float = 1e-3) -> Detection:
 
 
 def change_test(before: Any, after: Any, alpha: float = 1e-3) -> Detection:
-    """Did any share move between two rounds by more than sampling allows?
+    r"""Did any share move between two rounds by more than sampling allows?
 
     ``z_v = (f_v after - f_v before) / sqrt(se_before^2 + se_after^2)`` for
     two independent rounds over the same categories and the same population
@@ -174,6 +263,46 @@ def change_test(before: Any, after: Any, alpha: float = 1e-3) -> Detection:
     the items are those beyond ``z_{alpha/(2k)}``, largest rise first.
     A genuine change in the population is flagged too: the test says that
     the shares moved, not why.
+
+    Parameters
+    ----------
+    before, after : Estimate
+        Unbiased estimates of two independent rounds over the same
+        categories.
+    alpha : float, default 1e-3
+        The false-alarm rate.
+
+    Returns
+    -------
+    Detection
+        The largest :math:`|z_v|`, its p-value and the categories beyond the
+        critical value, largest rise first.
+
+    Raises
+    ------
+    ValueError
+        Different categories, or an estimate without standard errors.
+
+    Notes
+    -----
+    :math:`z_v = (\hat f^{\mathrm{after}}_v - \hat f^{\mathrm{before}}_v)
+    / \sqrt{SE_{\mathrm{before},v}^2 + SE_{\mathrm{after},v}^2}` and the p-value is
+    :math:`k \, P(|Z| \ge \max_v |z_v|)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> rng = np.random.default_rng(2)
+    >>> m = dn.OUE(16, epsilon=2.0)
+    >>> genuine = m.privatize_many(rng.choice(16, size=4000), rng=rng)
+    >>> fakes = attacks.maximal_gain(m, [13, 14, 15], 400, rng=rng)
+    >>> poisoned = np.concatenate([genuine, fakes])
+    >>> later = m.privatize_many(rng.choice(16, size=4000), rng=rng)
+    >>> d = dn.change_test(m.estimate(genuine), m.estimate(np.concatenate([later, fakes])))
+    >>> d.flagged, d.items
+    (True, (13, 14, 15))
     """
     if tuple(before.domain) != tuple(after.domain):
         raise ValueError("change_test needs two estimates over the same categories")
@@ -212,6 +341,45 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
     p-value is the binomial tail ``P(Binomial(n, pi) >= count)``; ``detail``
     holds the boolean mask ``mask`` of those reports (the ones Cao et al.'s
     detection would remove) and ``pi``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The oracle that made the reports (unary, local hashing, subset
+        selection, Hadamard response or GRR).
+    reports : array_like
+        The reports.
+    targets : sequence
+        The suspected targets, at least two distinct categories.
+    alpha : float, default 1e-3
+        The false-alarm rate.
+
+    Returns
+    -------
+    Detection
+        The count of reports supporting every target and its binomial
+        p-value.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two distinct targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> rng = np.random.default_rng(2)
+    >>> m = dn.OUE(16, epsilon=2.0)
+    >>> genuine = m.privatize_many(rng.choice(16, size=4000), rng=rng)
+    >>> fakes = attacks.maximal_gain(m, [13, 14, 15], 400, rng=rng)
+    >>> poisoned = np.concatenate([genuine, fakes])
+    >>> d = dn.supporting_all_test(m, poisoned, [13, 14, 15])
+    >>> d.flagged, int(d.detail["mask"].sum()) >= 400
+    (True, True)
+    >>> dn.supporting_all_test(m, genuine, [13, 14, 15]).flagged
+    False
     """
     from scipy import stats
 

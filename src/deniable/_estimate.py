@@ -128,25 +128,68 @@ def worst_per_user_variance(mechanism: Any, frequency: float | None, target: Tar
 
 @dataclass(frozen=True, eq=False)
 class Estimate(Result):
-    """Debiased category frequencies with standard errors and confidence intervals.
+    r"""Debiased category frequencies with standard errors and confidence intervals.
 
     The result shape of :mod:`deniable._results`: :meth:`confidence_interval`
     (``ci`` is its older spelling), :meth:`to_dict`, :meth:`to_frame`, and an
-    HTML table in notebooks.
+    HTML table in notebooks. A mechanism's ``estimate`` makes it.
 
-    Attributes
+    Parameters
     ----------
-    domain: the categories, in order; every array below is aligned with it.
-    frequencies: estimated share of each category (may be < 0 or > 1 unless
+    mechanism : str
+        The name of the mechanism that made the reports.
+    epsilon : float
+        Its privacy loss per report.
+    domain : tuple
+        The categories, in order; every array below is aligned with it.
+    frequencies : numpy.ndarray
+        The estimated share of each category (may be < 0 or > 1 unless
         post-processed; see :meth:`consistent`).
-    std_errors: standard errors for :attr:`target` (:func:`pure_variance`),
-        ``None`` after a non-linear post-processing step.
-    n: number of reports.
-    observed: raw (biased) share of reports supporting each category.
-    target: what the frequencies estimate, and so which variance the
-        standard errors and intervals use: ``"population"`` (the share in the
-        population the respondents were sampled from) or ``"respondents"``
-        (the share among these very respondents).
+    std_errors : numpy.ndarray or None
+        Standard errors for ``target`` (:func:`pure_variance`); None after a
+        non-linear post-processing step.
+    n : int
+        The number of reports.
+    observed : numpy.ndarray
+        The raw (biased) share of reports supporting each category.
+    support_counts : numpy.ndarray
+        How many reports support each category.
+    p_star, q_star : numpy.ndarray
+        Per category, the probability that a report supports it when it is
+        (``p_star``) or is not (``q_star``) the respondent's value.
+    target : {"population", "respondents"}, default "population"
+        What the frequencies estimate, and so which variance the standard
+        errors and intervals use: the share in the population the
+        respondents were sampled from, or the share among these very
+        respondents.
+    post_processing : str, default "none"
+        The post-processing applied (``"norm-sub"``, ...), or ``"none"``.
+    truth : numpy.ndarray, optional
+        The true shares, where a simulation knows them (not shown by
+        ``repr``).
+
+    Notes
+    -----
+    For a pure oracle, :math:`\hat f_v = (C_v / n - q^*_v) / (p^*_v - q^*_v)`
+    with :math:`C_v` the support count; for the population target its
+    variance is :math:`\lambda_v (1 - \lambda_v) / (n (p^*_v - q^*_v)^2)` with
+    :math:`\lambda_v = q^*_v + f_v (p^*_v - q^*_v)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=2.0)
+    >>> x = rng.choice(["a", "b", "c"], size=5000, p=[0.5, 0.3, 0.2])
+    >>> est = m.estimate(m.privatize_many(x, rng=rng))
+    >>> est.n, est.domain, est.target
+    (5000, ('a', 'b', 'c'), 'population')
+    >>> bool(np.all(np.abs(est.frequencies - [0.5, 0.3, 0.2]) < 5 * est.std_errors))
+    True
+    >>> low, high = est.confidence_interval()
+    >>> bool(np.all(low < high))
+    True
     """
 
     mechanism: str
@@ -336,6 +379,30 @@ class HistogramEstimate(Result):
     lies in ``[edges[i], edges[i+1])`` (original units; sums to 1).
     ``method`` names the reconstruction (``"ems"``, ``"em"``); ``iterations``
     and ``converged`` describe its run.
+
+    Parameters
+    ----------
+    edges : numpy.ndarray
+        The ``d + 1`` bin edges, original units, increasing.
+    probabilities : numpy.ndarray
+        The ``d`` estimated bin shares, summing to 1.
+    method : str
+        The reconstruction: ``"ems"`` (EM with smoothing) or ``"em"``.
+    iterations : int
+        The iterations it ran.
+    converged : bool
+        Whether it reached its tolerance before its iteration limit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.SquareWave(0, 1, epsilon=1.0)
+    >>> est = m.estimate(m.privatize_many(rng.beta(2, 5, 2000), rng=rng))
+    >>> h = est.histogram
+    >>> h.method, h.converged, round(float(h.probabilities.sum()), 6)
+    ('ems', True, 1.0)
     """
 
     edges: NDArray[np.float64]
@@ -391,7 +458,7 @@ class HistogramEstimate(Result):
 
 @dataclass(frozen=True, eq=False)
 class MeanEstimate(Result):
-    """Debiased mean of numeric answers, with a standard error and intervals.
+    r"""Debiased mean of numeric answers, with a standard error and intervals.
 
     The target decides what the mean estimates and which error it carries:
 
@@ -407,16 +474,49 @@ class MeanEstimate(Result):
       mechanism's ``estimate_from``). The sample error would also count the
       spread of the values, so it is conservative here.
 
-    Attributes
+    Parameters
     ----------
-    mean: estimated mean of the values after clamping to ``[low, high]``
-        (clamping is part of every numeric mechanism); the same for both targets.
-    std_error: the standard error for :attr:`target`.
-    sample_std_error: ``s / sqrt(n)`` from the spread of the debiased
-        reports (equal to :attr:`std_error` when the target is the population).
-    n: number of reports.
-    histogram: an estimate of the whole distribution where the mechanism
-        supports one (:class:`HistogramEstimate`), else None.
+    mechanism : str
+        The name of the mechanism that made the reports.
+    epsilon : float
+        Its privacy loss per report.
+    mean : float
+        The estimated mean of the values after clamping to ``[low, high]``
+        (clamping is part of every numeric mechanism); the same for both
+        targets.
+    std_error : float
+        The standard error for ``target``.
+    sample_std_error : float
+        :math:`s / \sqrt{n}` from the spread of the debiased reports (equal
+        to ``std_error`` when the target is the population).
+    n : int
+        The number of reports.
+    low, high : float
+        The declared range of the values.
+    delta : float, optional
+        The delta of an (epsilon, delta) mechanism (Gaussian); None for pure
+        epsilon-LDP.
+    histogram : HistogramEstimate, optional
+        An estimate of the whole distribution where the mechanism supports
+        one, else None.
+    target : {"population", "respondents"}, default "population"
+        What the mean estimates (above).
+    report_spread : float, optional
+        The range of one debiased report (original units; ``inf`` for
+        unbounded noise); None where not given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.Laplace(0, 10, epsilon=1.0)
+    >>> est = m.estimate(m.privatize_many(rng.uniform(0, 10, 2000), rng=rng))
+    >>> est.n, est.target, abs(est.mean - 5) < 5 * est.std_error
+    (2000, 'population', True)
+    >>> ci = est.confidence_interval()
+    >>> bool(ci.low < est.mean < ci.high)
+    True
     """
 
     mechanism: str

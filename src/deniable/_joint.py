@@ -109,6 +109,32 @@ class JointEstimate(Result):
     ``questions`` each question's categories. Its intervals, ``to_dict`` and
     ``to_frame`` are the cells', labelled by the tuple of answers (row-major:
     the last question's answer varies fastest).
+
+    Parameters
+    ----------
+    questions : tuple of tuple
+        Each question's categories.
+    cells : Estimate
+        The estimate of the ``K`` cells of the product domain, row-major.
+    covariance : numpy.ndarray
+        The ``K x K`` covariance of the cells' frequencies (module
+        docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> j = dn.Joint(["yes", "no"], ["A", "B", "C"], epsilon=3.0)
+    >>> first = rng.choice(["yes", "no"], size=5000, p=[0.3, 0.7])
+    >>> second = rng.choice(["A", "B", "C"], size=5000)
+    >>> est = j.estimate(j.privatize_many(first, second, rng=rng))
+    >>> est.table.shape, est.n
+    ((2, 3), 5000)
+    >>> est.marginal(0).frequencies.round(2).tolist()
+    [0.3, 0.7]
+    >>> est.independence().df
+    2
     """
 
     questions: tuple[tuple[Any, ...], ...]
@@ -177,7 +203,7 @@ class JointEstimate(Result):
 
 @register(kind="joint", decode_cost="O(n) support counts of k1 k2 cells")
 class Joint(Mechanism):
-    """Several categorical questions randomized as one answer by an oracle on their product domain.
+    r"""Several categorical questions randomized as one answer by an oracle on their product domain.
 
     ``Joint(q1, q2, ..., epsilon=..., mechanism="auto")``: each ``q`` is a
     question's categories (a list, or an int ``k`` for ``0..k-1``), two or
@@ -199,6 +225,45 @@ class Joint(Mechanism):
     A true value is a tuple of answers ``(a, b, ...)``; reports, their JSON and
     the aggregate (:class:`~deniable._aggregates.SupportCounts` of the cells)
     are the oracle's, and the estimate is a :class:`JointEstimate`.
+
+    Parameters
+    ----------
+    *questions : sequence or int
+        Two or more questions: each its categories, or an int ``k`` for
+        ``0..k-1``.
+    epsilon : float
+        The privacy loss of one report of all the answers together, ``> 0``.
+    mechanism : {"auto", "grr", "oue", "sue"}, default "auto"
+        The oracle on the cells; ``"auto"`` takes the one with the lower
+        :math:`V^*` at ``K`` cells and ``epsilon``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two questions, a question with fewer than two
+        categories, an unknown ``mechanism`` or a bad ``epsilon``.
+
+    Notes
+    -----
+    The pair :math:`(a, b)` is cell :math:`a k_2 + b`. The cells' covariance
+    is :math:`\operatorname{Cov}(s_u, s_v) / (n (p^* - q^*)^2)`, with
+    :math:`\operatorname{Cov}(s_u, s_v) = \lambda_u (1\{u = v\} - \lambda_v)`
+    for GRR and :math:`-(p^* - q^*)^2 f_u f_v` off the diagonal for unary
+    encoding (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> j = dn.Joint(["yes", "no"], ["A", "B", "C"], epsilon=3.0)
+    >>> first = rng.choice(["yes", "no"], size=5000, p=[0.3, 0.7])
+    >>> second = rng.choice(["A", "B", "C"], size=5000)
+    >>> est = j.estimate(j.privatize_many(first, second, rng=rng))
+    >>> j.epsilon <= 3.0, j.shape
+    (True, (2, 3))
+    >>> bool(abs(est.table.sum() - 1) < 1e-9)
+    True
     """
 
     wire_id = "joint"

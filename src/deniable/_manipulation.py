@@ -55,29 +55,52 @@ __all__ = ["Manipulation", "manipulation", "frequency_sensitivity"]
 
 @dataclass(frozen=True, eq=False)
 class Manipulation:
-    """The worst-case shift of a mechanism's estimates per fake report.
+    r"""The worst-case shift of a mechanism's estimates per fake report.
 
     Every figure is a shift per fake report in units of ``1/N`` (``N`` the
     number of reports, fakes included): ``m`` fakes move an estimate by at
     most ``m/N`` times it.
 
-    Attributes
+    ``m.manipulation(targets=None)`` makes it.
+
+    Parameters
     ----------
-    mechanism: the mechanism's name.
-    output: per category (frequency oracles) or one number (numeric): the
+    mechanism : str
+        The mechanism's name.
+    output : numpy.ndarray or float
+        Per category (frequency oracles) or one number (numeric): the
         largest rise of the expected estimate per chosen fake report, from a
-        category nobody holds, ``(1 - q*)/(p* - q*)``.
-    input: the same for a fake user with a chosen true value run through the
+        category nobody holds, :math:`(1 - q^*) / (p^* - q^*)`.
+    input : numpy.ndarray or float
+        The same for a fake user with a chosen true value run through the
         honest randomizer: 1 for every unbiased frequency oracle,
         ``high - low`` for a numeric mechanism.
-    spread: the range of one report's debiased contribution, ``1/(p* - q*)``:
-        ``m`` fakes among ``N`` reports move the realised estimate from the
-        genuine reports' one by at most ``m spread / N``, whatever the data.
-    targets: the target categories of :attr:`target_gain` (empty: none asked).
-    target_gain: ``max_y sum_{t in T} z_t(y)``, the most a fake report adds to
-        the targets' summed estimate; the maximal-gain attack's overall gain is
-        ``beta (target_gain - f_T)`` for a fraction ``beta`` of fakes.
-    domain: the categories the per-category figures are aligned with (None: numeric).
+    spread : numpy.ndarray or float
+        The range of one report's debiased contribution,
+        :math:`1 / (p^* - q^*)`: ``m`` fakes among ``N`` reports move the
+        realised estimate from the genuine reports' one by at most
+        ``m spread / N``, whatever the data.
+    targets : tuple, optional
+        The target categories of ``target_gain`` (empty: none asked).
+    target_gain : float, optional
+        :math:`\max_y \sum_{t \in T} z_t(y)`, the most a fake report adds to
+        the targets' summed estimate; the maximal-gain attack's overall gain
+        is :math:`\beta (\mathrm{target\_gain} - f_T)` for a fraction
+        :math:`\beta` of fakes.
+    domain : tuple, optional
+        The categories the per-category figures are aligned with (None:
+        numeric).
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> sens = dn.OUE(8, epsilon=1.0).manipulation(targets=[0, 1])
+    >>> sens
+    Manipulation(OUE: per fake report, output 3.164/N, input 1/N, worst realised 4.328/N...)
+    >>> round(sens.target_gain, 3)
+    6.328
+    >>> round(float(dn.GRR(8, epsilon=1.0).manipulation().bound(10, 1000)[0]), 4)
+    0.0566
     """
 
     mechanism: str

@@ -40,7 +40,34 @@ __all__ = ["MarginalEstimate", "MarginalTable", "IndependenceTest", "Association
 
 @dataclass(frozen=True)
 class MarginalEstimate(Result):
-    """One question's shares from the joint estimate: unbiased, with standard errors (population)."""
+    """One question's shares from the joint estimate: unbiased, with standard errors (population).
+
+    :meth:`deniable.JointEstimate.marginal` with one position makes it.
+
+    Parameters
+    ----------
+    domain : tuple
+        The question's categories.
+    frequencies : numpy.ndarray
+        Their estimated shares (sums of joint cells).
+    std_errors : numpy.ndarray
+        Their standard errors, from the joint covariance.
+    n : int
+        The number of reports.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> j = dn.Joint(["yes", "no"], ["A", "B", "C"], epsilon=3.0)
+    >>> first = rng.choice(["yes", "no"], size=5000, p=[0.3, 0.7])
+    >>> second = rng.choice(["A", "B", "C"], size=5000)
+    >>> est = j.estimate(j.privatize_many(first, second, rng=rng))
+    >>> m = est.marginal(0)
+    >>> m.domain, m.frequencies.round(2).tolist()
+    (('yes', 'no'), [0.3, 0.7])
+    """
 
     domain: tuple[Any, ...]
     frequencies: NDArray[np.float64]
@@ -63,7 +90,33 @@ class MarginalEstimate(Result):
 
 @dataclass(frozen=True)
 class IndependenceTest:
-    """Wald test that two questions are independent (:mod:`deniable._joint`)."""
+    r"""Wald test that two questions are independent (:mod:`deniable._joint`).
+
+    Parameters
+    ----------
+    statistic : float
+        :math:`W = r^\top (J \Sigma J^\top)^{-1} r`, with
+        :math:`r_{ab} = f_{ab} - f_{a\cdot} f_{\cdot b}`.
+    df : int
+        Its degrees of freedom, :math:`(k_1 - 1)(k_2 - 1)`.
+    p_value : float
+        :math:`P(\chi^2_{df} \ge W)`.
+    method : str, default "wald"
+        The test.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> j = dn.Joint(["yes", "no"], ["A", "B", "C"], epsilon=3.0)
+    >>> first = rng.choice(["yes", "no"], size=5000, p=[0.3, 0.7])
+    >>> second = rng.choice(["A", "B", "C"], size=5000)
+    >>> est = j.estimate(j.privatize_many(first, second, rng=rng))
+    >>> test = est.independence()
+    >>> test.df, test.method, test.p_value > 0.01
+    (2, 'wald', True)
+    """
 
     statistic: float
     df: int
@@ -76,7 +129,29 @@ class IndependenceTest:
 
 @dataclass(frozen=True)
 class Association:
-    """Cramér's V between two questions with its delta-method standard error (module docstring)."""
+    r"""Cramér's V between two questions with its delta-method standard error (module docstring).
+
+    Parameters
+    ----------
+    cramers_v : float
+        :math:`V = \sqrt{\phi^2 / \min(k_i - 1, k_j - 1)}`, with
+        :math:`\phi^2 = \sum_{ab} (f_{ab} - f_a f_b)^2 / (f_a f_b)`.
+    std_error : float
+        Its delta-method standard error (poor near 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> j = dn.Joint(["yes", "no"], ["A", "B", "C"], epsilon=3.0)
+    >>> first = rng.choice(["yes", "no"], size=5000, p=[0.3, 0.7])
+    >>> second = rng.choice(["A", "B", "C"], size=5000)
+    >>> est = j.estimate(j.privatize_many(first, second, rng=rng))
+    >>> a = est.association()
+    >>> 0 <= a.cramers_v < 5 * a.std_error
+    True
+    """
 
     cramers_v: float
     std_error: float
@@ -168,12 +243,37 @@ def cramers_v(table: NDArray[np.float64], covariance: NDArray[np.float64]) -> As
 
 @dataclass(frozen=True, eq=False)
 class MarginalTable(Result):
-    """The joint shares of some of the questions (a k-way marginal), with their covariance.
+    r"""The joint shares of some of the questions (a k-way marginal), with their covariance.
 
     ``questions``: the kept questions' categories; ``positions``: where they
     stand among the joint's questions; ``frequencies``: the cells, row-major;
     ``covariance``: theirs. Its table lists the cells labelled by their
     tuples of answers.
+
+    Parameters
+    ----------
+    questions : tuple of tuple
+        The kept questions' categories.
+    positions : tuple of int
+        Their positions among the joint's questions.
+    frequencies : numpy.ndarray
+        The marginal cells, row-major.
+    covariance : numpy.ndarray
+        Their covariance, :math:`M \Sigma M^\top`.
+    n : int
+        The number of reports.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> j = dn.Joint(2, 2, 2, epsilon=3.0)
+    >>> answers = [rng.integers(0, 2, 3000) for _ in range(3)]
+    >>> est = j.estimate(j.privatize_many(*answers, rng=rng))
+    >>> pair = est.marginal((0, 2))
+    >>> pair.positions, pair.frequencies.shape, pair.independence().df
+    ((0, 2), (4,), 1)
     """
 
     questions: tuple[tuple[Any, ...], ...]

@@ -211,7 +211,33 @@ def grr_epsilon(prob: Fraction | float, k: int) -> float:
 
 
 def compose(epsilons: Iterable[float]) -> float:
-    """Basic sequential composition: the epsilons add up."""
+    r"""Basic sequential composition: the epsilons add up.
+
+    Answering several questions with mechanisms of privacy loss
+    :math:`\varepsilon_1, \dots, \varepsilon_m` on the same respondent is
+    :math:`\sum_i \varepsilon_i`-LDP.
+
+    Parameters
+    ----------
+    epsilons : iterable of float
+        The privacy losses of the releases, each ``> 0``.
+
+    Returns
+    -------
+    float
+        Their sum (computed with ``math.fsum``).
+
+    Raises
+    ------
+    ValueError
+        An epsilon that is not a positive finite number.
+
+    Examples
+    --------
+    >>> from deniable import compose
+    >>> compose([0.5, 1.0, 0.25])
+    1.75
+    """
     return math.fsum(check_epsilon(e) for e in epsilons)
 
 
@@ -219,6 +245,25 @@ def compose(epsilons: Iterable[float]) -> float:
 class PrivacyBudget:
     """A total epsilon that a set of questions or releases may not exceed.
 
+    Spends add up by basic composition (:func:`compose`); ``used`` is their
+    sum and ``remaining`` what is left of ``total``.
+
+    Parameters
+    ----------
+    total : float
+        The budget, a positive epsilon.
+    spent : list of (str, float), optional
+        The spends recorded so far as ``(label, epsilon)`` pairs; empty by
+        default.
+
+    Raises
+    ------
+    ValueError
+        ``total`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> from deniable import PrivacyBudget
     >>> budget = PrivacyBudget(2.0)
     >>> budget.spend(1.0, "q1")
     >>> budget.remaining

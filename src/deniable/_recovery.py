@@ -53,7 +53,7 @@ def _fake_contribution(estimate: Any, fake_support: ArrayLike) -> Any:
 
 
 def recover(estimate: Any, fake_support: ArrayLike, fake_fraction: float, *, project: bool = True) -> Any:
-    """The genuine frequencies under a stated model of the attack (an :class:`deniable.Estimate`).
+    r"""The genuine frequencies under a stated model of the attack (an :class:`deniable.Estimate`).
 
     ``f = (f~ - beta (s - q*)/(p* - q*)) / (1 - beta)`` with ``s =
     fake_support`` (one probability per category) and ``beta =
@@ -62,6 +62,54 @@ def recover(estimate: Any, fake_support: ArrayLike, fake_fraction: float, *, pro
     projection the result is unbiased for the genuine frequencies when the
     model is right, with standard errors ``se / (1 - beta)`` (the fakes'
     own spread neglected); with it, it is post-processed and carries none.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The unbiased (not post-processed) estimate from the poisoned reports.
+    fake_support : array_like
+        :math:`s_v`, the probability that one fake report supports each
+        category (:func:`deniable.attacks.fake_support`).
+    fake_fraction : float
+        :math:`\beta`, the share of fakes among the estimate's reports, in
+        ``[0, 1)``.
+    project : bool, default True
+        Project the result onto the probability simplex.
+
+    Returns
+    -------
+    Estimate
+        The estimate with the recovered frequencies, ``post_processing``
+        ``"recovered+norm-sub"`` (no standard errors) or ``"recovered"``.
+
+    Raises
+    ------
+    ValueError
+        A post-processed estimate, a ``fake_fraction`` outside ``[0, 1)``
+        or ``fake_support`` of the wrong shape.
+    NotImplementedError
+        A mechanism decoded by least squares.
+
+    Notes
+    -----
+    :math:`f_v = (\tilde f_v - \beta (s_v - q^*_v) / (p^*_v - q^*_v)) / (1 - \beta)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> rng = np.random.default_rng(1)
+    >>> m = dn.OUE(8, epsilon=2.0)
+    >>> genuine = m.privatize_many(rng.choice(8, size=4000), rng=rng)
+    >>> fakes = attacks.maximal_gain(m, [7], 400, rng=rng)
+    >>> poisoned = m.estimate(np.concatenate([genuine, fakes]))
+    >>> s = attacks.fake_support(m, "maximal-gain", [7])
+    >>> round(float(poisoned.frequencies[7]), 2)
+    0.33
+    >>> fixed = dn.recover(poisoned, s, 400 / 4400)
+    >>> round(float(fixed.frequencies[7]), 2), fixed.post_processing
+    (0.13, 'recovered+norm-sub')
     """
     if estimate.post_processing != "none":
         raise ValueError("recover needs the unbiased estimate, not a post-processed one")
@@ -84,6 +132,42 @@ def estimate_fake_fraction(before: Any, after: Any, fake_support: ArrayLike, tar
     ``beta = gain / (sum_T z_fake - sum_T f_before)`` with ``z_fake`` the
     fakes' contribution (``fake_support`` as in :func:`recover`), clipped to
     ``[0, 1)``. Its error is the two rounds' sampling error over that denominator.
+
+    Parameters
+    ----------
+    before : Estimate
+        The estimate of a clean earlier round.
+    after : Estimate
+        The estimate of the poisoned round, over the same categories.
+    fake_support : array_like
+        The probability that one fake report supports each category.
+    targets : sequence
+        The categories the attack promotes.
+
+    Returns
+    -------
+    float
+        The estimated share of fakes, in ``[0, 1)``.
+
+    Raises
+    ------
+    ValueError
+        Different categories, or fakes that as modelled do not raise the
+        targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> rng = np.random.default_rng(1)
+    >>> m = dn.OUE(8, epsilon=2.0)
+    >>> genuine = m.privatize_many(rng.choice(8, size=4000), rng=rng)
+    >>> fakes = attacks.maximal_gain(m, [7], 400, rng=rng)
+    >>> before, after = m.estimate(genuine), m.estimate(np.concatenate([genuine, fakes]))
+    >>> s = attacks.fake_support(m, "maximal-gain", [7])
+    >>> round(dn.estimate_fake_fraction(before, after, s, [7]), 3)  # 400 / 4400
+    0.091
     """
     if tuple(before.domain) != tuple(after.domain):
         raise ValueError("the two estimates must be over the same categories")

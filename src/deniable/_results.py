@@ -50,6 +50,21 @@ class ConfidenceInterval:
 
     Like ``scipy.stats``' result of the same name; it also unpacks like a
     pair: ``low, high = est.confidence_interval()``.
+
+    Parameters
+    ----------
+    low : float or numpy.ndarray
+        The lower ends.
+    high : float or numpy.ndarray
+        The upper ends, aligned with ``low``.
+
+    Examples
+    --------
+    >>> from deniable import ConfidenceInterval
+    >>> ci = ConfidenceInterval(low=0.1, high=0.3)
+    >>> low, high = ci
+    >>> (low, high), bool(ci.contains(0.2)), bool(ci.contains(0.4))
+    ((0.1, 0.3), True, False)
     """
 
     low: Any

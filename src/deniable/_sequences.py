@@ -84,18 +84,54 @@ def best_beta(planned_n: int, alpha: float) -> float:
 
 @dataclass(frozen=True, eq=False)
 class ConfidenceSequence(Result):
-    """A confidence sequence: one interval per look, all covering together with probability ``1 - alpha``.
+    r"""A confidence sequence: one interval per look, all covering together with probability ``1 - alpha``.
 
-    Attributes
+    ``m.confidence_sequence(reports, alpha, looks=...)`` makes it.
+
+    Parameters
     ----------
-    n: reports seen at each look (cumulative).
-    estimate, low, high: per look (rows) and category (columns; one column
-        for a mean): the estimate from the reports so far and the sequence's
-        interval, clipped to the estimand's range.
-    labels: the categories (``("mean",)`` for a numeric mechanism).
-    alpha: the probability that some look misses (per category unless
+    mechanism : str
+        The mechanism's name.
+    epsilon : float
+        Its privacy loss per report.
+    labels : tuple
+        The categories (``("mean",)`` for a numeric mechanism).
+    n : numpy.ndarray
+        Reports seen at each look (cumulative).
+    estimate, low, high : numpy.ndarray
+        Per look (rows) and category (columns; one column for a mean): the
+        estimate from the reports so far and the sequence's interval,
+        clipped to the estimand's range.
+    alpha : float
+        The probability that some look misses (per category unless
         ``simultaneous``).
-    beta, planned_n: the mixture's parameter and the sample size it was tuned for.
+    beta : float
+        The normal mixture's parameter.
+    planned_n : int
+        The number of reports ``beta`` was tuned for.
+    simultaneous : bool
+        Whether ``alpha`` holds for all the categories together.
+    target : str
+        ``"population"`` or ``"respondents"``.
+
+    Notes
+    -----
+    :math:`C_t = (\bar X_t - c) / s \pm B_t / |s|` with
+    :math:`B_t = \sqrt{\frac{1 + t\beta^2}{2 t^2 \beta^2} \log \frac{\sqrt{1 + t\beta^2}}{\alpha}}`
+    (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.BinaryRR(prob=0.75)
+    >>> reports = m.privatize_many(rng.random(3000) < 0.3, rng=rng)
+    >>> cs = m.confidence_sequence(reports, looks=[1000, 2000, 3000])
+    >>> cs.n.tolist(), cs.labels
+    ([1000, 2000, 3000], (False, True))
+    >>> bool(np.all((cs.low[:, 1] < 0.3) & (0.3 < cs.high[:, 1])))
+    True
     """
 
     mechanism: str

@@ -131,15 +131,51 @@ def shuffle_epsilon(
     method: Literal["numerical", "closed-form"] = "numerical",
     tol: float = 1e-6,
 ) -> float:
-    """Central ``epsilon`` of ``n`` shuffled ``epsilon0``-LDP reports at ``delta`` (Feldman et al. 2021).
+    r"""Central ``epsilon`` of ``n`` shuffled ``epsilon0``-LDP reports at ``delta`` (Feldman et al. 2021).
 
     ``method="numerical"`` (default) bisects the numerical bound to within
     ``tol`` and returns the upper end (a valid guarantee); ``"closed-form"``
     evaluates Theorem 3.1 and refuses outside its range. Never above
     ``epsilon0``. See :mod:`deniable._shuffle` for the formulas.
 
+    Parameters
+    ----------
+    epsilon0 : float
+        The local privacy loss of each respondent's one report, ``> 0``.
+    n : int
+        The number of respondents whose reports are shuffled together.
+    delta : float, default 1e-6
+        The central delta, in ``(0, 1)``.
+    method : {"numerical", "closed-form"}, default "numerical"
+        The numerical bound of "Hiding among the clones" (tighter) or its
+        closed form (Theorem 3.1).
+    tol : float, default 1e-6
+        The bisection's precision (``method="numerical"`` only).
+
+    Returns
+    -------
+    float
+        A central epsilon for which the shuffled reports are
+        ``(epsilon, delta)``-DP, at most ``epsilon0``.
+
+    Raises
+    ------
+    ValueError
+        An argument out of range, or ``method="closed-form"`` where
+        ``epsilon0 > ln(n / (16 ln(2 / delta)))``.
+
+    Notes
+    -----
+    The closed form is :math:`\varepsilon \le \ln\bigl(1 + \frac{e^{\varepsilon_0} - 1}{e^{\varepsilon_0} + 1}
+    \bigl(8 \sqrt{e^{\varepsilon_0} \ln(4/\delta) / n} + 8 e^{\varepsilon_0} / n\bigr)\bigr)`.
+
+    Examples
+    --------
+    >>> from deniable import shuffle_epsilon
     >>> round(shuffle_epsilon(4.0, 100_000, 1e-6), 3)
     0.17
+    >>> round(shuffle_epsilon(1.0, 100_000, 1e-6, method="closed-form"), 3)
+    0.073
     """
     _check(epsilon0, n, delta)
     epsilon0 = float(epsilon0)

@@ -175,14 +175,34 @@ class SlicedEstimate(Result, Mapping[Any, Any]):
     mean), with the slice's ``n`` and ``small`` on each row; ``to_frame()``
     is that table as a DataFrame, ``to_dict()`` its columns.
 
-    Attributes
+    ``m.estimate(reports, by=labels)`` makes it.
+
+    Parameters
     ----------
-    by: the name of the field the reports were sliced by (a pandas Series'
+    by : str
+        The name of the field the reports were sliced by (a pandas Series'
         name, else ``"slice"``).
-    labels: the slices' labels.
-    results: their estimates, aligned with :attr:`labels`.
-    min_n: the fewest reports a slice needs not to be small
+    labels : tuple
+        The slices' labels.
+    results : tuple
+        Their estimates, aligned with ``labels``.
+    min_n : int
+        The fewest reports a slice needs not to be small
         (:func:`small_slice_threshold`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=2.0)
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.choice(["a", "b", "c"], 6000, p=[0.5, 0.3, 0.2])
+    >>> platform = np.where(rng.random(6000) < 0.5, "ios", "android")
+    >>> sliced = m.estimate(m.privatize_many(x, rng=rng), by=platform)
+    >>> sliced.labels, sliced.n.tolist(), sliced.min_n
+    (('android', 'ios'), [3000, 3000], 208)
+    >>> type(sliced["ios"]).__name__
+    'Estimate'
     """
 
     by: str

@@ -40,9 +40,41 @@ __all__ = ["WeightedEstimate", "WeightedMeanEstimate", "weighted_frequencies", "
 
 @dataclass(frozen=True, eq=False)
 class WeightedEstimate(Estimate):
-    """An :class:`~deniable.Estimate` from a complex sample: weighted frequencies, design-based standard errors,
+    r"""An :class:`~deniable.Estimate` from a complex sample: weighted frequencies, design-based standard errors,
     normal intervals only; ``support_counts`` are the weighted support counts, ``design_effect`` per category
-    and ``sample`` says how the respondents were sampled."""
+    and ``sample`` says how the respondents were sampled.
+
+    ``m.estimate(reports, weights=..., strata=..., cluster=...)`` makes it. Its parameters are those of
+    :class:`~deniable.Estimate` and the two below.
+
+    Parameters
+    ----------
+    design_effect : numpy.ndarray, optional
+        Per category, the design's variance over that of a simple random
+        sample of the same size.
+    sample : str, default ""
+        How the respondents were sampled, and how the standard errors were
+        computed.
+    Notes
+    -----
+    With :math:`s_{iv} = 1` where report :math:`i` supports :math:`v` and
+    :math:`W = \sum_i w_i`, :math:`\hat f_v = (\sum_i w_i s_{iv} / W - q^*_v) / (p^*_v - q^*_v)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(1)
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=1.0)
+    >>> x = rng.choice(["a", "b", "c"], size=3000, p=[0.5, 0.3, 0.2])
+    >>> est = m.estimate(m.privatize_many(x, rng=rng), weights=np.where(x == "a", 1.0, 2.0))
+    >>> type(est).__name__  # weighted shares 1/3, 2/5 and 4/15
+    'WeightedEstimate'
+    >>> bool(np.all(np.abs(est.frequencies - [1 / 3, 2 / 5, 4 / 15]) < 5 * est.std_errors))
+    True
+    >>> est.sample
+    'weighted; design-based SEs by linearization'
+    """
 
     design_effect: NDArray[np.float64] | None = None
     sample: str = ""
@@ -53,8 +85,34 @@ class WeightedEstimate(Estimate):
 
 @dataclass(frozen=True, eq=False)
 class WeightedMeanEstimate(MeanEstimate):
-    """A :class:`~deniable.MeanEstimate` from a complex sample: the weighted mean, its design-based standard
-    error, ``design_effect`` and ``sample``."""
+    r"""A :class:`~deniable.MeanEstimate` from a complex sample: the weighted mean, its design-based standard
+    error, ``design_effect`` and ``sample``. Its parameters are those of :class:`~deniable.MeanEstimate` and the
+    two below.
+
+    Parameters
+    ----------
+    design_effect : float, default nan
+        The design's variance over that of a simple random sample of the
+        same size.
+    sample : str, default ""
+        How the respondents were sampled, and how the standard error was
+        computed.
+    Notes
+    -----
+    With :math:`t_i` the debiased report scaled to :math:`[-1, 1]`, the mean
+    is :math:`\mathrm{mid} + \mathrm{half} \sum_i w_i t_i / \sum_i w_i`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(1)
+    >>> m = dn.Laplace(0, 10, epsilon=1.0)
+    >>> reports = m.privatize_many(rng.uniform(0, 10, 3000), rng=rng)
+    >>> est = m.estimate(reports, weights=np.ones(3000))
+    >>> type(est).__name__, round(est.design_effect, 2)
+    ('WeightedMeanEstimate', 1.0)
+    """
 
     design_effect: float = math.nan
     sample: str = ""

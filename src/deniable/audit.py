@@ -54,10 +54,39 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, f
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of :func:`audit`.
+    r"""Outcome of :func:`audit`.
 
     ``epsilon_lower`` is a ``1 - alpha`` lower confidence bound on the
     mechanism's true epsilon; ``passed`` is ``epsilon_lower <= epsilon_claimed``.
+
+    Parameters
+    ----------
+    epsilon_claimed : float
+        The mechanism's own epsilon.
+    epsilon_lower : float
+        The largest :math:`\ln(\underline{P}[E \mid x] / \overline{P}[E \mid x'])`
+        over the events and input pairs, with Clopper-Pearson bounds at level
+        ``alpha / comparisons``.
+    alpha : float
+        The probability that a correct mechanism fails the audit.
+    trials : int
+        Reports drawn per input.
+    worst : tuple or None
+        ``(x, x', event)`` that gave ``epsilon_lower``; None if no event
+        gave a finite bound.
+    comparisons : int
+        The number of one-sided bounds (the Bonferroni divisor).
+    details : list of dict, optional
+        One record per comparison (not shown by ``repr``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=1.0)
+    >>> result = dn.audit(m, trials=2000, pairs=[("a", "b")], rng=np.random.default_rng(0))
+    >>> result.passed, result.comparisons, round(result.epsilon_lower, 3)
+    (True, 8, 0.708)
     """
 
     epsilon_claimed: float

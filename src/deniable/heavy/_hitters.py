@@ -133,7 +133,7 @@ def default_width(oracle: str, epsilon: float) -> int:
 
 @register(kind="discovery", decode_cost="O(levels x top_k x options) sketch estimates")
 class HeavyHitters(Mechanism):
-    """Find the frequent strings (or integers) among devices that each send one randomized report.
+    r"""Find the frequent strings (or integers) among devices that each send one randomized report.
 
     ``epsilon``: each device's privacy loss. ``method``: ``"pem"``, ``"sfp"``
     or None (the better for this workload, see the module docstring).
@@ -145,6 +145,57 @@ class HeavyHitters(Mechanism):
     only): a string of distinct single-byte ASCII characters that every
     value consists of; PEM then extends a prefix by those bytes (and the end
     marker) only.
+
+    Parameters
+    ----------
+    epsilon : float
+        Each device's privacy loss, ``> 0`` (keyword only, as all).
+    method : {"pem", "sfp"}, optional
+        The protocol; None picks the one that finds smaller shares for this
+        workload (module docstring).
+    kind : {"text", "integer"}, default "text"
+        Strings (UTF-8) or 64-bit integers.
+    max_length : int, default 8
+        Bytes of UTF-8 kept of a text value.
+    top_k : int, default 32
+        Values kept per level: the most that can be found.
+    oracle : {"cms", "hcms"}, optional
+        The count-mean sketch; None picks one.
+    rows : int, default 256
+        The sketch's rows (hash functions).
+    width : int, optional
+        The sketch's buckets per row; None: ``default_width``'s choice for
+        the epsilon.
+    seed : bytes or str, optional
+        The sketch's hash seed; None draws one.
+    alphabet : str, optional
+        Text with PEM only: the distinct single-byte ASCII characters every
+        value consists of.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``method`` or ``oracle``, a bad ``top_k`` or
+        ``alphabet``, or an ``alphabet`` with SFP.
+
+    Notes
+    -----
+    With :math:`V(e)` a sketch's variance per report at frequency 0, PEM
+    finds shares above about :math:`z_{0.05 / (o \cdot \mathrm{top\_k})} \sqrt{L \, V(\varepsilon) / n}`,
+    with :math:`L` levels and :math:`o` extensions per prefix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> hh = dn.HeavyHitters(epsilon=4.0, method="pem", max_length=2, top_k=4, alphabet="abc", rows=16)
+    >>> values = rng.choice(["ab", "ba", "c"], size=4000, p=[0.5, 0.3, 0.2])
+    >>> found = hh.estimate(hh.privatize_many(values, rng=rng))
+    >>> found.values
+    ('ab', 'ba', 'c')
+    >>> bool(abs(found.counts[0] - 2000) < 5 * found.std_errors[0])
+    True
     """
 
     wire_id = "heavy-hitters"

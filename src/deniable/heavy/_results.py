@@ -154,13 +154,43 @@ class HeavyStat(Mergeable):
 
 @dataclass(frozen=True)
 class Discovery(Result):
-    """Discovered values, most frequent first, with estimated counts, standard errors and CIs.
+    r"""Discovered values, most frequent first, with estimated counts, standard errors and CIs.
 
     ``values`` are strings (``kind="text"``) or integers; ``truncated`` marks
     strings cut at ``max_length``; ``counts = f n`` for the estimated share
     ``f`` among the ``n`` devices; the CIs are normal at ``level``. The result
     shape of :mod:`deniable._results` (``confidence_interval`` at any level,
     ``to_dict``, ``to_frame``: by default at ``level``).
+
+    Parameters
+    ----------
+    values : tuple
+        The discovered values, most frequent first.
+    truncated : numpy.ndarray of bool
+        Which were cut at ``max_length``.
+    counts : numpy.ndarray
+        Their estimated counts, :math:`\hat f n`.
+    std_errors : numpy.ndarray
+        The counts' standard errors.
+    ci_low, ci_high : numpy.ndarray
+        The counts' normal intervals at ``level``.
+    n : int
+        The number of devices.
+    level : float
+        The intervals' confidence level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> hh = dn.HeavyHitters(epsilon=4.0, method="pem", max_length=2, top_k=4, alphabet="abc", rows=16)
+    >>> values = rng.choice(["ab", "ba", "c"], size=4000, p=[0.5, 0.3, 0.2])
+    >>> found = hh.estimate(hh.privatize_many(values, rng=rng))
+    >>> type(found).__name__, found.n, found.level
+    ('Discovery', 4000, 0.95)
+    >>> bool(np.all(found.ci_low < found.counts)), found.truncated.tolist()
+    (True, [False, False, False])
     """
 
     values: tuple[Any, ...]

@@ -157,13 +157,52 @@ class _Chained:
 
 @register(decode_cost="O(n + k)", browser=True, required={"epsilon_perm", "epsilon_1"})
 class LGRR(_Chained, GRR):
-    """L-GRR: GRR memoized at ``epsilon_perm``, then GRR again, fresh, so that one report is ``epsilon_1``-LDP.
+    r"""L-GRR: GRR memoized at ``epsilon_perm``, then GRR again, fresh, so that one report is ``epsilon_1``-LDP.
 
     ``LGRR(categories, epsilon_perm=4.0, epsilon_1=1.0)``. Reports are
     categories, as GRR's; one report is exactly GRR with ``p*, q*`` (module
     docstring), so everything GRR's estimator, intervals and MLE do holds.
     ``privatize_many`` simulates both rounds for many devices (one report
     each); a device that reports repeatedly uses :meth:`client`.
+
+    Parameters
+    ----------
+    categories : int or sequence
+        ``k`` (the ints ``0 .. k-1``) or the list of categories (at least 2).
+    epsilon_perm : float
+        The privacy loss of any number of reports of one value (the
+        memoized first round), ``> 0``.
+    epsilon_1 : float
+        The privacy loss of one report (the chained channel), ``> 0`` and
+        below ``epsilon_perm``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two categories, or epsilons out of range or not
+        realisable within 1%.
+
+    Notes
+    -----
+    One report supports :math:`v` with :math:`p^* = p_1 p_2 + (1 - p_1) q_2`
+    if the value is :math:`v` and :math:`q^* = q_1 p_2 + (1 - q_1) q_2`
+    otherwise, so :math:`\hat f_v = (C_v / n - q^*) / (p^* - q^*)` with
+    :math:`p^* - q^* = (p_1 - q_1)(p_2 - q_2)`. L-GRR's first round is GRR with
+    :math:`p_1 = e^{\varepsilon_\infty} / (e^{\varepsilon_\infty} + k - 1)`; the second solves
+    :math:`p^* / q^* = e^{\varepsilon_1}` exactly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.LGRR(["a", "b", "c", "d"], epsilon_perm=2.0, epsilon_1=1.0)
+    >>> m
+    LGRR(k=4, epsilon_perm=2, epsilon_1=1)
+    >>> values = rng.choice(["a", "b", "c", "d"], size=20_000, p=[0.4, 0.3, 0.2, 0.1])
+    >>> est = m.estimate(m.privatize_many(values, rng=rng))
+    >>> bool(np.all(np.abs(est.frequencies - [0.4, 0.3, 0.2, 0.1]) < 5 * est.std_errors))
+    True
     """
 
     wire_id = "l-grr"
@@ -267,7 +306,7 @@ def _ue_epsilon(p: Fraction, q: Fraction) -> float:
 
 @register(decode_cost="O(n k) bit sums", browser=True, required={"epsilon_perm", "epsilon_1"})
 class LOSUE(_Chained, UnaryEncoding):
-    """L-OSUE: OUE memoized at ``epsilon_perm``, then SUE on each bit, fresh, so one report is ``epsilon_1``-LDP.
+    r"""L-OSUE: OUE memoized at ``epsilon_perm``, then SUE on each bit, fresh, so one report is ``epsilon_1``-LDP.
 
     ``LOSUE(categories, epsilon_perm=4.0, epsilon_1=1.0)``; the authors'
     recommended default. Reports are OUE/SUE's packed bits; one report is a
@@ -275,6 +314,44 @@ class LOSUE(_Chained, UnaryEncoding):
     round's numerators over 2**32 are ``p1 = 2**31`` and ``q1`` (OUE's for
     ``epsilon_perm``); the second keeps each bit with ``p2`` (over 2**32),
     the largest whose chained report stays within ``epsilon_1``.
+
+    Parameters
+    ----------
+    categories : int or sequence
+        ``k`` (the ints ``0 .. k-1``) or the list of categories (at least 2).
+    epsilon_perm : float
+        The privacy loss of any number of reports of one value (the
+        memoized first round), ``> 0``.
+    epsilon_1 : float
+        The privacy loss of one report (the chained channel), ``> 0`` and
+        below ``epsilon_perm``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two categories, or epsilons out of range or not
+        realisable within 1%.
+
+    Notes
+    -----
+    One report supports :math:`v` with :math:`p^* = p_1 p_2 + (1 - p_1) q_2`
+    if the value is :math:`v` and :math:`q^* = q_1 p_2 + (1 - q_1) q_2`
+    otherwise, so :math:`\hat f_v = (C_v / n - q^*) / (p^* - q^*)` with
+    :math:`p^* - q^* = (p_1 - q_1)(p_2 - q_2)`. L-OSUE's first round is OUE
+    (:math:`p_1 = 1/2`, :math:`q_1 = 1 / (e^{\varepsilon_\infty} + 1)`), its second SUE on each bit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.LOSUE(["a", "b", "c", "d"], epsilon_perm=2.0, epsilon_1=1.0)
+    >>> m
+    LOSUE(k=4, epsilon_perm=2, epsilon_1=1)
+    >>> values = rng.choice(["a", "b", "c", "d"], size=20_000, p=[0.4, 0.3, 0.2, 0.1])
+    >>> est = m.estimate(m.privatize_many(values, rng=rng))
+    >>> bool(np.all(np.abs(est.frequencies - [0.4, 0.3, 0.2, 0.1]) < 5 * est.std_errors))
+    True
     """
 
     wire_id = "l-osue"
@@ -360,7 +437,36 @@ class LongitudinalClient(PermanentClient):
     stream for that category (:mod:`deniable.mechanisms._permanent`), so every
     report of the value reuses it; the second round reads the OS CSPRNG each
     time. Reports of one value therefore leak at most ``epsilon_perm`` in
-    total, and each single report ``epsilon_1``.
+    total, and each single report ``epsilon_1``. ``LGRR.client`` and
+    ``LOSUE.client`` make it.
+
+    Parameters
+    ----------
+    mechanism : LGRR or LOSUE
+        The mechanism configuration.
+    state : str, os.PathLike or StateStore, optional
+        Where the device keeps its secret across restarts
+        (:mod:`deniable.mechanisms._permanent`).
+    secret : bytes, optional
+        The secret itself (at least 16 bytes), instead of ``state``; with
+        neither, a fresh one for this process only.
+
+    Raises
+    ------
+    TypeError
+        Both ``state`` and ``secret``.
+    StateError
+        A ``state`` written for another configuration.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> m = dn.LGRR(["a", "b", "c", "d"], epsilon_perm=2.0, epsilon_1=1.0)
+    >>> device = m.client(dn.MemoryStore())
+    >>> type(device).__name__, bool((device.permanent("a") == device.permanent("a")).all())
+    ('LongitudinalClient', True)
+    >>> device.privatize("a") in ("a", "b", "c", "d")
+    True
     """
 
     def permanent(self, value: Any) -> Any:

@@ -44,6 +44,18 @@ class CheckedReports(np.ndarray):
     mechanism's internal form (category positions for GRR, the array itself
     otherwise). Any array derived from it (a slice, a copy, arithmetic) is a
     plain unchecked array again, and is checked when it is used.
+    ``reports_from_json`` and ``validate`` make it (:meth:`wrap` for a
+    mechanism's own code).
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=1.0)
+    >>> reports = m.reports_from_json(["a", "b", "c", "a"])
+    >>> type(reports).__name__, reports.fingerprint == m.fingerprint, reports.flags.writeable
+    ('CheckedReports', True, False)
+    >>> reports.checked.tolist(), reports[:2].fingerprint is None, reports.select([0, 3]).checked.tolist()
+    ([0, 1, 2, 0], True, [0, 0])
     """
 
     fingerprint: str | None
@@ -96,6 +108,19 @@ class Mechanism(ABC):
     of checked reports (``_aggregate_checked``). In Python, ``domain`` is
     the categories of a frequency oracle only; a numeric mechanism's range
     is ``bounds`` (``low``, ``high``).
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> from deniable.mechanisms import Mechanism
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=1.0)
+    >>> isinstance(m, Mechanism), m.wire_id, m.report_kind
+    (True, 'grr', 'category')
+    >>> config = m.to_config()
+    >>> config["format"], config["mechanism"], dn.from_config(config) == m
+    ('deniable.mechanism', 'grr', True)
+    >>> m.reports_to_json(m.reports_from_json(["a", "c"]))
+    ['a', 'c']
     """
 
     wire_id: ClassVar[str]

@@ -77,7 +77,7 @@ def _build_dbitflip(domain: Any, params: Any) -> DBitFlip:
 @register(decode_cost="O(n d + k)", browser=True, required={"epsilon"}, optional={"d", "gamma"},
           build=_build_dbitflip)
 class DBitFlip(FrequencyOracle):
-    """dBitFlip (Ding et al. 2017): ``d`` sampled buckets, one randomized bit each.
+    r"""dBitFlip (Ding et al. 2017): ``d`` sampled buckets, one randomized bit each.
 
     ``DBitFlip(buckets, d=4, epsilon=1.0)``: ``buckets`` are the categories
     (an int ``k`` or a list), ``1 <= d <= k``. Reports are structured:
@@ -95,6 +95,48 @@ class DBitFlip(FrequencyOracle):
     ``epsilon`` is then the memoized bits' (:attr:`epsilon_perm`), one
     report's :attr:`epsilon` is smaller, and the probabilities above are the
     perturbed ``a' / (a' + b')``.
+
+    Parameters
+    ----------
+    buckets : int or sequence
+        ``k`` (the buckets are ``0 .. k-1``) or the list of buckets.
+    d : int
+        The buckets each report samples, ``1 <= d <= k`` (keyword only).
+    epsilon : float
+        The privacy loss of one report, or of the memoized bits with
+        ``gamma > 0``; ``> 0``.
+    gamma : float, default 0.0
+        Output perturbation: the probability of flipping each memoized bit
+        afresh in every report, in ``[0, 1/2)``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two buckets, ``d`` out of range, or a bad ``epsilon`` or
+        ``gamma``.
+
+    Notes
+    -----
+    With :math:`e = e^{\varepsilon/2}` (for :math:`d \ge 2`), the estimate of
+    bucket :math:`v` is
+    :math:`\hat h_v = \frac{k}{n d} \sum_{\text{devices that sampled } v} \frac{b (e + 1) - 1}{e - 1}`,
+    unbiased with variance :math:`\frac{k}{n d} \frac{e}{(e - 1)^2} + h_v (k/d - 1) / n`
+    for fixed respondents, plus :math:`h_v (1 - h_v) / n` for a population.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.DBitFlip(16, d=4, epsilon=2.0)
+    >>> m
+    DBitFlip(k=16, d=4, epsilon=2)
+    >>> est = m.estimate(m.privatize_many(rng.choice(16, size=20_000), rng=rng))
+    >>> bool(np.all(np.abs(est.frequencies - 1 / 16) < 5 * est.std_errors))
+    True
+    >>> perturbed = dn.DBitFlip(16, d=4, epsilon=2.0, gamma=0.1)
+    >>> round(perturbed.epsilon_perm, 4), perturbed.epsilon < 2.0
+    (2.0, True)
     """
 
     wire_id = "dbitflip"
@@ -356,6 +398,36 @@ class DBitFlipClient(PermanentClient):
     drawn once (from the client's keyed stream) and reused, so the device
     ever sends at most ``d + 1`` distinct reports (before output
     perturbation, which flips each bit afresh w.p. ``gamma``).
+    ``DBitFlip.client`` makes it.
+
+    Parameters
+    ----------
+    mechanism : DBitFlip
+        The mechanism configuration.
+    state : str, os.PathLike or StateStore, optional
+        Where the device keeps its secret across restarts
+        (:mod:`deniable.mechanisms._permanent`).
+    secret : bytes, optional
+        The secret itself (at least 16 bytes), instead of ``state``; with
+        neither, a fresh one for this process only.
+
+    Raises
+    ------
+    TypeError
+        Both ``state`` and ``secret``.
+    ValueError
+        A ``secret`` shorter than 16 bytes.
+    StateError
+        A ``state`` written for another configuration.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> m = dn.DBitFlip(16, d=4, epsilon=2.0)
+    >>> device = m.client(dn.MemoryStore())
+    >>> first, again = device.privatize(3), device.privatize(3)
+    >>> len(device.buckets), bool((first == again).all())
+    (4, True)
     """
 
     def __init__(self, mechanism: DBitFlip, state: StateLike | None = None, *, secret: bytes | None = None) -> None:

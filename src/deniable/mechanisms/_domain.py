@@ -22,6 +22,33 @@ class Domain:
     the categories (strings, ints, bools, ...). Values are mapped to their
     positions (``encode``) with numpy, and positions back to values
     (``decode``).
+
+    Parameters
+    ----------
+    categories : int or iterable of hashable
+        ``k`` (the ints ``0 .. k-1``) or the categories, distinct, at least 2.
+    owner : str, default "mechanism"
+        The name used in error messages (the mechanism being built).
+
+    Raises
+    ------
+    ValueError
+        Fewer than two categories, or repeated ones.
+    TypeError
+        ``categories`` is a bool, a string or not iterable, or a category is
+        unhashable or NaN.
+    CategoryError
+        From ``encode``: a value that is not a category.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deniable.mechanisms import Domain
+    >>> d = Domain(["a", "b", "c"])
+    >>> d.k, d.encode(["c", "a"]).tolist(), d.decode(np.array([1, 2])).tolist()
+    (3, [2, 0], ['b', 'c'])
+    >>> Domain(4), Domain(4).to_json()
+    (Domain(4), 4)
     """
 
     def __init__(self, categories: int | Iterable[Hashable], owner: str = "mechanism") -> None:

@@ -47,10 +47,34 @@ def _threads(size: int) -> int:
 
 
 class FrequencyOracle(Mechanism):
-    """A randomizer over a categorical domain and its unbiased frequency estimator.
+    r"""A randomizer over a categorical domain and its unbiased frequency estimator.
 
     Subclasses set ``wire_id`` (stable mechanism id on the wire, never reused)
-    and ``report_kind`` (how a report looks in numpy).
+    and ``report_kind`` (how a report looks in numpy). GRR, the unary and
+    local-hashing encodings, Hadamard response, subset selection, RAPPOR and
+    the sketches are its kinds.
+
+    Notes
+    -----
+    A pure oracle's report :math:`y` supports a set :math:`S(y)` of
+    categories, with :math:`P(v \in S(y)) = p^*` when :math:`v` is the
+    respondent's value and :math:`q^*` otherwise; with :math:`C_v` the
+    support count of :math:`v` among :math:`n` reports,
+    :math:`\hat f_v = (C_v / n - q^*) / (p^* - q^*)` is unbiased.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable.mechanisms import FrequencyOracle
+    >>> m = dn.OUE(["a", "b", "c"], epsilon=1.0)
+    >>> isinstance(m, FrequencyOracle), m.domain
+    (True, ('a', 'b', 'c'))
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(["a", "b", "c"], size=5000, p=[0.6, 0.3, 0.1])
+    >>> est = m.estimate(m.privatize_many(values, rng=rng))
+    >>> bool(np.all(np.abs(est.frequencies - [0.6, 0.3, 0.1]) < 5 * est.std_errors))
+    True
     """
 
     stat_type: ClassVar[type[SupportCounts]] = SupportCounts

@@ -44,11 +44,46 @@ _DTYPE = np.dtype([("level", "u1"), ("index", "<u4"), ("bit", "u1")])
 @register(kind="range", decode_cost="O(n + D log D) (Walsh-Hadamard per level)", browser=True, required={"epsilon"},
           optional={"bins"}, name="haar")
 class HaarHRR(RangeMechanism):
-    """Haar wavelet coefficients by Hadamard randomized response, with level sampling (module docstring).
+    r"""Haar wavelet coefficients by Hadamard randomized response, with level sampling (module docstring).
 
     ``HaarHRR(low, high, bins=1024, epsilon=1.0)``: ``bins`` a power of two. A true value is a number in
     ``[low, high]``; a report is ``{"level", "index", "bit"}``; ``estimate`` returns a
     :class:`~deniable.RangeEstimate`.
+
+    Parameters
+    ----------
+    low, high : float
+        The range of the values, ``low < high``.
+    epsilon : float
+        The privacy loss of one report, ``> 0``.
+    bins : int, default 1024
+        The number of equal bins, a power of two (at least 2).
+
+    Raises
+    ------
+    ValueError
+        A bad range, ``bins`` not a power of two, or a bad ``epsilon``.
+
+    Notes
+    -----
+    A report is a level :math:`l`, a Hadamard row :math:`j` and the bit
+    :math:`x = H_{jv} s` kept with probability :math:`p = e^\varepsilon / (1 + e^\varepsilon)`;
+    :math:`b H_j^\top / (2p - 1)` is unbiased for the respondent's Haar
+    coefficients, and a query's variance is
+    :math:`\sum_l (\lVert v_l \rVert^2 / (2p - 1)^2 - (v_l^\top c_l)^2) / n_l` (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.HaarHRR(0, 100, bins=16, epsilon=2.0)
+    >>> est = m.estimate(m.privatize_many(rng.uniform(0, 100, 20_000), rng=rng))
+    >>> est.bins, round(float(est.frequencies.sum()), 6)
+    (16, 1.0)
+    >>> below = est.cdf(50)
+    >>> bool(abs(below.estimate - 0.5) < 5 * below.std_error)
+    True
     """
 
     wire_id = "haar-hrr"

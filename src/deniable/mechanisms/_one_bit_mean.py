@@ -52,7 +52,7 @@ def _draws_fit(a: int, b: int, points: int) -> bool:
 
 @register(kind="numeric", browser=True, required={"epsilon"}, optional={"points", "gamma"})
 class OneBitMean(NumericMechanism):
-    """1BitMean (Ding et al. 2017) for counters in ``[low, high]``, with alpha-point rounding.
+    r"""1BitMean (Ding et al. 2017) for counters in ``[low, high]``, with alpha-point rounding.
 
     ``OneBitMean(0, 86400, epsilon=1.0)`` (``points=2``: rounding to the
     range's ends; more points round more finely and give a device more
@@ -66,6 +66,46 @@ class OneBitMean(NumericMechanism):
     A bit is drawn below ``(a + b) s``, which must fit in 64 bits: where
     ``a`` and ``b`` need 63 bits (epsilon above about 11.09, or below about
     ``2**-31``), at most 3 points.
+
+    Parameters
+    ----------
+    low, high : float
+        The range of the counters, ``low < high``; values outside are
+        clamped.
+    epsilon : float
+        The privacy loss of one report, or of the memoized bits with
+        ``gamma > 0``; ``> 0`` (keyword only).
+    points : int, default 2
+        The rounding points, equally spaced from ``low`` to ``high`` (at
+        least 2).
+    gamma : float, default 0.0
+        Output perturbation: the probability of flipping the memoized bit
+        afresh in every report, in ``[0, 1/2)``.
+
+    Raises
+    ------
+    ValueError
+        A bad range, ``epsilon``, ``points`` or ``gamma``.
+
+    Notes
+    -----
+    With :math:`u = (x - \mathrm{low}) / (\mathrm{high} - \mathrm{low})` the bit is 1 with probability
+    :math:`\pi(u) = \frac{1}{e^\varepsilon + 1} + u \frac{e^\varepsilon - 1}{e^\varepsilon + 1}`,
+    so :math:`\hat u = (b (e^\varepsilon + 1) - 1) / (e^\varepsilon - 1)` is unbiased, with
+    per-device variance :math:`\pi (1 - \pi) \bigl(\frac{e^\varepsilon + 1}{e^\varepsilon - 1}\bigr)^2`
+    in units of the range squared.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.OneBitMean(0, 86400, epsilon=1.0)
+    >>> m
+    OneBitMean(low=0, high=86400, epsilon=1, points=2)
+    >>> est = m.estimate(m.privatize_many(rng.uniform(0, 43200, 20_000), rng=rng))
+    >>> bool(abs(est.mean - 21600) < 5 * est.std_error)
+    True
     """
 
     wire_id = "one-bit-mean"
@@ -214,7 +254,35 @@ class OneBitMeanClient(PermanentClient):
     rounding step rounds up when ``alpha < floor(phi 2**53) 2**11`` (the
     same threshold the batch path draws against), so small changes of the
     value that do not cross that threshold give the same rounded point, hence
-    the same memoized bit, hence the same report.
+    the same memoized bit, hence the same report. ``OneBitMean.client``
+    makes it.
+
+    Parameters
+    ----------
+    mechanism : OneBitMean
+        The mechanism configuration.
+    state : str, os.PathLike or StateStore, optional
+        Where the device keeps its secret across restarts
+        (:mod:`deniable.mechanisms._permanent`).
+    secret : bytes, optional
+        The secret itself (at least 16 bytes), instead of ``state``; with
+        neither, a fresh one for this process only.
+
+    Raises
+    ------
+    TypeError
+        Both ``state`` and ``secret``.
+    StateError
+        A ``state`` written for another configuration.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> m = dn.OneBitMean(0, 86400, epsilon=1.0)
+    >>> device = m.client(dn.MemoryStore())
+    >>> first = device.privatize(1000)
+    >>> first in (0.0, 1.0), device.privatize(1000) == first
+    (True, True)
     """
 
     def __init__(self, mechanism: OneBitMean, state: StateLike | None = None, *, secret: bytes | None = None) -> None:

@@ -54,7 +54,34 @@ def _out(x: NDArray[np.float64], shape: tuple[int, ...]) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class QueryEstimate(Result):
-    """An estimated share (``cdf(x)``, ``range(a, b)``) with its standard error; arrays for array queries."""
+    r"""An estimated share (``cdf(x)``, ``range(a, b)``) with its standard error; arrays for array queries.
+
+    :meth:`RangeEstimate.cdf` and :meth:`RangeEstimate.range` make it.
+
+    Parameters
+    ----------
+    query : str
+        The query's kind (``"cdf"``, ``"range"``).
+    estimate : float or numpy.ndarray
+        The estimated share(s), :math:`w^\top \hat f`.
+    std_error : float or numpy.ndarray
+        Their standard errors.
+    n : int
+        The number of reports.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.HaarHRR(0, 100, bins=16, epsilon=2.0)
+    >>> est = m.estimate(m.privatize_many(rng.uniform(0, 100, 20_000), rng=rng))
+    >>> below = est.cdf(50)
+    >>> below.query, bool(abs(below.estimate - 0.5) < 5 * below.std_error)
+    ('cdf', True)
+    >>> est.cdf([25, 50, 75]).estimate.shape
+    (3,)
+    """
 
     query: str
     estimate: Any
@@ -90,6 +117,33 @@ class QuantileEstimate(Result):
 
     ``value`` is the point estimate; :meth:`confidence_interval` inverts the band at its level;
     ``std_error`` is half the width of the interval inverted from the ``+-1`` standard-error band.
+    :meth:`RangeEstimate.quantile` makes it (with the band's inversion, a private field).
+
+    Parameters
+    ----------
+    q : float or numpy.ndarray
+        The quantile level(s), in ``[0, 1]``.
+    value : float or numpy.ndarray
+        The estimated quantile(s), in original units.
+    std_error : float or numpy.ndarray
+        Half the width of the interval inverted from the one-standard-error
+        band.
+    n : int
+        The number of reports.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.HaarHRR(0, 100, bins=16, epsilon=2.0)
+    >>> est = m.estimate(m.privatize_many(rng.uniform(0, 100, 20_000), rng=rng))
+    >>> median = est.quantile(0.5)
+    >>> median.q, bool(40 < median.value < 60)
+    (0.5, True)
+    >>> ci = median.confidence_interval()
+    >>> bool(ci.low <= median.value <= ci.high)
+    True
     """
 
     q: Any
@@ -124,12 +178,46 @@ class QuantileEstimate(Result):
 
 @dataclass(frozen=True, eq=False)
 class RangeEstimate(Result):
-    """Estimated shares of ``bins`` equal bins of ``[low, high]``, and the range queries they answer.
+    r"""Estimated shares of ``bins`` equal bins of ``[low, high]``, and the range queries they answer.
 
     ``frequencies[i]`` is the share of respondents in ``[edges[i], edges[i+1])`` (unbiased; may be
     slightly negative where the truth is near 0). :meth:`cdf`, :meth:`range` and :meth:`quantile` answer
     queries with standard errors and intervals (module docstring). Its own table and intervals are the
-    bins'.
+    bins'. A range mechanism's ``estimate`` makes it (with the queries' moments, a private field).
+
+    Parameters
+    ----------
+    mechanism : str
+        The name of the mechanism.
+    epsilon : float
+        Its privacy loss per report.
+    edges : numpy.ndarray
+        The ``bins + 1`` bin edges.
+    frequencies : numpy.ndarray
+        The estimated share of each bin.
+    n : int
+        The number of reports.
+    method : str, default ""
+        How the bins were estimated, where the mechanism names it.
+
+    Notes
+    -----
+    A value is spread uniformly within its bin, so
+    :math:`\mathrm{cdf}(x) = \sum_i \hat f_i \, \mathrm{clip}((x - e_i) / (e_{i+1} - e_i), 0, 1)`
+    and :math:`\mathrm{range}(a, b) = \mathrm{cdf}(b) - \mathrm{cdf}(a)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.HaarHRR(0, 100, bins=16, epsilon=2.0)
+    >>> est = m.estimate(m.privatize_many(rng.uniform(0, 100, 20_000), rng=rng))
+    >>> est.bins, est.edges[:3].tolist(), round(float(est.frequencies.sum()), 6)
+    (16, [0.0, 6.25, 12.5], 1.0)
+    >>> share = est.range(25, 75)
+    >>> bool(abs(share.estimate - 0.5) < 5 * share.std_error)
+    True
     """
 
     mechanism: str
@@ -253,7 +341,16 @@ class RangeMechanism(Mechanism):
     """Shared part of the range mechanisms: ``[low, high]`` cut into ``bins`` bins, values to bins.
 
     Aggregates are :class:`~deniable.SupportCounts` whose counts hold each level's number of reports
-    first, then the level's statistics; every estimate is for the population target.
+    first, then the level's statistics; every estimate is for the population target. Not built itself:
+    :class:`~deniable.HaarHRR` and :class:`~deniable.HierarchicalHistogram` are its kinds.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> from deniable.mechanisms import RangeMechanism
+    >>> m = dn.HierarchicalHistogram(0, 100, bins=16, epsilon=2.0, branching=4)
+    >>> isinstance(m, RangeMechanism), isinstance(dn.HaarHRR(0, 100, bins=16, epsilon=2.0), RangeMechanism)
+    (True, True)
     """
 
     stat_type = SupportCounts

@@ -57,7 +57,27 @@ class RapporEstimate(Estimate):
     ``selected`` is None where the system was determined; where it was not
     (more candidates than equations), the mask of the candidates the
     selection kept (module docstring): the others have frequency 0 and a
-    NaN standard error.
+    NaN standard error. :meth:`deniable.RAPPOR.estimate` makes it; its parameters are those of
+    :class:`~deniable.Estimate` and ``selected``.
+
+    Parameters
+    ----------
+    selected : numpy.ndarray of bool, optional
+        The candidates the selection kept, where the system was not
+        determined; None otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.RAPPOR(["a", "b", "c", "d"], num_bits=16, num_hashes=2, num_cohorts=4, epsilon=4.0)
+    >>> values = rng.choice(["a", "b", "c", "d"], size=8000, p=[0.4, 0.3, 0.2, 0.1])
+    >>> est = m.estimate(m.privatize_many(values, rng=rng))
+    >>> type(est).__name__, est.selected is None, est.ci_methods
+    ('RapporEstimate', True, ('normal',))
+    >>> bool(np.all(np.abs(est.frequencies - [0.4, 0.3, 0.2, 0.1]) < 5 * est.std_errors))
+    True
     """
 
     selected: NDArray[np.bool_] | None = field(default=None, repr=False)

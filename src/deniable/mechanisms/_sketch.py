@@ -67,7 +67,54 @@ CMS_MAX_EPSILON = 41.5
 
 @register(kind="sketch", decode_cost="O(n m) to aggregate, O(k_h) per estimated string")
 class CountMeanSketch(Sketch):
-    """Apple's count-mean sketch: ``(row, m bits)`` per report, each bit flipped w.p. ``1/(1 + e^(eps/2))``."""
+    r"""Apple's count-mean sketch: ``(row, m bits)`` per report, each bit flipped w.p. ``1/(1 + e^(eps/2))``.
+
+    Parameters
+    ----------
+    categories : sequence of str, optional
+        The strings ``estimate`` reports on (any others can be estimated
+        afterwards with ``estimate_values``); none by default.
+    epsilon : float
+        The privacy loss of one report, ``> 0`` (from ``CMS_MIN_EPSILON`` to ``CMS_MAX_EPSILON``).
+    rows : int, default 256
+        :math:`k_h`, the number of hash functions (sketch rows), 1 to 65,536.
+    width : int, default 1024
+        :math:`m`, the buckets per row, a power of two from 8 to :math:`2^{20}`.
+    seed : bytes or str, optional
+        The hash family's 32-byte seed (or its hex); None draws one from the
+        OS CSPRNG. Server and devices must share it (it is in the
+        configuration).
+
+    Raises
+    ------
+    ValueError
+        A bad ``epsilon``, ``rows``, ``width`` or ``seed``, or repeated
+        categories.
+
+    Notes
+    -----
+    A report supports :math:`d` with :math:`p^* = p` when the device holds
+    :math:`d`; over the seed, :math:`q^* = q_0 + (p - q_0) / m`, and
+    :math:`\hat f_d = (C_d / n - q^*) / (p^* - q^*)` is unbiased, with a
+    hash-collision term added to the oracle's variance
+    (:mod:`deniable.mechanisms._sketch_base`). CMS flips each bit with probability
+    :math:`t / 2^{32}`, so :math:`q_0 = 1 - p` and :math:`\varepsilon = 2 \ln((2^{32} - t) / t)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.CountMeanSketch(["apple", "pear", "fig"], epsilon=4.0, rows=16, width=64, seed=bytes(32))
+    >>> values = rng.choice(["apple", "pear", "fig"], size=5000, p=[0.6, 0.3, 0.1])
+    >>> stat = m.aggregate(m.privatize_many(values, rng=rng))
+    >>> est = m.estimate_from(stat)
+    >>> bool(np.all(np.abs(est.frequencies - [0.6, 0.3, 0.1]) < 5 * est.std_errors))
+    True
+    >>> kiwi = m.estimate_values(stat, ["kiwi"])  # never listed, held by nobody
+    >>> bool(abs(kiwi.frequencies[0]) < 5 * kiwi.std_errors[0])
+    True
+    """
 
     wire_id = "cms"
     report_fields = ("row", "bits")
@@ -163,7 +210,55 @@ class CountMeanSketch(Sketch):
 
 @register(kind="sketch", decode_cost="O(n + k_h m log m) to aggregate, O(k_h) per estimated string")
 class HadamardCountMeanSketch(Sketch):
-    """Apple's Hadamard count-mean sketch: ``(row, index, bit)`` per report, kept w.p. ``e^eps/(1 + e^eps)``."""
+    r"""Apple's Hadamard count-mean sketch: ``(row, index, bit)`` per report, kept w.p. ``e^eps/(1 + e^eps)``.
+
+    Parameters
+    ----------
+    categories : sequence of str, optional
+        The strings ``estimate`` reports on (any others can be estimated
+        afterwards with ``estimate_values``); none by default.
+    epsilon : float
+        The privacy loss of one report, ``> 0``.
+    rows : int, default 256
+        :math:`k_h`, the number of hash functions (sketch rows), 1 to 65,536.
+    width : int, default 1024
+        :math:`m`, the buckets per row, a power of two from 8 to :math:`2^{20}`.
+    seed : bytes or str, optional
+        The hash family's 32-byte seed (or its hex); None draws one from the
+        OS CSPRNG. Server and devices must share it (it is in the
+        configuration).
+
+    Raises
+    ------
+    ValueError
+        A bad ``epsilon``, ``rows``, ``width`` or ``seed``, or repeated
+        categories.
+
+    Notes
+    -----
+    A report supports :math:`d` with :math:`p^* = p` when the device holds
+    :math:`d`; over the seed, :math:`q^* = q_0 + (p - q_0) / m`, and
+    :math:`\hat f_d = (C_d / n - q^*) / (p^* - q^*)` is unbiased, with a
+    hash-collision term added to the oracle's variance
+    (:mod:`deniable.mechanisms._sketch_base`). HCMS keeps the sign
+    :math:`(-1)^{\mathrm{popcount}(l \,\&\, h_j(x))}` with probability
+    :math:`p = e^\varepsilon / (1 + e^\varepsilon)`, so :math:`q_0 = 1/2`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.HadamardCountMeanSketch(["apple", "pear", "fig"], epsilon=4.0, rows=16, width=64, seed=bytes(32))
+    >>> values = rng.choice(["apple", "pear", "fig"], size=5000, p=[0.6, 0.3, 0.1])
+    >>> stat = m.aggregate(m.privatize_many(values, rng=rng))
+    >>> est = m.estimate_from(stat)
+    >>> bool(np.all(np.abs(est.frequencies - [0.6, 0.3, 0.1]) < 5 * est.std_errors))
+    True
+    >>> kiwi = m.estimate_values(stat, ["kiwi"])  # never listed, held by nobody
+    >>> bool(abs(kiwi.frequencies[0]) < 5 * kiwi.std_errors[0])
+    True
+    """
 
     wire_id = "hcms"
     report_fields = ("row", "index", "bit")

@@ -48,6 +48,32 @@ def from_config(config: dict[str, Any] | str) -> Any:
     (a ValueError) naming the field when the config is malformed, of an
     unknown format, version or mechanism, or claims an epsilon its
     parameters do not give.
+
+    Parameters
+    ----------
+    config : dict or str
+        A mechanism configuration, as ``m.to_config()`` gives it, or its
+        JSON text.
+
+    Returns
+    -------
+    Mechanism
+        A mechanism equal to the one that wrote the configuration (same
+        probabilities, same fingerprint).
+
+    Raises
+    ------
+    ConfigError
+        The configuration cannot be read, naming the field at fault.
+
+    Examples
+    --------
+    >>> import json
+    >>> import deniable as dn
+    >>> m = dn.GRR(["a", "b", "c"], epsilon=1.0)
+    >>> again = dn.from_config(json.dumps(m.to_config()))
+    >>> again == m, again.fingerprint == m.fingerprint
+    (True, True)
     """
     if isinstance(config, str):
         try:

@@ -121,7 +121,7 @@ _CHUNK = 1 << 16  # values randomized per vectorized step of privatize_many
 
 
 class NumericMechanism(Mechanism):
-    """A randomizer for values in ``[low, high]`` and its unbiased mean estimator.
+    r"""A randomizer for values in ``[low, high]`` and its unbiased mean estimator.
 
     Subclasses sample in ``t``-units (``[-1, 1]``) and supply the per-user
     variance of the debiased report for a given ``t``. A report ``y`` is in
@@ -131,7 +131,40 @@ class NumericMechanism(Mechanism):
 
     The range is ``bounds == (low, high)``; a configuration stores it in its
     ``domain`` field as ``[low, high]`` (``domain`` in Python means a
-    frequency oracle's categories).
+    frequency oracle's categories). Laplace, Gaussian, Duchi, Piecewise,
+    Hybrid, SquareWave and OneBitMean are its kinds.
+
+    Parameters
+    ----------
+    low, high : float
+        The range of the values, finite with ``low < high``; values outside
+        are clamped to it.
+
+    Raises
+    ------
+    ValueError
+        A range that is not finite or not increasing.
+
+    Notes
+    -----
+    With :math:`\mathrm{mid} = (\mathrm{low} + \mathrm{high}) / 2` and
+    :math:`\mathrm{half} = (\mathrm{high} - \mathrm{low}) / 2`, a value
+    :math:`x` is randomized as :math:`t = (x - \mathrm{mid}) / \mathrm{half}`
+    in :math:`[-1, 1]`, and the mean is
+    :math:`\mathrm{mid} + \mathrm{half} \cdot \overline{(y_t - b_0) / b_1}`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable.mechanisms import NumericMechanism
+    >>> m = dn.Duchi(0, 10, epsilon=1.0)
+    >>> isinstance(m, NumericMechanism), m.bounds
+    (True, (0.0, 10.0))
+    >>> rng = np.random.default_rng(0)
+    >>> est = m.estimate(m.privatize_many(rng.uniform(2, 6, 5000), rng=rng))
+    >>> bool(abs(est.mean - 4) < 5 * est.std_error)
+    True
     """
 
     report_kind: ClassVar[str] = "float"

@@ -42,7 +42,7 @@ def square_wave_b(epsilon: float) -> float:
 
 @register(kind="numeric", required={"epsilon"}, optional={"bins"})
 class SquareWave(WindowMechanism):
-    """The Square Wave mechanism (Z. Li et al., SIGMOD 2020), discretized: ``epsilon``-LDP.
+    r"""The Square Wave mechanism (Z. Li et al., SIGMOD 2020), discretized: ``epsilon``-LDP.
 
     Input ``v = (x - low) / (high - low)`` in ``[0, 1]``; the report lies in
     ``[-b, 1 + b]`` (mapped back to original units), ``e^eps`` times more
@@ -55,6 +55,43 @@ class SquareWave(WindowMechanism):
     returns the mean (by inverting the affine report mean, unbiased) with a
     ``bins``-bin EMS histogram attached (``bins=None``: no histogram, for
     a quick mean).
+
+    Parameters
+    ----------
+    low, high : float
+        The range of the values, ``low < high``; values outside are clamped.
+    epsilon : float
+        The privacy loss of one report, ``> 0`` and at most 28 (realised to
+        within 1%, never above).
+    bins : int or None, default 1024
+        The bins of the EMS histogram that ``estimate`` attaches; None for
+        the mean alone.
+
+    Raises
+    ------
+    ValueError
+        A bad range, ``epsilon`` or ``bins``.
+
+    Notes
+    -----
+    With :math:`v = (x - \mathrm{low}) / (\mathrm{high} - \mathrm{low})`, the
+    report's density on :math:`[-b, 1 + b]` is :math:`e^\varepsilon` times
+    higher within :math:`b` of :math:`v` than elsewhere, with
+    :math:`b = \frac{\varepsilon e^\varepsilon - e^\varepsilon + 1}{2 e^\varepsilon (e^\varepsilon - 1 - \varepsilon)}`
+    (:func:`square_wave_b`). The report's mean is affine in :math:`v`, so
+    inverting it gives an unbiased mean.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> rng = np.random.default_rng(0)
+    >>> m = dn.SquareWave(0, 1, epsilon=1.0, bins=32)
+    >>> est = m.estimate(m.privatize_many(rng.beta(2, 5, 5000), rng=rng))
+    >>> bool(abs(est.mean - 2 / 7) < 5 * est.std_error)  # the mean of Beta(2, 5)
+    True
+    >>> est.histogram.method, len(est.histogram.probabilities)
+    ('ems', 32)
     """
 
     wire_id = "square-wave"
