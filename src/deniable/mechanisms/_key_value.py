@@ -290,7 +290,10 @@ class PCKV(Mechanism):
             and ints["agree_numerator"] < ints["keep_numerator"] < 1 << UE_BITS
         )
         if not ue_ok:
-            raise ValueError("config of PCKV-UE needs agree < keep < 2**32 and 2 other < 2**32")
+            raise ValueError(
+                "config fields params.keep_numerator, params.agree_numerator and params.other_numerator of PCKV-UE "
+                "need agree_numerator < keep_numerator < 2**32 and 2 other_numerator < 2**32"
+            )
         self = cls.__new__(cls)
         self._setup(keyset, max_pairs, ell, variant, ints)
         return self
