@@ -188,26 +188,44 @@ class PCKV(Mechanism):
     def _pairs(self, users: Any) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
         """Each user's key positions and values (rows padded with -1 and 0) and pair counts."""
         rows = [users] if isinstance(users, Mapping) else list(users)
-        keys = np.full((len(rows), self.max_pairs), -1, dtype=np.int64)
-        values = np.zeros((len(rows), self.max_pairs))
+        names: list[Any] = []
+        numbers: list[Any] = []
         lengths = np.zeros(len(rows), dtype=np.int64)
         for i, user in enumerate(rows):
             pairs = _as_pairs(user, i)
             if len(pairs) > self.max_pairs:
                 raise ValueError(f"users[{i}] has {len(pairs)} pairs; at most max_pairs={self.max_pairs} are allowed")
-            try:
-                positions = [self._keys.encode_one(k) for k, _ in pairs]
-            except CategoryError as exc:
-                raise CategoryError(f"users[{i}]: key {exc}", exc.value, i) from None
-            if len(set(positions)) != len(positions):
-                raise ValueError(f"users[{i}] holds a key twice; a user's keys must be distinct")
-            for key, v in pairs:
-                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not -1 <= v <= 1:
-                    raise ValueError(f"users[{i}]: the value of key {key!r} must be a number in [-1, 1]; got {v!r}")
-            keys[i, : len(pairs)] = positions
-            values[i, : len(pairs)] = [float(v) for _, v in pairs]
+            names.extend(k for k, _ in pairs)
+            numbers.extend(v for _, v in pairs)
             lengths[i] = len(pairs)
-        return keys, values, lengths
+        owner = np.repeat(np.arange(len(rows)), lengths)  # the user of each pair, for messages
+        try:
+            positions = self._keys.encode(names) if names else np.zeros(0, dtype=np.int64)
+        except CategoryError as exc:
+            i = int(owner[exc.index or 0])
+            raise CategoryError(f"users[{i}]: key {exc}", exc.value, i) from None
+        bad = [
+            j
+            for j, v in enumerate(numbers)
+            if type(v) is not float
+            and (isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)))
+        ]
+        values = np.asarray(numbers if not bad else [0.0], dtype=float)
+        outside = np.flatnonzero(~((values >= -1) & (values <= 1)))  # NaN too
+        if bad or outside.size:
+            j = bad[0] if bad else int(outside[0])
+            raise ValueError(
+                f"users[{int(owner[j])}]: the value of key {names[j]!r} must be a number in [-1, 1]; got {numbers[j]!r}"
+            )
+        mask = np.arange(self.max_pairs) < lengths[:, None]
+        keys = np.full((len(rows), self.max_pairs), -1, dtype=np.int64)
+        padded = np.zeros((len(rows), self.max_pairs))
+        keys[mask], padded[mask] = positions, values
+        ordered = np.sort(keys, axis=1)
+        twice = np.flatnonzero(((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1))
+        if twice.size:
+            raise ValueError(f"users[{int(twice[0])}] holds a key twice; a user's keys must be distinct")
+        return keys, padded, lengths
 
     def sample(self, users: Any, rng: randomness.RNGLike = None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Padding, sampling and discretization: each user's key position (``0 .. d + ell - 1``) and ``v*``."""
@@ -432,19 +450,21 @@ class PCKV(Mechanism):
         return list(itertools.product((-1, 0, 1), repeat=self.cells))
 
     def _entry_law(self) -> NDArray[np.float64]:
-        outputs, a, b, p = self._outputs(), self.a, self.b, self.p
-        law = np.zeros((self.cells, 2, len(outputs)))
+        """``law[k, s, o]``: the probability of output ``o`` from the sampled pair ``<k, 2 s - 1>``."""
+        a, b, p = self.a, self.b, self.p
+        if self.variant == "grr":  # an output o is the key o // 2 with the sign 2 (o % 2) - 1
+            y = np.stack([np.arange(2 * self.cells) // 2, 2 * (np.arange(2 * self.cells) % 2) - 1], axis=1)
+        else:
+            y = np.array(self._outputs())
+        law = np.zeros((self.cells, 2, len(y)))
         for k, s in itertools.product(range(self.cells), (0, 1)):
             sign = 2 * s - 1
-            for o, y in enumerate(outputs):
-                if self.variant == "grr":
-                    j, t = divmod(int(y), 2)
-                    same = (2 * t - 1) == sign
-                    law[k, s, o] = (a * p if same else a * (1 - p)) if j == k else b / 2
-                else:
-                    at = {sign: a * p, -sign: a * (1 - p), 0: 1 - a}
-                    rest = {1: b / 2, -1: b / 2, 0: 1 - b}
-                    law[k, s, o] = np.prod([at[v] if i == k else rest[v] for i, v in enumerate(y)])
+            if self.variant == "grr":
+                law[k, s] = np.where(y[:, 0] == k, np.where(y[:, 1] == sign, a * p, a * (1 - p)), b / 2)
+            else:
+                rest = np.where(y == 0, 1 - b, b / 2)
+                rest[:, k] = np.where(y[:, k] == sign, a * p, np.where(y[:, k] == -sign, a * (1 - p), 1 - a))
+                law[k, s] = rest.prod(axis=1)
         return law
 
     def __repr__(self) -> str:
@@ -465,7 +485,7 @@ def _positive(value: Any, name: str, most: int) -> int:
 
 def _as_pairs(user: Any, i: int) -> list[tuple[Any, Any]]:
     """One user's ``(key, value)`` pairs from a mapping or a sequence of pairs; errors name ``users[i]``."""
-    if isinstance(user, Mapping):
+    if isinstance(user, dict | Mapping):
         return list(user.items())
     if isinstance(user, (str, bytes)) or not hasattr(user, "__iter__"):
         raise ValueError(
