@@ -196,9 +196,37 @@ def variances(
 class KeyValueEstimate(Result):
     """Each key's share of respondents holding it and the mean of its values, with standard errors.
 
-    ``frequencies`` (unbiased) and ``means`` (the paper's clipped ratio estimator, in ``[-1, 1]``) are aligned
-    with ``keys``; ``sums`` estimates ``f_k m_k`` without bias (the mean's numerator). Standard errors are
-    for respondents drawn from a population; the mean's by the delta method.
+    What :meth:`PCKV.estimate <deniable.PCKV.estimate>` returns; the arrays are aligned with ``keys``.
+    Standard errors are for respondents drawn from a population; the mean's by the delta method.
+
+    Parameters
+    ----------
+    mechanism : str
+        ``"PCKV-UE"`` or ``"PCKV-GRR"``.
+    epsilon : float
+        The privacy loss of one report.
+    keys : tuple
+        The declared keys.
+    frequencies, std_errors : ndarray
+        ``f^_k`` (unbiased; may fall outside ``[0, 1]``) and its standard error.
+    means, mean_std_errors : ndarray
+        The paper's clipped ratio estimate ``m^_k`` (in ``[-1, 1]``) and its delta-method standard error.
+    sums, sum_std_errors : ndarray
+        ``s^_k``, the unbiased estimate of ``f_k m_k`` (the mean's numerator), and its standard error.
+    n, ell : int
+        The number of reports and the padding length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> m = dn.PCKV(["mail", "maps"], epsilon=3.0, max_pairs=2, variant="grr")
+    >>> est = m.estimate(m.privatize_many([{"mail": 0.4}, {"maps": -0.5, "mail": 1.0}] * 5000, rng=1))
+    >>> est.keys
+    ('mail', 'maps')
+    >>> low, high = est.confidence_interval(0.95, of="mean")
+    >>> bool(np.all((-1 <= low) & (low <= est.means) & (est.means <= high) & (high <= 1)))
+    True
     """
 
     mechanism: str
