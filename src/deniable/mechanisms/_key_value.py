@@ -300,9 +300,10 @@ class PCKV(Mechanism):
         names = ("keep", "agree", "other") if variant == "ue" else ("agree", "flip", "other")
         if variant not in VARIANTS:
             raise ValueError(f"config field 'params.variant' must be 'ue' or 'grr'; got {variant!r}")
-        ints = {f"{n}_numerator": params.get(f"{n}_numerator") for n in names}
-        if not all(type(v) is int and v > 0 for v in ints.values()):
-            raise ValueError(f"config fields {sorted(ints)} of PCKV-{variant.upper()} must be positive integers")
+        given = {f"{n}_numerator": params.get(f"{n}_numerator") for n in names}
+        ints: dict[str, int] = {k: v for k, v in given.items() if type(v) is int and v > 0}
+        if len(ints) != len(given):
+            raise ValueError(f"config fields {sorted(given)} of PCKV-{variant.upper()} must be positive integers")
         ue_ok = variant != "ue" or (
             2 * ints["other_numerator"] < 1 << UE_BITS
             and ints["agree_numerator"] < ints["keep_numerator"] < 1 << UE_BITS
