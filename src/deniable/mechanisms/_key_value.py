@@ -67,6 +67,7 @@ def _build(variant: str) -> Any:
 
 @register(
     kind="keyvalue",
+    browser=True,
     decode_cost="O(n (d + ell)) bit sums (UE) or O(n) (GRR)",
     required={"epsilon", "max_pairs"},
     optional={"ell"},
