@@ -82,4 +82,6 @@ RANDOMIZERS: list[Randomizer] = [
     Randomizer("haar-hrr", lambda: dn.HaarHRR(0, 10, bins=16, epsilon=1.0), 2.5),
     Randomizer("set-valued", lambda: dn.SetValued(["a", "b", "c", "d"], epsilon=1.0, max_items=2), ["d", "a"]),
     Randomizer("set-valued", lambda: dn.SetValued(range(40), epsilon=2.0, max_items=3, oracle="olh"), [3, 7]),
+    Randomizer("pckv", lambda: dn.PCKV(["a", "b", "c"], epsilon=1.0, max_pairs=2), {"a": 0.5, "c": -1.0}),
+    Randomizer("pckv", lambda: dn.PCKV(range(12), epsilon=2.0, max_pairs=3, ell=2, variant="grr"), [(3, 0.2)]),
 ]

@@ -18,7 +18,7 @@ CORE_MODULES = [
     "deniable.mechanisms._hashing", "deniable.mechanisms._hadamard", "deniable.mechanisms._subset",
     "deniable.mechanisms._rappor", "deniable.mechanisms.registry", "deniable.mechanisms._numeric.additive",
     "deniable.mechanisms._numeric.duchi", "deniable.mechanisms._numeric.piecewise",
-    "deniable.mechanisms._numeric.hybrid",
+    "deniable.mechanisms._numeric.hybrid", "deniable.mechanisms._key_value", "deniable.mechanisms._key_value_estimate",
     "deniable._aggregates", "deniable._intervals", "deniable.testing", "deniable._shuffle",
     "deniable._allocation", "deniable._joint", "deniable._client_state", "deniable._accounting", "deniable._results",
 ]

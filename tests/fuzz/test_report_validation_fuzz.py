@@ -49,6 +49,7 @@ MECHANISMS: dict[str, Any] = {
     "hierarchical-histogram": dn.HierarchicalHistogram(0, 10, bins=16, epsilon=1.0),
     "haar-hrr": dn.HaarHRR(0, 10, bins=16, epsilon=1.0),
     "set-valued": dn.SetValued(["a", "b", "c"], epsilon=1.0, max_items=2, oracle="oue"),
+    "pckv": dn.PCKV(["a", "b", "c"], epsilon=1.0, max_pairs=2, variant="grr"),
 }
 NAMES = sorted(MECHANISMS)
 
@@ -73,6 +74,8 @@ def _valid(name: str, n: int) -> list[Any]:
         values = gen.uniform(m.low, m.high, n).tolist()
     elif registry.entry(name).kind == "set":
         values = [[m.domain[i]] for i in gen.integers(0, len(m.domain), n)]
+    elif registry.entry(name).kind == "keyvalue":
+        values = [{m.keys[i]: 0.5} for i in gen.integers(0, len(m.keys), n)]
     elif registry.entry(name).kind == "discovery":
         values = [["", "a", "bc", "xyz"][i] for i in gen.integers(0, 4, n)]
     else:

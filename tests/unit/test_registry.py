@@ -17,6 +17,8 @@ RECIPE_PARAMS = {
     "l-grr": {"epsilon_perm": 2.0, "epsilon_1": 1.0},
     "l-osue": {"epsilon_perm": 2.0, "epsilon_1": 1.0},
     "set-valued": {"epsilon": 1.0, "max_items": 2},
+    "pckv-ue": {"epsilon": 1.0, "max_pairs": 2},
+    "pckv-grr": {"epsilon": 1.0, "max_pairs": 2, "ell": 1},
 }
 
 

@@ -32,6 +32,8 @@ from deniable.mechanisms._ranges import QuantileEstimate, QueryEstimate, RangeEs
 from deniable.mechanisms._hierarchical import HierarchicalHistogram
 from deniable.mechanisms._haar import HaarHRR
 from deniable.mechanisms._set_valued import ItemEstimate, SetValued, best_set_length
+from deniable.mechanisms._key_value import PCKV
+from deniable.mechanisms._key_value_estimate import KeyValueEstimate
 # isort: on
 
 __all__ = [
@@ -76,4 +78,6 @@ __all__ = [
     "SetValued",
     "ItemEstimate",
     "best_set_length",
+    "PCKV",
+    "KeyValueEstimate",
 ]

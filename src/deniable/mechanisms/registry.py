@@ -30,7 +30,7 @@ from deniable.wire import _config as wire_config
 
 __all__ = ["Entry", "Recipe", "register", "entry", "entries", "recipe", "recipes", "entry_of"]
 
-Kind = Literal["frequency", "numeric", "sketch", "design", "discovery", "joint", "range", "set"]
+Kind = Literal["frequency", "numeric", "sketch", "design", "discovery", "joint", "range", "set", "keyvalue"]
 Builder = Callable[[Any, Mapping[str, Any]], Any]
 T = TypeVar("T", bound=type)
 

@@ -18,6 +18,7 @@
 //   one-bit-mean  0 or 1 (its domain is the interval [low, high]; the value is a number)
 //   rr-design  a survey design (designs.js): true / false, the integer answer, or {"group": g, "answer": a}
 //   haar-hrr, hierarchical-histogram, set-valued  see ranges.js (a number in [low, high]; a set: an array)
+//   pckv       see keyvalue.js (a value is the respondent's [key, value] pairs; PCKV-UE: hex, PCKV-GRR: int)
 //
 // Repeated collection. `fromConfig(cfg).privatize` makes one-time reports (RAPPOR: a fresh
 // cohort and permanent response each time; the longitudinal mechanisms: both rounds fresh).
@@ -45,6 +46,7 @@
 import { rrDesign } from './designs.js';
 import { paramsFromWire, parseJSON, stringify } from './json.js';
 import { dbitflip, longitudinalGRR, longitudinalOSUE, oneBitMean } from './longitudinal.js';
+import { pckv } from './keyvalue.js';
 import { haarHRR, hierarchicalHistogram, setValued } from './ranges.js';
 import { rappor } from './rappor.js';
 import {
@@ -181,6 +183,7 @@ const BUILDERS = {
   'haar-hrr': haarHRR,
   'hierarchical-histogram': (params, dom) => hierarchicalHistogram(params, dom, nested),
   'set-valued': (params, dom) => setValued(params, dom, nested),
+  pckv,
 };
 
 /** A level oracle from its own configuration (inside a hierarchical histogram or a set-valued question). */
@@ -195,7 +198,7 @@ function nested(cfg) {
 /** Mechanisms whose domain is a real interval [low, high] (the value is a number, not a category). */
 const NUMERIC = new Set(['one-bit-mean', 'haar-hrr', 'hierarchical-histogram']);
 /** The kind of value where it is neither a category nor a number for a mean: a number in bins, a set (an array). */
-const KINDS = { 'haar-hrr': 'range', 'hierarchical-histogram': 'range', 'set-valued': 'set' };
+const KINDS = { 'haar-hrr': 'range', 'hierarchical-histogram': 'range', 'set-valued': 'set', pckv: 'keyvalue' };
 
 /** Wire ids of the mechanisms this client implements (the Python registry's browser=True list). */
 export const MECHANISMS = Object.freeze(Object.keys(BUILDERS));

@@ -1,0 +1,59 @@
+"""The browser client's PCKV sampler (keyvalue.js under node) against the exact law.
+
+For PCKV-UE and PCKV-GRR, node makes 20,000 reports of each of three users (fewer pairs than ``ell``,
+``ell`` pairs, more; seeded byte stream); Python reads them back (``reports_from_json``: the JSON is the
+wire's) and compares their counts with ``transition_matrix`` (chi-square, alpha 1e-6 split over the 6
+checks). The browser's epsilon is the configuration's (``fromConfig`` refuses a mismatch). Power: the same
+counts against the law of the user's pairs with the opposite values fail.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from node_env import ROOT, run_node
+
+import deniable as dn
+from deniable import testing
+
+pytestmark = pytest.mark.browser
+
+CLI = ROOT / "tests" / "js" / "privatize_cli.mjs"
+ALPHA = 1e-6 / 6
+N = 20_000
+KEYS = ["a", "b", "c", "d"]
+USERS = [[["c", 0.4]], [["a", 1.0], ["d", -0.6]], [["a", -1.0], ["b", 0.2], ["d", 0.9]]]
+
+
+def _codes(m: dn.PCKV, reports: np.ndarray) -> np.ndarray:
+    if m.variant == "grr":
+        return np.asarray(reports, dtype=np.int64)
+    return (m.unpack(reports).astype(np.int64) + 1) @ (3 ** np.arange(m.cells)[::-1])
+
+
+@pytest.mark.parametrize("variant", ["ue", "grr"])
+def test_browser_reports_follow_the_exact_law(variant: str) -> None:
+    m = dn.PCKV(KEYS, epsilon=1.0, max_pairs=3, ell=2, variant=variant)
+    for i, user in enumerate(USERS):
+        items = run_node(CLI, {"config": m.to_config(), "values": [user] * N, "seed": f"pckv-{variant}-{i}"})
+        counts = np.bincount(_codes(m, m.reports_from_json(items)), minlength=3**m.cells if variant == "ue" else 0)
+        law = m.transition_matrix([user])[1][0]
+        counts = np.pad(counts, (0, law.size - counts.size))
+        r = testing.chi_square_gof(counts, law, ALPHA, label=f"{variant} {user}")
+        assert r.passed, r.message
+        flipped = [[k, -v] for k, v in user]
+        if any(v != 0 for _, v in user):
+            assert not testing.chi_square_gof(counts, m.transition_matrix([flipped])[1][0], ALPHA).passed
+
+
+def test_bad_values_are_refused_naming_the_value() -> None:
+    m = dn.PCKV(KEYS, epsilon=1.0, max_pairs=2)
+    for value, message in [
+        ([["a", 0.1], ["b", 0.1], ["c", 0.1]], "max_pairs=2"),
+        ([["z", 0.1]], "declared keys"),
+        ([["a", 1.5]], r"\[-1, 1\]"),
+        ([["a", 0.1], ["a", 0.2]], "twice"),
+        ("a", "pairs"),
+    ]:
+        with pytest.raises(Exception, match=message):
+            run_node(CLI, {"config": m.to_config(), "values": [value]})
