@@ -62,6 +62,8 @@ const NAMES = {
   'l-osue': 'longitudinal unary encoding (L-OSUE)',
   dbitflip: 'dBitFlip',
   'one-bit-mean': '1BitMean',
+  'haar-hrr': 'Haar-wavelet randomized response',
+  'hierarchical-histogram': 'a hierarchical histogram',
 };
 // what a memoizing mechanism keeps on this device, in the respondent's words
 const FIRST = () => 'its first randomization of each answer and reuses it';
@@ -166,6 +168,52 @@ function jointDevice(question, name) {
   };
 }
 
+/** What a range mechanism (kind "range") tells the respondent: its bins and how one report is made. */
+function rangeMeta(mechanism) {
+  const { bins } = mechanism.config.params;
+  const how = mechanism.mechanism === 'haar-hrr' ? 'as one randomized bit of a wavelet coefficient'
+    : 'at one level of a tree over them';
+  return `Randomized on this device with ${NAMES[mechanism.mechanism]}: your number's bin, one of ${bins} equal `
+    + `bins, is reported ${how}, ${epsilonText(mechanism.epsilon)}`;
+}
+
+/** A choose-several question (type "multiple", kind "set"): a box per option, at most max_choices checked (the
+ * others are disabled at the limit); the chosen options, as a list, are randomized by padding and sampling. */
+function multipleDevice(question, name, mechanism) {
+  const { oracle } = mechanism.config.params;
+  const most = question.max_choices;
+  const fieldset = fieldsetFor(question, `Choose up to ${most}, or none. One of your choices, or a blank, drawn at `
+    + `random on this device, is randomized with ${NAMES[oracle.mechanism] ?? oracle.mechanism}, `
+    + `${epsilonText(mechanism.epsilon)}`);
+  const options = document.createElement('div');
+  options.className = 'options';
+  const boxes = question.options.map((option, i) => {
+    const id = `${name}-o${i}`;
+    const wrap = document.createElement('label');
+    wrap.className = 'option';
+    wrap.htmlFor = id;
+    const input = Object.assign(document.createElement('input'), { type: 'checkbox', name, id, value: String(i) });
+    const text = document.createElement('span');
+    text.textContent = String(option);
+    wrap.append(input, text);
+    options.append(wrap);
+    return input;
+  });
+  const limit = () => {
+    const full = boxes.filter((b) => b.checked).length >= most;
+    for (const b of boxes) if (!b.checked) b.disabled = full;
+  };
+  for (const b of boxes) b.addEventListener('change', limit);
+  fieldset.append(options);
+  return {
+    fieldset, epsilon: mechanism.epsilon, reveals: false, memoizes: false,
+    report() {
+      const chosen = question.options.filter((_, i) => boxes[i].checked);
+      return chosen.length <= most ? mechanism.privatize(chosen) : undefined;
+    },
+  };
+}
+
 /**
  * One question's form part and its device: {fieldset, epsilon, reveals, report()}, where
  * report() is the randomized report of the chosen answer, or undefined if unanswered (a
@@ -232,7 +280,8 @@ async function device(question, index) {
   // a memoizing mechanism: this browser's kept client for this survey and question (IndexedDB);
   // not in kiosk mode, where the respondents sharing the device must not share randomizations
   const kept = KEPT[mechanism.mechanism] === undefined || kiosk ? null : await state.client(question);
-  const fieldset = fieldsetFor(question, `Randomized with ${NAMES[mechanism.mechanism] ?? mechanism.mechanism}, ${epsilonText(mechanism.epsilon)}`);
+  const fieldset = fieldsetFor(question, mechanism.kind === 'range' ? rangeMeta(mechanism)
+    : `Randomized with ${NAMES[mechanism.mechanism] ?? mechanism.mechanism}, ${epsilonText(mechanism.epsilon)}`);
   if (kept) {
     const memo = document.createElement('p');
     memo.className = 'meta memo';
@@ -240,7 +289,8 @@ async function device(question, index) {
     fieldset.querySelector('.meta').after(memo);
   }
   const privatize = (value) => (kept ? kept.privatize(value) : mechanism.privatize(value));
-  if (mechanism.kind === 'numeric') {
+  if (mechanism.kind === 'set') return multipleDevice(question, name, mechanism);
+  if (mechanism.kind === 'numeric' || mechanism.kind === 'range') {
     const [low, high] = mechanism.domain;
     const wrap = document.createElement('div');
     wrap.className = 'options';
