@@ -5,8 +5,9 @@ quantiles with intervals, a multiple question's share per option. Real server on
 
 Statistical assertions (4,000 devices; each a z = 5.33 band, two-sided normal tail 1e-7, 7 checks, so a
 correct implementation fails less than once in a million runs): the estimated CDF at three edges lies within
-5.33 standard errors of the true share of answers below them; each option's share within 5.33 of its truth. Power: a share left undebiased (the raw support rate, ``q* + (p* - q*) f / ell``) misses
-its truth by more than 1.5 times that band for the two options held by half the respondents or more.
+5.33 standard errors of the true share of answers below them; each option's share within 5.33 of its
+truth. Power: a share left undebiased (the raw support rate, ``q* + (p* - q*) f / ell``) misses its truth
+by more than 1.5 times that band for the two options held by half the respondents or more.
 """
 
 from __future__ import annotations

@@ -50,8 +50,6 @@ from deniable._estimate import Estimate, MeanEstimate, Target
 from deniable._results import jsonable
 from deniable.heavy import HeavyStat
 from deniable.server._joint_questions import joint_json
-from deniable.server._range_results import range_json
-from deniable.server._set_questions import items_json
 from deniable.server._questions import (
     DESIGN,
     FREQUENCY,
@@ -68,6 +66,8 @@ from deniable.server._questions import (
     Tally,
     design_spec,
 )
+from deniable.server._range_results import range_json
+from deniable.server._set_questions import items_json
 from deniable.survey._groups import prevalence_by
 from deniable.survey._prevalence import PrevalenceFit, prevalence_from_counts
 

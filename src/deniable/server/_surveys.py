@@ -113,7 +113,6 @@ from deniable.server._errors import SurveyError, closest, did_you_mean, is_text,
 from deniable.server._joint_questions import load_joint_question
 from deniable.server._numeric_questions import NUMBER, load_number_question
 from deniable.server._policy import POLICY_FIELDS, Policy, load_policy
-from deniable.server._set_questions import MULTIPLE, load_multiple_question
 from deniable.server._questions import (
     DESIGN,
     FREQUENCY,
@@ -129,6 +128,7 @@ from deniable.server._questions import (
     kind_of,
 )
 from deniable.server._rounds import Rounds, check_round_cost, load_rounds, question_costs
+from deniable.server._set_questions import MULTIPLE, load_multiple_question
 from deniable.wire import from_config
 
 __all__ = ["SurveyError", "Question", "AnyQuestion", "Survey", "load_survey", "load_surveys", "ID_PATTERN"]

@@ -19,6 +19,8 @@ import {
 import { fixed, significant } from './format.js';
 import { obliviousFetch } from './ohttp.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
+import { chosenIn, epsilonText, fieldsetFor, radios } from './form.js';
+import { multipleDevice } from './multiple.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -87,57 +89,6 @@ function memoText(mechanism, kept) {
     `A changed answer can cost that again, at most ${kept.draws} times in all.${flips}`;
 }
 
-function label(question, value, i) {
-  if (question.type === 'yes-no') return value ? 'Yes' : 'No';
-  const c = Array.isArray(question.categories) ? question.categories[i] : value;
-  return String(c);
-}
-
-function radios(question, domain, name) {
-  const options = document.createElement('div');
-  options.className = 'options';
-  // yes-no questions show "Yes" first; categorical ones keep the survey's order
-  const order = domain.map((_, i) => i);
-  if (question.type === 'yes-no') order.reverse();
-  for (const i of order) {
-    const id = `${name}-o${i}`;
-    const wrap = document.createElement('label');
-    wrap.className = 'option';
-    wrap.htmlFor = id;
-    const input = document.createElement('input');
-    input.type = 'radio';
-    input.name = name;
-    input.id = id;
-    input.value = String(i);
-    const text = document.createElement('span');
-    text.textContent = label(question, domain[i], i);
-    wrap.append(input, text);
-    options.append(wrap);
-  }
-  return options;
-}
-
-function fieldsetFor(question, metaText) {
-  const fieldset = document.createElement('fieldset');
-  fieldset.className = 'question';
-  fieldset.dataset.question = question.id;
-  const legend = document.createElement('legend');
-  legend.textContent = question.text;
-  const meta = document.createElement('p');
-  meta.className = 'meta';
-  meta.textContent = metaText;
-  fieldset.append(legend, meta);
-  return fieldset;
-}
-
-const chosenIn = (el, name) => {
-  const input = el.querySelector(`input[name="${name}"]:checked`);
-  return input ? Number(input.value) : undefined;
-};
-
-const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !Number.isFinite(epsilon)
-  ? 'ε = ∞: an answer can reveal the truth' : `ε = ${fixed(epsilon)}`);
-
 /** A joint question (type "joint"): one set of choices per part; the answers are randomized together, as
  * one cell of their product (row-major: the last part varies fastest), by the joint's oracle. */
 function jointDevice(question, name) {
@@ -175,43 +126,6 @@ function rangeMeta(mechanism) {
     : 'at one level of a tree over them';
   return `Randomized on this device with ${NAMES[mechanism.mechanism]}: your number's bin, one of ${bins} equal `
     + `bins, is reported ${how}, ${epsilonText(mechanism.epsilon)}`;
-}
-
-/** A choose-several question (type "multiple", kind "set"): a box per option, at most max_choices checked (the
- * others are disabled at the limit); the chosen options, as a list, are randomized by padding and sampling. */
-function multipleDevice(question, name, mechanism) {
-  const { oracle } = mechanism.config.params;
-  const most = question.max_choices;
-  const fieldset = fieldsetFor(question, `Choose up to ${most}, or none. One of your choices, or a blank, drawn at `
-    + `random on this device, is randomized with ${NAMES[oracle.mechanism] ?? oracle.mechanism}, `
-    + `${epsilonText(mechanism.epsilon)}`);
-  const options = document.createElement('div');
-  options.className = 'options';
-  const boxes = question.options.map((option, i) => {
-    const id = `${name}-o${i}`;
-    const wrap = document.createElement('label');
-    wrap.className = 'option';
-    wrap.htmlFor = id;
-    const input = Object.assign(document.createElement('input'), { type: 'checkbox', name, id, value: String(i) });
-    const text = document.createElement('span');
-    text.textContent = String(option);
-    wrap.append(input, text);
-    options.append(wrap);
-    return input;
-  });
-  const limit = () => {
-    const full = boxes.filter((b) => b.checked).length >= most;
-    for (const b of boxes) if (!b.checked) b.disabled = full;
-  };
-  for (const b of boxes) b.addEventListener('change', limit);
-  fieldset.append(options);
-  return {
-    fieldset, epsilon: mechanism.epsilon, reveals: false, memoizes: false,
-    report() {
-      const chosen = question.options.filter((_, i) => boxes[i].checked);
-      return chosen.length <= most ? mechanism.privatize(chosen) : undefined;
-    },
-  };
 }
 
 /**
@@ -289,7 +203,10 @@ async function device(question, index) {
     fieldset.querySelector('.meta').after(memo);
   }
   const privatize = (value) => (kept ? kept.privatize(value) : mechanism.privatize(value));
-  if (mechanism.kind === 'set') return multipleDevice(question, name, mechanism);
+  if (mechanism.kind === 'set') {
+    const oracle = mechanism.config.params.oracle.mechanism;
+    return multipleDevice(question, name, mechanism, NAMES[oracle] ?? oracle);
+  }
   if (mechanism.kind === 'numeric' || mechanism.kind === 'range') {
     const [low, high] = mechanism.domain;
     const wrap = document.createElement('div');
