@@ -198,6 +198,9 @@ def test_exports_and_the_command_line_read_them(run: dict[str, Any]) -> None:
 
 
 def test_parquet_export_decodes_to_the_stored_aggregates(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The export's columns decode through the survey's mechanisms to the server's aggregates, and
+    ``deniable estimate FILE --column`` reads them: the quantiles of a range column, each option's share of a
+    multiple column."""
     import io
 
     import pyarrow.parquet as pq
@@ -216,3 +219,21 @@ def test_parquet_export_decodes_to_the_stored_aggregates(tmp_path_factory: pytes
         column = table.column(q.id).to_pylist()
         values = [json.loads(v) if isinstance(v, str) else v for v in column]
         assert q.randomizer.aggregate(q.randomizer.reports_from_json(values)) == stored[q.id]
+    from typer.testing import CliRunner
+
+    from deniable.cli import app
+
+    path = db.parent / "export.parquet"
+    pq.write_table(table, path)
+    items = CliRunner().invoke(app, ["estimate", str(path), "--column", "apps", "--json"])
+    assert items.exit_code == 0, items.output
+    shares = json.loads(items.stdout)
+    est = survey.questions[2].randomizer.estimate_from(stored["apps"])
+    assert [r["item"] for r in shares["items"]] == APPS["options"] and shares["ell"] == 3
+    assert [r["estimate"] for r in shares["items"]] == pytest.approx(est.frequencies.tolist())
+    quantiles = CliRunner().invoke(app, ["estimate", str(path), "--column", "latency", "--json"])
+    assert quantiles.exit_code == 0, quantiles.output
+    median = survey.questions[0].randomizer.estimate_from(stored["latency"]).quantile(0.5).value
+    assert json.loads(quantiles.stdout)["quantiles"][2]["value"] == pytest.approx(median)
+    table_text = CliRunner().invoke(app, ["estimate", str(path), "--column", "apps"])
+    assert table_text.exit_code == 0 and "share holding each item" in table_text.stdout
