@@ -237,3 +237,19 @@ def test_parquet_export_decodes_to_the_stored_aggregates(tmp_path_factory: pytes
     assert json.loads(quantiles.stdout)["quantiles"][2]["value"] == pytest.approx(median)
     table_text = CliRunner().invoke(app, ["estimate", str(path), "--column", "apps"])
     assert table_text.exit_code == 0 and "share holding each item" in table_text.stdout
+
+
+def test_a_level_without_reports_gives_no_intervals_yet() -> None:
+    """One report reaches one level: estimates, but no standard errors or intervals (None in the JSON)."""
+    from types import SimpleNamespace
+
+    from deniable.server._answers import RangeResult
+    from deniable.server._range_results import range_json
+
+    for q in load_survey(SURVEY).questions[:2]:
+        m = q.randomizer
+        out = range_json(q, m.aggregate(m.privatize_many([10.0], rng=np.random.default_rng(1))),
+                         SimpleNamespace(level=0.95))
+        RangeResult.model_validate(out)
+        assert out["n"] == 1 and all(r["ci_low"] is None and r["std_error"] is None for r in out["quantiles"])
+        assert out["cdf"]["estimate"][0] == 0 and None in out["cdf"]["std_error"]
