@@ -75,6 +75,15 @@ def test_every_survey_key_is_on_the_survey_file_page_with_a_type_and_a_descripti
         for sub in subkeys:
             assert f"`{key}.{sub}`" in page
     assert set(generated.QUESTION_KEYS) >= {"id", "text", "type", "categories", "mechanism", "design", "randomized"}
+    from deniable.server import _numeric_questions, _set_questions
+
+    common = set(generated.QUESTION_KEYS)
+    assert set(generated.TYPE_KEYS["multiple"]) == set(_set_questions._KEYS) - common, "a multiple key undocumented"
+    range_keys = {k for name, r in _numeric_questions.number_mechanisms().items() for k in r.optional
+                  if name in ("hierarchical", "haar")}
+    assert set(generated.TYPE_KEYS["number"]) >= (set(_numeric_questions._DEFINITION_KEYS) | range_keys) - common
+    for qtype, keys in generated.TYPE_KEYS.items():
+        assert all(f"`{key}`" in page for key in keys) and f"`type: {qtype}`" in page
 
 
 def test_every_route_is_on_the_http_page_with_its_bodies() -> None:

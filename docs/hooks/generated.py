@@ -113,7 +113,7 @@ NESTED = {
 QUESTION_KEYS = {
     "id": "the question's id, unique within the survey: 1-64 characters `[A-Za-z0-9_.-]`",
     "text": "the question as the respondent reads it",
-    "type": "`yes-no`, `categorical`, `number` or `free-text`",
+    "type": "`yes-no`, `categorical`, `number`, `multiple` (choose several), `free-text` or `joint`",
     "categories": "the answers of a categorical question, in order",
     "mechanism": "the randomizer: a name (`grr`, `oue`, `olh`, ..., or `auto` for the best at this epsilon) "
                  "with its parameters as keys of the question, or an exact mechanism configuration",
@@ -123,6 +123,26 @@ QUESTION_KEYS = {
     "randomized": "`false` asks the question in the clear (it spends no epsilon); default `true`",
 }
 """The keys every question may have; the mechanism's, design's or type's own keys come on top."""
+
+TYPE_KEYS = {
+    "number": {
+        "low": "the smallest answer (answers are taken within `[low, high]`)",
+        "high": "the largest answer",
+        "units": "the answers' units, shown beside the box and in the results (1-40 characters)",
+        "bins": "`mechanism: hierarchical` or `haar`: the equal bins of `[low, high]` the results resolve "
+                "(a power of `branching`, for `haar` of 2; default 1024)",
+        "branching": "`mechanism: hierarchical`: the tree's branching factor (default 4)",
+    },
+    "multiple": {
+        "options": "the options a respondent may tick, in order (2 to 1000 distinct strings or integers)",
+        "max_choices": "the most options one answer may hold (none is an answer too)",
+        "ell": "the length answers are padded and sampled to (1 to `max_choices`; default `max_choices`, "
+               "which keeps every share unbiased)",
+        "oracle": "the frequency oracle over the options and the padding: `grr`, `oue`, `olh` or `auto` "
+                  "(default: the lowest variance)",
+    },
+}
+"""Keys of a question of one ``type`` beside :data:`QUESTION_KEYS` and its mechanism's parameters."""
 
 
 def _examples() -> dict[str, Any]:
@@ -182,9 +202,16 @@ def survey_file_markdown() -> str:
             out.append("")
         if key == "questions":
             out += ["Every question has these keys; a mechanism's parameters (such as `epsilon`, `num_bits`), a "
-                    "design's, or a `number` / `free-text` question's own keys come on top, and the loader "
-                    "names any key it does not know:", ""]
+                    "design's, or a `number` / `multiple` / `free-text` / `joint` question's own keys come on top, "
+                    "and the loader names any key it does not know:", ""]
             out += [f"* `questions[].{sub}`: {text}" for sub, text in QUESTION_KEYS.items()] + [""]
+            out += ["A `number` question collects a number for its mean (`mechanism: one-bit-mean`) or for its "
+                    "CDF, ranges and quantiles with intervals (`mechanism: hierarchical` or `haar`); a `multiple` "
+                    "question lets a respondent tick several options, randomized by padding and sampling "
+                    "([sets](../math/sets.md)). Their own keys:", ""]
+            for qtype, keys in TYPE_KEYS.items():
+                out += [f"* `type: {qtype}`: " + "; ".join(f"`{k}`: {t}" for k, t in keys.items())]
+            out.append("")
     return "\n".join(out)
 
 

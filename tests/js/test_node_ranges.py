@@ -1,11 +1,12 @@
 """The browser client's range and set-valued samplers (ranges.js under node) against their exact laws.
 
-For each mechanism (HierarchicalHistogram with OUE and with OLH, HaarHRR, SetValued with GRR), node
-makes 20,000 reports of each of three values (seeded byte stream); Python reads them back
-(``reports_from_json``: the JSON is the wire's) and compares their counts with the exact law of
-``transition_matrix`` (chi-square, alpha 1e-6 split over the 12 checks). Power: the same counts
-against the law of the mechanism at a 25% larger epsilon fail (chi-square far beyond its critical
-value: a miss below 1e-12 in every case).
+For each mechanism (HierarchicalHistogram with OUE and with OLH, HaarHRR, SetValued with GRR, and the
+SetValued of a survey's ``type: multiple`` question with OUE and with OLH, from its exact configuration),
+node makes 20,000 reports of each of three values (seeded byte stream; a choose-several answer may be
+empty: all padding); Python reads them back (``reports_from_json``: the JSON is the wire's) and compares
+their counts with the exact law of ``transition_matrix`` (chi-square, alpha 1e-6 split over the 18
+checks). Power: the same counts against the law of the mechanism at a 25% larger epsilon fail
+(chi-square far beyond its critical value: a miss below 1e-12 in every case).
 """
 
 from __future__ import annotations
@@ -23,9 +24,22 @@ from deniable import testing
 pytestmark = pytest.mark.browser
 
 CLI = ROOT / "tests" / "js" / "privatize_cli.mjs"
-ALPHA = 1e-6 / 12
+ALPHA = 1e-6 / 18
 N = 20_000
 ITEMS = ["a", "b", "c", "d"]
+
+
+def _multiple(oracle: str) -> Any:
+    """The randomizer of a survey's choose-several question (its exact configuration, as devices get it)."""
+    from deniable.server._surveys import load_survey
+
+    def build(eps: float) -> Any:
+        question = {"id": "apps", "text": "Which?", "type": "multiple", "options": ITEMS, "max_choices": 3, "ell": 2,
+                    "epsilon": eps, "oracle": oracle}
+        return load_survey({"id": "s", "title": "S", "budget": eps, "questions": [question]}).questions[0].randomizer
+
+    return build
+
 
 CASES: dict[str, Any] = {
     "hh-oue": (lambda eps: dn.HierarchicalHistogram(0, 8, bins=4, branching=2, epsilon=eps, oracle="oue"),
@@ -35,7 +49,21 @@ CASES: dict[str, Any] = {
     "haar": (lambda eps: dn.HaarHRR(0, 8, bins=8, epsilon=eps), [0.0, 3.5, 7.9]),
     "set-grr": (lambda eps: dn.SetValued(ITEMS, epsilon=eps, max_items=3, ell=2, oracle="grr"),
                 [["a"], ["b", "d"], ["a", "c", "d"]]),
+    "multiple-oue": (_multiple("oue"), [[], ["b", "d"], ["a", "c", "d"]]),
+    "multiple-olh": (_multiple("olh"), [[], ["c"], ["a", "b", "d"]]),
 }
+
+
+def _set_outputs(m: Any, reports: Any) -> Any:
+    """Each set-valued report's column in its oracle's ``transition_matrix`` (GRR: the reported position)."""
+    if m.mechanism.report_kind == "category":
+        return np.asarray(reports, dtype=np.int64)
+    outputs, _ = m.mechanism.transition_matrix()
+    where = {o: i for i, o in enumerate(outputs)}
+    if reports.dtype.names:  # OLH: (seed, bucket)
+        return np.array([where[(int(r["seed"]), int(r["value"]))] for r in reports])
+    k = m.mechanism.k  # OUE: the bits, unpacked
+    return np.array([where[tuple(int(b) for b in np.unpackbits(r, count=k))] for r in reports])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -47,7 +75,7 @@ def test_browser_reports_follow_the_exact_law(name: str) -> None:
         reports = m.reports_from_json(items)
         if isinstance(m, dn.SetValued):
             law, wrong_law = m.transition_matrix([value])[0], wrong.transition_matrix([value])[0]
-            counts = np.bincount(np.asarray(reports, dtype=np.int64), minlength=law.size)
+            counts = np.bincount(_set_outputs(m, reports), minlength=law.size)
         else:
             row = int(m.bin_of([value])[0])
             law, wrong_law = m.transition_matrix()[1][row], wrong.transition_matrix()[1][row]

@@ -35,10 +35,10 @@ from deniable.cli._common import (
     parse_epsilon,
     progress,
 )
-from deniable.cli._output import show_estimate, show_mean, show_quantiles, show_sliced
+from deniable.cli._output import show_estimate, show_items, show_mean, show_quantiles, show_sliced
 from deniable.errors import DeniableWarning, ReportError
 from deniable.heavy import HeavyHitters
-from deniable.mechanisms import RangeEstimate, registry
+from deniable.mechanisms import ItemEstimate, RangeEstimate, registry
 from deniable.wire._text import yes_no_labels
 
 __all__ = ["privatize_cmd", "estimate_cmd"]
@@ -346,6 +346,9 @@ def estimate_cmd(
         return
     if isinstance(est, RangeEstimate):
         show_quantiles(est, level=level, as_json=as_json)
+        return
+    if isinstance(est, ItemEstimate):  # choose-several answers: each item's share of respondents
+        show_items(est, level=level, as_json=as_json)
         return
     if isinstance(est, JointEstimate):  # several questions answered jointly: the cells, by tuple of answers
         est = replace(est.cells, domain=m.domain)

@@ -196,6 +196,29 @@ def show_quantiles(est: Any, *, level: float, as_json: bool) -> None:
     out.print(table)
 
 
+def show_items(est: Any, *, level: float, as_json: bool) -> None:
+    """Print a set-valued mechanism's item shares (:class:`~deniable.ItemEstimate`: a respondent holds several,
+    so they need not add up to 1) with standard errors and normal intervals, as a table or JSON."""
+    from rich.markup import escape
+
+    low, high = est.confidence_interval(level)
+    rows = [{"item": item, "estimate": float(f), "std_error": float(s), "ci_low": float(lo), "ci_high": float(hi)}
+            for item, f, s, lo, hi in zip(est.domain, est.frequencies, est.std_errors, low, high, strict=True)]
+    if as_json:
+        print_json({"mechanism": est.mechanism, "epsilon": est.epsilon, "n": est.n, "ell": est.ell, "level": level,
+                    "target": "population", "items": rows})
+        return
+    table = Table(title=f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}: share holding each item",
+                  title_justify="left", caption=f"sets padded and sampled to ell = {est.ell}; shares need not add "
+                  "up to 1", caption_justify="left")
+    for header in ("item", "share", "std. error", f"{level:.0%} interval low", "interval high"):
+        table.add_column(header, justify="right")
+    for r in rows:
+        table.add_row(escape(str(r["item"])), _number(r["estimate"], ".4f"), _number(r["std_error"], ".4f"),
+                      _number(r["ci_low"], ".4f"), _number(r["ci_high"], ".4f"))
+    out.print(table)
+
+
 def show_mean(est: MeanEstimate, *, level: float, as_json: bool, title: str | None = None) -> None:
     """Print a numeric mechanism's mean estimate (mean, standard error, interval) as a table or JSON."""
     data = est.to_dict(level)

@@ -416,6 +416,8 @@ def _other_line(result: dict[str, Any], level: float) -> str:
         return _discovery_lines(result, level)
     if result["kind"] == "joint":
         return _joint_lines(result, level)
+    if result["kind"] in ("range", "items"):
+        return _range_lines(result, level) if result["kind"] == "range" else _items_lines(result, level)
     pi = result["parameters"][0]
     eps = "infinite: an answer reveals the truth" if result["reveals_truth"] else f"{result['epsilon']:.4g}"
     head = f"{result['id']}: {result['design']['model']} design, n = {result['n']:,}, epsilon = {eps}"
@@ -423,6 +425,35 @@ def _other_line(result: dict[str, Any], level: float) -> str:
         return f"{head}: too few answers for a prevalence"
     return (f"{head}: prevalence {pi['estimate']:.4f}, standard error {pi['std_error']:.4f}, "
             f"{level:.0%} interval {pi['ci_low']:.4f} .. {pi['ci_high']:.4f}")
+
+
+def _interval(lo: float | None, hi: float | None) -> str:
+    return "no interval yet" if lo is None or hi is None else f"{lo:.4g} .. {hi:.4g}"
+
+
+def _range_lines(result: dict[str, Any], level: float) -> str:
+    """A number question collected for ranges: its quantiles with their intervals (the CDF is in the JSON)."""
+    units = f" {result['units']}" if result.get("units") else ""
+    head = (f"{result['id']}: answers in [{result['low']:g}, {result['high']:g}]{units}, {result['bins']} bins "
+            f"({result['mechanism']}), n = {result['n']:,}, epsilon = {result['epsilon']:.4g}")
+    if not result["n"]:
+        return f"{head}: no reports yet"
+    rows = [f"  {q['q']:.0%} quantile {q['estimate']:.4g}{units} ({_interval(q['ci_low'], q['ci_high'])})"
+            for q in result["quantiles"]]
+    return "\n".join([head, *rows, f"  ({level:.0%} intervals; the CDF with its band: --json)"])
+
+
+def _items_lines(result: dict[str, Any], level: float) -> str:
+    """A choose-several question: each option's share of respondents with its interval."""
+    from rich.markup import escape
+
+    head = (f"{result['id']}: choose up to {result['max_choices']} of {len(result['options'])} "
+            f"({result['mechanism']}, ell = {result['ell']}), n = {result['n']:,}, epsilon = {result['epsilon']:.4g}")
+    if not result["n"]:
+        return f"{head}: no reports yet"
+    rows = [f"  {escape(str(o))}: {e:.4f} ({lo:.4f} .. {hi:.4f})" for o, e, lo, hi in zip(
+        result["options"], result["estimate"], result["ci_low"], result["ci_high"], strict=True)]
+    return "\n".join([head, *rows, f"  ({level:.0%} intervals; shares of respondents, not adding up to 1)"])
 
 
 def _joint_lines(result: dict[str, Any], level: float) -> str:

@@ -29,7 +29,7 @@ class BatchAccepted(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer", "free-text", "number", "joint"]
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number", "joint", "multiple"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -65,6 +65,8 @@ class QuestionOut(BaseModel):
     questions: list[dict[str, Any]] | None = Field(
         default=None, description="a joint question's parts ({id, text, categories}), answered as one list"
     )
+    options: list[Any] | None = Field(default=None, description="a multiple question's options, in order")
+    max_choices: int | None = Field(default=None, description="the most options a multiple question's answer holds")
 
 
 class RoundsOut(BaseModel):
@@ -316,6 +318,68 @@ class JointResult(BaseModel):
     pairs: list[JointPairOut]
 
 
+class CdfOut(BaseModel):
+    """A range question's estimated CDF at points of [low, high], with the pointwise interval."""
+
+    x: list[float]
+    estimate: list[float | None] = Field(description="the share of answers below x (unbiased, binned answers)")
+    std_error: list[float | None]
+    ci_low: list[float | None] = Field(description="pointwise normal interval at level, clipped to [0, 1]")
+    ci_high: list[float | None]
+
+
+class QuantileOut(BaseModel):
+    """A quantile with the interval inverted from the CDF's pointwise band."""
+
+    q: float
+    estimate: float | None
+    std_error: float | None = Field(description="half the width of the interval inverted from the +-1 SE band")
+    ci_low: float | None
+    ci_high: float | None
+
+
+class RangeResult(BaseModel):
+    """A number question collected by a range mechanism (hierarchical, haar): its CDF and quantiles."""
+
+    id: str
+    text: str
+    type: Literal["number"]
+    kind: Literal["range"]
+    mechanism: str = Field(description="mechanism class name")
+    epsilon: float = Field(description="one report's epsilon")
+    n: int
+    target: Literal["population"]
+    level: float
+    low: float
+    high: float
+    bins: int = Field(description="equal bins of [low, high] the mechanism resolves")
+    units: str | None
+    cdf: CdfOut | None = Field(description="null without reports")
+    quantiles: list[QuantileOut] | None = Field(description="null without reports")
+    aggregate: dict[str, Any] = Field(description="the merged SupportCounts (each level's count, then its counts)")
+
+
+class ItemsResult(BaseModel):
+    """A multiple question (choose several): each option's share of respondents who chose it."""
+
+    id: str
+    text: str
+    type: Literal["multiple"]
+    kind: Literal["items"]
+    mechanism: str = Field(description="the oracle on the options and the ell dummies")
+    epsilon: float
+    n: int
+    target: Literal["population"]
+    level: float
+    options: list[Any]
+    max_choices: int
+    ell: int = Field(description="sets padded and sampled to ell entries (unbiased when no set is longer)")
+    estimate: list[float | None] | None = Field(description="shares need not add up to 1; null without reports")
+    std_error: list[float | None] | None
+    ci_low: list[float | None] | None = Field(description="normal interval at level")
+    ci_high: list[float | None] | None
+
+
 class ShuffledOut(BaseModel):
     """The central guarantee of the responses if collected through a trusted shuffler."""
 
@@ -357,7 +421,8 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult
+                    | RangeResult | ItemsResult]
     sequences: dict[str, SequenceOut | None] | None = Field(
         default=None, description="rounds with anytime: true: per frequency question, the confidence sequence of "
         "every round so far (null for a memoizing question, or before its first report)")
@@ -448,7 +513,8 @@ class ResultsOut(BaseModel):
     )
     target: Literal["population", "respondents"]
     level: float = Field(gt=0, lt=1)
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult]
+    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult
+                    | RangeResult | ItemsResult]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
     defences: DefencesOut | None = Field(default=None, description="what bounds the number of fake responses")
     by: SlicedOut | None = Field(default=None, description="with ?by=QUESTION only: each frequency and number "

@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from deniable.server._questions import DESIGN, AnyQuestion
+from deniable.server._questions import DESIGN, SET, AnyQuestion
 from deniable.server._storage import Storage
 from deniable.server._surveys import Survey
 
@@ -72,13 +72,15 @@ def column_type(question: AnyQuestion) -> str:
         return "int" if question.type == "integer" else _values_type(question.categories)
     if question.kind == DESIGN:
         return "group-answer" if question.design.groups > 1 else "bool"
-    kind = getattr(question.mechanism, "report_kind", None)
+    # a choose-several question reports its oracle's on the options and dummies (positions)
+    oracle = question.mechanism.mechanism if question.kind == SET else question.mechanism
+    kind = getattr(oracle, "report_kind", None)
     if kind in ("bool", "int", "float"):
         return str(kind)
     if kind == "bit":  # 1BitMean: the bit as the number 0.0 or 1.0, as on the wire
         return "float"
     if kind == "category":
-        return _values_type(question.mechanism.domain)
+        return _values_type(oracle.domain)
     return "json"
 
 

@@ -1,8 +1,9 @@
-"""Number questions: a numeric answer in a range, randomized by a numeric mechanism.
+"""Number questions: a numeric answer in a range, randomized by a numeric or a range mechanism.
 
 A question of ``type: number`` asks for a number in ``[low, high]`` and
-collects it with a numeric mechanism the browser client implements (the
-registry's numeric entries marked ``browser``; today 1BitMean)::
+collects it with a numeric or range mechanism the browser client implements
+(the registry's numeric and range entries marked ``browser``: 1BitMean for a
+mean; ``hierarchical`` and ``haar`` for ranges, the CDF and quantiles)::
 
     - id: minutes
       text: How many minutes did you spend on the app today?
@@ -13,6 +14,24 @@ registry's numeric entries marked ``browser``; today 1BitMean)::
       mechanism: one-bit-mean
       epsilon: 1.0
       gamma: 0.1              # optional: output perturbation (1BitMean)
+
+    - id: latency
+      text: How long did the page take to load?
+      type: number
+      low: 0
+      high: 2000
+      units: ms
+      mechanism: hierarchical # or haar
+      epsilon: 1.0
+      bins: 256               # equal bins of [low, high]: a power of branching (haar: of 2); default 1024
+      branching: 4            # hierarchical only; default 4
+
+A range mechanism (:class:`~deniable.HierarchicalHistogram` with level
+sampling and constrained inference, :class:`~deniable.HaarHRR`) puts the
+answer in its bin exactly as Python does and reports one level's node (or
+Haar coefficient); its results are the CDF with its pointwise band and
+quantiles with intervals inverted from it
+(:mod:`deniable.server._range_results`).
 
 Each device randomizes its answer with the question's exact mechanism
 configuration (``m.to_config()``, which the question stores) and sends one
@@ -25,7 +44,8 @@ one report's (``m.epsilon``; with ``gamma`` below the memoized bits'
 ``epsilon_perm``).
 
 **Aggregate.** The mechanism's mergeable :class:`~deniable._aggregates.MeanStat`
-(``n``, sum and sum of squares of the standardized reports), stored and
+(``n``, sum and sum of squares of the standardized reports) for a mean, its
+:class:`~deniable.SupportCounts` per level for a range mechanism, stored and
 merged like every other question's aggregate.
 
 **Results** (:mod:`deniable.server._question_results`).
@@ -59,8 +79,9 @@ _STORED_KEYS = frozenset({"id", "text", "type", "units", "mechanism"})
 
 
 def number_mechanisms() -> dict[str, registry.Recipe]:
-    """The recipes a number question may name: numeric mechanisms the browser client implements."""
-    return {name: r for name, r in registry.recipes("numeric").items() if registry.entry(r.wire_id).browser}
+    """The recipes a number question may name: numeric and range mechanisms the browser client implements."""
+    found = {**registry.recipes("numeric"), **registry.recipes("range")}
+    return {name: r for name, r in found.items() if registry.entry(r.wire_id).browser}
 
 
 # -------------------------------------------------------------------- loading
@@ -134,6 +155,7 @@ def load_number_question(data: Mapping[str, Any], qid: str, text: str, where: st
         mechanism = recipe.build((low, high), params)
     except (ValueError, TypeError) as exc:
         message = str(exc)
-        field = next((k for k in sorted(params, key=len, reverse=True) if k in message), "mechanism")
+        named = sorted(params, key=lambda k: (not message.startswith(k), -len(k)))  # the one it starts with
+        field = next((k for k in named if k in message), "mechanism")
         raise SurveyError(f"{where}{field}", f"{name}: {message}") from None
     return Question(qid, text, NUMBER, mechanism, units=units)

@@ -21,6 +21,10 @@ its merged aggregate (never from the reports), by the table
 * **numeric**: the mean (:meth:`NumericMechanism.estimate_from
   <deniable.mechanisms._numeric.base.NumericMechanism.estimate_from>`), its
   standard error and normal interval; undefined with fewer than 2 reports.
+* **range** (a number question for ranges): the CDF with its pointwise band
+  and quantiles with intervals (:func:`deniable.server._range_results.range_json`).
+* **set** (choose several): each option's share with its interval
+  (:func:`deniable.server._set_questions.items_json`).
 * **heavy** (free text): the values :meth:`HeavyHitters.identify
   <deniable.heavy.HeavyHitters.identify>` discovers, cached by aggregate.
 * **plain**: what was answered: counts per category, or for an integer
@@ -53,6 +57,8 @@ from deniable.server._questions import (
     JOINT,
     NUMERIC,
     PLAIN,
+    RANGE,
+    SET,
     SKETCH,
     AnyQuestion,
     PlainQuestion,
@@ -60,6 +66,8 @@ from deniable.server._questions import (
     Tally,
     design_spec,
 )
+from deniable.server._range_results import range_json
+from deniable.server._set_questions import items_json
 from deniable.survey._groups import prevalence_by
 from deniable.survey._prevalence import PrevalenceFit, prevalence_from_counts
 
@@ -320,7 +328,7 @@ def plain_json(q: PlainQuestion, tally: Tally, _view: View | None = None) -> dic
 
 PRESENTATIONS: dict[str, Callable[[Any, Any, View], dict[str, Any]]] = {
     FREQUENCY: frequency_json, SKETCH: frequency_json, DESIGN: design_json, NUMERIC: mean_json, HEAVY: discovery_json,
-    PLAIN: plain_json, JOINT: joint_json,
+    PLAIN: plain_json, JOINT: joint_json, RANGE: range_json, SET: items_json,
 }
 """Each question kind's results: the randomizer's registry kind (:func:`deniable.server._questions.kind_of`),
 or ``"plain"``."""

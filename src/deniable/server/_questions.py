@@ -42,7 +42,7 @@ from deniable.mechanisms import registry
 from deniable.mechanisms._contract import CheckedReports
 
 __all__ = ["Question", "PlainQuestion", "AnyQuestion", "Tally", "kind_of", "design_spec", "JOINT",
-           "FREQUENCY", "SKETCH", "NUMERIC", "DESIGN", "HEAVY", "PLAIN"]
+           "FREQUENCY", "SKETCH", "NUMERIC", "DESIGN", "HEAVY", "PLAIN", "RANGE", "SET"]
 
 FREQUENCY, SKETCH, NUMERIC, DESIGN = "frequency", "sketch", "numeric", "design"
 HEAVY = "discovery"
@@ -51,6 +51,11 @@ PLAIN = "plain"
 """The kind of a plain question (no randomizer)."""
 JOINT = "joint"
 """The kind of a joint question (:class:`~deniable.Joint`, :mod:`deniable.server._joint_questions`)."""
+RANGE = "range"
+"""The kind of a number question for ranges and quantiles (:class:`~deniable.HierarchicalHistogram`,
+:class:`~deniable.HaarHRR`: :mod:`deniable.server._numeric_questions`)."""
+SET = "set"
+"""The kind of a choose-several question (:class:`~deniable.SetValued`: :mod:`deniable.server._set_questions`)."""
 
 
 def kind_of(randomizer: Any) -> str:
@@ -354,6 +359,17 @@ def _numeric_public(q: Question) -> dict[str, Any]:
     return {**_numeric(q), "randomized": True, "epsilon": q.epsilon, "low": m.low, "high": m.high}
 
 
+def _multiple(q: Question) -> dict[str, Any]:
+    """A choose-several question's options, its most choices and its exact :class:`~deniable.SetValued`
+    configuration."""
+    m = q.randomizer
+    return {**_base(q), "options": list(m.domain), "max_choices": m.max_items, "mechanism": m.to_config()}
+
+
+def _multiple_public(q: Question) -> dict[str, Any]:
+    return {**_multiple(q), "randomized": True, "epsilon": q.epsilon}
+
+
 def _heavy(q: Question) -> dict[str, Any]:
     return {**_base(q), "discovery": q.randomizer.to_config()}
 
@@ -395,7 +411,8 @@ def _joint_public(q: Question) -> dict[str, Any]:
 
 _Form = Callable[[Question], dict[str, Any]]
 _STORED: dict[str, _Form] = {FREQUENCY: _frequency, SKETCH: _frequency, DESIGN: _design, NUMERIC: _numeric,
-                             HEAVY: _heavy, JOINT: _joint}
+                             HEAVY: _heavy, JOINT: _joint, RANGE: _numeric, SET: _multiple}
 _PUBLIC: dict[str, _Form] = {FREQUENCY: _frequency, SKETCH: _frequency, DESIGN: _design_public,
-                             NUMERIC: _numeric_public, HEAVY: _heavy_public, JOINT: _joint_public}
+                             NUMERIC: _numeric_public, HEAVY: _heavy_public, JOINT: _joint_public,
+                             RANGE: _numeric_public, SET: _multiple_public}
 _LOCATE: dict[str, Callable[[Any, Sequence[Any], ReportError], ReportError]] = {HEAVY: _heavy_located}

@@ -72,8 +72,14 @@ a mechanism's: see :mod:`deniable.server._discovery`.
 
 A question of ``type: number`` (``low``, ``high``, ``mechanism:
 one-bit-mean``, ``epsilon``, optional ``gamma``, ``points`` and ``units``)
-collects a number whose mean is estimated; one report's epsilon counts in
-the budget: see :mod:`deniable.server._numeric_questions`.
+collects a number whose mean is estimated; with ``mechanism: hierarchical``
+or ``haar`` (optional ``bins``, and ``branching`` for ``hierarchical``) its
+CDF, ranges and quantiles; one report's epsilon counts in the budget: see
+:mod:`deniable.server._numeric_questions`.
+
+A question of ``type: multiple`` (``options``, ``max_choices``, ``epsilon``,
+optional ``ell`` and ``oracle``) lets a respondent choose several options,
+randomized by padding and sampling: see :mod:`deniable.server._set_questions`.
 
 Beside its questions a survey has settings against flooding and for its
 results (``rate_limit``, ``max_responses``, ``results``:
@@ -114,12 +120,15 @@ from deniable.server._questions import (
     JOINT,
     NUMERIC,
     PLAIN,
+    RANGE,
+    SET,
     SKETCH,
     AnyQuestion,
     Question,
     kind_of,
 )
 from deniable.server._rounds import Rounds, check_round_cost, load_rounds, question_costs
+from deniable.server._set_questions import MULTIPLE, load_multiple_question
 from deniable.wire import from_config
 
 __all__ = ["SurveyError", "Question", "AnyQuestion", "Survey", "load_survey", "load_surveys", "ID_PATTERN"]
@@ -270,6 +279,8 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
         if not randomized:
             raise SurveyError(f"{where}randomized", "a joint question is always randomized")
         return load_joint_question(data, qid, text, where)
+    if qtype == MULTIPLE:  # deniable.server._set_questions
+        return load_multiple_question(data, qid, text, where)
     if not randomized:
         return load_plain_question(data, qid, text, where)
     if "design" in data:
@@ -457,7 +468,8 @@ def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
 
 
 _KIND_NAMES = {DESIGN: "a survey design", NUMERIC: "a number question", HEAVY: "a free-text question",
-               PLAIN: "a plain question"}
+               PLAIN: "a plain question", JOINT: "a joint question", RANGE: "a number question",
+               SET: "a multiple question"}
 
 
 def load_surveys(sources: Iterable[str | Path | Mapping[str, Any] | Survey]) -> list[Survey]:

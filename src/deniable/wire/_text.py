@@ -61,10 +61,15 @@ def yes_no_labels(cell: str) -> tuple[str, str] | None:
 
 
 def plain_reports(mechanism: Any) -> bool:
-    """Whether every report's JSON form is a string (stored as-is, not JSON-quoted)."""
+    """Whether every report's JSON form is a string (stored as-is, not JSON-quoted).
+
+    A set-valued (or joint) mechanism reports its inner oracle's categories, the positions of its items
+    and dummies: those decide, not its own items.
+    """
     if mechanism.report_kind == "bits":
         return True
-    return mechanism.report_kind == "category" and all(isinstance(v, str) for v in mechanism.domain)
+    reported = getattr(mechanism, "mechanism", mechanism)
+    return mechanism.report_kind == "category" and all(isinstance(v, str) for v in reported.domain)
 
 
 def to_text(

@@ -27,6 +27,13 @@ export const percent = (x, digits = 1) => (Number.isFinite(x) ? `${(100 * x).toF
 /** A count thousands separated, rounded to a whole number: "1,204"; "–" when not a finite number. */
 export const wholeNumber = (x) => (Number.isFinite(x) ? grouped(Math.round(x)) : '–');
 
+/** A "nice" step (1, 2, 2.5 or 5 times a power of ten) for about `count` ticks over `span`. */
+export function niceStep(span, count) {
+  const raw = span / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
+}
+
 /** A number of a question's range or axis (estimates: estimateTexts): up to 4 significant digits, thousands separated ("–": not finite). */
 export function numberText(x) {
   if (!Number.isFinite(x)) return '–';

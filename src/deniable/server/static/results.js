@@ -9,9 +9,10 @@ import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
 import { slicedSection } from './sliced_results.js';
 import { jointSection } from './joint_results.js';
+import { itemsSection, rangeSection } from './range_results.js';
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import {
-  countOf, estimateTexts, fixed, grouped, percent, scientific, significant,
+  countOf, estimateTexts, fixed, grouped, niceStep, percent, scientific, significant,
 } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -40,13 +41,6 @@ function categoryLabel(q, c) {
   return String(c);
 }
 
-/** A "nice" step (1, 2 or 5 times a power of ten) for about `count` ticks over `span`. */
-function niceStep(span, count) {
-  const raw = span / count;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
-}
-
 /** Category positions in display order: "Yes" before "No", otherwise the survey's order. */
 function order(q) {
   const positions = q.categories.map((_, i) => i);
@@ -71,12 +65,12 @@ function chart(q, index, level, span = []) {
   const values = [...rows.flatMap((r) => [r.est, r.low, r.high]), ...span].filter((v) => Number.isFinite(v));
   let lo = Math.min(0, ...values);
   let hi = Math.max(0.1, ...values);
-  const step = niceStep(hi - lo, 5);
+  const width = chartWidth();
+  const narrow = width < 520;
+  const step = niceStep(hi - lo, narrow ? 3 : 5); // a phone's axis has room for fewer labels
   lo = Math.floor(lo / step + 1e-9) * step;
   hi = Math.ceil(hi / step - 1e-9) * step;
 
-  const width = chartWidth();
-  const narrow = width < 520;
   const labelW = narrow ? 104 : 160;
   const valueW = narrow ? 92 : 120;
   const rowH = 30;
@@ -211,7 +205,7 @@ function manipulationNote(m) {
 function legend(questions, level, target) {
   const kinds = new Set(questions.map((q) => q.kind ?? 'shares'));
   const parts = [];
-  if (kinds.has('shares') || kinds.has('design') || kinds.has('joint')) {
+  if (kinds.has('shares') || kinds.has('design') || kinds.has('joint') || kinds.has('items')) {
     parts.push(`Bars: estimated share per answer of ${target.long} (debiased from the randomized reports). `
       + `Whiskers, and the range printed under each value: ${level} confidence interval (not a standard error; the `
       + 'standard errors are in the table under “Show the numbers”). Estimates can fall slightly outside 0–100% '
@@ -221,6 +215,15 @@ function legend(questions, level, target) {
     parts.push(`${kinds.size > 1 ? 'Number questions: a' : 'A'} dot for the estimated mean of the answers of `
       + `${target.long} (debiased from the randomized reports), whiskers for its ${level} confidence interval `
       + '(not a standard error; that is in the table under “Show the numbers”), drawn on the question’s range.');
+  }
+  if (kinds.has('range')) {
+    parts.push(`${kinds.size > 1 ? 'Number questions asked for ranges: the' : 'The'} estimated share of answers `
+      + `below each value (a line) with its ${level} pointwise confidence band (shaded), and quantiles such as the `
+      + 'median with their confidence intervals (whiskers).');
+  }
+  if (kinds.has('items')) {
+    parts.push('Choose-several questions: the estimated share of respondents who chose each option; the shares '
+      + 'need not add up to 100%.');
   }
   if (kinds.has('discovery')) {
     parts.push(`${kinds.size > 1 ? 'Free-text questions: the' : 'The'} answers respondents typed that were found, `
@@ -232,7 +235,7 @@ function legend(questions, level, target) {
     parts.push('Questions answered together (randomized as one): each question’s estimated shares, and how '
       + 'strongly each pair of answers goes together.');
   }
-  if (kinds.has('shares') || kinds.has('design') || kinds.has('mean') || kinds.has('joint')) {
+  if (['shares', 'design', 'mean', 'joint', 'range', 'items'].some((k) => kinds.has(k))) {
     parts.push('Each estimate, its interval and its standard error are printed with the same decimals, '
       + 'set by the standard error (two significant digits of it).');
   }
@@ -277,6 +280,10 @@ function render(results) {
     }
     if (q.kind === 'joint') {
       container.append(jointSection(q, level, chart));
+      return;
+    }
+    if (q.kind === 'range' || q.kind === 'items') {
+      container.append(q.kind === 'range' ? rangeSection(q, level, chartWidth()) : itemsSection(q, i, level, chart));
       return;
     }
     if (q.kind === 'design' || q.kind === 'plain') {

@@ -3,7 +3,7 @@
 // (an SVG line per answer with its confidence band) and a table. Only DOM/SVG elements and classes:
 // the page's Content-Security-Policy forbids inline styles.
 import { html, numbersTable, svgEl } from './dom.js';
-import { countOf, estimateTexts, fixed, numberText, percent } from './format.js';
+import { countOf, estimateTexts, fixed, niceStep, numberText, percent } from './format.js';
 
 const SERIES = 6; // colours in style.css (.series-0 .. .series-5)
 
@@ -23,7 +23,7 @@ const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c ===
 /** The series a question has per round: one per answer (mechanism questions), the prevalence (designs)
  * or the mean (number questions). */
 function seriesOf(q, sequences) {
-  if (q.kind === 'plain' || q.kind === 'discovery' || q.kind === 'joint') return null; // no fixed answers to follow
+  if (['plain', 'discovery', 'joint', 'range', 'items'].includes(q.kind)) return null; // no fixed answers to follow
   if (sequences) return sequenceSeries(q, sequences[q.id]);
   if (q.kind === 'mean') {
     return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }];
@@ -51,12 +51,6 @@ function sequenceSeries(q, seq) {
   return order.map((i) => ({
     label: answerLabel(q, q.categories[i]), est: seq.estimate[i], low: seq.ci_low[i], high: seq.ci_high[i], se: (seq.ci_high[i] - seq.ci_low[i]) / 4,
   }));
-}
-
-function niceStep(span, count) {
-  const raw = span / count;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
 }
 
 const clamp = (v, [min, max]) => Math.min(max, Math.max(min, v));
@@ -207,7 +201,7 @@ export function roundsSection(info, level, width) {
   }
   info.rounds[0].questions.forEach((q0, qi) => {
     // as given, free text, or several answers together: see the pooled results
-    if (q0.kind === 'plain' || q0.kind === 'discovery' || q0.kind === 'joint') return;
+    if (['plain', 'discovery', 'joint', 'range', 'items'].includes(q0.kind)) return;
     const anytime = Boolean(info.anytime);
     const perRound = info.rounds.map((r) => seriesOf(r.questions[qi], anytime ? r.sequences ?? {} : null));
     if (!perRound.some((p) => p)) return; // a memoizing question under anytime: no sequence to draw

@@ -19,6 +19,8 @@ import {
 import { fixed, significant } from './format.js';
 import { obliviousFetch } from './ohttp.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
+import { chosenIn, epsilonText, fieldsetFor, radios } from './form.js';
+import { multipleDevice } from './multiple.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -62,6 +64,8 @@ const NAMES = {
   'l-osue': 'longitudinal unary encoding (L-OSUE)',
   dbitflip: 'dBitFlip',
   'one-bit-mean': '1BitMean',
+  'haar-hrr': 'Haar-wavelet randomized response',
+  'hierarchical-histogram': 'a hierarchical histogram',
 };
 // what a memoizing mechanism keeps on this device, in the respondent's words
 const FIRST = () => 'its first randomization of each answer and reuses it';
@@ -84,57 +88,6 @@ function memoText(mechanism, kept) {
   return `This device keeps ${KEPT[mechanism.mechanism](mechanism)} every time: ${reveal}. ` +
     `A changed answer can cost that again, at most ${kept.draws} times in all.${flips}`;
 }
-
-function label(question, value, i) {
-  if (question.type === 'yes-no') return value ? 'Yes' : 'No';
-  const c = Array.isArray(question.categories) ? question.categories[i] : value;
-  return String(c);
-}
-
-function radios(question, domain, name) {
-  const options = document.createElement('div');
-  options.className = 'options';
-  // yes-no questions show "Yes" first; categorical ones keep the survey's order
-  const order = domain.map((_, i) => i);
-  if (question.type === 'yes-no') order.reverse();
-  for (const i of order) {
-    const id = `${name}-o${i}`;
-    const wrap = document.createElement('label');
-    wrap.className = 'option';
-    wrap.htmlFor = id;
-    const input = document.createElement('input');
-    input.type = 'radio';
-    input.name = name;
-    input.id = id;
-    input.value = String(i);
-    const text = document.createElement('span');
-    text.textContent = label(question, domain[i], i);
-    wrap.append(input, text);
-    options.append(wrap);
-  }
-  return options;
-}
-
-function fieldsetFor(question, metaText) {
-  const fieldset = document.createElement('fieldset');
-  fieldset.className = 'question';
-  fieldset.dataset.question = question.id;
-  const legend = document.createElement('legend');
-  legend.textContent = question.text;
-  const meta = document.createElement('p');
-  meta.className = 'meta';
-  meta.textContent = metaText;
-  fieldset.append(legend, meta);
-  return fieldset;
-}
-
-const chosenIn = (el, name) => {
-  const input = el.querySelector(`input[name="${name}"]:checked`);
-  return input ? Number(input.value) : undefined;
-};
-
-const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !Number.isFinite(epsilon)
-  ? 'ε = ∞: an answer can reveal the truth' : `ε = ${fixed(epsilon)}`);
 
 /** A joint question (type "joint"): one set of choices per part; the answers are randomized together, as
  * one cell of their product (row-major: the last part varies fastest), by the joint's oracle. */
@@ -164,6 +117,15 @@ function jointDevice(question, name) {
       return oracle.privatize(cell);
     },
   };
+}
+
+/** What a range mechanism (kind "range") tells the respondent: its bins and how one report is made. */
+function rangeMeta(mechanism) {
+  const { bins } = mechanism.config.params;
+  const how = mechanism.mechanism === 'haar-hrr' ? 'as one randomized bit of a wavelet coefficient'
+    : 'at one level of a tree over them';
+  return `Randomized on this device with ${NAMES[mechanism.mechanism]}: your number's bin, one of ${bins} equal `
+    + `bins, is reported ${how}, ${epsilonText(mechanism.epsilon)}`;
 }
 
 /**
@@ -232,7 +194,8 @@ async function device(question, index) {
   // a memoizing mechanism: this browser's kept client for this survey and question (IndexedDB);
   // not in kiosk mode, where the respondents sharing the device must not share randomizations
   const kept = KEPT[mechanism.mechanism] === undefined || kiosk ? null : await state.client(question);
-  const fieldset = fieldsetFor(question, `Randomized with ${NAMES[mechanism.mechanism] ?? mechanism.mechanism}, ${epsilonText(mechanism.epsilon)}`);
+  const fieldset = fieldsetFor(question, mechanism.kind === 'range' ? rangeMeta(mechanism)
+    : `Randomized with ${NAMES[mechanism.mechanism] ?? mechanism.mechanism}, ${epsilonText(mechanism.epsilon)}`);
   if (kept) {
     const memo = document.createElement('p');
     memo.className = 'meta memo';
@@ -240,7 +203,11 @@ async function device(question, index) {
     fieldset.querySelector('.meta').after(memo);
   }
   const privatize = (value) => (kept ? kept.privatize(value) : mechanism.privatize(value));
-  if (mechanism.kind === 'numeric') {
+  if (mechanism.kind === 'set') {
+    const oracle = mechanism.config.params.oracle.mechanism;
+    return multipleDevice(question, name, mechanism, NAMES[oracle] ?? oracle);
+  }
+  if (mechanism.kind === 'numeric' || mechanism.kind === 'range') {
     const [low, high] = mechanism.domain;
     const wrap = document.createElement('div');
     wrap.className = 'options';
