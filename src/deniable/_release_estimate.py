@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 from itertools import combinations, product
 from typing import Any
 
@@ -72,6 +73,14 @@ def shared_sets(views: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
     return sorted((tuple(sorted(s)) for s in found), key=lambda s: (len(s), s))
 
 
+@lru_cache(maxsize=1024)
+def _summing(sizes: tuple[int, ...], keep: tuple[int, ...]) -> NDArray[np.float64]:
+    """:func:`~deniable._marginals.summing_matrix` of a view (all ones for the empty set), read-only."""
+    out = summing_matrix(sizes, keep) if keep else np.ones((1, int(np.prod(sizes))))
+    out.setflags(write=False)
+    return out
+
+
 def consistency_steps(shape: Sequence[int], views: Sequence[tuple[int, ...]],
                       variances: Sequence[float]) -> list[Step]:
     """Per shared set ``A``: the views holding it, each with its summing matrix ``P_i`` and weight
@@ -81,11 +90,7 @@ def consistency_steps(shape: Sequence[int], views: Sequence[tuple[int, ...]],
         holders = []
         for i, view in enumerate(views):
             if set(shared) <= set(view):
-                sizes = [shape[q] for q in view]
-                if shared:
-                    summing = summing_matrix(sizes, [view.index(q) for q in shared])
-                else:
-                    summing = np.ones((1, int(np.prod(sizes))))
+                summing = _summing(tuple(shape[q] for q in view), tuple(view.index(q) for q in shared))
                 c = summing.shape[1] / summing.shape[0]
                 holders.append((i, summing, 1.0 / (c * variances[i])))
         if len(holders) >= 2 or not shared:
@@ -144,7 +149,7 @@ class ReleaseEstimate(Result):
         """All the reports, over the views."""
         return int(sum(self.counts))
 
-    @property
+    @cached_property
     def offsets(self) -> NDArray[np.int64]:
         """Where each view's cells start in :attr:`values` (and where the last ends)."""
         sizes = [int(np.prod([len(self.questions[q]) for q in v])) for v in self.views]
@@ -152,6 +157,9 @@ class ReleaseEstimate(Result):
 
     def _view_covariance(self, j: int) -> NDArray[np.float64]:
         """``(L Sigma L^T)_jj``: the covariance of view ``j``'s consistent cells."""
+        cache = self.__dict__.setdefault("_covariances", {})
+        if j in cache:
+            return cache[j]
         offsets = self.offsets
         rows = self.linear[offsets[j]:offsets[j + 1]]
         out = np.zeros((rows.shape[0], rows.shape[0]))
@@ -159,6 +167,7 @@ class ReleaseEstimate(Result):
             part = rows[:, offsets[i]:offsets[i + 1]]
             if self.counts[i] or np.any(part != 0):  # a view without reports (NaN) counts where it is used
                 out += part @ block @ part.T
+        cache[j] = out
         return out
 
     def _view_label(self, j: int) -> tuple[Any, ...]:
@@ -183,7 +192,8 @@ class ReleaseEstimate(Result):
         for j, view in enumerate(self.views):
             if set(wanted) <= set(view):
                 table = self.view(j)
-                inner = wanted[0] if isinstance(which, (int, np.integer, str)) else tuple(view.index(q) for q in wanted)
+                inner = tuple(view.index(q) for q in wanted)
+                inner = inner[0] if isinstance(which, (int, np.integer, str)) else inner
                 picked = marginal_of(table.questions, table.frequencies, table.covariance, self.n, inner, table.names)
                 if isinstance(picked, MarginalTable):
                     picked = replace(picked, positions=wanted)
@@ -199,7 +209,7 @@ class ReleaseEstimate(Result):
         shape = [len(q) for q in self.questions]
         steps = consistency_steps(shape, self.views, self.variances)
         offsets = self.offsets
-        values = self.values[:, None]
+        values = self.values[:, None].copy()
         done = 0
         while done < rounds and values.min() < -1e-12:
             for j in range(len(self.views)):

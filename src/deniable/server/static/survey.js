@@ -167,13 +167,23 @@ function jointDevice(question, name) {
 }
 
 /**
+ * The question types with a device of their own, by `question.type`: each builds the question's form part
+ * and device from (question, name). A type not here is one set of choices (or a number) randomized by the
+ * question's mechanism or design, or sent as given when not randomized (device() below).
+ */
+const QUESTION_TYPES = {
+  'free-text': (question, name) => freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question))),
+  joint: jointDevice,
+};
+
+/**
  * One question's form part and its device: {fieldset, epsilon, reveals, report()}, where
  * report() is the randomized report of the chosen answer, or undefined if unanswered (a
  * free-text question adds problem(): why its answer cannot be sent, or null).
  */
 async function device(question, index) {
   const name = `q${index}`;
-  if (question.type === 'free-text') return freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question)));
+  if (Object.hasOwn(QUESTION_TYPES, question.type)) return QUESTION_TYPES[question.type](question, name);
   if (question.randomized === false) {
     const fieldset = fieldsetFor(question, 'Not randomized: your answer is sent and stored exactly as you give it.');
     fieldset.classList.add('plain');
@@ -199,7 +209,6 @@ async function device(question, index) {
     fieldset.append(radios(question, question.categories, name));
     return { fieldset, epsilon: 0, reveals: false, report: () => question.categories[chosenIn(fieldset, name)] };
   }
-  if (question.type === 'joint') return jointDevice(question, name);
   if (question.design) {
     // the design as a randomizer (designs.js); a server older than that sends its model and p only
     const mechanism = fromConfig(question.mechanism ?? designConfig(question));
