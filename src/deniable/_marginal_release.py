@@ -40,7 +40,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations, product
 from typing import Any
 
@@ -76,8 +76,9 @@ def _views(views: Any, size: Any, d: int, names: tuple[str, ...] | None) -> tupl
     if size is not None:
         raise ValueError("give views or size, not both: size makes every view of that many questions")
     if isinstance(views, (str, bytes)) or not isinstance(views, Sequence) or not views:
-        raise ValueError(f"views must be a non-empty list of tuples of questions (positions or names); "
-                         f"got {views!r:.60}")
+        raise ValueError(
+            f"views must be a non-empty list of tuples of questions (positions or names); got {views!r:.60}"
+        )
     out = []
     for view in views:
         if isinstance(view, (str, bytes, int)):
@@ -140,8 +141,8 @@ class MarginalRelease(Mechanism):
     >>> import numpy as np
     >>> import deniable as dn
     >>> r = dn.MarginalRelease(2, 3, 2, 2, epsilon=3.0, names=["os", "plan", "crash", "beta"])
-    >>> len(r.views), r.epsilon == 3.0
-    (6, True)
+    >>> len(r.views), round(r.epsilon, 6)
+    (6, 3.0)
     >>> rng = np.random.default_rng(1)
     >>> answers = np.column_stack([rng.integers(0, k, 40_000) for k in (2, 3, 2, 2)])
     >>> est = r.estimate(r.privatize_many(answers, rng=rng))
@@ -154,9 +155,15 @@ class MarginalRelease(Mechanism):
     report_kind = "view-report"
     stat_type = SupportCounts
 
-    def __init__(self, *questions: Sequence[Any] | int, epsilon: float, size: int | None = None,
-                 views: Sequence[Sequence[Any]] | None = None, mechanism: str = "auto",
-                 names: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        *questions: Sequence[Any] | int,
+        epsilon: float,
+        size: int | None = None,
+        views: Sequence[Sequence[Any]] | None = None,
+        mechanism: str = "auto",
+        names: Sequence[str] | None = None,
+    ) -> None:
         if len(questions) < 2:
             raise ValueError(f"MarginalRelease needs two or more questions' categories; got {len(questions)}")
         eps = check_epsilon(epsilon, owner="MarginalRelease")
@@ -164,6 +171,7 @@ class MarginalRelease(Mechanism):
         self.names = check_names(names, len(questions), "MarginalRelease")
         self.views = _views(views, size, len(questions), self.names)
         sizes = self._view_sizes()
+        cls: Callable[..., FrequencyOracle]
         if mechanism == "auto":
             cls = min((GRR, OUE), key=lambda c: float(c(max(sizes), epsilon=eps).variance(1)[0]))
         elif mechanism in JOINT_MECHANISMS:
@@ -176,8 +184,10 @@ class MarginalRelease(Mechanism):
         """Each view's number of cells; ValueError past :data:`MAX_RELEASE_CELLS` in all."""
         sizes = [int(np.prod([self._questions[q].k for q in v])) for v in self.views]
         if sum(sizes) > MAX_RELEASE_CELLS:
-            raise ValueError(f"views: {len(sizes)} views of {sum(sizes)} cells in all; at most {MAX_RELEASE_CELLS} "
-                             "(choose fewer or smaller views)")
+            raise ValueError(
+                f"views: {len(sizes)} views of {sum(sizes)} cells in all; at most {MAX_RELEASE_CELLS} "
+                "(choose fewer or smaller views)"
+            )
         return sizes
 
     def _setup(self, oracles: list[FrequencyOracle]) -> None:
@@ -265,10 +275,15 @@ class MarginalRelease(Mechanism):
 
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> MarginalRelease:
-        if not (isinstance(domain, list) and len(domain) >= 2
-                and all(isinstance(d, (list, int)) and not isinstance(d, bool) for d in domain)):
-            raise ValueError(f"config field 'domain' must be two or more questions' categories (one list each) for "
-                             f"marginal-release; got {domain!r:.60}")
+        if not (
+            isinstance(domain, list)
+            and len(domain) >= 2
+            and all(isinstance(d, (list, int)) and not isinstance(d, bool) for d in domain)
+        ):
+            raise ValueError(
+                f"config field 'domain' must be two or more questions' categories (one list each) for "
+                f"marginal-release; got {domain!r:.60}"
+            )
         self = cls.__new__(cls)
         self._questions = tuple(Domain(d, "MarginalRelease") for d in domain)
         self.names = check_names(params.get("names"), len(domain), "MarginalRelease (config field 'params.names')")
@@ -276,14 +291,17 @@ class MarginalRelease(Mechanism):
         sizes = self._view_sizes()
         configs = params.get("oracles")
         if not isinstance(configs, list) or len(configs) != len(sizes):
-            raise ValueError(f"config field 'params.oracles' must be one oracle per view ({len(sizes)}); "
-                             f"got {configs!r:.60}")
+            raise ValueError(
+                f"config field 'params.oracles' must be one oracle per view ({len(sizes)}); got {configs!r:.60}"
+            )
         oracles = [wire.from_config(c) for c in configs]
         kinds = {type(o) for o in oracles}
         for k, o in zip(sizes, oracles, strict=True):
             if type(o) not in JOINT_MECHANISMS.values() or not (o.domain_obj.is_range and o.k == k) or len(kinds) > 1:
-                raise ValueError(f"config field 'params.oracles' must configure one of {list(JOINT_MECHANISMS)} "
-                                 f"(the same for every view) on each view's cells; got {o!r:.60}")
+                raise ValueError(
+                    f"config field 'params.oracles' must configure one of {list(JOINT_MECHANISMS)} "
+                    f"(the same for every view) on each view's cells; got {o!r:.60}"
+                )
         self._setup(oracles)
         return self
 
@@ -293,13 +311,16 @@ class MarginalRelease(Mechanism):
         if arr.size == 0:
             return np.zeros(0, dtype=self.report_dtype)
         if arr.ndim != 1 or arr.dtype.names != self.report_dtype.names:
-            raise ValueError(f"MarginalRelease reports must be a 1-D structured array with fields "
-                             f"{list(self.report_dtype.names or ())}; got shape {arr.shape} and dtype {arr.dtype}")
+            raise ValueError(
+                f"MarginalRelease reports must be a 1-D structured array with fields "
+                f"{list(self.report_dtype.names or ())}; got shape {arr.shape} and dtype {arr.dtype}"
+            )
         views = arr["view"]
         bad = np.flatnonzero((views < 0) | (views >= len(self.views)))
         if bad.size:
-            raise ValueError(f"MarginalRelease report {bad[0]} names view {views[bad[0]]}; the views are "
-                             f"0..{len(self.views) - 1}")
+            raise ValueError(
+                f"MarginalRelease report {bad[0]} names view {views[bad[0]]}; the views are 0..{len(self.views) - 1}"
+            )
         payload = arr["bits"] if self._unary else arr["cell"]
         for j, oracle in enumerate(self.oracles):
             rows = views == j
@@ -310,15 +331,17 @@ class MarginalRelease(Mechanism):
                 wrong = (payload < 0) | (payload >= oracle.k)
             bad = np.flatnonzero(rows & wrong)
             if bad.size:
-                raise ValueError(f"MarginalRelease report {bad[0]} is not a report of view {j} "
-                                 f"({oracle.k} cells, {oracle.name})")
+                raise ValueError(
+                    f"MarginalRelease report {bad[0]} is not a report of view {j} ({oracle.k} cells, {oracle.name})"
+                )
         return np.ascontiguousarray(arr.astype(self.report_dtype))
 
     def _group(self, checked: NDArray[Any], j: int) -> NDArray[Any]:
         """View ``j``'s reports in its oracle's checked form."""
         rows = checked["view"] == j
         if self._unary:
-            return np.ascontiguousarray(checked["bits"][rows, : self.oracles[j].report_bytes])  # type: ignore[attr-defined]
+            width: int = self.oracles[j].report_bytes  # type: ignore[attr-defined]
+            return np.ascontiguousarray(np.asarray(checked["bits"])[rows, :width])
         return np.asarray(checked["cell"][rows], dtype=np.int64)
 
     def _reports_from_json(self, items: list[Any]) -> NDArray[Any]:
@@ -328,8 +351,9 @@ class MarginalRelease(Mechanism):
                 raise ValueError(f"MarginalRelease report {i} must be an object {{view, report}}; got {item!r:.60}")
             view = item["view"]
             if isinstance(view, bool) or not isinstance(view, int) or not 0 <= view < len(self.views):
-                raise ValueError(f"MarginalRelease report {i}: view must be an integer 0..{len(self.views) - 1}; "
-                                 f"got {view!r:.40}")
+                raise ValueError(
+                    f"MarginalRelease report {i}: view must be an integer 0..{len(self.views) - 1}; got {view!r:.40}"
+                )
             out["view"][i] = view
         for j, oracle in enumerate(self.oracles):
             rows = np.flatnonzero(out["view"] == j)
@@ -365,14 +389,18 @@ class MarginalRelease(Mechanism):
         stat.require(SupportCounts, self.fingerprint)
         sizes = [o.k for o in self.oracles]
         if np.shape(stat.counts) != (sum(sizes) + len(sizes),):
-            raise ValueError(f"aggregate has {np.size(stat.counts)} counts; this release needs "
-                             f"{sum(sizes) + len(sizes)} (each view's cells and its number of reports)")
+            raise ValueError(
+                f"aggregate has {np.size(stat.counts)} counts; this release needs "
+                f"{sum(sizes) + len(sizes)} (each view's cells and its number of reports)"
+            )
         values, blocks, variances, counts = [], [], [], []
         start = 0
-        for view, oracle in zip(self.views, self.oracles, strict=True):
+        for oracle in self.oracles:
             n_j = int(stat.counts[start + oracle.k])
             if n_j:
-                cells = oracle.estimate_from(SupportCounts(oracle.fingerprint, stat.counts[start:start + oracle.k], n_j))
+                cells = oracle.estimate_from(
+                    SupportCounts(oracle.fingerprint, stat.counts[start : start + oracle.k], n_j)
+                )
                 values.append(cells.frequencies)
                 blocks.append(cell_covariance(oracle, cells))
                 variances.append(float(oracle.variance(n_j)[0]))
@@ -387,9 +415,21 @@ class MarginalRelease(Mechanism):
         total = np.zeros(offsets[-1] + 1)
         total[0] = 1.0
         both = make_consistent(np.column_stack([np.concatenate(values), np.eye(offsets[-1])]), offsets, steps, total)
-        return ReleaseEstimate(self.questions, self.names, self.views, tuple(counts), both[:, 0], both[:, 1:],
-                               tuple(blocks), tuple(variances), self.oracles[0].name, self.epsilon)
+        return ReleaseEstimate(
+            self.questions,
+            self.names,
+            self.views,
+            tuple(counts),
+            both[:, 0],
+            both[:, 1:],
+            tuple(blocks),
+            tuple(variances),
+            self.oracles[0].name,
+            self.epsilon,
+        )
 
     def __repr__(self) -> str:
-        return (f"MarginalRelease({' x '.join(str(k) for k in self.shape)} categories, {len(self.views)} views, "
-                f"{self.oracles[0].name}, epsilon={self.epsilon:.4g})")
+        return (
+            f"MarginalRelease({' x '.join(str(k) for k in self.shape)} categories, {len(self.views)} views, "
+            f"{self.oracles[0].name}, epsilon={self.epsilon:.4g})"
+        )

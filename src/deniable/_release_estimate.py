@@ -81,8 +81,7 @@ def _summing(sizes: tuple[int, ...], keep: tuple[int, ...]) -> NDArray[np.float6
     return out
 
 
-def consistency_steps(shape: Sequence[int], views: Sequence[tuple[int, ...]],
-                      variances: Sequence[float]) -> list[Step]:
+def consistency_steps(shape: Sequence[int], views: Sequence[tuple[int, ...]], variances: Sequence[float]) -> list[Step]:
     """Per shared set ``A``: the views holding it, each with its summing matrix ``P_i`` and weight
     ``w_i = 1 / (c_i sigma_i^2)`` (module docstring)."""
     steps: list[Step] = []
@@ -98,14 +97,15 @@ def consistency_steps(shape: Sequence[int], views: Sequence[tuple[int, ...]],
     return steps
 
 
-def make_consistent(values: NDArray[np.float64], offsets: NDArray[np.int64], steps: list[Step],
-                    total: NDArray[np.float64]) -> NDArray[np.float64]:
+def make_consistent(
+    values: NDArray[np.float64], offsets: NDArray[np.int64], steps: list[Step], total: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """The consistency step on the stacked views ``values`` (one column per vector: shape ``(sum K_j, c)``),
     view ``j`` in rows ``offsets[j]:offsets[j+1]``; ``total``: each column's sum for the empty set (1 for
     estimates, 0 for the columns of a linear map)."""
     out = values.copy()
     for shared, holders in steps:
-        sums = [summing @ out[offsets[i]:offsets[i + 1]] for i, summing, _ in holders]
+        sums = [summing @ out[offsets[i] : offsets[i + 1]] for i, summing, _ in holders]
         if shared:
             weights = np.array([w for _, _, w in holders])
             weights = weights if weights.sum() > 0 else np.ones(len(holders))  # no holder has reports
@@ -114,7 +114,7 @@ def make_consistent(values: NDArray[np.float64], offsets: NDArray[np.int64], ste
             target = total[None, :]
         for (i, summing, _), now in zip(holders, sums, strict=True):
             c = summing.shape[1] / summing.shape[0]
-            out[offsets[i]:offsets[i + 1]] += summing.T @ (target - now) / c
+            out[offsets[i] : offsets[i + 1]] += summing.T @ (target - now) / c
     return out
 
 
@@ -122,14 +122,48 @@ def make_consistent(values: NDArray[np.float64], offsets: NDArray[np.int64], ste
 class ReleaseEstimate(Result):
     """The consistent marginals of a marginal release, with their covariance (module docstring).
 
-    ``questions``: every question's categories; ``names``: their names (or
-    None); ``views``: the released sets of question positions; ``counts``:
-    each view's number of reports ``n_j``; ``values``: the views' consistent
-    cells, stacked (view ``j`` row-major in ``offsets[j]:offsets[j+1]``);
-    ``linear`` the consistency map ``L``, ``blocks`` each view's raw
-    covariance ``Sigma_j`` and ``variances`` its ``sigma_j^2`` (the weights). :meth:`marginal` answers any marginal inside a
-    view, :meth:`view` gives one view's table. Its intervals, ``to_dict`` and
-    ``to_frame`` list every view's cells, labelled ``(view, answers)``.
+    Made by :meth:`deniable.MarginalRelease.estimate_from`. :meth:`marginal`
+    answers any marginal inside a view, :meth:`view` gives one view's table,
+    :meth:`nonnegative` CALM's non-negative views. Its intervals, ``to_dict``
+    and ``to_frame`` list every view's cells, labelled ``(view, answers)``.
+
+    Parameters
+    ----------
+    questions : tuple of tuples
+        Every question's categories.
+    names : tuple of str or None
+        The questions' names, where the release was given them.
+    views : tuple of tuples of int
+        The released sets of question positions.
+    counts : tuple of int
+        Each view's number of reports ``n_j``.
+    values : ndarray
+        The views' consistent cells, stacked (view ``j`` row-major in
+        ``offsets[j]:offsets[j+1]``).
+    linear : ndarray
+        The consistency map ``L`` (``values = L x + e`` from the raw views ``x``).
+    blocks : tuple of ndarray
+        Each view's raw covariance ``Sigma_j`` (NaN for a view without reports).
+    variances : tuple of float
+        Each view's ``sigma_j^2 = Var*/n_j``, which weighs it in the consistency step.
+    mechanism : str
+        The views' oracle.
+    epsilon : float
+        A report's privacy loss.
+    nonnegative_rounds : int
+        How many rounds of Norm-Sub made these views non-negative (0: the linear estimate).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> r = dn.MarginalRelease(2, 2, 2, epsilon=2.0, names=["a", "b", "c"])
+    >>> est = r.estimate(r.privatize_many(np.ones((6000, 3), dtype=int), rng=1))
+    >>> pair = est.marginal(("b", "c"))
+    >>> bool(pair.table[1, 1] > 0.8), bool(abs(pair.frequencies.sum() - 1) < 1e-12)
+    (True, True)
+    >>> bool(est.nonnegative().values.min() >= -1e-12)
+    True
     """
 
     questions: tuple[tuple[Any, ...], ...]
@@ -161,10 +195,10 @@ class ReleaseEstimate(Result):
         if j in cache:
             return cache[j]
         offsets = self.offsets
-        rows = self.linear[offsets[j]:offsets[j + 1]]
+        rows = self.linear[offsets[j] : offsets[j + 1]]
         out = np.zeros((rows.shape[0], rows.shape[0]))
         for i, block in enumerate(self.blocks):
-            part = rows[:, offsets[i]:offsets[i + 1]]
+            part = rows[:, offsets[i] : offsets[i + 1]]
             if self.counts[i] or np.any(part != 0):  # a view without reports (NaN) counts where it is used
                 out += part @ block @ part.T
         cache[j] = out
@@ -180,8 +214,14 @@ class ReleaseEstimate(Result):
         offsets = self.offsets
         keep = self.views[j]
         names = None if self.names is None else tuple(self.names[q] for q in keep)
-        return MarginalTable(tuple(self.questions[q] for q in keep), keep, self.values[offsets[j]:offsets[j + 1]],
-                             self._view_covariance(j), self.counts[j], names)
+        return MarginalTable(
+            tuple(self.questions[q] for q in keep),
+            keep,
+            self.values[offsets[j] : offsets[j + 1]],
+            self._view_covariance(j),
+            self.counts[j],
+            names,
+        )
 
     def marginal(self, which: Any) -> Any:
         """The marginal of the questions ``which`` (a position or name: a
@@ -193,8 +233,8 @@ class ReleaseEstimate(Result):
             if set(wanted) <= set(view):
                 table = self.view(j)
                 inner = tuple(view.index(q) for q in wanted)
-                inner = inner[0] if isinstance(which, (int, np.integer, str)) else inner
-                picked = marginal_of(table.questions, table.frequencies, table.covariance, self.n, inner, table.names)
+                asked = inner[0] if isinstance(which, (int, np.integer, str)) else inner
+                picked = marginal_of(table.questions, table.frequencies, table.covariance, self.n, asked, table.names)
                 if isinstance(picked, MarginalTable):
                     picked = replace(picked, positions=wanted)
                 return picked
@@ -213,7 +253,7 @@ class ReleaseEstimate(Result):
         done = 0
         while done < rounds and values.min() < -1e-12:
             for j in range(len(self.views)):
-                values[offsets[j]:offsets[j + 1], 0] = norm_sub(values[offsets[j]:offsets[j + 1], 0])
+                values[offsets[j] : offsets[j + 1], 0] = norm_sub(values[offsets[j] : offsets[j + 1], 0])
             values = make_consistent(values, offsets, steps, np.ones(1))
             done += 1
         return replace(self, values=values[:, 0], nonnegative_rounds=done)
@@ -233,13 +273,21 @@ class ReleaseEstimate(Result):
     def _table(self, confidence_level: float, method: str | None) -> ResultTable:
         """Per view cell, labelled ``(view, answers)``: ``estimate``, ``std_error``, ``ci_low``, ``ci_high``."""
         low, high = self.confidence_interval(confidence_level, method)
-        labels = [(self._view_label(j), cell) for j, v in enumerate(self.views)
-                  for cell in product(*(self.questions[q] for q in v))]
+        labels = [
+            (self._view_label(j), cell)
+            for j, v in enumerate(self.views)
+            for cell in product(*(self.questions[q] for q in v))
+        ]
         columns = {"estimate": self.values, "std_error": self.std_errors, "ci_low": low, "ci_high": high}
-        fields: dict[str, Any] = {"mechanism": self.mechanism, "epsilon": self.epsilon, "n": self.n,
-                                  "target": "population", "views": [list(self._view_label(j)) for j in
-                                                                     range(len(self.views))],
-                                  "view_counts": list(self.counts), "questions": [list(q) for q in self.questions]}
+        fields: dict[str, Any] = {
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "n": self.n,
+            "target": "population",
+            "views": [list(self._view_label(j)) for j in range(len(self.views))],
+            "view_counts": list(self.counts),
+            "questions": [list(q) for q in self.questions],
+        }
         if self.names is not None:
             fields["names"] = list(self.names)
         return ResultTable(fields, columns, "cell", labels, "cells")

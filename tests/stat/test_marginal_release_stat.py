@@ -92,7 +92,7 @@ def test_marginals_unbiased_with_their_variance_and_coverage(case: str) -> None:
         if single:  # power: one view's raw variance, without the consistency step
             j = next(i for i, v in enumerate(r.views) if which[0] in v)
             raw = []
-            for e, t in reps:
+            for _, t in reps:
                 block = t.blocks[j]
                 keep = summing_matrix([shape[q] for q in r.views[j]], [r.views[j].index(which[0])])
                 raw.append(np.diag(keep @ block @ keep.T))
@@ -117,4 +117,3 @@ def test_release_beats_the_full_joint_for_many_questions() -> None:
     keep = summing_matrix(shape, (0, 1))
     joint_se = np.sqrt(np.diag(keep @ cov @ keep.T))
     assert np.all(est.marginal((0, 1)).std_errors < 0.8 * joint_se)
-

@@ -43,7 +43,9 @@ def test_views_config_and_reports() -> None:
     assert r.report_to_json(one) == r.report_to_json(r.privatize("b", 1, True, rng=4))
     wide = dn.MarginalRelease(16, 2, 2, epsilon=1.0, mechanism="oue")  # views of 32, 32 and 4 cells
     packed = wide.privatize_many(np.zeros((20, 3), dtype=int), rng=5)
-    assert packed["bits"].shape == (20, 4) and wide.aggregate(wide.reports_from_json(wide.reports_to_json(packed))).n == 20
+    assert (
+        packed["bits"].shape == (20, 4) and wide.aggregate(wide.reports_from_json(wide.reports_to_json(packed))).n == 20
+    )
 
 
 @pytest.mark.parametrize("mechanism", ["grr", "oue"])
@@ -66,8 +68,9 @@ def test_sampled_reports_follow_the_exact_distribution() -> None:
     truth = (1, 2, 0)
     reports = r.privatize_many(np.tile(truth, (30_000, 1)), rng=11)
     index = {o: i for i, o in enumerate(outputs)}
-    counts = np.bincount([index[(int(v), int(c))] for v, c in zip(reports["view"], reports["cell"], strict=True)],
-                         minlength=len(outputs))
+    counts = np.bincount(
+        [index[(int(v), int(c))] for v, c in zip(reports["view"], reports["cell"], strict=True)], minlength=len(outputs)
+    )
     row = int(np.ravel_multi_index(truth, r.shape))
     result = testing.chi_square_gof(counts, matrix[row], 1e-6)
     assert result.passed, result.message

@@ -19,6 +19,8 @@ import {
 import { fixed, significant } from './format.js';
 import { obliviousFetch } from './ohttp.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
+import { jointDevice } from './joint_question.js';
+import { chosenIn, epsilonText, fieldsetFor, NAMES, radios } from './survey_form.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -49,20 +51,6 @@ function escapeHtml(text) {
 
 // the most certain a guesser who started at even odds can be after a likelihood ratio of at most f
 const sure = (f) => (f / (1 + f) > 0.999 ? 'more than 99.9%' : `${significant(100 * f / (1 + f))}%`);
-const NAMES = {
-  'binary-rr': 'randomized response',
-  grr: 'k-ary randomized response',
-  sue: 'symmetric unary encoding',
-  oue: 'optimized unary encoding',
-  blh: 'binary local hashing',
-  olh: 'optimized local hashing',
-  hadamard: 'Hadamard response',
-  subset: 'subset selection',
-  'l-grr': 'longitudinal k-ary randomized response (L-GRR)',
-  'l-osue': 'longitudinal unary encoding (L-OSUE)',
-  dbitflip: 'dBitFlip',
-  'one-bit-mean': '1BitMean',
-};
 // what a memoizing mechanism keeps on this device, in the respondent's words
 const FIRST = () => 'its first randomization of each answer and reuses it';
 const KEPT = {
@@ -83,87 +71,6 @@ function memoText(mechanism, kept) {
     : '';
   return `This device keeps ${KEPT[mechanism.mechanism](mechanism)} every time: ${reveal}. ` +
     `A changed answer can cost that again, at most ${kept.draws} times in all.${flips}`;
-}
-
-function label(question, value, i) {
-  if (question.type === 'yes-no') return value ? 'Yes' : 'No';
-  const c = Array.isArray(question.categories) ? question.categories[i] : value;
-  return String(c);
-}
-
-function radios(question, domain, name) {
-  const options = document.createElement('div');
-  options.className = 'options';
-  // yes-no questions show "Yes" first; categorical ones keep the survey's order
-  const order = domain.map((_, i) => i);
-  if (question.type === 'yes-no') order.reverse();
-  for (const i of order) {
-    const id = `${name}-o${i}`;
-    const wrap = document.createElement('label');
-    wrap.className = 'option';
-    wrap.htmlFor = id;
-    const input = document.createElement('input');
-    input.type = 'radio';
-    input.name = name;
-    input.id = id;
-    input.value = String(i);
-    const text = document.createElement('span');
-    text.textContent = label(question, domain[i], i);
-    wrap.append(input, text);
-    options.append(wrap);
-  }
-  return options;
-}
-
-function fieldsetFor(question, metaText) {
-  const fieldset = document.createElement('fieldset');
-  fieldset.className = 'question';
-  fieldset.dataset.question = question.id;
-  const legend = document.createElement('legend');
-  legend.textContent = question.text;
-  const meta = document.createElement('p');
-  meta.className = 'meta';
-  meta.textContent = metaText;
-  fieldset.append(legend, meta);
-  return fieldset;
-}
-
-const chosenIn = (el, name) => {
-  const input = el.querySelector(`input[name="${name}"]:checked`);
-  return input ? Number(input.value) : undefined;
-};
-
-const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !Number.isFinite(epsilon)
-  ? 'ε = ∞: an answer can reveal the truth' : `ε = ${fixed(epsilon)}`);
-
-/** A joint question (type "joint"): one set of choices per part; the answers are randomized together, as
- * one cell of their product (row-major: the last part varies fastest), by the joint's oracle. */
-function jointDevice(question, name) {
-  const config = question.mechanism;
-  if (!config || config.mechanism !== 'joint') throw new Error(`question ${question.id} has no joint configuration`);
-  const oracle = fromConfig(config.params.oracle);
-  const parts = question.questions;
-  const fieldset = fieldsetFor(question, `Your ${parts.length} answers are randomized together on this device with `
-    + `${NAMES[oracle.mechanism] ?? oracle.mechanism}, ${epsilonText(oracle.epsilon)} for all of them`);
-  parts.forEach((part, j) => {
-    const yesNo = part.categories.length === 2 && part.categories[0] === false && part.categories[1] === true;
-    const text = document.createElement('p');
-    text.className = 'part';
-    text.textContent = part.text;
-    fieldset.append(text, radios({ type: yesNo ? 'yes-no' : 'categorical' }, part.categories, `${name}p${j}`));
-  });
-  return {
-    fieldset, epsilon: oracle.epsilon, reveals: false,
-    report() {
-      let cell = 0;
-      for (let j = 0; j < parts.length; j += 1) {
-        const i = chosenIn(fieldset, `${name}p${j}`);
-        if (i === undefined) return undefined;
-        cell = cell * parts[j].categories.length + i;
-      }
-      return oracle.privatize(cell);
-    },
-  };
 }
 
 /**

@@ -1,0 +1,70 @@
+// The survey page's form parts: a question's fieldset, its radio buttons, the chosen answer, and the
+// words for a mechanism and an epsilon (shared by the page and its question types).
+import { fixed } from './format.js';
+
+/** The mechanisms' names, in the respondent's words. */
+export const NAMES = {
+  'binary-rr': 'randomized response',
+  grr: 'k-ary randomized response',
+  sue: 'symmetric unary encoding',
+  oue: 'optimized unary encoding',
+  blh: 'binary local hashing',
+  olh: 'optimized local hashing',
+  hadamard: 'Hadamard response',
+  subset: 'subset selection',
+  'l-grr': 'longitudinal k-ary randomized response (L-GRR)',
+  'l-osue': 'longitudinal unary encoding (L-OSUE)',
+  dbitflip: 'dBitFlip',
+  'one-bit-mean': '1BitMean',
+};
+
+function label(question, value, i) {
+  if (question.type === 'yes-no') return value ? 'Yes' : 'No';
+  const c = Array.isArray(question.categories) ? question.categories[i] : value;
+  return String(c);
+}
+
+export function radios(question, domain, name) {
+  const options = document.createElement('div');
+  options.className = 'options';
+  // yes-no questions show "Yes" first; categorical ones keep the survey's order
+  const order = domain.map((_, i) => i);
+  if (question.type === 'yes-no') order.reverse();
+  for (const i of order) {
+    const id = `${name}-o${i}`;
+    const wrap = document.createElement('label');
+    wrap.className = 'option';
+    wrap.htmlFor = id;
+    const input = document.createElement('input');
+    input.type = 'radio';
+    input.name = name;
+    input.id = id;
+    input.value = String(i);
+    const text = document.createElement('span');
+    text.textContent = label(question, domain[i], i);
+    wrap.append(input, text);
+    options.append(wrap);
+  }
+  return options;
+}
+
+export function fieldsetFor(question, metaText) {
+  const fieldset = document.createElement('fieldset');
+  fieldset.className = 'question';
+  fieldset.dataset.question = question.id;
+  const legend = document.createElement('legend');
+  legend.textContent = question.text;
+  const meta = document.createElement('p');
+  meta.className = 'meta';
+  meta.textContent = metaText;
+  fieldset.append(legend, meta);
+  return fieldset;
+}
+
+export const chosenIn = (el, name) => {
+  const input = el.querySelector(`input[name="${name}"]:checked`);
+  return input ? Number(input.value) : undefined;
+};
+
+export const epsilonText = (epsilon) => (epsilon === null || epsilon === undefined || !Number.isFinite(epsilon)
+  ? 'ε = ∞: an answer can reveal the truth' : `ε = ${fixed(epsilon)}`);
