@@ -10,6 +10,9 @@ vector, so overlapping marginals agree exactly: summing the ``(1, 3)``
 marginal over question 3 gives the ``(1,)`` marginal, to the last bit of
 rounding (the consistency a separately estimated marginal would lack).
 
+Where the mechanism named its questions (``names=[...]``), a marginal may
+name them too: ``marginal(("q1", "q3"))`` is ``marginal((0, 2))``.
+
 Independence of two questions (``i``, ``j``) is the Wald test of
 :mod:`deniable._joint` on their two-way marginal; association is Cramér's
 ``V = sqrt(phi^2 / min(k_i - 1, k_j - 1))`` with

@@ -25,6 +25,10 @@ already consistent subset is zero. The map ``x -> x'`` is affine with
 weights fixed by the ``n_j``, so ``x' = L x + e`` stays **unbiased** with
 covariance ``L diag(Sigma_j) L^T`` (the standard errors of every marginal).
 
+A view without reports (a small slice) starts uniform with weight 0: the
+step gives it what the other views share with it, and its standard errors
+are NaN where nothing was reported.
+
 Any marginal ``S`` inside some view is then read off one view holding it
 (all such views agree on ``S``): ``m = M x'_i``, covariance ``M (L Sigma L^T)_ii
 M^T``. A marginal in no view is not estimated (CALM's maximum-entropy

@@ -103,6 +103,7 @@ def test_marginals_unbiased_with_their_variance_and_coverage(case: str) -> None:
         assert r3.passed, r3.message
 
 
+@pytest.mark.deterministic
 def test_release_beats_the_full_joint_for_many_questions() -> None:
     """The reason for a release: 8 yes/no questions (256 cells), n = 20,000, epsilon = 1. A two-way
     marginal from views of 2 questions has a smaller standard error than the same marginal summed from

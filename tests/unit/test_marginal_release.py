@@ -59,6 +59,7 @@ def test_exact_epsilon_of_the_report_distribution(mechanism: str) -> None:
     assert ratio == pytest.approx(r.epsilon, abs=1e-9) and r.epsilon <= 1.5 + 1e-9
 
 
+@pytest.mark.stat
 def test_sampled_reports_follow_the_exact_distribution() -> None:
     """The reports of one answer, 30,000 draws, against the exact law of (view, cell): chi-square GOF at
     1e-6. Power: a sampler that forgot the view's draw (all in view 0) or kept the truth in every view
