@@ -70,10 +70,12 @@ CASES = {
 def test_marginals_unbiased_with_their_variance_and_coverage(case: str) -> None:
     """Per marginal: the cells' means (t band), their variances against the formula (chi-square band,
     widened for kurtosis) and the 95% coverage of its first cell (binomial band): 3 checks per marginal at
-    1e-6 / 9. Power: a missing debias (the observed support shares) is off by (1 - p* - q*)-scaled
-    distances of tens of standard errors of the mean; for the one-way marginal the variance of one view's
-    raw estimate (no consistency step) is 2 to 4 times the truth, far outside the band from about 0.85
-    (asserted below), and the consistency step's covariance terms are what make the variance match."""
+    1e-6 / 9. Power: a missing debias (the observed support shares, which sum to 4 q* + p* - q* != 1 over
+    a view's 4 cells at d = 5, so one cell is off by at least 0.011) misses by some 18 standard errors of
+    the mean (about 0.0006); for the one-way marginal the variance of one view's raw estimate (no
+    consistency step) is about 2 times the truth at d = 3 (two views hold question 1) and 7.5 times at
+    d = 5 (four views, and the known total), far outside the band of about 0.77 to 1.27 (asserted below:
+    the observed ratios are near 0.47 and 0.13)."""
     kwargs, shape, margins, n = CASES[case]
     r = dn.MarginalRelease(*shape, **kwargs)  # type: ignore[arg-type]
     truth = np.random.default_rng(7).dirichlet(np.full(int(np.prod(shape)), 2.0))
