@@ -74,6 +74,12 @@ RANDOMIZERS: list[Randomizer] = [
     ),
     Randomizer("joint", lambda: dn.Joint(["yes", "no"], ["A", "B", "C"], epsilon=2.0), ("yes", "B")),
     Randomizer("joint", lambda: dn.Joint([0, 1, 2], [True, False], epsilon=1.0, mechanism="oue"), (2, False)),
+    Randomizer(
+        "marginal-release", lambda: dn.MarginalRelease(["a", "b"], 3, [True, False], epsilon=2.0), ("b", 2, True),
+    ),
+    Randomizer(
+        "marginal-release", lambda: dn.MarginalRelease(2, 3, 2, 2, epsilon=1.0, size=3, mechanism="oue"), (1, 2, 0, 1),
+    ),
     Randomizer("hierarchical-histogram", lambda: dn.HierarchicalHistogram(0, 10, bins=16, epsilon=1.0), 2.5),
     Randomizer(
         "hierarchical-histogram", lambda: dn.HierarchicalHistogram(0, 10, bins=8, branching=2, epsilon=1.0,

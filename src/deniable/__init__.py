@@ -36,11 +36,13 @@ from deniable._detection import Detection, change_test, frequency_test, supporti
 from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable._joint import IndependenceTest, Joint, JointEstimate, MarginalEstimate
 from deniable._manipulation import Manipulation
+from deniable._marginal_release import MarginalRelease
 from deniable._marginals import Association, MarginalTable
 from deniable._plan import MechanismChoice, best_mechanism, best_numeric_mechanism, sample_size
 from deniable._privacy import PrivacyBudget, compose
 from deniable._range_plan import RangeChoice, best_range_mechanism
 from deniable._recovery import estimate_fake_fraction, recover
+from deniable._release_estimate import ReleaseEstimate
 from deniable._results import ConfidenceInterval
 from deniable._sequences import ConfidenceSequence
 from deniable._shuffle import shuffle_epsilon
@@ -131,6 +133,8 @@ __all__ = [
     "JointEstimate",
     "MarginalEstimate",
     "IndependenceTest",
+    "MarginalRelease",
+    "ReleaseEstimate",
     "Discovery",
     "FrequencyOracle",
     "Laplace",

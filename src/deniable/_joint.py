@@ -69,8 +69,11 @@ from deniable._marginals import (
     IndependenceTest,
     MarginalEstimate,
     MarginalTable,
+    cell_covariance,
+    check_names,
     cramers_v,
     marginal_of,
+    positions,
     wald_independence,
 )
 from deniable._privacy import check_epsilon
@@ -100,15 +103,39 @@ def _split_rows(rows: Any, d: int) -> list[list[Any]]:
     return [[row[i] for row in items] for i in range(d)]
 
 
+def answer_codes(questions: Sequence[Domain], columns: tuple[Any, ...]) -> list[NDArray[np.int64]]:
+    """Each question's answer positions, from one column per question or one sequence of rows of answers;
+    ValueError naming what is wrong."""
+    d = len(questions)
+    if len(columns) == 1:
+        columns = tuple(_split_rows(columns[0], d))
+    if len(columns) != d:
+        raise ValueError(f"give {d} columns of answers, one per question (or one sequence of rows); "
+                         f"got {len(columns)}")
+    codes = [q.encode(c) for q, c in zip(questions, columns, strict=True)]
+    if len({c.shape for c in codes}) != 1:
+        sizes = " and ".join(str(c.size) for c in codes)
+        raise ValueError(f"{'first and second' if d == 2 else 'the columns'} need the same length; got {sizes}")
+    return codes
+
+
+def one_row(answers: tuple[Any, ...], d: int) -> tuple[Any, ...]:
+    """One respondent's answers given as ``(a, b, ...)`` or as one tuple ``((a, b, ...),)``."""
+    if len(answers) == 1:
+        return tuple(column[0] for column in _split_rows([answers[0]], d))
+    return answers
+
+
 @dataclass(frozen=True, eq=False)
 class JointEstimate(Result):
     """The debiased joint shares of several questions, their covariance, marginals and independence tests.
 
     ``cells`` is the product-domain :class:`~deniable.Estimate` (population
     target); ``covariance`` the ``K x K`` covariance of its frequencies;
-    ``questions`` each question's categories. Its intervals, ``to_dict`` and
-    ``to_frame`` are the cells', labelled by the tuple of answers (row-major:
-    the last question's answer varies fastest).
+    ``questions`` each question's categories; ``names`` their names where the
+    :class:`Joint` was given them (``marginal(("q1", "q3"))`` then works).
+    Its intervals, ``to_dict`` and ``to_frame`` are the cells', labelled by the
+    tuple of answers (row-major: the last question's answer varies fastest).
 
     Parameters
     ----------
@@ -119,6 +146,8 @@ class JointEstimate(Result):
     covariance : numpy.ndarray
         The ``K x K`` covariance of the cells' frequencies (module
         docstring).
+    names : tuple of str or None, default None
+        The questions' names, where the :class:`Joint` was given them.
 
     Examples
     --------
@@ -140,6 +169,7 @@ class JointEstimate(Result):
     questions: tuple[tuple[Any, ...], ...]
     cells: Estimate
     covariance: NDArray[np.float64]
+    names: tuple[str, ...] | None = None
 
     ci_methods: ClassVar[tuple[str, ...]] = Estimate.ci_methods
 
@@ -168,6 +198,8 @@ class JointEstimate(Result):
         cells = self.cells._table(confidence_level, method)
         named = {"first": list(self.first), "second": list(self.second)} if len(self.questions) == 2 else {}
         fields = {**cells.fields, **named, "questions": [list(q) for q in self.questions]}
+        if self.names is not None:
+            fields["names"] = list(self.names)
         return ResultTable(fields, cells.columns, "cell", list(product(*self.questions)), "cells")
 
     def _caption(self) -> str:
@@ -183,19 +215,21 @@ class JointEstimate(Result):
         return self.cells.frequencies.reshape(tuple(len(q) for q in self.questions))
 
     def marginal(self, which: Any) -> Any:
-        """One question's shares (``which`` its position: a :class:`MarginalEstimate`), or the joint shares
-        of several (``which`` a tuple of positions: a :class:`~deniable._marginals.MarginalTable`): sums of
-        the joint cells, with their covariance (:mod:`deniable._marginals`)."""
-        return marginal_of(self.questions, self.cells.frequencies, self.covariance, self.n, which)
+        """One question's shares (``which`` its position or name: a :class:`MarginalEstimate`), or the joint
+        shares of several (``which`` a tuple of positions or names, e.g. ``("q1", "q3")``: a
+        :class:`~deniable._marginals.MarginalTable`): sums of the joint cells, with their covariance
+        (:mod:`deniable._marginals`)."""
+        return marginal_of(self.questions, self.cells.frequencies, self.covariance, self.n, which, self.names)
 
-    def independence(self, first: int = 0, second: int = 1) -> IndependenceTest:
-        """Wald test of independence of two questions (default the first two), ``(k_i-1)(k_j-1)`` degrees of
-        freedom, on their two-way marginal."""
-        if len(self.questions) == 2 and (first, second) == (0, 1):
+    def independence(self, first: Any = 0, second: Any = 1) -> IndependenceTest:
+        """Wald test of independence of two questions (positions or names; default the first two),
+        ``(k_i-1)(k_j-1)`` degrees of freedom, on their two-way marginal."""
+        pair = positions((first, second), len(self.questions), self.names)
+        if len(self.questions) == 2 and pair == (0, 1):
             return wald_independence(self.table, self.covariance)
-        return self.marginal((0, 1) if (first, second) == (0, 1) else (first, second)).independence()
+        return self.marginal(pair).independence()
 
-    def association(self, first: int = 0, second: int = 1) -> Association:
+    def association(self, first: Any = 0, second: Any = 1) -> Association:
         """Cramér's V between two questions with its delta-method standard error (:mod:`deniable._marginals`)."""
         pair = self.marginal((first, second))
         return cramers_v(pair.table, pair.covariance)
@@ -205,9 +239,11 @@ class JointEstimate(Result):
 class Joint(Mechanism):
     r"""Several categorical questions randomized as one answer by an oracle on their product domain.
 
-    ``Joint(q1, q2, ..., epsilon=..., mechanism="auto")``: each ``q`` is a
-    question's categories (a list, or an int ``k`` for ``0..k-1``), two or
-    more; ``mechanism`` one of ``"auto"``, ``"grr"``, ``"oue"``, ``"sue"``. The
+    ``Joint(q1, q2, ..., epsilon=..., mechanism="auto", names=None)``: each
+    ``q`` is a question's categories (a list, or an int ``k`` for ``0..k-1``),
+    two or more; ``names`` (optional) one name per question, by which the
+    estimate's :meth:`~JointEstimate.marginal` also finds them;
+    ``mechanism`` one of ``"auto"``, ``"grr"``, ``"oue"``, ``"sue"``. The
     answers' privacy loss is the oracle's ``epsilon`` (:attr:`epsilon`), not the
     sum over the questions. The product has ``K = k_1 ... k_d`` cells, so this
     suits a few small questions (a few hundred cells); every marginal then
@@ -216,7 +252,7 @@ class Joint(Mechanism):
     A :class:`~deniable.mechanisms._contract.Mechanism` with the wire id
     ``"joint"``: its configuration's ``domain`` is the questions' categories
     and its ``params`` the oracle's own configuration (on the cells
-    ``0..K - 1``), so ``dn.from_config(j.to_config()) == j``::
+    ``0..K - 1``) and the names where given, so ``dn.from_config(j.to_config()) == j``::
 
         {"format": "deniable.mechanism", "version": 1, "mechanism": "joint",
          "domain": [["yes", "no"], ["A", "B", "C"]], "epsilon": 3.0,
@@ -269,10 +305,12 @@ class Joint(Mechanism):
     wire_id = "joint"
     stat_type = SupportCounts
 
-    def __init__(self, *questions: Sequence[Any] | int, epsilon: float, mechanism: str = "auto") -> None:
+    def __init__(self, *questions: Sequence[Any] | int, epsilon: float, mechanism: str = "auto",
+                 names: Sequence[str] | None = None) -> None:
         if len(questions) < 2:
             raise ValueError(f"Joint needs two or more questions' categories; got {len(questions)}")
         self._questions = tuple(Domain(q, "Joint") for q in questions)
+        self.names = check_names(names, len(questions), "Joint")
         cells = int(np.prod([q.k for q in self._questions]))
         eps = check_epsilon(epsilon, owner="Joint")
         if mechanism == "auto":
@@ -329,17 +367,7 @@ class Joint(Mechanism):
     # ------------------------------------------------------------ privatize
     def _cells(self, columns: tuple[Any, ...]) -> Any:
         """The cells of the answers: one column per question, or one sequence of rows of answers."""
-        d = len(self._questions)
-        if len(columns) == 1:
-            columns = tuple(_split_rows(columns[0], d))
-        if len(columns) != d:
-            raise ValueError(f"give {d} columns of answers, one per question (or one sequence of rows); "
-                             f"got {len(columns)}")
-        codes = [q.encode(c) for q, c in zip(self._questions, columns, strict=True)]
-        if len({c.shape for c in codes}) != 1:
-            sizes = " and ".join(str(c.size) for c in codes)
-            raise ValueError(f"{'first and second' if d == 2 else 'the columns'} need the same length; got {sizes}")
-        return np.ravel_multi_index(tuple(codes), self.shape)
+        return np.ravel_multi_index(tuple(answer_codes(self._questions, columns)), self.shape)
 
     def privatize_many(self, *answers: Any, rng: randomness.RNGLike = None) -> Any:
         """Randomize many respondents' answers: one column per question (``first, second, ...``), or one
@@ -348,8 +376,7 @@ class Joint(Mechanism):
 
     def privatize(self, *answers: Any, rng: randomness.RNGLike = None) -> Any:
         """Randomize one respondent's answers (``a, b, ...``, or one tuple ``(a, b, ...)``)."""
-        if len(answers) == 1:
-            answers = tuple(column[0] for column in _split_rows([answers[0]], len(self._questions)))
+        answers = one_row(answers, len(self._questions))
         return self.mechanism.privatize(self.cell(*answers), rng=rng)
 
     # ----------------------------------------------------------------- wire
@@ -360,7 +387,8 @@ class Joint(Mechanism):
         return self._questions
 
     def _params(self) -> dict[str, Any]:
-        return {"oracle": self.mechanism.to_config()}
+        named = {} if self.names is None else {"names": list(self.names)}
+        return {"oracle": self.mechanism.to_config(), **named}
 
     @classmethod
     def _from_params(cls, domain: Any, params: dict[str, Any]) -> Joint:
@@ -372,6 +400,7 @@ class Joint(Mechanism):
             )
         self = cls.__new__(cls)
         self._questions = tuple(Domain(d, "Joint") for d in domain)
+        self.names = check_names(params.get("names"), len(domain), "Joint (config field 'params.names')")
         oracle = wire.from_config(params["oracle"])
         cells = int(np.prod([q.k for q in self._questions]))
         if type(oracle) not in JOINT_MECHANISMS.values() or not (oracle.domain_obj.is_range and oracle.k == cells):
@@ -418,16 +447,7 @@ class Joint(Mechanism):
         n = cells.n
         if n == 0:
             raise ValueError("no reports: a joint estimate needs n >= 1")
-        gap = cells.p_star - cells.q_star
-        rate = cells.observed
-        if isinstance(self.mechanism, GRR):
-            support = np.diag(rate) - np.outer(rate, rate)
-        else:
-            f = np.clip(cells.frequencies, 0.0, 1.0)
-            support = -np.outer(gap * f, gap * f)
-            np.fill_diagonal(support, rate * (1 - rate))
-        covariance = support / (n * np.outer(gap, gap))
-        return JointEstimate(self.questions, cells, covariance)
+        return JointEstimate(self.questions, cells, cell_covariance(self.mechanism, cells), self.names)
 
     def __repr__(self) -> str:
         return (

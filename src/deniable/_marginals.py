@@ -10,6 +10,9 @@ vector, so overlapping marginals agree exactly: summing the ``(1, 3)``
 marginal over question 3 gives the ``(1,)`` marginal, to the last bit of
 rounding (the consistency a separately estimated marginal would lack).
 
+Where the mechanism named its questions (``names=[...]``), a marginal may
+name them too: ``marginal(("q1", "q3"))`` is ``marginal((0, 2))``.
+
 Independence of two questions (``i``, ``j``) is the Wald test of
 :mod:`deniable._joint` on their two-way marginal; association is Cramér's
 ``V = sqrt(phi^2 / min(k_i - 1, k_j - 1))`` with
@@ -35,7 +38,7 @@ from deniable import _intervals as intervals
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
 
 __all__ = ["MarginalEstimate", "MarginalTable", "IndependenceTest", "Association", "summing_matrix",
-           "marginal_of", "wald_independence", "cramers_v"]
+           "marginal_of", "wald_independence", "cramers_v", "cell_covariance", "check_names", "positions"]
 
 
 @dataclass(frozen=True)
@@ -173,12 +176,62 @@ def summing_matrix(shape: Sequence[int], keep: Sequence[int]) -> NDArray[np.floa
     return out
 
 
-def _positions(which: Any, d: int) -> tuple[int, ...]:
-    """``which`` as distinct question positions; ValueError naming ``which``."""
-    picked = (which,) if isinstance(which, (int, np.integer)) and not isinstance(which, bool) else which
+def cell_covariance(mechanism: Any, cells: Any) -> NDArray[np.float64]:
+    """The covariance of an oracle's debiased cells (population target; :mod:`deniable._joint`).
+
+    ``mechanism``: GRR or a unary encoding; ``cells``: its
+    :class:`~deniable.Estimate` from ``n >= 1`` reports.
+    """
+    gap = cells.p_star - cells.q_star
+    rate = cells.observed
+    if mechanism.report_kind == "category":  # GRR: multinomial support counts
+        support = np.diag(rate) - np.outer(rate, rate)
+    else:
+        f = np.clip(cells.frequencies, 0.0, 1.0)
+        support = -np.outer(gap * f, gap * f)
+        np.fill_diagonal(support, rate * (1 - rate))
+    out: NDArray[np.float64] = support / (cells.n * np.outer(gap, gap))
+    return out
+
+
+def check_names(names: Any, d: int, owner: str) -> tuple[str, ...] | None:
+    """The questions' names (None: none given): ``d`` distinct non-empty strings; ValueError naming ``names``."""
+    if names is None:
+        return None
+    got = tuple(names) if not isinstance(names, str) else (names,)
+    if len(got) != d or not all(isinstance(x, str) and x for x in got) or len(set(got)) != len(got):
+        raise ValueError(f"names must be {d} distinct non-empty strings, one per question, for {owner}; "
+                         f"got {names!r:.80}")
+    return got
+
+
+def _single(which: Any) -> bool:
+    """Whether ``which`` names one question (a position or a name), not a tuple of them."""
+    return isinstance(which, (int, np.integer, str)) and not isinstance(which, bool)
+
+
+def positions(which: Any, d: int, names: Sequence[str] | None = None) -> tuple[int, ...]:
+    """``which`` (a position, a name, or a tuple of them) as distinct question positions; ValueError naming
+    ``which``."""
+    picked = (which,) if _single(which) else which
     try:
-        positions = tuple(int(i) for i in picked)
+        items = tuple(picked)
+    except TypeError:
+        items = ()
+    named = [x for x in items if isinstance(x, str)]
+    if named and names is None:
+        raise ValueError(f"which names questions ({which!r:.60}) but these questions have no names: give "
+                         f"names=[...] to the mechanism, or positions 0..{d - 1}")
+    if named and names is not None:
+        unknown = [x for x in named if x not in names]
+        if unknown:
+            raise ValueError(f"which: {unknown[0]!r} is not a question's name; the names are {list(names)}")
+        items = tuple(names.index(x) if isinstance(x, str) else x for x in items)
+    try:
+        positions = tuple(int(i) for i in items if not isinstance(i, bool))
     except (TypeError, ValueError):
+        positions = ()
+    if len(positions) != len(items):
         positions = ()
     if d == 2 and isinstance(which, (int, np.integer)) and which not in (0, 1):
         raise ValueError(f"which must be 0 (the first question) or 1 (the second); got {which!r}")
@@ -188,16 +241,18 @@ def _positions(which: Any, d: int) -> tuple[int, ...]:
 
 
 def marginal_of(questions: Sequence[tuple[Any, ...]], frequencies: NDArray[np.float64],
-                covariance: NDArray[np.float64], n: int, which: Any) -> Any:
-    """One question's :class:`MarginalEstimate` (``which`` an int) or the :class:`MarginalTable` of the
-    questions at the positions ``which`` (a tuple), from a joint vector and its covariance."""
-    keep = _positions(which, len(questions))
+                covariance: NDArray[np.float64], n: int, which: Any, names: Sequence[str] | None = None) -> Any:
+    """One question's :class:`MarginalEstimate` (``which`` a position or a name) or the
+    :class:`MarginalTable` of the questions ``which`` (a tuple of positions or names), from a joint vector
+    and its covariance."""
+    keep = positions(which, len(questions), names)
     summing = summing_matrix([len(q) for q in questions], keep)
     cov = summing @ covariance @ summing.T
     shares = summing @ frequencies
-    if isinstance(which, (int, np.integer)):
+    if _single(which):
         return MarginalEstimate(questions[keep[0]], shares, np.sqrt(np.maximum(np.diag(cov), 0.0)), n)
-    return MarginalTable(tuple(questions[i] for i in keep), keep, shares, cov, n)
+    kept = None if names is None else tuple(names[i] for i in keep)
+    return MarginalTable(tuple(questions[i] for i in keep), keep, shares, cov, n, kept)
 
 
 def wald_independence(table: NDArray[np.float64], covariance: NDArray[np.float64]) -> IndependenceTest:
@@ -247,8 +302,9 @@ class MarginalTable(Result):
 
     ``questions``: the kept questions' categories; ``positions``: where they
     stand among the joint's questions; ``frequencies``: the cells, row-major;
-    ``covariance``: theirs. Its table lists the cells labelled by their
-    tuples of answers.
+    ``covariance``: theirs; ``names``: the kept questions' names where the
+    mechanism named them (then :meth:`marginal` takes names too). Its table
+    lists the cells labelled by their tuples of answers.
 
     Parameters
     ----------
@@ -262,6 +318,8 @@ class MarginalTable(Result):
         Their covariance, :math:`M \Sigma M^\top`.
     n : int
         The number of reports.
+    names : tuple of str or None, default None
+        The kept questions' names, where the mechanism named them.
 
     Examples
     --------
@@ -281,6 +339,7 @@ class MarginalTable(Result):
     frequencies: NDArray[np.float64]
     covariance: NDArray[np.float64]
     n: int
+    names: tuple[str, ...] | None = None
 
     @property
     def std_errors(self) -> NDArray[np.float64]:
@@ -304,21 +363,24 @@ class MarginalTable(Result):
         columns = {"estimate": self.frequencies, "std_error": self.std_errors, "ci_low": low, "ci_high": high}
         fields = {"n": self.n, "target": "population", "positions": list(self.positions),
                   "questions": [list(q) for q in self.questions]}
+        if self.names is not None:
+            fields["names"] = list(self.names)
         return ResultTable(fields, columns, "cell", list(product(*self.questions)), "cells")
 
     def _caption(self) -> str:
         return f"marginal of questions {self.positions}: {' x '.join(str(len(q)) for q in self.questions)} cells"
 
     def marginal(self, which: Any) -> Any:
-        """A marginal of this marginal (positions among its own questions)."""
-        return marginal_of(self.questions, self.frequencies, self.covariance, self.n, which)
+        """A marginal of this marginal (positions among its own questions, or their names)."""
+        return marginal_of(self.questions, self.frequencies, self.covariance, self.n, which, self.names)
 
-    def independence(self, first: int = 0, second: int = 1) -> IndependenceTest:
-        """Wald test that two of its questions are independent, ``(k_i - 1)(k_j - 1)`` degrees of freedom."""
+    def independence(self, first: Any = 0, second: Any = 1) -> IndependenceTest:
+        """Wald test that two of its questions (positions or names) are independent, ``(k_i - 1)(k_j - 1)``
+        degrees of freedom."""
         pair = self.marginal((first, second))
         return wald_independence(pair.table, pair.covariance)
 
-    def association(self, first: int = 0, second: int = 1) -> Association:
+    def association(self, first: Any = 0, second: Any = 1) -> Association:
         """Cramér's V between two of its questions, with its standard error."""
         pair = self.marginal((first, second))
         return cramers_v(pair.table, pair.covariance)

@@ -46,6 +46,7 @@ MECHANISMS: dict[str, Any] = {
     "rr-design": dn.survey.design("CDM", [0.3, 0.6]),
     "heavy-hitters": dn.HeavyHitters(epsilon=4.0, method="sfp", max_length=3, top_k=4, rows=4, width=8),
     "joint": dn.Joint(["a", "b"], [1, 2, 3], epsilon=1.0, mechanism="oue"),
+    "marginal-release": dn.MarginalRelease(["a", "b"], [1, 2, 3], 9, epsilon=1.0, mechanism="oue"),
     "hierarchical-histogram": dn.HierarchicalHistogram(0, 10, bins=16, epsilon=1.0),
     "haar-hrr": dn.HaarHRR(0, 10, bins=16, epsilon=1.0),
     "set-valued": dn.SetValued(["a", "b", "c"], epsilon=1.0, max_items=2, oracle="oue"),

@@ -76,8 +76,10 @@ def test_refusals_name_the_argument() -> None:
     with pytest.raises(ValueError, match="cell needs 3 answers"):
         j.cell(0, 1)
     est = _exact(j, np.full(8, 1 / 8))
-    for which in (3, (0, 0), (), "a", (0, 5)):
+    for which in (3, (0, 0), (), (0, 5)):
         with pytest.raises(ValueError, match="which must be a question's position 0..2"):
             est.marginal(which)
+    with pytest.raises(ValueError, match=r"which names questions \('a'\) but these questions have no names"):
+        est.marginal("a")
     with pytest.raises(dn.ConfigError, match="'domain' must be the two questions' categories"):
         dn.from_config({**j.to_config(), "domain": [[0, 1]]})

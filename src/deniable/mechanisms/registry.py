@@ -11,7 +11,8 @@ complete whenever it can be read: importing this module first runs
 ``deniable``'s ``__init__``, which imports :mod:`deniable.mechanisms` (every
 mechanism module), :mod:`deniable.survey` (the survey designs, wire id
 ``"rr-design"``), :mod:`deniable.heavy` (heavy-hitter discovery,
-``"heavy-hitters"``) and :mod:`deniable._joint` (joint questions, ``"joint"``).
+``"heavy-hitters"``), :mod:`deniable._joint` (joint questions, ``"joint"``) and
+:mod:`deniable._marginal_release` (``"marginal-release"``).
 
 >>> from deniable.mechanisms import registry
 >>> registry.entry("grr").cls.__name__

@@ -1,6 +1,25 @@
 // The survey form's building blocks: a question's fieldset (its text and what the device does with the
-// answer), a set of options (radio buttons or checkboxes), the chosen option, and epsilon as the page says it.
+// answer), a set of options (radio buttons or checkboxes), the chosen option, and the mechanisms' names and
+// epsilon as the page says them (shared by the page and its question types).
 import { fixed } from './format.js';
+
+/** The mechanisms' names, in the respondent's words. */
+export const NAMES = {
+  'binary-rr': 'randomized response',
+  grr: 'k-ary randomized response',
+  sue: 'symmetric unary encoding',
+  oue: 'optimized unary encoding',
+  blh: 'binary local hashing',
+  olh: 'optimized local hashing',
+  hadamard: 'Hadamard response',
+  subset: 'subset selection',
+  'l-grr': 'longitudinal k-ary randomized response (L-GRR)',
+  'l-osue': 'longitudinal unary encoding (L-OSUE)',
+  dbitflip: 'dBitFlip',
+  'one-bit-mean': '1BitMean',
+  'haar-hrr': 'Haar-wavelet randomized response',
+  'hierarchical-histogram': 'a hierarchical histogram',
+};
 
 function label(question, value, i) {
   if (question.type === 'yes-no') return value ? 'Yes' : 'No';

@@ -19,7 +19,8 @@ import {
 import { fixed, significant } from './format.js';
 import { obliviousFetch } from './ohttp.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
-import { chosenIn, epsilonText, fieldsetFor, radios } from './form.js';
+import { jointDevice } from './joint_question.js';
+import { chosenIn, epsilonText, fieldsetFor, NAMES, radios } from './form.js';
 import { multipleDevice } from './multiple.js';
 
 const $ = (id) => document.getElementById(id);
@@ -51,22 +52,6 @@ function escapeHtml(text) {
 
 // the most certain a guesser who started at even odds can be after a likelihood ratio of at most f
 const sure = (f) => (f / (1 + f) > 0.999 ? 'more than 99.9%' : `${significant(100 * f / (1 + f))}%`);
-const NAMES = {
-  'binary-rr': 'randomized response',
-  grr: 'k-ary randomized response',
-  sue: 'symmetric unary encoding',
-  oue: 'optimized unary encoding',
-  blh: 'binary local hashing',
-  olh: 'optimized local hashing',
-  hadamard: 'Hadamard response',
-  subset: 'subset selection',
-  'l-grr': 'longitudinal k-ary randomized response (L-GRR)',
-  'l-osue': 'longitudinal unary encoding (L-OSUE)',
-  dbitflip: 'dBitFlip',
-  'one-bit-mean': '1BitMean',
-  'haar-hrr': 'Haar-wavelet randomized response',
-  'hierarchical-histogram': 'a hierarchical histogram',
-};
 // what a memoizing mechanism keeps on this device, in the respondent's words
 const FIRST = () => 'its first randomization of each answer and reuses it';
 const KEPT = {
@@ -89,36 +74,6 @@ function memoText(mechanism, kept) {
     `A changed answer can cost that again, at most ${kept.draws} times in all.${flips}`;
 }
 
-/** A joint question (type "joint"): one set of choices per part; the answers are randomized together, as
- * one cell of their product (row-major: the last part varies fastest), by the joint's oracle. */
-function jointDevice(question, name) {
-  const config = question.mechanism;
-  if (!config || config.mechanism !== 'joint') throw new Error(`question ${question.id} has no joint configuration`);
-  const oracle = fromConfig(config.params.oracle);
-  const parts = question.questions;
-  const fieldset = fieldsetFor(question, `Your ${parts.length} answers are randomized together on this device with `
-    + `${NAMES[oracle.mechanism] ?? oracle.mechanism}, ${epsilonText(oracle.epsilon)} for all of them`);
-  parts.forEach((part, j) => {
-    const yesNo = part.categories.length === 2 && part.categories[0] === false && part.categories[1] === true;
-    const text = document.createElement('p');
-    text.className = 'part';
-    text.textContent = part.text;
-    fieldset.append(text, radios({ type: yesNo ? 'yes-no' : 'categorical' }, part.categories, `${name}p${j}`));
-  });
-  return {
-    fieldset, epsilon: oracle.epsilon, reveals: false,
-    report() {
-      let cell = 0;
-      for (let j = 0; j < parts.length; j += 1) {
-        const i = chosenIn(fieldset, `${name}p${j}`);
-        if (i === undefined) return undefined;
-        cell = cell * parts[j].categories.length + i;
-      }
-      return oracle.privatize(cell);
-    },
-  };
-}
-
 /** What a range mechanism (kind "range") tells the respondent: its bins and how one report is made. */
 function rangeMeta(mechanism) {
   const { bins } = mechanism.config.params;
@@ -129,13 +84,23 @@ function rangeMeta(mechanism) {
 }
 
 /**
+ * The question types with a device of their own, by `question.type`: each builds the question's form part
+ * and device from (question, name). A type not here is one set of choices (or a number) randomized by the
+ * question's mechanism or design, or sent as given when not randomized (device() below).
+ */
+const QUESTION_TYPES = {
+  'free-text': (question, name) => freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question))),
+  joint: jointDevice,
+};
+
+/**
  * One question's form part and its device: {fieldset, epsilon, reveals, report()}, where
  * report() is the randomized report of the chosen answer, or undefined if unanswered (a
  * free-text question adds problem(): why its answer cannot be sent, or null).
  */
 async function device(question, index) {
   const name = `q${index}`;
-  if (question.type === 'free-text') return freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question)));
+  if (Object.hasOwn(QUESTION_TYPES, question.type)) return QUESTION_TYPES[question.type](question, name);
   if (question.randomized === false) {
     const fieldset = fieldsetFor(question, 'Not randomized: your answer is sent and stored exactly as you give it.');
     fieldset.classList.add('plain');
@@ -161,7 +126,6 @@ async function device(question, index) {
     fieldset.append(radios(question, question.categories, name));
     return { fieldset, epsilon: 0, reveals: false, report: () => question.categories[chosenIn(fieldset, name)] };
   }
-  if (question.type === 'joint') return jointDevice(question, name);
   if (question.design) {
     // the design as a randomizer (designs.js); a server older than that sends its model and p only
     const mechanism = fromConfig(question.mechanism ?? designConfig(question));
