@@ -99,8 +99,16 @@ test('every mechanism returns the wire JSON form of its report', () => {
     'hierarchical-histogram': (r, m) => Object.keys(r).join() === 'level,report' && r.level >= 1 &&
       r.level <= m.config.params.levels.length && typeof r.report === 'string',
     'set-valued': (r, m) => Number.isInteger(r) && r >= 0 && r < m.k + Number(m.config.params.ell),
+    // UE: the hex of the d + ell keys' +1 bits then their -1 bits; GRR: 2 j + (sign == +1), j < d + ell
+    pckv: (r, m) => {
+      const keys = m.k + Number(m.config.params.ell);
+      return m.config.params.variant === 'ue'
+        ? typeof r === 'string' && r.length === 4 * Math.ceil(keys / 8) && /^[0-9a-f]+$/.test(r)
+        : Number.isInteger(r) && r >= 0 && r < 2 * keys;
+    },
   };
-  const asValues = (m) => (m.kind === 'set' ? m.domain.map((v) => [v]) : m.domain);
+  const asValues = (m) => (m.kind === 'set' ? m.domain.map((v) => [v])
+    : m.kind === 'keyvalue' ? m.domain.map((v) => [[v, 0.5]]) : m.domain);
   const seen = new Set();
   for (const c of fixtures.chi_square) {
     const m = fromConfig(c.config, { randomBytes: seededBytes(`shape:${c.name}`) });
@@ -139,7 +147,8 @@ test('sampling never calls Math.random', () => {
   try {
     for (const c of fixtures.chi_square) {
       const m = fromConfig(c.config);
-      m.privatizeMany(m.kind === 'set' ? m.domain.map((v) => [v]) : m.domain);
+      m.privatizeMany(m.kind === 'set' ? m.domain.map((v) => [v])
+        : m.kind === 'keyvalue' ? m.domain.map((v) => [[v, -0.5]]) : m.domain);
     }
     idempotencyKey();
   } finally {
