@@ -142,6 +142,8 @@ REPORTS: dict[str, dict[str, Any]] = {
     "level": _obj({"level": COUNT, "report": {"description": "the level oracle's report (OUE: hex bits; OLH: "
                                                                "{seed, value})"}}),
     "haar": _obj({"level": COUNT, "index": COUNT, "bit": {"enum": [0, 1]}}),
+    "view-report": _obj({"view": COUNT, "report": {"description": "the view's oracle's report of the view's cell "
+                                                                 "(GRR: the cell's index; unary encoding: hex bits)"}}),
     "discovery": {
         "type": "object", "required": ["level", "sketch"], "additionalProperties": False,
         "description": "a heavy-hitter discovery report: the level (prefix length, or fragment position) and its "
