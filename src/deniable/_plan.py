@@ -289,9 +289,7 @@ def numeric_candidates(epsilon: float, low: float, high: float, delta: float | N
     return built
 
 
-def best_numeric_mechanism(
-    epsilon: float, low: float, high: float, *, delta: float | None = None
-) -> MechanismChoice:
+def best_numeric_mechanism(epsilon: float, low: float, high: float, *, delta: float | None = None) -> MechanismChoice:
     """The numeric mechanism with the lowest worst-case variance of the mean at ``epsilon``.
 
     ``variances`` maps each candidate (Laplace, Duchi, Piecewise, Hybrid, and
