@@ -24,7 +24,7 @@ SAVEFIG = re.compile(r"""^(?P<indent>\s*)(?P<figure>[\w.\[\]]+)\.savefig\((?P<bu
 LINK = re.compile(r"\]\((?P<target>(?!https?:|#|/)[^)\s]+?\.md)(?P<anchor>#[^)\s]*)?\)")
 HEADING = re.compile(r"^# .*\n", re.M)
 HEADER = (
-    "*A notebook of the tutorial [{title}]({url}) of the deniable documentation. "
+    "*A notebook of the tutorial {title} of the deniable documentation. "
     "Run it from the root of a checkout of the repository (some cells read `examples/`), "
     "with `pip install -e '.[all]'`.*"
 )
@@ -104,18 +104,17 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs
         return markdown
     stem = Path(page.file.src_uri).stem
     site_url = config.get("site_url") or ""
-    header = HEADER.format(
-        title=page.title or stem, url=f"{site_url.rstrip('/')}/{page.file.url}" if site_url else page.file.url
-    )
+    title = page.title or stem
+    header = HEADER.format(title=f"[{title}]({site_url.rstrip('/')}/{page.file.url})" if site_url else f'"{title}"')
     notebook = tutorial_notebook(_absolute_links(markdown, page, files, site_url), header)
     nbformat.validate(notebook)
     where = posixpath.join(posixpath.dirname(page.file.dest_uri), f"{stem}.ipynb")
     _written[where] = nbformat.writes(notebook)
-    title = HEADING.match(markdown)
+    heading = HEADING.match(markdown)
     link = DOWNLOAD.format(name=f"{stem}.ipynb")
-    if title is None:
+    if heading is None:
         return link + "\n" + markdown
-    return markdown[: title.end()] + "\n" + link + markdown[title.end() :]
+    return markdown[: heading.end()] + "\n" + link + markdown[heading.end() :]
 
 
 def on_post_build(config: Any, **kwargs: Any) -> None:
