@@ -84,6 +84,20 @@ def test_site_builds_strictly(site: Path) -> None:
     assert (site / "math" / "frequency-oracles" / "index.html").is_file()
 
 
+def test_each_tutorial_links_its_notebook_written_beside_it(site: Path) -> None:
+    """docs/hooks/notebooks.py: every tutorial page links ``<page>.ipynb``, a valid notebook beside it
+    whose code cells are the page's executed blocks (tests/test_docs_notebooks.py runs two of them)."""
+    nbformat = pytest.importorskip("nbformat", reason="the notebooks need nbformat (docs extra)")
+    tutorials = sorted(p.stem for p in (ROOT / "docs" / "tutorials").glob("*.md"))
+    assert len(tutorials) >= 10
+    for stem in tutorials:
+        built = site / "tutorials" / stem
+        assert f'href="{stem}.ipynb" download' in (built / "index.html").read_text(encoding="utf-8"), stem
+        notebook = nbformat.read(built / f"{stem}.ipynb", as_version=4)
+        nbformat.validate(notebook)
+        assert sum(cell.cell_type == "code" for cell in notebook.cells) >= 2, stem
+
+
 def test_reference_renders_every_public_name_with_its_docstring(site: Path) -> None:
     griffe = pytest.importorskip("griffe", reason="griffe comes with mkdocstrings[python] (docs extra)")
     package = griffe.load("deniable", search_paths=[str(ROOT / "src")])

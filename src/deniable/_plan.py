@@ -277,23 +277,28 @@ def sample_size(
 __all__ += ["best_numeric_mechanism", "numeric_candidates"]
 
 
-def numeric_candidates(epsilon: float, low: float, high: float) -> dict[str, Any]:
-    """Every registered numeric mechanism the planner compares, built for ``[low, high]`` at ``epsilon``."""
-    return {
-        e.cls.__name__: e.cls(low, high, epsilon=epsilon)
-        for e in registry.entries("numeric").values()
-        if e.candidate
-    }
+def numeric_candidates(epsilon: float, low: float, high: float, delta: float | None = None) -> dict[str, Any]:
+    """Every registered numeric mechanism the planner compares, built for ``[low, high]`` at ``epsilon``;
+    with a ``delta``, also those whose recipe requires exactly ``epsilon`` and ``delta`` (Gaussian)."""
+    built = {}
+    for e in registry.entries("numeric").values():
+        if e.candidate:
+            built[e.cls.__name__] = e.cls(low, high, epsilon=epsilon)
+        elif delta is not None and e.recipes and e.recipes[0].required == {"epsilon", "delta"}:
+            built[e.cls.__name__] = e.cls(low, high, epsilon=epsilon, delta=delta)
+    return built
 
 
-def best_numeric_mechanism(epsilon: float, low: float, high: float) -> MechanismChoice:
+def best_numeric_mechanism(epsilon: float, low: float, high: float, *, delta: float | None = None) -> MechanismChoice:
     """The numeric mechanism with the lowest worst-case variance of the mean at ``epsilon``.
 
-    ``variances`` maps each candidate (Laplace, Duchi, Piecewise, Hybrid) to
-    its worst-case per-respondent variance over ``[low, high]`` (original
-    units squared; divide by n for the mean); ``bits`` to the size of one
-    report's index. Hybrid wins or ties at every epsilon (Wang et al., ICDE 2019:
-    it mixes Piecewise and Duchi to minimise the worst-case variance).
+    ``variances`` maps each candidate (Laplace, Duchi, Piecewise, Hybrid, and
+    Gaussian when a ``delta`` is given) to its worst-case per-respondent
+    variance over ``[low, high]`` (original units squared; divide by n for the
+    mean); ``bits`` to the size of one report's index. Hybrid wins or ties at
+    every epsilon (Wang et al., ICDE 2019: it mixes Piecewise and Duchi to
+    minimise the worst-case variance); Gaussian, whose noise scale grows as
+    ``sqrt(ln(1/delta)) / epsilon``, loses to it at every usual ``delta``.
 
     Parameters
     ----------
@@ -301,6 +306,11 @@ def best_numeric_mechanism(epsilon: float, low: float, high: float) -> Mechanism
         The privacy loss of one report, ``> 0``.
     low, high : float
         The range of the answers, ``low < high``.
+    delta : float, optional
+        With a ``delta`` in ``(0, 1)``, Gaussian built with it (an
+        ``(epsilon, delta)`` guarantee, weaker than the others' pure
+        ``epsilon``) joins the candidates; default: pure-``epsilon``
+        mechanisms only.
 
     Returns
     -------
@@ -314,9 +324,12 @@ def best_numeric_mechanism(epsilon: float, low: float, high: float) -> Mechanism
     >>> choice = dn.best_numeric_mechanism(1.0, 0, 120)
     >>> choice.name, {k: round(v / 1000, 1) for k, v in choice.variances.items()}
     ('Hybrid', {'Laplace': 28.8, 'Duchi': 16.9, 'Piecewise': 18.9, 'Hybrid': 15.5})
+    >>> with_gaussian = dn.best_numeric_mechanism(1.0, 0, 120, delta=1e-6)
+    >>> with_gaussian.name, round(with_gaussian.variances["Gaussian"] / 1000, 1)
+    ('Hybrid', 258.0)
     """
     eps = check_epsilon(epsilon)
-    built = numeric_candidates(eps, low, high)
+    built = numeric_candidates(eps, low, high, delta)
     variances = {name: float(m.variance(1)) for name, m in built.items()}
     bits = {name: int(m.report_bits) for name, m in built.items()}
     name = min(built, key=lambda n: (variances[n], bits[n]))

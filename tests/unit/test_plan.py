@@ -93,6 +93,19 @@ def test_numeric_range_dispatches_to_the_numeric_comparison() -> None:
     assert (got.mechanism.low, got.mechanism.high) == (0.0, 120.0)
 
 
+def test_a_delta_adds_gaussian_built_with_it_to_the_numeric_candidates() -> None:
+    pure = dn.best_numeric_mechanism(1.0, 0.0, 120.0)
+    assert "Gaussian" not in pure.variances
+    with_delta = dn.best_numeric_mechanism(1.0, 0.0, 120.0, delta=1e-6)
+    assert set(with_delta.variances) == set(pure.variances) | {"Gaussian"}
+    gaussian = dn.Gaussian(0.0, 120.0, epsilon=1.0, delta=1e-6)
+    assert with_delta.variances["Gaussian"] == pytest.approx(float(gaussian.variance(1)))
+    assert with_delta.name == "Hybrid"  # Gaussian's sqrt(ln(1/delta))/epsilon noise loses at every usual delta
+    assert {k: v for k, v in with_delta.variances.items() if k != "Gaussian"} == pure.variances
+    with pytest.raises(ValueError, match="delta"):
+        dn.best_numeric_mechanism(1.0, 0.0, 120.0, delta=2.0)
+
+
 def test_categorical_call_is_unchanged() -> None:
     assert dn.best_mechanism(k=10, epsilon=1.0).name == "SubsetSelection"
     assert dn.best_mechanism(4, 3.0).name == "GRR"

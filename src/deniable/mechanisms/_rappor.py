@@ -53,7 +53,6 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from deniable import _client_state as client_state
 from deniable import _privacy as privacy
 from deniable import _randomness as randomness
 from deniable._client_state import StateLike
@@ -63,8 +62,8 @@ from deniable.mechanisms import _rappor_bloom as bloom
 from deniable.mechanisms._contract import CheckedReports
 from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
-from deniable.mechanisms._permanent import PermanentClient
 from deniable.mechanisms._rappor_bloom import HASHINGS, google_bloom_bits
+from deniable.mechanisms._rappor_client import RapporClient
 from deniable.mechanisms._rappor_decode import RapporEstimate, least_squares, select
 from deniable.mechanisms._rappor_privacy import lifetime_loss, one_time_loss, widest
 from deniable.mechanisms.registry import register
@@ -538,60 +537,3 @@ class RAPPOR(FrequencyOracle):
             f"cohorts={self.num_cohorts}{hashing}, epsilon={self.epsilon:.6g}, "
             f"epsilon_infinity={self.epsilon_infinity:.6g})"
         )
-
-
-class RapporClient(PermanentClient):
-    """One device: a fixed cohort and a permanent (memoized) response per value.
-
-    A :class:`~deniable.mechanisms._permanent.PermanentClient`, as every
-    memoizing mechanism's device: the PRR of a value is derived from
-    ``HMAC-SHA256(secret, type NUL value)``
-    (:meth:`deniable._client_state.ClientState.source`), so it is the same on
-    every report without being stored; only the IRR is drawn fresh (from the
-    OS CSPRNG). A kept state (``RAPPOR.client(state=...)``) also keeps the
-    cohort, drawn once from the state's own stream; without a state the
-    cohort is ``cohort`` or drawn from the OS CSPRNG.
-    """
-
-    def __init__(
-        self, mechanism: RAPPOR, state: StateLike | None = None, *, secret: bytes | None = None,
-        cohort: int | None = None,
-    ) -> None:
-        if state is not None:
-            if secret is not None or cohort is not None:
-                raise TypeError("pass either state or secret/cohort to RAPPOR.client, not both")
-            super().__init__(mechanism, state, fields=lambda source: {
-                "cohort": randomness.scalar_below(mechanism.num_cohorts, source)})
-            cohort = self.fields.get("cohort")
-            if type(cohort) is not int:
-                raise client_state.StateError(f"client state for RAPPOR: field 'cohort' must be an int; got {cohort!r}")
-        else:
-            super().__init__(mechanism, secret=secret)
-            if cohort is None:
-                cohort = randomness.scalar_below(mechanism.num_cohorts, randomness.SECURE)
-        if isinstance(cohort, bool) or not isinstance(cohort, int) or not 0 <= cohort < mechanism.num_cohorts:
-            raise ValueError(f"cohort must be an int in 0..{mechanism.num_cohorts - 1}; got {cohort!r}")
-        self.cohort = cohort
-        self.mechanism: RAPPOR = mechanism
-
-    def permanent(self, value: Any) -> int:
-        """The memoized permanent response (PRR) of ``value``: the Bloom bits the IRR randomizes."""
-        prr = self._permanent(self.mechanism.domain_obj.encode_one(value))[0] & self.mechanism._keep
-        return bloom._as_int(prr)
-
-    def _permanent(self, position: int) -> NDArray[np.uint64]:
-        """``(1, words)``: the PRR of the category at ``position``."""
-        value = self.mechanism.domain[position]
-        stream = self._stream(type(value).__name__, str(value))
-        bloom = self.mechanism._bloom3[self.cohort, position : position + 1]
-        return self.mechanism._prr(bloom, stream)
-
-    def privatize(self, value: Any) -> Any:
-        """One report: the memoized PRR of ``value`` through a fresh IRR."""
-        m = self.mechanism
-        position = m.domain_obj.encode_one(value)
-        bits = m._irr(self._permanent(position), randomness.SECURE)
-        return m._reports(np.array([self.cohort], dtype=np.uint64), bits)[0]
-
-    def __repr__(self) -> str:
-        return f"RapporClient({self.mechanism!r}, cohort={self.cohort})"
