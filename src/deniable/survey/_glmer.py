@@ -57,8 +57,9 @@ class GLMMResults(Result):
     ``params``, ``bse``, ``pvalues`` (pandas Series by term), ``cov_params``
     of the fixed effects; ``variance_components`` (variance and standard
     deviation per random term, ``correlation`` between them), ``theta``
-    (lme4's) with its Wald standard errors ``theta_bse`` (NaN on the bound 0), ``random_effects`` (the conditional modes per cluster),
-    ``llf``, ``aic``, ``bic``, ``nobs``, ``n_groups``; :meth:`summary`.
+    (lme4's) with its Wald standard errors ``theta_bse`` (NaN on the bound
+    0), ``random_effects`` (the conditional modes per cluster), ``llf``,
+    ``aic``, ``bic``, ``nobs``, ``n_groups``; :meth:`summary`.
     """
 
     params: pd.Series
@@ -129,14 +130,20 @@ class GLMMResults(Result):
         """The fit as lme4 prints it: the approximation, log-likelihood and AIC, the variance components
         and the fixed effects with standard errors, z, p-values and intervals."""
         p = ", ".join(f"{float(v):.6g}" for v in self.design.p)
-        method = "Laplace approximation" if self.nagq == 1 else f"adaptive Gauss-Hermite quadrature (nAGQ = {self.nagq})"
+        method = ("Laplace approximation" if self.nagq == 1
+                  else f"adaptive Gauss-Hermite quadrature (nAGQ = {self.nagq})")
         smry = Summary()
         smry.add_title(f"Randomized-response GLMM: {self.design.model} design, p = ({p})")
-        smry.add_dict({"Formula:": self.formula, "Method:": f"maximum likelihood, {method}",
-                       "Observations:": str(self.nobs), f"Groups ({self.group}):": str(self.n_groups),
-                       "Log-likelihood:": f"{self.llf:.4f}", "AIC:": f"{self.aic:.4f}", "BIC:": f"{self.bic:.4f}"},
-                      ncols=1)
-        smry.add_df(self.variance_components, float_format="%.6g")
+        info = {"Formula:": self.formula, "Method:": f"maximum likelihood, {method}",
+                "Observations:": str(self.nobs), f"Groups ({self.group}):": str(self.n_groups),
+                "Log-likelihood:": f"{self.llf:.4f}", "AIC:": f"{self.aic:.4f}", "BIC:": f"{self.bic:.4f}"}
+        for name, row in self.variance_components.iterrows():
+            info[f"{name}:"] = f"variance {row['variance']:.6g}, SD {row['std_dev']:.6g}"
+        terms = list(self.variance_components.index)
+        for a in range(len(terms)):
+            for b in range(a):
+                info[f"corr({terms[b]}, {terms[a].split(': ', 1)[1]}):"] = f"{self.correlation.iloc[a, b]:.4f}"
+        smry.add_dict(info, ncols=1)
         low, high = self.confidence_interval(1 - alpha)
         smry.add_df(pd.DataFrame({"Coef.": self.params, "Std.Err.": self.bse, "z": self.params / self.bse,
                                   "P>|z|": self.pvalues, f"[{alpha / 2:g}": low, f"{1 - alpha / 2:g}]": high}),
@@ -384,7 +391,7 @@ def _results(lik: MixedLikelihood, params: np.ndarray, converged: bool, info: An
         cov_params=pd.DataFrame(cov, index=names, columns=names),
         variance_components=pd.DataFrame({"variance": np.diag(sigma), "std_dev": sd}, index=term_names),
         correlation=pd.DataFrame(corr, index=term_names, columns=term_names),
-        theta=params[:k].copy(), theta_bse=theta_bse, random_effects=pd.DataFrame(ranef, index=pd.Index(labels, name=cluster),
-                                                             columns=z_names),
+        theta=params[:k].copy(), theta_bse=theta_bse,
+        random_effects=pd.DataFrame(ranef, index=pd.Index(labels, name=cluster), columns=z_names),
         llf=lik.loglike(params), nobs=len(rows.positions), n_groups=lik.n_clusters, group=cluster, nagq=nagq,
         design=design, formula=formula, n_dropped=dropped, converged=converged, singular=singular)

@@ -117,7 +117,7 @@ class MixedLikelihood:
             return pi, pi * (1 - pi), np.log(lik), lik
 
     def _by_cluster(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.bincount(self.cluster, weights=values, minlength=self.n_clusters)
+        return np.bincount(self.cluster, weights=values, minlength=self.n_clusters).astype(np.float64)
 
     def _cross(self, w: NDArray[np.float64], zl: NDArray[np.float64]) -> NDArray[np.float64]:
         """``sum_{i in j} w_i (Lambda' z_i)(Lambda' z_i)'`` per cluster, shape (J, q, q)."""
@@ -156,9 +156,9 @@ class MixedLikelihood:
             definite = neg[:, 0, 0] > 1e-8 if self.q == 1 else np.all(np.linalg.eigvalsh(neg) > 1e-8, axis=1)
             curvature = np.where(definite[:, None, None], neg, fisher)
             if self.q == 1:
-                step = grad / curvature[:, 0]
+                step = np.asarray(grad / curvature[:, 0], dtype=np.float64)
             else:
-                step = np.linalg.solve(curvature, grad[:, :, None])[:, :, 0]
+                step = np.asarray(np.linalg.solve(curvature, grad[:, :, None])[:, :, 0], dtype=np.float64)
             size = np.max(np.abs(step), axis=1)
             if np.all(size < MODE_TOLERANCE):
                 break
