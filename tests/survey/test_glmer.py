@@ -110,6 +110,16 @@ def test_random_slope_with_randomized_answers_beats_lme4() -> None:
     assert np.all(np.abs(res.params - r["beta"]) < 3 * res.bse)
 
 
+def test_a_design_is_its_transition_matrix() -> None:
+    """Kuk with one card and a custom matrix equal to Warner's give Warner's fit (the answers' model is
+    the matrix)."""
+    fits = [dn.survey.glmer("y_warner ~ x + (1 | school)", DATA, design=d)
+            for d in (DESIGNS["warner"], dn.survey.Kuk(p=[0.8, 0.2]), dn.survey.Custom([[0.8, 0.2], [0.2, 0.8]]))]
+    for res in fits[1:]:
+        np.testing.assert_allclose(res.params, fits[0].params, atol=1e-8)
+        assert res.llf == pytest.approx(fits[0].llf, abs=1e-9)
+
+
 def test_summary_and_result_shape() -> None:
     res = dn.survey.glmer("y_warner ~ x + (1 | school)", DATA, design=DESIGNS["warner"], nAGQ=5)
     text = str(res.summary())

@@ -11,8 +11,10 @@ one case), the answers drawn by the design's own device
   approximation's error and the ML variance's O(1/J) bias (about 1% of the
   SD at 100 schools, 0.1 se) are far inside. Power: the same answers
   analysed with a misspecified design (Warner's ``p`` 0.65 for 0.8, forced
-  answers 0.25 and 0.3 for 0.1 and 0.15) move the slope by 8 to 13 of the
-  correct fit's se (seeds 1 to 3), so the check with those se fails.
+  answers 0.25 and 0.3 for 0.1 and 0.15, Kuk's decks 0.6 and 0.4 for 0.7
+  and 0.3 with three cards, an answer of four values) move the slope by 7.5
+  to 13 of the correct fit's se (seeds 1 to 3), so the check with those se
+  fails.
 * Coverage (40 replicates of 24 schools of 18, about 7 s of CPU, so also
   marked slow): the share
   of 95% intervals covering the slope is inside the two-sided binomial
@@ -32,7 +34,7 @@ import pytest
 import deniable as dn
 from deniable.testing import bonferroni, coverage_check, mean_check, z_for
 
-ALPHA = bonferroni(1e-6, 4)  # recovery for two designs, the random slope, the coverage family
+ALPHA = bonferroni(1e-6, 5)  # recovery for three designs, the random slope, the coverage family
 BETA = np.array([-0.6, 0.8])
 SD = 0.8
 
@@ -58,8 +60,10 @@ def recovered(res: Any, truth: np.ndarray, alpha: float, by: Any = None) -> bool
 @pytest.mark.stat
 @pytest.mark.parametrize(("design", "wrong"), [(dn.survey.Warner(p=0.8), dn.survey.Warner(p=0.65)),
                                                 (dn.survey.design("FR", p=[0.1, 0.15]),
-                                                 dn.survey.design("FR", p=[0.25, 0.3]))],
-                         ids=["Warner", "FR"])
+                                                 dn.survey.design("FR", p=[0.25, 0.3])),
+                                                (dn.survey.Kuk(p=[0.7, 0.3], cards=3),
+                                                 dn.survey.Kuk(p=[0.6, 0.4], cards=3))],
+                         ids=["Warner", "FR", "Kuk3"])
 def test_recovers_simulated_truth(design: Any, wrong: Any, rng: np.random.Generator) -> None:
     df = simulate(design, 100, 25, rng)
     res = dn.survey.glmer("y ~ x + (1 | school)", df, design=design)
