@@ -257,7 +257,7 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
     table = design.transition_matrix(1)
     at = flat.answer_index
     lik = MixedLikelihood(table[0, at], table[1, at] - table[0, at], table, x, z, codes.astype(np.int64), nagq)
-    start = np.concatenate([_theta_start(lik.q), fit(flat, rows.names, restarts=0).params])
+    start = np.concatenate([lik.diagonal()[: lik.k_theta], fit(flat, rows.names, restarts=0).params])  # Lambda = I
     params, converged, info = _maximize(lik, start)
     z_names = [plain(n) for n in z_all.columns]
     return _results(lik, params, converged, info, rows, z_names, labels, cluster_name, nagq, design, formula,
@@ -291,13 +291,6 @@ def _split(formula: str) -> tuple[str, str, str]:
     if "|" in rest:
         raise ValueError(f"formula {formula!r}: a '|' outside the random term ({bar.group(0)})")
     return f"{left.strip()} ~ {rest or '1'}", lhs, cluster
-
-
-def _theta_start(q: int) -> np.ndarray:
-    """lme4's start: ``Lambda = I`` (theta 1 on the diagonal, 0 below), column by column."""
-    rows, cols = np.tril_indices(q)
-    order = np.lexsort((rows, cols))
-    return (rows[order] == cols[order]).astype(np.float64)
 
 
 def _maximize(lik: MixedLikelihood, start: np.ndarray) -> tuple[np.ndarray, bool, Any]:

@@ -69,6 +69,8 @@ class MixedLikelihood:
         self.k_params = self.k_theta + exog.shape[1]
         keep = table[1] != table[0]  # the answers whose probability depends on the state
         self._diff, self._table0 = (table[1] - table[0])[keep], table[0][keep]
+        cols, rows = np.triu_indices(self.q)  # the lower triangle column by column (lme4's order of theta)
+        self._tril = (rows, cols)
         self.nagq = nagq
         nodes, weights = np.polynomial.hermite_e.hermegauss(nagq)
         self._nodes, self._log_weights = nodes, np.log(weights / weights.sum())
@@ -79,16 +81,13 @@ class MixedLikelihood:
     def lam(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Lambda``: the lower-triangular factor of ``Sigma`` from lme4's ``theta`` (column by column)."""
         out = np.zeros((self.q, self.q))
-        rows, cols = np.tril_indices(self.q)
-        order = np.lexsort((rows, cols))  # column-major order of the lower triangle
-        out[rows[order], cols[order]] = theta
+        out[self._tril] = theta
         return out
 
     def diagonal(self) -> NDArray[np.bool_]:
         """Which parameters are a diagonal entry of ``Lambda`` (the standard deviations' factors)."""
-        rows, cols = np.tril_indices(self.q)
-        order = np.lexsort((rows, cols))
-        return np.concatenate([rows[order] == cols[order], np.zeros(self.exog.shape[1], dtype=bool)])
+        rows, cols = self._tril
+        return np.concatenate([rows == cols, np.zeros(self.exog.shape[1], dtype=bool)])
 
     def canonical(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         """``params`` with each column of ``Lambda`` whose diagonal entry is negative negated (lme4's form).
@@ -98,9 +97,7 @@ class MixedLikelihood:
         """
         lam = self.lam(params[: self.k_theta])
         lam = lam * np.where(np.diag(lam) < 0, -1.0, 1.0)[None, :]
-        rows, cols = np.tril_indices(self.q)
-        order = np.lexsort((rows, cols))
-        return np.concatenate([lam[rows[order], cols[order]], params[self.k_theta:]])
+        return np.concatenate([lam[self._tril], params[self.k_theta:]])
 
     def _rows_at(self, offset: NDArray[np.float64], zl: NDArray[np.float64], u: NDArray[np.float64]
                  ) -> NDArray[np.float64]:
