@@ -130,11 +130,10 @@ class GLMMResults(Result):
         """The fit as lme4 prints it: the approximation, log-likelihood and AIC, the variance components
         and the fixed effects with standard errors, z, p-values and intervals."""
         p = ", ".join(f"{float(v):.6g}" for v in self.design.p)
-        method = ("Laplace approximation" if self.nagq == 1
-                  else f"adaptive Gauss-Hermite quadrature (nAGQ = {self.nagq})")
+        method = "ML, Laplace" if self.nagq == 1 else f"ML, adaptive Gauss-Hermite (nAGQ = {self.nagq})"
         smry = Summary()
         smry.add_title(f"Randomized-response GLMM: {self.design.model} design, p = ({p})")
-        info = {"Formula:": self.formula, "Method:": f"maximum likelihood, {method}",
+        info = {"Formula:": self.formula, "Method:": method,
                 "Observations:": str(self.nobs), f"Groups ({self.group}):": str(self.n_groups),
                 "Log-likelihood:": f"{self.llf:.4f}", "AIC:": f"{self.aic:.4f}", "BIC:": f"{self.bic:.4f}"}
         for name, row in self.variance_components.iterrows():
@@ -377,7 +376,10 @@ def _results(lik: MixedLikelihood, params: np.ndarray, converged: bool, info: An
     term_names = [f"{cluster}: {n}" for n in z_names]
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = sigma / np.outer(sd, sd)
+    lik.mode_failures = 0
+    llf = lik.loglike(params)
     ranef = lik.random_effects(params)
+    converged = converged and lik.mode_failures == 0  # every cluster's mode found at the maximum
     return GLMMResults(
         params=pd.Series(params[k:], index=names, name="coef"),
         bse=pd.Series(np.sqrt(np.diag(cov)), index=names, name="bse"),
@@ -386,5 +388,5 @@ def _results(lik: MixedLikelihood, params: np.ndarray, converged: bool, info: An
         correlation=pd.DataFrame(corr, index=term_names, columns=term_names),
         theta=params[:k].copy(), theta_bse=theta_bse,
         random_effects=pd.DataFrame(ranef, index=pd.Index(labels, name=cluster), columns=z_names),
-        llf=lik.loglike(params), nobs=len(rows.positions), n_groups=lik.n_clusters, group=cluster, nagq=nagq,
+        llf=llf, nobs=len(rows.positions), n_groups=lik.n_clusters, group=cluster, nagq=nagq,
         design=design, formula=formula, n_dropped=dropped, converged=converged, singular=singular)

@@ -75,7 +75,7 @@ class MixedLikelihood:
         nodes, weights = np.polynomial.hermite_e.hermegauss(nagq)
         self._nodes, self._log_weights = nodes, np.log(weights / weights.sum())
         self._u = np.zeros((self.n_clusters, self.q))
-        self.mode_failures = 0
+        self.mode_failures = 0  # searches for the modes that ran out of steps
 
     # ------------------------------------------------------------ pieces
     def lam(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
