@@ -5,7 +5,8 @@ Designs with RRreg's model names and ``p`` conventions (:func:`design`,
 the levels of a plain covariate (:func:`prevalence_by`), power and sample
 size (:func:`prevalence_power`, :func:`prevalence_sample_size`). Logistic
 regression (:func:`logit`, :func:`lr_test`) and linear regression on a
-randomized predictor (:func:`linear`) need the ``survey``
+randomized predictor (:func:`linear`) and the random-effects logit
+(:func:`glmer`, GLMMRR's ``RRglmer``) need the ``survey``
 extra (pandas, statsmodels, patsy) and are imported on first use, so
 ``import deniable.survey`` needs numpy only. Weighted and complex samples
 (``weights=``, ``strata=``, ``cluster=``, ``fpc=``, ``repweights=``): design-based
