@@ -5,7 +5,8 @@ Designs with RRreg's model names and ``p`` conventions (:func:`design`,
 the levels of a plain covariate (:func:`prevalence_by`), power and sample
 size (:func:`prevalence_power`, :func:`prevalence_sample_size`). Logistic
 regression (:func:`logit`, :func:`lr_test`) and linear regression on a
-randomized predictor (:func:`linear`) need the ``survey``
+randomized predictor (:func:`linear`) and the random-effects logit
+(:func:`glmer`, GLMMRR's ``RRglmer``) need the ``survey``
 extra (pandas, statsmodels, patsy) and are imported on first use, so
 ``import deniable.survey`` needs numpy only. Weighted and complex samples
 (``weights=``, ``strata=``, ``cluster=``, ``fpc=``, ``repweights=``): design-based
@@ -97,21 +98,25 @@ __all__ = [
     "ictreg",
     "ict_test",
     "DesignEffectTest",
+    "glmer",
+    "GLMMResults",
 ]
 
 _REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")
 
 
 _LIST_REGRESSION = ("ictreg", "ICTRegResults")
+_MIXED = ("glmer", "GLMMResults")
 
 
 def __getattr__(name: str) -> Any:
-    """``logit``, ``linear``, ``ictreg`` and the other regression names, imported when first asked for."""
-    if name in _REGRESSION or name in _LIST_REGRESSION:
+    """``logit``, ``linear``, ``ictreg``, ``glmer`` and the other regression names, imported when first asked for."""
+    if name in _REGRESSION or name in _LIST_REGRESSION or name in _MIXED:
         try:
-            from deniable.survey import _ictreg, _regression
+            from deniable.survey import _glmer, _ictreg, _regression
         except ImportError as err:
             raise ImportError(f"deniable.survey.{name} needs the survey extra: pip install 'deniable[survey]' "
                               f"({err})") from err
-        return getattr(_regression if name in _REGRESSION else _ictreg, name)
+        module = _regression if name in _REGRESSION else _ictreg if name in _LIST_REGRESSION else _glmer
+        return getattr(module, name)
     raise AttributeError(f"module 'deniable.survey' has no attribute {name!r}")
