@@ -9,6 +9,7 @@ import { meanSection } from './number_results.js';
 import { roundsSection } from './rounds_results.js';
 import { slicedSection } from './sliced_results.js';
 import { jointSection } from './joint_results.js';
+import { listSection } from './list_results.js';
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import {
   countOf, estimateTexts, fixed, grouped, percent, scientific, significant,
@@ -277,6 +278,10 @@ function render(results) {
     }
     if (q.kind === 'joint') {
       container.append(jointSection(q, level, chart));
+      return;
+    }
+    if (q.kind === 'list-experiment') {
+      container.append(listSection(q, level, chartWidth()));
       return;
     }
     if (q.kind === 'design' || q.kind === 'plain') {

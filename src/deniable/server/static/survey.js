@@ -19,6 +19,7 @@ import {
 import { fixed, significant } from './format.js';
 import { obliviousFetch } from './ohttp.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
+import { listDevice } from './list_experiment.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -174,6 +175,10 @@ function jointDevice(question, name) {
 async function device(question, index) {
   const name = `q${index}`;
   if (question.type === 'free-text') return freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question)));
+  if (question.type === 'list-experiment') {
+    return listDevice(question, name, fieldsetFor(question, 'A list experiment: say how many of the items apply to '
+      + 'you, not which. Answering none or all of them reveals your answer to each (ε = ∞ then).'));
+  }
   if (question.randomized === false) {
     const fieldset = fieldsetFor(question, 'Not randomized: your answer is sent and stored exactly as you give it.');
     fieldset.classList.add('plain');
@@ -500,7 +505,8 @@ async function main() {
   const randomized = devices.filter((d, i) => survey.questions[i].randomized !== false);
   const bounded = randomized.filter((d) => !d.reveals);
   const total = sampled ? Math.max(...bounded.map((d) => d.epsilon)) : bounded.reduce((s, d) => s + d.epsilon, 0);
-  const plain = devices.length - randomized.length;
+  // a list experiment's count is sent as given too, but its lists hide the answer (it is among `revealing`)
+  const plain = survey.questions.filter((q) => q.randomized === false && q.type !== 'list-experiment').length;
   const revealing = survey.questions.filter((q, i) => devices[i].reveals).map((q) => `“${escapeHtml(q.text)}”`);
   const over = sampled
     ? `(this device drew one of the survey's ${devices.length} questions for you at random; only that answer is randomized and sent)`
