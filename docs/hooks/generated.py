@@ -113,7 +113,8 @@ NESTED = {
 QUESTION_KEYS = {
     "id": "the question's id, unique within the survey: 1-64 characters `[A-Za-z0-9_.-]`",
     "text": "the question as the respondent reads it",
-    "type": "`yes-no`, `categorical`, `number`, `multiple` (choose several), `free-text` or `joint`",
+    "type": "`yes-no`, `categorical`, `number`, `multiple` (choose several), `free-text`, `joint` or "
+            "`list-experiment` (see [list experiments](../math/list-experiments.md))",
     "categories": "the answers of a categorical question, in order",
     "mechanism": "the randomizer: a name (`grr`, `oue`, `olh`, ..., or `auto` for the best at this epsilon) "
                  "with its parameters as keys of the question, or an exact mechanism configuration",

@@ -85,6 +85,7 @@ from deniable.errors import DeniableError
 from deniable.heavy import HeavyHitters
 from deniable.mechanisms._contract import Mechanism
 from deniable.survey._designs import design
+from deniable.survey._list import ListExperiment
 from deniable.wire import MAX_BATCH, from_config, to_version
 from deniable.wire._codecs import to_version as reports_to_version
 
@@ -221,12 +222,14 @@ class _FreeText:
         return self.hitters.reports_to_json(self.hitters.privatize_many(values, rng=source))
 
 
-Device = Mechanism | _Plain | _FreeText
+Device = Mechanism | _Plain | _FreeText | ListExperiment
 
 
 def _device(question: Mapping[str, Any]) -> Device:
     """A plain question, a free-text question's discovery, or (every other question, survey
     designs included) the question's randomizer, ``from_config(question["mechanism"])``."""
+    if question.get("type") == "list-experiment":  # the device draws the list; answers {control, sensitive}
+        return ListExperiment(len(question["items"]))
     if question.get("randomized") is False:
         return _Plain(question)
     if question.get("discovery"):
@@ -336,7 +339,7 @@ def _privatize_many(
         values = [a[qid] for a in answers_list]
         if qid in kept:
             columns[qid] = [None] * len(values)
-        elif isinstance(device, (_Plain, _FreeText)):
+        elif isinstance(device, (_Plain, _FreeText, ListExperiment)):
             columns[qid] = device.reports(values, source)
         else:
             columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))

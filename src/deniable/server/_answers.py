@@ -29,7 +29,7 @@ class BatchAccepted(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer", "free-text", "number", "joint", "multiple"]
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number", "joint", "multiple", "list-experiment"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -67,6 +67,10 @@ class QuestionOut(BaseModel):
     )
     options: list[Any] | None = Field(default=None, description="a multiple question's options, in order")
     max_choices: int | None = Field(default=None, description="the most options a multiple question's answer holds")
+    items: list[str] | None = Field(default=None, description="a list experiment's control items")
+    sensitive: str | None = Field(
+        default=None, description="a list experiment's sensitive item, shown to the treatment group only"
+    )
 
 
 class RoundsOut(BaseModel):
@@ -380,6 +384,38 @@ class ItemsResult(BaseModel):
     ci_high: list[float | None] | None
 
 
+class ListCounts(BaseModel):
+    control: list[int] = Field(description="respondents of the control list answering 0, 1, ..., J")
+    treatment: list[int] = Field(description="respondents of the treatment list answering 0, 1, ..., J + 1")
+
+
+class ListResult(BaseModel):
+    """A list experiment (type: list-experiment): the difference in means of the two lists."""
+
+    id: str
+    text: str
+    type: Literal["list-experiment"]
+    kind: Literal["list-experiment"]
+    randomized: Literal[False]
+    epsilon: None = Field(description="infinite: the floor and the ceiling of the longer list reveal the answer")
+    reveals_truth: Literal[True]
+    items: list[str]
+    sensitive: str
+    J: int = Field(description="the number of control items")
+    n: int
+    n_control: int
+    n_treatment: int
+    floor: int = Field(description="treatment respondents answering 0: each said no to the sensitive item")
+    ceiling: int = Field(description="treatment respondents answering J + 1: each said yes to it")
+    counts: ListCounts
+    estimate: float | None = Field(description="the share holding the sensitive item: mean(treatment) - "
+                                   "mean(control); null with fewer than 2 respondents in a list")
+    std_error: float | None = Field(description="sqrt(s1^2 / n1 + s0^2 / n0)")
+    ci_low: float | None
+    ci_high: float | None
+    level: float
+
+
 class ShuffledOut(BaseModel):
     """The central guarantee of the responses if collected through a trusted shuffler."""
 
@@ -421,8 +457,10 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult
-                    | RangeResult | ItemsResult]
+    questions: list[
+        QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult | RangeResult
+        | ItemsResult | ListResult
+    ]
     sequences: dict[str, SequenceOut | None] | None = Field(
         default=None, description="rounds with anytime: true: per frequency question, the confidence sequence of "
         "every round so far (null for a memoizing question, or before its first report)")
@@ -513,8 +551,10 @@ class ResultsOut(BaseModel):
     )
     target: Literal["population", "respondents"]
     level: float = Field(gt=0, lt=1)
-    questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult
-                    | RangeResult | ItemsResult]
+    questions: list[
+        QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult | RangeResult
+        | ItemsResult | ListResult
+    ]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
     defences: DefencesOut | None = Field(default=None, description="what bounds the number of fake responses")
     by: SlicedOut | None = Field(default=None, description="with ?by=QUESTION only: each frequency and number "

@@ -8,7 +8,8 @@ what the question's reports are (:func:`column_type`): yes/no reports as
 booleans, integers (plain integer questions, integer categories, Hadamard
 responses, answers of designs with several answers) as 64-bit integers,
 numeric mechanisms' reports as floats, string categories as strings, a
-two-group design's reports as a struct ``{group, answer}``; any other
+two-group design's reports as a struct ``{group, answer}``, a list experiment's
+as a struct ``{treat, count}``; any other
 report (bit vectors, hashed or structured reports) as its JSON text. A
 Parquet export also carries the survey definition (every mechanism's exact
 configuration) in its schema metadata under ``deniable.survey``, so it can
@@ -24,7 +25,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from deniable.server._questions import DESIGN, SET, AnyQuestion
+from deniable.server._questions import DESIGN, SET, AnyQuestion, ListQuestion
 from deniable.server._storage import Storage
 from deniable.server._surveys import Survey
 
@@ -66,8 +67,11 @@ def column_type(question: AnyQuestion) -> str:
     """How a question's reports are typed in Parquet.
 
     ``"bool"``, ``"int"``, ``"float"``, ``"string"``, ``"group-answer"`` (a
-    two-group design's struct) or ``"json"`` (the report's JSON text).
+    two-group design's struct), ``"treat-count"`` (a list experiment's struct)
+    or ``"json"`` (the report's JSON text).
     """
+    if isinstance(question, ListQuestion):
+        return "treat-count"
     if not question.randomized:
         return "int" if question.type == "integer" else _values_type(question.categories)
     if question.kind == DESIGN:
@@ -99,6 +103,7 @@ def _arrow_type(kind: str) -> Any:
     return {
         "bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "string": pa.string(),
         "json": pa.string(), "group-answer": pa.struct([("group", pa.int64()), ("answer", pa.bool_())]),
+        "treat-count": pa.struct([("treat", pa.int64()), ("count", pa.int64())]),
     }[kind]
 
 

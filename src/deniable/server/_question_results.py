@@ -50,11 +50,13 @@ from deniable._estimate import Estimate, MeanEstimate, Target
 from deniable._results import jsonable
 from deniable.heavy import HeavyStat
 from deniable.server._joint_questions import joint_json
+from deniable.server._list_questions import list_json
 from deniable.server._questions import (
     DESIGN,
     FREQUENCY,
     HEAVY,
     JOINT,
+    LIST,
     NUMERIC,
     PLAIN,
     RANGE,
@@ -328,7 +330,7 @@ def plain_json(q: PlainQuestion, tally: Tally, _view: View | None = None) -> dic
 
 PRESENTATIONS: dict[str, Callable[[Any, Any, View], dict[str, Any]]] = {
     FREQUENCY: frequency_json, SKETCH: frequency_json, DESIGN: design_json, NUMERIC: mean_json, HEAVY: discovery_json,
-    PLAIN: plain_json, JOINT: joint_json, RANGE: range_json, SET: items_json,
+    PLAIN: plain_json, JOINT: joint_json, RANGE: range_json, SET: items_json, LIST: list_json,
 }
 """Each question kind's results: the randomizer's registry kind (:func:`deniable.server._questions.kind_of`),
 or ``"plain"``."""

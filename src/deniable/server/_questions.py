@@ -41,8 +41,8 @@ from deniable.errors import AggregateError, FieldReportError, ReportError
 from deniable.mechanisms import registry
 from deniable.mechanisms._contract import CheckedReports
 
-__all__ = ["Question", "PlainQuestion", "AnyQuestion", "Tally", "kind_of", "design_spec", "JOINT",
-           "FREQUENCY", "SKETCH", "NUMERIC", "DESIGN", "HEAVY", "PLAIN", "RANGE", "SET"]
+__all__ = ["Question", "PlainQuestion", "ListQuestion", "AnyQuestion", "Tally", "kind_of", "design_spec", "JOINT",
+           "LIST", "FREQUENCY", "SKETCH", "NUMERIC", "DESIGN", "HEAVY", "PLAIN", "RANGE", "SET"]
 
 FREQUENCY, SKETCH, NUMERIC, DESIGN = "frequency", "sketch", "numeric", "design"
 HEAVY = "discovery"
@@ -56,6 +56,8 @@ RANGE = "range"
 :class:`~deniable.HaarHRR`: :mod:`deniable.server._numeric_questions`)."""
 SET = "set"
 """The kind of a choose-several question (:class:`~deniable.SetValued`: :mod:`deniable.server._set_questions`)."""
+LIST = "list-experiment"
+"""The type and kind of a list experiment (:class:`ListQuestion`)."""
 
 
 def kind_of(randomizer: Any) -> str:
@@ -309,8 +311,77 @@ class PlainQuestion:
         return Tally(self._key(), {"counts": counts})
 
 
-AnyQuestion = Question | PlainQuestion
-"""A survey question: randomized (by a mechanism, a survey design or heavy-hitter discovery) or plain."""
+@dataclass(frozen=True)
+class ListQuestion:
+    """A list experiment (``type: list-experiment``, :mod:`deniable.server._list_questions`): ``items``
+    (the ``J`` control items) and the ``sensitive`` item; each report is ``(treat, count)``."""
+
+    id: str
+    text: str
+    items: tuple[str, ...]
+    sensitive: str
+    type: ClassVar[str] = LIST
+    kind: ClassVar[str] = LIST
+    randomized: ClassVar[Literal[False]] = False  # answered as given; the lists do the hiding
+    epsilon: ClassVar[float] = math.inf  # the floor and the ceiling of the longer list reveal the answer
+    allow_infinite_epsilon: ClassVar[bool] = True
+
+    @property
+    def J(self) -> int:  # noqa: N802 - the literature's name
+        """The number of control items."""
+        return len(self.items)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "type": LIST, "items": list(self.items),
+                "sensitive": self.sensitive, "allow_infinite_epsilon": True}
+
+    def public_json(self) -> dict[str, Any]:
+        return {**self.to_json(), "randomized": False, "epsilon": None, "reveals_truth": True}
+
+    def reports_from_json(self, values: Sequence[Any]) -> NDArray[np.int64]:
+        """Each report ``{"treat": 0 | 1, "count": k}`` as the row ``(treat, k)``."""
+        out = np.empty((len(values), 2), dtype=np.int64)
+        for i, v in enumerate(values):
+            if not isinstance(v, Mapping) or set(v) != {"treat", "count"}:
+                raise ReportError(f'must be {{"treat": 0 or 1, "count": an integer}}; got {v!r:.60}', i)
+            treat, count = v["treat"], v["count"]
+            if type(treat) is not int or treat not in (0, 1):
+                raise ReportError(f"treat must be 0 (the {self.J} control items) or 1 (with the sensitive "
+                                  f"item); got {treat!r:.60}", i)
+            top = self.J + treat
+            if type(count) is not int or not 0 <= count <= top:
+                raise ReportError(f"count must be an integer from 0 to {top} (the items of list "
+                                  f"{'with' if treat else 'without'} the sensitive item); got {count!r:.60}", i)
+            out[i] = treat, count
+        return out
+
+    def reports_to_json(self, checked: NDArray[np.int64]) -> list[Any]:
+        return [{"treat": int(t), "count": int(c)} for t, c in checked.tolist()]
+
+    def _key(self) -> str:
+        return f"list:{self.id}:{self.J}"
+
+    def empty_aggregate(self) -> Tally:
+        """Counts of each answer ``0..J+1`` in each list (row 0: control, row 1: treatment)."""
+        return Tally(self._key(), {"counts": np.zeros((2, self.J + 2), dtype=np.int64)})
+
+    def aggregate_from_json(self, data: Mapping[str, Any]) -> Tally:
+        return Tally.from_json(data, self.empty_aggregate())
+
+    def aggregate_from_bytes(self, data: bytes) -> Tally:
+        """A stored tally (:meth:`Tally.to_bytes`), checked by its header and length."""
+        return self.empty_aggregate().from_bytes(data)
+
+    def aggregate(self, checked: Mapping[str, Any], rows: Sequence[int] | None) -> Tally:
+        reports = checked[self.id] if rows is None else checked[self.id][np.asarray(rows, dtype=np.int64)]
+        cells = reports[:, 0] * (self.J + 2) + reports[:, 1]
+        counts = np.bincount(cells, minlength=2 * (self.J + 2)).reshape(2, self.J + 2).astype(np.int64)
+        return Tally(self._key(), {"counts": counts})
+
+
+AnyQuestion = Question | PlainQuestion | ListQuestion
+"""A survey question: randomized (by a mechanism, a survey design or heavy-hitter discovery), plain, or a list
+experiment."""
 
 
 # ------------------------------------------------- what differs by kind: definitions

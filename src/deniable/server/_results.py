@@ -49,7 +49,7 @@ from deniable._allocation import sampled_estimate
 from deniable._detection import shares_change
 from deniable._estimate import Estimate, Target
 from deniable.server._question_results import DETECTION_ALPHA, View, question_json
-from deniable.server._questions import FREQUENCY, SKETCH
+from deniable.server._questions import FREQUENCY, SKETCH, PlainQuestion
 from deniable.server._rounds import END, iso_utc
 from deniable.server._sequence_results import add_sequences
 from deniable.server._shuffled import SHUFFLE_DELTA, Ahead
@@ -108,7 +108,7 @@ def _questions_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float, aggregates: Mapping[str, Any] | None,
     target: Target,
 ) -> list[dict[str, Any]]:
-    plain = {q.id: q for q in survey.questions if not q.randomized}
+    plain = {q.id: q for q in survey.questions if isinstance(q, PlainQuestion)}
     view = View(level, target, estimates, plain)
     return [question_json(q, None if aggregates is None else aggregates.get(q.id), view) for q in survey.questions]
 

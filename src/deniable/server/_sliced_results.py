@@ -29,7 +29,7 @@ from deniable._estimate import Target
 from deniable._results import jsonable
 from deniable._slices import small_slice_threshold
 from deniable.server._errors import Invalid
-from deniable.server._questions import FREQUENCY, NUMERIC, SKETCH, Question
+from deniable.server._questions import FREQUENCY, NUMERIC, PLAIN, SKETCH, Question
 from deniable.server._surveys import Survey
 
 __all__ = ["by_question", "sliced_json", "SLICED_KINDS"]
@@ -40,12 +40,12 @@ SLICED_KINDS = (FREQUENCY, SKETCH, NUMERIC)
 
 def by_question(survey: Survey, by: str) -> Any:
     """The plain question ``by`` names; :class:`Invalid` naming ``by`` otherwise."""
-    plain = [q.id for q in survey.questions if not q.randomized]
+    plain = [q.id for q in survey.questions if q.kind == PLAIN]
     try:
         q = survey.question(by)
     except KeyError:
         q = None
-    if q is None or q.randomized:
+    if q is None or q.kind != PLAIN:
         allowed = f"one of {plain!r}" if plain else "none: this survey has no plain question"
         raise Invalid("by", f"must be the id of a plain (not randomized) question, {allowed}; got {by!r:.80}")
     return q

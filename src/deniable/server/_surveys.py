@@ -111,6 +111,7 @@ from deniable.server._design_questions import load_design_question, load_plain_q
 from deniable.server._discovery import FREE_TEXT, load_free_text_question
 from deniable.server._errors import SurveyError, closest, did_you_mean, is_text, printable
 from deniable.server._joint_questions import load_joint_question
+from deniable.server._list_questions import load_list_question
 from deniable.server._numeric_questions import NUMBER, load_number_question
 from deniable.server._policy import POLICY_FIELDS, Policy, load_policy
 from deniable.server._questions import (
@@ -118,12 +119,14 @@ from deniable.server._questions import (
     FREQUENCY,
     HEAVY,
     JOINT,
+    LIST,
     NUMERIC,
     PLAIN,
     RANGE,
     SET,
     SKETCH,
     AnyQuestion,
+    PlainQuestion,
     Question,
     kind_of,
 )
@@ -266,6 +269,8 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
     qid = _check_id(_require(data, "id", where, str), f"{where}id")
     text = _require(data, "text", where, str)
     qtype = _require(data, "type", where, str)
+    if qtype == LIST:  # deniable.server._list_questions: answered as given, never randomized
+        return load_list_question(data, qid, text, where)
     randomized = data.get("randomized", True)
     if not isinstance(randomized, bool):
         raise SurveyError(f"{where}randomized", f"must be true or false; got {randomized!r:.60}")
@@ -427,7 +432,9 @@ def load_survey(source: str | Path | Mapping[str, Any] | Survey) -> Survey:
             )
         questions.append(question)
     # design questions keep their counts by category of every plain categorical question
-    by = tuple((q.id, len(q.categories)) for q in questions if not q.randomized and q.type == "categorical")
+    by = tuple(
+        (q.id, len(q.categories)) for q in questions if isinstance(q, PlainQuestion) and q.type == "categorical"
+    )
     questions = [replace(q, by=by) if q.randomized and q.kind == DESIGN else q for q in questions]
     if rounds is not None:
         check_round_cost(rounds, question_costs(questions), allocation)
@@ -469,7 +476,7 @@ def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
 
 _KIND_NAMES = {DESIGN: "a survey design", NUMERIC: "a number question", HEAVY: "a free-text question",
                PLAIN: "a plain question", JOINT: "a joint question", RANGE: "a number question",
-               SET: "a multiple question"}
+               SET: "a multiple question", LIST: "a list experiment"}
 
 
 def load_surveys(sources: Iterable[str | Path | Mapping[str, Any] | Survey]) -> list[Survey]:

@@ -45,11 +45,12 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable import _randomness as randomness
 from deniable._intervals import z_for
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
 from deniable._sample_design import sample_design
 
-__all__ = ["ListExperiment", "ListDifference", "list_difference", "ListLikelihood"]
+__all__ = ["ListExperiment", "ListDifference", "list_difference", "list_difference_from_counts", "ListLikelihood"]
 
 
 class ListExperiment:
@@ -105,6 +106,31 @@ class ListExperiment:
                              f"list of J={self.J}{' + 1' if treated[i] else ''} items); got {_plain(y_arr[i])!r} "
                              f"at position {i}")
         return y_arr.astype(np.int64), treated
+
+    def reports(self, answers: Any, rng: randomness.RNGLike = None) -> list[dict[str, int]]:
+        """One device's list-experiment reports: each answer's list drawn at random, and its count.
+
+        ``answers``: per respondent ``{"control": c, "sensitive": z}``, with ``c``
+        the number of control items that apply (``0..J``) and ``z`` whether the
+        sensitive item does. Each respondent is assigned the longer list with
+        probability 1/2 (an exact fair bit from the OS CSPRNG unless ``rng``
+        is given) and reports ``{"treat": t, "count": c + t z}``: the
+        sensitive answer itself never leaves the device.
+        """
+        control, sensitive = [], []
+        for i, answer in enumerate(answers):
+            c = answer.get("control") if isinstance(answer, dict) else None
+            z = answer.get("sensitive") if isinstance(answer, dict) else None
+            if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c <= self.J:
+                raise ValueError(f"answers[{i}].control must be the number of control items that apply, an "
+                                 f"integer in 0..{self.J}; got {c!r:.60}")
+            if not isinstance(z, (bool, np.bool_)):
+                raise ValueError(f"answers[{i}].sensitive must be true or false; got {z!r:.60}")
+            control.append(int(c))
+            sensitive.append(bool(z))
+        treat = randomness.uniform_below(2, len(control), randomness.resolve(rng)).astype(np.int64)
+        counts = np.asarray(control, dtype=np.int64) + treat * np.asarray(sensitive, dtype=np.int64)
+        return [{"treat": int(t), "count": int(c)} for t, c in zip(treat.tolist(), counts.tolist(), strict=True)]
 
 
 def _plain(v: Any) -> Any:
@@ -169,9 +195,8 @@ def list_difference(y: Any, treat: Any, J: int, *, data: Any = None, **sample: A
         raise ValueError(f"treat must give each list at least 2 respondents; got {n1} treated and {n0} control")
     design = sample_design(answers.size, data=data, **sample)
     if design is None:
-        y1, y0 = answers[treated], answers[~treated]
-        se = math.sqrt(float(np.var(y1, ddof=1)) / n1 + float(np.var(y0, ddof=1)) / n0)
-        return ListDifference(experiment, float(y1.mean() - y0.mean()), se, n1, n0)
+        cells = treated.astype(np.int64) * (experiment.J + 2) + answers
+        return list_difference_from_counts(np.bincount(cells, minlength=2 * (experiment.J + 2)).reshape(2, -1))
     if design.fraction is not None:
         raise ValueError("fpc: not supported for list experiments (the random assignment to the lists adds "
                          "variance that no fpc reduces); leave fpc out for a conservative variance")
@@ -183,6 +208,31 @@ def list_difference(y: Any, treat: Any, J: int, *, data: Any = None, **sample: A
     cov, deff = design.covariance(z[:, None], replicate, np.array([estimate]), design.weights)
     return ListDifference(experiment, estimate, math.sqrt(float(cov[0, 0])), n1, n0, float(deff[0]),
                           design.describe())
+
+
+def list_difference_from_counts(counts: Any) -> ListDifference:
+    """The difference in means from the answers' counts: ``counts[t, y]`` respondents of list ``t`` answered ``y``.
+
+    ``counts`` has two rows (control, treatment) of ``J + 2`` columns (answers
+    ``0..J+1``; the control row's last is 0). With :math:`n_t`, :math:`\\bar y_t`
+    and :math:`s_t^2` (divisor :math:`n_t - 1`) the lists' sizes, means and
+    variances, the estimate is :math:`\\bar y_1 - \\bar y_0` and its standard
+    error :math:`\\sqrt{s_1^2/n_1 + s_0^2/n_0}`. ValueError with fewer than 2
+    respondents in a list.
+    """
+    table = np.asarray(counts, dtype=np.int64)
+    if table.ndim != 2 or table.shape[0] != 2 or table.shape[1] < 3 or (table < 0).any() or table[0, -1]:
+        raise ValueError("counts must be 2 rows (control, treatment) of J + 2 non-negative counts of the answers "
+                         f"0..J+1, the control row's last 0; got {table.tolist()!r:.120}")
+    experiment = ListExperiment(table.shape[1] - 2)
+    n0, n1 = (int(row.sum()) for row in table)
+    if n1 < 2 or n0 < 2:
+        raise ValueError(f"treat must give each list at least 2 respondents; got {n1} treated and {n0} control")
+    values = np.arange(table.shape[1], dtype=np.float64)
+    means = [float(values @ table[t]) / n for t, n in ((0, n0), (1, n1))]
+    variances = [float(((values - means[t]) ** 2) @ table[t]) / (n - 1) for t, n in ((0, n0), (1, n1))]
+    se = math.sqrt(variances[1] / n1 + variances[0] / n0)
+    return ListDifference(experiment, means[1] - means[0], se, n1, n0)
 
 
 def _difference(y: NDArray[np.int64], treated: NDArray[np.bool_], w: NDArray[np.float64]

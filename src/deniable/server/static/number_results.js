@@ -10,7 +10,7 @@ const withUnits = (q, text) => (q.units ? `${text} ${q.units}` : text);
 const meanTexts = (q) => estimateTexts({ est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }, 'number');
 
 /** The mean (a dot) and its interval (whiskers) on an axis spanning the question's range. */
-function meanChart(q, level, width) {
+export function meanChart(q, level, width) {
   const left = 16;
   const right = 16;
   const top = 14;

@@ -10,6 +10,7 @@ import { roundsSection } from './rounds_results.js';
 import { slicedSection } from './sliced_results.js';
 import { jointSection } from './joint_results.js';
 import { itemsSection, rangeSection } from './range_results.js';
+import { listSection } from './list_results.js';
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import {
   countOf, estimateTexts, fixed, grouped, niceStep, percent, scientific, significant,
@@ -280,6 +281,10 @@ function render(results) {
     }
     if (q.kind === 'joint') {
       container.append(jointSection(q, level, chart));
+      return;
+    }
+    if (q.kind === 'list-experiment') {
+      container.append(listSection(q, level, chartWidth()));
       return;
     }
     if (q.kind === 'range' || q.kind === 'items') {

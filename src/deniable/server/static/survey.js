@@ -22,6 +22,7 @@ import { freeTextDevice, freeTextMeta } from './free_text.js';
 import { jointDevice } from './joint_question.js';
 import { chosenIn, epsilonText, fieldsetFor, NAMES, radios } from './form.js';
 import { multipleDevice } from './multiple.js';
+import { listDevice } from './list_experiment.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -91,6 +92,9 @@ function rangeMeta(mechanism) {
 const QUESTION_TYPES = {
   'free-text': (question, name) => freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question))),
   joint: jointDevice,
+  'list-experiment': (question, name) => listDevice(question, name, fieldsetFor(question, 'A list experiment: say '
+    + 'how many of the items apply to you, not which. Answering none or all of them reveals your answer to each '
+    + '(ε = ∞ then).')),
 };
 
 /**
@@ -431,7 +435,8 @@ async function main() {
   const randomized = devices.filter((d, i) => survey.questions[i].randomized !== false);
   const bounded = randomized.filter((d) => !d.reveals);
   const total = sampled ? Math.max(...bounded.map((d) => d.epsilon)) : bounded.reduce((s, d) => s + d.epsilon, 0);
-  const plain = devices.length - randomized.length;
+  // a list experiment's count is sent as given too, but its lists hide the answer (it is among `revealing`)
+  const plain = survey.questions.filter((q) => q.randomized === false && q.type !== 'list-experiment').length;
   const revealing = survey.questions.filter((q, i) => devices[i].reveals).map((q) => `“${escapeHtml(q.text)}”`);
   const over = sampled
     ? `(this device drew one of the survey's ${devices.length} questions for you at random; only that answer is randomized and sent)`
