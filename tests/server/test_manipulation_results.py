@@ -87,4 +87,5 @@ def test_results_state_the_bound_flag_the_pushed_round_and_show_the_defences(
     assert change["flagged"] and change["items"][0] == "h" and change["test"] == "change"
     assert second["per_fake_report"] == pytest.approx(1 / (2400 * (p - q)), rel=1e-9)
     assert results["defences"] == {"invite_only": False, "rate_limit": {"responses": 50, "seconds": 60.0},
-                                   "max_responses": 100_000, "n_responses": 4400, "detection_alpha": 1e-3}
+                                   "max_responses": 100_000, "n_responses": 4400, "detection_alpha": 1e-3,
+                                   "refusals": {"rate_limited": 0, "conflict": 0, "forbidden": 0, "invalid": 0}}
