@@ -31,24 +31,44 @@ DAY = 86_400
 START = 1_796_083_200.0  # 2026-12-01T00:00:00Z
 ZERO = dict.fromkeys(KINDS, 0)
 SURVEY: dict[str, Any] = {
-    "id": "counted", "title": "Counted", "budget": 1, "rate_limit": {"responses": 3, "seconds": 3600},
+    "id": "counted",
+    "title": "Counted",
+    "budget": 1,
+    "rate_limit": {"responses": 3, "seconds": 3600},
     "rounds": {"every": "1d", "lifetime_epsilon": 10, "start": "2026-12-01T00:00:00Z"},
-    "questions": [{"id": "where", "text": "Where?", "type": "categorical", "categories": ["a", "b", "c"],
-                   "mechanism": "grr", "epsilon": 1.0}],
+    "questions": [
+        {
+            "id": "where",
+            "text": "Where?",
+            "type": "categorical",
+            "categories": ["a", "b", "c"],
+            "mechanism": "grr",
+            "epsilon": 1.0,
+        }
+    ],
 }
 
 
 def test_kinds_of_status() -> None:
     assert [kind_of(s) for s in (429, 409, 401, 403, 400, 413, 415, 422)] == [
-        "rate_limited", "conflict", "forbidden", "forbidden", "invalid", "invalid", "invalid", "invalid"]
+        "rate_limited",
+        "conflict",
+        "forbidden",
+        "forbidden",
+        "invalid",
+        "invalid",
+        "invalid",
+        "invalid",
+    ]
     assert [kind_of(s) for s in (200, 201, 404, 500)] == [None] * 4
 
 
 def test_counts_are_written_exactly_added_to_and_read_back_by_another_process(db_url: str) -> None:
     storage = Storage(db_url)
     counts = storage.refusals
-    threads = [threading.Thread(target=lambda: [counts.add("s", 2, "rate_limited") for _ in range(500)])
-               for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: [counts.add("s", 2, "rate_limited") for _ in range(500)]) for _ in range(4)
+    ]
     for t in threads:
         t.start()
     counts.add("s", None, "invalid", 3)
@@ -63,8 +83,10 @@ def test_counts_are_written_exactly_added_to_and_read_back_by_another_process(db
     storage.close()  # writes what is left
     again = Storage(db_url)
     try:
-        assert again.refusals.counts("s") == {NO_ROUND: {**ZERO, "invalid": 3},
-                                              2: {**ZERO, "rate_limited": 2005, "forbidden": 1}}
+        assert again.refusals.counts("s") == {
+            NO_ROUND: {**ZERO, "invalid": 3},
+            2: {**ZERO, "rate_limited": 2005, "forbidden": 1},
+        }
         assert again.refusals.counts("other") == {0: {**ZERO, "conflict": 1}}
         assert again.refusals.counts("none") == {}
         columns = {c["name"] for c in inspect(again.engine).get_columns("deniable_refusals")}
@@ -90,6 +112,7 @@ def test_the_timer_writes_the_counts(db_url: str) -> None:
 def test_a_failed_write_keeps_the_counts(db_url: str) -> None:
     storage = Storage(db_url)
     try:
+
         @contextmanager
         def broken() -> Iterator[Connection]:
             raise OSError("disk full")
@@ -119,15 +142,20 @@ class Clock:
 
 
 def _response(survey: dict[str, Any], rng: np.random.Generator, device: str | None = None) -> dict[str, Any]:
-    return {"idempotency_key": new_key(), "device": device or secrets.token_urlsafe(16),
-            "reports": privatize_answers(survey, {"where": "a"}, rng=rng)}
+    return {
+        "idempotency_key": new_key(),
+        "device": device or secrets.token_urlsafe(16),
+        "reports": privatize_answers(survey, {"where": "a"}, rng=rng),
+    }
 
 
 def test_each_kind_of_refusal_is_counted_per_round(sqlite_url: str, rng: np.random.Generator) -> None:
     clock = Clock(START + 3600)
     admin = {"Authorization": "Bearer refusals-admin"}
-    with BackgroundServer([SURVEY], db_url=sqlite_url, clock=clock, admin_token="refusals-admin") as server, \
-            httpx.Client(base_url=server.url, timeout=60) as http:
+    with (
+        BackgroundServer([SURVEY], db_url=sqlite_url, clock=clock, admin_token="refusals-admin") as server,
+        httpx.Client(base_url=server.url, timeout=60) as http,
+    ):
         survey = http.get("/surveys/counted").json()
 
         def single(body: Any, status: int, **kwargs: Any) -> None:
@@ -138,12 +166,17 @@ def test_each_kind_of_refusal_is_counted_per_round(sqlite_url: str, rng: np.rand
         first = _response(survey, rng)
         single(first, 201)
         single({**first, "reports": {"where": "b" if first["reports"]["where"] != "b" else "c"}}, 409)
-        r = http.post("/surveys/counted/responses", content=json.dumps(_response(survey, rng)),
-                      headers={"Content-Type": "text/plain"})
+        r = http.post(
+            "/surveys/counted/responses",
+            content=json.dumps(_response(survey, rng)),
+            headers={"Content-Type": "text/plain"},
+        )
         assert r.status_code == 415
         single({**_response(survey, rng), "reports": {"where": "nowhere"}}, 422)
-        assert http.post("/surveys/counted/responses/batch",
-                         json={"responses": [_response(survey, rng)]}).status_code == 401
+        assert (
+            http.post("/surveys/counted/responses/batch", json={"responses": [_response(survey, rng)]}).status_code
+            == 401
+        )
         single(_response(survey, rng), 403, headers={"Sec-Fetch-Site": "cross-site", "Origin": "https://x.test"})
         single(_response(survey, rng), 201)
         single(_response(survey, rng), 201)
@@ -155,8 +188,11 @@ def test_each_kind_of_refusal_is_counted_per_round(sqlite_url: str, rng: np.rand
         single(_response(survey, rng), 429)
         again = _response(survey, rng)
         for status in (201, 409):
-            r = http.post("/surveys/counted/responses/batch", headers=admin,
-                          json={"responses": [{**again, "idempotency_key": new_key()}]})
+            r = http.post(
+                "/surveys/counted/responses/batch",
+                headers=admin,
+                json={"responses": [{**again, "idempotency_key": new_key()}]},
+            )
             assert r.status_code == status, r.text
         results = http.get("/surveys/counted/results").json()
     assert results["defences"]["refusals"] == {"rate_limited": 3, "conflict": 2, "forbidden": 2, "invalid": 2}
