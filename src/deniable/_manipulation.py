@@ -159,7 +159,7 @@ def manipulation(mechanism: Any, targets: Any = None) -> Manipulation:
     """
     own = getattr(mechanism, "_own_manipulation", None)
     if own is not None:  # a mechanism not decoded by support counts (RAPPOR)
-        return own(targets)  # type: ignore[no-any-return]
+        return own(targets)
     if hasattr(mechanism, "support_rates"):
         try:
             p, q = mechanism.support_rates()

@@ -51,7 +51,10 @@ __all__ = ["contributions", "report_extremes", "rappor_manipulation", "best_bits
 
 def contributions(mechanism: Any) -> NDArray[np.float64]:
     """``(cohorts, num_bits, k)``: ``m B_c G^+ / (q* - p*)``, the weight of each reported bit in each
-    category's debiased contribution (module docstring)."""
+    category's debiased contribution (module docstring); computed once per mechanism."""
+    cached = mechanism.__dict__.get("_contributions")
+    if cached is not None:
+        return np.asarray(cached)
     if mechanism.k > mechanism.num_cohorts * mechanism.num_bits:
         raise NotImplementedError(
             f"RAPPOR with {mechanism.k} candidates over {mechanism.num_cohorts * mechanism.num_bits} equations "
@@ -62,7 +65,10 @@ def contributions(mechanism: Any) -> NDArray[np.float64]:
     inverse = np.linalg.pinv((pattern.T @ pattern).toarray())
     gap = float(mechanism.q_star - mechanism.p_star)
     weights = np.asarray(pattern @ inverse) * (mechanism.num_cohorts / gap)
-    return weights.reshape(mechanism.num_cohorts, mechanism.num_bits, mechanism.k)
+    weights = weights.reshape(mechanism.num_cohorts, mechanism.num_bits, mechanism.k)
+    weights.setflags(write=False)
+    mechanism.__dict__["_contributions"] = weights
+    return weights
 
 
 def report_extremes(mechanism: Any, weights: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

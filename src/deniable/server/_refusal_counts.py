@@ -32,7 +32,7 @@ import logging
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 
 from sqlalchemy import Connection, select
@@ -154,7 +154,7 @@ class RefusalCounts:
         self.flush()
 
 
-def refusals_json(per_round: dict[int, dict[str, int]], round_: int | None = None) -> dict[str, int]:
+def refusals_json(per_round: Mapping[int, Mapping[str, int]], round_: int | None = None) -> dict[str, int]:
     """The refusals of each kind of one round, or of every round together (``round_`` None)."""
     if round_ is not None:
         return dict(per_round.get(round_, dict.fromkeys(KINDS, 0)))
