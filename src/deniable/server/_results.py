@@ -59,7 +59,7 @@ from deniable.server._surveys import Survey
 
 __all__ = [
     "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "shuffler_json",
-    "defences_json", "with_changes", "anytime_json", "SHUFFLE_DELTA",
+    "defences_json", "with_changes", "with_refusals", "anytime_json", "SHUFFLE_DELTA",
 ]
 
 
@@ -121,7 +121,7 @@ def _n_responses(survey: Survey, questions: list[dict[str, Any]]) -> int:
 def rounds_json(
     survey: Survey, per_round: Mapping[int, Mapping[str, Any]], budgets: Mapping[str, Any],
     current_round: int | None, target: Target = "population", level: float = 0.95,
-    ahead: Ahead | None = None,
+    ahead: Ahead | None = None, refusals: Mapping[int, Mapping[str, int]] | None = None,
 ) -> dict[str, Any]:
     """The ``rounds`` part of the results of a survey with rounds.
 
@@ -146,6 +146,8 @@ def rounds_json(
         one = round_json(survey, index, aggregates, target, level)
         out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
     out = with_changes(out)
+    if refusals is not None:
+        out = with_refusals(out, refusals)
     if rounds.anytime:
         add_sequences(survey, dict(sorted(per_round.items())), out, level, rounds.planned_n)
     return {**rounds.to_json(), **anytime_json(survey), "current_round": current_round,
@@ -175,6 +177,12 @@ def round_json(
         "questions": questions,
         "sequences": None,  # rounds: {anytime: true}: add_sequences
     }
+
+
+def with_refusals(rounds: list[dict[str, Any]], refusals: Mapping[int, Mapping[str, int]]) -> list[dict[str, Any]]:
+    """The rounds' results, each with its ``refusals`` by kind (:mod:`deniable.server._refusal_counts`). New
+    dicts: a closed round's results may be kept by the service's cache."""
+    return [{**one, "refusals": refusals_json(refusals, one["round"])} for one in rounds]
 
 
 def with_changes(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -10,9 +10,8 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from deniable.server._answers import ResultsOut
 from deniable.server._export import csv_chunks, parquet_bytes
-from deniable.server._refusal_counts import refusals_json
 from deniable.server._refusals import errors
-from deniable.server._results import anytime_json, question_estimates, results_json
+from deniable.server._results import anytime_json, question_estimates, results_json, with_refusals
 from deniable.server._round_window import DEFAULT_WINDOW, MAX_WINDOW, parse_window, window_json
 from deniable.server._routes.service import Service
 from deniable.server._security import ADMIN, bearer, results_access
@@ -75,8 +74,7 @@ def router(service: Service) -> APIRouter:
             )
             if survey.rounds.anytime:  # a sequence reads every round from the first
                 window_sequences(survey, store.round_aggregates(survey_id), listed["rounds"], out["level"])
-            # each listed round's refusals (new dicts: a closed round's results may be cached)
-            listed["rounds"] = [{**one, "refusals": refusals_json(refusals, one["round"])} for one in listed["rounds"]]
+            listed["rounds"] = with_refusals(listed["rounds"], refusals)
             out["rounds"] = {
                 **survey.rounds.to_json(), **anytime_json(survey), "current_round": current,
                 "devices": store.device_budgets(survey_id), **listed,
