@@ -32,6 +32,11 @@ USENIX Security 2021; Cheu, Smith & Ullman 2021):
   selection with ``omega >= r``, and is found exactly for local hashing (every
   hash of the family is tried) and Hadamard response (every output is tried).
 
+RAPPOR is decoded by least squares over its Bloom filters, not by support
+counts: its figures come from the decode's weights, exactly, per cohort
+(:mod:`deniable.mechanisms._rappor_manipulation`; a mechanism states such
+figures itself through ``_own_manipulation(targets)``).
+
 Count-mean sketches (CMS, HCMS) have the same estimator over their listed
 strings, with ``q*`` over the random hash seed, and so the same per-category
 figures (the gain on a set of targets is not derived for them).
@@ -50,7 +55,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Manipulation", "manipulation", "frequency_sensitivity"]
+__all__ = ["Manipulation", "manipulation", "frequency_sensitivity", "target_positions"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,6 +157,14 @@ def _check_counts(m_fake: object, n: object) -> tuple[int, int]:
     return m, total
 
 
+def target_positions(mechanism: Any, targets: Any) -> NDArray[np.int64]:
+    """The sorted, distinct positions of ``targets`` among the mechanism's categories (at least one)."""
+    positions = np.unique(mechanism.domain_obj.encode(list(targets)))
+    if positions.size == 0:
+        raise ValueError("targets must name at least one category")
+    return positions
+
+
 def frequency_sensitivity(
     p_star: NDArray[np.float64], q_star: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -167,6 +180,9 @@ def manipulation(mechanism: Any, targets: Any = None) -> Manipulation:
     fake report makes on their summed estimate, from the most of them one
     report can support (``mechanism.max_support``).
     """
+    own = getattr(mechanism, "_own_manipulation", None)
+    if own is not None:  # a mechanism not decoded by support counts (RAPPOR)
+        return own(targets)
     if hasattr(mechanism, "support_rates"):
         try:
             p, q = mechanism.support_rates()
@@ -182,9 +198,7 @@ def manipulation(mechanism: Any, targets: Any = None) -> Manipulation:
         if targets is not None:
             if not hasattr(mechanism, "max_support"):
                 raise NotImplementedError(f"{mechanism.name}: the gain on a set of targets is not derived")
-            positions = np.unique(mechanism.domain_obj.encode(list(targets)))
-            if positions.size == 0:
-                raise ValueError("targets must name at least one category")
+            positions = target_positions(mechanism, targets)
             most = mechanism.max_support(positions)
             gap = p[positions] - q[positions]
             # max over reports of sum_t (1[t in S] - q_t)/gap_t, gaps equal across categories for these oracles

@@ -32,7 +32,15 @@ RPA         ``r / k``                            ``r (1/2 - q)/(p-q)``  0
 
 (MGA's column assumes the ``r`` targets fit one report, which
 ``manipulation`` checks exactly.) The mechanisms supported: GRR, BinaryRR,
-SUE, OUE, BLH, OLH, SubsetSelection and HadamardResponse, for every attack.
+SUE, OUE, BLH, OLH, SubsetSelection and HadamardResponse, for every attack;
+the longitudinal (memoizing) ones too: L-GRR and L-OSUE (their reports are
+GRR's and unary encoding's), DBitFlip (a fake report samples the targets'
+buckets with bit 1), and RAPPOR (fakes spread evenly over the cohorts, each
+setting the Bloom bits that raise the targets' least-squares estimate:
+:mod:`deniable.mechanisms._rappor_manipulation`). A fake of a memoizing
+mechanism needs no memoized state: the server cannot tell one report from a
+device's permanent response (:func:`fake_support`, for a recovery, is not
+derived for DBitFlip and RAPPOR).
 """
 
 from __future__ import annotations
@@ -43,8 +51,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deniable import _randomness as randomness
-from deniable.mechanisms import GRR, BinaryRR, HadamardResponse, SubsetSelection
+from deniable._manipulation import target_positions
+from deniable.mechanisms import GRR, RAPPOR, BinaryRR, DBitFlip, HadamardResponse, SubsetSelection
 from deniable.mechanisms._hashing import REPORT_DTYPE, LocalHashing
+from deniable.mechanisms._rappor_manipulation import best_bits, uniform_gain
 from deniable.mechanisms._subset import _FLOYD_MAX, _floyd, _smallest_keys
 from deniable.mechanisms._unary import UnaryEncoding
 from deniable.mechanisms._walsh import parity
@@ -55,13 +65,6 @@ __all__ = [
 
 ATTACKS = ("maximal-gain", "random-item", "random-value")
 """The attacks' names, as :func:`expected_gain` takes them."""
-
-
-def _positions(mechanism: Any, targets: Any) -> NDArray[np.int64]:
-    positions = np.unique(mechanism.domain_obj.encode(list(targets)))
-    if positions.size == 0:
-        raise ValueError("targets must name at least one category")
-    return positions
 
 
 def _count(m: object) -> int:
@@ -96,9 +99,14 @@ def maximal_gain(
     * SubsetSelection: the targets (a uniform ``omega`` of them when there are
       more), completed with uniformly drawn other categories.
     * HadamardResponse: an output supporting the most targets, drawn among all such.
+    * DBitFlip: the targets' buckets (a uniform ``d`` of them when there are
+      more, completed with uniformly drawn others) with bit 1 on the targets.
+    * RAPPOR: fake ``i`` in cohort ``(o + i) mod num_cohorts`` (``o``
+      uniform), with the Bloom bits of positive weight in the targets'
+      least-squares estimate for that cohort.
     """
     count = _count(m)
-    positions = _positions(mechanism, targets)
+    positions = target_positions(mechanism, targets)
     source = randomness.resolve(rng)
     r, k = positions.size, mechanism.k
     if isinstance(mechanism, (GRR, BinaryRR)):
@@ -125,22 +133,42 @@ def maximal_gain(
         out["seed"], out["value"] = seeds, _shared_bucket(mechanism, seeds, positions)
         return out
     if isinstance(mechanism, SubsetSelection):
-        w = mechanism.omega
-        if r >= w:
-            subsets = positions[_pick(r, w, count, source)]
-        else:
-            others = np.setdiff1d(np.arange(k), positions)
-            fill = others[_pick(others.size, w - r, count, source)]
-            subsets = np.concatenate([np.broadcast_to(positions, (count, r)), fill], axis=1)
         out = np.empty(count, dtype=mechanism.dtype)
-        out["subset"] = np.sort(subsets, axis=1)
+        out["subset"] = _subsets_with(positions, k, mechanism.omega, count, source)
         return out
     if isinstance(mechanism, HadamardResponse):
         y = np.arange(mechanism.K, dtype=np.uint64)[:, None]
         supported = (parity(y & (positions.astype(np.uint64)[None, :] + np.uint64(1))) == 0).sum(axis=1)
         best = np.flatnonzero(supported == supported.max())
         return best[randomness.uniform_below(best.size, count, source).astype(np.int64)].astype(np.int64)
+    if isinstance(mechanism, DBitFlip):
+        buckets = _subsets_with(positions, k, mechanism.d, count, source)
+        return mechanism._records(buckets, np.isin(buckets, positions).astype(np.uint8))
+    if isinstance(mechanism, RAPPOR):
+        offset = int(randomness.uniform_below(mechanism.num_cohorts, 1, source)[0])
+        cohorts = (np.arange(count) + offset) % mechanism.num_cohorts
+        bits = _words(mechanism, best_bits(mechanism, positions)[cohorts])
+        return mechanism._reports(cohorts.astype(np.uint64), bits)
     raise _unsupported(mechanism, "maximal-gain")
+
+
+def _subsets_with(positions: NDArray[np.int64], k: int, size: int, count: int, source: Any) -> NDArray[np.int64]:
+    """``count`` sorted ``size``-subsets of ``[k]``: ``size`` uniform targets at ``positions``, or all of them
+    completed with uniformly drawn others."""
+    r = positions.size
+    if r >= size:
+        return np.sort(positions[_pick(r, size, count, source)], axis=1)
+    others = np.setdiff1d(np.arange(k), positions)
+    fill = others[_pick(others.size, size - r, count, source)]
+    return np.sort(np.concatenate([np.broadcast_to(positions, (count, r)), fill], axis=1), axis=1)
+
+
+def _words(mechanism: Any, bits: NDArray[np.bool_]) -> NDArray[np.uint64]:
+    """``(n, num_bits)`` booleans as RAPPOR's ``(n, words)`` 64-bit words, least significant first."""
+    padded = np.zeros((bits.shape[0], 64 * mechanism._words), dtype=np.uint64)
+    padded[:, : bits.shape[1]] = bits
+    shifts = np.arange(64, dtype=np.uint64)
+    return (padded.reshape(bits.shape[0], mechanism._words, 64) << shifts).sum(axis=2, dtype=np.uint64)
 
 
 def _shared_bucket(mechanism: Any, seeds: NDArray[np.uint64], positions: NDArray[np.int64]) -> NDArray[np.uint64]:
@@ -155,7 +183,7 @@ def random_item(mechanism: Any, targets: Any, m: int, *, rng: randomness.RNGLike
     """``m`` fake reports of the random-item attack: uniformly drawn targets, honestly randomized (input
     manipulation; any frequency oracle)."""
     count = _count(m)
-    positions = _positions(mechanism, targets)
+    positions = target_positions(mechanism, targets)
     source = randomness.resolve(rng)
     values = mechanism.domain_obj.decode(positions[randomness.uniform_below(positions.size, count, source)
                                                    .astype(np.int64)])
@@ -185,6 +213,13 @@ def random_value(mechanism: Any, m: int, *, rng: randomness.RNGLike = None) -> N
         out = np.empty(count, dtype=mechanism.dtype)
         out["subset"] = np.sort(_pick(k, mechanism.omega, count, source), axis=1)
         return out
+    if isinstance(mechanism, DBitFlip):
+        bits = randomness.uniform_below(2, count * mechanism.d, source).reshape(count, mechanism.d)
+        return mechanism._records(np.sort(_pick(k, mechanism.d, count, source), axis=1), bits.astype(np.uint8))
+    if isinstance(mechanism, RAPPOR):
+        cohorts = randomness.uniform_below(mechanism.num_cohorts, count, source)
+        words = np.frombuffer(source.random_bytes(8 * count * mechanism._words), dtype=np.uint64)
+        return mechanism._reports(cohorts, words.reshape(count, mechanism._words) & mechanism._keep)
     raise _unsupported(mechanism, "random-value")
 
 
@@ -219,14 +254,18 @@ def expected_gain(
         return sensitivity.gain(fake_fraction, target_share)
     if not 0 <= fake_fraction <= 1:
         raise ValueError(f"fake_fraction must be in [0, 1]; got {fake_fraction!r}")
-    r = len(sensitivity.targets)
-    if attack == "random-item":
-        per_report = 1.0
-    else:
-        p, q = (float(x[0]) for x in mechanism.support_rates())
-        support = _uniform_support_rate(mechanism)
-        per_report = r * (support - q) / (p - q)
+    per_report = 1.0 if attack == "random-item" else _uniform_gain(mechanism, target_positions(mechanism, targets))
     return float(fake_fraction * (per_report - target_share))
+
+
+def _uniform_gain(mechanism: Any, positions: NDArray[np.int64]) -> float:
+    """The targets' summed debiased contribution of a report drawn uniformly from the report space."""
+    if isinstance(mechanism, DBitFlip):  # each target sampled w.p. d/k, its bit 1 w.p. 1/2: 1/2 each
+        return positions.size / 2
+    if isinstance(mechanism, RAPPOR):
+        return uniform_gain(mechanism, positions)
+    p, q = (float(x[0]) for x in mechanism.support_rates())
+    return positions.size * (_uniform_support_rate(mechanism) - q) / (p - q)
 
 
 def _uniform_support_rate(mechanism: Any) -> float:
@@ -257,7 +296,7 @@ def fake_support(mechanism: Any, attack: str, targets: Any, *, pad: bool = True)
     """
     if attack not in ATTACKS:
         raise ValueError(f"attack must be one of {ATTACKS}; got {attack!r}")
-    positions = _positions(mechanism, targets)
+    positions = target_positions(mechanism, targets)
     r, k = positions.size, mechanism.k
     p, q = mechanism.support_rates()
     inside = np.zeros(k, dtype=bool)

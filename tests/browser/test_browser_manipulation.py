@@ -5,8 +5,10 @@ honest devices in round 0, then 2,000 honest and 400 fake devices whose
 reports all say "h" (the change test flags it: 13 standard errors against
 its 3.8, a miss below 1e-18; tests/server/test_manipulation_results.py).
 At 1,280 and 390 px wide the page must show the flood defences, each
-question's bound per fake response and its check, and the round flagged,
-with no page error. Screenshots go to the test's temporary folder.
+question's bound per fake response and its check, the round flagged, and
+the posts the defences refused (one batch without a token in round 0, two
+malformed responses in round 1), in all and per round, with no page error.
+Screenshots go to the test's temporary folder.
 
 Uses the Python ``playwright`` package with the system Chromium; skips when
 either is missing, unless DENIABLE_REQUIRE_BROWSER=1.
@@ -79,8 +81,11 @@ def shown(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             return [privatize_answers(survey, {"where": str(p)}, rng=rng) for p in rng.choice(PLACES[:6], 2000)]
 
         post(honest())
+        assert httpx.post(f"{server.url}/surveys/pushed/responses/batch", json={"responses": []}).status_code == 401
         clock.now += DAY
         post(honest() + [{"where": "h"}] * 400)
+        for _ in range(2):
+            assert http.post("/surveys/pushed/responses", json={"reports": {}}).status_code == 422
         with playwright.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium(), headless=True, args=["--no-sandbox"])
             for width, height in WIDTHS.items():
@@ -93,6 +98,7 @@ def shown(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                     "defences": " ".join(page.inner_text("#defences").split()),
                     "notes": [" ".join(t.split()) for t in page.locator("p.manipulation").all_inner_texts()],
                     "flagged": page.locator("p.manipulation.flagged").count(),
+                    "refusals": " ".join(page.inner_text("p.refusals").split()),
                     "page": page.evaluate("() => document.documentElement.scrollWidth"),
                 }
                 page.close()
@@ -105,8 +111,11 @@ def test_the_page_shows_the_defences_the_bound_and_the_flagged_round(shown: dict
     seen = shown[width]
     assert shown["errors"] == []
     assert seen["defences"] == ("Flood defences: open to everyone · at most 50 responses per 60 s per address · "
-                                "a cap of 100,000 responses (4,400 stored). The checks for fake responses below "
-                                "run at a 0.1% false-alarm rate.")
+                                "a cap of 100,000 responses (4,400 stored). Refused so far: 1 without a valid "
+                                "token or invite, or over a device’s budget · 2 malformed. The checks for fake "
+                                "responses below run at a 0.1% false-alarm rate.")
+    assert seen["refusals"] == ("Posts refused by the flood defences, per round: round 0: 1 without a valid token "
+                                "or invite, or over a device’s budget; round 1: 2 malformed.")
     round_note = next(t for t in seen["notes"] if t.startswith("Change check"))
     assert "round 1: h" in round_note and seen["flagged"] >= 1
     pooled = next(t for t in seen["notes"] if t.startswith("Fake responses"))

@@ -215,7 +215,8 @@ def _estimate_db_checks(cli, db_url: str, survey_id: str, tmp_path: Path, truth:
     try:
         survey = storage.survey(survey_id)
         expected = results_json(
-            survey, question_estimates(survey, storage.aggregates(survey_id), "respondents"))
+            survey, question_estimates(survey, storage.aggregates(survey_id), "respondents"),
+            refusals=storage.refusals.counts(survey_id))
         population = results_json(survey, question_estimates(survey, storage.aggregates(survey_id)))
     finally:
         storage.close()

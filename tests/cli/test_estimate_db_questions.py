@@ -31,7 +31,8 @@ def _store(db_url: str, definition: str, answers: list[dict[str, Any]]) -> dict[
         from deniable.server._results import question_estimates, results_json
 
         aggregates = storage.aggregates(survey.id)
-        return results_json(survey, question_estimates(survey, aggregates, "population"), aggregates=aggregates)
+        return results_json(survey, question_estimates(survey, aggregates, "population"), aggregates=aggregates,
+                            refusals=storage.refusals.counts(survey.id))
     finally:
         storage.close()
 

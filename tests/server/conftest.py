@@ -84,11 +84,12 @@ BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 STORAGE_CONTRACT = {
     "test_binary_aggregates", "test_concurrency", "test_error_logs", "test_flooding", "test_idempotency",
-    "test_migrations", "test_rounds",
+    "test_migrations", "test_refusal_counts", "test_rounds",
 }
 """The modules that check what the storage keeps (migrations, transactions, constraints, concurrent writers,
-the device ledger, the rate-limit counters, errors from the database): on both databases. The HTTP API above
-the storage is checked on SQLite only; its PostgreSQL variants would check the same storage again."""
+the device ledger, the rate-limit counters, the refusal counts, errors from the database): on both databases.
+The HTTP API above the storage is checked on SQLite only; its PostgreSQL variants would check the same storage
+again."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -67,7 +67,9 @@ def test_one_client_flood_gets_only_the_rate_limit(db_url: str) -> None:
         answers = _post_all(server.url, [("/surveys/flood/responses", _body(), {}) for _ in range(FLOOD)])
         elapsed = time.monotonic() - started
         stored = _stored(server, "flood")
+        refusals = httpx.get(f"{server.url}/surveys/flood/results").json()["defences"]["refusals"]
     codes = Counter(r.status_code for r in answers)
+    assert refusals == {"rate_limited": codes[429], "conflict": 0, "forbidden": 0, "invalid": 0}
     assert set(codes) == {201, 429}, codes
     refused = [r for r in answers if r.status_code == 429]
     for r in refused:

@@ -87,4 +87,26 @@ def test_results_state_the_bound_flag_the_pushed_round_and_show_the_defences(
     assert change["flagged"] and change["items"][0] == "h" and change["test"] == "change"
     assert second["per_fake_report"] == pytest.approx(1 / (2400 * (p - q)), rel=1e-9)
     assert results["defences"] == {"invite_only": False, "rate_limit": {"responses": 50, "seconds": 60.0},
-                                   "max_responses": 100_000, "n_responses": 4400, "detection_alpha": 1e-3}
+                                   "max_responses": 100_000, "n_responses": 4400, "detection_alpha": 1e-3,
+                                   "refusals": {"rate_limited": 0, "conflict": 0, "forbidden": 0, "invalid": 0}}
+
+
+def test_a_rappor_question_states_its_decode_s_figures(sqlite_url: str, rng: np.random.Generator) -> None:
+    """RAPPOR is decoded by least squares (no support counts, no observed shares): its results state the
+    mechanism's own figures (deniable.mechanisms._rappor_manipulation) instead of failing."""
+    m = dn.RAPPOR(PLACES, epsilon=4.0, num_bits=16, num_hashes=2, num_cohorts=8)
+    survey = {"id": "bloom", "title": "Bloom", "budget": 10, "questions": [
+        {"id": "where", "text": "Where?", "type": "categorical", "categories": PLACES, "mechanism": m.to_config()}]}
+    auth = {"Authorization": "Bearer rappor-admin"}
+    with BackgroundServer([survey], db_url=sqlite_url, admin_token="rappor-admin") as server, \
+            httpx.Client(base_url=server.url, timeout=60, headers=auth) as http:
+        reports = m.reports_to_json(m.privatize_many(rng.choice(PLACES, 400), rng=rng))
+        body = {"responses": [{"idempotency_key": new_key(), "reports": {"where": r}} for r in reports]}
+        assert http.post("/surveys/bloom/responses/batch", json=body).status_code == 201
+        r = http.get("/surveys/bloom/results")
+    assert r.status_code == 200, r.text
+    question = r.json()["questions"][0]
+    figures = m.manipulation()
+    assert question["observed"] == [None] * len(PLACES)
+    assert question["manipulation"]["sensitivity"] == pytest.approx(float(np.max(figures.output)), rel=1e-9)
+    assert question["manipulation"]["per_fake_report"] == pytest.approx(float(np.max(figures.spread)) / 400)

@@ -75,7 +75,8 @@ def _get(server: BackgroundServer, query: str = "") -> dict[str, Any]:
 def _uncached(server: BackgroundServer, first: int, stop: int) -> list[dict[str, Any]]:
     survey = server.storage.survey("hourly")
     per_round = {i: a for i, a in server.storage.round_aggregates("hourly").items() if first <= i < stop}
-    return list(rounds_json(survey, per_round, {}, None)["rounds"])
+    refusals = server.storage.refusals.counts("hourly")
+    return list(rounds_json(survey, per_round, {}, None, refusals=refusals)["rounds"])
 
 
 @pytest.mark.parametrize(("text", "current", "first", "stop"), [

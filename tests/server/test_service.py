@@ -51,7 +51,8 @@ def test_exports_hold_every_stored_report(
         offline = Storage(db_url)
         try:
             survey = offline.survey("messaging")
-            assert results_json(survey, question_estimates(survey, offline.aggregates("messaging"))) == results
+            assert results_json(survey, question_estimates(survey, offline.aggregates("messaging")),
+                                refusals=offline.refusals.counts("messaging")) == results
         finally:
             offline.close()
 
@@ -103,11 +104,12 @@ def test_results_name_their_target(sqlite_url: str, examples: Path, rng: np.rand
     try:
         survey = offline.survey("messaging")
         aggregates = offline.aggregates("messaging")
+        refusals = offline.refusals.counts("messaging")
     finally:
         offline.close()
     for target, body in served.items():
         assert body["target"] == target
-        assert body == results_json(survey, question_estimates(survey, aggregates, target))
+        assert body == results_json(survey, question_estimates(survey, aggregates, target), refusals=refusals)
         for q, question in zip(body["questions"], survey.questions, strict=True):
             est = question.mechanism.estimate_from(aggregates[question.id], target=target)
             assert q["target"] == target

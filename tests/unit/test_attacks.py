@@ -5,6 +5,8 @@ Deterministic: every property checked holds for every draw.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -21,20 +23,29 @@ def _mechanisms() -> list[dn.FrequencyOracle]:
             dn.SubsetSelection(K, epsilon=1.0, omega=2)]
 
 
-@pytest.mark.parametrize("mechanism", _mechanisms(), ids=repr)
+def _memoizing() -> list[dn.FrequencyOracle]:
+    """The longitudinal mechanisms: their one-report channels, which a fake report imitates."""
+    return [dn.LGRR(K, epsilon_perm=3.0, epsilon_1=1.0), dn.LOSUE(K, epsilon_perm=3.0, epsilon_1=1.0),
+            dn.DBitFlip(K, d=4, epsilon=1.0), dn.DBitFlip(K, d=2, epsilon=1.0),
+            dn.RAPPOR(K, epsilon=4.0, num_bits=16, num_hashes=2, num_cohorts=8),
+            dn.RAPPOR(8, epsilon=4.0, num_bits=70, num_hashes=3, num_cohorts=3)]
+
+
+@pytest.mark.parametrize("mechanism", _mechanisms() + _memoizing(), ids=repr)
 def test_fake_reports_are_well_formed(mechanism: dn.FrequencyOracle) -> None:
     """Each attack's reports pass the mechanism's own report checks and survive the wire."""
-    for fakes in (attacks.maximal_gain(mechanism, TARGETS, 50, rng=1),
-                  attacks.random_item(mechanism, TARGETS, 50, rng=2),
+    targets = [t for t in TARGETS if t < mechanism.k]
+    for fakes in (attacks.maximal_gain(mechanism, targets, 50, rng=1),
+                  attacks.random_item(mechanism, targets, 50, rng=2),
                   attacks.random_value(mechanism, 50, rng=3)):
         checked = mechanism.validate(fakes)
         assert len(checked) == 50
         back = mechanism.reports_from_json(mechanism.reports_to_json(fakes))
         assert mechanism.aggregate(back).counts.tolist() == mechanism.aggregate(fakes).counts.tolist()
-    assert len(attacks.maximal_gain(mechanism, TARGETS, 0, rng=1)) == 0
+    assert len(attacks.maximal_gain(mechanism, targets, 0, rng=1)) == 0
 
 
-@pytest.mark.parametrize("mechanism", _mechanisms(), ids=repr)
+@pytest.mark.parametrize("mechanism", _mechanisms() + _memoizing()[:4], ids=repr)
 def test_maximal_gain_reports_support_the_most_targets(mechanism: dn.FrequencyOracle) -> None:
     fakes = attacks.maximal_gain(mechanism, TARGETS, 200, rng=4)
     supported = sum(mechanism.supports(fakes, t).astype(int) for t in TARGETS)
@@ -92,6 +103,35 @@ def test_expected_gains_are_cao_et_al_s_closed_forms() -> None:
         assert attacks.expected_gain(m, "random-item", targets, beta, f_t) == pytest.approx(beta * (1 - f_t))
 
 
+@pytest.mark.parametrize("mechanism", _memoizing(), ids=repr)
+def test_maximal_gain_fakes_add_the_stated_gain_to_the_estimate(mechanism: dn.FrequencyOracle) -> None:
+    """Exactly, on fakes alone: DBitFlip's estimate is the mean of the reports' contributions, and RAPPOR's
+    is too when the cohorts are equal (the attack spreads its fakes evenly: 8 x 40 fakes, 3 x 40)."""
+    targets = [t for t in TARGETS if t < mechanism.k]
+    m = 40 * getattr(mechanism, "num_cohorts", 1)
+    fakes = attacks.maximal_gain(mechanism, targets, m, rng=9)
+    summed = float(mechanism.estimate(fakes).frequencies[targets].sum())
+    assert summed == pytest.approx(mechanism.manipulation(targets).target_gain, rel=1e-9)
+    assert attacks.expected_gain(mechanism, "maximal-gain", targets, 1.0) == pytest.approx(summed, rel=1e-9)
+
+
+@pytest.mark.parametrize("mechanism", _memoizing()[2:], ids=repr)
+def test_the_uniform_report_s_gain_is_its_mean_over_every_report(mechanism: dn.FrequencyOracle) -> None:
+    """DBitFlip: 1/2 per target. RAPPOR: the mean over every cohort and bit vector (16 bits: all 65,536)."""
+    targets = [t for t in TARGETS if t < mechanism.k]
+    stated = attacks.expected_gain(mechanism, "random-value", targets, 1.0)
+    if isinstance(mechanism, dn.DBitFlip):
+        assert stated == pytest.approx(len(targets) / 2)
+        return
+    if mechanism.num_bits > 16:
+        return
+    every = np.arange(1 << mechanism.num_bits, dtype=np.uint64)
+    reports = np.empty(every.size * mechanism.num_cohorts, dtype=[("cohort", "<u4"), ("bits", "<u8")])
+    reports["cohort"] = np.repeat(np.arange(mechanism.num_cohorts), every.size)
+    reports["bits"] = np.tile(every, mechanism.num_cohorts)
+    assert float(mechanism.estimate(reports).frequencies[targets].sum()) == pytest.approx(stated, rel=1e-9)
+
+
 def test_refusals() -> None:
     grr = dn.GRR(4, epsilon=1.0)
     with pytest.raises(ValueError, match="non-negative int"):
@@ -104,10 +144,8 @@ def test_refusals() -> None:
         attacks.fake_support(grr, "flood", [0])
     with pytest.raises(ValueError, match="fake_fraction"):
         attacks.expected_gain(grr, "random-item", [0], 2.0)
-    rappor = dn.RAPPOR(["a", "b"], epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=2)
-    for call in (lambda: attacks.maximal_gain(rappor, ["a"], 3), lambda: attacks.random_value(rappor, 3)):
-        with pytest.raises(TypeError, match="not implemented for RAPPOR"):
-            call()
+    with pytest.raises(TypeError, match="not implemented for SimpleNamespace"):
+        attacks.random_value(SimpleNamespace(k=3), 3)
     est = grr.estimate(grr.privatize_many([0, 1, 2, 3], rng=1))
     other = dn.GRR(5, epsilon=1.0).estimate(dn.GRR(5, epsilon=1.0).privatize_many([0, 1], rng=1))
     with pytest.raises(ValueError, match="same categories"):

@@ -154,8 +154,8 @@ def test_targets_and_refusals() -> None:
         grr.manipulation().gain(0.1)
     with pytest.raises(ValueError, match="at least one category"):
         grr.manipulation(targets=[])
-    with pytest.raises(NotImplementedError, match="least squares"):
-        dn.RAPPOR(["a", "b", "c"], epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=2).manipulation()
+    with pytest.raises(NotImplementedError, match="selects candidates"):
+        dn.RAPPOR(40, epsilon=2.0, num_bits=8, num_hashes=2, num_cohorts=2).manipulation()
     with pytest.raises(ValueError, match="frequency oracles"):
         manipulation(dn.Duchi(0, 1, epsilon=1.0), targets=[0])
 
@@ -194,3 +194,31 @@ def test_every_numeric_mechanism_s_extreme_reports_move_the_mean_as_stated(
     for end in (low, high):
         moved = m.estimate(np.concatenate([honest, np.full(20, end)]))
         assert abs(moved.mean - before.mean) <= moved.manipulation_bound(20) * (1 + 1e-12)
+
+
+def test_rappor_figures_are_one_report_s_move_of_its_least_squares_decode() -> None:
+    """Honest expected bit counts of 10^7 reports per cohort with no candidate held (every rate p*), plus one
+    report: the decode moves by the report's contribution over N, to first order (relative 1e-5 here). The
+    best report for a category, in its best cohort, moves it by ``output / N``; the worst by
+    ``(output - spread) / N``. Its realised decode is also what the stated sums over the targets are checked
+    against (tests/unit/test_attacks.py, exactly)."""
+    from deniable.mechanisms._rappor_decode import least_squares
+    from deniable.mechanisms._rappor_manipulation import contributions, report_extremes
+
+    m = dn.RAPPOR(8, epsilon=4.0, num_bits=16, num_hashes=2, num_cohorts=8)
+    s = m.manipulation()
+    weights = contributions(m)
+    ps, qs, each = float(m.p_star), float(m.q_star), 10**7
+    for v in range(m.k):
+        high, low = report_extremes(m, weights[:, :, v])
+        for cohort, sign in ((int(high.argmax()), 1), (int(low.argmin()), -1)):
+            bits = (sign * weights[cohort, :, v]) > 0
+            sizes = np.full(m.num_cohorts, float(each))
+            sizes[cohort] += 1
+            ones = np.outer(np.full(m.num_cohorts, each * ps), np.ones(m.num_bits))
+            ones[cohort] += bits
+            t = ((ones - ps * sizes[:, None]) / (qs - ps)).ravel()
+            moved = least_squares(m._design(sizes), t, np.ones(t.size))[0][v] * sizes.sum()
+            stated = s.output[v] if sign > 0 else s.output[v] - s.spread[v]
+            assert moved == pytest.approx(stated, rel=1e-5)
+    assert np.all(s.input == 1) and s.target_gain is None

@@ -368,7 +368,8 @@ def estimate_db(
         survey = storage.survey(survey_id)
         aggregates = storage.aggregates(survey_id)
         estimates = question_estimates(survey, aggregates, target)
-        results = results_json(survey, estimates, level=level, aggregates=aggregates, target=target)
+        results = results_json(survey, estimates, level=level, aggregates=aggregates, target=target,
+                               refusals=storage.refusals.counts(survey_id))
     finally:  # a refusal (StorageError: "field: message") is one line through handle_errors
         storage.close()
     if as_json:

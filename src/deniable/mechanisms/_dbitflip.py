@@ -262,6 +262,21 @@ class DBitFlip(FrequencyOracle):
         """A report holds ``d`` sampled buckets, each with one bit: ``min(|T|, d)``."""
         return min(int(np.unique(positions).size), self.d)
 
+    def _own_manipulation(self, targets: Any = None) -> Any:
+        """:meth:`manipulation` from this estimate's own per-report term (not ``(1[v in S] - q*)/(p* - q*)``):
+        ``z_v = (k/d) [v sampled] (bit (a+b) - b)/(a-b)`` adds at most ``(k/d) a/(a-b)`` (``v`` sampled with
+        bit 1) and at least ``-(k/d) b/(a-b)``; a report samples at most ``d`` of the targets."""
+        from deniable._manipulation import Manipulation, target_positions
+
+        a, b, ratio = float(self._ra), float(self._rb), self.k / self.d
+        output = np.full(self.k, ratio * a / (a - b))
+        gain, chosen = None, ()
+        if targets is not None:
+            positions = target_positions(self, targets)
+            gain, chosen = float(min(positions.size, self.d) * output[0]), tuple(self.domain[i] for i in positions)
+        spread = np.full(self.k, ratio * (a + b) / (a - b))
+        return Manipulation(self.name, output, np.ones(self.k), spread, chosen, gain, self.domain)
+
     def audit_events(self, reports: Any, x: Any, other: Any) -> NDArray[np.int64]:
         """Cells of (``x`` sampled with bit 1, ``x'`` sampled with bit 0): the corner carries the full ``e^eps``."""
         checked = self._checked(reports)

@@ -65,6 +65,7 @@ from deniable.mechanisms._frequency import FrequencyOracle
 from deniable.mechanisms._rappor_bloom import HASHINGS, google_bloom_bits
 from deniable.mechanisms._rappor_client import RapporClient
 from deniable.mechanisms._rappor_decode import RapporEstimate, least_squares, select
+from deniable.mechanisms._rappor_manipulation import rappor_manipulation
 from deniable.mechanisms._rappor_privacy import lifetime_loss, one_time_loss, widest
 from deniable.mechanisms.registry import register
 from deniable.wire import _codecs as codecs
@@ -169,6 +170,7 @@ class RAPPOR(FrequencyOracle):
     wide_fields = ("bits",)
     _block_reports = 1 << 13  # secure batches: 8,192 reports at a time (about 0.5 MiB of working memory)
     param_defaults: ClassVar[dict[str, Any]] = {"hash": HASHINGS["sha256"]}  # configs without a hashing
+    _own_manipulation = rappor_manipulation  # m.manipulation(targets): from the decode's weights
 
     def __init__(
         self,

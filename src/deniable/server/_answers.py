@@ -451,6 +451,17 @@ class DeviceBudgets(BaseModel):
     at_least: list[BudgetShare]
 
 
+class RefusalsOut(BaseModel):
+    """Refused posts of responses by kind (one per request, a batch being one; deniable.server._refusal_counts)."""
+
+    rate_limited: int = Field(ge=0, description="429: over the per-address rate_limit")
+    conflict: int = Field(ge=0, description="409: a reused key with another body, a closed or full survey, a "
+                          "device's second response in a round")
+    forbidden: int = Field(ge=0, description="401 and 403: no valid relay token or invite, a device over its "
+                           "lifetime_epsilon, a cross-site or unshuffled post")
+    invalid: int = Field(ge=0, description="any other 4xx but 404: a malformed request")
+
+
 class RoundResult(BaseModel):
     round: int
     start: str = Field(description="ISO-8601 UTC")
@@ -464,6 +475,7 @@ class RoundResult(BaseModel):
     sequences: dict[str, SequenceOut | None] | None = Field(
         default=None, description="rounds with anytime: true: per frequency question, the confidence sequence of "
         "every round so far (null for a memoizing question, or before its first report)")
+    refusals: RefusalsOut | None = Field(default=None, description="the posts refused during this round")
 
 
 class RoundsWindow(BaseModel):
@@ -497,6 +509,8 @@ class DefencesOut(BaseModel):
     max_responses: int | None = Field(description="the cap on stored responses (null: none)")
     n_responses: int = Field(description="responses stored")
     detection_alpha: float = Field(description="the false-alarm rate of every detection in these results")
+    refusals: RefusalsOut | None = Field(default=None, description="the posts of responses refused, over every "
+                                         "round (a flood meeting the defences)")
 
 
 class SliceOut(BaseModel):

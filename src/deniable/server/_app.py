@@ -19,7 +19,8 @@ query strings and client addresses (:mod:`deniable.server._runner`).
 Against flooding (docs/howto/flooding.md): single responses to a survey open
 to everyone are rate-limited per client address, a survey's
 ``max_responses`` is enforced by the storage, and batches to an open survey
-need the admin or a relay token (:mod:`deniable.server._security`). Every
+need the admin or a relay token (:mod:`deniable.server._security`); the
+refusals are counted by kind (:mod:`deniable.server._refusal_counts`). Every
 answer carries the security headers. Responses come as JSON from this
 server's pages, or from the origins a survey lists in ``embed`` (CORS), never
 as a page of another site posts them (:mod:`deniable.server._embed`).
@@ -42,6 +43,7 @@ from starlette.types import ASGIApp
 from deniable.server._bodies import DOCUMENTED
 from deniable.server._embed import CrossOrigin
 from deniable.server._errors import StorageError
+from deniable.server._refusal_counts import RefusalCounter
 from deniable.server._refusals import STATUS, error_response, json_path
 from deniable.server._routes import admin, analysts, devices, pages
 from deniable.server._routes.pages import STATIC_DIR
@@ -128,6 +130,7 @@ def create_app(
     app.state.round_cache = service.rounds  # closed rounds' results (deniable.server._round_window)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(CrossOrigin, origins_of=_origins_of(store))
+    app.add_middleware(RefusalCounter, count=store.count_refusal)  # outside the others: it sees each refusal's status
     _handle_refusals(app)
     for audience in (devices, analysts, admin, pages):
         app.include_router(audience.router(service))

@@ -30,6 +30,10 @@ Tables
                          shuffling relay: the number of its responses each
                          shuffled batch stored, in the order of the batches
                          (no time; revision 0005).
+``deniable_refusals``    per survey, round (-1: none) and kind of refusal
+                         (:mod:`deniable.server._refusal_counts`): how many
+                         responses the service refused. No address, no time,
+                         no body (revision 0006).
 ``alembic_version``      the schema's revision (:mod:`deniable.server._schema`
                          creates and upgrades the tables with the migrations
                          in :mod:`deniable.server.migrations`, which must
@@ -83,6 +87,7 @@ __all__ = [
     "devices_table",
     "round_aggregates_table",
     "shuffled_batches_table",
+    "refusals_table",
     "normalize_url",
     "make_engine",
     "READ_ONLY",
@@ -151,6 +156,14 @@ shuffled_batches_table = Table(
     Column("id", _ID, primary_key=True, autoincrement=True),
     Column("survey_id", String(64), nullable=False),
     Column("size", Integer, nullable=False),
+)
+refusals_table = Table(
+    "deniable_refusals",
+    metadata,
+    Column("survey_id", String(64), primary_key=True),
+    Column("round", BigInteger, primary_key=True, autoincrement=False),  # -1: not in a round
+    Column("kind", String(16), primary_key=True),
+    Column("count", BigInteger, nullable=False),
 )
 round_aggregates_table = Table(
     "deniable_round_aggregates",

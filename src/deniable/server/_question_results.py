@@ -110,10 +110,12 @@ def frequency_json(q: Question, _aggregate: Any, view: View) -> dict[str, Any]:
         "n": data["n"],
         "target": data["target"],
         "categories": q.categories,
-        **{key: data[key] for key in ("estimate", "std_error", "ci_low", "ci_high", "observed")},
+        # a decode without support counts (RAPPOR) has no observed shares
+        **{key: data.get(key, [None] * len(q.categories))
+           for key in ("estimate", "std_error", "ci_low", "ci_high", "observed")},
         "consistent": jsonable(consistent),
         "support_counts": SupportCounts(q.mechanism.fingerprint, est.support_counts, est.n).to_json(),
-        "manipulation": manipulation_json(est),
+        "manipulation": manipulation_json(est, q.mechanism),
     }
 
 
@@ -121,25 +123,36 @@ DETECTION_ALPHA = 1e-3
 """The false-alarm rate of the detections the results run (:mod:`deniable._detection`)."""
 
 
-def manipulation_json(est: Estimate) -> dict[str, Any] | None:
+def manipulation_json(est: Estimate, mechanism: Any = None) -> dict[str, Any] | None:
     """How far fake responses could move a frequency question's shares, and whether its shares look pushed.
 
     ``per_fake_report``: the most one fake response among the ``n`` moves a share,
     ``max_v 1 / (n (p* - q*))`` (:meth:`Estimate.manipulation_bound
     <deniable._estimate.Estimate.manipulation_bound>`); ``sensitivity``: the most one
-    chosen report raises a share from 0, times ``n`` (``(1 - q*)/(p* - q*)``);
+    chosen report raises a share from 0, times ``n`` (``(1 - q*)/(p* - q*)``); for an
+    estimate decoded by least squares (RAPPOR), the ``mechanism``'s own figures,
+    ``max spread / n`` and ``max output`` (:meth:`deniable.RAPPOR.manipulation`);
     ``frequency_test``: :func:`deniable.frequency_test` at :data:`DETECTION_ALPHA`;
     ``change_from_previous_round``: in a round's results, :func:`deniable.change_test`
-    against the last earlier round with responses. None without responses.
+    against the last earlier round with responses. None without responses, or where
+    the sensitivity is not derived (RAPPOR with more candidates than equations).
     """
     if est.n == 0:
         return None
     from deniable._detection import frequency_test
 
-    gap = est.p_star - est.q_star
+    if np.all(np.isfinite(est.p_star)):
+        per_report = float(np.max(est.manipulation_bound(1)))
+        sensitivity = float(np.max((1 - est.q_star) / (est.p_star - est.q_star)))
+    else:
+        try:
+            figures = mechanism.manipulation()
+        except NotImplementedError:
+            return None
+        per_report, sensitivity = float(np.max(figures.spread)) / est.n, float(np.max(figures.output))
     return {
-        "per_fake_report": float(np.max(est.manipulation_bound(1))),
-        "sensitivity": float(np.max((1 - est.q_star) / gap)),
+        "per_fake_report": per_report,
+        "sensitivity": sensitivity,
         "frequency_test": frequency_test(est, DETECTION_ALPHA).to_dict(),
         "change_from_previous_round": None,  # rounds: set by deniable.server._results.rounds_json
     }

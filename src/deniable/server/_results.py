@@ -50,6 +50,7 @@ from deniable._detection import shares_change
 from deniable._estimate import Estimate, Target
 from deniable.server._question_results import DETECTION_ALPHA, View, question_json
 from deniable.server._questions import FREQUENCY, SKETCH, PlainQuestion
+from deniable.server._refusal_counts import refusals_json
 from deniable.server._rounds import END, iso_utc
 from deniable.server._sequence_results import add_sequences
 from deniable.server._shuffled import SHUFFLE_DELTA, Ahead
@@ -58,7 +59,7 @@ from deniable.server._surveys import Survey
 
 __all__ = [
     "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "shuffler_json",
-    "defences_json", "with_changes", "anytime_json", "SHUFFLE_DELTA",
+    "defences_json", "with_changes", "with_refusals", "anytime_json", "SHUFFLE_DELTA",
 ]
 
 
@@ -120,7 +121,7 @@ def _n_responses(survey: Survey, questions: list[dict[str, Any]]) -> int:
 def rounds_json(
     survey: Survey, per_round: Mapping[int, Mapping[str, Any]], budgets: Mapping[str, Any],
     current_round: int | None, target: Target = "population", level: float = 0.95,
-    ahead: Ahead | None = None,
+    ahead: Ahead | None = None, refusals: Mapping[int, Mapping[str, int]] | None = None,
 ) -> dict[str, Any]:
     """The ``rounds`` part of the results of a survey with rounds.
 
@@ -145,6 +146,8 @@ def rounds_json(
         one = round_json(survey, index, aggregates, target, level)
         out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
     out = with_changes(out)
+    if refusals is not None:
+        out = with_refusals(out, refusals)
     if rounds.anytime:
         add_sequences(survey, dict(sorted(per_round.items())), out, level, rounds.planned_n)
     return {**rounds.to_json(), **anytime_json(survey), "current_round": current_round,
@@ -176,6 +179,12 @@ def round_json(
     }
 
 
+def with_refusals(rounds: list[dict[str, Any]], refusals: Mapping[int, Mapping[str, int]]) -> list[dict[str, Any]]:
+    """The rounds' results, each with its ``refusals`` by kind (:mod:`deniable.server._refusal_counts`). New
+    dicts: a closed round's results may be kept by the service's cache."""
+    return [{**one, "refusals": refusals_json(refusals, one["round"])} for one in rounds]
+
+
 def with_changes(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rounds' results (in order) with each frequency question's ``change_from_previous_round``: the
     change test (:func:`deniable.change_test` at ``DETECTION_ALPHA``) against the last earlier round in
@@ -202,6 +211,7 @@ def results_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float = 0.95,
     aggregates: Mapping[str, Any] | None = None, ahead: Ahead | None = None,
     target: Target | None = None, batches: Sequence[int] = (),
+    refusals: Mapping[int, Mapping[str, int]] | None = None,
 ) -> dict[str, Any]:
     """The results as ``GET /surveys/{id}/results`` answers them.
 
@@ -216,7 +226,9 @@ def results_json(
     default the estimates' target, else the population) are answered as
     :mod:`deniable.server._question_results` says for their kind.
     ``ahead``: :func:`shuffled_json`'s. ``batches``: the sizes of the survey's
-    shuffled batches (:func:`shuffler_json`).
+    shuffled batches (:func:`shuffler_json`). ``refusals``: the refused
+    responses per round and kind (:meth:`RefusalCounts.counts
+    <deniable.server._refusal_counts.RefusalCounts.counts>`), summed in ``defences``.
     """
     chosen: Target = target if target is not None else next((e.target for e in estimates.values()), "population")
     questions = _questions_json(survey, estimates, level, aggregates, chosen)
@@ -235,16 +247,20 @@ def results_json(
         "questions": questions,
         "rounds": None,  # a survey with rounds: rounds_json (its own queries), set by the app
         "by": None,  # ?by=QUESTION: the results by slice (server._sliced_results), set by the app
-        "defences": defences_json(survey, n_responses),
+        "defences": defences_json(survey, n_responses, refusals),
     }
 
 
-def defences_json(survey: Survey, n_responses: int) -> dict[str, Any]:
+def defences_json(
+    survey: Survey, n_responses: int, refusals: Mapping[int, Mapping[str, int]] | None = None
+) -> dict[str, Any]:
     """What bounds the number of fake responses, beside what they could do (each question's ``manipulation``).
 
     The survey's flood defences (:mod:`deniable.server._policy`): ``invite_only``,
     the per-address ``rate_limit`` (None: off; not applied to invite-only
-    surveys), the ``max_responses`` cap and the responses stored against it.
+    surveys), the ``max_responses`` cap and the responses stored against it,
+    and ``refusals``: the responses the service refused, by kind, over every
+    round (:mod:`deniable.server._refusal_counts`; None where not given).
     """
     limit = survey.policy.rate_limit
     return {
@@ -253,4 +269,5 @@ def defences_json(survey: Survey, n_responses: int) -> dict[str, Any]:
         "max_responses": survey.policy.max_responses,
         "n_responses": n_responses,
         "detection_alpha": DETECTION_ALPHA,
+        "refusals": None if refusals is None else refusals_json(refusals),
     }

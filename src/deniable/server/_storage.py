@@ -49,6 +49,7 @@ from deniable.server._database import (
 from deniable.server._errors import Conflict, Forbidden, Invalid, NotFound, StorageError
 from deniable.server._policy import POLICY_FIELDS
 from deniable.server._questions import Tally
+from deniable.server._refusal_counts import RefusalCounts
 from deniable.server._rounds import SALT_BYTES, load_rounds
 from deniable.server._schema import upgrade
 from deniable.server._submissions import prepare, token_hash
@@ -117,8 +118,11 @@ class Storage:
         )
         upgrade(self.engine)  # create or migrate the schema (deniable.server._schema)
         self._surveys: dict[str, Survey] = {}
+        self.refusals = RefusalCounts(self._write, self._read, self.dialect)
+        """Refused responses by survey, round and kind (:mod:`deniable.server._refusal_counts`)."""
 
     def close(self) -> None:
+        self.refusals.close()
         self.engine.dispose()
 
     @contextmanager
@@ -220,6 +224,13 @@ class Storage:
         survey = load_survey(json.loads(stored))
         self._surveys[survey_id] = survey
         return survey
+
+    def count_refusal(self, survey_id: str, kind: str) -> None:
+        """Count a refused post of responses in the survey's current round (:attr:`refusals`), if this
+        process has loaded the survey (no database access: no survey to count for otherwise)."""
+        survey = self._surveys.get(survey_id)
+        if survey is not None:
+            self.refusals.add(survey_id, self.current_round(survey) if survey.rounds is not None else None, kind)
 
     def status(self, survey_id: str) -> str:
         with self._read() as conn:

@@ -11,7 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from deniable.server._answers import ResultsOut
 from deniable.server._export import csv_chunks, parquet_bytes
 from deniable.server._refusals import errors
-from deniable.server._results import anytime_json, question_estimates, results_json
+from deniable.server._results import anytime_json, question_estimates, results_json, with_refusals
 from deniable.server._round_window import DEFAULT_WINDOW, MAX_WINDOW, parse_window, window_json
 from deniable.server._routes.service import Service
 from deniable.server._security import ADMIN, bearer, results_access
@@ -58,10 +58,12 @@ def router(service: Service) -> APIRouter:
         survey = store.survey(survey_id)
         results_access(request, survey)
         aggregates = store.aggregates(survey_id)
+        refusals = store.refusals.counts(survey_id)
         out = results_json(
             survey, question_estimates(survey, aggregates, target), aggregates=aggregates,
             ahead=service.shuffled, target=target,
             batches=store.shuffled_batches(survey_id) if survey.policy.transport.shuffler else (),
+            refusals=refusals,
         )
         if survey.rounds is not None:
             current = store.current_round(survey)
@@ -72,6 +74,7 @@ def router(service: Service) -> APIRouter:
             )
             if survey.rounds.anytime:  # a sequence reads every round from the first
                 window_sequences(survey, store.round_aggregates(survey_id), listed["rounds"], out["level"])
+            listed["rounds"] = with_refusals(listed["rounds"], refusals)
             out["rounds"] = {
                 **survey.rounds.to_json(), **anytime_json(survey), "current_round": current,
                 "devices": store.device_budgets(survey_id), **listed,

@@ -6,7 +6,7 @@ import { parseJSON } from './deniable.js';
 import { designSection, plainSection } from './survey_results.js';
 import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
-import { roundsSection } from './rounds_results.js';
+import { refusalsText, roundsSection } from './rounds_results.js';
 import { slicedSection } from './sliced_results.js';
 import { jointSection } from './joint_results.js';
 import { itemsSection, rangeSection } from './range_results.js';
@@ -185,7 +185,9 @@ function defencesLine(defences) {
   }
   parts.push(defences.max_responses === null ? 'no cap on responses'
     : `a cap of ${grouped(defences.max_responses)} responses (${grouped(defences.n_responses)} stored)`);
-  line.textContent = `Flood defences: ${parts.join(' · ')}. The checks for fake responses below run at a `
+  const refused = defences.refusals ? refusalsText(defences.refusals) : '';
+  const refusals = !defences.refusals ? '' : refused ? ` Refused so far: ${refused}.` : ' No post has been refused.';
+  line.textContent = `Flood defences: ${parts.join(' · ')}.${refusals} The checks for fake responses below run at a `
     + `${significant(100 * defences.detection_alpha)}% false-alarm rate.`;
 }
 

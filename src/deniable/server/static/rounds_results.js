@@ -3,7 +3,7 @@
 // (an SVG line per answer with its confidence band) and a table. Only DOM/SVG elements and classes:
 // the page's Content-Security-Policy forbids inline styles.
 import { html, numbersTable, svgEl } from './dom.js';
-import { countOf, estimateTexts, fixed, niceStep, numberText, percent } from './format.js';
+import { countOf, estimateTexts, fixed, grouped, niceStep, numberText, percent } from './format.js';
 
 const SERIES = 6; // colours in style.css (.series-0 .. .series-5)
 
@@ -161,7 +161,30 @@ function budgetCard(info) {
     + 'RAPPOR) at most its lifetime bound. That assumes each device reported the same value every round and kept '
     + 'its memoized state: a value that changes costs up to another lifetime bound per distinct value, which the '
     + 'server cannot see. “Every report counted” adds up each report’s ε, a bound that holds whatever the values.'));
+  section.append(refusalsNote(info.rounds));
   return section;
+}
+
+/** Refused posts of responses by kind (results.defences.refusals, a round's refusals) in words, or '' for none. */
+export function refusalsText(r) {
+  if (!r) return '';
+  const parts = [
+    [r.rate_limited, 'over the rate limit'],
+    [r.conflict, 'in conflict with what is stored (a reused key, a closed or full survey, a second response in a round)'],
+    [r.forbidden, 'without a valid token or invite, or over a device’s budget'],
+    [r.invalid, 'malformed'],
+  ].filter(([n]) => n > 0).map(([n, what]) => `${grouped(n)} ${what}`);
+  return parts.join(' · ');
+}
+
+function refusalsNote(rounds) {
+  const refused = rounds.flatMap((r) => {
+    const text = refusalsText(r.refusals);
+    return text ? [`round ${r.round}: ${text}`] : [];
+  });
+  return html('p', 'table-note refusals', refused.length
+    ? `Posts refused by the flood defences, per round: ${refused.join('; ')}.`
+    : 'No post of responses was refused in these rounds.');
 }
 
 /** Which rounds' shares moved since the round before by more than sampling allows (the change test of
