@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "js"))
@@ -230,3 +231,37 @@ def test_the_embed_through_a_shuffling_relay_returns_its_queued_receipt(tmp_path
     assert [(r["ok"], r["status"], r["queued"], r["response"]) for r in results] == [(True, 202, True, receipt)] * 2
     assert not [url for url, _, _ in posts if url.startswith(collector.url)]
     assert batches == [2]
+
+
+def test_the_results_page_states_each_rounds_shuffled_guarantee_only_for_its_own_batches() -> None:
+    """A survey with rounds through a shuffler (tests/server/test_ohttp_shuffled_rounds.py's batches): the
+    page's per-round table states a guarantee for a round whose every response came in its batches, and none,
+    saying why, for a round with responses of the batch served across the round's end."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+    from test_ohttp_shuffled_rounds import START, Clock, collected
+
+    api = sync_playwright_api()
+    problems: list[str] = []
+    with collected(Clock(START + 60)) as server:
+        rounds = httpx.get(server.url + "/surveys/daily/results").json()["rounds"]["rounds"]
+        with api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.goto(f"{server.url}/s/daily/results")
+            page.wait_for_selector(".shuffled-rounds tbody tr")
+            rows = page.eval_on_selector_all(".shuffled-rounds tbody tr", "trs => trs.map(tr => "
+                                             "Array.from(tr.cells, c => c.textContent.trim()))")
+            survey_line = page.is_visible("#shuffled")
+            browser.close()
+    assert problems == [] and not survey_line  # no statement for the survey as a whole: one per round
+    assert [row[:4] for row in rows] == [
+        [str(r["round"]), str(r["n_responses"]), str(r["shuffler"]["responses"]),
+         f"1 batch of {r['shuffler']['smallest']} responses"] for r in rounds]
+    for row, r in zip(rows, rounds, strict=True):
+        missing = r["n_responses"] - r["shuffler"]["responses"]
+        if missing:
+            assert row[4] == f"none: {missing} of its responses did not come in a shuffled batch of this round"
+        else:
+            assert row[4].startswith(("still only ε = 0.50", "each response is also ("))
+    assert sum(r["n_responses"] - r["shuffler"]["responses"] for r in rounds) == 2

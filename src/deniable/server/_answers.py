@@ -371,6 +371,10 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
+    shuffler: ShufflerOut | None = Field(
+        default=None, description="null unless the survey is collected through a shuffling relay: then the "
+        "batches this round's responses came in (a batch served across a round's end counts in neither round), "
+        "and the guarantee for the smallest; it holds for the round only where responses equals n_responses")
     questions: list[QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult]
     sequences: dict[str, SequenceOut | None] | None = Field(
         default=None, description="rounds with anytime: true: per frequency question, the confidence sequence of "

@@ -29,7 +29,8 @@ Tables
 ``deniable_shuffled_batches`` per survey whose responses come through a
                          shuffling relay: the number of its responses each
                          shuffled batch stored, in the order of the batches
-                         (no time; revision 0005).
+                         (no time; revision 0005), and for a survey with
+                         rounds the round it was served in (revision 0006).
 ``alembic_version``      the schema's revision (:mod:`deniable.server._schema`
                          creates and upgrades the tables with the migrations
                          in :mod:`deniable.server.migrations`, which must
@@ -151,6 +152,7 @@ shuffled_batches_table = Table(
     Column("id", _ID, primary_key=True, autoincrement=True),
     Column("survey_id", String(64), nullable=False),
     Column("size", Integer, nullable=False),
+    Column("round", BigInteger, nullable=True),  # surveys with rounds; null across a round's end
 )
 round_aggregates_table = Table(
     "deniable_round_aggregates",
