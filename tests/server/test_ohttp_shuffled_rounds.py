@@ -73,10 +73,10 @@ def post_batch(url: str, n: int) -> dict[str, int]:
 
 
 @contextmanager
-def collected(clock: Clock) -> Iterator[BackgroundServer]:
+def collected(clock: Clock, db_url: str | None = None) -> Iterator[BackgroundServer]:
     """The server after round 0's batch of 3, a batch of 2 served across the end of round 0, and round 1's
-    batch of 4 (its clock then in round 1)."""
-    with BackgroundServer([SURVEY], relay_token=TOKEN, ohttp_keys=KeyRing(), clock=clock) as server:
+    batch of 4 (its clock then in round 1); ``db_url``: its database (default: a SQLite file of its own)."""
+    with BackgroundServer([SURVEY], db_url, relay_token=TOKEN, ohttp_keys=KeyRing(), clock=clock) as server:
         assert post_batch(server.url, 3)["served"] == 3
         clock.now, clock.step = START + DAY - 0.001, 0.0004  # every reading 0.4 ms later: the end passes
         assert post_batch(server.url, 2)["served"] == 2
