@@ -31,10 +31,13 @@ from deniable.wire import to_version
 
 __all__ = ["router", "public_response_id", "survey_in_version", "QUEUED"]
 
-QUEUED: dict[int | str, dict[str, Any]] = {202: {"model": Queued, "description": "Queued, not stored: answered by a shuffling relay "
-                "(deniable relay --shuffle, for a survey with transport.shuffler), never by this service. The "
-                "relay holds the encapsulated request on its disk and forwards it in a shuffled batch once it holds "
-                "threshold of them, after a random delay; this service's own answer never comes back."}}
+QUEUED: dict[int | str, dict[str, Any]] = {202: {
+    "model": Queued,
+    "description": "Queued, not stored: answered by a shuffling relay (deniable relay --shuffle, for a survey with "
+    "transport.shuffler), never by this service. The relay holds the encapsulated request on its disk and forwards it "
+    "in a shuffled batch once it holds threshold of them, after a random delay; this service's own answer never "
+    "comes back.",
+}}
 """OpenAPI: the ``202`` a shuffling relay answers in the service's place (:class:`~deniable.server._answers.Queued`)."""
 
 
