@@ -103,3 +103,8 @@ def test_every_route_is_on_the_http_page_with_its_bodies() -> None:
     post = page.split("## `POST /surveys/{survey_id}/responses`", 1)[1].split("## ", 1)[0]
     assert "**Request body** (`application/json`): `ResponseIn`" in post
     assert "`idempotency_key` (required)" in post and "**201**" in post and "`response_id`" in post
+    # a shuffling relay's 202: its queued receipt, which says the response is not stored yet
+    for route in ("responses", "responses/batch"):
+        section = page.split(f"## `POST /surveys/{{survey_id}}/{route}`", 1)[1].split("## ", 1)[0]
+        assert "**202** Queued, not stored: answered by a shuffling relay" in section, route
+        assert "`Queued`" in section and "`stored` (required)" in section and "`threshold` (required)" in section

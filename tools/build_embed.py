@@ -7,8 +7,9 @@ Run from the repository root (it rewrites the three checked-in files in
     python tools/build_embed.py [--check]
 
 The entry is ``src/deniable/server/static/embed.js``. Every ES module it
-imports (the samplers, the wire code and the vendored hashes the survey page
-runs) is copied unchanged into a function of its own, in dependency order: its
+imports (the samplers, the wire code, Oblivious HTTP and the vendored hashes
+and HPKE the survey page runs) is copied unchanged into a function of its own
+(but for :data:`NODE_FALLBACKS`), in dependency order: its
 ``import {a, b as c} from './x.js'`` becomes ``const {a, b: c} = <x's exports>``,
 its ``export`` keywords are dropped and what it exported is returned as a
 frozen object. No minifier, no renaming: each module's text is there to read
@@ -44,7 +45,8 @@ ENTRY = STATIC / "embed.js"
 DIST = STATIC / "dist"  # built files (served at /static/<name> by the server's pages routes)
 NAME = "deniable-embed"
 GLOBAL = "Deniable"
-LICENSES = {"vendor/noble-hashes": "@noble/hashes (vendor/noble-hashes/LICENSE)"}
+LICENSES = {"vendor/noble-hashes": "@noble/hashes (vendor/noble-hashes/LICENSE)",
+            "vendor/hpke": "@hpke/core and @hpke/common (vendor/hpke/LICENSE)"}
 
 _IMPORT = re.compile(r"^import\s*\{([^}]*)\}\s*from\s*['\"]([^'\"]+)['\"];?[ \t]*$", re.M)
 _IMPORT_ALL = re.compile(r"^import\s*\*\s*as\s+(\w+)\s+from\s*['\"]([^'\"]+)['\"];?[ \t]*$", re.M)
@@ -52,6 +54,12 @@ _REEXPORT = re.compile(r"^export\s*\{([^}]*)\}\s*from\s*['\"]([^'\"]+)['\"];?[ \
 _EXPORT_LIST = re.compile(r"^export\s*\{([^}]*)\};?[ \t]*$", re.M)
 _EXPORT_DECL = re.compile(r"^export\s+((?:async\s+)?function\*?|class|const|let|var)\s+(\w+)", re.M)
 _ANY = re.compile(r"^\s*(import|export)\b.*$", re.M)
+NODE_FALLBACKS = {
+    # @hpke/common loads node's crypto module where there is no globalThis.crypto (node < 19): the embed
+    # runs where WebCrypto is global (browsers, node >= 19), and the bundle imports nothing at run time
+    "vendor/hpke/hpke.js": ('await import("crypto")',
+                            'await Promise.reject(new Error("deniable-embed needs WebCrypto (globalThis.crypto)"))'),
+}
 
 
 def version() -> str:
@@ -88,6 +96,11 @@ class Module:
         self.deps: list[Path] = []
         self.exports: list[tuple[str, str]] = []  # (exported name, expression)
         text = path.read_text()
+        if self.key in NODE_FALLBACKS:
+            found, replacement = NODE_FALLBACKS[self.key]
+            if text.count(found) != 1:
+                raise SystemExit(f"{self.key}: expected {found!r} once; update NODE_FALLBACKS")
+            text = text.replace(found, replacement)
         text = _IMPORT.sub(lambda m: self._import(m.group(1), m.group(2)), text)
         text = _IMPORT_ALL.sub(lambda m: f"const {m.group(1)} = {self._dep(m.group(2))};", text)
         text = _REEXPORT.sub(lambda m: self._reexport(m.group(1), m.group(2)), text)
@@ -176,8 +189,12 @@ def _banner(kind: str, release: str) -> str:
 
 
 def _license() -> str:
-    text = (STATIC / "vendor" / "noble-hashes" / "LICENSE").read_text().strip()
-    return "\n/* @noble/hashes licence:\n\n" + text.replace("*/", "* /") + "\n*/\n"
+    """The vendored libraries' licence texts, each in a comment (after the code)."""
+    out = ""
+    for folder, name in LICENSES.items():
+        text = (STATIC / folder / "LICENSE").read_text().strip()
+        out += f"\n/* {name.split(' (')[0]} licence:\n\n" + text.replace("*/", "* /") + "\n*/\n"
+    return out
 
 
 def _integrity(data: bytes) -> str:

@@ -388,9 +388,10 @@ class Client:
     responses encapsulated (Oblivious HTTP, RFC 9458; needs the ``ohttp``
     extra) and posted through that relay, which sees this device's address
     but not the reports, to the collector's gateway, which sees the reports
-    but not the address. A shuffling relay answers ``{"status": "queued",
-    "idempotency_key": ...}``: the response waits on the relay's disk for its
-    shuffled batch. ``relay_transport`` is the httpx transport of the
+    but not the address. A shuffling relay answers ``202`` with its queued
+    receipt, ``{"status": "queued", "stored": false, "threshold": ...,
+    "max_delay": ...}`` (and :meth:`respond` adds the ``idempotency_key``): the
+    response waits on the relay's disk for its shuffled batch. ``relay_transport`` is the httpx transport of the
     requests to the relay (tests: a local address).
     """
 

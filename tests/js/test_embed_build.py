@@ -5,7 +5,8 @@
   a sampler without a rebuild fails here;
 * the manifest's ``integrity`` values are the files' sha384 (Subresource
   Integrity) and its version the package's;
-* the bundle has no dependency at run time (no import, no require);
+* the bundle has no dependency at run time (no import, no require; not even @hpke/common's
+  fallback to node's crypto module) and carries its vendored libraries' licences;
 * the server serves the three files to any origin (``Access-Control-Allow-Origin: *``,
   which ``<script integrity crossorigin>`` needs) and nothing else of /static gains that header.
 """
@@ -47,8 +48,9 @@ def test_the_manifest_has_the_files_hashes_and_the_package_version() -> None:
 def test_no_dependency_at_run_time(name: str) -> None:
     text = (STATIC / "dist" / name).read_text()
     assert not re.search(r"^\s*import\b|\bimport\s*\(|\brequire\s*\(", text, re.M)
-    # the vendored hashes' licence travels with them
+    # the vendored hashes' and HPKE's licences travel with them
     assert "@noble/hashes licence" in text and "Permission is hereby granted" in text
+    assert "@hpke/core and @hpke/common licence" in text and "Ajitomi Daisuke" in text
 
 
 @pytest.mark.integration

@@ -1,7 +1,9 @@
 """Interoperation with independent implementations, both directions: @hpke/core (HPKE) and bhttp-js (Binary HTTP).
 
 No independent Oblivious HTTP library installs from PyPI or npm for RFC 9458
-itself (the PyPI client ``ohttpy`` speaks only the chunked draft), so
+itself (the PyPI client ``ohttpy`` 0.1a13 speaks only the chunked draft,
+``message/ohttp-chunked-req`` posted to a fixed ``/score`` path; ``cohere-tng``
+needs a TEE's attestation; npm has no Oblivious HTTP package), so
 ``tests/js/ohttp_interop.mjs`` takes HPKE and Binary HTTP from those two npm
 packages and writes the RFC's few lines of framing itself. It encapsulates a
 request that the deniable gateway (over real HTTP) serves and whose response

@@ -13,9 +13,11 @@ collector. Its routes:
   address is the one the proxy's ``X-Forwarded-For`` names when the proxy is
   one of ``trusted_proxies`` (as for the collector). With a shuffler
   (:mod:`deniable._ohttp._shuffler`) the request is instead kept in its
-  durable buffer and answered ``202 {"status": "queued"}`` once on disk; the
-  shuffler forwards it later, in a shuffled batch (and the collector's answer
-  to it never comes back to the device).
+  durable buffer and answered ``202`` with a queued receipt once on disk,
+  ``{"status": "queued", "stored": false, "threshold": N, "max_delay": S}``
+  (:class:`deniable.server._answers.Queued`: not the collector's receipt, which
+  the relay does not have); the shuffler forwards it later, in a shuffled
+  batch (and the collector's answer to it never comes back to the device).
 * ``GET /ohttp-keys``: the gateway's key configuration, fetched through the
   relay (so the collector sees no device fetch it) and cached a minute, so
   every client of the relay encapsulates for the same keys.
@@ -42,6 +44,7 @@ from starlette.routing import Route
 
 from deniable._ohttp._messages import GATEWAY_PATH, KEYS_TYPE, REQUEST_TYPE
 from deniable._ohttp._shuffler import BATCH_TYPE, Shuffler, encode_batch
+from deniable.server._answers import Queued
 from deniable.server._policy import RateLimit
 from deniable.server._security import RateLimiter, client_address, parse_networks, retry_after
 
@@ -139,7 +142,9 @@ def relay_app(relay: Relay) -> Starlette:
             return _refusal(413 if body else 400, "body", f"must be 1..{MAX_REQUEST_BYTES} bytes; got {len(body)}")
         if relay.shuffler is not None:
             await relay.shuffler.put(body)
-            return JSONResponse({"status": "queued"}, 202, headers=_CORS)
+            receipt = Queued(status="queued", stored=False, threshold=relay.shuffler.threshold,
+                             max_delay=relay.shuffler.max_delay)
+            return JSONResponse(receipt.model_dump(), 202, headers={**_CORS, "Cache-Control": "no-store"})
         try:
             answer = await relay.forward(body)
         except httpx.HTTPError:

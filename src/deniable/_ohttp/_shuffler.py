@@ -1,7 +1,8 @@
 """The relay's shuffler: hold encapsulated reports on disk, release them in shuffled batches.
 
-``deniable relay --shuffle`` answers each encapsulated request ``202
-{"status": "queued"}`` once it is committed to the buffer (SQLite,
+``deniable relay --shuffle`` answers each encapsulated request ``202`` with
+a queued receipt (``{"status": "queued", "stored": false, "threshold": ...,
+"max_delay": ...}``) once it is committed to the buffer (SQLite,
 ``synchronous=FULL``: an acknowledged report survives a killed relay and a
 power cut). A batch is released when the buffer holds at least ``threshold``
 reports and a delay drawn uniformly from ``[0, max_delay]`` seconds (OS

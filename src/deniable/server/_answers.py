@@ -10,8 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
-    "Accepted", "BatchAccepted", "QuestionOut", "RoundsOut", "TransportOut", "SurveyOut", "ResultsOut", "InvitesOut",
-    "RootOut", "StatusOut", "ShufflerOut",
+    "Accepted", "BatchAccepted", "Queued", "QuestionOut", "RoundsOut", "TransportOut", "SurveyOut", "ResultsOut",
+    "InvitesOut", "RootOut", "StatusOut", "ShufflerOut",
 ]
 
 
@@ -24,6 +24,20 @@ class Accepted(BaseModel):
 class BatchAccepted(BaseModel):
     accepted: int = Field(description="responses stored by this request")
     duplicates: int = Field(description="responses whose key was already stored with this body")
+
+
+class Queued(BaseModel):
+    """A shuffling relay's receipt (``deniable relay --shuffle``): the response is on the relay's disk, not stored yet.
+
+    The relay answers for the collector, which has not seen the response:
+    it reaches the collector later, in a shuffled batch, and the collector's
+    own receipt (:class:`Accepted`) never comes back to the device.
+    """
+
+    status: Literal["queued"]
+    stored: Literal[False] = Field(description="false: the collector has not stored the response yet")
+    threshold: int = Field(description="the relay forwards a batch only once it holds at least this many responses")
+    max_delay: float = Field(description="then after a random delay of at most this many seconds")
 
 
 class QuestionOut(BaseModel):
@@ -468,6 +482,10 @@ class RoundResult(BaseModel):
     end: str
     n_responses: int = Field(ge=0)
     shuffled: ShuffledOut | None = Field(description="this round's responses (one per device) if shuffled")
+    shuffler: ShufflerOut | None = Field(
+        default=None, description="null unless the survey is collected through a shuffling relay: then the "
+        "batches this round's responses came in (a batch served across a round's end counts in neither round), "
+        "and the guarantee for the smallest; it holds for the round only where responses equals n_responses")
     questions: list[
         QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult | RangeResult
         | ItemsResult | ListResult

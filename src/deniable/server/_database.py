@@ -29,7 +29,8 @@ Tables
 ``deniable_shuffled_batches`` per survey whose responses come through a
                          shuffling relay: the number of its responses each
                          shuffled batch stored, in the order of the batches
-                         (no time; revision 0005).
+                         (no time; revision 0005), and for a survey with
+                         rounds the round it was served in (revision 0007).
 ``deniable_refusals``    per survey, round (-1: none) and kind of refusal
                          (:mod:`deniable.server._refusal_counts`): how many
                          responses the service refused. No address, no time,
@@ -156,6 +157,7 @@ shuffled_batches_table = Table(
     Column("id", _ID, primary_key=True, autoincrement=True),
     Column("survey_id", String(64), nullable=False),
     Column("size", Integer, nullable=False),
+    Column("round", BigInteger, nullable=True),  # surveys with rounds; null across a round's end
 )
 refusals_table = Table(
     "deniable_refusals",

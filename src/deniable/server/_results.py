@@ -59,6 +59,7 @@ from deniable.server._surveys import Survey
 
 __all__ = [
     "question_estimates", "results_json", "rounds_json", "round_json", "shuffled_json", "shuffler_json",
+    "round_guarantees",
     "defences_json", "with_changes", "with_refusals", "anytime_json", "SHUFFLE_DELTA",
 ]
 
@@ -105,6 +106,20 @@ def shuffler_json(survey: Survey, batches: Sequence[int], ahead: Ahead | None = 
             "delta": None if bound is None else bound["delta"]}
 
 
+def round_guarantees(
+    survey: Survey, n_responses: int, batches: Sequence[int] | None, ahead: Ahead | None = None
+) -> dict[str, Any]:
+    """One round's ``shuffled`` (what shuffling would give its ``n_responses``) and ``shuffler``.
+
+    ``shuffler`` is :func:`shuffler_json` of the batches the round's responses
+    came in (``batches``: None for a survey not collected through a shuffler,
+    then ``shuffler`` is None): the page states the shuffled guarantee for the
+    round only where these batches hold all of its responses.
+    """
+    shuffler = None if batches is None else shuffler_json(survey, batches, ahead)
+    return {"shuffled": shuffled_json(survey, n_responses, ahead), "shuffler": shuffler}
+
+
 def _questions_json(
     survey: Survey, estimates: Mapping[str, Estimate], level: float, aggregates: Mapping[str, Any] | None,
     target: Target,
@@ -122,6 +137,7 @@ def rounds_json(
     survey: Survey, per_round: Mapping[int, Mapping[str, Any]], budgets: Mapping[str, Any],
     current_round: int | None, target: Target = "population", level: float = 0.95,
     ahead: Ahead | None = None, refusals: Mapping[int, Mapping[str, int]] | None = None,
+    batches: Mapping[int, Sequence[int]] | None = None,
 ) -> dict[str, Any]:
     """The ``rounds`` part of the results of a survey with rounds.
 
@@ -132,7 +148,9 @@ def rounds_json(
     have them (estimates for ``target`` with standard errors, intervals at
     ``level`` and ``n``) and the ``shuffled`` guarantee of its responses, so a
     round is read like a survey of its own (``ahead``: :func:`shuffled_json`'s,
-    so a read does not wait for a round's new value once one was stated).
+    so a read does not wait for a round's new value once one was stated), and
+    its ``shuffler`` (:func:`round_guarantees`; ``batches``: the sizes of each
+    round's shuffled batches, None for a survey not collected through a shuffler).
     ``devices`` is :meth:`Storage.device_budgets
     <deniable.server._storage.Storage.device_budgets>`: how much of
     ``lifetime_epsilon`` the devices have spent, with the memoization cap
@@ -144,7 +162,8 @@ def rounds_json(
     out = []
     for index, aggregates in sorted(per_round.items()):
         one = round_json(survey, index, aggregates, target, level)
-        out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
+        kept = None if batches is None else batches.get(index, ())
+        out.append({**one, **round_guarantees(survey, one["n_responses"], kept, ahead)})
     out = with_changes(out)
     if refusals is not None:
         out = with_refusals(out, refusals)

@@ -24,8 +24,9 @@ into it a moment later. So a closed round's results are kept
 (:class:`RoundCache`, up to :data:`MAX_CACHED_BYTES`) under a digest of the round's stored aggregates (their
 bytes, as read): such a late commit changes the digest and the round is
 computed afresh, never served stale. The current round is computed on every
-request. Each round's ``shuffled`` statement is added on every request (the
-service may state a tighter one later: :mod:`deniable.server._shuffled`).
+request. Each round's ``shuffled`` statement and its ``shuffler`` batches are
+added on every request (the service may state a tighter one later:
+:mod:`deniable.server._shuffled`; a batch may arrive in the current round).
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from deniable._estimate import Target
 from deniable.server._database import read_stat
 from deniable.server._errors import Invalid
-from deniable.server._results import round_json, shuffled_json, with_changes
+from deniable.server._results import round_guarantees, round_json, with_changes
 from deniable.server._rounds import MAX_ROUND
 from deniable.server._shuffled import Ahead
 from deniable.server._surveys import Survey
@@ -143,11 +144,13 @@ class RoundCache:
 def window_json(
     survey: Survey, stats: Mapping[int, Mapping[str, bytes]], current_round: int | None, window: Window,
     n_rounds: int, target: Target = "population", level: float = 0.95, ahead: Ahead | None = None,
-    cache: RoundCache | None = None,
+    cache: RoundCache | None = None, batches: Mapping[int, Sequence[int]] | None = None,
 ) -> dict[str, Any]:
     """The rounds of ``window`` with responses (``stats``: each one's stored aggregates as bytes, by
     question id), each as :func:`~deniable.server._results.round_json` gives it plus its ``shuffled``
-    statement; a closed round's from ``cache`` when its aggregates are those it was computed from.
+    statement and ``shuffler`` (:func:`~deniable.server._results.round_guarantees`; ``batches``: each
+    round's shuffled batch sizes, None for a survey not collected through a shuffler); a closed
+    round's from ``cache`` when its aggregates are those it was computed from.
 
     Returns ``{"rounds": [...], "window": {"rounds", "first", "stop", "n_rounds"}}``; ``n_rounds``:
     the rounds of the survey with responses, all of them.
@@ -164,7 +167,8 @@ def window_json(
             one = round_json(survey, index, aggregates, target, level)
             if closed and cache is not None:
                 cache.put(key, digest, one)
-        out.append({**one, "shuffled": shuffled_json(survey, one["n_responses"], ahead)})
+        kept = None if batches is None else batches.get(index, ())
+        out.append({**one, **round_guarantees(survey, one["n_responses"], kept, ahead)})
     return {
         "rounds": with_changes(out),  # the change test within the window (none for its first round)
         "window": {"rounds": window.asked, "first": window.first, "stop": window.stop, "n_rounds": n_rounds},

@@ -447,10 +447,22 @@ class Storage:
             rows = conn.execute(select(r.survey_id, func.count()).where(r.id > mark).group_by(r.survey_id))
             return {str(sid): int(n) for sid, n in rows}
 
-    def add_shuffled_batch(self, survey_id: str, size: int) -> None:
-        """Record that a shuffled batch stored ``size`` new responses of the survey (no time is kept)."""
+    def add_shuffled_batch(self, survey_id: str, size: int, round_index: int | None = None) -> None:
+        """Record that a shuffled batch stored ``size`` new responses of the survey (no time is kept);
+        ``round_index``: the round of a survey with rounds it was served in (None if it spanned two)."""
         with self._write() as conn:
-            conn.execute(insert(shuffled_batches_table).values(survey_id=survey_id, size=size))
+            conn.execute(insert(shuffled_batches_table).values(survey_id=survey_id, size=size, round=round_index))
+
+    def round_batches(self, survey_id: str, first: int, stop: int) -> dict[int, list[int]]:
+        """The sizes of the shuffled batches of rounds ``first`` to ``stop - 1`` of a survey with rounds, by round."""
+        b = shuffled_batches_table.c
+        out: dict[int, list[int]] = {}
+        with self._read() as conn:
+            rows = conn.execute(select(b.round, b.size).where(
+                b.survey_id == survey_id, b.round >= first, b.round < stop).order_by(b.id))
+            for index, size in rows:
+                out.setdefault(int(index), []).append(int(size))
+        return out
 
     def shuffled_batches(self, survey_id: str) -> list[int]:
         """The sizes of the survey's shuffled batches, in the order they came."""

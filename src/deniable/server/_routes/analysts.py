@@ -71,6 +71,8 @@ def router(service: Service) -> APIRouter:
             listed = window_json(
                 survey, store.round_stats(survey_id, window.first, window.stop), current, window,
                 store.count_rounds(survey_id), target, ahead=service.shuffled, cache=service.rounds,
+                batches=store.round_batches(survey_id, window.first, window.stop)
+                if survey.policy.transport.shuffler else None,
             )
             if survey.rounds.anytime:  # a sequence reads every round from the first
                 window_sequences(survey, store.round_aggregates(survey_id), listed["rounds"], out["level"])

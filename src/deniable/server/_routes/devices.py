@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
-from deniable.server._answers import Accepted, BatchAccepted, RootOut, SurveyOut
+from deniable.server._answers import Accepted, BatchAccepted, Queued, RootOut, SurveyOut
 from deniable.server._bodies import BatchIn, ResponseIn, openapi_body
 from deniable.server._embed import refuse_cross_site, require_json
 from deniable.server._errors import Invalid, printable
@@ -29,7 +29,16 @@ from deniable.server._storage import SubmitResult
 from deniable.server._submissions import check_wire_version
 from deniable.wire import to_version
 
-__all__ = ["router", "public_response_id", "survey_in_version"]
+__all__ = ["router", "public_response_id", "survey_in_version", "QUEUED"]
+
+QUEUED: dict[int | str, dict[str, Any]] = {202: {
+    "model": Queued,
+    "description": "Queued, not stored: answered by a shuffling relay (deniable relay --shuffle, for a survey with "
+    "transport.shuffler), never by this service. The relay holds the encapsulated request on its disk and forwards it "
+    "in a shuffled batch once it holds threshold of them, after a random delay; this service's own answer never "
+    "comes back.",
+}}
+"""OpenAPI: the ``202`` a shuffling relay answers in the service's place (:class:`~deniable.server._answers.Queued`)."""
 
 
 def public_response_id(survey_id: str, idempotency_key: str) -> str:
@@ -116,7 +125,7 @@ def router(service: Service) -> APIRouter:
 
     @api.post(
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
-        responses=errors(*BODY, 403, 404, 409, 415, 429), openapi_extra=openapi_body(ResponseIn),
+        responses={**QUEUED, **errors(*BODY, 403, 404, 409, 415, 429)}, openapi_extra=openapi_body(ResponseIn),
     )
     async def post_response(survey_id: str, request: Request) -> dict[str, Any]:
         """Store one respondent's privatized reports (a :class:`ResponseIn`; idempotent by ``idempotency_key``).
@@ -151,7 +160,7 @@ def router(service: Service) -> APIRouter:
 
     @api.post(
         "/surveys/{survey_id}/responses/batch", status_code=201, response_model=BatchAccepted,
-        responses=errors(*BODY, 401, 403, 404, 409, 415), openapi_extra=openapi_body(BatchIn),
+        responses={**QUEUED, **errors(*BODY, 401, 403, 404, 409, 415)}, openapi_extra=openapi_body(BatchIn),
     )
     async def post_batch(
         survey_id: str, request: Request,

@@ -47,6 +47,7 @@ from deniable._ohttp._shuffler import BATCH_TYPE, decode_batch
 from deniable.server._refusals import error_response
 from deniable.server._routes.service import Service
 from deniable.server._security import OHTTP_SCOPE_KEY, SHUFFLED_SCOPE_KEY, is_token, presented_token
+from deniable.server._surveys import Survey
 
 __all__ = ["router", "serve_inside", "GATEWAY_PATH"]
 
@@ -98,6 +99,15 @@ async def serve_inside(app: Any, method: str, target: str, headers: list[tuple[b
     await app(scope, receive, send)
     fields = tuple((k.lower(), v) for k, v in started.get("headers", []) if k.lower() not in _DROPPED)
     return BinaryResponse(int(started.get("status", 500)), fields, b"".join(body))
+
+
+def _batch_round(survey: Survey, began: float, ended: float) -> int | None:
+    """The round a batch served from ``began`` to ``ended`` stored a survey's responses in: None for a survey
+    without rounds, and for a batch that crossed the end of a round (its responses cannot be split by round)."""
+    if survey.rounds is None:
+        return None
+    first, last = survey.rounds.round_at(began), survey.rounds.round_at(ended)
+    return first if first == last and first >= 0 else None
 
 
 def router(service: Service, keys: KeyRing) -> APIRouter:
@@ -157,8 +167,9 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
         The answers go nowhere (the devices were answered ``202`` by the relay); the
         count of requests served (2xx), refused (4xx) and not opened comes back.
         For each survey the batch stored responses of, the number it stored is
-        recorded (:meth:`~deniable.server._storage.Storage.add_shuffled_batch`):
-        the results state the shuffled guarantee for the smallest.
+        recorded (:meth:`~deniable.server._storage.Storage.add_shuffled_batch`),
+        with its round for a survey with rounds: the results state the shuffled
+        guarantee for the smallest (of each round).
         """
         refused = check_relay(request, BATCH_TYPE)
         if refused is not None:
@@ -177,13 +188,17 @@ def router(service: Service, keys: KeyRing) -> APIRouter:
                 tally["unopened"] += 1
         async with one_batch_at_a_time:  # so that what was stored since the mark is this batch's
             mark = await run_in_threadpool(service.store.newest_response_id)
+            began = service.store.clock()
             for message in messages:  # in the shuffler's order
                 answer = await serve(request.app, message, shuffled=True)
                 tally["served" if answer.status < 400 else "refused"] += 1
+            ended = service.store.clock()
             # what this batch stored, by survey (a survey collected through a shuffler takes nothing else)
             for sid, stored in (await run_in_threadpool(service.store.responses_since, mark)).items():
-                if service.store.survey(sid).policy.transport.shuffler:
-                    await run_in_threadpool(service.store.add_shuffled_batch, sid, stored)
+                survey = service.store.survey(sid)
+                if survey.policy.transport.shuffler:
+                    await run_in_threadpool(service.store.add_shuffled_batch, sid, stored,
+                                            _batch_round(survey, began, ended))
         return tally
 
     return api

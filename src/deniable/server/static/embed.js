@@ -19,11 +19,17 @@
 // Server: `submit({server, survey, answers})` fetches the survey (GET /surveys/{id}?wire_version=2),
 // randomizes every answer with its question's configuration, and POSTs only the reports, with a
 // random idempotency key, as the survey page does (the server must list the host's origin).
+// A survey whose `transport` is `{kind: ohttp, relay}` gets its reports encapsulated for the
+// collector's gateway (Oblivious HTTP, ohttp.js: @hpke/core) and posted to the relay, as the
+// survey page does: the relay sees the device's address, not the reports. A shuffling relay
+// answers 202 with a queued receipt (the reports are on its disk, not yet at the collector):
+// `submit` then returns `queued: true`.
 //
 // Every report is a one-time report (fromConfig's privatize): a mechanism that memoizes across
 // repeated collection (RAPPOR, L-GRR, L-OSUE, dBitFlip, 1BitMean) keeps its permanent response
 // only on the survey page; a survey that runs in rounds is refused here.
 import { fingerprint } from './fingerprint.js';
+import { obliviousFetch, queuedReceipt } from './ohttp.js';
 import {
   configFromWire, DeniableError, fromConfig, idempotencyKey, MECHANISMS, parseJSON, reportToWire,
   secureRandomBytes, stringify, surveyFromWire, uniformGroup,
@@ -118,10 +124,12 @@ function questionReport(question, value, randomBytes) {
 /**
  * Server mode: randomize `answers` ({question id: the respondent's answer}, one for every
  * question) with the survey's own configurations and POST the reports to
- * `${server}/surveys/${survey}/responses`. Returns {ok, status, body, response}: `body` is the
- * JSON text sent (after a network error or a 5xx answer it is sent again unchanged, up to 3 times
- * in all), `response` the server's parsed JSON (or null). options.inviteToken for an
- * invitation-only survey.
+ * `${server}/surveys/${survey}/responses` (through the survey's relay, encapsulated, when its
+ * `transport` is ohttp). Returns {ok, status, body, response, queued}: `body` is the JSON text
+ * sent (after a network error or a 5xx answer it is sent again unchanged, up to 3 times in all),
+ * `response` the server's parsed JSON (or null), `queued` whether a shuffling relay answered 202
+ * with its queued receipt (`response`: the reports wait on the relay's disk, not yet stored).
+ * options.inviteToken for an invitation-only survey.
  */
 export async function submit({
   server, survey, answers, inviteToken = null, fetch = globalThis.fetch, randomBytes = secureRandomBytes,
@@ -150,11 +158,13 @@ export async function submit({
   // the reports are fixed from here on: a retry resends this very body (and key), since fresh
   // randomization of the same answers would reveal more about them
   const body = stringify(payload);
+  const { transport } = definition;
+  const post = transport?.kind === 'ohttp' ? (url, init) => obliviousFetch(transport.relay, url, init, fetch) : fetch;
   let posted = null;
   for (let attempt = 0; attempt < RETRIES && (posted === null || posted.status >= 500); attempt++) {
     if (attempt) await new Promise((resolve) => { setTimeout(resolve, 400 * 2 ** attempt); });
     try {
-      posted = await fetch(`${base}/surveys/${id}/responses`, {
+      posted = await post(`${base}/surveys/${id}/responses`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
         body,
@@ -169,5 +179,5 @@ export async function submit({
   } catch {
     response = null;
   }
-  return { ok: posted.ok, status: posted.status, body, response };
+  return { ok: posted.ok, status: posted.status, body, response, queued: queuedReceipt(posted, response) !== null };
 }

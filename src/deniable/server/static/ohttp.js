@@ -135,11 +135,14 @@ export async function decapsulateResponse({ enc, secret }, bytes) {
 
 const configs = new Map();
 
-/** The gateway's key configuration as ``relay`` serves it, kept for this page (``refresh``: fetched again). */
-export async function relayKey(relay, refresh = false) {
+/**
+ * The gateway's key configuration as ``relay`` serves it, kept for this page (``refresh``: fetched again);
+ * ``send``: the fetch function (the page's, or one an embedding page passes).
+ */
+export async function relayKey(relay, refresh = false, send = globalThis.fetch) {
   if (!configs.has(relay) || refresh) {
     // fetched again: past the browser's cache too, which may hold the refused key's document
-    const answer = await fetch(new URL('ohttp-keys', relay), { headers: { Accept: 'application/ohttp-keys' }, cache: refresh ? 'reload' : 'default' });
+    const answer = await send(new URL('ohttp-keys', relay), { headers: { Accept: 'application/ohttp-keys' }, cache: refresh ? 'reload' : 'default' });
     if (!answer.ok) throw new Error(`the relay's key configuration: ${answer.status}`);
     const [config] = decodeKeyConfigs(new Uint8Array(await answer.arrayBuffer()));
     if (!config) throw new Error('the gateway offers no X25519 key');
@@ -150,19 +153,20 @@ export async function relayKey(relay, refresh = false) {
 
 /**
  * ``fetch(url, init)`` through the relay: the request (method, path, headers, body) is encapsulated for the
- * collector's gateway; the answer is the collector's response, opened here (a relay's own refusal, such as
- * 429, as it came). The gateway's key is fetched from the relay, and again once if the gateway rotated it.
+ * collector's gateway; the answer is the collector's response, opened here (a relay's own answer, such as
+ * 429 or a shuffling relay's 202 queued receipt, as it came). The gateway's key is fetched from the relay,
+ * and again once if the gateway rotated it. ``send``: the fetch function that reaches the relay.
  */
-export async function obliviousFetch(relay, url, init = {}) {
-  const target = new URL(url, location.href);
+export async function obliviousFetch(relay, url, init = {}, send = globalThis.fetch) {
+  const target = new URL(url, globalThis.location?.href);
   const request = encodeRequest({
     method: init.method ?? 'GET', scheme: target.protocol.slice(0, -1), authority: target.host,
     path: target.pathname + target.search, headers: Object.entries(init.headers ?? {}),
     content: typeof init.body === 'string' ? text.encode(init.body) : new Uint8Array(),
   });
   for (const refresh of [false, true]) {
-    const { encapsulated, context } = await encapsulate(await relayKey(relay, refresh), request);
-    const answer = await fetch(relay, { method: 'POST', headers: { 'Content-Type': REQUEST_TYPE }, body: encapsulated });
+    const { encapsulated, context } = await encapsulate(await relayKey(relay, refresh, send), request);
+    const answer = await send(relay, { method: 'POST', headers: { 'Content-Type': REQUEST_TYPE }, body: encapsulated });
     const kind = (answer.headers.get('content-type') ?? '').split(';')[0];
     if (answer.status === 400 && kind === 'application/problem+json') {
       const problem = await answer.clone().json().catch(() => null);
@@ -173,4 +177,17 @@ export async function obliviousFetch(relay, url, init = {}) {
     return new Response(inner.content, { status: inner.status, headers: inner.headers });
   }
   throw new Error('the gateway refused the key it advertises');
+}
+
+/** A shuffling relay's queued receipt (202 {status: 'queued', stored: false, threshold, max_delay}), else null. */
+export function queuedReceipt(response, payload) {
+  return response.status === 202 && payload?.status === 'queued' ? payload : null;
+}
+
+/** The survey page's words for a queued receipt: held by the relay, recorded by the collector only later. */
+export function queuedText(receipt) {
+  const threshold = Number(receipt.threshold);
+  const batch = Number.isInteger(threshold) && threshold > 1 ? ` with at least ${threshold - 1} others` : '';
+  return '<strong>Thank you!</strong> Your randomized answers are queued at the relay, sealed: it passes them on to '
+    + `the survey's server later, in a shuffled batch${batch}, which records them then.`;
 }

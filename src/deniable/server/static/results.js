@@ -7,6 +7,7 @@ import { designSection, plainSection } from './survey_results.js';
 import { discoverySection } from './free_text_results.js';
 import { meanSection } from './number_results.js';
 import { refusalsText, roundsSection } from './rounds_results.js';
+import { shuffledText } from './shuffled_results.js';
 import { slicedSection } from './sliced_results.js';
 import { jointSection } from './joint_results.js';
 import { itemsSection, rangeSection } from './range_results.js';
@@ -150,26 +151,12 @@ function table(q, level) {
   }));
 }
 
-/**
- * The shuffled guarantee, stated only where the responses really came through a shuffler (results.shuffler:
- * every response from a shuffled batch, the survey taking no other), for the smallest batch observed.
- */
+/** The shuffled guarantee of a survey without rounds (shuffled_results.js; per round in the rounds section). */
 function shuffledLine(results) {
   const line = $('shuffled');
-  const batches = results.shuffler;
-  line.hidden = !batches || !batches.batches || batches.responses !== results.n_responses;
-  if (line.hidden) return;
-  const local = fixed(results.shuffled.epsilon_local);
-  const sizes = batches.smallest === batches.largest
-    ? `of ${grouped(batches.smallest)} responses`
-    : `of ${grouped(batches.smallest)} to ${grouped(batches.largest)} responses`;
-  const how = `These ${grouped(results.n_responses)} responses came through a shuffler, in ${grouped(batches.batches)} `
-    + `batch${batches.batches === 1 ? '' : 'es'} ${sizes}, each in a uniformly random order and without arrival times: `;
-  line.textContent = batches.epsilon < results.shuffled.epsilon_local * (1 - 1e-9)
-    ? `${how}each response is also (${significant(batches.epsilon)}, ${scientific(batches.delta)})-DP centrally, `
-      + `not only ε = ${local} locally (Feldman, McMillan & Talwar's bound for the smallest batch; `
-      + 'δ = min(1e-6, n^-1.1)).'
-    : `${how}still only ε = ${local}: the smallest batch is too few to hide among (Feldman, McMillan & Talwar's bound).`;
+  const text = results.rounds ? null : shuffledText(results.n_responses, results.shuffled, results.shuffler);
+  line.hidden = !text;
+  line.textContent = text ?? '';
 }
 
 /** What bounds the number of fake responses (results.defences), in one line. */

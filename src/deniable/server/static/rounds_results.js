@@ -1,9 +1,11 @@
 // Results of a survey that runs in rounds (results.rounds), drawn by results.js: how much of the
 // lifetime budget the devices have spent, and per question each round's estimates as a trend chart
-// (an SVG line per answer with its confidence band) and a table. Only DOM/SVG elements and classes:
+// (an SVG line per answer with its confidence band) and a table; for a survey collected through a
+// shuffler, each round's shuffled guarantee (shuffled_results.js). Only DOM/SVG elements and classes:
 // the page's Content-Security-Policy forbids inline styles.
 import { html, numbersTable, svgEl } from './dom.js';
 import { countOf, estimateTexts, fixed, grouped, niceStep, numberText, percent } from './format.js';
+import { shuffledRoundsCard } from './shuffled_results.js';
 
 const SERIES = 6; // colours in style.css (.series-0 .. .series-5)
 
@@ -222,6 +224,8 @@ export function roundsSection(info, level, width) {
     wrap.append(html('p', 'empty', 'No round has responses yet.'));
     return wrap;
   }
+  const shuffled = shuffledRoundsCard(info.rounds);
+  if (shuffled) wrap.append(shuffled);
   info.rounds[0].questions.forEach((q0, qi) => {
     // as given, free text, or several answers together: see the pooled results
     if (['plain', 'discovery', 'joint', 'range', 'items'].includes(q0.kind)) return;

@@ -17,7 +17,7 @@ import {
   assignQuestion, fromConfig, idempotencyKey, parseJSON, reportToWire, stringify, surveyFromWire,
 } from './deniable.js';
 import { fixed, significant } from './format.js';
-import { obliviousFetch } from './ohttp.js';
+import { obliviousFetch, queuedReceipt, queuedText } from './ohttp.js';
 import { freeTextDevice, freeTextMeta } from './free_text.js';
 import { jointDevice } from './joint_question.js';
 import { chosenIn, epsilonText, fieldsetFor, NAMES, radios } from './form.js';
@@ -285,7 +285,7 @@ async function send() {
       payload = null;
     }
     if (response.ok) {
-      done();
+      done(queuedReceipt(response, payload));
       return;
     }
     if (response.status === 409 && loaded?.rounds && payload?.detail?.field === 'device') {
@@ -329,12 +329,13 @@ function deviceRefusal(response, payload) {
   return null;
 }
 
-function done() {
+/** The form closed after a send: ``queued`` is a shuffling relay's receipt (202), null for the collector's own. */
+function done(queued) {
   $('survey-form').querySelectorAll('input, button').forEach((el) => {
     el.disabled = true;
   });
   $('retry').hidden = true;
-  status('success', '<strong>Thank you!</strong> Your randomized answers were recorded.');
+  status('success', queued ? queuedText(queued) : '<strong>Thank you!</strong> Your randomized answers were recorded.');
   $('sent-body').textContent = pending.body;
   $('sent').hidden = false;
   document.body.dataset.state = 'submitted';
