@@ -243,7 +243,7 @@ def test_a_level_without_reports_gives_no_intervals_yet() -> None:
     """One report reaches one level: estimates, but no standard errors or intervals (None in the JSON)."""
     from types import SimpleNamespace
 
-    from deniable.server._answers import RangeResult
+    from deniable.server._question_answers import RangeResult
     from deniable.server._range_results import range_json
 
     for q in load_survey(SURVEY).questions[:2]:
