@@ -61,7 +61,7 @@ from deniable.errors import (
     SeparationError,
     StateError,
 )
-from deniable.heavy import Discovery, HeavyHitters
+from deniable.heavy import Discovery, FrequentItems, FrequentItemsets, FrequentSets, HeavyHitters
 from deniable.mechanisms import (
     BLH,
     GRR,
@@ -211,6 +211,9 @@ __all__ = [
     "SetValued",
     "ItemEstimate",
     "best_set_length",
+    "FrequentItems",
+    "FrequentItemsets",
+    "FrequentSets",
     "PCKV",
     "KeyValueEstimate",
     "WeightedEstimate",

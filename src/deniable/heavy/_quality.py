@@ -24,7 +24,7 @@ import numpy as np
 
 from deniable.heavy._hitters import HeavyHitters
 
-__all__ = ["zipf_strings", "score", "discovery_sweep"]
+__all__ = ["zipf_strings", "score", "discovery_sweep", "zipf_sets"]
 
 _LETTERS = np.array(list("abcdefghijklmnopqrstuvwxyz"))
 
@@ -94,3 +94,36 @@ def discovery_sweep(methods: Sequence[str], epsilons: Sequence[float], ns: Seque
                     "device_seconds": middle - start, "server_seconds": end - middle,
                 })
     return records
+
+
+def zipf_sets(n: int, rng: np.random.Generator, *, items: int = 100, s: float = 1.1, max_draws: int = 8,
+              planted: Sequence[int] = (), planted_share: float = 0.0) -> tuple[list[list[int]], Any]:
+    """``n`` sets of the items ``0 .. items - 1`` and the exact population share of any itemset.
+
+    A user draws ``D`` uniform in ``1 .. max_draws`` and takes ``D`` items independently from Zipf(``s``)
+    weights ``w`` (repeats merged); with probability ``planted_share`` it also holds the ``planted``
+    items. ``share(A)``, the chance that a user holds every item of ``A``, is
+    ``rho P(A - planted in draws) + (1 - rho) P(A in draws)``, with
+    ``P(B in draws) = mean_D sum_{T <= B} (-1)^|T| (1 - w(T))^D`` (inclusion-exclusion).
+    """
+    weights = 1 / np.arange(1, items + 1) ** s
+    weights /= weights.sum()
+    draws = rng.choice(items, size=(n, max_draws), p=weights)
+    depth = rng.integers(1, max_draws + 1, size=n)
+    extra = rng.random(n) < planted_share
+    sets = [sorted({*row[:d].tolist(), *(planted if e else ())}) for row, d, e in
+            zip(draws, depth.tolist(), extra.tolist(), strict=True)]
+
+    def within(b: Sequence[int]) -> float:
+        total = 0.0
+        for mask in range(1 << len(b)):
+            chosen = [b[j] for j in range(len(b)) if mask >> j & 1]
+            rest = 1 - float(weights[chosen].sum())
+            total += (-1) ** len(chosen) * float(np.mean(rest ** np.arange(1, max_draws + 1)))
+        return total
+
+    def share(itemset: Sequence[int]) -> float:
+        a = sorted(set(itemset))
+        return planted_share * within([i for i in a if i not in planted]) + (1 - planted_share) * within(a)
+
+    return sets, share
