@@ -11,6 +11,10 @@ values ``T`` and the reported values ``R`` (``identify(stat, top=top)``):
 recall ``|R & T| / |T|``, precision ``|R & T| / |R|`` (1 when nothing is
 reported), and the median relative error ``|count - true| / true`` of the
 reported true values.
+
+Set-valued workloads (:func:`drawn_sets`, :func:`zipf_sets`): sets of items drawn independently from
+given weights, optionally with a planted itemset, with the exact population share of any itemset,
+for :class:`~deniable.FrequentItems` and :class:`~deniable.FrequentItemsets`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import numpy as np
 
 from deniable.heavy._hitters import HeavyHitters
 
-__all__ = ["zipf_strings", "score", "discovery_sweep", "zipf_sets"]
+__all__ = ["zipf_strings", "score", "discovery_sweep", "zipf_sets", "drawn_sets"]
 
 _LETTERS = np.array(list("abcdefghijklmnopqrstuvwxyz"))
 
@@ -96,19 +100,27 @@ def discovery_sweep(methods: Sequence[str], epsilons: Sequence[float], ns: Seque
     return records
 
 
+
 def zipf_sets(n: int, rng: np.random.Generator, *, items: int = 100, s: float = 1.1, max_draws: int = 8,
               planted: Sequence[int] = (), planted_share: float = 0.0) -> tuple[list[list[int]], Any]:
-    """``n`` sets of the items ``0 .. items - 1`` and the exact population share of any itemset.
+    """``n`` sets of the items ``0 .. items - 1`` drawn with Zipf(``s``) weights (:func:`drawn_sets`)."""
+    weights = 1 / np.arange(1, items + 1) ** s
+    return drawn_sets(n, rng, weights / weights.sum(), max_draws=max_draws, planted=planted,
+                      planted_share=planted_share)
 
-    A user draws ``D`` uniform in ``1 .. max_draws`` and takes ``D`` items independently from Zipf(``s``)
-    weights ``w`` (repeats merged); with probability ``planted_share`` it also holds the ``planted``
-    items. ``share(A)``, the chance that a user holds every item of ``A``, is
+
+def drawn_sets(n: int, rng: np.random.Generator, weights: Any, *, max_draws: int = 8, planted: Sequence[int] = (),
+               planted_share: float = 0.0) -> tuple[list[list[int]], Any]:
+    """``n`` sets of the items ``0 .. len(weights) - 1`` and the exact population share of any itemset.
+
+    A user draws ``D`` uniform in ``1 .. max_draws`` and takes ``D`` items independently with the
+    probabilities ``weights`` (repeats merged); with probability ``planted_share`` it also holds the
+    ``planted`` items. ``share(A)``, the chance that a user holds every item of ``A``, is
     ``rho P(A - planted in draws) + (1 - rho) P(A in draws)``, with
     ``P(B in draws) = mean_D sum_{T <= B} (-1)^|T| (1 - w(T))^D`` (inclusion-exclusion).
     """
-    weights = 1 / np.arange(1, items + 1) ** s
-    weights /= weights.sum()
-    draws = rng.choice(items, size=(n, max_draws), p=weights)
+    weights = np.asarray(weights, dtype=float)
+    draws = rng.choice(weights.size, size=(n, max_draws), p=weights)
     depth = rng.integers(1, max_draws + 1, size=n)
     extra = rng.random(n) < planted_share
     sets = [sorted({*row[:d].tolist(), *(planted if e else ())}) for row, d, e in
