@@ -106,8 +106,9 @@ def test_best_products_is_the_top_of_every_subset() -> None:
 
 def test_itemset_candidates_and_held() -> None:
     fs = dn.FrequentItemsets(ITEMS, epsilon=4.0, top_k=3, max_items=4)
-    found = dn.FrequentSets("SVIM", 4.0, ("chat", "mail", "maps"), np.array([0.6, 0.5, 0.1]),
-                            np.array([0.01, 0.01, 0.01]), 3, 100, 2)
+    found = dn.FrequentSets(
+        "SVIM", 4.0, ("chat", "mail", "maps"), np.array([0.6, 0.5, 0.1]), np.array([0.01, 0.01, 0.01]), 3, 100, 2
+    )
     cands = fs.candidates(found)  # v = 0.9 f / 0.6: chat 0.9, mail 0.75, maps 0.15; pairs before the triple
     assert cands == (("mail", "chat"), ("maps", "chat"), ("mail", "maps"))
     held = fs.held(cands, [["chat", "mail", "maps"], ["mail"], ["game", "chat", "mail"]])

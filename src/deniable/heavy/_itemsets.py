@@ -129,14 +129,32 @@ class FrequentItemsets:
 
     name = "SVSM"
 
-    def __init__(self, items: Any, *, epsilon: float, top_k: int, max_items: int,
-                 shares: Sequence[float] = ITEMSET_SHARES, item_shares: Sequence[float] = SHARES,
-                 percentile: float = PERCENTILE, oracle: str = "auto", ell: int | None = None) -> None:
-        self.items = FrequentItems(items, epsilon=epsilon, top_k=top_k, max_items=max_items, shares=item_shares,
-                                   percentile=percentile, oracle=oracle)
+    def __init__(
+        self,
+        items: Any,
+        *,
+        epsilon: float,
+        top_k: int,
+        max_items: int,
+        shares: Sequence[float] = ITEMSET_SHARES,
+        item_shares: Sequence[float] = SHARES,
+        percentile: float = PERCENTILE,
+        oracle: str = "auto",
+        ell: int | None = None,
+    ) -> None:
+        self.items = FrequentItems(
+            items,
+            epsilon=epsilon,
+            top_k=top_k,
+            max_items=max_items,
+            shares=item_shares,
+            percentile=percentile,
+            oracle=oracle,
+        )
         self.shares = _check_shares(shares, 3)
         self.top_k, self.epsilon = self.items.top_k, self.items.epsilon
         self.ell = None if ell is None else check_count(ell, "ell")
+        self._tallies: dict[tuple[int, int], Tally] = {}
 
     def assign(self, n: int, rng: randomness.RNGLike = None) -> NDArray[np.int64]:
         """Each of ``n`` users' group: 0-2 SVIM's (prune, sizes, counts), 3 itemset sizes, 4 itemset counts."""
@@ -165,14 +183,19 @@ class FrequentItemsets:
         spots, count = self.items._held(members, padded)
         has[np.arange(padded.shape[0])[:, None], np.where(spots >= 0, spots, len(members))] = True
         at = {v: j for j, v in enumerate(members)}
-        contains = np.stack([has[:, [at[i] for i in c]].all(axis=1) for c in candidates], axis=1) \
-            if candidates else np.zeros((padded.shape[0], 0), dtype=bool)
+        contains = (
+            np.stack([has[:, [at[i] for i in c]].all(axis=1) for c in candidates], axis=1)
+            if candidates
+            else np.zeros((padded.shape[0], 0), dtype=bool)
+        )
         return compact(contains, np.broadcast_to(np.arange(len(candidates)), contains.shape))
 
     def _tally(self, candidates: Sequence[Any]) -> Tally:
         # a SetValued needs two items: with fewer candidates, an index nobody holds fills the domain
-        return Tally(max(len(candidates), 2), max(len(candidates), 1), self.epsilon, self.items.oracle,
-                     self.items.percentile)
+        key = (max(len(candidates), 2), max(len(candidates), 1))
+        if key not in self._tallies:
+            self._tallies[key] = Tally(*key, self.epsilon, self.items.oracle, self.items.percentile)
+        return self._tallies[key]
 
     def size_mechanism(self, candidates: Sequence[tuple[Any, ...]]) -> GRR:
         """Group 3: GRR over the counts ``0 .. m`` of held candidate itemsets."""
@@ -187,8 +210,15 @@ class FrequentItemsets:
         """Group 4: padding and sampling of the held itemsets (candidate indices) to ``ell``."""
         return self._tally(candidates).count_mechanism(ell)
 
-    def result(self, found: FrequentSets, candidates: Sequence[tuple[Any, ...]], size_stat: SupportCounts,
-               count_stat: SupportCounts, ell: int, n: int) -> FrequentSets:
+    def result(
+        self,
+        found: FrequentSets,
+        candidates: Sequence[tuple[Any, ...]],
+        size_stat: SupportCounts,
+        count_stat: SupportCounts,
+        ell: int,
+        n: int,
+    ) -> FrequentSets:
         """SVIM's ``top_k`` items (as 1-tuples) and the candidate itemsets, by decreasing share."""
         f, se = self._tally(candidates).estimate(size_stat, count_stat, ell)
         singles = found.top()
@@ -206,6 +236,9 @@ class FrequentItemsets:
         found = self.items._run(padded[first], lengths[first], groups[first], source)
         candidates = self.candidates(found)
         size_stat, count_stat, ell = self._tally(candidates).run(
-            self._held(candidates, padded[groups == 3]), self._held(candidates, padded[groups == 4]), source,
-            lambda stat: self.length(candidates, stat))
+            self._held(candidates, padded[groups == 3]),
+            self._held(candidates, padded[groups == 4]),
+            source,
+            lambda stat: self.length(candidates, stat),
+        )
         return self.result(found, candidates, size_stat, count_stat, ell, lengths.size)

@@ -82,12 +82,14 @@ def assign_groups(n: int, shares: Sequence[float], rng: randomness.RNGLike = Non
     bounds = np.round(np.cumsum([0.0, *shares]) * n).astype(np.int64)
     sizes = np.diff(bounds)
     if (sizes < 1).any():
-        raise ValueError(f"too few users for the groups: n={n} gives group sizes {sizes.tolist()} at shares "
-                         f"{list(shares)}; every group needs at least one user")
+        raise ValueError(
+            f"too few users for the groups: n={n} gives group sizes {sizes.tolist()} at shares "
+            f"{list(shares)}; every group needs at least one user"
+        )
     order = np.argsort(randomness.uniform_words(n, np.uint64, randomness.resolve(rng)), kind="stable")
     groups = np.empty(n, dtype=np.int64)
     for g in range(sizes.size):
-        groups[order[bounds[g]: bounds[g + 1]]] = g
+        groups[order[bounds[g] : bounds[g + 1]]] = g
     return groups
 
 
@@ -141,8 +143,10 @@ class FrequentSets(Result):
 
     def top(self) -> list[tuple[Any, float, float]]:
         """``(value, share, std_error)`` of the first ``top_k``, by decreasing share."""
-        return [(v, float(f), float(s)) for v, f, s in
-                zip(self.values[: self.top_k], self.frequencies, self.std_errors, strict=False)]
+        return [
+            (v, float(f), float(s))
+            for v, f, s in zip(self.values[: self.top_k], self.frequencies, self.std_errors, strict=False)
+        ]
 
     def confidence_interval(self, confidence_level: float = 0.95, method: str | None = None) -> ConfidenceInterval:
         """Per-candidate normal interval ``f +- z SE`` at ``confidence_level``."""
@@ -153,10 +157,21 @@ class FrequentSets(Result):
 
     def _table(self, confidence_level: float, method: str | None) -> ResultTable:
         low, high = self.confidence_interval(confidence_level, method)
-        columns = {"estimate": self.frequencies, "std_error": self.std_errors, "ci_low": low, "ci_high": high,
-                   "top": np.arange(len(self.values)) < self.top_k}
-        fields = {"mechanism": self.mechanism, "epsilon": self.epsilon, "n": self.n, "ell": self.ell,
-                  "top_k": self.top_k, "target": "population"}
+        columns = {
+            "estimate": self.frequencies,
+            "std_error": self.std_errors,
+            "ci_low": low,
+            "ci_high": high,
+            "top": np.arange(len(self.values)) < self.top_k,
+        }
+        fields = {
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "n": self.n,
+            "ell": self.ell,
+            "top_k": self.top_k,
+            "target": "population",
+        }
         return ResultTable(fields, columns, "value", self.values, "values")
 
     def _caption(self) -> str:
@@ -174,13 +189,19 @@ class Tally:
         self.m, self.most, self.oracle, self.percentile = m, most, oracle, percentile
         self.size_mechanism = GRR(most + 1, epsilon=epsilon)
         self.epsilon = epsilon
+        self._counts: dict[int, SetValued] = {}
 
     def count_mechanism(self, ell: int) -> SetValued:
-        """Padding and sampling of the held candidates to ``ell``."""
-        return SetValued(self.m, epsilon=self.epsilon, max_items=self.most, ell=ell, oracle=self.oracle)
+        """Padding and sampling of the held candidates to ``ell`` (built once per ``ell``)."""
+        if ell not in self._counts:
+            self._counts[ell] = SetValued(
+                self.m, epsilon=self.epsilon, max_items=self.most, ell=ell, oracle=self.oracle
+            )
+        return self._counts[ell]
 
-    def run(self, sizes: Held, counts: Held, source: randomness.Source,
-            length: Callable[[SupportCounts], int]) -> tuple[SupportCounts, SupportCounts, int]:
+    def run(
+        self, sizes: Held, counts: Held, source: randomness.Source, length: Callable[[SupportCounts], int]
+    ) -> tuple[SupportCounts, SupportCounts, int]:
         """Phases 2 and 3 simulated on the two groups' held candidates: size reports, ``L``, count reports."""
         size_stat = self.size_mechanism.aggregate(self.size_mechanism.privatize_many(sizes[1], rng=source))
         ell = length(size_stat)
@@ -199,8 +220,9 @@ class Tally:
         reach = np.cumsum(theta) / theta.sum()
         return int(np.argmax(reach >= self.percentile - 1e-12)) + 1
 
-    def estimate(self, size_stat: SupportCounts, count_stat: SupportCounts,
-                 ell: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def estimate(
+        self, size_stat: SupportCounts, count_stat: SupportCounts, ell: int
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The candidates' corrected shares ``f^ / u^`` and their delta-method SEs (module docstring)."""
         counts = self.count_mechanism(ell).estimate_from(count_stat)
         f, s = counts.frequencies, np.asarray(counts.std_errors, dtype=float)
@@ -275,9 +297,18 @@ class FrequentItems:
 
     name = "SVIM"
 
-    def __init__(self, items: Any, *, epsilon: float, top_k: int, max_items: int,
-                 shares: Sequence[float] = SHARES, percentile: float = PERCENTILE, oracle: str = "auto",
-                 ell: int | None = None) -> None:
+    def __init__(
+        self,
+        items: Any,
+        *,
+        epsilon: float,
+        top_k: int,
+        max_items: int,
+        shares: Sequence[float] = SHARES,
+        percentile: float = PERCENTILE,
+        oracle: str = "auto",
+        ell: int | None = None,
+    ) -> None:
         self.prune = SetValued(items, epsilon=epsilon, max_items=max_items, ell=1, oracle=oracle)
         self._items = Domain(items, "FrequentItems")
         self.top_k = check_count(top_k, "top_k")
@@ -290,6 +321,7 @@ class FrequentItems:
             raise ValueError(f"oracle must be one of {['auto', *SET_ORACLES]}; got {oracle!r}")
         self.percentile = float(percentile)
         self.ell = None if ell is None else check_count(ell, "ell")
+        self._tallies: dict[tuple[int, int], Tally] = {}
 
     @property
     def domain(self) -> tuple[Any, ...]:
@@ -307,8 +339,11 @@ class FrequentItems:
         return tuple(self.domain[i] for i in np.argsort(-est.frequencies, kind="stable")[:keep])
 
     def _tally(self, candidates: Sequence[Any]) -> Tally:
-        return Tally(len(candidates), min(self.max_items, len(candidates)), self.epsilon, self.oracle,
-                     self.percentile)
+        m = len(candidates)
+        key = (m, min(self.max_items, m))
+        if key not in self._tallies:  # the phases' mechanisms depend on the candidates' number only
+            self._tallies[key] = Tally(m, key[1], self.epsilon, self.oracle, self.percentile)
+        return self._tallies[key]
 
     def held(self, candidates: Sequence[Any], sets: Any) -> list[list[int]]:
         """Each set's candidates, as indices into ``candidates`` (errors name ``sets[i]``): a user's true
@@ -335,8 +370,9 @@ class FrequentItems:
         """Phase 3: padding and sampling of ``held`` (candidate indices) to ``ell``."""
         return self._tally(candidates).count_mechanism(ell)
 
-    def result(self, candidates: Sequence[Any], size_stat: SupportCounts, count_stat: SupportCounts,
-               ell: int, n: int) -> FrequentSets:
+    def result(
+        self, candidates: Sequence[Any], size_stat: SupportCounts, count_stat: SupportCounts, ell: int, n: int
+    ) -> FrequentSets:
         """The candidates' corrected shares and SEs, best first (module docstring)."""
         f, se = self._tally(candidates).estimate(size_stat, count_stat, ell)
         return ranked(self.name, self.epsilon, list(candidates), f, se, self.top_k, n, ell)
@@ -347,15 +383,22 @@ class FrequentItems:
         padded, lengths = self.prune._padded(_rows(sets))  # every set checked before any phase runs
         return self._run(padded, lengths, self.assign(lengths.size, source), source)
 
-    def _run(self, padded: NDArray[np.int64], lengths: NDArray[np.int64], groups: NDArray[np.int64],
-             source: randomness.Source) -> FrequentSets:
+    def _run(
+        self,
+        padded: NDArray[np.int64],
+        lengths: NDArray[np.int64],
+        groups: NDArray[np.int64],
+        source: randomness.Source,
+    ) -> FrequentSets:
         first = groups == 0
-        reports = self.prune.mechanism._sample(self.prune._sample_padded(padded[first], lengths[first], source),
-                                               source)
+        reports = self.prune.mechanism._sample(self.prune._sample_padded(padded[first], lengths[first], source), source)
         candidates = self.candidates(self.prune.aggregate(reports))
         size_stat, count_stat, ell = self._tally(candidates).run(
-            self._held(candidates, padded[groups == 1]), self._held(candidates, padded[groups == 2]), source,
-            lambda stat: self.length(candidates, stat))
+            self._held(candidates, padded[groups == 1]),
+            self._held(candidates, padded[groups == 2]),
+            source,
+            lambda stat: self.length(candidates, stat),
+        )
         return self.result(candidates, size_stat, count_stat, ell, lengths.size)
 
 
@@ -371,9 +414,16 @@ def compact(keep: NDArray[np.bool_], values: NDArray[np.int64]) -> Held:
     return np.take_along_axis(np.where(keep, values, -1), order, axis=1), keep.sum(axis=1).astype(np.int64)
 
 
-def ranked(name: str, epsilon: float, values: list[Any], f: NDArray[np.float64], se: NDArray[np.float64],
-           top_k: int, n: int, ell: int) -> FrequentSets:
+def ranked(
+    name: str,
+    epsilon: float,
+    values: list[Any],
+    f: NDArray[np.float64],
+    se: NDArray[np.float64],
+    top_k: int,
+    n: int,
+    ell: int,
+) -> FrequentSets:
     """``values`` with their shares and SEs, sorted by decreasing share."""
     order = np.argsort(-f, kind="stable")
     return FrequentSets(name, epsilon, tuple(values[i] for i in order), f[order], se[order], top_k, n, ell)
-
