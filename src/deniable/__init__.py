@@ -63,7 +63,7 @@ from deniable.errors import (
     SeparationError,
     StateError,
 )
-from deniable.heavy import Discovery, HeavyHitters
+from deniable.heavy import Discovery, FrequentItems, FrequentItemsets, FrequentSets, HeavyHitters
 from deniable.mechanisms import (
     BLH,
     GRR,
@@ -215,6 +215,9 @@ __all__ = [
     "SetValued",
     "ItemEstimate",
     "best_set_length",
+    "FrequentItems",
+    "FrequentItemsets",
+    "FrequentSets",
     "PCKV",
     "KeyValueEstimate",
     "WeightedEstimate",

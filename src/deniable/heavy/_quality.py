@@ -11,6 +11,10 @@ values ``T`` and the reported values ``R`` (``identify(stat, top=top)``):
 recall ``|R & T| / |T|``, precision ``|R & T| / |R|`` (1 when nothing is
 reported), and the median relative error ``|count - true| / true`` of the
 reported true values.
+
+Set-valued workloads (:func:`drawn_sets`, :func:`zipf_sets`): sets of items drawn independently from
+given weights, optionally with a planted itemset, with the exact population share of any itemset,
+for :class:`~deniable.FrequentItems` and :class:`~deniable.FrequentItemsets`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import numpy as np
 
 from deniable.heavy._hitters import HeavyHitters
 
-__all__ = ["zipf_strings", "score", "discovery_sweep"]
+__all__ = ["zipf_strings", "score", "discovery_sweep", "zipf_sets", "drawn_sets"]
 
 _LETTERS = np.array(list("abcdefghijklmnopqrstuvwxyz"))
 
@@ -94,3 +98,44 @@ def discovery_sweep(methods: Sequence[str], epsilons: Sequence[float], ns: Seque
                     "device_seconds": middle - start, "server_seconds": end - middle,
                 })
     return records
+
+
+
+def zipf_sets(n: int, rng: np.random.Generator, *, items: int = 100, s: float = 1.1, max_draws: int = 8,
+              planted: Sequence[int] = (), planted_share: float = 0.0) -> tuple[list[list[int]], Any]:
+    """``n`` sets of the items ``0 .. items - 1`` drawn with Zipf(``s``) weights (:func:`drawn_sets`)."""
+    weights = 1 / np.arange(1, items + 1) ** s
+    return drawn_sets(n, rng, weights / weights.sum(), max_draws=max_draws, planted=planted,
+                      planted_share=planted_share)
+
+
+def drawn_sets(n: int, rng: np.random.Generator, weights: Any, *, max_draws: int = 8, planted: Sequence[int] = (),
+               planted_share: float = 0.0) -> tuple[list[list[int]], Any]:
+    """``n`` sets of the items ``0 .. len(weights) - 1`` and the exact population share of any itemset.
+
+    A user draws ``D`` uniform in ``1 .. max_draws`` and takes ``D`` items independently with the
+    probabilities ``weights`` (repeats merged); with probability ``planted_share`` it also holds the
+    ``planted`` items. ``share(A)``, the chance that a user holds every item of ``A``, is
+    ``rho P(A - planted in draws) + (1 - rho) P(A in draws)``, with
+    ``P(B in draws) = mean_D sum_{T <= B} (-1)^|T| (1 - w(T))^D`` (inclusion-exclusion).
+    """
+    weights = np.asarray(weights, dtype=float)
+    draws = rng.choice(weights.size, size=(n, max_draws), p=weights)
+    depth = rng.integers(1, max_draws + 1, size=n)
+    extra = rng.random(n) < planted_share
+    sets = [sorted({*row[:d].tolist(), *(planted if e else ())}) for row, d, e in
+            zip(draws, depth.tolist(), extra.tolist(), strict=True)]
+
+    def within(b: Sequence[int]) -> float:
+        total = 0.0
+        for mask in range(1 << len(b)):
+            chosen = [b[j] for j in range(len(b)) if mask >> j & 1]
+            rest = 1 - float(weights[chosen].sum())
+            total += (-1) ** len(chosen) * float(np.mean(rest ** np.arange(1, max_draws + 1)))
+        return total
+
+    def share(itemset: Sequence[int]) -> float:
+        a = sorted(set(itemset))
+        return planted_share * within([i for i in a if i not in planted]) + (1 - planted_share) * within(a)
+
+    return sets, share

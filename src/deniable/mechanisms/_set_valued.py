@@ -239,7 +239,11 @@ class SetValued(Mechanism):
     def sample(self, sets: Any, rng: randomness.RNGLike = None) -> NDArray[np.int64]:
         """Padding and sampling: the item or dummy position (``0 .. k + ell - 1``) each set contributes."""
         padded, lengths = self._padded(sets)
-        source = randomness.resolve(rng)
+        return self._sample_padded(padded, lengths, randomness.resolve(rng))
+
+    def _sample_padded(self, padded: NDArray[np.int64], lengths: NDArray[np.int64],
+                       source: randomness.Source) -> NDArray[np.int64]:
+        """:meth:`sample` of checked sets: item positions (rows padded with -1, at least ``max_items`` wide)."""
         bound = np.maximum(lengths, self.ell)
         draw = np.zeros(lengths.size, dtype=np.int64)
         for b in np.unique(bound):  # at most max_items distinct bounds
