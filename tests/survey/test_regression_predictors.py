@@ -181,6 +181,18 @@ def test_randomized_outcome_and_opg(data: Any) -> None:
     assert res.to_dict()["design"] == "FR"
 
 
+def test_howto_runs() -> None:
+    """The how-to's examples run as written and find the simulated effects."""
+    import re
+
+    text = (REFERENCE_DIR.parents[2] / "docs" / "howto" / "rr-predictors.md").read_text()
+    namespace: dict[str, Any] = {}
+    for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
+        exec(compile(block, "rr-predictors.md", "exec"), namespace)
+    assert abs(namespace["res"].params["drugs"] - 0.9) < 3 * namespace["res"].bse["drugs"]
+    assert abs(namespace["lin"].params["drugs"] + 4) < 3 * namespace["lin"].bse["drugs"]
+
+
 def test_bad_input(data: Any) -> None:
     small = data.head(200)
     with pytest.raises(ValueError, match=r"rr_predictors must be a non-empty dict"):

@@ -104,7 +104,6 @@ __all__ = [
     "DesignEffectTest",
     "correlation",
     "Correlation",
-    "RRPredictorResults",
 ]
 
 _REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults",
