@@ -118,7 +118,8 @@ def _pair_estimate(a: _Variable, b: _Variable) -> tuple[float, float]:
         down[j] -= step
         grad[j] = (g(up) - g(down)) / (2 * step)
     cov = np.atleast_2d(np.cov(h, rowvar=False))
-    return float(np.clip(r, -1.0, 1.0)), float(np.sqrt(max(grad @ cov @ grad, 0.0) / len(h)))
+    variance = max(float(grad @ cov @ grad), 0.0) / len(h)
+    return float(np.clip(r, -1.0, 1.0)), float(np.sqrt(variance))
 
 
 @dataclass(frozen=True, eq=False)

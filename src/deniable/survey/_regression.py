@@ -238,6 +238,7 @@ def logit(formula: str, data: Any, design: Design | None, group: Any = None, *, 
                                "repweights": repweights, "rep_type": rep_type, "rscales": rscales, "mse": mse,
                                "lonely_psu": lonely_psu})
     check_design(design)
+    assert design is not None  # check_design refused anything else
     _check_restarts(restarts)
     rows = _Rows.build(formula, data, design, group, patsy.EvalEnvironment.capture(1),
                        (group, weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())))

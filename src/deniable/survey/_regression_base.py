@@ -67,7 +67,7 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
     """
 
     title = "Randomized-response model"
-    design: Design | None
+    design: Design
     formula: str
     n_dropped: int
     cov_type: str
@@ -115,7 +115,7 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
         """Per parameter: ``estimate``, ``std_error``, ``ci_low``, ``ci_high``, ``pvalue``; the model in the
         fields."""
         low, high = self.confidence_interval(confidence_level, method)
-        fields = {"design": None if self.design is None else self.design.model, "formula": self.formula,
+        fields = {"design": getattr(self.design, "model", None), "formula": self.formula,
                   "n": int(self.nobs),
                   "n_dropped": self.n_dropped, "cov_type": self.cov_type, "converged": self.converged,
                   "llf": float(self.llf)}

@@ -156,7 +156,7 @@ def fit_predictors(kind: str, formula: str, data: Any, design: Design | None, gr
                    RRPredictorResults, best, cov)
     res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_type or "oim", rows.dropped
     res.predictors, res.kind = predictors, kind
-    return RRPredictorResultsWrapper(res)  # type: ignore[no-any-return]
+    return RRPredictorResultsWrapper(res)
 
 
 def _outcome_design(kind: str, design: Design | None, group: Any) -> Design | None:
@@ -286,7 +286,7 @@ def _start(lik: PredictorLikelihood, predictors: dict[str, Design], groups: list
 
 
 def _ones(x: Any) -> int | None:
-    hits = np.flatnonzero(np.all(x == 1.0, axis=0)) if len(x) else []
+    hits: Any = np.flatnonzero(np.all(x == 1.0, axis=0)) if len(x) else []
     return int(hits[0]) if len(hits) else None
 
 
