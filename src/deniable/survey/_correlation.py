@@ -33,7 +33,7 @@ transforms ``tanh(atanh(r) +- z SE / (1 - r^2))`` and stays in [-1, 1];
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -48,28 +48,39 @@ __all__ = ["Correlation", "correlation"]
 
 @dataclass(frozen=True)
 class _Variable:
-    """One column: its values, and for a randomized answer the design's pieces (``None`` for a plain column)."""
+    """One column: its values, and for a randomized answer its design's answers, transition matrix and the
+    pseudo-inverse of its transpose."""
 
     name: str
     values: NDArray[np.float64]
     design: Design | None
+    answers: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    matrix: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
+    inverse: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
+
+    @classmethod
+    def build(cls, name: str, values: NDArray[np.float64], design: Design | None) -> _Variable:
+        if design is None:
+            return cls(name, values, None)
+        matrix = design.transition_matrix(1)
+        return cls(name, values, design, np.asarray(design.responses, dtype=np.float64), matrix,
+                   np.linalg.pinv(matrix.T))
 
     def moments(self) -> NDArray[np.float64]:
         """Per respondent, the moments ``g`` needs: the answer's category indicators, or ``(v, v^2)``."""
         if self.design is None:
             return np.column_stack([self.values, self.values**2])
-        return (self.values[:, None] == np.asarray(self.design.responses, dtype=np.float64)).astype(np.float64)
+        return (self.values[:, None] == self.answers).astype(np.float64)
 
     def summary(self, m: NDArray[np.float64]) -> tuple[float, float, float, float]:
         """From this variable's moment means ``m``: the answer's mean and variance, ``sign(c)`` and ``q``."""
         if self.design is None:
             return float(m[0]), float(m[1] - m[0] ** 2), 1.0, 0.0
-        r = np.asarray(self.design.responses, dtype=np.float64)
-        p = self.design.transition_matrix(1)
+        r, p = self.answers, self.matrix
         mean, var = float(m @ r), float(m @ r**2 - (m @ r) ** 2)
         c = float(p[1] @ r - p[0] @ r)
         states = np.arange(p.shape[0], dtype=np.float64)
-        w = np.linalg.lstsq(p.T, m, rcond=None)[0]  # the moment estimate of the latent distribution
+        w = self.inverse @ m  # the moment estimate of the latent distribution (least squares)
         latent_var = float(w @ states**2 - (w @ states) ** 2)
         noise = float(w @ (p @ r**2 - (p @ r) ** 2)) / c**2
         return mean, var, float(np.sign(c)), noise / latent_var if latent_var > 0 else np.inf
@@ -249,7 +260,7 @@ def correlation(data: Any, designs: dict[str, Design], columns: list[str] | None
                                  f"for {design.model}; got {float(values[bad][0])!r}")
         elif np.ptp(values) == 0:
             raise ValueError(f"column {name!r} is constant in the rows used: it has no correlation")
-        variables.append(_Variable(name, values, design))
+        variables.append(_Variable.build(name, values, design))
     k = len(names)
     matrix, se = np.eye(k), np.full((k, k), np.nan)
     for a in range(k):
