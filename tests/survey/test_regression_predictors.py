@@ -181,6 +181,29 @@ def test_randomized_outcome_and_opg(data: Any) -> None:
     assert res.to_dict()["design"] == "FR"
 
 
+def test_weights_and_clusters(data: Any) -> None:
+    """Equal weights give the unweighted fit; the sandwich (robust, clustered, weighted) has design effects near 1
+    for a simple random sample and the same estimate."""
+    plain = sv.logit("o ~ x1 + r_fr", data, None, rr_predictors={"r_fr": FR})
+    equal = sv.logit("o ~ x1 + r_fr", data.assign(w=3.0), None, rr_predictors={"r_fr": FR}, weights="w")
+    np.testing.assert_allclose(equal.params, plain.params, atol=1e-8)
+    assert equal.sample is not None and equal.design_effect is not None
+    np.testing.assert_allclose(equal.design_effect, 1.0, atol=0.2)
+    robust = sv.logit("o ~ x1 + r_fr", data, None, rr_predictors={"r_fr": FR}, cov_type="robust")
+    assert robust.cov_type == "robust"
+    np.testing.assert_allclose(robust.bse, plain.bse, rtol=0.15)
+    cluster = data.index // 3  # clusters of three respondents, formed at random: the same SEs, about
+    clustered = sv.linear("y ~ r_w + x1", data.assign(psu=cluster), rr_predictors={"r_w": WARNER},
+                          cluster="psu", cov_type="cluster")
+    model = sv.linear("y ~ r_w + x1", data, rr_predictors={"r_w": WARNER})
+    np.testing.assert_allclose(clustered.params, model.params, atol=1e-10)
+    np.testing.assert_allclose(clustered.bse, model.bse, rtol=0.2)
+    weighted = sv.linear("y ~ r_w + x1", data.assign(w=1 + data["x2"]), rr_predictors={"r_w": WARNER}, weights="w")
+    assert np.all(np.abs(np.asarray(weighted.params[:3]) - np.asarray(model.params[:3]))
+                  < 3 * np.asarray(weighted.bse[:3]))
+    assert "Design effects" in str(weighted.summary())
+
+
 def test_howto_runs() -> None:
     """The how-to's examples run as written and find the simulated effects."""
     import re
@@ -210,10 +233,12 @@ def test_bad_input(data: Any) -> None:
                  rr_predictors={"r_fr": FR})
     with pytest.raises(ValueError, match=r"the outcome must be one of 0, 1; got 1.5"):
         sv.logit("y ~ x1 + r_fr", small.assign(y=1.5), None, rr_predictors={"r_fr": FR})
-    with pytest.raises(ValueError, match=r"complex samples \(weights\) are not supported"):
-        sv.logit("o ~ x1 + r_fr", small, None, rr_predictors={"r_fr": FR}, weights=np.ones(200))
-    with pytest.raises(ValueError, match=r"cov_type must be 'oim' or 'opg' with rr_predictors"):
-        sv.logit("o ~ x1 + r_fr", small, None, rr_predictors={"r_fr": FR}, cov_type="robust")
+    with pytest.raises(ValueError, match=r"fpc: not supported with rr_predictors"):
+        sv.logit("o ~ x1 + r_fr", small, None, rr_predictors={"r_fr": FR}, fpc=np.full(200, 1000))
+    with pytest.raises(ValueError, match=r"weights must have one entry per respondent|weights.*200"):
+        sv.logit("o ~ x1 + r_fr", small, None, rr_predictors={"r_fr": FR}, weights=np.ones(10))
+    with pytest.raises(ValueError, match=r"cov_type must be one of"):
+        sv.logit("o ~ x1 + r_fr", small, None, rr_predictors={"r_fr": FR}, cov_type="hc3")
     with pytest.raises(ValueError, match=r"rr_groups: 'r_sld' has the two-group design SLD; give its group"):
         sv.linear("y ~ r_sld", small, rr_predictors={"r_sld": SLD})
     with pytest.raises(ValueError, match=r"rr_groups names 'r_w', which is not in rr_predictors"):

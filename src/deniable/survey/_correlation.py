@@ -64,7 +64,7 @@ class _Variable:
             return cls(name, values, None)
         matrix = design.transition_matrix(1)
         return cls(name, values, design, np.asarray(design.responses, dtype=np.float64), matrix,
-                   np.linalg.pinv(matrix.T))
+                   np.asarray(np.linalg.pinv(matrix.T), dtype=np.float64))
 
     def moments(self) -> NDArray[np.float64]:
         """Per respondent, the moments ``g`` needs: the answer's category indicators, or ``(v, v^2)``."""

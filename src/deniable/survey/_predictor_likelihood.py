@@ -33,11 +33,12 @@ state model); ``-(dP / da / P)^2`` (the extra parameter). The parameters, in
 order: ``beta``, ``sigma`` (linear), the ``K - 1`` vectors ``alpha_s``, and ``a``
 (at most one two-group design among the predictors), kept in [0, 1] by the
 Newton search of :func:`~deniable.survey._likelihood.maximize`. This module
-uses numpy only.
+uses numpy only. Survey weights (``weights``) count each row's terms that many times.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import Any
 
@@ -138,7 +139,18 @@ class PredictorLikelihood:
         self.k_extra = int(self._extra is not None)
         self.k_params = p + self.k_sigma + self.k_alpha + self.k_extra
         self.nobs = n
+        self.weights: NDArray[np.float64] | None = None  # row weights (survey weights)
         self._memo: tuple[bytes, dict[str, Any]] | None = None
+
+    def with_weights(self, weights: NDArray[np.float64] | None) -> PredictorLikelihood:
+        """The same rows with other row weights (a survey replicate's)."""
+        other = copy.copy(self)
+        other.weights, other._memo = weights, None
+        return other
+
+    def _rows(self) -> NDArray[np.float64]:
+        """Each row's weight (1 without survey weights)."""
+        return np.ones(self.nobs) if self.weights is None else self.weights
 
     @staticmethod
     def state_list(m: int) -> NDArray[np.float64]:
@@ -201,7 +213,7 @@ class PredictorLikelihood:
         return np.asarray(self._parts(theta)["log_lik"])
 
     def loglike(self, theta: Any) -> float:
-        return float(self.loglike_obs(theta).sum())
+        return float(self._rows() @ self.loglike_obs(theta))
 
     def _gradients(self, theta: Any) -> tuple[dict[str, Any], NDArray[np.float64]]:
         """The parts and ``u`` (n, K, k_params): the complete-data gradient per respondent and state."""
@@ -232,15 +244,15 @@ class PredictorLikelihood:
         return np.asarray(np.einsum("is,isj->ij", p["tau"], u))
 
     def score(self, theta: Any) -> NDArray[np.float64]:
-        return np.asarray(self.score_obs(theta).sum(axis=0))
+        return np.asarray(self._rows() @ self.score_obs(theta))
 
     def hessian(self, theta: Any) -> NDArray[np.float64]:
         """The exact ``d2 log L / d theta d theta'`` (Louis's identity; see the module docstring)."""
         p, u = self._gradients(theta)
-        tau = p["tau"]
-        out = np.einsum("is,isj,isk->jk", tau, u, u)
-        s_obs = np.einsum("is,isj->ij", tau, u)
-        out -= s_obs.T @ s_obs
+        rw = self._rows()
+        s_obs = np.einsum("is,isj->ij", p["tau"], u)
+        tau = p["tau"] * rw[:, None]  # each row counted with its weight from here on
+        out = np.einsum("is,isj,isk->jk", tau, u, u) - (s_obs * rw[:, None]).T @ s_obs
         kb = self.k_beta
         for j, x in enumerate(self.rows):
             if self.outcome == "logit":
@@ -257,7 +269,7 @@ class PredictorLikelihood:
         prob, w, q = p["prob"][:, 1:], self.state_exog, self.state_exog.shape[1]
         for a in range(self.n_states - 1):
             for b in range(self.n_states - 1):
-                c = prob[:, a] * ((a == b) - prob[:, b])
+                c = rw * prob[:, a] * ((a == b) - prob[:, b])
                 out[start + a * q: start + (a + 1) * q, start + b * q: start + (b + 1) * q] -= (w * c[:, None]).T @ w
         if self._extra is not None:
             out[-1, -1] -= float(np.sum(tau * p["da"] ** 2))

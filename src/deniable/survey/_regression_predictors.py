@@ -9,7 +9,11 @@ score and Hessian). The fit is maximum likelihood by Newton's method (what
 rr's EM converges to, without its iterations); standard errors from the
 exact observed information (``cov_type="oim"``, what rr with ``optim=TRUE``
 and RRlin report up to their numerical Hessians) or the outer product of the
-scores (``"opg"``). Parameters, in order: the outcome's coefficients (the
+scores (``"opg"``); with survey weights, strata and clusters (``weights=``,
+``strata=``, ``cluster=``, ``repweights=``; not ``fpc``) the weighted
+pseudo-likelihood with design-based standard errors and design effects, as
+:mod:`deniable.survey._weighted` computes them for ``logit``; ``"robust"`` and
+``"cluster"`` the sandwich. Parameters, in order: the outcome's coefficients (the
 randomized term's coefficient is the effect of the truth), ``sigma`` for
 ``linear``, the latent truths' model (``"z:Intercept"``, ``"z:age"``, ... for
 one predictor ``z``: ``logit P(z = 1 | w)``; for several, a multinomial logit
@@ -39,7 +43,7 @@ from deniable.survey._formula import namespace, plain, r_syntax
 from deniable.survey._likelihood import DIVERGED_ETA, Maximum, check_design, covariance, maximize
 from deniable.survey._predictor_likelihood import PredictorLikelihood, check_predictor_design, unbiased_truth
 from deniable.survey._regression_base import _answer, _frame, _results, _Rows, _RRModel, _RRResults
-from deniable.survey._weighted import prevalence
+from deniable.survey._weighted import prevalence, sandwich, survey_sample
 
 __all__ = ["RRPredictorResults", "fit_predictors"]
 
@@ -109,21 +113,21 @@ def fit_predictors(kind: str, formula: str, data: Any, design: Design | None, gr
     if not isinstance(rr_predictors, dict) or not rr_predictors:
         raise ValueError(f"rr_predictors must be a non-empty dict of column name to Design; got {rr_predictors!r}")
     predictors = {str(k): check_predictor_design(str(k), d) for k, d in rr_predictors.items()}
-    given = [k for k, v in sample.items() if v is not None and v is not False and not (k == "lonely_psu" and
-                                                                                      v == "fail")]
-    if given:
-        raise ValueError(f"rr_predictors: complex samples ({', '.join(given)}) are not supported with randomized "
-                         "predictors yet; fit without them")
-    if cov_type not in (None, "oim", "opg"):
-        raise ValueError(f"cov_type must be 'oim' or 'opg' with rr_predictors; got {cov_type!r}")
+    if sample.get("fpc") is not None:
+        raise ValueError("fpc: not supported with rr_predictors (the randomization's share of the variance, which "
+                         "no fpc reduces, is not separated for them); leave fpc out for a conservative variance")
     outcome_design = _outcome_design(kind, design, group)
     groups_arg = _check_groups(rr_groups, predictors)
     frame = _frame(data, "data")
     booleans = [k for k in predictors if k in frame.columns and pd.api.types.is_bool_dtype(frame[k])]
     if booleans:  # answers True / False enter as 1 / 0, not as a category
         frame = frame.assign(**{k: frame[k].astype(np.int64) for k in booleans})
+    repweights = sample.get("repweights")
+    named = (*groups_arg.values(), *(sample[k] for k in ("weights", "strata", "cluster")),
+             *(repweights if isinstance(repweights, list) else ()))
     rows = _Rows.build(formula, frame, outcome_design or DIRECT, None, env,
-                       tuple(v for v in groups_arg.values() if isinstance(v, str)))
+                       tuple(v for v in named if isinstance(v, str)))
+    survey, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, **sample)
     columns = _predictor_columns(rows, predictors)
     indexes, groups = [], []
     for name, d in predictors.items():
@@ -149,12 +153,19 @@ def fit_predictors(kind: str, formula: str, data: Any, design: Design | None, gr
                               None if design is None else outcome_design)
     names = _names(rows.names, kind, predictors, state_names)
     rows.check_size(names[len(rows.names):])
+    if survey is not None:
+        lik.weights = survey.weights[rows.positions] / float(np.mean(survey.weights[rows.positions]))
     best = _fit(lik, _start(lik, predictors, groups, indexes, columns, outcome_design, design is None), restarts)
-    cov = covariance(lik, best, cov_type or "oim")
+    if survey is None:
+        cov, deff = covariance(lik, best, cov_name), None
+    else:
+        cov, deff = sandwich(lik, best, survey, rows.positions, lik.with_weights)
     outcome = _answer(rows.y, formula)
     res = _results(_PredictorModel(outcome, rows.x, lik, rows.x.design_info, names[len(rows.names):]),
                    RRPredictorResults, best, cov)
-    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_type or "oim", rows.dropped
+    res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_name, rows.dropped
+    res.sample = None if survey is None else survey.describe()
+    res.design_effect = None if deff is None else pd.Series(deff, index=names, name="design_effect")
     res.predictors, res.kind = predictors, kind
     return RRPredictorResultsWrapper(res)
 
