@@ -12,10 +12,15 @@ extra (pandas, statsmodels, patsy) and are imported on first use, so
 (``weights=``, ``strata=``, ``cluster=``, ``fpc=``, ``repweights=``): design-based
 standard errors as R's ``survey`` package computes them
 (:class:`WeightedPrevalenceFit`, ``design_effect`` on the regressions).
+Randomized answers as covariates (``rr_predictors=`` of :func:`logit` and
+:func:`linear`, rr's ``rrreg.predictor`` and RRreg's ``RRlin``) and
+correlations of randomized answers with each other and with plain columns
+(:func:`correlation`, RRreg's ``RRcor``).
 """
 
 from typing import Any
 
+from deniable.survey._correlation import Correlation, correlation
 from deniable.survey._custom import Custom
 from deniable.survey._designs import (
     MODELS,
@@ -100,9 +105,12 @@ __all__ = [
     "DesignEffectTest",
     "glmer",
     "GLMMResults",
+    "correlation",
+    "Correlation",
 ]
 
-_REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults")
+_REGRESSION = ("logit", "linear", "lr_test", "LRTest", "RRLogit", "RRLogitResults", "RRLinear", "RRLinearResults",
+               "RRPredictorResults")
 
 
 _LIST_REGRESSION = ("ictreg", "ICTRegResults")

@@ -42,7 +42,7 @@ from deniable.survey._design_base import Design
 from deniable.survey._formula import namespace, plain, r_syntax
 from deniable.survey._likelihood import ResponseLikelihood, check_design, fit
 from deniable.survey._mixed import MixedLikelihood
-from deniable.survey._regression import _answer, _frame, _Rows
+from deniable.survey._regression_base import _answer, _frame, _Rows
 
 __all__ = ["glmer", "GLMMResults"]
 

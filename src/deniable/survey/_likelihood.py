@@ -79,7 +79,7 @@ def _carrier_params(design: Design, pi: float, a: float) -> dict[str, float]:
     return {"pi": pi, design.extra: a}
 
 
-def check_design(design: Design) -> None:
+def check_design(design: object) -> None:
     """Refuse designs logistic regression cannot take: FR with more than two categories (not a yes/no attribute)."""
     if not isinstance(design, Design):
         raise TypeError(f"design must be a deniable.survey Design (e.g. design('FR', p=...)); got {design!r}")
