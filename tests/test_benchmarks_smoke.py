@@ -2,14 +2,14 @@
 
 ``benchmarks/run_all.py --quick`` runs every ``benchmarks/bench_*.py`` and
 ``compare.py`` in quick mode in subprocesses (the same Python as the tests);
-it must exit 0, and compare.py must report deniable's side and name the peers
-it skipped (none of the peer libraries is a test dependency).
+each script runs here as its own test, through run_all's runner: it must exit
+0, and compare.py must report deniable's side and name the peers it skipped
+(none of the peer libraries is a test dependency).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -36,19 +36,32 @@ def _compare() -> ModuleType:
         sys.path.remove(str(BENCH))
 
 
+def _run_all() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_run_all", BENCH / "run_all.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RUN_ALL = _run_all()
+
+
 @pytest.mark.slow
-def test_run_all_quick_executes_every_benchmark() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / "run_all.py"), "--quick"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-4000:]
-    for script in [*BENCH.glob("bench_*.py"), BENCH / "compare.py"]:
-        assert f"ok   {script.name}" in out, out[-4000:]
-    assert "skipped peers:" in out
-    assert "| GRR k=16 | deniable |" in out  # deniable's side runs with or without peers
-    assert "deniable OUE + Norm-Sub" in out
+@pytest.mark.parametrize("script", RUN_ALL.scripts(), ids=lambda p: p.name)
+def test_each_benchmark_runs_quick(script: Path) -> None:
+    """What ``run_all.py --quick`` runs, one script per test (each in its own process, so that the
+    workers of a parallel run share them out, each with run_all's own timeout)."""
+    ok, _seconds, out = RUN_ALL.run(script, True, 180.0)
+    assert ok, out[-4000:]
+    if script.name == "compare.py":
+        assert "skipped peers:" in out
+        assert "| GRR k=16 | deniable |" in out  # deniable's side runs with or without peers
+        assert "deniable OUE + Norm-Sub" in out
+
+
+def test_run_all_runs_every_benchmark_script() -> None:
+    assert [p.name for p in RUN_ALL.scripts()] == sorted(p.name for p in BENCH.glob("bench_*.py")) + ["compare.py"]
 
 
 def _grr_variances() -> np.ndarray:
