@@ -62,10 +62,12 @@ def test_fixture_is_current(generator: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_node_suite_passes() -> None:
-    """``node --test tests/js/``: alpha 1e-6 for its calibrated tests (see mechanisms.test.mjs)."""
+@pytest.mark.parametrize("suite", sorted(p.name for p in HERE.glob("*.test.mjs")))
+def test_node_suite_passes(suite: str) -> None:
+    """``node --test tests/js/``, a file per test (so a parallel run shares them out): alpha 1e-6 for its
+    calibrated tests (see mechanisms.test.mjs)."""
     proc = subprocess.run(
-        [node(), "--test", "tests/js/"], capture_output=True, text=True, cwd=ROOT, timeout=300
+        [node(), "--test", f"tests/js/{suite}"], capture_output=True, text=True, cwd=ROOT, timeout=300
     )
     failed = [line for line in proc.stdout.splitlines() if line.startswith("not ok")]
     assert proc.returncode == 0, "\n".join(failed) + "\n" + proc.stdout[-6000:] + proc.stderr[-2000:]
