@@ -59,6 +59,7 @@ def test_a_number_question_prints_its_mean_and_interval(cli, tmp_path: Path) -> 
     assert f"95% interval {q['ci_low']:.4g} .. {q['ci_high']:.4g}" in line
 
 
+@pytest.mark.slow  # 9,500 responses stored and discovered (about 18 s)
 def test_a_free_text_question_prints_the_values_found(cli, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 't.db'}"
     from deniable.server._surveys import load_survey

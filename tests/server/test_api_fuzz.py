@@ -55,6 +55,7 @@ def live(module_db_url: str) -> Iterator[BackgroundServer]:
         yield server
 
 
+@pytest.mark.slow  # a few seconds per mode: with the rest (the fast suite stays under 4 CPU-minutes)
 @pytest.mark.parametrize("mode", list(GenerationMode), ids=str)
 def test_no_server_errors(live: BackgroundServer, mode: GenerationMode) -> None:
     """Each operation in turn (Schemathesis' strategies under Hypothesis; its pytest plugin is not used)."""

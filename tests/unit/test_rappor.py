@@ -302,6 +302,7 @@ def test_supports_means_every_bloom_bit_of_the_category_in_the_reports_cohort() 
     assert wide.supports(items, "a").tolist()[:3] == expected and expected == [True, False, True]
 
 
+@pytest.mark.audit
 def test_audit_events_follow_their_definition_in_every_cohort() -> None:
     """``2 [all bits of B(x) - B(x') set] + [no bit of B(x') - B(x) set]`` in the cohorts where the pair's
     differences ``(a, b)`` carry its largest loss ``a ln(q*/p*) + b ln((1-p*)/(1-q*))`` (> 0), 0 elsewhere;
