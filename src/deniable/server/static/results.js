@@ -234,6 +234,21 @@ function legend(questions, level, target) {
 
 let shown = null; // the results on screen, redrawn when the window width changes
 
+/**
+ * The results kinds with a section of their own, by `q.kind`: each draws the question's card from (q, index,
+ * level). A kind not here (the frequency questions) gets the bar chart and its table (render() below).
+ */
+const SECTIONS = {
+  discovery: (q, _i, level) => discoverySection(q, level),
+  mean: (q, _i, level) => meanSection(q, level, chartWidth()),
+  joint: (q, _i, level) => jointSection(q, level, chart),
+  'list-experiment': (q, _i, level) => listSection(q, level, chartWidth()),
+  range: (q, _i, level) => rangeSection(q, level, chartWidth()),
+  items: (q, i, level) => itemsSection(q, i, level, chart),
+  design: (q, _i, level) => designSection(q, level, chartWidth()),
+  plain: (q) => plainSection(q),
+};
+
 function render(results) {
   shown = results;
   document.title = `Results: ${results.title}`;
@@ -260,28 +275,8 @@ function render(results) {
   const container = $('questions');
   container.replaceChildren();
   results.questions.forEach((q, i) => {
-    if (q.kind === 'discovery') {
-      container.append(discoverySection(q, level));
-      return;
-    }
-    if (q.kind === 'mean') {
-      container.append(meanSection(q, level, chartWidth()));
-      return;
-    }
-    if (q.kind === 'joint') {
-      container.append(jointSection(q, level, chart));
-      return;
-    }
-    if (q.kind === 'list-experiment') {
-      container.append(listSection(q, level, chartWidth()));
-      return;
-    }
-    if (q.kind === 'range' || q.kind === 'items') {
-      container.append(q.kind === 'range' ? rangeSection(q, level, chartWidth()) : itemsSection(q, i, level, chart));
-      return;
-    }
-    if (q.kind === 'design' || q.kind === 'plain') {
-      container.append(q.kind === 'design' ? designSection(q, level, chartWidth()) : plainSection(q));
+    if (Object.hasOwn(SECTIONS, q.kind)) {
+      container.append(SECTIONS[q.kind](q, i, level));
       return;
     }
     const [section, meta] = questionCard(q);
