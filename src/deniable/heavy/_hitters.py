@@ -189,7 +189,8 @@ class HeavyHitters(Mechanism):
     >>> import numpy as np
     >>> import deniable as dn
     >>> rng = np.random.default_rng(0)
-    >>> hh = dn.HeavyHitters(epsilon=4.0, method="pem", max_length=2, top_k=4, alphabet="abc", rows=16)
+    >>> hh = dn.HeavyHitters(epsilon=4.0, method="pem", max_length=2, top_k=4, alphabet="abc", rows=16,
+    ...                      seed=bytes(32))
     >>> values = rng.choice(["ab", "ba", "c"], size=4000, p=[0.5, 0.3, 0.2])
     >>> found = hh.estimate(hh.privatize_many(values, rng=rng))
     >>> found.values
