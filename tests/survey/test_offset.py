@@ -12,6 +12,9 @@ in ``test_offset_coverage.py``.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -253,3 +256,12 @@ def test_bad_offsets_at_predict_are_refused() -> None:
         arr.predict(offset=np.zeros(len(d)))
     with pytest.raises(ValueError, match=r"^newdata: names 'e', which is not a column of the data"):
         term.predict(new[["x"]])
+
+
+def test_the_offset_example_of_the_docs_runs_as_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (Path(__file__).parents[2] / "docs" / "math" / "coming-from-r.md").read_text()
+    section = text[text.index("### Offsets"):]
+    code, printed = (re.search(rf"```{kind}\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+                     for kind in ("python", "text"))
+    exec(compile(code, "coming-from-r.md", "exec"), {})
+    assert capsys.readouterr().out == printed

@@ -12,7 +12,8 @@ Alpha: 1e-6 for the file, Bonferroni over its 3 assertions (the mean check
 splits its share over the two coefficients), so a correct implementation
 fails this file less than once in a million runs. Power: the same answers
 fitted without the offset (the exposure ignored) must fail a check: the
-intercept then averages about -1.65 (over 100 standard errors of the mean away; its intervals cover -1 in 0 of 300).
+intercept then averages about -1.65 (over 100 standard errors of the mean away; its intervals
+cover -1 in 0 of 300).
 """
 
 from __future__ import annotations
