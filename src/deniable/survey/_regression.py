@@ -27,7 +27,8 @@ Formulas are patsy's, read as R users write them (:mod:`deniable.survey._formula
 a column name with dots (``cov.age``) may be written bare, ``^`` means ``**``,
 ``y ~ .`` is every other column, ``factor(x)`` and ``relevel(x, ref = "a")``
 make categories, ``log``/``exp``/``sqrt`` are numpy's, ``scale(x)`` and
-``center(x)`` use the rows that have a value, ``poly(x, 2)`` is R's; a column of a few integer codes
+``center(x)`` use the rows that have a value, ``poly(x, 2)`` is R's, ``offset(z)`` adds ``z`` to the
+linear predictor with coefficient 1 (so does ``offset=``); a column of a few integer codes
 entering as a number draws a warning. This module needs the ``survey``
 extra (pandas, statsmodels, patsy).
 
@@ -419,8 +420,8 @@ def _fit_linear(lik: MixtureLikelihood, design: Design, restarts: int) -> Maximu
 def lr_test(full: RRLogitResults, restricted: RRLogitResults) -> LRTest:
     """``2 (llf_full - llf_restricted)`` against chi-square with the difference in parameters as df.
 
-    Both fits must use the same design and the same answers (the same rows:
-    drop missing values before fitting models with different terms). The
+    Both fits must use the same design, the same answers (the same rows:
+    drop missing values before fitting models with different terms) and the same offsets. The
     chi-square reference assumes the extra parameter is not on a bound.
     """
     from scipy import stats
@@ -434,6 +435,9 @@ def lr_test(full: RRLogitResults, restricted: RRLogitResults) -> LRTest:
     if a.nobs != b.nobs or not (np.array_equal(a.responses, b.responses) and np.array_equal(a.groups, b.groups)):
         raise ValueError(f"restricted was fitted to other rows ({b.nobs}) than full ({a.nobs}): drop the rows "
                          "with missing values in any term before fitting both")
+    offsets = [np.zeros(lik.nobs) if lik.offset is None else lik.offset for lik in (a, b)]
+    if not np.array_equal(offsets[0], offsets[1]):
+        raise ValueError("restricted has other offsets than full: not nested (fit both with the same offset)")
     df = len(full.params) - len(restricted.params)
     if df < 1:
         raise ValueError(f"restricted must have fewer parameters than full; got {len(restricted.params)} vs "
