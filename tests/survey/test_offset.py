@@ -57,6 +57,12 @@ def test_direct_questioning_equals_statsmodels_logit_with_offset() -> None:
     np.testing.assert_allclose(res.predict().to_numpy(), ref.predict(exog, offset=np.log(d["e"].to_numpy())),
                                rtol=1e-8)
     assert "Offset (coefficient fixed at 1): offset(log(e))." in str(res.summary())
+    # the sandwich too: statsmodels' HC0 with the same offset, times Stata's n / (n - 1) (vce(robust))
+    robust = sv.logit("y ~ x + z + offset(log(e))", d, DIRECT, cov_type="robust")
+    hc0 = sm.Logit(d["y"].to_numpy(), exog, offset=np.log(d["e"].to_numpy())).fit(
+        method="newton", tol=1e-12, disp=False, cov_type="HC0")
+    n = len(d)
+    np.testing.assert_allclose(robust.bse, hc0.bse * np.sqrt(n / (n - 1)), rtol=1e-6)
 
 
 def test_linear_with_offset_equals_statsmodels_ols_on_the_shifted_outcome() -> None:
