@@ -9,7 +9,9 @@
 * ``log``, ``exp``, ``sqrt``, ``log1p`` are numpy's; ``scale(x)`` and
   ``center(x)`` standardize and centre over the rows that have a value
   (patsy's own propagate a missing value to every row, leaving "0 complete rows");
-  ``poly(x, 2)`` is R's orthogonal polynomial (``raw=True``: plain powers).
+  ``poly(x, 2)`` is R's orthogonal polynomial (``raw=True``: plain powers);
+* ``offset(z)`` (in the regressions' formulas, :func:`with_offset`) is a term
+  whose coefficient is fixed at 1: ``eta_i = x_i' beta + z_i``; several add up.
 
 A numeric column with a few integer codes (1/2/3) that enters a formula as
 a number is flagged by :func:`warn_coded_numbers` (a ``DeniableWarning``
@@ -27,7 +29,7 @@ import patsy
 
 from deniable.errors import DeniableWarning
 
-__all__ = ["r_syntax", "plain", "namespace", "warn_coded_numbers"]
+__all__ = ["r_syntax", "plain", "namespace", "with_offset", "split_offsets", "warn_coded_numbers"]
 
 _DOTTED = r"(?<![\w.\"'])({})(?![\w.\"'(])"
 _RELEVEL = re.compile(r"relevel\(\s*(?:factor\(\s*([^()]+?)\s*\)|([^,()]+?))\s*,\s*(?:ref\s*=\s*)?([^()]+?)\s*\)")
@@ -143,6 +145,40 @@ def namespace() -> dict[str, Any]:
     return {"log": np.log, "exp": np.exp, "sqrt": np.sqrt, "log1p": np.log1p,
             "scale": patsy.stateful_transform(_Standardize), "center": patsy.stateful_transform(_Center),
             "poly": patsy.stateful_transform(_Poly)}
+
+
+def _offset(x: Any) -> Any:
+    """R's ``offset(z)``: the values of ``z``, one numeric column that :func:`split_offsets` takes out of the
+    covariates."""
+    values = np.asarray(x)
+    if values.ndim != 1 or values.dtype.kind not in "biuf":
+        raise ValueError(f"offset() takes one numeric column; got values of type {values.dtype}")
+    return values.astype(np.float64)
+
+
+def with_offset() -> dict[str, Any]:
+    """:func:`namespace` with ``offset``, for the formulas whose fit adds an offset to the linear predictor."""
+    return {**namespace(), "offset": _offset}
+
+
+def _is_offset(term: Any) -> bool:
+    return any(re.match(r"offset\(", factor.code) for factor in term.factors)
+
+
+def split_offsets(info: Any, formula: str) -> tuple[Any, Any]:
+    """The design of the covariates without the ``offset()`` terms, and that of the offsets (None if none).
+
+    Both can build the columns of new data (``patsy.build_design_matrices``); the offsets' columns add up.
+    An offset crossed with another term (``offset(z):x``) is refused: it has no fixed coefficient.
+    """
+    offsets = [term for term in info.terms if _is_offset(term)]
+    if not offsets:
+        return info, None
+    for term in offsets:
+        if len(term.factors) > 1:
+            raise ValueError(f"formula {formula!r}: {plain(term.name())} crosses an offset with another term; "
+                             "an offset enters alone (+ offset(z)), its coefficient fixed at 1")
+    return info.subset([t for t in info.terms if not _is_offset(t)]), info.subset(offsets)
 
 
 def warn_coded_numbers(formula: str, frame: Any, design_info: Any) -> None:

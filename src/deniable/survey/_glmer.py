@@ -42,7 +42,7 @@ from deniable.survey._design_base import Design
 from deniable.survey._formula import namespace, plain, r_syntax
 from deniable.survey._likelihood import ResponseLikelihood, check_design, fit
 from deniable.survey._mixed import MixedLikelihood
-from deniable.survey._regression_base import _answer, _frame, _Rows
+from deniable.survey._regression_base import OFFSET_COLUMN, _answer, _frame, _Rows, offset_column
 
 __all__ = ["glmer", "GLMMResults"]
 
@@ -160,10 +160,11 @@ class GLMMResults(Result):
         return str(self.summary())
 
 
-def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResults:  # noqa: N803 (lme4's name)
+def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N803 (lme4's name)
+          offset: Any = None) -> GLMMResults:
     """Fit a randomized-response logistic model with random effects by maximum likelihood (GLMMRR's ``RRglmer``).
 
-    ``pi_i = logistic(x_i' beta + z_i' b_j)``, ``b_j ~ N(0, Sigma)`` per
+    ``pi_i = logistic(x_i' beta + o_i + z_i' b_j)``, ``b_j ~ N(0, Sigma)`` per
     cluster ``j``, and ``P(answer y_i) = T[0, y_i] + (T[1, y_i] - T[0, y_i])
     pi_i`` with ``T`` the design's transition matrix (for a yes/no design
     ``P(yes) = c + d pi_i``). The log-likelihood
@@ -185,6 +186,10 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
     nAGQ : int
         1: the Laplace approximation; more: adaptive Gauss-Hermite
         quadrature with that many nodes (a random intercept only).
+    offset : str or array, optional
+        ``o_i``, a term with its coefficient fixed at 1 (lme4's ``offset``): a
+        column name of ``data`` or one number per row; ``offset()`` terms of
+        the fixed part add to it.
 
     Returns
     -------
@@ -198,7 +203,8 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
         Naming the argument: no random-effects term or more than one, a
         cluster column not in ``data``, fewer than two clusters, ``nAGQ``
         not an integer in 1..100 or above 1 with random slopes, a
-        two-group design, answers outside the design's.
+        two-group design, answers outside the design's, an offset not a
+        column, of the wrong length or not finite.
 
     Examples
     --------
@@ -227,7 +233,7 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
                          f"{cluster_name}); adaptive quadrature takes a random intercept only, as lme4's; got {nAGQ}")
     frame = _frame(data, "data")
     index = frame.index
-    frame = frame.reset_index(drop=True)
+    frame, _ = offset_column(offset, frame.reset_index(drop=True), "data")
     if cluster_name not in frame.columns:
         raise ValueError(f"the cluster {cluster_name!r} of ({random_lhs} | {cluster_name}) is not a column of data "
                          f"(columns: {', '.join(map(str, frame.columns))})")
@@ -240,7 +246,8 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
                          f"{str(err).splitlines()[0]}") from None
     keep = frame[cluster_name].notna().to_numpy() & np.isin(np.arange(len(frame)), z_all.index)
     sub = frame[keep].reset_index(drop=True)
-    rows = _Rows.build(fixed, sub, design, None, patsy.EvalEnvironment.capture(1), (cluster_name,))
+    column = offset if isinstance(offset, str) or offset is None else OFFSET_COLUMN  # an array is in the frame
+    rows = _Rows.build(fixed, sub, design, None, patsy.EvalEnvironment.capture(1), (cluster_name,), column)
     codes, labels = pd.factorize(sub[cluster_name].to_numpy()[rows.positions], sort=True)
     if len(labels) < 2:
         raise ValueError(f"the cluster {cluster_name!r} has {len(labels)} level in the rows used: random effects "
@@ -250,12 +257,13 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
     answer = _answer(rows.y, fixed)
     x = rows.x.to_numpy(dtype=np.float64)
     try:
-        flat = ResponseLikelihood(design, answer.to_numpy(), None, x)
+        flat = ResponseLikelihood(design, answer.to_numpy(), None, x, offset=rows.offset)
     except ValueError as err:
         raise ValueError(f"{err} (column {rows.y.columns[0]!r} of data)") from None
     table = design.transition_matrix(1)
     at = flat.answer_index
-    lik = MixedLikelihood(table[0, at], table[1, at] - table[0, at], table, x, z, codes.astype(np.int64), nagq)
+    lik = MixedLikelihood(table[0, at], table[1, at] - table[0, at], table, x, z, codes.astype(np.int64), nagq,
+                          rows.offset)
     start = np.concatenate([lik.diagonal()[: lik.k_theta], fit(flat, rows.names, restarts=0).params])  # Lambda = I
     params, converged, info = _maximize(lik, start)
     z_names = [plain(n) for n in z_all.columns]

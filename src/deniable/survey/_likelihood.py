@@ -1,7 +1,8 @@
 """The randomized-response logistic likelihood, its exact score and Hessian, and its maximization.
 
-Respondent ``i`` (covariates ``x_i``, group ``g_i``, answer ``y_i``) is a
-carrier with probability ``pi_i = logistic(x_i' beta)``. The design gives
+Respondent ``i`` (covariates ``x_i``, group ``g_i``, answer ``y_i``, offset ``o_i``, 0 without one) is a
+carrier with probability ``pi_i = logistic(eta_i)``, ``eta_i = x_i' beta + o_i``: the offset is a term whose
+coefficient is fixed at 1, so it enters every formula below only through ``pi_i``. The design gives
 ``P(y | state)``; the answer's probability is linear in ``pi_i``:
 
     L_i = P(y_i | non-carrier) (1 - pi_i) + P(y_i | carrier) pi_i
@@ -105,7 +106,8 @@ class ResponseLikelihood:
     Hessian at one point cost one pass over the rows between them.
     """
 
-    def __init__(self, design: Design, responses: Any, groups: Any, exog: Any, labels: Any = None) -> None:
+    def __init__(self, design: Design, responses: Any, groups: Any, exog: Any, labels: Any = None,
+                 offset: Any = None) -> None:
         check_design(design)
         self.design = design
         exog = np.asarray(exog, dtype=np.float64)
@@ -144,6 +146,9 @@ class ResponseLikelihood:
         self._cell = (g.astype(np.int64) - 1) * len(allowed) + np.searchsorted(allowed, self.responses)
         self.k_extra = 0 if design.extra is None else 1
         self.weights: NDArray[np.float64] | None = None  # row weights (survey weights; the cells' counts)
+        self.offset = None if offset is None else np.asarray(offset, dtype=np.float64)
+        if self.offset is not None and (self.offset.shape != (n,) or not np.all(np.isfinite(self.offset))):
+            raise ValueError(f"offset must hold one finite number per row of exog ({n}); got {self.offset!r}")
         self._coefficients()
         self._set_exog(exog)
 
@@ -177,7 +182,7 @@ class ResponseLikelihood:
 
     def with_answer(self, answer: int) -> ResponseLikelihood:
         """The same rows and groups had every respondent given ``answer`` (for the randomization's variance)."""
-        return ResponseLikelihood(self.design, np.full(self.nobs, answer), self.groups, self.exog)
+        return ResponseLikelihood(self.design, np.full(self.nobs, answer), self.groups, self.exog, offset=self.offset)
 
     def with_weights(self, weights: NDArray[np.float64] | None) -> ResponseLikelihood:
         """The same rows with other row weights (a survey replicate's)."""
@@ -190,8 +195,10 @@ class ResponseLikelihood:
         (their total weight when the rows are weighted).
 
         Its log-likelihood, score and Hessian equal ``self.with_exog(ones)``'s at every ``(beta_0, a)``:
-        with a constant prevalence, ``L_i`` depends on the row only through its cell.
+        with a constant prevalence, ``L_i`` depends on the row only through its cell (so not with an offset).
         """
+        if self.offset is not None:
+            raise ValueError("cells: with an offset the prevalence varies by row; use with_exog(ones)")
         cells, inverse = np.unique(self._cell, return_inverse=True)
         counts = np.bincount(inverse.ravel(), weights=self.weights)
         other = copy.copy(self)
@@ -220,7 +227,7 @@ class ResponseLikelihood:
         key = np.asarray(theta, dtype=np.float64).tobytes()
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
-        half = np.tanh(0.5 * (self.exog @ beta))  # logistic through tanh: no overflow
+        half = np.tanh(0.5 * self.linear_predictor(beta))  # logistic through tanh: no overflow
         pi = 0.5 * (1 + half)
         q = 0.5 * (1 - half)  # 1 - pi, without cancellation
         c00, c10, c01, c11 = self._c
@@ -235,6 +242,11 @@ class ResponseLikelihood:
         pieces = {"pi": pi, "q": q, "lik": lik, "b": b, "a": a}
         self._memo = (key, pieces)
         return pieces
+
+    def linear_predictor(self, beta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``eta_i = x_i' beta + o_i`` (``o_i`` the offset, 0 without one)."""
+        eta = self.exog @ beta
+        return eta if self.offset is None else eta + self.offset
 
     def _sum(self, values: NDArray[np.float64]) -> Any:
         """``sum_i values_i`` (along the first axis), each row counted ``weights_i`` times."""
@@ -291,7 +303,7 @@ class ResponseLikelihood:
         return np.array(p["hessian"])
 
     def prevalence(self, theta: Any) -> NDArray[np.float64]:
-        """``pi_i = logistic(x_i' beta)`` per respondent."""
+        """``pi_i = logistic(x_i' beta + o_i)`` per respondent."""
         return np.array(self._pieces(theta)["pi"])
 
 
@@ -411,7 +423,7 @@ def fit(lik: ResponseLikelihood, names: list[str], restarts: int = 4, seed: int 
     from seeded random starts when that first maximum is in doubt.
 
     The first start is the intercept-only fit (the prevalence and ``a``
-    constant) spread over the covariates that span the constant. Its
+    constant; with an offset, the logit ``beta_0 + o_i``) spread over the covariates that span the constant. Its
     maximum is in doubt (:func:`in_doubt`) when the search failed, did not
     converge to a Newton decrement below ``TOLERANCE``, left ``a`` on a bound
     of [0, 1], ended where the Hessian is not negative definite, or ended
@@ -481,7 +493,7 @@ def _intercept_start(lik: ResponseLikelihood) -> NDArray[np.float64]:
     """Start values: the fit with a constant prevalence, expressed through the columns that span the constant.
 
     The constant-prevalence fit runs on the distinct (group, answer) cells (:meth:`ResponseLikelihood.cells`):
-    a handful of rows whatever the number of respondents.
+    a handful of rows whatever the number of respondents; with an offset, on the rows (``eta_i = beta_0 + o_i``).
     """
     x = lik.exog
     direction, constant = _constant_direction(x)
@@ -490,7 +502,7 @@ def _intercept_start(lik: ResponseLikelihood) -> NDArray[np.float64]:
         start[-1] = 0.5
     if not constant:
         return start
-    null = lik.cells()
+    null = lik.cells() if lik.offset is None else lik.with_exog(np.ones((lik.nobs, 1)))
     found = maximize(null, np.array([0.0, 0.5][: null.k_params]))
     level = float(np.clip(found.params[0], -5.0, 5.0))
     start[: x.shape[1]] = level * direction
@@ -515,7 +527,7 @@ def _diverging(lik: ResponseLikelihood, best: Maximum) -> str | None:
     if not best.converged:
         return f"the fit did not converge in {best.iterations} Newton steps"
     k = lik.exog.shape[1]
-    eta = lik.exog @ best.params[:k]
+    eta = lik.linear_predictor(best.params[:k])
     i = int(np.argmax(np.abs(eta)))
     if abs(eta[i]) > DIVERGED_ETA:
         return f"a fitted prevalence is {'0' if eta[i] < 0 else '1'} to within 1e-13"

@@ -1,7 +1,7 @@
 """The marginal likelihood of a randomized-response logistic model with random effects (GLMMRR's ``RRglmer``).
 
-Respondent ``i`` in cluster ``j`` (covariates ``x_i`` and ``z_i``) is a
-carrier with probability ``pi_i = logistic(x_i' beta + z_i' b_j)``; the
+Respondent ``i`` in cluster ``j`` (covariates ``x_i`` and ``z_i``, offset ``o_i``, 0 without one) is a
+carrier with probability ``pi_i = logistic(x_i' beta + o_i + z_i' b_j)``; the
 cluster's random effects are ``b_j = Lambda u_j`` with ``u_j ~ N(0, I_q)``,
 so ``b_j ~ N(0, Sigma)``, ``Sigma = Lambda Lambda'`` (``Lambda`` lower
 triangular with a non-negative diagonal: lme4's ``theta`` is its lower
@@ -56,13 +56,14 @@ class MixedLikelihood:
     ``exog`` (n x p), ``z`` (n x q) and ``cluster`` (n integers ``0..J-1``,
     every value present). ``nagq``: 1 (Laplace) or the number of
     quadrature nodes (``q = 1`` only). The modes found at one parameter
-    vector start the search at the next.
+    vector start the search at the next. ``offset``: ``o_i``, added to ``x_i' beta`` (None: 0).
     """
 
     def __init__(self, low: NDArray[np.float64], slope: NDArray[np.float64], table: NDArray[np.float64],
                  exog: NDArray[np.float64], z: NDArray[np.float64], cluster: NDArray[np.int64],
-                 nagq: int = 1) -> None:
+                 nagq: int = 1, offset: NDArray[np.float64] | None = None) -> None:
         self.low, self.slope, self.exog, self.z, self.cluster = low, slope, exog, z, cluster
+        self.offset = np.zeros(len(exog)) if offset is None else np.asarray(offset, dtype=np.float64)
         self.n_clusters = int(cluster.max()) + 1
         self.q = z.shape[1]
         self.k_theta = self.q * (self.q + 1) // 2
@@ -101,7 +102,7 @@ class MixedLikelihood:
 
     def _rows_at(self, offset: NDArray[np.float64], zl: NDArray[np.float64], u: NDArray[np.float64]
                  ) -> NDArray[np.float64]:
-        """``eta_i = x_i' beta + (z_i' Lambda) u_{j(i)}``."""
+        """``eta_i = x_i' beta + o_i + (z_i' Lambda) u_{j(i)}`` (``offset`` is ``x_i' beta + o_i``)."""
         if self.q == 1:
             return offset + zl[:, 0] * u[self.cluster, 0]
         return offset + np.einsum("ik,ik->i", zl, u[self.cluster])
@@ -133,7 +134,7 @@ class MixedLikelihood:
     def modes(self, theta: NDArray[np.float64], beta: NDArray[np.float64]) -> NDArray[np.float64]:
         """The mode ``u_j`` of ``h_j`` for every cluster: Newton steps (the Fisher scoring step where the
         observed curvature is not negative definite), halved per cluster until ``h_j`` does not fall."""
-        offset, zl = self.exog @ beta, self.z @ self.lam(theta)
+        offset, zl = self.exog @ beta + self.offset, self.z @ self.lam(theta)
         u = self._u.copy()
         if not np.all(np.isfinite(u)):
             u[:] = 0.0
@@ -187,7 +188,7 @@ class MixedLikelihood:
         params = np.asarray(params, dtype=np.float64)
         theta, beta = params[: self.k_theta], params[self.k_theta:]
         u = self.modes(theta, beta)
-        offset, zl = self.exog @ beta, self.z @ self.lam(theta)
+        offset, zl = self.exog @ beta + self.offset, self.z @ self.lam(theta)
         pi, v, log_l, _ = self._log_l(self._rows_at(offset, zl, u))
         curvature = np.eye(self.q) + self._cross(self._fisher(pi, v), zl)
         _, logdet = np.linalg.slogdet(curvature)

@@ -27,7 +27,8 @@ Formulas are patsy's, read as R users write them (:mod:`deniable.survey._formula
 a column name with dots (``cov.age``) may be written bare, ``^`` means ``**``,
 ``y ~ .`` is every other column, ``factor(x)`` and ``relevel(x, ref = "a")``
 make categories, ``log``/``exp``/``sqrt`` are numpy's, ``scale(x)`` and
-``center(x)`` use the rows that have a value, ``poly(x, 2)`` is R's; a column of a few integer codes
+``center(x)`` use the rows that have a value, ``poly(x, 2)`` is R's, ``offset(z)`` adds ``z`` to the
+linear predictor with coefficient 1 (so does ``offset=``); a column of a few integer codes
 entering as a number draws a warning. This module needs the ``survey``
 extra (pandas, statsmodels, patsy).
 
@@ -61,6 +62,7 @@ from deniable.survey._likelihood import (
 )
 from deniable.survey._mixture import MixtureLikelihood, check_one_group
 from deniable.survey._regression_base import (
+    OFFSET_COLUMN,
     _answer,
     _check_restarts,
     _explain,
@@ -69,6 +71,8 @@ from deniable.survey._regression_base import (
     _Rows,
     _RRModel,
     _RRResults,
+    offset_column,
+    offset_sum,
 )
 from deniable.survey._regression_predictors import RRPredictorResults, fit_predictors
 from deniable.survey._weighted import sandwich, survey_sample
@@ -98,25 +102,29 @@ class RRLogitResults(_RRResults):
 
     title = "Randomized-response logit"
 
-    def predict(self, newdata: Any = None) -> pd.Series:
-        """The predicted prevalence ``logistic(x' beta)``: of the respondents used, or of the rows of ``newdata``.
+    def predict(self, newdata: Any = None, offset: Any = None) -> pd.Series:
+        """The predicted prevalence ``logistic(x' beta + o)``: of the respondents used, or of the rows of ``newdata``.
 
-        Rows of ``newdata`` with a missing covariate get NaN.
+        ``o`` is the offset: the formula's ``offset()`` terms, evaluated on
+        ``newdata``'s columns, plus for a fit given an ``offset=`` array the
+        ``offset`` given here (one number per row of ``newdata``; a column name of it).
+        Rows of ``newdata`` with a missing covariate or offset get NaN.
         """
-        x, index, labels = self._covariates(newdata)
-        eta = x @ np.asarray(self.params)[: x.shape[1]]
+        x, o, index, labels = self._covariates(newdata, offset)
+        eta = x @ np.asarray(self.params)[: x.shape[1]] + o
         return pd.Series(0.5 * (1 + np.tanh(eta / 2)), index=index, name="prevalence").reindex(labels)
 
-    def predict_interval(self, newdata: Any = None, level: float = 0.95) -> pd.DataFrame:
+    def predict_interval(self, newdata: Any = None, level: float = 0.95, offset: Any = None) -> pd.DataFrame:
         """The predicted prevalence with its standard error and interval (``fit``, ``se``, ``ci_low``, ``ci_high``).
 
         With ``s = sqrt(x' V x)`` (``V`` the coefficients' covariance, design-based
         for a complex sample): ``se = fit (1 - fit) s`` (delta method) and the
-        interval ``logistic(x' beta -+ z s)``, which stays in [0, 1].
+        interval ``logistic(x' beta + o -+ z s)``, which stays in [0, 1]; the
+        offset ``o`` (as for :meth:`predict`) is fixed, so adds no variance.
         """
-        x, index, labels = self._covariates(newdata)
+        x, o, index, labels = self._covariates(newdata, offset)
         k = x.shape[1]
-        eta = x @ np.asarray(self.params)[:k]
+        eta = x @ np.asarray(self.params)[:k] + o
         spread = np.sqrt(np.einsum("ij,jk,ik->i", x, np.asarray(self.cov_params())[:k, :k], x))
         z = z_for(1 - check_level(level))
         fit_ = 0.5 * (1 + np.tanh(eta / 2))
@@ -125,19 +133,33 @@ class RRLogitResults(_RRResults):
                               "ci_high": 0.5 * (1 + np.tanh((eta + z * spread) / 2))}, index=index)
         return frame.reindex(labels)
 
-    def _covariates(self, newdata: Any) -> tuple[Any, Any, Any]:
-        """The covariate matrix of the respondents used (or of ``newdata``'s complete rows), its row labels and
-        the labels to report (``newdata``'s rows, NaN where a covariate is missing)."""
+    def _covariates(self, newdata: Any, offset: Any) -> tuple[Any, Any, Any, Any]:
+        """The covariate matrix and offsets of the respondents used (or of ``newdata``'s complete rows), its row
+        labels and the labels to report (``newdata``'s rows, NaN where a covariate or offset is missing)."""
+        info, offset_info = self.model.design_info, self.model.offset_info
+        keyword = offset_info is not None and any(OFFSET_COLUMN in n for n in offset_info.column_names)
         if newdata is None:
-            labels = self.model.data.row_labels
-            return np.asarray(self.model.exog, dtype=np.float64), labels, labels
+            if offset is not None:
+                raise ValueError("offset: pass it with newdata; the respondents used keep their own offsets")
+            labels, lik = self.model.data.row_labels, self.model.likelihood
+            o = np.zeros(lik.nobs) if lik.offset is None else lik.offset
+            return np.asarray(self.model.exog, dtype=np.float64), o, labels, labels
         frame = _frame(newdata, "newdata")
+        if keyword != (offset is not None):
+            raise ValueError("offset: the model was fitted with an offset= array, so newdata needs one too (one "
+                             "number per row of newdata)" if keyword else
+                             "offset: the model was fitted without an offset= array; newdata's offsets come from "
+                             "its columns through the formula's offset() terms")
+        frame, _ = offset_column(offset, frame, "newdata")
+        if isinstance(offset, str):  # a column of newdata stands for the fitted array's
+            frame = frame.assign(**{OFFSET_COLUMN: frame[offset]})
         try:
-            (x,) = patsy.build_design_matrices([self.model.design_info], frame, NA_action="drop",
-                                               return_type="dataframe")
+            x, *o = patsy.build_design_matrices([info] + ([] if offset_info is None else [offset_info]), frame,
+                                                NA_action="drop", return_type="dataframe")
         except patsy.PatsyError as err:
             raise ValueError(f"newdata: {_explain(err, frame)}") from None
-        return np.asarray(x, dtype=np.float64), x.index, frame.index
+        total = offset_sum(o[0], x.index) if o else np.zeros(len(x))
+        return np.asarray(x, dtype=np.float64), total, x.index, frame.index
 
     def drop1(self) -> pd.DataFrame:
         """Per-term likelihood-ratio tests, as R's ``drop1(fit, test = "Chisq")``: each term left out in turn,
@@ -192,8 +214,8 @@ def logit(formula: str, data: Any, design: Design | None, group: Any = None, *, 
           restarts: int = 4, weights: Any = None, strata: Any = None, cluster: Any = None, fpc: Any = None,
           repweights: Any = None, rep_type: str | None = None, rscales: Any = None, mse: bool = False,
           lonely_psu: str = "fail", rr_predictors: dict[str, Design] | None = None, rr_formula: str | None = None,
-          rr_groups: dict[str, Any] | None = None) -> RRLogitResults | RRPredictorResults:
-    """Fit ``pi_i = logistic(x_i' beta)`` to randomized answers by maximum likelihood.
+          rr_groups: dict[str, Any] | None = None, offset: Any = None) -> RRLogitResults | RRPredictorResults:
+    """Fit ``pi_i = logistic(x_i' beta + o_i)`` to randomized answers by maximum likelihood.
 
     ``formula``: ``"answer ~ terms"`` (patsy; the answer column holds the
     design's responses: 0/1, booleans, or a count of red cards for Kuk).
@@ -216,9 +238,19 @@ def logit(formula: str, data: Any, design: Design | None, group: Any = None, *, 
     of [0, 1], the Hessian there is not negative definite, or a coefficient
     diverges. Then the fit is the restarts' best log-likelihood.
 
+    ``o_i`` is the offset, a term whose coefficient is fixed at 1 (R's and
+    statsmodels' offset): the linear predictor is ``eta = X beta + o`` in
+    the likelihood, its score and Hessian, the start, ``predict`` and
+    ``drop1``. It is the sum of the formula's ``offset()`` terms
+    (``"y ~ x + offset(log(exposure))"``) and of ``offset``: a column name
+    of ``data`` or an array with one number per row of ``data`` (then
+    ``predict(newdata, offset=...)`` needs one per row of ``newdata``).
+    Rows where an offset is missing are dropped; an infinite one is an error.
+
     Raises ``ValueError`` naming the argument for a response outside the
     design's answers, a missing or bad group, a formula naming a missing
-    column, collinear terms, too few rows, and (as ``SeparationError``)
+    column, collinear terms, too few rows, an offset that is not a column,
+    of the wrong length or not finite, and (as ``SeparationError``)
     perfect separation: a diverging coefficient or a singular information matrix.
 
     ``rr_predictors``: terms of the formula that are columns of randomized
@@ -232,6 +264,7 @@ def logit(formula: str, data: Any, design: Design | None, group: Any = None, *, 
     """
     if rr_predictors is not None or rr_formula is not None or rr_groups is not None:
         _check_restarts(restarts)
+        _no_offset(offset)
         return fit_predictors("logit", formula, data, design, group, rr_predictors, rr_formula, rr_groups, restarts,
                               cov_type, patsy.EvalEnvironment.capture(1),
                               {"weights": weights, "strata": strata, "cluster": cluster, "fpc": fpc,
@@ -241,7 +274,8 @@ def logit(formula: str, data: Any, design: Design | None, group: Any = None, *, 
     assert design is not None  # check_design refused anything else
     _check_restarts(restarts)
     rows = _Rows.build(formula, data, design, group, patsy.EvalEnvironment.capture(1),
-                       (group, weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())))
+                       (group, weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())),
+                       offset)
     sample, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, weights=weights, strata=strata,
                                      cluster=cluster, fpc=fpc, repweights=repweights, rep_type=rep_type,
                                      rscales=rscales, mse=mse, lonely_psu=lonely_psu)
@@ -249,7 +283,8 @@ def logit(formula: str, data: Any, design: Design | None, group: Any = None, *, 
     extra = [design.extra] if design.extra else []
     rows.check_size(extra)
     try:
-        lik = ResponseLikelihood(design, answer.to_numpy(), rows.groups, rows.x.to_numpy(), labels=rows.labels)
+        lik = ResponseLikelihood(design, answer.to_numpy(), rows.groups, rows.x.to_numpy(), labels=rows.labels,
+                                 offset=rows.offset)
     except ValueError as err:
         if "response" not in str(err):
             raise
@@ -258,11 +293,17 @@ def logit(formula: str, data: Any, design: Design | None, group: Any = None, *, 
         lik.weights = sample.weights[rows.positions] / float(np.mean(sample.weights[rows.positions]))
     best = fit(lik, rows.names + extra, restarts=restarts)
     cov, deff = _covariance(lik, best, cov_name, sample, rows.positions)
-    res = _results(RRLogit(answer, rows.x, lik, rows.x.design_info, extra), RRLogitResults, best, cov)
+    res = _results(RRLogit(answer, rows.x, lik, rows.x.design_info, extra, rows.offset_info), RRLogitResults, best,
+                   cov)
     res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_name, rows.dropped
     res.sample = None if sample is None else sample.describe()
     res.design_effect = None if deff is None else pd.Series(deff, index=rows.names + extra, name="design_effect")
     return RRLogitResultsWrapper(res)
+
+
+def _no_offset(offset: Any) -> None:
+    if offset is not None:
+        raise ValueError("offset: randomized predictors (rr_predictors=) take no offset; fit without one")
 
 
 def _covariance(lik: Any, best: Maximum, cov_name: str, sample: SampleDesign | None, positions: Any
@@ -277,7 +318,7 @@ def linear(formula: str, data: Any, design: Design | None = None, predictor: str
            cov_type: str | None = None, weights: Any = None, strata: Any = None, cluster: Any = None,
            fpc: Any = None, repweights: Any = None, rep_type: str | None = None, rscales: Any = None,
            mse: bool = False, lonely_psu: str = "fail", rr_predictors: dict[str, Design] | None = None,
-           rr_formula: str | None = None, rr_groups: dict[str, Any] | None = None
+           rr_formula: str | None = None, rr_groups: dict[str, Any] | None = None, offset: Any = None
            ) -> RRLinearResults | RRPredictorResults:
     """Linear regression of a plain outcome on a randomized-response predictor (RRreg's ``RRlin``).
 
@@ -291,6 +332,9 @@ def linear(formula: str, data: Any, design: Design | None = None, predictor: str
     with missing values are dropped (``n_dropped``). ``cov_type`` and the
     complex-sample arguments (``weights``, ``strata``, ``cluster``, ...) as
     for :func:`logit`: the weighted pseudo-likelihood with design-based SEs.
+    An offset ``o_i`` (the formula's ``offset()`` terms plus ``offset``, as
+    for :func:`logit`) enters the mean with coefficient 1:
+    ``y | T ~ Normal(x_T' beta + o, sigma^2)``, so the fit is that of ``y - o``.
 
     ``rr_predictors`` (instead of ``design`` and ``predictor``): several
     randomized predictors, each with its design (``{"z1": d1, "z2": d2}``,
@@ -304,6 +348,7 @@ def linear(formula: str, data: Any, design: Design | None = None, predictor: str
             raise ValueError("linear takes design= and predictor= (one randomized predictor) or rr_predictors=, "
                              "not both")
         _check_restarts(restarts)
+        _no_offset(offset)
         return fit_predictors("linear", formula, data, None, None, rr_predictors, rr_formula, rr_groups, restarts,
                               cov_type, patsy.EvalEnvironment.capture(1),
                               {"weights": weights, "strata": strata, "cluster": cluster, "fpc": fpc,
@@ -314,7 +359,7 @@ def linear(formula: str, data: Any, design: Design | None = None, predictor: str
     check_one_group(design)
     _check_restarts(restarts)
     rows = _Rows.build(formula, data, design, None, patsy.EvalEnvironment.capture(1),
-                       (weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())))
+                       (weights, strata, cluster, fpc, *(repweights if isinstance(repweights, list) else ())), offset)
     sample, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, weights=weights, strata=strata,
                                      cluster=cluster, fpc=fpc, repweights=repweights, rep_type=rep_type,
                                      rscales=rscales, mse=mse, lonely_psu=lonely_psu)
@@ -328,14 +373,16 @@ def linear(formula: str, data: Any, design: Design | None = None, predictor: str
     column = rows.names.index(name)
     answers = rows.x[name].to_numpy()
     try:
-        lik = MixtureLikelihood(design, answers, outcome.to_numpy(), rows.x.to_numpy(), column)
+        shifted = outcome.to_numpy() - (0.0 if rows.offset is None else rows.offset)
+        lik = MixtureLikelihood(design, answers, shifted, rows.x.to_numpy(), column)
     except ValueError as err:
         raise ValueError(f"{err} (column {name!r} of data)") from None
     if sample is not None:
         lik.weights = sample.weights[rows.positions] / float(np.mean(sample.weights[rows.positions]))
     best = _fit_linear(lik, design, restarts)
     cov, deff = _covariance(lik, best, cov_name, sample, rows.positions)
-    res = _results(RRLinear(outcome, rows.x, lik, rows.x.design_info, ["sigma", "pi"]), RRLinearResults, best, cov)
+    res = _results(RRLinear(outcome, rows.x, lik, rows.x.design_info, ["sigma", "pi"], rows.offset_info),
+                   RRLinearResults, best, cov)
     res.design, res.formula, res.cov_type, res.n_dropped = design, formula, cov_name, rows.dropped
     res.sample = None if sample is None else sample.describe()
     res.design_effect = None if deff is None else pd.Series(deff, index=rows.names + ["sigma", "pi"],
@@ -373,8 +420,8 @@ def _fit_linear(lik: MixtureLikelihood, design: Design, restarts: int) -> Maximu
 def lr_test(full: RRLogitResults, restricted: RRLogitResults) -> LRTest:
     """``2 (llf_full - llf_restricted)`` against chi-square with the difference in parameters as df.
 
-    Both fits must use the same design and the same answers (the same rows:
-    drop missing values before fitting models with different terms). The
+    Both fits must use the same design, the same answers (the same rows:
+    drop missing values before fitting models with different terms) and the same offsets. The
     chi-square reference assumes the extra parameter is not on a bound.
     """
     from scipy import stats
@@ -388,6 +435,9 @@ def lr_test(full: RRLogitResults, restricted: RRLogitResults) -> LRTest:
     if a.nobs != b.nobs or not (np.array_equal(a.responses, b.responses) and np.array_equal(a.groups, b.groups)):
         raise ValueError(f"restricted was fitted to other rows ({b.nobs}) than full ({a.nobs}): drop the rows "
                          "with missing values in any term before fitting both")
+    offsets = [np.zeros(lik.nobs) if lik.offset is None else lik.offset for lik in (a, b)]
+    if not np.array_equal(offsets[0], offsets[1]):
+        raise ValueError("restricted has other offsets than full: not nested (fit both with the same offset)")
     df = len(full.params) - len(restricted.params)
     if df < 1:
         raise ValueError(f"restricted must have fewer parameters than full; got {len(restricted.params)} vs "

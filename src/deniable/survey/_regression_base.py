@@ -20,19 +20,23 @@ from statsmodels.base.model import GenericLikelihoodModel, GenericLikelihoodMode
 
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
 from deniable.survey._designs import Design
-from deniable.survey._formula import namespace, plain, r_syntax, warn_coded_numbers
+from deniable.survey._formula import plain, r_syntax, split_offsets, warn_coded_numbers, with_offset
 from deniable.survey._likelihood import Likelihood, Maximum
 
 __all__: list[str] = []
+
+OFFSET_COLUMN = "(offset)"
+"""The column that carries an ``offset=`` array into the formula (R's model frame names it so too)."""
 
 
 class _RRModel(GenericLikelihoodModel):  # type: ignore[misc]
     """A statsmodels model whose log-likelihood, score and Hessian are a deniable likelihood's (exact)."""
 
     def __init__(self, endog: Any, exog: Any, likelihood: Likelihood, design_info: Any,
-                 extra_names: list[str]) -> None:
+                 extra_names: list[str], offset_info: Any = None) -> None:
         self.likelihood = likelihood
         self.design_info = design_info
+        self.offset_info = offset_info  # the formula's offset() terms (patsy), None without
         super().__init__(endog, exog, extra_params_names=extra_names or None)
         # degrees of freedom without the intercept (if any) and the extra parameters, also for "- 1" formulas
         k_exog = likelihood.k_params - len(extra_names)
@@ -86,6 +90,9 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
         notes += [
             f"{self.n_dropped} row{'s' if self.n_dropped != 1 else ''} with missing values dropped.",
         ]
+        if self.model.offset_info is not None:
+            terms = ", ".join(map(_offset_name, self.model.offset_info.column_names))
+            notes.append(f"Offset (coefficient fixed at 1): {terms}.")
         if self.extra_at_bound:
             notes.append(f"{self.model.exog_names[-1]} is on a bound of [0, 1]: no standard error; the "
                          "coefficients' are conditional on it.")
@@ -134,7 +141,9 @@ class _RRResults(Result, GenericLikelihoodModelResults):  # type: ignore[misc]
 # ------------------------------------------------------------------ helpers
 class _Rows:
     """The complete rows of a formula: outcome ``y`` and covariates ``x`` (patsy frames, ``x`` named by
-    :attr:`names`), their ``labels`` in the data, the ``groups`` (or None) and how many rows were ``dropped``."""
+    :attr:`names`), their ``labels`` in the data, the ``groups`` (or None) and how many rows were ``dropped``;
+    ``offset`` (or None): per row the sum of the formula's ``offset()`` terms and the ``offset=`` argument,
+    whose patsy design is ``offset_info``."""
 
     def __init__(self, y: pd.DataFrame, x: pd.DataFrame, labels: Any, groups: Any, dropped: int,
                  formula: str) -> None:
@@ -144,35 +153,47 @@ class _Rows:
         self.frame: pd.DataFrame = pd.DataFrame()  # all rows of the data, positions 0..n_rows-1
         self.n_rows = len(x)
         self.positions: Any = np.arange(len(x))  # the rows used, as positions in frame
+        self.offset: Any = None
+        self.offset_info: Any = None
 
     @classmethod
-    def build(cls, formula: str, data: Any, design: Design, group: Any, env: Any, exclude: tuple[Any, ...] = ()
-              ) -> _Rows:
+    def build(cls, formula: str, data: Any, design: Design, group: Any, env: Any, exclude: tuple[Any, ...] = (),
+              offset: Any = None) -> _Rows:
         if not isinstance(formula, str) or "~" not in formula:
             raise ValueError(f"formula must be a string 'answer ~ terms'; got {formula!r}")
         frame = _frame(data, "data")
         index = frame.index
         frame = frame.reset_index(drop=True)
+        frame, offset_term = offset_column(offset, frame, "data")
         frame_all, n_rows = frame, len(frame)
         groups = _groups(group, frame, design)
         if groups is not None:
             keep = groups.notna().to_numpy()
             frame, groups = frame[keep], groups[keep]
         try:
-            named = tuple(str(v) for v in exclude if isinstance(v, str))
-            y, x = patsy.dmatrices(r_syntax(formula, frame.columns, named), frame, NA_action="drop",
-                                   return_type="dataframe", eval_env=env.with_outer_namespace(namespace()))
+            named = tuple(str(v) for v in (*exclude, offset, OFFSET_COLUMN) if isinstance(v, str))
+            y, x = patsy.dmatrices(r_syntax(formula, frame.columns, named) + offset_term, frame, NA_action="drop",
+                                   return_type="dataframe", eval_env=env.with_outer_namespace(with_offset()))
         except patsy.PatsyError as err:
             raise ValueError(f"formula {formula!r}: {_explain(err, frame)}") from None
         warn_coded_numbers(formula, frame, x.design_info)
+        info, offset_info = split_offsets(x.design_info, formula)
+        total = None if offset_info is None else offset_sum(x[offset_info.column_names], index[x.index])
+        if offset_info is not None:
+            x = x[info.column_names]
+            x.design_info = info
         g = None if groups is None else groups.loc[x.index].to_numpy()
         rows = cls(y, x, index[x.index], g, n_rows - len(x), formula)
         rows.frame, rows.n_rows, rows.positions = frame_all, n_rows, x.index.to_numpy()
+        rows.offset, rows.offset_info = total, offset_info
         return rows
 
     def check_size(self, extra: list[str]) -> None:
         """Refuse too few rows (no more than the parameters) and collinear terms."""
         k = len(self.names) + len(extra)
+        if not self.names:
+            raise ValueError(f"formula {self.formula!r} has no coefficient to estimate (only offsets): "
+                             "keep the intercept or a term")
         if len(self.x) <= k:
             raise ValueError(f"data has {len(self.x)} complete rows for {k} parameters "
                              f"({', '.join(self.names + extra)}): need more rows than parameters")
@@ -180,6 +201,42 @@ class _Rows:
         if rank < self.x.shape[1]:
             raise ValueError(f"formula {self.formula!r}: the terms are collinear in the rows used "
                              f"(rank {rank} for {self.x.shape[1]} columns: {', '.join(self.names)})")
+
+
+def offset_column(offset: Any, frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, str]:
+    """The frame and the formula term of an ``offset=`` argument: a column of ``frame`` (named ``name`` in
+    errors) or an array with one number per row (added to a copy of the frame as ``(offset)``)."""
+    if offset is None:
+        return frame, ""
+    if isinstance(offset, str):
+        if offset not in frame.columns:
+            raise ValueError(f"offset {offset!r} is not a column of {name} "
+                             f"(columns: {', '.join(map(str, frame.columns))})")
+        return frame, f" + offset(Q({offset!r}))"
+    values = np.asarray(offset)
+    if values.ndim != 1 or len(values) != len(frame):
+        raise ValueError(f"offset must be a column name or one number per row of {name} ({len(frame)}); "
+                         f"got shape {values.shape}")
+    if values.dtype.kind not in "biuf":
+        raise ValueError(f"offset must be numbers (the fixed part of the linear predictor); got dtype {values.dtype}")
+    return frame.assign(**{OFFSET_COLUMN: values.astype(np.float64)}), f" + offset(Q({OFFSET_COLUMN!r}))"
+
+
+def offset_sum(columns: pd.DataFrame, labels: Any) -> Any:
+    """The offsets' sum per row; an error naming the term and the row where one is not finite (``log(0)``)."""
+    values = columns.to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i, j = (int(k[0]) for k in np.nonzero(bad))
+        term = _offset_name(str(columns.columns[j]))
+        raise ValueError(f"offset: {term} is {values[i, j]} at row {labels[i]!r}; an offset must be finite "
+                         "(drop the rows where it is not, e.g. a zero exposure under log)")
+    return values.sum(axis=1)
+
+
+def _offset_name(column: str) -> str:
+    """An offset column's name as the user wrote it: ``offset(log(e))``, or ``offset=`` for the argument."""
+    return plain(column).replace(f"offset({OFFSET_COLUMN})", "offset=")
 
 
 def _check_restarts(restarts: Any) -> None:

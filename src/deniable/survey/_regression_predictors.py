@@ -127,6 +127,8 @@ def fit_predictors(kind: str, formula: str, data: Any, design: Design | None, gr
              *(repweights if isinstance(repweights, list) else ()))
     rows = _Rows.build(formula, frame, outcome_design or DIRECT, None, env,
                        tuple(v for v in named if isinstance(v, str)))
+    if rows.offset is not None:
+        raise ValueError(f"formula {formula!r}: randomized predictors (rr_predictors=) take no offset() term")
     survey, cov_name = survey_sample(rows.n_rows, cov_type, rows.frame, **sample)
     columns = _predictor_columns(rows, predictors)
     indexes, groups = [], []
