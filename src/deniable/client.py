@@ -22,7 +22,10 @@ randomized question, a survey design's included, is ``from_config(question
 own answers (a design's ``True``/``False``, never the string ``"no"``) and
 draws a two-group design's group uniformly on the device. A plain question's
 answer is sent as given; a free-text question's answer (a string) is
-randomized by its exact :class:`~deniable.HeavyHitters` configuration.
+randomized by its exact :class:`~deniable.HeavyHitters` configuration; a
+key-value question's answer (``{key: value}`` in the question's ``[low,
+high]``) has each value mapped onto ``[-1, 1]`` and is randomized by its
+exact :class:`~deniable.PCKV` configuration.
 
 The :class:`Client` speaks wire version 2 (:mod:`deniable.wire`): it fetches
 the survey with ``?wire_version=2`` (integers beyond 2**53 of a
@@ -222,7 +225,32 @@ class _FreeText:
         return self.hitters.reports_to_json(self.hitters.privatize_many(values, rng=source))
 
 
-Device = Mechanism | _Plain | _FreeText | ListExperiment
+class _KeyValue:
+    """A key-value question: each value in ``[low, high]`` mapped onto ``[-1, 1]`` (as the survey page does),
+    then the pairs randomized by the question's exact :class:`~deniable.PCKV` configuration."""
+
+    def __init__(self, question: Mapping[str, Any]) -> None:
+        self.mechanism = from_config(question["mechanism"])
+        self.low, self.high = float(question["low"]), float(question["high"])
+
+    def _unit(self, key: Any, x: Any) -> float:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not self.low <= x <= self.high:
+            raise ValueError(f"the value of key {key!r} must be a number in [{self.low:g}, {self.high:g}]; "
+                             f"got {x!r:.60}")
+        return min(1.0, max(-1.0, 2 * (x - self.low) / (self.high - self.low) - 1))
+
+    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
+        users = []
+        for value in values:
+            pairs = value.items() if isinstance(value, Mapping) else value
+            if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+                raise ValueError(f"a keyvalue answer is a dict {{key: value}}; got {value!r:.60}")
+            users.append([(k, self._unit(k, x)) for k, x in pairs])
+        m = self.mechanism
+        return list(m.reports_to_json(m.privatize_many(users, rng=source)))
+
+
+Device = Mechanism | _Plain | _FreeText | ListExperiment | _KeyValue
 
 
 def _device(question: Mapping[str, Any]) -> Device:
@@ -234,6 +262,8 @@ def _device(question: Mapping[str, Any]) -> Device:
         return _Plain(question)
     if question.get("discovery"):
         return _FreeText(question)
+    if question.get("type") == "keyvalue":  # values in the question's range, onto PCKV's [-1, 1]
+        return _KeyValue(question)
     if "mechanism" not in question and question.get("design"):  # a server older than rr-design configs
         spec = question["design"]
         return design(spec["model"], spec["p"])
@@ -339,7 +369,7 @@ def _privatize_many(
         values = [a[qid] for a in answers_list]
         if qid in kept:
             columns[qid] = [None] * len(values)
-        elif isinstance(device, (_Plain, _FreeText, ListExperiment)):
+        elif isinstance(device, (_Plain, _FreeText, ListExperiment, _KeyValue)):
             columns[qid] = device.reports(values, source)
         else:
             columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))
