@@ -29,13 +29,14 @@ export function keyValueDevice(question, name) {
     const row = document.createElement('div');
     row.className = 'kv-row';
     const label = document.createElement('label');
-    label.htmlFor = `${name}-k${i}`;
     label.textContent = String(key);
     const input = document.createElement('input');
-    Object.assign(input, { type: 'number', name: `${name}-k${i}`, id: `${name}-k${i}`, min: low, max: high, step: 'any' });
+    const id = `${name}-k${i}`;
+    Object.assign(input, { type: 'number', name: id, id, min: low, max: high, step: 'any' });
     const hint = document.createElement('span');
     hint.className = 'hint';
     hint.textContent = `${numberText(low)} to ${numberText(high)}${units}`;
+    label.htmlFor = id;
     row.append(label, input, hint);
     rows.append(row);
     return input;
@@ -47,8 +48,11 @@ export function keyValueDevice(question, name) {
     problem() {
       const pairs = given();
       const bad = pairs.find(([, v]) => !(Number(v) >= low && Number(v) <= high));
-      if (bad) return `The value for “${bad[0]}” must be a number from ${numberText(low)} to ${numberText(high)}${units}.`;
-      if (pairs.length > most) return `Give values for at most ${most} of “${question.text}”; ${pairs.length} are filled.`;
+      const range = `${numberText(low)} to ${numberText(high)}${units}`;
+      if (bad) return `The value for “${bad[0]}” must be a number from ${range}.`;
+      if (pairs.length > most) {
+        return `Give values for at most ${most} of “${question.text}”; ${pairs.length} are filled.`;
+      }
       return null;
     },
     report() {
