@@ -84,12 +84,11 @@ from deniable import _randomness as randomness
 from deniable._allocation import assign_questions
 from deniable._client_state import ClientState
 from deniable._estimate import Target, check_target
+from deniable._question_devices import Device, FreeTextDevice, KeyValueDevice, PlainDevice, question_device
 from deniable.errors import DeniableError
-from deniable.heavy import HeavyHitters
 from deniable.mechanisms._contract import Mechanism
-from deniable.survey._designs import design
 from deniable.survey._list import ListExperiment
-from deniable.wire import MAX_BATCH, from_config, to_version
+from deniable.wire import MAX_BATCH, to_version
 from deniable.wire._codecs import to_version as reports_to_version
 
 __all__ = [
@@ -205,75 +204,10 @@ def survey_fingerprint(survey: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-class _Plain:
-    """A plain question (``randomized: false``): the answer is sent as given."""
-
-    def __init__(self, question: Mapping[str, Any]) -> None:
-        pass
-
-    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
-        return list(values)
-
-
-class _FreeText:
-    """A free-text question: the answer randomized by heavy-hitter discovery (its exact config)."""
-
-    def __init__(self, question: Mapping[str, Any]) -> None:
-        self.hitters = HeavyHitters.from_config(question["discovery"])
-
-    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
-        return self.hitters.reports_to_json(self.hitters.privatize_many(values, rng=source))
-
-
-class _KeyValue:
-    """A key-value question: each value in ``[low, high]`` mapped onto ``[-1, 1]`` (as the survey page does),
-    then the pairs randomized by the question's exact :class:`~deniable.PCKV` configuration."""
-
-    def __init__(self, question: Mapping[str, Any]) -> None:
-        self.mechanism = from_config(question["mechanism"])
-        self.low, self.high = float(question["low"]), float(question["high"])
-
-    def _unit(self, key: Any, x: Any) -> float:
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not self.low <= x <= self.high:
-            raise ValueError(f"the value of key {key!r} must be a number in [{self.low:g}, {self.high:g}]; "
-                             f"got {x!r:.60}")
-        return min(1.0, max(-1.0, 2 * (x - self.low) / (self.high - self.low) - 1))
-
-    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
-        users = []
-        for value in values:
-            pairs = value.items() if isinstance(value, Mapping) else value
-            if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
-                raise ValueError(f"a keyvalue answer is a dict {{key: value}}; got {value!r:.60}")
-            users.append([(k, self._unit(k, x)) for k, x in pairs])
-        m = self.mechanism
-        return list(m.reports_to_json(m.privatize_many(users, rng=source)))
-
-
-Device = Mechanism | _Plain | _FreeText | ListExperiment | _KeyValue
-
-
-def _device(question: Mapping[str, Any]) -> Device:
-    """A plain question, a free-text question's discovery, or (every other question, survey
-    designs included) the question's randomizer, ``from_config(question["mechanism"])``."""
-    if question.get("type") == "list-experiment":  # the device draws the list; answers {control, sensitive}
-        return ListExperiment(len(question["items"]))
-    if question.get("randomized") is False:
-        return _Plain(question)
-    if question.get("discovery"):
-        return _FreeText(question)
-    if question.get("type") == "keyvalue":  # values in the question's range, onto PCKV's [-1, 1]
-        return _KeyValue(question)
-    if "mechanism" not in question and question.get("design"):  # a server older than rr-design configs
-        spec = question["design"]
-        return design(spec["model"], spec["p"])
-    return from_config(question["mechanism"])
-
-
 @functools.lru_cache(maxsize=64)
 def _built(questions: str) -> Mapping[str, Device]:
     """The device of every question, from the questions' canonical JSON (built once)."""
-    return MappingProxyType({q["id"]: _device(q) for q in json.loads(questions)})
+    return MappingProxyType({q["id"]: question_device(q) for q in json.loads(questions)})
 
 
 def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Device]:
@@ -369,7 +303,7 @@ def _privatize_many(
         values = [a[qid] for a in answers_list]
         if qid in kept:
             columns[qid] = [None] * len(values)
-        elif isinstance(device, (_Plain, _FreeText, ListExperiment, _KeyValue)):
+        elif isinstance(device, (PlainDevice, FreeTextDevice, ListExperiment, KeyValueDevice)):
             columns[qid] = device.reports(values, source)
         else:
             columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))

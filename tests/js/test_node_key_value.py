@@ -71,9 +71,9 @@ def _question(variant: str) -> dict:
 
 
 def test_the_pages_mapping_onto_minus_one_to_one_is_pythons() -> None:
-    from deniable.client import _KeyValue
+    from deniable._question_devices import KeyValueDevice
 
-    device = _KeyValue(_question("ue"))
+    device = KeyValueDevice(_question("ue"))
     values = [-3.5, 12.0, 0.0, 4.25, *np.random.default_rng(5).uniform(-3.5, 12.0, 200).tolist()]
     mapped = run_node(ROOT / "tests" / "js" / "unit_value_cli.mjs", {"low": -3.5, "high": 12.0, "values": values})
     assert mapped == [device._unit("k", x) for x in values]  # bit for bit (JSON round-trips doubles exactly)
@@ -82,10 +82,10 @@ def test_the_pages_mapping_onto_minus_one_to_one_is_pythons() -> None:
 
 @pytest.mark.parametrize("variant", ["ue", "grr"])
 def test_a_survey_questions_reports_follow_the_exact_law(variant: str) -> None:
-    from deniable.client import _KeyValue
+    from deniable._question_devices import KeyValueDevice
 
     question = _question(variant)
-    device = _KeyValue(question)
+    device = KeyValueDevice(question)
     m = device.mechanism
     user = [[k, device._unit(k, x)] for k, x in (("b", 10.0), ("d", -1.0), ("a", 3.0))]
     items = run_node(CLI, {"config": question["mechanism"], "values": [user] * N, "seed": f"survey-{variant}"})

@@ -291,7 +291,19 @@ class KeyValueEstimate(Result):
 def columns_on_range(est: KeyValueEstimate, level: float, low: float = -1.0, high: float = 1.0) -> dict[str, Any]:
     """Each key's share and mean with standard errors and normal intervals at ``level`` (:data:`COLUMNS`), the
     means mapped from PCKV's ``[-1, 1]`` onto ``[low, high]`` (``x = low + (m + 1) (high - low) / 2``; the
-    standard error times ``(high - low) / 2``)."""
+    standard error times ``(high - low) / 2``).
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> m = dn.PCKV(["mail", "maps"], epsilon=3.0, max_pairs=1, variant="grr")
+    >>> est = m.estimate(m.privatize_many([{"mail": 1.0}, {"maps": -1.0}] * 4000, rng=2))
+    >>> cols = columns_on_range(est, 0.95, low=0, high=10)  # values of 0 to 10 seconds
+    >>> [round(float(x)) for x in cols["mean"]]
+    [10, 0]
+    >>> bool(cols["mean_ci_low"][0] <= cols["mean"][0] <= cols["mean_ci_high"][0] <= 10)
+    True
+    """
     half = (high - low) / 2
     low_f, high_f = est.confidence_interval(level)
     low_m, high_m = est.confidence_interval(level, of="mean")
