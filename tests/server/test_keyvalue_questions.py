@@ -3,11 +3,12 @@ stored forms reloaded exactly, devices' answers randomized by the Python client,
 refused naming the question, and the results: each key's share of respondents and the mean of its values in
 the question's range. Real server on loopback, real SQLite.
 
-Statistical assertions (4,000 devices; each a z = 5.33 band, two-sided normal tail 1e-7, 6 checks, so a
-correct implementation fails less than once in a million runs): each key's share within 5.33 standard
-errors of its truth, and the mean value of the two most held keys within 5.33 of theirs. Power: a mean left
-on PCKV's ``[-1, 1]``, or mapped onto the range upside down, misses its truth by more than 1.5 times that
-band for both keys (PCKV's own debiasing is tested in tests/stat/test_key_value_stat.py).
+Statistical assertions (4,000 devices; each a z = 5.33 band, two-sided normal tail 1e-7, 6 checks; and the
+UE question's 12 shares at z = 6, 2.4e-8 in all; so a correct implementation fails less than once in a million
+runs): each key's share within 5.33 standard errors of its truth, and the mean value of the two most held keys
+within 5.33 of theirs. Power: a mean left on PCKV's ``[-1, 1]``, or mapped onto the range upside down, misses
+its truth by more than 1.5 times that band for both keys (PCKV's own debiasing is tested in
+tests/stat/test_key_value_stat.py).
 """
 
 from __future__ import annotations
@@ -215,3 +216,28 @@ def test_exports_and_the_command_line_read_them(run: dict[str, Any], tmp_path: A
     shown = runner.invoke(app, ["estimate", str(csv_path), "--column", "load", "--config", str(survey_path)])
     assert shown.exit_code == 0, shown.output
     assert "share holding each key and its mean value" in shown.stdout and "video" in shown.stdout
+
+
+def test_a_ue_question_takes_hex_reports_and_refuses_bad_ones(tmp_path: Any) -> None:
+    """PCKV-UE on the wire: 2 ceil((d + ell) / 8) bytes as hex; a report of the wrong length, or with both +1
+    and -1 at one key, is refused naming the question, the others are counted."""
+    keys = [f"site{i}" for i in range(12)]
+    question = {**SITES, "keys": keys, "mechanism": "ue"}
+    survey = {**SURVEY, "id": "many", "questions": [question]}
+    answers = [{"load": {keys[i % 12]: 1.0 + i % 9}} for i in range(300)]
+    with BackgroundServer([survey], db_url=f"sqlite:///{tmp_path / 'db.sqlite'}", admin_token=ADMIN) as server:
+        with Client(server.url, token=ADMIN) as client:
+            client.respond_many("many", answers, rng=np.random.default_rng(3))
+        bad = [httpx.post(f"{server.url}/surveys/many/responses", json={"idempotency_key": f"bad-key-{i}",
+                                                                         "reports": {"load": report}})
+               for i, report in enumerate(["00" * 3, "01" * 4, "ff" * 4, 5])]
+        q = httpx.get(f"{server.url}/surveys/many/results").json()["questions"][0]
+        public = httpx.get(f"{server.url}/surveys/many").json()["questions"][0]
+    m = dn.from_config(public["mechanism"])
+    assert m.name == "PCKV-UE" and m.cells == 14 and q["mechanism"] == "PCKV-UE" and q["n"] == 300
+    assert len(privatize_answers({"id": "many", "questions": [public]}, {"load": {"site3": 2.5}})["load"]) == 8
+    for response in bad:
+        assert response.status_code == 422 and response.json()["detail"]["field"] == "reports.load", response.text
+    # each key is held by 1/12 of the devices: within 6 standard errors (two-sided 2e-9 each, 12 keys: 2.4e-8)
+    assert np.all(np.abs(np.array(q["estimate"]) - 1 / 12) <= 6 * np.array(q["std_error"]))
+    assert all(0 <= x <= 10 for x in q["mean"])
