@@ -79,6 +79,10 @@ def test_every_survey_key_is_on_the_survey_file_page_with_a_type_and_a_descripti
 
     common = set(generated.QUESTION_KEYS)
     assert set(generated.TYPE_KEYS["multiple"]) == set(_set_questions._KEYS) - common, "a multiple key undocumented"
+    from deniable.server import _keyvalue_questions
+
+    documented = set(generated.TYPE_KEYS["keyvalue"]) | common
+    assert documented >= set(_keyvalue_questions._KEYS), "a keyvalue key undocumented"
     range_keys = {k for name, r in _numeric_questions.number_mechanisms().items() for k in r.optional
                   if name in ("hierarchical", "haar")}
     assert set(generated.TYPE_KEYS["number"]) >= (set(_numeric_questions._DEFINITION_KEYS) | range_keys) - common

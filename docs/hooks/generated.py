@@ -113,8 +113,9 @@ NESTED = {
 QUESTION_KEYS = {
     "id": "the question's id, unique within the survey: 1-64 characters `[A-Za-z0-9_.-]`",
     "text": "the question as the respondent reads it",
-    "type": "`yes-no`, `categorical`, `number`, `multiple` (choose several), `free-text`, `joint` or "
-            "`list-experiment` (see [list experiments](../math/list-experiments.md))",
+    "type": "`yes-no`, `categorical`, `number`, `multiple` (choose several), `keyvalue` (a value for each key "
+            "a respondent has), `free-text`, `joint` or `list-experiment` (see [list "
+            "experiments](../math/list-experiments.md))",
     "categories": "the answers of a categorical question, in order",
     "mechanism": "the randomizer: a name (`grr`, `oue`, `olh`, ..., or `auto` for the best at this epsilon) "
                  "with its parameters as keys of the question, or an exact mechanism configuration",
@@ -141,6 +142,17 @@ TYPE_KEYS = {
                "which keeps every share unbiased)",
         "oracle": "the frequency oracle over the options and the padding: `grr`, `oue`, `olh` or `auto` "
                   "(default: the lowest variance)",
+    },
+    "keyvalue": {
+        "keys": "the declared keys, in order (2 to 1000 distinct strings or integers)",
+        "low": "the smallest value (values are taken within `[low, high]` and mapped onto PCKV's `[-1, 1]`)",
+        "high": "the largest value",
+        "units": "the values' units, shown beside the boxes and in the results (1-40 characters)",
+        "max_pairs": "the most keys one answer gives values for (none is an answer too)",
+        "ell": "the length answers are padded and sampled to (1 to `max_pairs`; default `max_pairs`, which "
+               "keeps every share unbiased)",
+        "mechanism": "`ue` (PCKV-UE), `grr` (PCKV-GRR) or `auto` (default: the one whose share of a key nobody "
+                     "holds has the lower variance: GRR for few keys, UE for many)",
     },
 }
 """Keys of a question of one ``type`` beside :data:`QUESTION_KEYS` and its mechanism's parameters."""
@@ -209,7 +221,8 @@ def survey_file_markdown() -> str:
             out += ["A `number` question collects a number for its mean (`mechanism: one-bit-mean`) or for its "
                     "CDF, ranges and quantiles with intervals (`mechanism: hierarchical` or `haar`); a `multiple` "
                     "question lets a respondent tick several options, randomized by padding and sampling "
-                    "([sets](../math/sets.md)). Their own keys:", ""]
+                    "([sets](../math/sets.md)); a `keyvalue` question asks for a value for each key a respondent "
+                    "has, randomized by PCKV ([key-value data](../math/key-value.md)). Their own keys:", ""]
             for qtype, keys in TYPE_KEYS.items():
                 out += [f"* `type: {qtype}`: " + "; ".join(f"`{k}`: {t}" for k, t in keys.items())]
             out.append("")

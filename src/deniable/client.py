@@ -22,7 +22,10 @@ randomized question, a survey design's included, is ``from_config(question
 own answers (a design's ``True``/``False``, never the string ``"no"``) and
 draws a two-group design's group uniformly on the device. A plain question's
 answer is sent as given; a free-text question's answer (a string) is
-randomized by its exact :class:`~deniable.HeavyHitters` configuration.
+randomized by its exact :class:`~deniable.HeavyHitters` configuration; a
+key-value question's answer (``{key: value}`` in the question's ``[low,
+high]``) has each value mapped onto ``[-1, 1]`` and is randomized by its
+exact :class:`~deniable.PCKV` configuration.
 
 The :class:`Client` speaks wire version 2 (:mod:`deniable.wire`): it fetches
 the survey with ``?wire_version=2`` (integers beyond 2**53 of a
@@ -81,12 +84,11 @@ from deniable import _randomness as randomness
 from deniable._allocation import assign_questions
 from deniable._client_state import ClientState
 from deniable._estimate import Target, check_target
+from deniable._question_devices import Device, FreeTextDevice, KeyValueDevice, PlainDevice, question_device
 from deniable.errors import DeniableError
-from deniable.heavy import HeavyHitters
 from deniable.mechanisms._contract import Mechanism
-from deniable.survey._designs import design
 from deniable.survey._list import ListExperiment
-from deniable.wire import MAX_BATCH, from_config, to_version
+from deniable.wire import MAX_BATCH, to_version
 from deniable.wire._codecs import to_version as reports_to_version
 
 __all__ = [
@@ -202,48 +204,10 @@ def survey_fingerprint(survey: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-class _Plain:
-    """A plain question (``randomized: false``): the answer is sent as given."""
-
-    def __init__(self, question: Mapping[str, Any]) -> None:
-        pass
-
-    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
-        return list(values)
-
-
-class _FreeText:
-    """A free-text question: the answer randomized by heavy-hitter discovery (its exact config)."""
-
-    def __init__(self, question: Mapping[str, Any]) -> None:
-        self.hitters = HeavyHitters.from_config(question["discovery"])
-
-    def reports(self, values: Sequence[Any], source: randomness.Source) -> list[Any]:
-        return self.hitters.reports_to_json(self.hitters.privatize_many(values, rng=source))
-
-
-Device = Mechanism | _Plain | _FreeText | ListExperiment
-
-
-def _device(question: Mapping[str, Any]) -> Device:
-    """A plain question, a free-text question's discovery, or (every other question, survey
-    designs included) the question's randomizer, ``from_config(question["mechanism"])``."""
-    if question.get("type") == "list-experiment":  # the device draws the list; answers {control, sensitive}
-        return ListExperiment(len(question["items"]))
-    if question.get("randomized") is False:
-        return _Plain(question)
-    if question.get("discovery"):
-        return _FreeText(question)
-    if "mechanism" not in question and question.get("design"):  # a server older than rr-design configs
-        spec = question["design"]
-        return design(spec["model"], spec["p"])
-    return from_config(question["mechanism"])
-
-
 @functools.lru_cache(maxsize=64)
 def _built(questions: str) -> Mapping[str, Device]:
     """The device of every question, from the questions' canonical JSON (built once)."""
-    return MappingProxyType({q["id"]: _device(q) for q in json.loads(questions)})
+    return MappingProxyType({q["id"]: question_device(q) for q in json.loads(questions)})
 
 
 def _mechanisms(survey: Mapping[str, Any]) -> Mapping[str, Device]:
@@ -339,7 +303,7 @@ def _privatize_many(
         values = [a[qid] for a in answers_list]
         if qid in kept:
             columns[qid] = [None] * len(values)
-        elif isinstance(device, (_Plain, _FreeText, ListExperiment)):
+        elif isinstance(device, (PlainDevice, FreeTextDevice, ListExperiment, KeyValueDevice)):
             columns[qid] = device.reports(values, source)
         else:
             columns[qid] = device.reports_to_json(device.privatize_many(values, rng=source))

@@ -154,7 +154,8 @@ def test_the_survey_as_devices_get_it(http: httpx.Client) -> None:
                             "allow_infinite_epsilon": None, "unrelated_question": None,
                             "discovery": None, "max_length": None, "kind": None, "method": None, "alphabet": None,
                             "low": None, "high": None, "units": None, "questions": None, "options": None,
-                            "max_choices": None, "items": None, "sensitive": None}
+                            "max_choices": None, "keys": None, "max_pairs": None, "items": None,
+                            "sensitive": None}
     assert by_id["year"]["categories"] == YEARS and by_id["year"]["randomized"] is False
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "data_file",
     "config_path",
     "load_mechanism",
+    "survey_question",
     "discover_categories",
     "parse_binary",
     "parse_numbers",
@@ -85,7 +86,7 @@ def config_path(data: Path) -> Path:
     return data.with_name(data.name + ".deniable.json")
 
 
-def _question_mechanism(survey: Any, column: str, source: str) -> Any:
+def _question(survey: Any, column: str, source: str) -> dict[str, Any]:
     questions = survey.get("questions") if isinstance(survey, dict) else None
     if not isinstance(questions, list):
         raise CLIError(f"{source} is neither a mechanism config nor a survey with questions")
@@ -96,7 +97,7 @@ def _question_mechanism(survey: Any, column: str, source: str) -> Any:
                     f"question {column!r} in {source} names its mechanism without the exact "
                     "config; use the survey as the server publishes it (GET /surveys/ID)"
                 )
-            return from_config(q["mechanism"])
+            return q
     ids = [q.get("id") for q in questions if isinstance(q, dict)]
     raise CLIError(f"{source} has no question {column!r} (questions: {ids})")
 
@@ -117,14 +118,12 @@ def load_mechanism(data: Path, column: str, config: Path | None) -> Any:
     return mechanism
 
 
-def _load_mechanism(data: Path, column: str, config: Path | None) -> Any:
-    """The mechanism that made the reports in ``column`` of ``data``.
+def _source(data: Path, column: str, config: Path | None) -> tuple[Any, str]:
+    """What describes ``column`` of ``data`` (a mechanism or discovery config, or a survey) and where it was read.
 
     From ``config`` (a mechanism config, or a survey JSON as served by
-    ``GET /surveys/ID``, whose question ``column`` is used), else from
-    ``DATA.deniable.json`` beside the file, else from the survey definition
-    a server's Parquet export carries in its metadata. A discovery config
-    (``"format": "deniable.discovery"``) gives a :class:`~deniable.HeavyHitters`.
+    ``GET /surveys/ID``), else from ``DATA.deniable.json`` beside the file,
+    else from the survey definition a server's Parquet export carries in its metadata.
     """
     if config is None:
         beside = config_path(data)
@@ -136,18 +135,35 @@ def _load_mechanism(data: Path, column: str, config: Path | None) -> Any:
             metadata = pq.read_schema(data).metadata or {}
             survey = metadata.get(b"deniable.survey")
             if survey is not None:
-                return _question_mechanism(json.loads(survey), column, f"{data.name} metadata")
+                return json.loads(survey), f"{data.name} metadata"
     if config is None or not config.is_file():
         raise CLIError(f"mechanism config {config or config_path(data)} not found; pass --config")
     try:
-        obj = json.loads(config.read_text())
+        return json.loads(config.read_text()), str(config)
     except json.JSONDecodeError as exc:
         raise CLIError(f"{config} is not valid JSON: {exc}") from None
-    if isinstance(obj, dict) and "questions" in obj and "format" not in obj:
-        return _question_mechanism(obj, column, str(config))
+
+
+def _is_survey(obj: Any) -> bool:
+    return isinstance(obj, dict) and "questions" in obj and "format" not in obj
+
+
+def _load_mechanism(data: Path, column: str, config: Path | None) -> Any:
+    """The mechanism that made the reports in ``column`` of ``data`` (:func:`_source`; of a survey, its
+    question ``column``). A discovery config (``"format": "deniable.discovery"``) gives a
+    :class:`~deniable.HeavyHitters`."""
+    obj, source = _source(data, column, config)
+    if _is_survey(obj):
+        return from_config(_question(obj, column, source)["mechanism"])
     if isinstance(obj, dict) and obj.get("format") == DISCOVERY_FORMAT:
         return HeavyHitters.from_config(obj)
     return from_config(obj)
+
+
+def survey_question(data: Path, column: str, config: Path | None) -> dict[str, Any] | None:
+    """The survey's question ``column`` where a survey describes the file (:func:`_source`), else ``None``."""
+    obj, source = _source(data, column, config)
+    return _question(obj, column, source) if _is_survey(obj) else None
 
 
 class Chunk:

@@ -35,10 +35,10 @@ from deniable.cli._common import (
     parse_epsilon,
     progress,
 )
-from deniable.cli._output import show_estimate, show_items, show_mean, show_quantiles, show_sliced
+from deniable.cli._output import show_estimate, show_items, show_keyvalue, show_mean, show_quantiles, show_sliced
 from deniable.errors import DeniableWarning, ReportError
 from deniable.heavy import HeavyHitters
-from deniable.mechanisms import ItemEstimate, RangeEstimate, registry
+from deniable.mechanisms import ItemEstimate, KeyValueEstimate, RangeEstimate, registry
 from deniable.wire._text import yes_no_labels
 
 __all__ = ["privatize_cmd", "estimate_cmd"]
@@ -349,6 +349,10 @@ def estimate_cmd(
         return
     if isinstance(est, ItemEstimate):  # choose-several answers: each item's share of respondents
         show_items(est, level=level, as_json=as_json)
+        return
+    if isinstance(est, KeyValueEstimate):  # key-value answers: each key's share, and its mean on the question's range
+        show_keyvalue(est, level=level, as_json=as_json,
+                      question=None if dask else cli_data.survey_question(data, column, config))
         return
     if isinstance(est, JointEstimate):  # several questions answered jointly: the cells, by tuple of answers
         est = replace(est.cells, domain=m.domain)

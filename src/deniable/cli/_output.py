@@ -16,7 +16,7 @@ from deniable.cli._common import CLIError, err, out
 
 __all__ = [
     "check_figure_path", "estimate_records", "estimate_table", "print_json", "save_axes", "show_estimate", "show_mean",
-    "target_note", "show_sliced",
+    "target_note", "show_sliced", "show_keyvalue",
 ]
 
 
@@ -216,6 +216,36 @@ def show_items(est: Any, *, level: float, as_json: bool) -> None:
     for r in rows:
         table.add_row(escape(str(r["item"])), _number(r["estimate"], ".4f"), _number(r["std_error"], ".4f"),
                       _number(r["ci_low"], ".4f"), _number(r["ci_high"], ".4f"))
+    out.print(table)
+
+
+def show_keyvalue(est: Any, *, level: float, as_json: bool, question: dict[str, Any] | None = None) -> None:
+    """Print a PCKV estimate (:class:`~deniable.KeyValueEstimate`): each key's share of respondents and the mean
+    of its values with standard errors and normal intervals, as a table or JSON; the means on the survey
+    ``question``'s ``[low, high]`` where the reports are a keyvalue question's, else on PCKV's ``[-1, 1]``."""
+    from rich.markup import escape
+
+    from deniable.mechanisms._key_value_estimate import columns_on_range
+
+    low, high = (float(question["low"]), float(question["high"])) if question else (-1.0, 1.0)
+    units = question.get("units") if question else None
+    columns = columns_on_range(est, level, low, high)
+    rows = [{"key": key, **{name: float(v[i]) for name, v in columns.items()}} for i, key in enumerate(est.keys)]
+    if as_json:
+        print_json({"mechanism": est.mechanism, "epsilon": est.epsilon, "n": est.n, "ell": est.ell, "level": level,
+                    "target": "population", "low": low, "high": high, "units": units, "keys": rows})
+        return
+    where = f"[{low:g}, {high:g}]{f' {units}' if units else ''}"
+    table = Table(title=f"{est.mechanism}, epsilon = {est.epsilon:.4g}, n = {est.n:,}: share holding each key and its "
+                  "mean value", title_justify="left", caption=f"values in {where}; pairs padded and sampled to ell = "
+                  f"{est.ell}; shares need not add up to 1; {level:.0%} intervals", caption_justify="left")
+    for header in ("key", "share", "std. error", "interval", "mean", "std. error", "interval"):
+        table.add_column(header, justify="right")
+    for r in rows:
+        table.add_row(escape(str(r["key"])), _number(r["estimate"], ".4f"), _number(r["std_error"], ".4f"),
+                      f"{_number(r['ci_low'], '.4f')} .. {_number(r['ci_high'], '.4f')}",
+                      _number(r["mean"], ".4g"), _number(r["mean_std_error"], ".3g"),
+                      f"{_number(r['mean_ci_low'], '.4g')} .. {_number(r['mean_ci_high'], '.4g')}")
     out.print(table)
 
 

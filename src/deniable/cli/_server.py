@@ -419,6 +419,8 @@ def _other_line(result: dict[str, Any], level: float) -> str:
         return _joint_lines(result, level)
     if result["kind"] in ("range", "items"):
         return _range_lines(result, level) if result["kind"] == "range" else _items_lines(result, level)
+    if result["kind"] == "keyvalue":
+        return _keyvalue_lines(result, level)
     pi = result["parameters"][0]
     eps = "infinite: an answer reveals the truth" if result["reveals_truth"] else f"{result['epsilon']:.4g}"
     head = f"{result['id']}: {result['design']['model']} design, n = {result['n']:,}, epsilon = {eps}"
@@ -454,6 +456,22 @@ def _items_lines(result: dict[str, Any], level: float) -> str:
         return f"{head}: no reports yet"
     rows = [f"  {escape(str(o))}: {e:.4f} ({lo:.4f} .. {hi:.4f})" for o, e, lo, hi in zip(
         result["options"], result["estimate"], result["ci_low"], result["ci_high"], strict=True)]
+    return "\n".join([head, *rows, f"  ({level:.0%} intervals; shares of respondents, not adding up to 1)"])
+
+
+def _keyvalue_lines(result: dict[str, Any], level: float) -> str:
+    """A key-value question: each key's share of respondents and the mean of its values, with intervals."""
+    from rich.markup import escape
+
+    units = f" {result['units']}" if result.get("units") else ""
+    head = (f"{result['id']}: values in [{result['low']:g}, {result['high']:g}]{units} for up to {result['max_pairs']} "
+            f"of {len(result['keys'])} keys ({result['mechanism']}, ell = {result['ell']}), n = {result['n']:,}, "
+            f"epsilon = {result['epsilon']:.4g}")
+    if not result["n"]:
+        return f"{head}: no reports yet"
+    columns = ("keys", "estimate", "ci_low", "ci_high", "mean", "mean_ci_low", "mean_ci_high")
+    rows = [f"  {escape(str(k))}: share {f:.4f} ({_interval(lo, hi)}), mean {m:.4g}{units} ({_interval(mlo, mhi)})"
+            for k, f, lo, hi, m, mlo, mhi in zip(*(result[c] for c in columns), strict=True)]
     return "\n".join([head, *rows, f"  ({level:.0%} intervals; shares of respondents, not adding up to 1)"])
 
 

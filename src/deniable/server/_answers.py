@@ -14,6 +14,7 @@ from deniable.server._question_answers import (
     DiscoveryResult,
     ItemsResult,
     JointResult,
+    KeyValueResult,
     ListResult,
     MeanResult,
     PlainResult,
@@ -56,7 +57,8 @@ class Queued(BaseModel):
 class QuestionOut(BaseModel):
     id: str
     text: str
-    type: Literal["yes-no", "categorical", "integer", "free-text", "number", "joint", "multiple", "list-experiment"]
+    type: Literal["yes-no", "categorical", "integer", "free-text", "number", "joint", "multiple", "list-experiment",
+                  "keyvalue"]
     categories: list[Any] | None = None
     mechanism: dict[str, Any] | None = Field(
         default=None, description="the exact mechanism config (m.to_config()) of a mechanism question"
@@ -86,14 +88,16 @@ class QuestionOut(BaseModel):
     alphabet: str | None = Field(
         default=None, description="a free-text question's allowed characters (PEM; absent: any text)"
     )
-    low: float | None = Field(default=None, description="a number question's smallest answer")
-    high: float | None = Field(default=None, description="a number question's largest answer")
-    units: str | None = Field(default=None, description="a number question's units (text)")
+    low: float | None = Field(default=None, description="a number (or keyvalue) question's smallest answer")
+    high: float | None = Field(default=None, description="a number (or keyvalue) question's largest answer")
+    units: str | None = Field(default=None, description="a number (or keyvalue) question's units (text)")
     questions: list[dict[str, Any]] | None = Field(
         default=None, description="a joint question's parts ({id, text, categories}), answered as one list"
     )
     options: list[Any] | None = Field(default=None, description="a multiple question's options, in order")
     max_choices: int | None = Field(default=None, description="the most options a multiple question's answer holds")
+    keys: list[Any] | None = Field(default=None, description="a keyvalue question's declared keys, in order")
+    max_pairs: int | None = Field(default=None, description="the most keys a keyvalue answer gives values for")
     items: list[str] | None = Field(default=None, description="a list experiment's control items")
     sensitive: str | None = Field(
         default=None, description="a list experiment's sensitive item, shown to the treatment group only"
@@ -203,7 +207,7 @@ class RoundResult(BaseModel):
         "and the guarantee for the smallest; it holds for the round only where responses equals n_responses")
     questions: list[
         QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult | RangeResult
-        | ItemsResult | ListResult
+        | ItemsResult | ListResult | KeyValueResult
     ]
     sequences: dict[str, SequenceOut | None] | None = Field(
         default=None, description="rounds with anytime: true: per frequency question, the confidence sequence of "
@@ -300,7 +304,7 @@ class ResultsOut(BaseModel):
     level: float = Field(gt=0, lt=1)
     questions: list[
         QuestionResult | DesignResult | PlainResult | DiscoveryResult | MeanResult | JointResult | RangeResult
-        | ItemsResult | ListResult
+        | ItemsResult | ListResult | KeyValueResult
     ]
     rounds: RoundsResult | None = Field(default=None, description="surveys with rounds only")
     defences: DefencesOut | None = Field(default=None, description="what bounds the number of fake responses")

@@ -68,7 +68,7 @@ from deniable.server._errors import SurveyError
 from deniable.server._questions import Question
 from deniable.wire import from_config
 
-__all__ = ["NUMBER", "load_number_question", "number_mechanisms", "MAX_UNITS_LENGTH"]
+__all__ = ["NUMBER", "load_number_question", "number_mechanisms", "MAX_UNITS_LENGTH", "answer_range", "units_of"]
 
 NUMBER = "number"
 MAX_UNITS_LENGTH = 40
@@ -85,16 +85,26 @@ def number_mechanisms() -> dict[str, registry.Recipe]:
 
 
 # -------------------------------------------------------------------- loading
-def _number(data: Mapping[str, Any], key: str, where: str, what: str) -> float:
+def _number(data: Mapping[str, Any], key: str, where: str, what: str, owner: str = "a number question") -> float:
     if key not in data:
-        raise SurveyError(f"{where}{key}", f"is required by a number question ({what})")
+        raise SurveyError(f"{where}{key}", f"is required by {owner} ({what})")
     value = data[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise SurveyError(f"{where}{key}", f"must be a finite number ({what}); got {value!r:.60}")
     return float(value)
 
 
-def _units(data: Mapping[str, Any], where: str) -> str | None:
+def answer_range(data: Mapping[str, Any], where: str, owner: str = "a number question") -> tuple[float, float]:
+    """The finite ``low < high`` of a question's answers; :class:`SurveyError` names the field."""
+    low = _number(data, "low", where, "the smallest answer", owner)
+    high = _number(data, "high", where, "the largest answer", owner)
+    if not low < high:
+        raise SurveyError(f"{where}high", f"must be above low ({low:g}); got {high:g}")
+    return low, high
+
+
+def units_of(data: Mapping[str, Any], where: str) -> str | None:
+    """A question's optional ``units`` text, stripped; :class:`SurveyError` names the field."""
     units = data.get("units")
     if units is None:
         return None
@@ -118,7 +128,7 @@ def _stored(data: Mapping[str, Any], qid: str, text: str, where: str) -> Questio
             f"{where}mechanism.mechanism",
             f"a number question's mechanism is one of {sorted(number_mechanisms())}; got {type(mechanism).wire_id!r}",
         )
-    return Question(qid, text, NUMBER, mechanism, units=_units(data, where))
+    return Question(qid, text, NUMBER, mechanism, units=units_of(data, where))
 
 
 def load_number_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> Question:
@@ -146,11 +156,8 @@ def load_number_question(data: Mapping[str, Any], qid: str, text: str, where: st
             raise SurveyError(f"{where}{key}", f"must be a number; got {value!r:.60}")
     for key in sorted(recipe.required - set(params)):
         raise SurveyError(f"{where}{key}", f"is required by mechanism {name}")
-    low = _number(data, "low", where, "the smallest answer")
-    high = _number(data, "high", where, "the largest answer")
-    if not low < high:
-        raise SurveyError(f"{where}high", f"must be above low ({low:g}); got {high:g}")
-    units = _units(data, where)
+    low, high = answer_range(data, where)
+    units = units_of(data, where)
     try:
         mechanism = recipe.build((low, high), params)
     except (ValueError, TypeError) as exc:

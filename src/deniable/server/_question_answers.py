@@ -30,6 +30,7 @@ __all__ = [
     "ItemsResult",
     "ListCounts",
     "ListResult",
+    "KeyValueResult",
 ]
 
 
@@ -297,6 +298,35 @@ class ItemsResult(BaseModel):
     std_error: list[float | None] | None
     ci_low: list[float | None] | None = Field(description="normal interval at level")
     ci_high: list[float | None] | None
+
+
+class KeyValueResult(BaseModel):
+    """A key-value question (PCKV): each key's share of respondents holding it and the mean of its values."""
+
+    id: str
+    text: str
+    type: Literal["keyvalue"]
+    kind: Literal["keyvalue"]
+    mechanism: str = Field(description="PCKV-UE or PCKV-GRR")
+    epsilon: float
+    n: int
+    target: Literal["population"]
+    level: float
+    keys: list[Any]
+    low: float = Field(description="the smallest value")
+    high: float = Field(description="the largest value")
+    units: str | None = None
+    max_pairs: int = Field(description="the most keys one respondent gives values for")
+    ell: int = Field(description="pairs padded and sampled to ell (unbiased when nobody holds more keys)")
+    estimate: list[float | None] | None = Field(description="each key's share of respondents holding it (need not "
+                                                "add up to 1); null without reports")
+    std_error: list[float | None] | None
+    ci_low: list[float | None] | None = Field(description="normal interval at level")
+    ci_high: list[float | None] | None
+    mean: list[float | None] | None = Field(description="each key's mean value among its holders, in [low, high]")
+    mean_std_error: list[float | None] | None = Field(description="by the delta method")
+    mean_ci_low: list[float | None] | None = Field(description="normal interval at level, clipped to [low, high]")
+    mean_ci_high: list[float | None] | None
 
 
 class ListCounts(BaseModel):

@@ -25,6 +25,8 @@ its merged aggregate (never from the reports), by the table
   and quantiles with intervals (:func:`deniable.server._range_results.range_json`).
 * **set** (choose several): each option's share with its interval
   (:func:`deniable.server._set_questions.items_json`).
+* **keyvalue**: each key's share of respondents and the mean of its values, with
+  intervals (:func:`deniable.server._keyvalue_questions.keyvalue_json`).
 * **heavy** (free text): the values :meth:`HeavyHitters.identify
   <deniable.heavy.HeavyHitters.identify>` discovers, cached by aggregate.
 * **plain**: what was answered: counts per category, or for an integer
@@ -50,12 +52,14 @@ from deniable._estimate import Estimate, MeanEstimate, Target
 from deniable._results import jsonable
 from deniable.heavy import HeavyStat
 from deniable.server._joint_questions import joint_json
+from deniable.server._keyvalue_questions import keyvalue_json
 from deniable.server._list_questions import list_json
 from deniable.server._questions import (
     DESIGN,
     FREQUENCY,
     HEAVY,
     JOINT,
+    KEYVALUE,
     LIST,
     NUMERIC,
     PLAIN,
@@ -344,6 +348,7 @@ def plain_json(q: PlainQuestion, tally: Tally, _view: View | None = None) -> dic
 PRESENTATIONS: dict[str, Callable[[Any, Any, View], dict[str, Any]]] = {
     FREQUENCY: frequency_json, SKETCH: frequency_json, DESIGN: design_json, NUMERIC: mean_json, HEAVY: discovery_json,
     PLAIN: plain_json, JOINT: joint_json, RANGE: range_json, SET: items_json, LIST: list_json,
+    KEYVALUE: keyvalue_json,
 }
 """Each question kind's results: the randomizer's registry kind (:func:`deniable.server._questions.kind_of`),
 or ``"plain"``."""

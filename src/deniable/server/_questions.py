@@ -8,8 +8,8 @@ Two kinds of question:
   or heavy-hitter discovery (:class:`deniable.heavy.HeavyHitters`). Beside
   it the question keeps only what is about the question itself:
   ``allow_infinite_epsilon`` and ``unrelated_question`` (designs), ``units``
-  (numbers) and ``by``, the plain categorical questions a design's answers
-  are also counted by.
+  (numbers), ``bounds`` (the answers' range of a key-value question) and
+  ``by``, the plain categorical questions a design's answers are also counted by.
 * :class:`PlainQuestion`, not randomized (``randomized: false``): an integer
   in a range or a category, stored as given.
 
@@ -42,7 +42,7 @@ from deniable.mechanisms import registry
 from deniable.mechanisms._contract import CheckedReports
 
 __all__ = ["Question", "PlainQuestion", "ListQuestion", "AnyQuestion", "Tally", "kind_of", "design_spec", "JOINT",
-           "LIST", "FREQUENCY", "SKETCH", "NUMERIC", "DESIGN", "HEAVY", "PLAIN", "RANGE", "SET"]
+           "LIST", "FREQUENCY", "SKETCH", "NUMERIC", "DESIGN", "HEAVY", "PLAIN", "RANGE", "SET", "KEYVALUE"]
 
 FREQUENCY, SKETCH, NUMERIC, DESIGN = "frequency", "sketch", "numeric", "design"
 HEAVY = "discovery"
@@ -56,6 +56,8 @@ RANGE = "range"
 :class:`~deniable.HaarHRR`: :mod:`deniable.server._numeric_questions`)."""
 SET = "set"
 """The kind of a choose-several question (:class:`~deniable.SetValued`: :mod:`deniable.server._set_questions`)."""
+KEYVALUE = "keyvalue"
+"""The type and kind of a key-value question (:class:`~deniable.PCKV`: :mod:`deniable.server._keyvalue_questions`)."""
 LIST = "list-experiment"
 """The type and kind of a list experiment (:class:`ListQuestion`)."""
 
@@ -141,6 +143,7 @@ class Question:
     units: str | None = None
     by: tuple[tuple[str, int], ...] = field(default=())  # a design's plain categorical questions: (id, categories)
     parts: tuple[tuple[str, str], ...] = field(default=())  # a joint question's parts: (id, text)
+    bounds: tuple[float, float] | None = None  # a key-value question's (low, high), mapped onto [-1, 1]
     randomized: ClassVar[Literal[True]] = True
 
     @property
@@ -163,6 +166,13 @@ class Question:
     @property
     def epsilon(self) -> float:
         return float(self.randomizer.epsilon)
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        """A key-value question's answers' ``(low, high)``."""
+        if self.bounds is None:
+            raise ValueError(f"question {self.id!r} has no value range (only a keyvalue question has one)")
+        return self.bounds
 
     @property
     def max_length(self) -> int:
@@ -441,6 +451,20 @@ def _multiple_public(q: Question) -> dict[str, Any]:
     return {**_multiple(q), "randomized": True, "epsilon": q.epsilon}
 
 
+def _keyvalue(q: Question) -> dict[str, Any]:
+    """A key-value question's keys, answer range, units, most pairs and exact :class:`~deniable.PCKV`
+    configuration."""
+    m = q.randomizer
+    low, high = q.value_range
+    units = {} if q.units is None else {"units": q.units}
+    return {**_base(q), "keys": list(m.keys), "low": low, "high": high, **units, "max_pairs": m.max_pairs,
+            "mechanism": m.to_config()}
+
+
+def _keyvalue_public(q: Question) -> dict[str, Any]:
+    return {**_keyvalue(q), "randomized": True, "epsilon": q.epsilon}
+
+
 def _heavy(q: Question) -> dict[str, Any]:
     return {**_base(q), "discovery": q.randomizer.to_config()}
 
@@ -482,8 +506,8 @@ def _joint_public(q: Question) -> dict[str, Any]:
 
 _Form = Callable[[Question], dict[str, Any]]
 _STORED: dict[str, _Form] = {FREQUENCY: _frequency, SKETCH: _frequency, DESIGN: _design, NUMERIC: _numeric,
-                             HEAVY: _heavy, JOINT: _joint, RANGE: _numeric, SET: _multiple}
+                             HEAVY: _heavy, JOINT: _joint, RANGE: _numeric, SET: _multiple, KEYVALUE: _keyvalue}
 _PUBLIC: dict[str, _Form] = {FREQUENCY: _frequency, SKETCH: _frequency, DESIGN: _design_public,
                              NUMERIC: _numeric_public, HEAVY: _heavy_public, JOINT: _joint_public,
-                             RANGE: _numeric_public, SET: _multiple_public}
+                             RANGE: _numeric_public, SET: _multiple_public, KEYVALUE: _keyvalue_public}
 _LOCATE: dict[str, Callable[[Any, Sequence[Any], ReportError], ReportError]] = {HEAVY: _heavy_located}

@@ -41,7 +41,7 @@ from deniable.server._errors import SurveyError
 from deniable.server._questions import Question
 from deniable.wire import from_config
 
-__all__ = ["MULTIPLE", "MAX_OPTIONS", "load_multiple_question", "items_json"]
+__all__ = ["MULTIPLE", "MAX_OPTIONS", "load_multiple_question", "items_json", "distinct_values", "count_field"]
 
 MULTIPLE = "multiple"
 MAX_OPTIONS = 1000
@@ -51,20 +51,23 @@ _KEYS = frozenset({"id", "text", "type", "options", "max_choices", "epsilon", "e
 _STORED_KEYS = frozenset({"id", "text", "type", "options", "max_choices", "mechanism"})
 
 
-def _options(value: Any, where: str) -> list[Any]:
+def distinct_values(value: Any, where: str, name: str = "options") -> list[Any]:
+    """A question's 2 to :data:`MAX_OPTIONS` distinct strings or integers (its ``options``, a key-value
+    question's ``keys``); :class:`SurveyError` names the field."""
     if not isinstance(value, list) or not 2 <= len(value) <= MAX_OPTIONS:
-        raise SurveyError(f"{where}options", f"must list 2 to {MAX_OPTIONS} options; got {value!r:.60}")
+        raise SurveyError(f"{where}{name}", f"must list 2 to {MAX_OPTIONS} {name}; got {value!r:.60}")
     for i, option in enumerate(value):
         if isinstance(option, bool) or not isinstance(option, (str, int)):
-            raise SurveyError(f"{where}options[{i}]", f"must be a string or an integer; got {option!r:.60}")
+            raise SurveyError(f"{where}{name}[{i}]", f"must be a string or an integer; got {option!r:.60}")
     if len({type(v) for v in value}) != 1:
-        raise SurveyError(f"{where}options", f"must be all strings or all integers; got {value!r:.200}")
+        raise SurveyError(f"{where}{name}", f"must be all strings or all integers; got {value!r:.200}")
     if len(set(value)) != len(value):
-        raise SurveyError(f"{where}options", f"has duplicates: {value!r:.200}")
+        raise SurveyError(f"{where}{name}", f"has duplicates: {value!r:.200}")
     return list(value)
 
 
-def _count(data: Mapping[str, Any], key: str, where: str, most: int) -> int:
+def count_field(data: Mapping[str, Any], key: str, where: str, most: int) -> int:
+    """The integer ``data[key]`` in ``1..most``; :class:`SurveyError` names the field."""
     value = data.get(key)
     if type(value) is not int or not 1 <= value <= most:
         raise SurveyError(f"{where}{key}", f"must be an integer from 1 to {most}; got {value!r:.60}")
@@ -80,8 +83,8 @@ def load_multiple_question(data: Mapping[str, Any], qid: str, text: str, where: 
     extra = sorted(set(data) - allowed)
     if extra:
         raise SurveyError(f"{where}{extra[0]}", f"is not a field of a multiple question (allowed: {sorted(allowed)})")
-    options = _options(data.get("options"), where)
-    max_choices = _count(data, "max_choices", where, len(options))
+    options = distinct_values(data.get("options"), where)
+    max_choices = count_field(data, "max_choices", where, len(options))
     if stored:
         try:
             m = from_config(dict(data["mechanism"]))
@@ -94,7 +97,7 @@ def load_multiple_question(data: Mapping[str, Any], qid: str, text: str, where: 
     epsilon = data.get("epsilon")
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
         raise SurveyError(f"{where}epsilon", f"is required: a number > 0; got {epsilon!r:.60}")
-    ell = _count(data, "ell", where, max_choices) if "ell" in data else max_choices
+    ell = count_field(data, "ell", where, max_choices) if "ell" in data else max_choices
     oracle = data.get("oracle", "auto")
     if oracle not in ("auto", *SET_ORACLES):
         raise SurveyError(f"{where}oracle", f"must be one of {['auto', *SET_ORACLES]}; got {oracle!r:.60}")

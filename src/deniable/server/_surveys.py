@@ -81,6 +81,11 @@ A question of ``type: multiple`` (``options``, ``max_choices``, ``epsilon``,
 optional ``ell`` and ``oracle``) lets a respondent choose several options,
 randomized by padding and sampling: see :mod:`deniable.server._set_questions`.
 
+A question of ``type: keyvalue`` (``keys``, ``low``, ``high``, ``max_pairs``,
+``epsilon``, optional ``units``, ``ell`` and ``mechanism: ue | grr | auto``)
+collects a value for each key a respondent has, randomized by PCKV: see
+:mod:`deniable.server._keyvalue_questions`.
+
 Beside its questions a survey has settings against flooding and for its
 results (``rate_limit``, ``max_responses``, ``results``:
 :mod:`deniable.server._policy`); unlike the questions they may change.
@@ -111,6 +116,7 @@ from deniable.server._design_questions import load_design_question, load_plain_q
 from deniable.server._discovery import FREE_TEXT, load_free_text_question
 from deniable.server._errors import SurveyError, closest, did_you_mean, is_text, printable
 from deniable.server._joint_questions import load_joint_question
+from deniable.server._keyvalue_questions import load_keyvalue_question
 from deniable.server._list_questions import load_list_question
 from deniable.server._numeric_questions import NUMBER, load_number_question
 from deniable.server._policy import POLICY_FIELDS, Policy, load_policy
@@ -119,6 +125,7 @@ from deniable.server._questions import (
     FREQUENCY,
     HEAVY,
     JOINT,
+    KEYVALUE,
     LIST,
     NUMERIC,
     PLAIN,
@@ -286,6 +293,8 @@ def _load_question(data: Any, where: str) -> AnyQuestion:
         return load_joint_question(data, qid, text, where)
     if qtype == MULTIPLE:  # deniable.server._set_questions
         return load_multiple_question(data, qid, text, where)
+    if qtype == KEYVALUE:  # deniable.server._keyvalue_questions
+        return load_keyvalue_question(data, qid, text, where)
     if not randomized:
         return load_plain_question(data, qid, text, where)
     if "design" in data:
@@ -476,7 +485,7 @@ def _check_sampled(questions: Sequence[AnyQuestion], budget: float) -> None:
 
 _KIND_NAMES = {DESIGN: "a survey design", NUMERIC: "a number question", HEAVY: "a free-text question",
                PLAIN: "a plain question", JOINT: "a joint question", RANGE: "a number question",
-               SET: "a multiple question", LIST: "a list experiment"}
+               SET: "a multiple question", LIST: "a list experiment", KEYVALUE: "a keyvalue question"}
 
 
 def load_surveys(sources: Iterable[str | Path | Mapping[str, Any] | Survey]) -> list[Survey]:

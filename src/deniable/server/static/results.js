@@ -12,6 +12,7 @@ import { slicedSection } from './sliced_results.js';
 import { jointSection } from './joint_results.js';
 import { itemsSection, rangeSection } from './range_results.js';
 import { listSection } from './list_results.js';
+import { keyValueSection } from './keyvalue_results.js';
 import { html, numbersTable, questionCard, svgEl } from './dom.js';
 import {
   countOf, estimateTexts, fixed, grouped, niceStep, percent, scientific, significant,
@@ -195,7 +196,7 @@ function manipulationNote(m) {
 function legend(questions, level, target) {
   const kinds = new Set(questions.map((q) => q.kind ?? 'shares'));
   const parts = [];
-  if (kinds.has('shares') || kinds.has('design') || kinds.has('joint') || kinds.has('items')) {
+  if (['shares', 'design', 'joint', 'items', 'keyvalue'].some((k) => kinds.has(k))) {
     parts.push(`Bars: estimated share per answer of ${target.long} (debiased from the randomized reports). `
       + `Whiskers, and the range printed under each value: ${level} confidence interval (not a standard error; the `
       + 'standard errors are in the table under “Show the numbers”). Estimates can fall slightly outside 0–100% '
@@ -215,6 +216,10 @@ function legend(questions, level, target) {
     parts.push('Choose-several questions: the estimated share of respondents who chose each option; the shares '
       + 'need not add up to 100%.');
   }
+  if (kinds.has('keyvalue')) {
+    parts.push('Key-value questions: the estimated share of respondents holding each key (bars), and the mean of '
+      + `the values they gave for it, each with its ${level} confidence interval.`);
+  }
   if (kinds.has('discovery')) {
     parts.push(`${kinds.size > 1 ? 'Free-text questions: the' : 'The'} answers respondents typed that were found, `
       + `most frequent first, with the estimated number of respondents of the population who typed each and its ${level} `
@@ -225,7 +230,7 @@ function legend(questions, level, target) {
     parts.push('Questions answered together (randomized as one): each question’s estimated shares, and how '
       + 'strongly each pair of answers goes together.');
   }
-  if (['shares', 'design', 'mean', 'joint', 'range', 'items'].some((k) => kinds.has(k))) {
+  if (['shares', 'design', 'mean', 'joint', 'range', 'items', 'keyvalue'].some((k) => kinds.has(k))) {
     parts.push('Each estimate, its interval and its standard error are printed with the same decimals, '
       + 'set by the standard error (two significant digits of it).');
   }
@@ -245,6 +250,7 @@ const SECTIONS = {
   'list-experiment': (q, _i, level) => listSection(q, level, chartWidth()),
   range: (q, _i, level) => rangeSection(q, level, chartWidth()),
   items: (q, i, level) => itemsSection(q, i, level, chart),
+  keyvalue: (q, i, level) => keyValueSection(q, i, level, chart),
   design: (q, _i, level) => designSection(q, level, chartWidth()),
   plain: (q) => plainSection(q),
 };

@@ -25,7 +25,7 @@ const answerLabel = (q, c) => (q.type === 'yes-no' ? (c === true ? 'Yes' : c ===
 /** The series a question has per round: one per answer (mechanism questions), the prevalence (designs)
  * or the mean (number questions). */
 function seriesOf(q, sequences) {
-  if (['plain', 'discovery', 'joint', 'range', 'items'].includes(q.kind)) return null; // no fixed answers to follow
+  if (['plain', 'discovery', 'joint', 'range', 'items', 'keyvalue'].includes(q.kind)) return null; // no fixed answers to follow
   if (sequences) return sequenceSeries(q, sequences[q.id]);
   if (q.kind === 'mean') {
     return [{ label: q.units ? `Mean (${q.units})` : 'Mean', est: q.estimate, low: q.ci_low, high: q.ci_high, se: q.std_error }];
@@ -228,7 +228,7 @@ export function roundsSection(info, level, width) {
   if (shuffled) wrap.append(shuffled);
   info.rounds[0].questions.forEach((q0, qi) => {
     // as given, free text, or several answers together: see the pooled results
-    if (['plain', 'discovery', 'joint', 'range', 'items'].includes(q0.kind)) return;
+    if (['plain', 'discovery', 'joint', 'range', 'items', 'keyvalue'].includes(q0.kind)) return;
     const anytime = Boolean(info.anytime);
     const perRound = info.rounds.map((r) => seriesOf(r.questions[qi], anytime ? r.sequences ?? {} : null));
     if (!perRound.some((p) => p)) return; // a memoizing question under anytime: no sequence to draw

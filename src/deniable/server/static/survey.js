@@ -23,6 +23,7 @@ import { jointDevice } from './joint_question.js';
 import { chosenIn, epsilonText, fieldsetFor, NAMES, radios } from './form.js';
 import { multipleDevice } from './multiple.js';
 import { listDevice } from './list_experiment.js';
+import { keyValueDevice } from './keyvalue_question.js';
 
 const $ = (id) => document.getElementById(id);
 const match = window.location.pathname.match(/\/s\/([^/]+)\/?$/);
@@ -92,6 +93,7 @@ function rangeMeta(mechanism) {
 const QUESTION_TYPES = {
   'free-text': (question, name) => freeTextDevice(question, name, fieldsetFor(question, freeTextMeta(question))),
   joint: jointDevice,
+  keyvalue: keyValueDevice,
   'list-experiment': (question, name) => listDevice(question, name, fieldsetFor(question, 'A list experiment: say '
     + 'how many of the items apply to you, not which. Answering none or all of them reveals your answer to each '
     + '(ε = ∞ then).')),
