@@ -11,7 +11,7 @@ included, is its randomizer, ``from_config(question["mechanism"])``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from deniable import _randomness as randomness
@@ -72,17 +72,26 @@ class KeyValueDevice:
 Device = Mechanism | PlainDevice | FreeTextDevice | ListExperiment | KeyValueDevice
 
 
+BY_TYPE: dict[str, Callable[[Mapping[str, Any]], Device]] = {
+    # the device draws the list; answers {control, sensitive}
+    "list-experiment": lambda question: ListExperiment(len(question["items"])),
+    # values in the question's range, onto PCKV's [-1, 1]
+    "keyvalue": KeyValueDevice,
+}
+"""The question types whose device is not their mechanism's: ``{type: device of a question}``."""
+
+
 def question_device(question: Mapping[str, Any]) -> Device:
-    """A plain question, a free-text question's discovery, or (every other question, survey
-    designs included) the question's randomizer, ``from_config(question["mechanism"])``."""
-    if question.get("type") == "list-experiment":  # the device draws the list; answers {control, sensitive}
-        return ListExperiment(len(question["items"]))
+    """A question's device: its type's (:data:`BY_TYPE`), a plain question's, a free-text
+    question's discovery, or (every other question, survey designs included) the question's
+    randomizer, ``from_config(question["mechanism"])``."""
+    typed = BY_TYPE.get(question.get("type", ""))
+    if typed is not None:
+        return typed(question)
     if question.get("randomized") is False:
         return PlainDevice(question)
     if question.get("discovery"):
         return FreeTextDevice(question)
-    if question.get("type") == "keyvalue":  # values in the question's range, onto PCKV's [-1, 1]
-        return KeyValueDevice(question)
     if "mechanism" not in question and question.get("design"):  # a server older than rr-design configs
         spec = question["design"]
         return design(spec["model"], spec["p"])
