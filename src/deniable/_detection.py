@@ -23,10 +23,11 @@ false-alarm rate on honest data and the power against each attack of
   an attack that starts between the rounds moves its targets by far more
   than sampling allows. Two-sided normal tests, Bonferroni over ``k``.
 * :func:`supporting_all_test` (unary, local hashing, subset selection,
-  Hadamard): the reports that support every one of a suspected set of
-  targets, with the rate at which honest reports do (exact), so their
-  excess is tested by an exact binomial tail; the detection of Cao et al.
-  (frequent itemsets of the supported sets), for a given itemset.
+  Hadamard, DBitFlip): the reports that support every one of a suspected
+  set of targets (DBitFlip: as many as its ``d`` sampled buckets hold),
+  with the rate at which honest reports do (exact), so their excess is
+  tested by an exact binomial tail; the detection of Cao et al. (frequent
+  itemsets of the supported sets), for a given itemset.
 """
 
 from __future__ import annotations
@@ -337,7 +338,13 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
     most ``pi = max_x P(T ⊆ S(y) | x)`` (exact per mechanism: ``p q^(r-1)``
     for unary encodings; for local hashing the share of the family's hashes
     putting all targets in one bucket times ``p``; 0 for GRR and subset
-    selection with ``omega < r``; by enumeration for Hadamard response). The
+    selection with ``omega < r``; by enumeration for Hadamard response).
+    A DBitFlip report samples ``d`` buckets, so there "every target" means
+    ``s = min(r, d)`` of them (with ``r > d``: reports whose sampled buckets
+    are all targets, each with bit 1), and ``pi = P(s targets sampled)
+    ((s/r) A B^(s-1) + (1 - s/r) B^s)`` with ``A, B`` the rates of a bit 1
+    in and out of the value's bucket and ``P(s targets sampled)``
+    ``C(k-r, d-r)/C(k, d)`` or ``C(r, d)/C(k, d)``. The
     p-value is the binomial tail ``P(Binomial(n, pi) >= count)``; ``detail``
     holds the boolean mask ``mask`` of those reports (the ones Cao et al.'s
     detection would remove) and ``pi``.
@@ -346,7 +353,7 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
     ----------
     mechanism : Mechanism
         The oracle that made the reports (unary, local hashing, subset
-        selection, Hadamard response or GRR).
+        selection, Hadamard response, DBitFlip or GRR).
     reports : array_like
         The reports.
     targets : sequence
@@ -388,9 +395,10 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
     if positions.size < 2:
         raise ValueError("supporting_all_test needs at least two targets")
     checked = mechanism.validate(reports)
-    mask = np.ones(len(checked), dtype=bool)
+    supported = np.zeros(len(checked), dtype=np.int64)
     for t in positions:
-        mask &= mechanism.supports(checked, mechanism.domain[int(t)])
+        supported += mechanism.supports(checked, mechanism.domain[int(t)])
+    mask = supported >= _most_supported(mechanism, positions)
     pi = _honest_all_rate(mechanism, positions)
     count, n = int(mask.sum()), int(mask.size)
     p_value = 1.0 if count == 0 else float(stats.binom.sf(count - 1, n, pi)) if pi > 0 else 0.0
@@ -399,13 +407,26 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
                      {"mask": mask, "pi": pi, "expected": n * pi})
 
 
+def _most_supported(mechanism: Any, positions: NDArray[np.int64]) -> int:
+    """The targets a report must support to count: all ``r``, or DBitFlip's ``min(r, d)``."""
+    from deniable.mechanisms import DBitFlip
+
+    return min(positions.size, mechanism.d) if isinstance(mechanism, DBitFlip) else int(positions.size)
+
+
 def _honest_all_rate(mechanism: Any, positions: NDArray[np.int64]) -> float:
-    """``max_x P(every target in S(y) | x)`` for an honest report (exact)."""
-    from deniable.mechanisms import GRR, BinaryRR, HadamardResponse, SubsetSelection
+    """``max_x P(every target in S(y) | x)`` for an honest report (exact; DBitFlip: ``min(r, d)`` of them)."""
+    from deniable.mechanisms import GRR, BinaryRR, DBitFlip, HadamardResponse, SubsetSelection
     from deniable.mechanisms._hashing import LocalHashing
     from deniable.mechanisms._unary import UnaryEncoding
 
     r = positions.size
+    if isinstance(mechanism, DBitFlip):
+        k, d, s = mechanism.k, mechanism.d, min(r, mechanism.d)
+        sampled = math.comb(k - r, d - r) if r <= d else math.comb(r, d)
+        one = float(mechanism._ra) / float(mechanism._ra + mechanism._rb)  # a bit 1 on the value's bucket
+        bits = (s / r) * one * (1 - one) ** (s - 1) + (1 - s / r) * (1 - one) ** s
+        return float(sampled / math.comb(k, d) * bits)
     if isinstance(mechanism, UnaryEncoding):
         return float(mechanism.p * mechanism.q ** (r - 1))
     if isinstance(mechanism, (GRR, BinaryRR)):
