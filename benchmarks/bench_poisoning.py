@@ -19,7 +19,8 @@
    the memoizing DBitFlip and RAPPOR: the detections' p-values, and the
    targets' summed absolute error of the poisoned estimate, of normalization
    (Norm-Sub), of dropping the reports that support every target (Cao et
-   al.'s detection; DBitFlip: as many as its d buckets hold), of
+   al.'s detection; DBitFlip: as many as its d buckets hold; RAPPOR: the
+   reports whose bit vector recurs in its cohort beyond the honest bound), of
    ``deniable.recover`` (``deniable.attacks.fake_contribution``) with beta
    read from a clean earlier round, and of the genuine reports alone.
 
@@ -137,7 +138,12 @@ def defences(k: int, n: int, rng: np.random.Generator) -> list[str]:
         z = attacks.fake_contribution(mechanism, "maximal-gain", targets)
         beta_hat = dn.estimate_fake_fraction(earlier, poisoned, targets=targets, contribution=z)
         recovered = dn.recover(poisoned, fake_fraction=beta_hat, contribution=z)
-        flagged = None if name in ("GRR", "RAPPOR") else dn.supporting_all_test(mechanism, reports, targets)
+        if name == "GRR":
+            flagged = None
+        elif name == "RAPPOR":  # its fakes send one fixed vector per cohort
+            flagged = dn.repeated_reports_test(mechanism, reports)
+        else:
+            flagged = dn.supporting_all_test(mechanism, reports, targets)
         detected = None if flagged is None else mechanism.estimate(reports[~flagged.detail["mask"]])
 
         change = dn.change_test(earlier, poisoned)
@@ -191,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         print(row)
     print(f"\nDetection p-values and the targets' summed absolute error (k = {k}, epsilon = 1 per report, "
           f"beta = 0.05, r = 10, MGA, n = {n:,})\n")
-    print("| protocol | change | frequency | unary count | supporting all | poisoned | Norm-Sub | detect and drop "
+    print("| protocol | change | frequency | unary count | supporting all (RAPPOR: repeated) | poisoned | Norm-Sub "
+          "| detect and drop "
           "| recover (beta read) | genuine only | poisoned / recovered |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in defences(k, n, rng):

@@ -125,6 +125,26 @@ def test_supporting_all_for_dbitflip_counts_the_reports_holding_d_targets() -> N
     assert found.detail["pi"] == pytest.approx(6 / 45 * (one * (1 - one) / 2 + (1 - one) ** 2 / 2))
 
 
+def test_repeated_reports_bound_is_the_most_likely_vector() -> None:
+    """The honest bound ``pi_w`` holds for every value and vector (the exact transition matrix, within a
+    cohort) and is attained where a value's two Bloom bits lie among the vector's ones; 200 copies of one
+    vector in a cohort are flagged and masked, and nothing else is."""
+    m = dn.RAPPOR(4, epsilon=4.0, num_bits=8, num_hashes=2, num_cohorts=2)
+    outputs, matrix = m.transition_matrix()
+    ones = np.array([bin(bits).count("1") for _, bits in outputs])
+    p, q = float(m.p_star), float(m.q_star)
+    on = np.minimum(ones, 2)
+    bound = q**on * p ** (ones - on) * (1 - p) ** (8 - ones)
+    within = matrix * m.num_cohorts  # P(bits | value, cohort)
+    assert np.all(within <= bound * (1 + 1e-12)) and np.any(np.isclose(within, bound, rtol=1e-12))
+    honest = m.privatize_many(np.arange(4).repeat(50), rng=7)
+    copies = honest[:1].repeat(200)
+    found = dn.repeated_reports_test(m, np.concatenate([honest, copies]))
+    assert found.flagged and found.detail["largest"] >= 201
+    assert found.detail["mask"][-200:].all() and found.detail["mask"].sum() == found.detail["largest"]
+    assert not dn.repeated_reports_test(m, honest, alpha=1e-3).flagged
+
+
 def test_refusals() -> None:
     grr = dn.GRR(4, epsilon=1.0)
     est = grr.estimate(grr.privatize_many([0, 1, 2, 3] * 10, rng=1))
@@ -132,6 +152,8 @@ def test_refusals() -> None:
         dn.unary_count_test(grr, [0, 1])
     with pytest.raises(ValueError, match="at least two targets"):
         dn.supporting_all_test(grr, [0, 1], [0])
+    with pytest.raises(TypeError, match="needs RAPPOR reports"):
+        dn.repeated_reports_test(grr, [0, 1])
     with pytest.raises(ValueError, match="not post-processed"):
         dn.frequency_test(est.consistent())
     with pytest.raises(ValueError, match="same categories"):
