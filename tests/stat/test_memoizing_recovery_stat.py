@@ -15,7 +15,7 @@ spread to the targets (DBitFlip's sample every target with bit 1, RAPPOR's
 set fixed bits per cohort), so that band is the genuine reports' own. For
 RAPPOR the decode is linear only with equal cohorts; the genuine cohorts'
 imbalance (relative 0.6%) leaves a first-order error, which 60 rounds
-measured at well under one standard error (the z-scores' SD 0.8 to 1.1 for
+measured at well under one standard error (the targets' z-scores had SD 0.8 to 1.0 for
 both mechanisms).
 
 The factor. Since ``poisoned - truth = beta (z - truth) + (1 - beta)
