@@ -15,11 +15,14 @@
    The memoizing mechanisms (L-GRR, L-OSUE, DBitFlip, RAPPOR: one report at
    epsilon about 1) under the maximal-gain attack at the default setting,
    against their stated ``target_gain`` (``m.manipulation(targets)``).
-2. **Detection and recovery** at the default setting: the detections'
-   p-values, and the targets' summed absolute error of the poisoned estimate,
-   of normalization (Norm-Sub), of dropping the reports that support every
-   target (Cao et al.'s detection), of ``deniable.recover`` with beta read from
-   a clean earlier round, and of the genuine reports alone.
+2. **Detection and recovery** at the default setting, for GRR, OUE, OLH and
+   the memoizing DBitFlip and RAPPOR: the detections' p-values, and the
+   targets' summed absolute error of the poisoned estimate, of normalization
+   (Norm-Sub), of dropping the reports that support every target (Cao et
+   al.'s detection; DBitFlip: as many as its d buckets hold; RAPPOR: the
+   reports whose bit vector recurs in its cohort beyond the honest bound), of
+   ``deniable.recover`` (``deniable.attacks.fake_contribution``) with beta
+   read from a clean earlier round, and of the genuine reports alone.
 
 The genuine values follow a Zipf law (exponent 1.5) truncated to the k items.
 """
@@ -113,12 +116,18 @@ def target_error(est: dn.Estimate, truth: np.ndarray, targets: np.ndarray) -> fl
     return float(np.abs(est.frequencies[targets] - truth[targets]).sum())
 
 
+def defended(k: int) -> dict[str, dn.FrequencyOracle]:
+    """The protocols of the detection and recovery table: Cao et al.'s three and the memoizing DBitFlip, RAPPOR."""
+    out: dict[str, dn.FrequencyOracle] = {name: cls(k, epsilon=1.0) for name, cls in PROTOCOLS.items()}
+    out.update((name, m) for name, m in memoizing(k).items() if name in ("DBitFlip", "RAPPOR"))
+    return out
+
+
 def defences(k: int, n: int, rng: np.random.Generator) -> list[str]:
     rows = []
     beta, r = 0.05, 10
     m = round(beta * n / (1 - beta))
-    for name, cls in PROTOCOLS.items():
-        mechanism = cls(k, epsilon=1.0)
+    for name, mechanism in defended(k).items():
         values = zipf_values(k, n, rng)
         truth = np.bincount(values, minlength=k) / n
         targets = rng.choice(k, r, replace=False)
@@ -126,10 +135,15 @@ def defences(k: int, n: int, rng: np.random.Generator) -> list[str]:
         honest = mechanism.privatize_many(values, rng=rng)
         reports = np.concatenate([honest, attacks.maximal_gain(mechanism, targets, m, rng=rng)])
         poisoned = mechanism.estimate(reports)
-        support = attacks.fake_support(mechanism, "maximal-gain", targets)
-        beta_hat = dn.estimate_fake_fraction(earlier, poisoned, support, targets)
-        recovered = dn.recover(poisoned, support, beta_hat)
-        flagged = dn.supporting_all_test(mechanism, reports, targets) if name != "GRR" else None
+        z = attacks.fake_contribution(mechanism, "maximal-gain", targets)
+        beta_hat = dn.estimate_fake_fraction(earlier, poisoned, targets=targets, contribution=z)
+        recovered = dn.recover(poisoned, fake_fraction=beta_hat, contribution=z)
+        if name == "GRR":
+            flagged = None
+        elif name == "RAPPOR":  # its fakes send one fixed vector per cohort
+            flagged = dn.repeated_reports_test(mechanism, reports)
+        else:
+            flagged = dn.supporting_all_test(mechanism, reports, targets)
         detected = None if flagged is None else mechanism.estimate(reports[~flagged.detail["mask"]])
 
         change = dn.change_test(earlier, poisoned)
@@ -181,9 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|")
     for row in memoizing_gains(k, n, repeat, rng):
         print(row)
-    print(f"\nDetection p-values and the targets' summed absolute error (k = {k}, epsilon = 1, beta = 0.05, "
-          f"r = 10, MGA, n = {n:,})\n")
-    print("| protocol | change | frequency | unary count | supporting all | poisoned | Norm-Sub | detect and drop "
+    print(f"\nDetection p-values and the targets' summed absolute error (k = {k}, epsilon = 1 per report, "
+          f"beta = 0.05, r = 10, MGA, n = {n:,})\n")
+    print("| protocol | change | frequency | unary count | supporting all (RAPPOR: repeated) | poisoned | Norm-Sub "
+          "| detect and drop "
           "| recover (beta read) | genuine only | poisoned / recovered |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in defences(k, n, rng):

@@ -32,7 +32,14 @@ from deniable._compare import (
 )
 from deniable._consistency import project_simplex
 from deniable._debias import debias_binary, debias_categorical
-from deniable._detection import Detection, change_test, frequency_test, supporting_all_test, unary_count_test
+from deniable._detection import (
+    Detection,
+    change_test,
+    frequency_test,
+    repeated_reports_test,
+    supporting_all_test,
+    unary_count_test,
+)
 from deniable._estimate import Estimate, HistogramEstimate, MeanEstimate, SupportCounts
 from deniable._joint import IndependenceTest, Joint, JointEstimate, MarginalEstimate
 from deniable._manipulation import Manipulation
@@ -193,6 +200,7 @@ __all__ = [
     "frequency_test",
     "change_test",
     "supporting_all_test",
+    "repeated_reports_test",
     "recover",
     "estimate_fake_fraction",
     "SlicedEstimate",

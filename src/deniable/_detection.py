@@ -23,10 +23,15 @@ false-alarm rate on honest data and the power against each attack of
   an attack that starts between the rounds moves its targets by far more
   than sampling allows. Two-sided normal tests, Bonferroni over ``k``.
 * :func:`supporting_all_test` (unary, local hashing, subset selection,
-  Hadamard): the reports that support every one of a suspected set of
-  targets, with the rate at which honest reports do (exact), so their
-  excess is tested by an exact binomial tail; the detection of Cao et al.
-  (frequent itemsets of the supported sets), for a given itemset.
+  Hadamard, DBitFlip): the reports that support every one of a suspected
+  set of targets (DBitFlip: as many as its ``d`` sampled buckets hold),
+  with the rate at which honest reports do (exact), so their excess is
+  tested by an exact binomial tail; the detection of Cao et al. (frequent
+  itemsets of the supported sets), for a given itemset.
+* :func:`repeated_reports_test` (RAPPOR): a bit vector sent within one
+  cohort far more often than honest reports, whose bits are independent,
+  can send it (a union bound over every cohort and vector); RAPPOR's
+  maximal-gain fakes send one fixed vector per cohort.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from deniable._intervals import check_alpha
 
 __all__ = [
     "Detection", "unary_count_test", "frequency_test", "change_test", "shares_change", "supporting_all_test",
-    "honest_count_pmf",
+    "repeated_reports_test", "honest_count_pmf",
 ]
 
 
@@ -337,7 +342,13 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
     most ``pi = max_x P(T ⊆ S(y) | x)`` (exact per mechanism: ``p q^(r-1)``
     for unary encodings; for local hashing the share of the family's hashes
     putting all targets in one bucket times ``p``; 0 for GRR and subset
-    selection with ``omega < r``; by enumeration for Hadamard response). The
+    selection with ``omega < r``; by enumeration for Hadamard response).
+    A DBitFlip report samples ``d`` buckets, so there "every target" means
+    ``s = min(r, d)`` of them (with ``r > d``: reports whose sampled buckets
+    are all targets, each with bit 1), and ``pi = P(s targets sampled)
+    ((s/r) A B^(s-1) + (1 - s/r) B^s)`` with ``A, B`` the rates of a bit 1
+    in and out of the value's bucket and ``P(s targets sampled)``
+    ``C(k-r, d-r)/C(k, d)`` or ``C(r, d)/C(k, d)``. The
     p-value is the binomial tail ``P(Binomial(n, pi) >= count)``; ``detail``
     holds the boolean mask ``mask`` of those reports (the ones Cao et al.'s
     detection would remove) and ``pi``.
@@ -346,7 +357,7 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
     ----------
     mechanism : Mechanism
         The oracle that made the reports (unary, local hashing, subset
-        selection, Hadamard response or GRR).
+        selection, Hadamard response, DBitFlip or GRR).
     reports : array_like
         The reports.
     targets : sequence
@@ -388,9 +399,10 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
     if positions.size < 2:
         raise ValueError("supporting_all_test needs at least two targets")
     checked = mechanism.validate(reports)
-    mask = np.ones(len(checked), dtype=bool)
+    supported = np.zeros(len(checked), dtype=np.int64)
     for t in positions:
-        mask &= mechanism.supports(checked, mechanism.domain[int(t)])
+        supported += mechanism.supports(checked, mechanism.domain[int(t)])
+    mask = supported >= _most_supported(mechanism, positions)
     pi = _honest_all_rate(mechanism, positions)
     count, n = int(mask.sum()), int(mask.size)
     p_value = 1.0 if count == 0 else float(stats.binom.sf(count - 1, n, pi)) if pi > 0 else 0.0
@@ -399,13 +411,109 @@ def supporting_all_test(mechanism: Any, reports: Any, targets: Any, alpha: float
                      {"mask": mask, "pi": pi, "expected": n * pi})
 
 
+def repeated_reports_test(mechanism: Any, reports: Any, alpha: float = 1e-3) -> Detection:
+    r"""Does any RAPPOR bit vector recur within a cohort more often than honest reports allow?
+
+    An honest report's ``B = num_bits`` bits are independent given its
+    value, each 1 with probability ``q*`` on the value's Bloom bits (at most
+    ``h = num_hashes`` of them) and ``p* < q*`` elsewhere, so it equals a
+    vector ``y`` with ``w`` ones with probability at most
+    ``pi_w = q*^min(h, w) p*^(w - min(h, w)) (1 - p*)^(B - w)`` (the filter
+    on ``y``'s ones), whatever its value, in or out of the candidates. A
+    vector sent ``c`` times among a cohort's ``N_c`` reports has the
+    conservative p-value ``P(Binomial(N_c, pi_w) >= c)``; the test's
+    p-value is the smallest, times the ``cohorts * 2^B`` vectors that could
+    have been sent (Bonferroni over all of them, observed or not). ``detail``
+    holds ``mask``, the reports whose vector is significant on its own at
+    ``alpha`` (those a detect-and-drop defence removes), and ``largest``, the
+    most times one vector was sent in one cohort, and ``tail``, the smallest
+    unadjusted p-value.
+
+    Parameters
+    ----------
+    mechanism : RAPPOR
+        The mechanism that made the reports.
+    reports : array_like
+        The reports.
+    alpha : float, default 1e-3
+        The false-alarm rate.
+
+    Returns
+    -------
+    Detection
+        The largest repeat count and its adjusted p-value.
+
+    Raises
+    ------
+    TypeError
+        A mechanism other than RAPPOR.
+
+    Notes
+    -----
+    :math:`p = \min\bigl(1, m 2^B \min_{c, y} P(\mathrm{Bin}(N_c, \pi_{|y|}) \ge n_{c,y})\bigr)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> rng = np.random.default_rng(2)
+    >>> m = dn.RAPPOR(16, epsilon=4.0, num_bits=16, num_hashes=2, num_cohorts=8)
+    >>> genuine = m.privatize_many(rng.choice(16, size=4000), rng=rng)
+    >>> fakes = attacks.maximal_gain(m, [13, 14, 15], 400, rng=rng)
+    >>> dn.repeated_reports_test(m, genuine).flagged
+    False
+    >>> found = dn.repeated_reports_test(m, np.concatenate([genuine, fakes]))
+    >>> found.flagged, int(found.detail["mask"][-400:].sum())
+    (True, 400)
+    """
+    from scipy import stats
+
+    from deniable.mechanisms import RAPPOR
+
+    a = check_alpha(alpha)
+    if not isinstance(mechanism, RAPPOR):
+        raise TypeError(f"repeated_reports_test needs RAPPOR reports; got {mechanism.name}")
+    checked = mechanism.validate(reports)
+    n = len(checked)
+    if n == 0:
+        raise ValueError("repeated_reports_test needs at least one report")
+    cohorts = checked["cohort"].astype(np.uint64)
+    keys = np.concatenate([cohorts[:, None], checked["bits"].reshape(n, -1).astype(np.uint64)], axis=1)
+    rows, inverse, repeats = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    ones = np.bitwise_count(rows[:, 1:]).sum(axis=1, dtype=np.int64)
+    sizes = np.bincount(cohorts.astype(np.int64), minlength=mechanism.num_cohorts)[rows[:, 0].astype(np.int64)]
+    p, q, h, b = float(mechanism.p_star), float(mechanism.q_star), mechanism.num_hashes, mechanism.num_bits
+    on = np.minimum(ones, h)
+    pi = q**on * p ** (ones - on) * (1 - p) ** (b - ones)
+    tails = stats.binom.sf(repeats - 1, sizes, pi)
+    vectors = mechanism.num_cohorts * 2.0**b
+    p_value = float(min(1.0, vectors * float(tails.min())))
+    mask = (vectors * tails <= a)[inverse.ravel()]
+    return Detection("repeated-reports", float(repeats.max()), p_value, a, (),
+                     {"mask": mask, "largest": int(repeats.max()), "tail": float(tails.min()), "vectors": vectors})
+
+
+def _most_supported(mechanism: Any, positions: NDArray[np.int64]) -> int:
+    """The targets a report must support to count: all ``r``, or DBitFlip's ``min(r, d)``."""
+    from deniable.mechanisms import DBitFlip
+
+    return min(positions.size, mechanism.d) if isinstance(mechanism, DBitFlip) else int(positions.size)
+
+
 def _honest_all_rate(mechanism: Any, positions: NDArray[np.int64]) -> float:
-    """``max_x P(every target in S(y) | x)`` for an honest report (exact)."""
-    from deniable.mechanisms import GRR, BinaryRR, HadamardResponse, SubsetSelection
+    """``max_x P(every target in S(y) | x)`` for an honest report (exact; DBitFlip: ``min(r, d)`` of them)."""
+    from deniable.mechanisms import GRR, BinaryRR, DBitFlip, HadamardResponse, SubsetSelection
     from deniable.mechanisms._hashing import LocalHashing
     from deniable.mechanisms._unary import UnaryEncoding
 
     r = positions.size
+    if isinstance(mechanism, DBitFlip):
+        k, d, s = mechanism.k, mechanism.d, min(r, mechanism.d)
+        sampled = math.comb(k - r, d - r) if r <= d else math.comb(r, d)
+        one = float(mechanism._ra) / float(mechanism._ra + mechanism._rb)  # a bit 1 on the value's bucket
+        bits = (s / r) * one * (1 - one) ** (s - 1) + (1 - s / r) * (1 - one) ** s
+        return float(sampled / math.comb(k, d) * bits)
     if isinstance(mechanism, UnaryEncoding):
         return float(mechanism.p * mechanism.q ** (r - 1))
     if isinstance(mechanism, (GRR, BinaryRR)):

@@ -39,8 +39,11 @@ buckets with bit 1), and RAPPOR (fakes spread evenly over the cohorts, each
 setting the Bloom bits that raise the targets' least-squares estimate:
 :mod:`deniable.mechanisms._rappor_manipulation`). A fake of a memoizing
 mechanism needs no memoized state: the server cannot tell one report from a
-device's permanent response (:func:`fake_support`, for a recovery, is not
-derived for DBitFlip and RAPPOR).
+device's permanent response. What a recovery (:func:`deniable.recover`)
+needs of an attack is :func:`fake_contribution`, one fake report's expected
+contribution to each estimate in the mechanism's own estimator, for every
+mechanism above; :func:`fake_support` gives the pure oracles' support rates
+it derives from.
 """
 
 from __future__ import annotations
@@ -54,13 +57,14 @@ from deniable import _randomness as randomness
 from deniable._manipulation import target_positions
 from deniable.mechanisms import GRR, RAPPOR, BinaryRR, DBitFlip, HadamardResponse, SubsetSelection
 from deniable.mechanisms._hashing import REPORT_DTYPE, LocalHashing
-from deniable.mechanisms._rappor_manipulation import best_bits, uniform_gain
+from deniable.mechanisms._rappor_manipulation import best_bits, contributions, uniform_gain
 from deniable.mechanisms._subset import _FLOYD_MAX, _floyd, _smallest_keys
 from deniable.mechanisms._unary import UnaryEncoding
 from deniable.mechanisms._walsh import parity
 
 __all__ = [
-    "maximal_gain", "random_item", "random_value", "overall_gain", "expected_gain", "fake_support", "ATTACKS",
+    "maximal_gain", "random_item", "random_value", "overall_gain", "expected_gain", "fake_support",
+    "fake_contribution", "ATTACKS",
 ]
 
 ATTACKS = ("maximal-gain", "random-item", "random-value")
@@ -324,3 +328,96 @@ def fake_support(mechanism: Any, attack: str, targets: Any, *, pad: bool = True)
         counts = support[:, positions].sum(axis=1)
         return np.asarray(support[counts == counts.max()].mean(axis=0), dtype=float)
     raise _unsupported(mechanism, "maximal-gain")
+
+
+def fake_contribution(mechanism: Any, attack: str, targets: Any, *, pad: bool = True) -> NDArray[np.float64]:
+    r"""``z_v``: one fake report's expected contribution to each category's estimate, in the mechanism's own
+    estimator.
+
+    With a fraction ``beta`` of fakes the unbiased estimate is, in
+    expectation, ``(1 - beta) f + beta z``; :func:`deniable.recover` inverts
+    it. Per mechanism (``a / b`` the odds of a bit, ``d`` the sampled buckets):
+
+    * pure oracles (GRR, unary, local hashing, subset selection, Hadamard):
+      ``(s_v - q*)/(p* - q*)`` with ``s = fake_support(...)``;
+    * DBitFlip, whose estimate averages ``(k/d) [v sampled] (bit (a+b) - b)/(a-b)``:
+      ``(k/d) ((a+b) s_v - b t_v)/(a-b)`` with ``t_v`` the probability that a
+      fake samples ``v`` and ``s_v`` that it does so with bit 1 (maximal gain:
+      each target sampled w.p. ``min(1, d/r)`` with bit 1 and, when ``r < d``,
+      each other bucket w.p. ``(d-r)/(k-r)`` with bit 0; random value:
+      ``t_v = d/k``, ``s_v = d/(2k)``, so ``z_v = 1/2``);
+    * RAPPOR, whose least-squares decode is (with equal cohorts) the mean of
+      ``z_v(c, s) = sum_i w_{c,i,v} (s_i - p*)``
+      (:mod:`deniable.mechanisms._rappor_manipulation`): the mean over the
+      cohorts of that sum for the bits a fake sets (maximal gain, its fakes
+      spread evenly over the cohorts) or ``1/2`` each (random value).
+
+    Random item (a fake user with a uniformly drawn target as its value, run
+    through the honest randomizer) gives ``1/r`` on each target and 0
+    elsewhere for every mechanism: the estimators are unbiased.
+
+    Parameters
+    ----------
+    mechanism : FrequencyOracle
+        The mechanism the fakes report to.
+    attack : str
+        One of :data:`ATTACKS`.
+    targets : sequence
+        The categories the attack promotes.
+    pad : bool, default True
+        As in :func:`maximal_gain` (unary encodings).
+
+    Returns
+    -------
+    numpy.ndarray
+        One float per category.
+
+    Raises
+    ------
+    ValueError
+        An unknown attack.
+    TypeError
+        A mechanism the attacks do not cover.
+
+    Examples
+    --------
+    >>> import deniable as dn
+    >>> from deniable import attacks
+    >>> m = dn.DBitFlip(8, d=2, epsilon=2.0)
+    >>> z = attacks.fake_contribution(m, "maximal-gain", [6, 7])
+    >>> [round(float(x), 3) for x in z[5:]]  # (k/d) e/(e - 1) on each target, e = e^(eps/2)
+    [0.0, 6.328, 6.328]
+    >>> attacks.fake_contribution(m, "random-value", [6, 7])[:3].tolist()
+    [0.5, 0.5, 0.5]
+    """
+    if attack not in ATTACKS:
+        raise ValueError(f"attack must be one of {ATTACKS}; got {attack!r}")
+    positions = target_positions(mechanism, targets)
+    r, k = positions.size, mechanism.k
+    if attack == "random-item":
+        return np.bincount(positions, minlength=k) / r
+    if isinstance(mechanism, DBitFlip):
+        return _dbitflip_contribution(mechanism, attack, positions)
+    if isinstance(mechanism, RAPPOR):
+        weights = contributions(mechanism)  # (cohorts, bits, k)
+        if attack == "random-value":
+            bits = np.full(weights.shape[:2], 0.5)
+        else:
+            bits = best_bits(mechanism, positions).astype(float)
+        z = np.einsum("ci,civ->v", bits - float(mechanism.p_star), weights) / mechanism.num_cohorts
+        return np.asarray(z, dtype=float)
+    p, q = mechanism.support_rates()
+    return np.asarray((fake_support(mechanism, attack, targets, pad=pad) - q) / (p - q), dtype=float)
+
+
+def _dbitflip_contribution(mechanism: Any, attack: str, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+    """DBitFlip's ``(k/d) ((a+b) s - b t)/(a-b)`` for the maximal-gain and random-value fakes."""
+    k, d, r = mechanism.k, mechanism.d, positions.size
+    a, b = float(mechanism._ra), float(mechanism._rb)
+    inside = np.isin(np.arange(k), positions)
+    if attack == "random-value":
+        sampled, ones = np.full(k, d / k), np.full(k, d / (2 * k))
+    else:
+        sampled = np.where(inside, min(1.0, d / r), max(0, d - r) / max(k - r, 1))
+        ones = np.where(inside, sampled, 0.0)
+    return np.asarray((k / d) * ((a + b) * ones - b * sampled) / (a - b), dtype=float)

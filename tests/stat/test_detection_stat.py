@@ -4,7 +4,12 @@ Setting (every test): k = 16 categories, epsilon = 1, n = 20,000 genuine
 reports per round with shares (0.3, 0.2, 0.15, 0.1, 0.1, 0.05, 0.05, 0.05)
 on the first 8 categories and 0 on the rest; the attacker's r = 3 targets
 are categories 10, 12, 14 (nobody holds them) and the fakes are 5% of the
-reports (beta = 0.05, m = 1,053).
+reports (beta = 0.05, m = 1,053). The memoizing mechanisms: DBitFlip with
+d = 2 (a report supports at most two of the three targets, so
+``supporting_all_test`` counts the reports holding two, honest rate 0.0051)
+and RAPPOR with 16 bits, 2 hashes and 8 cohorts at epsilon_infinity = 4
+(``repeated_reports_test``: its wrong version omits the correction for the
+``8 x 2^16`` vectors that could recur, and alarmed on 300/300 honest rounds).
 
 * **Gains.** One fake report of the random-item or random-value attack adds
   ``sum_t (1[t in S(y)] - q*)/(p* - q*)`` to the targets' summed estimate;
@@ -55,6 +60,10 @@ DETECTION_ALPHA = 0.01
 
 
 def _mechanism(name: str) -> dn.FrequencyOracle:
+    if name == "DBitFlip":  # d = 2 < r = 3: a report supports at most two targets
+        return dn.DBitFlip(K, d=2, epsilon=EPS)
+    if name == "RAPPOR":  # one report at epsilon 0.99
+        return dn.RAPPOR(K, epsilon=4.0, num_bits=16, num_hashes=2, num_cohorts=8)
     built: dn.FrequencyOracle = getattr(dn, name)(K, epsilon=EPS)
     return built
 
@@ -102,6 +111,9 @@ def _honest_and_wrong(name: str, detection: str, rng: np.random.Generator) -> tu
         elif detection == "unary-count":
             found = dn.unary_count_test(mechanism, reports, DETECTION_ALPHA)
             wrong += dn.unary_count_test(wrong_law, reports, DETECTION_ALPHA).flagged
+        elif detection == "repeated-reports":
+            found = dn.repeated_reports_test(mechanism, reports, DETECTION_ALPHA)
+            wrong += found.detail["tail"] <= DETECTION_ALPHA  # no correction for the vectors that could recur
         else:
             found = dn.supporting_all_test(mechanism, reports, TARGETS, DETECTION_ALPHA)
             wrong += found.statistic > 0  # no honest rate: any report supporting every target alarms
@@ -112,7 +124,9 @@ def _honest_and_wrong(name: str, detection: str, rng: np.random.Generator) -> tu
 CALIBRATED = [("frequency", "GRR"), ("frequency", "OUE"), ("frequency", "OLH"),
               ("change", "GRR"), ("change", "OUE"), ("change", "OLH"),
               ("unary-count", "OUE"),
-              ("supporting-all", "OUE"), ("supporting-all", "OLH"), ("supporting-all", "HadamardResponse")]
+              ("supporting-all", "OUE"), ("supporting-all", "OLH"), ("supporting-all", "HadamardResponse"),
+              ("change", "DBitFlip"), ("change", "RAPPOR"), ("supporting-all", "DBitFlip"),
+              ("repeated-reports", "RAPPOR")]
 
 
 @pytest.mark.parametrize(("detection", "name"), CALIBRATED)
@@ -126,7 +140,9 @@ def test_false_alarm_rate_on_honest_rounds(detection: str, name: str, rng: np.ra
 CAUGHT = [("change", "GRR", "maximal-gain"), ("change", "OUE", "maximal-gain"), ("change", "OLH", "maximal-gain"),
           ("change", "OUE", "random-value"),
           ("unary-count", "OUE", "maximal-gain"), ("unary-count", "OUE", "random-value"),
-          ("supporting-all", "OUE", "maximal-gain"), ("supporting-all", "OLH", "maximal-gain")]
+          ("supporting-all", "OUE", "maximal-gain"), ("supporting-all", "OLH", "maximal-gain"),
+          ("change", "DBitFlip", "maximal-gain"), ("change", "RAPPOR", "maximal-gain"),
+          ("supporting-all", "DBitFlip", "maximal-gain"), ("repeated-reports", "RAPPOR", "maximal-gain")]
 
 
 @pytest.mark.parametrize(("detection", "name", "attack"), CAUGHT)
@@ -140,6 +156,8 @@ def test_power_against_the_attacks(detection: str, name: str, attack: str, rng: 
             found = dn.change_test(mechanism.estimate(before), mechanism.estimate(reports), DETECTION_ALPHA)
         elif detection == "unary-count":
             found = dn.unary_count_test(mechanism, reports, DETECTION_ALPHA)
+        elif detection == "repeated-reports":
+            found = dn.repeated_reports_test(mechanism, reports, DETECTION_ALPHA)
         else:
             found = dn.supporting_all_test(mechanism, reports, TARGETS, DETECTION_ALPHA)
         alarms += found.flagged

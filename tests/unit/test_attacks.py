@@ -132,6 +132,40 @@ def test_the_uniform_report_s_gain_is_its_mean_over_every_report(mechanism: dn.F
     assert float(mechanism.estimate(reports).frequencies[targets].sum()) == pytest.approx(stated, rel=1e-9)
 
 
+@pytest.mark.parametrize("mechanism", _mechanisms() + _memoizing(), ids=repr)
+def test_fake_contribution_sums_to_the_expected_gain(mechanism: dn.FrequencyOracle) -> None:
+    """The per-category contributions (what a recovery subtracts) add up, on the targets, to the per-report
+    gain :func:`expected_gain` states from the manipulation bounds (a separate derivation), for each attack;
+    a random item adds ``1/r`` to each target and nothing elsewhere."""
+    targets = [t for t in TARGETS if t < mechanism.k]
+    for attack in attacks.ATTACKS:
+        z = attacks.fake_contribution(mechanism, attack, targets)
+        assert z.shape == (mechanism.k,) and np.all(np.isfinite(z))
+        stated = attacks.expected_gain(mechanism, attack, targets, 1.0)
+        assert z[targets].sum() == pytest.approx(stated, rel=1e-9, abs=1e-12)
+    item = attacks.fake_contribution(mechanism, "random-item", targets)
+    assert item.sum() == pytest.approx(1.0) and np.all(item[targets] == 1 / len(targets))
+
+
+@pytest.mark.parametrize("mechanism", _memoizing()[2:], ids=repr)
+def test_the_memoizing_fakes_estimate_is_their_contribution(mechanism: dn.FrequencyOracle) -> None:
+    """Exactly, on maximal-gain fakes alone, for every category: RAPPOR's fakes (40 per cohort) set fixed bits per
+    cohort; DBitFlip's with r <= d sample every target with bit 1 (its other buckets are drawn, so only the
+    targets are fixed); with r > d the targets' sum is fixed (each report holds d of them, bit 1)."""
+    targets = [t for t in TARGETS if t < mechanism.k]
+    z = attacks.fake_contribution(mechanism, "maximal-gain", targets)
+    fakes = attacks.maximal_gain(mechanism, targets, 40 * getattr(mechanism, "num_cohorts", 1), rng=10)
+    got = mechanism.estimate(fakes).frequencies
+    if isinstance(mechanism, dn.RAPPOR):
+        assert np.allclose(got, z, rtol=1e-9, atol=1e-9)
+    elif len(targets) <= mechanism.d:
+        assert np.allclose(got[targets], z[targets], rtol=1e-12)
+    else:
+        assert got[targets].sum() == pytest.approx(z[targets].sum(), rel=1e-12)
+        assert np.all(got[np.setdiff1d(np.arange(mechanism.k), targets)] == 0) and np.all(z[~np.isin(
+            np.arange(mechanism.k), targets)] == 0)
+
+
 def test_refusals() -> None:
     grr = dn.GRR(4, epsilon=1.0)
     with pytest.raises(ValueError, match="non-negative int"):
@@ -142,6 +176,8 @@ def test_refusals() -> None:
         attacks.expected_gain(grr, "flood", [0], 0.1)
     with pytest.raises(ValueError, match="attack must be one of"):
         attacks.fake_support(grr, "flood", [0])
+    with pytest.raises(ValueError, match="attack must be one of"):
+        attacks.fake_contribution(grr, "flood", [0])
     with pytest.raises(ValueError, match="fake_fraction"):
         attacks.expected_gain(grr, "random-item", [0], 2.0)
     with pytest.raises(TypeError, match="not implemented for SimpleNamespace"):
