@@ -23,8 +23,8 @@ sets of at most ``max_items`` items (the empty set included). It is at most the 
   only relabels the buckets) and bucket, the largest share of a padded set in ``A`` and the smallest;
   sets longer than ``ell`` never do better than those of ``ell`` items, so sizes ``0 .. ell`` suffice. The
   search stops once a level set reaches the oracle's ratio (``A`` holds a whole padded set and misses
-  another); a family of more than ``2**24`` matrices is not searched and the oracle's ``epsilon`` is
-  stated (never understated).
+  another); a search that would go through more than ``2**26`` (matrix, cell, level set) entries
+  stops there and states the oracle's ``epsilon`` (never understated).
 
 Every value is a ratio of the oracle's integer weights, rounded up by :func:`deniable._privacy.ln_up`.
 """
@@ -43,8 +43,8 @@ from deniable.mechanisms._unary import UnaryEncoding
 
 __all__ = ["amplified_epsilon"]
 
-_MAX_MATRICES = 1 << 24  # the most hash matrices the OLH search tries
-_CELLS_PER_BLOCK = 1 << 21  # matrices x (ell + 1) x buckets entries at a time
+_MAX_ENTRIES = 1 << 26  # the most (matrix, cell, level set) entries the OLH search goes through
+_ENTRIES_PER_BLOCK = 1 << 21  # ... at a time
 
 
 def amplified_epsilon(oracle: FrequencyOracle, k: int, ell: int) -> float:
@@ -62,30 +62,37 @@ def amplified_epsilon(oracle: FrequencyOracle, k: int, ell: int) -> float:
 
 
 def _hashing_ratio(oracle: LocalHashing, k: int, ell: int) -> Fraction | None:
-    """The largest ratio of two padded sets' report probabilities over every hash; None past the cap."""
+    """The largest ratio of two padded sets' report probabilities over every hash; None past the budget.
+
+    A level set is a bucket's cells, named by the bucket (``g`` of them) or, when there are fewer cells
+    than buckets, by each of its cells (the same sets, some more than once; empty buckets give 1).
+    """
+    cells = k + ell
+    groups = min(oracle.g, cells)
     matrices = 1 << (oracle.hash_bits + oracle.m - 1)
-    if matrices > _MAX_MATRICES:
-        return None
-    a, b, g = oracle._a, oracle._b, oracle.g
-    cells = np.arange(k + ell)
+    a, b = oracle._a, oracle._b
     sizes = np.arange(ell + 1)  # |V| = 0 .. ell (module docstring)
-    block = max(1, _CELLS_PER_BLOCK // (k + ell + (ell + 1) * g))
-    best = Fraction(1)
+    block = max(1, _ENTRIES_PER_BLOCK // (cells * groups + (ell + 1) * groups))
+    best, done = Fraction(1), 0
     for start in range(0, matrices, block):
+        if done > _MAX_ENTRIES:
+            return None  # not searched to the end: the oracle's epsilon is stated
         seeds = np.arange(start, min(start + block, matrices), dtype=np.uint64)
-        buckets = np.stack([oracle.hash(seeds, int(c)) for c in cells], axis=1).astype(np.int64)
-        rows = np.arange(seeds.size)[:, None] * g
-        held = np.bincount((rows + buckets[:, :k]).ravel(), minlength=seeds.size * g).reshape(seeds.size, g)
-        dummies = np.zeros((seeds.size, ell + 1, g), dtype=np.int64)  # [., r, c]: dummies 0 .. r-1 in bucket c
-        dummies[:, 1:] = np.cumsum(buckets[:, k:, None] == np.arange(g), axis=1)
-        padding = dummies[:, ell - sizes]  # (matrices, sizes, buckets): the dummies of a |V| = s set in A
+        buckets = np.stack([oracle.hash(seeds, c) for c in range(cells)], axis=1)  # (matrices, cells)
+        names = np.arange(oracle.g) if groups == oracle.g else buckets[:, None, :]
+        hit = buckets[:, :, None] == names  # (matrices, cells, level sets)
+        held = hit[:, :k].sum(axis=1)  # the items in each level set
+        dummies = np.zeros((seeds.size, ell + 1, groups), dtype=np.int64)  # [., r, A]: dummies 0 .. r-1 in A
+        dummies[:, 1:] = np.cumsum(hit[:, k:], axis=1)
+        padding = dummies[:, ell - sizes]  # (matrices, sizes, level sets): the dummies of a |V| = s set in A
         most = np.minimum(sizes[None, :, None], held[:, None, :]) + padding
         least = np.maximum(sizes[None, :, None] - (k - held[:, None, :]), 0) + padding
-        top, bottom = most.max(axis=1), least.min(axis=1)  # shares' numerators over ell
+        top, bottom = most.max(axis=1), least.min(axis=1)  # the shares' numerators over ell
         ratio = (b * ell + (a - b) * top) / (b * ell + (a - b) * bottom)
         close = np.flatnonzero(ratio.ravel() >= ratio.max() * (1 - 1e-12))
         for high, low in {(int(top.ravel()[i]), int(bottom.ravel()[i])) for i in close}:  # the exact largest
             best = max(best, Fraction(b * ell + (a - b) * high, b * ell + (a - b) * low))
         if best == Fraction(a, b):
             break
+        done += seeds.size * cells * groups
     return best
