@@ -2,6 +2,7 @@
 
     python benchmarks/bench_set_mining.py            # the table of BENCHMARKS.md ("Frequent items and itemsets")
     python benchmarks/bench_set_mining.py --quick    # n = 50,000 and two epsilons
+    python benchmarks/bench_set_mining.py --paper    # the counting phase against the paper's variance formula
 
 A synthetic stand-in for the paper's setting (Wang, Li & Jha, S&P 2018: about 10^6 users with
 click-stream sets, top k of items and itemsets, epsilon 0.5 to 4): n users, 1,000 items, each set
@@ -12,6 +13,15 @@ normalized cumulative rank: the true i-th most frequent scores k - i + 1, the fo
 over the total), the mean squared error of the found true values' shares, the mean of their squared
 SEs (what the delta method predicts for it, when the size correction's assumption holds), L, and the
 seconds of the survey.
+
+``--paper``: SVIM's counting phase (padding and sampling of the 2k = 20 candidates to ``ell`` with GRR,
+n = 500,000 users: the counting group's half of 10^6) against the paper's variance of an item's
+estimate, GRR's ``ell^2 (e^e + d - 2) / (n (e^e - 1)^2)`` over ``d = 20 + ell`` cells at the amplified
+``e = ln(ell (e^epsilon - 1) + 1)`` (the share 0 term). Two configurations: deniable's default (GRR at
+``epsilon``, whose exact loss is ``amplified_epsilon``, below ``epsilon``) and the paper's (GRR at ``e``,
+whose ``amplified_epsilon`` is ``epsilon``). For each, the formula and the variance of a null item's
+estimate over 4,000 simulated surveys (the padded draws multinomial, the oracle's support counts drawn
+exactly given them).
 """
 
 from __future__ import annotations
@@ -38,10 +48,56 @@ def _scores(found: dn.FrequentSets, truth: dict[tuple[int, ...], float]) -> tupl
     return len(hits) / TOP, sum(weight[v] for v, _, _ in hits) / sum(weight.values()), mse, se2
 
 
+PAPER_CANDIDATES, PAPER_N, PAPER_SURVEYS = 20, 500_000, 4000
+
+
+def _grr_variance(epsilon: float, cells: int, ell: int, n: int) -> float:
+    """The paper's variance of an item's share at 0: ``ell^2`` times GRR's ``q (1 - q) / (n (p - q)^2)``."""
+    e = np.exp(epsilon)
+    return float(ell**2 * (e + cells - 2) / (n * (e - 1) ** 2))
+
+
+def _simulated(m: dn.SetValued, rng: np.random.Generator, surveys: int) -> float:
+    """The variance of item 0's estimate (held by nobody) over simulated surveys of ``PAPER_N`` users."""
+    k = len(m.domain)
+    law = np.zeros(k + m.ell)
+    law[1:k] = 0.5 / (k - 1)  # the other items drawn half the time, dummies the rest
+    law[k:] = 0.5 / m.ell
+    out = np.empty(surveys)
+    for r in range(surveys):
+        counts = m.mechanism.simulate_support_counts(rng.multinomial(PAPER_N, law), rng)
+        out[r] = m.estimate_from(dn.SupportCounts(m.fingerprint, counts, PAPER_N)).frequencies[0]
+    return float(np.var(out, ddof=1))
+
+
+def paper(surveys: int) -> None:
+    rng = np.random.default_rng(2018)
+    print(f"{PAPER_CANDIDATES} candidates, n = {PAPER_N} (counting group), {surveys} simulated surveys per row")
+    print("| epsilon | ell | ours: GRR at | its amplified eps | ours: formula | ours: simulated | paper's e | "
+          "paper's formula | paper's config: amplified eps | simulated | ours / paper |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for epsilon in (0.5, 1.0, 2.0, 4.0):
+        for ell in (1, 3, 5):
+            ours = dn.SetValued(PAPER_CANDIDATES, epsilon=epsilon, max_items=ell, oracle="grr")
+            amplified = float(np.log(ell * np.expm1(epsilon) + 1))
+            theirs = dn.SetValued(PAPER_CANDIDATES, epsilon=amplified, max_items=ell, oracle="grr")
+            cells = PAPER_CANDIDATES + ell
+            ours_formula = float(ours.variance(PAPER_N)[0])
+            paper_formula = _grr_variance(amplified, cells, ell, PAPER_N)
+            print(f"| {epsilon:g} | {ell} | {ours.epsilon:.4f} | {ours.amplified_epsilon:.4f} | {ours_formula:.3g} | "
+                  f"{_simulated(ours, rng, surveys):.3g} | {amplified:.4f} | {paper_formula:.3g} | "
+                  f"{theirs.amplified_epsilon:.4f} | {_simulated(theirs, rng, surveys):.3g} | "
+                  f"{ours_formula / paper_formula:.2f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--paper", action="store_true", help="the counting phase against the paper's formula")
     args = parser.parse_args()
+    if args.paper:
+        paper(400 if args.quick else PAPER_SURVEYS)
+        return
     n = 50_000 if args.quick else 1_000_000
     epsilons = (1.0, 4.0) if args.quick else (0.5, 1.0, 2.0, 4.0)
     rng = np.random.default_rng(2018)

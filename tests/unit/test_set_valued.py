@@ -53,3 +53,17 @@ def test_the_planner_trades_truncation_bias_for_variance() -> None:
     assert 1 <= small < large <= 5
     with pytest.raises(ValueError, match="length_shares"):
         dn.best_set_length([0.5, 0.6], items=5, epsilon=1.0, n=100)
+
+
+def test_amplified_epsilon_of_a_hash_family_too_long_to_search_is_the_oracles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OLH on 3 items padded to 3 is amplified (0.763 at epsilon 1); a search cut short states epsilon."""
+    from deniable.mechanisms import _set_privacy
+
+    m = dn.SetValued(3, epsilon=1.0, max_items=3, oracle="olh")
+    assert m.amplified_epsilon == pytest.approx(0.7633825, abs=1e-6)
+    monkeypatch.setattr(_set_privacy, "_ENTRIES_PER_BLOCK", 1)  # one hash matrix a block
+    monkeypatch.setattr(_set_privacy, "_MAX_ENTRIES", 0)  # no second block
+    cut = dn.SetValued(3, epsilon=1.0, max_items=3, oracle="olh")
+    assert cut.amplified_epsilon == cut.epsilon

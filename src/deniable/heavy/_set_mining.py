@@ -30,6 +30,8 @@ users are drawn from; they do not include the bias of the proportionality assump
 Difference from the paper: its GRR runs the padded-and-sampled value at the amplified
 ``epsilon' = ln(ell (e^epsilon - 1) + 1)``; here each phase's oracle runs at ``epsilon`` itself (the
 privacy argument of :class:`~deniable.SetValued`), which is at least as private and somewhat noisier.
+The counting phase's exact loss is its mechanism's :attr:`~deniable.SetValued.amplified_epsilon`
+(``ln(1 + (e^epsilon - 1) / L)`` with GRR); the protocol's stays ``epsilon``, which phases 1 and 2 spend.
 """
 
 from __future__ import annotations

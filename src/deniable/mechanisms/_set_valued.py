@@ -5,7 +5,8 @@ to length ``ell``: a set shorter than ``ell`` is padded with the dummy items ``k
 ``k .. k + ell - 1``) to ``ell`` entries, and one entry of the padded set is drawn uniformly (of the set
 itself when it is longer than ``ell``); a frequency oracle over the ``k + ell`` items and dummies at
 ``epsilon`` randomizes it. The draw is a value-independent mixture of the oracle's rows, so a report is
-``epsilon``-LDP whatever the sets.
+``epsilon``-LDP whatever the sets; :attr:`SetValued.amplified_epsilon` is its exact privacy loss, lower for
+GRR (``ln(1 + (e^epsilon - 1) / ell)``, the amplification of sampling; :mod:`deniable.mechanisms._set_privacy`).
 
 **Estimate.** When every set has at most ``ell`` items, item ``x`` is drawn with probability
 ``pi_x = f_x / ell`` (``f_x``: the share of respondents whose set holds ``x``), so
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -38,6 +40,7 @@ from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
 from deniable.mechanisms._hashing import OLH
 from deniable.mechanisms._kary import GRR
+from deniable.mechanisms._set_privacy import amplified_epsilon
 from deniable.mechanisms._unary import OUE
 from deniable.mechanisms.registry import register
 
@@ -199,7 +202,31 @@ class SetValued(Mechanism):
 
     @property
     def epsilon(self) -> float:
+        """The oracle's privacy loss: a bound on a report's (:attr:`amplified_epsilon` is the exact one)."""
         return float(self.mechanism.epsilon)
+
+    @cached_property
+    def amplified_epsilon(self) -> float:
+        r"""The exact privacy loss of the whole report (padding, sampling, then the oracle), ``<= epsilon``.
+
+        The largest log-ratio of two sets' report probabilities over every pair of sets of at most
+        ``max_items`` items (the empty set included), rounded up. GRR: ``ln(1 + (e^epsilon - 1) / ell)``,
+        the amplification of sampling one of ``ell`` entries (Wang et al.); OUE: ``epsilon`` (a set of ``ell``
+        items and the empty set have disjoint padded sets, which its bit vectors tell apart); OLH: the
+        largest ratio over its whole hash family, searched exactly (:mod:`deniable.mechanisms._set_privacy`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import deniable as dn
+        >>> m = dn.SetValued(10, epsilon=2.0, max_items=4, oracle="grr")
+        >>> round(m.amplified_epsilon, 4), round(float(np.log1p(np.expm1(2.0) / 4)), 4)
+        (0.9545, 0.9545)
+        >>> u = dn.SetValued(10, epsilon=2.0, max_items=4, oracle="oue")
+        >>> u.amplified_epsilon == u.epsilon
+        True
+        """
+        return amplified_epsilon(self.mechanism, self._items.k, self.ell)
 
     @property
     def report_bits(self) -> int:
