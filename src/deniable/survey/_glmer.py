@@ -20,7 +20,11 @@ inverse of minus that Hessian of the approximated log-likelihood over
 variance component on its bound (0), over ``beta`` alone.
 
 Direct questioning (``Warner(p=1)``: ``c = 0, d = 1``) is lme4's
-``glmer(family = binomial)``. Needs the ``survey`` extra.
+``glmer(family = binomial)``. ``weights=`` ``a_i`` count each respondent's
+conditional log-likelihood ``a_i`` times, ``log P(y_i | b)`` becoming
+``a_i log P(y_i | b)`` inside the integral, as lme4's binomial ``weights=``
+(a pseudo-likelihood with model-based standard errors). Needs the
+``survey`` extra.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from statsmodels.iolib.summary2 import Summary
 from statsmodels.tools.numdiff import approx_fprime, approx_hess3
 
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
+from deniable._sample_design import _weights
 from deniable.errors import SeparationError
 from deniable.survey._design_base import Design
 from deniable.survey._formula import namespace, plain, r_syntax
@@ -160,7 +165,8 @@ class GLMMResults(Result):
         return str(self.summary())
 
 
-def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResults:  # noqa: N803 (lme4's name)
+def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N803 (lme4's name)
+          weights: Any = None) -> GLMMResults:
     """Fit a randomized-response logistic model with random effects by maximum likelihood (GLMMRR's ``RRglmer``).
 
     ``pi_i = logistic(x_i' beta + z_i' b_j)``, ``b_j ~ N(0, Sigma)`` per
@@ -168,7 +174,13 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
     pi_i`` with ``T`` the design's transition matrix (for a yes/no design
     ``P(yes) = c + d pi_i``). The log-likelihood
     ``sum_j log integral prod_{i in j} P(y_i | b) N(b; 0, Sigma) db`` is
-    approximated as lme4 does (see :mod:`deniable.survey._mixed`).
+    approximated as lme4 does (see :mod:`deniable.survey._mixed`). With
+    ``weights`` ``a_i`` it is the pseudo-log-likelihood
+    ``sum_j log integral prod_{i in j} P(y_i | b)^{a_i} N(b; 0, Sigma) db``:
+    each respondent's conditional log-likelihood counted ``a_i`` times, as
+    lme4's ``glmer(..., weights=, family=binomial)`` counts a 0/1 answer
+    (an integer weight is that many copies of the row; all 1 is the
+    unweighted fit).
 
     Parameters
     ----------
@@ -185,6 +197,14 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
     nAGQ : int
         1: the Laplace approximation; more: adaptive Gauss-Hermite
         quadrature with that many nodes (a random intercept only).
+    weights : str, array or None
+        Level-1 (respondent) weights ``a_i >= 0``: a column of ``data`` or
+        one number per row of ``data``. Used as given, as lme4 uses them:
+        frequency weights, so the standard errors are model-based. For
+        sampling weights, scale them first (within each cluster to sum to
+        its sample size is the usual choice, Pfeffermann et al. 1998: the
+        variance components depend on the scale); the standard errors then
+        ignore the sampling design.
 
     Returns
     -------
@@ -198,7 +218,8 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
         Naming the argument: no random-effects term or more than one, a
         cluster column not in ``data``, fewer than two clusters, ``nAGQ``
         not an integer in 1..100 or above 1 with random slopes, a
-        two-group design, answers outside the design's.
+        two-group design, answers outside the design's, ``weights`` of the
+        wrong length, negative, missing or not finite.
 
     Examples
     --------
@@ -228,6 +249,7 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
     frame = _frame(data, "data")
     index = frame.index
     frame = frame.reset_index(drop=True)
+    row_weights = None if weights is None else _weights(weights, "weights", len(frame), frame)
     if cluster_name not in frame.columns:
         raise ValueError(f"the cluster {cluster_name!r} of ({random_lhs} | {cluster_name}) is not a column of data "
                          f"(columns: {', '.join(map(str, frame.columns))})")
@@ -240,7 +262,7 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
                          f"{str(err).splitlines()[0]}") from None
     keep = frame[cluster_name].notna().to_numpy() & np.isin(np.arange(len(frame)), z_all.index)
     sub = frame[keep].reset_index(drop=True)
-    rows = _Rows.build(fixed, sub, design, None, patsy.EvalEnvironment.capture(1), (cluster_name,))
+    rows = _Rows.build(fixed, sub, design, None, patsy.EvalEnvironment.capture(1), (cluster_name, weights))
     codes, labels = pd.factorize(sub[cluster_name].to_numpy()[rows.positions], sort=True)
     if len(labels) < 2:
         raise ValueError(f"the cluster {cluster_name!r} has {len(labels)} level in the rows used: random effects "
@@ -253,9 +275,12 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1) -> GLMMResu
         flat = ResponseLikelihood(design, answer.to_numpy(), None, x)
     except ValueError as err:
         raise ValueError(f"{err} (column {rows.y.columns[0]!r} of data)") from None
+    used = None if row_weights is None else row_weights[np.flatnonzero(keep)[rows.positions]]
+    flat.weights = used
     table = design.transition_matrix(1)
     at = flat.answer_index
-    lik = MixedLikelihood(table[0, at], table[1, at] - table[0, at], table, x, z, codes.astype(np.int64), nagq)
+    lik = MixedLikelihood(table[0, at], table[1, at] - table[0, at], table, x, z, codes.astype(np.int64), nagq,
+                          used)
     start = np.concatenate([lik.diagonal()[: lik.k_theta], fit(flat, rows.names, restarts=0).params])  # Lambda = I
     params, converged, info = _maximize(lik, start)
     z_names = [plain(n) for n in z_all.columns]
