@@ -108,7 +108,9 @@ def test_integer_weights_are_copies_of_the_rows(key: str) -> None:
     assert weighted.llf == pytest.approx(copies.llf, abs=1e-8)
     np.testing.assert_allclose(weighted.bse, copies.bse, rtol=1e-5)
     np.testing.assert_allclose(weighted.random_effects, copies.random_effects, atol=1e-6)
-    assert weighted.nobs == len(DATA)
+    assert weighted.nobs == len(DATA) and weighted.weights == WEIGHTS.sum()
+    assert re.search(rf"Weights \(sum\): +{WEIGHTS.sum()}\b", str(weighted.summary()))
+    assert weighted.to_dict()["weights"] == WEIGHTS.sum() and copies.weights is None
 
 
 def test_zero_weights_drop_the_rows() -> None:

@@ -64,7 +64,8 @@ class GLMMResults(Result):
     deviation per random term, ``correlation`` between them), ``theta``
     (lme4's) with its Wald standard errors ``theta_bse`` (NaN on the bound
     0), ``random_effects`` (the conditional modes per cluster), ``llf``,
-    ``aic``, ``bic``, ``nobs``, ``n_groups``; :meth:`summary`.
+    ``aic``, ``bic``, ``nobs``, ``n_groups``, ``weights`` (the sum of the
+    row weights used, None unweighted); :meth:`summary`.
     """
 
     params: pd.Series
@@ -85,6 +86,7 @@ class GLMMResults(Result):
     n_dropped: int
     converged: bool
     singular: bool
+    weights: float | None = None
 
     ci_methods: ClassVar[tuple[str, ...]] = ("wald",)
 
@@ -124,7 +126,7 @@ class GLMMResults(Result):
         low, high = self.confidence_interval(confidence_level, method)
         fields = {"design": self.design.model, "formula": self.formula, "n": self.nobs, "n_groups": self.n_groups,
                   "n_dropped": self.n_dropped, "nAGQ": self.nagq, "llf": self.llf, "aic": self.aic,
-                  "converged": self.converged,
+                  "converged": self.converged, "weights": self.weights,
                   "variance": dict(zip(self.variance_components.index, self.variance_components["variance"],
                                        strict=True))}
         columns = {"estimate": self.params.to_numpy(), "std_error": self.std_errors, "ci_low": low, "ci_high": high,
@@ -140,6 +142,7 @@ class GLMMResults(Result):
         smry.add_title(f"Randomized-response GLMM: {self.design.model} design, p = ({p})")
         info = {"Formula:": self.formula, "Method:": method,
                 "Observations:": str(self.nobs), f"Groups ({self.group}):": str(self.n_groups),
+                **({} if self.weights is None else {"Weights (sum):": f"{self.weights:.6g}"}),
                 "Log-likelihood:": f"{self.llf:.4f}", "AIC:": f"{self.aic:.4f}", "BIC:": f"{self.bic:.4f}"}
         for name, row in self.variance_components.iterrows():
             info[f"{name}:"] = f"variance {row['variance']:.6g}, SD {row['std_dev']:.6g}"
@@ -234,6 +237,12 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N8
     >>> res = dn.survey.glmer("y ~ x + (1 | school)", df, design=d)
     >>> list(res.params.index)
     ['Intercept', 'x']
+
+    Weights of 1 give the unweighted fit; a weight of 2 is the row twice:
+
+    >>> ones = dn.survey.glmer("y ~ x + (1 | school)", df.assign(w=1.0), design=d, weights="w")
+    >>> bool((ones.params == res.params).all()), ones.weights
+    (True, 1200.0)
     """
     check_design(design)
     if design.groups != 1 or design.extra is not None or len(design.states) != 2:
@@ -414,4 +423,5 @@ def _results(lik: MixedLikelihood, params: np.ndarray, converged: bool, info: An
         theta=params[:k].copy(), theta_bse=theta_bse,
         random_effects=pd.DataFrame(ranef, index=pd.Index(labels, name=cluster), columns=z_names),
         llf=llf, nobs=len(rows.positions), n_groups=lik.n_clusters, group=cluster, nagq=nagq,
-        design=design, formula=formula, n_dropped=dropped, converged=converged, singular=singular)
+        design=design, formula=formula, n_dropped=dropped, converged=converged, singular=singular,
+        weights=None if lik.weighted is None else float(lik.weighted.sum()))

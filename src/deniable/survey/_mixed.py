@@ -67,6 +67,7 @@ class MixedLikelihood:
                  exog: NDArray[np.float64], z: NDArray[np.float64], cluster: NDArray[np.int64],
                  nagq: int = 1, weights: NDArray[np.float64] | None = None) -> None:
         self.low, self.slope, self.exog, self.z, self.cluster = low, slope, exog, z, cluster
+        self.weighted = weights  # as given (None: unweighted)
         self.weights = np.ones(low.size) if weights is None else weights
         self.n_clusters = int(cluster.max()) + 1
         self.q = z.shape[1]
