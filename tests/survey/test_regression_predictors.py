@@ -233,8 +233,6 @@ def test_bad_input(data: Any) -> None:
                  rr_predictors={"r_fr": FR})
     with pytest.raises(ValueError, match=r"the outcome must be one of 0, 1; got 1.5"):
         sv.logit("y ~ x1 + r_fr", small.assign(y=1.5), None, rr_predictors={"r_fr": FR})
-    with pytest.raises(ValueError, match=r"fpc: not supported with rr_predictors"):
-        sv.logit("o ~ x1 + r_fr", small, None, rr_predictors={"r_fr": FR}, fpc=np.full(200, 1000))
     with pytest.raises(ValueError, match=r"weights must have one entry per respondent|weights.*200"):
         sv.logit("o ~ x1 + r_fr", small, None, rr_predictors={"r_fr": FR}, weights=np.ones(10))
     with pytest.raises(ValueError, match=r"cov_type must be one of"):

@@ -20,7 +20,11 @@ inverse of minus that Hessian of the approximated log-likelihood over
 variance component on its bound (0), over ``beta`` alone.
 
 Direct questioning (``Warner(p=1)``: ``c = 0, d = 1``) is lme4's
-``glmer(family = binomial)``. Needs the ``survey`` extra.
+``glmer(family = binomial)``. ``weights=`` ``a_i`` count each respondent's
+conditional log-likelihood ``a_i`` times, ``log P(y_i | b)`` becoming
+``a_i log P(y_i | b)`` inside the integral, as lme4's binomial ``weights=``
+(a pseudo-likelihood with model-based standard errors). Needs the
+``survey`` extra.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from statsmodels.iolib.summary2 import Summary
 from statsmodels.tools.numdiff import approx_fprime, approx_hess3
 
 from deniable._results import ConfidenceInterval, Result, ResultTable, check_level
+from deniable._sample_design import _weights
 from deniable.errors import SeparationError
 from deniable.survey._design_base import Design
 from deniable.survey._formula import namespace, plain, r_syntax
@@ -59,7 +64,8 @@ class GLMMResults(Result):
     deviation per random term, ``correlation`` between them), ``theta``
     (lme4's) with its Wald standard errors ``theta_bse`` (NaN on the bound
     0), ``random_effects`` (the conditional modes per cluster), ``llf``,
-    ``aic``, ``bic``, ``nobs``, ``n_groups``; :meth:`summary`.
+    ``aic``, ``bic``, ``nobs``, ``n_groups``, ``weights`` (the sum of the
+    row weights used, None unweighted); :meth:`summary`.
     """
 
     params: pd.Series
@@ -80,6 +86,7 @@ class GLMMResults(Result):
     n_dropped: int
     converged: bool
     singular: bool
+    weights: float | None = None
 
     ci_methods: ClassVar[tuple[str, ...]] = ("wald",)
 
@@ -119,7 +126,7 @@ class GLMMResults(Result):
         low, high = self.confidence_interval(confidence_level, method)
         fields = {"design": self.design.model, "formula": self.formula, "n": self.nobs, "n_groups": self.n_groups,
                   "n_dropped": self.n_dropped, "nAGQ": self.nagq, "llf": self.llf, "aic": self.aic,
-                  "converged": self.converged,
+                  "converged": self.converged, "weights": self.weights,
                   "variance": dict(zip(self.variance_components.index, self.variance_components["variance"],
                                        strict=True))}
         columns = {"estimate": self.params.to_numpy(), "std_error": self.std_errors, "ci_low": low, "ci_high": high,
@@ -135,6 +142,7 @@ class GLMMResults(Result):
         smry.add_title(f"Randomized-response GLMM: {self.design.model} design, p = ({p})")
         info = {"Formula:": self.formula, "Method:": method,
                 "Observations:": str(self.nobs), f"Groups ({self.group}):": str(self.n_groups),
+                **({} if self.weights is None else {"Weights (sum):": f"{self.weights:.6g}"}),
                 "Log-likelihood:": f"{self.llf:.4f}", "AIC:": f"{self.aic:.4f}", "BIC:": f"{self.bic:.4f}"}
         for name, row in self.variance_components.iterrows():
             info[f"{name}:"] = f"variance {row['variance']:.6g}, SD {row['std_dev']:.6g}"
@@ -161,7 +169,7 @@ class GLMMResults(Result):
 
 
 def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N803 (lme4's name)
-          offset: Any = None) -> GLMMResults:
+          offset: Any = None, weights: Any = None) -> GLMMResults:
     """Fit a randomized-response logistic model with random effects by maximum likelihood (GLMMRR's ``RRglmer``).
 
     ``pi_i = logistic(x_i' beta + o_i + z_i' b_j)``, ``b_j ~ N(0, Sigma)`` per
@@ -169,7 +177,13 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N8
     pi_i`` with ``T`` the design's transition matrix (for a yes/no design
     ``P(yes) = c + d pi_i``). The log-likelihood
     ``sum_j log integral prod_{i in j} P(y_i | b) N(b; 0, Sigma) db`` is
-    approximated as lme4 does (see :mod:`deniable.survey._mixed`).
+    approximated as lme4 does (see :mod:`deniable.survey._mixed`). With
+    ``weights`` ``a_i`` it is the pseudo-log-likelihood
+    ``sum_j log integral prod_{i in j} P(y_i | b)^{a_i} N(b; 0, Sigma) db``:
+    each respondent's conditional log-likelihood counted ``a_i`` times, as
+    lme4's ``glmer(..., weights=, family=binomial)`` counts a 0/1 answer
+    (an integer weight is that many copies of the row; all 1 is the
+    unweighted fit).
 
     Parameters
     ----------
@@ -190,6 +204,14 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N8
         ``o_i``, a term with its coefficient fixed at 1 (lme4's ``offset``): a
         column name of ``data`` or one number per row; ``offset()`` terms of
         the fixed part add to it.
+    weights : str, array or None
+        Level-1 (respondent) weights ``a_i >= 0``: a column of ``data`` or
+        one number per row of ``data``. Used as given, as lme4 uses them:
+        frequency weights, so the standard errors are model-based. For
+        sampling weights, scale them first (within each cluster to sum to
+        its sample size is the usual choice, Pfeffermann et al. 1998: the
+        variance components depend on the scale); the standard errors then
+        ignore the sampling design.
 
     Returns
     -------
@@ -204,7 +226,8 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N8
         cluster column not in ``data``, fewer than two clusters, ``nAGQ``
         not an integer in 1..100 or above 1 with random slopes, a
         two-group design, answers outside the design's, an offset not a
-        column, of the wrong length or not finite.
+        column, of the wrong length or not finite, ``weights`` of the wrong
+        length, negative, missing or not finite.
 
     Examples
     --------
@@ -219,6 +242,12 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N8
     >>> res = dn.survey.glmer("y ~ x + (1 | school)", df, design=d)
     >>> list(res.params.index)
     ['Intercept', 'x']
+
+    Weights of 1 give the unweighted fit; a weight of 2 is the row twice:
+
+    >>> ones = dn.survey.glmer("y ~ x + (1 | school)", df.assign(w=1.0), design=d, weights="w")
+    >>> bool((ones.params == res.params).all()), ones.weights
+    (True, 1200.0)
     """
     check_design(design)
     if design.groups != 1 or design.extra is not None or len(design.states) != 2:
@@ -234,6 +263,7 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N8
     frame = _frame(data, "data")
     index = frame.index
     frame, _ = offset_column(offset, frame.reset_index(drop=True), "data")
+    row_weights = None if weights is None else _weights(weights, "weights", len(frame), frame)
     if cluster_name not in frame.columns:
         raise ValueError(f"the cluster {cluster_name!r} of ({random_lhs} | {cluster_name}) is not a column of data "
                          f"(columns: {', '.join(map(str, frame.columns))})")
@@ -247,7 +277,7 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N8
     keep = frame[cluster_name].notna().to_numpy() & np.isin(np.arange(len(frame)), z_all.index)
     sub = frame[keep].reset_index(drop=True)
     column = offset if isinstance(offset, str) or offset is None else OFFSET_COLUMN  # an array is in the frame
-    rows = _Rows.build(fixed, sub, design, None, patsy.EvalEnvironment.capture(1), (cluster_name,), column)
+    rows = _Rows.build(fixed, sub, design, None, patsy.EvalEnvironment.capture(1), (cluster_name, weights), column)
     codes, labels = pd.factorize(sub[cluster_name].to_numpy()[rows.positions], sort=True)
     if len(labels) < 2:
         raise ValueError(f"the cluster {cluster_name!r} has {len(labels)} level in the rows used: random effects "
@@ -260,10 +290,12 @@ def glmer(formula: str, data: Any, design: Design, *, nAGQ: int = 1,  # noqa: N8
         flat = ResponseLikelihood(design, answer.to_numpy(), None, x, offset=rows.offset)
     except ValueError as err:
         raise ValueError(f"{err} (column {rows.y.columns[0]!r} of data)") from None
+    used = None if row_weights is None else row_weights[np.flatnonzero(keep)[rows.positions]]
+    flat.weights = used
     table = design.transition_matrix(1)
     at = flat.answer_index
     lik = MixedLikelihood(table[0, at], table[1, at] - table[0, at], table, x, z, codes.astype(np.int64), nagq,
-                          rows.offset)
+                          rows.offset, used)
     start = np.concatenate([lik.diagonal()[: lik.k_theta], fit(flat, rows.names, restarts=0).params])  # Lambda = I
     params, converged, info = _maximize(lik, start)
     z_names = [plain(n) for n in z_all.columns]
@@ -397,4 +429,5 @@ def _results(lik: MixedLikelihood, params: np.ndarray, converged: bool, info: An
         theta=params[:k].copy(), theta_bse=theta_bse,
         random_effects=pd.DataFrame(ranef, index=pd.Index(labels, name=cluster), columns=z_names),
         llf=llf, nobs=len(rows.positions), n_groups=lik.n_clusters, group=cluster, nagq=nagq,
-        design=design, formula=formula, n_dropped=dropped, converged=converged, singular=singular)
+        design=design, formula=formula, n_dropped=dropped, converged=converged, singular=singular,
+        weights=None if lik.weighted is None else float(lik.weighted.sum()))

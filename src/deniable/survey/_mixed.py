@@ -11,13 +11,16 @@ misclassification form):
 
     L_i(u) = T[0, y_i] + (T[1, y_i] - T[0, y_i]) pi_i        (T the design's transition matrix)
 
-The log-likelihood is ``sum_j log integral prod_{i in j} L_i(u) phi_q(u) du``.
-The integral is approximated around the mode ``u_j`` of
-``h_j(u) = sum_{i in j} log L_i(u) - |u|^2 / 2`` (found by damped Newton
+The log-likelihood is ``sum_j log integral prod_{i in j} L_i(u)^{a_i} phi_q(u) du``
+with row weights ``a_i`` (1 without weights; lme4's ``weights=`` for a
+binomial model, the pseudo-likelihood of a weighted sample: each
+respondent's conditional log-likelihood counted ``a_i`` times, so an
+integer weight is that many copies of the row). The integral is approximated around the mode ``u_j`` of
+``h_j(u) = sum_{i in j} a_i log L_i(u) - |u|^2 / 2`` (found by damped Newton
 steps for all clusters at once, no loop over clusters) as lme4 does it:
 
 * Laplace: ``h_j(u_j) - log det(H_j) / 2`` with
-  ``H_j = I + Lambda' (sum_{i in j} w_i z_i z_i') Lambda``;
+  ``H_j = I + Lambda' (sum_{i in j} a_i w_i z_i z_i') Lambda``;
 * adaptive Gauss-Hermite quadrature with ``K`` nodes (a random intercept
   only): ``log s_j + log sum_k omega_k exp(h_j(u_j + s_j t_k) + t_k^2 / 2)``
   with ``s_j = H_j^{-1/2}`` and the nodes ``t_k`` and weights ``omega_k``
@@ -55,15 +58,19 @@ class MixedLikelihood:
     ``table`` is the design's ``T`` (states x answers) for the Fisher weights;
     ``exog`` (n x p), ``z`` (n x q) and ``cluster`` (n integers ``0..J-1``,
     every value present). ``nagq``: 1 (Laplace) or the number of
-    quadrature nodes (``q = 1`` only). The modes found at one parameter
-    vector start the search at the next. ``offset``: ``o_i``, added to ``x_i' beta`` (None: 0).
+    quadrature nodes (``q = 1`` only); ``offset``: ``o_i``, added to ``x_i' beta`` (None: 0);
+    ``weights``: the row weights ``a_i`` (None: all 1). The modes found at one parameter vector start
+    the search at the next.
     """
 
     def __init__(self, low: NDArray[np.float64], slope: NDArray[np.float64], table: NDArray[np.float64],
                  exog: NDArray[np.float64], z: NDArray[np.float64], cluster: NDArray[np.int64],
-                 nagq: int = 1, offset: NDArray[np.float64] | None = None) -> None:
+                 nagq: int = 1, offset: NDArray[np.float64] | None = None,
+                 weights: NDArray[np.float64] | None = None) -> None:
         self.low, self.slope, self.exog, self.z, self.cluster = low, slope, exog, z, cluster
         self.offset = np.zeros(len(exog)) if offset is None else np.asarray(offset, dtype=np.float64)
+        self.weighted = weights  # as given (None: unweighted)
+        self.weights = np.ones(low.size) if weights is None else weights
         self.n_clusters = int(cluster.max()) + 1
         self.q = z.shape[1]
         self.k_theta = self.q * (self.q + 1) // 2
@@ -147,10 +154,10 @@ class MixedLikelihood:
             eta = self._rows_at(offset, zl, u)
             pi, v, _, lik = self._log_l(eta)
             s = self.slope * v / lik  # d log L_i / d eta
-            grad = np.stack([self._by_cluster(s * zl[:, a]) for a in range(self.q)], axis=1) - u
+            grad = np.stack([self._by_cluster(self.weights * s * zl[:, a]) for a in range(self.q)], axis=1) - u
             observed = self.slope * v * (1 - 2 * pi) / lik - s**2
-            neg = eye - self._cross(observed, zl)
-            fisher = eye + self._cross(self._fisher(pi, v), zl)
+            neg = eye - self._cross(self.weights * observed, zl)
+            fisher = eye + self._cross(self.weights * self._fisher(pi, v), zl)
             definite = neg[:, 0, 0] > 1e-8 if self.q == 1 else np.all(np.linalg.eigvalsh(neg) > 1e-8, axis=1)
             curvature = np.where(definite[:, None, None], neg, fisher)
             if self.q == 1:
@@ -178,9 +185,14 @@ class MixedLikelihood:
 
     def _h(self, offset: NDArray[np.float64], zl: NDArray[np.float64], u: NDArray[np.float64]
            ) -> NDArray[np.float64]:
-        """``h_j(u_j) = sum_{i in j} log L_i - |u_j|^2 / 2`` per cluster."""
+        """``h_j(u_j) = sum_{i in j} a_i log L_i - |u_j|^2 / 2`` per cluster."""
         _, _, log_l, _ = self._log_l(self._rows_at(offset, zl, u))
-        return self._by_cluster(log_l) - 0.5 * np.sum(u**2, axis=1)
+        return self._by_cluster(self._weighted(log_l)) - 0.5 * np.sum(u**2, axis=1)
+
+    def _weighted(self, log_l: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``a_i log L_i``, 0 where ``a_i = 0`` (also where ``L_i = 0``)."""
+        with np.errstate(invalid="ignore"):
+            return np.where(self.weights > 0, self.weights * log_l, 0.0)
 
     # ------------------------------------------------------------ the value
     def loglike(self, params: NDArray[np.float64]) -> float:
@@ -190,10 +202,10 @@ class MixedLikelihood:
         u = self.modes(theta, beta)
         offset, zl = self.exog @ beta + self.offset, self.z @ self.lam(theta)
         pi, v, log_l, _ = self._log_l(self._rows_at(offset, zl, u))
-        curvature = np.eye(self.q) + self._cross(self._fisher(pi, v), zl)
+        curvature = np.eye(self.q) + self._cross(self.weights * self._fisher(pi, v), zl)
         _, logdet = np.linalg.slogdet(curvature)
         if self.nagq == 1:
-            return float(np.sum(self._by_cluster(log_l) - 0.5 * np.sum(u**2, axis=1) - 0.5 * logdet))
+            return float(np.sum(self._by_cluster(self._weighted(log_l)) - 0.5 * np.sum(u**2, axis=1) - 0.5 * logdet))
         scale = np.exp(-0.5 * logdet)  # q = 1: s_j = H_j^{-1/2}
         terms = np.empty((self.nagq, self.n_clusters))
         for k, t in enumerate(self._nodes):  # K nodes, each a pass over all rows

@@ -34,6 +34,10 @@ order: ``beta``, ``sigma`` (linear), the ``K - 1`` vectors ``alpha_s``, and ``a`
 (at most one two-group design among the predictors), kept in [0, 1] by the
 Newton search of :func:`~deniable.survey._likelihood.maximize`. This module
 uses numpy only. Survey weights (``weights``) count each row's terms that many times.
+:meth:`PredictorLikelihood.randomization` gives the randomized answers (the
+outcome's and the predictors') as one design, their transition matrices'
+Kronecker product, for the variance an fpc must not remove
+(:func:`~deniable.survey._weighted.randomization_variance`).
 """
 
 from __future__ import annotations
@@ -93,6 +97,8 @@ class PredictorLikelihood:
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {OUTCOMES}; got {outcome!r}")
         self.outcome = outcome
+        self._randomized = list(predictors)  # the randomized answers: the outcome's first (below), if randomized
+        self._args = (y, exog, columns, state_exog, predictors, outcome_design)  # for with_answers
         self.exog = np.asarray(exog, dtype=np.float64)
         self.state_exog = np.asarray(state_exog, dtype=np.float64)
         self.y = np.asarray(y, dtype=np.float64)
@@ -133,6 +139,7 @@ class PredictorLikelihood:
                 t = outcome_design.transition_matrix(1)
                 idx = np.searchsorted(np.asarray(outcome_design.responses), self.y.astype(np.int64))
                 self._c0, self._c1 = t[0, idx], t[1, idx] - t[0, idx]
+                self._randomized.insert(0, (outcome_design, idx, None))
         self.k_beta = p
         self.k_sigma = int(outcome == "linear")
         self.k_alpha = (self.n_states - 1) * self.state_exog.shape[1]
@@ -151,6 +158,46 @@ class PredictorLikelihood:
     def _rows(self) -> NDArray[np.float64]:
         """Each row's weight (1 without survey weights)."""
         return np.ones(self.nobs) if self.weights is None else self.weights
+
+    def with_answers(self, answers: tuple[int, ...]) -> PredictorLikelihood:
+        """The same rows had every respondent given the answers at positions ``answers`` of the designs'
+        responses (the randomized outcome's first, if randomized, then each predictor's): for the
+        randomization's variance."""
+        y, exog, columns, state_exog, predictors, outcome_design = self._args
+        if outcome_design is not None:
+            y, answers = np.full(self.nobs, float(outcome_design.responses[answers[0]])), answers[1:]
+        given = [(d, np.full(self.nobs, a, dtype=np.int64), g)
+                 for (d, _, g), a in zip(predictors, answers, strict=True)]
+        return PredictorLikelihood(self.outcome, y, exog, columns, state_exog, given, outcome_design)
+
+    def randomization(self, theta: Any) -> tuple[NDArray[np.int64], NDArray[np.int64], Any,
+                                                   list[PredictorLikelihood], str]:
+        """The randomized answers taken together, as :func:`~deniable.survey._weighted.randomization_variance`
+        takes them: given independently given the truths, so their joint transition matrix is the Kronecker
+        product of the designs' (the outcome's first), the answers and the groups numbered in the same mixed
+        radix. Returns the joint answers, joint groups (from 1), the matrix of a joint group, the likelihoods
+        had every respondent given each joint answer, and the designs' names."""
+        extra = self.split(theta)[3] if self.k_extra else None
+        parts = self._randomized
+        answers, groups = np.zeros(self.nobs, dtype=np.int64), np.zeros(self.nobs, dtype=np.int64)
+        for design, index, g in parts:
+            answers = answers * len(design.responses) + index
+            groups = groups * design.groups + (0 if g is None else g - 1)
+
+        def matrix_of(group: int) -> NDArray[np.float64]:
+            digits: list[int] = []
+            rest = group - 1
+            for design, _, _ in reversed(parts):
+                digits.insert(0, rest % design.groups + 1)
+                rest //= design.groups
+            out: NDArray[np.float64] = np.ones((1, 1))
+            for (design, _, _), g in zip(parts, digits, strict=True):
+                out = np.asarray(np.kron(out, design.transition_matrix(g, extra if design.extra else None)),
+                                 dtype=np.float64)
+            return out
+
+        others = [self.with_answers(a) for a in itertools.product(*(range(len(d.responses)) for d, _, _ in parts))]
+        return answers, groups + 1, matrix_of, others, " and ".join(d.model for d, _, _ in parts)
 
     @staticmethod
     def state_list(m: int) -> NDArray[np.float64]:

@@ -259,7 +259,14 @@ def logit(formula: str, data: Any, design: Design | None, group: Any = None, *, 
     jointly with a logit of each truth on the other terms (or on
     ``rr_formula``, a right-hand side such as ``"1"``); ``design`` is then the
     outcome's one-group design, or None for a plain 0/1 outcome;
-    ``rr_groups`` gives a two-group predictor's group column. See
+    ``rr_groups`` gives a two-group predictor's group column. The
+    complex-sample arguments apply there too: the weighted
+    pseudo-log-likelihood ``sum_i w_i log L_i`` with the sandwich of the
+    per-respondent scores (between-PSU variance within strata, ``1 - f_h``
+    with an fpc) or the replicates' refits; an fpc leaves the
+    randomization's variance of every randomized answer (outcome and
+    predictors, independently randomized: the Kronecker product of their
+    transition matrices) in. See
     :mod:`deniable.survey._regression_predictors`.
     """
     if rr_predictors is not None or rr_formula is not None or rr_groups is not None:
@@ -340,7 +347,8 @@ def linear(formula: str, data: Any, design: Design | None = None, predictor: str
     randomized predictors, each with its design (``{"z1": d1, "z2": d2}``,
     two-group designs too, their groups in ``rr_groups``), as RRreg's
     ``RRlin`` takes them; the truths' joint distribution depends on the other
-    terms, or on ``rr_formula`` (``"1"``: constant, RRlin's model). See
+    terms, or on ``rr_formula`` (``"1"``: constant, RRlin's model); the
+    complex-sample arguments, ``fpc`` included, as for :func:`logit`. See
     :mod:`deniable.survey._regression_predictors`.
     """
     if rr_predictors is not None or rr_formula is not None or rr_groups is not None:

@@ -9,11 +9,18 @@ score and Hessian). The fit is maximum likelihood by Newton's method (what
 rr's EM converges to, without its iterations); standard errors from the
 exact observed information (``cov_type="oim"``, what rr with ``optim=TRUE``
 and RRlin report up to their numerical Hessians) or the outer product of the
-scores (``"opg"``); with survey weights, strata and clusters (``weights=``,
-``strata=``, ``cluster=``, ``repweights=``; not ``fpc``) the weighted
-pseudo-likelihood with design-based standard errors and design effects, as
-:mod:`deniable.survey._weighted` computes them for ``logit``; ``"robust"`` and
-``"cluster"`` the sandwich. Parameters, in order: the outcome's coefficients (the
+scores (``"opg"``). A complex sample (``weights=``, ``strata=``,
+``cluster=``, ``fpc=``, ``repweights=``) gives the weighted pseudo-likelihood
+``sum_i w_i log L_i(theta)`` with design-based standard errors and design
+effects, as :mod:`deniable.survey._weighted` computes them for ``logit``:
+Taylor linearization of ``z_i = (-H)^{-1} w_i u_i`` (between-PSU variance
+within strata, times ``1 - f_h`` with an fpc) or the replicates' refits. An
+fpc shrinks the sampling's share of the variance only: the randomization's,
+``sum_i f_i Var(z_i | S_i)`` over the respondents' latent truths ``S_i`` (the
+outcome's, if randomized, and each predictor's, randomized independently, so
+their joint transition matrix is the Kronecker product of the designs'), is
+estimated without bias and added back. ``"robust"`` and ``"cluster"`` are the
+sandwich. Parameters, in order: the outcome's coefficients (the
 randomized term's coefficient is the effect of the truth), ``sigma`` for
 ``linear``, the latent truths' model (``"z:Intercept"``, ``"z:age"``, ... for
 one predictor ``z``: ``logit P(z = 1 | w)``; for several, a multinomial logit
@@ -113,9 +120,6 @@ def fit_predictors(kind: str, formula: str, data: Any, design: Design | None, gr
     if not isinstance(rr_predictors, dict) or not rr_predictors:
         raise ValueError(f"rr_predictors must be a non-empty dict of column name to Design; got {rr_predictors!r}")
     predictors = {str(k): check_predictor_design(str(k), d) for k, d in rr_predictors.items()}
-    if sample.get("fpc") is not None:
-        raise ValueError("fpc: not supported with rr_predictors (the randomization's share of the variance, which "
-                         "no fpc reduces, is not separated for them); leave fpc out for a conservative variance")
     outcome_design = _outcome_design(kind, design, group)
     groups_arg = _check_groups(rr_groups, predictors)
     frame = _frame(data, "data")

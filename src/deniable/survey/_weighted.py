@@ -46,6 +46,7 @@ from deniable._sample_design import SampleDesign, sample_design
 from deniable.survey._design_base import Design
 from deniable.survey._likelihood import Likelihood, Maximum, maximize
 from deniable.survey._mixture import MixtureLikelihood
+from deniable.survey._predictor_likelihood import PredictorLikelihood
 from deniable.survey._prevalence import (
     PrevalenceFit,
     _inside,
@@ -138,8 +139,8 @@ def influence(cells: NDArray[np.int64], design: Design, sample: SampleDesign, ro
         first = cells - cells % answers
         alternatives = [sample.weights[rows, None] * jac[:, first + r].T for r in range(answers)]
         extra = params.get(design.extra) if design.extra else None
-        added = randomization_variance(design, sample, rows, cells % answers, cells // answers + 1, alternatives,
-                                       extra)
+        added = randomization_variance(sample, rows, cells % answers, cells // answers + 1,
+                                       lambda g: design.transition_matrix(g, extra), alternatives, design.model)
 
     def replicate(w: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.array(list(moment_jacobian(design, counts(w))[0].values()))
@@ -205,15 +206,14 @@ def sandwich(lik: Any, best: Maximum, sample: SampleDesign, rows: NDArray[np.int
     info = -lik.hessian(best.params)[np.ix_(keep, keep)]
     inverse = np.linalg.inv(info)
     weights = np.zeros(sample.n)
-    weights[rows] = lik.weights
+    weights[rows] = sample.weights[rows]  # unscaled: the design effect's fpc factor 1 - n / W needs W
     z = np.zeros((sample.n, int(keep.sum())))
     z[rows] = (lik.weights[:, None] * lik.score_obs(best.params)[:, keep]) @ inverse
     added = None
     if sample.fraction is not None and sample.repweights is None:
-        alternatives = [(lik.weights[:, None] * lik.with_answer(r).score_obs(best.params)[:, keep]) @ inverse
-                        for r in lik.design.responses]
-        extra = float(best.params[-1]) if lik.design.extra and not isinstance(lik, MixtureLikelihood) else None
-        added = randomization_variance(lik.design, sample, rows, lik.answer_index, lik.groups, alternatives, extra)
+        answers, groups, matrix_of, others, model = _randomization(lik, best.params)
+        alternatives = [(lik.weights[:, None] * other.score_obs(best.params)[:, keep]) @ inverse for other in others]
+        added = randomization_variance(sample, rows, answers, groups, matrix_of, alternatives, model)
     scale = float(np.mean(sample.weights[rows]))
 
     def replicate(w: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -226,6 +226,18 @@ def sandwich(lik: Any, best: Maximum, sample: SampleDesign, rows: NDArray[np.int
     deff = np.full(lik.k_params, np.nan)
     deff[keep] = part_deff
     return cov, deff
+
+
+def _randomization(lik: Any, params: NDArray[np.float64]) -> tuple[
+        NDArray[np.int64], NDArray[np.int64], Callable[[int], NDArray[np.float64]], list[Any], str]:
+    """What :func:`randomization_variance` needs of a likelihood: the answers, groups, transition matrices, the
+    likelihoods had every respondent given each answer (in order) and the design's name."""
+    if isinstance(lik, PredictorLikelihood):
+        return lik.randomization(params)
+    design = lik.design
+    extra = float(params[-1]) if design.extra and not isinstance(lik, MixtureLikelihood) else None
+    return (lik.answer_index, lik.groups, lambda g: design.transition_matrix(g, extra),
+            [lik.with_answer(r) for r in design.responses], design.model)
 
 
 COV_TYPES = ("oim", "opg", "robust", "cluster")
@@ -264,15 +276,19 @@ def survey_sample(n: int, cov_type: str | None, data: Any, **design: Any) -> tup
     return sample, ("oim" if sample is None else sample.kind)
 
 
-def randomization_variance(design: Design, sample: SampleDesign, rows: NDArray[np.int64],
-                           answers: NDArray[np.int64], groups: NDArray[np.int64],
-                           alternatives: list[NDArray[np.float64]], extra: float | None) -> NDArray[np.float64]:
+def randomization_variance(sample: SampleDesign, rows: NDArray[np.int64], answers: NDArray[np.int64],
+                           groups: NDArray[np.int64], matrix_of: Callable[[int], NDArray[np.float64]],
+                           alternatives: list[NDArray[np.float64]], model: str) -> NDArray[np.float64]:
     """``sum_i f_i Var(z_i | S_i)``, estimated without bias: the randomization's variance that an fpc must not remove.
 
     ``alternatives[r]`` holds each respondent's ``z_i`` had the answer been
-    ``r`` (rows of ``rows``), ``answers`` the answers given, ``groups`` their
-    groups. Given the latent state ``s`` (a row of the design's
-    :meth:`~deniable.survey.Design.transition_matrix` ``P``), ``Var(z_i | s) =
+    ``r`` (rows of ``rows``), ``answers`` the answers given (positions in the
+    columns of ``P``), ``groups`` their groups and ``matrix_of(g)`` group
+    ``g``'s transition matrix ``P`` (the design's
+    :meth:`~deniable.survey.Design.transition_matrix`; for several randomized
+    answers given independently, the Kronecker product of their matrices,
+    the answers counted in the same mixed radix); ``model`` names the design
+    in errors. Given the latent state ``s`` (a row of ``P``), ``Var(z_i | s) =
     sum_r P[s, r] z_i(r) z_i(r)' - m_i(s) m_i(s)'`` with ``m_i(s) = sum_r P[s, r]
     z_i(r)``; ``L = (P')^+`` has ``E[L[s, Y] | S = t] = [s = t]``, so
     ``sum_s L[s, y_i] Var(z_i | s)`` is unbiased for ``Var(z_i | S_i)``. Needs
@@ -284,9 +300,9 @@ def randomization_variance(design: Design, sample: SampleDesign, rows: NDArray[n
     out = np.zeros((k, k))
     for g in np.unique(groups):
         here = groups == g
-        matrix = design.transition_matrix(int(g), extra)
+        matrix = matrix_of(int(g))
         if np.linalg.matrix_rank(matrix) < matrix.shape[0]:
-            raise ValueError(f"fpc: {design.model}'s answers cannot tell its {matrix.shape[0]} latent states apart "
+            raise ValueError(f"fpc: {model}'s answers cannot tell its {matrix.shape[0]} latent states apart "
                              "per respondent, so the randomization's variance (which no fpc reduces) cannot be "
                              "estimated; leave fpc out (the variance is then conservative)")
         unbiased = np.linalg.pinv(matrix.T)[:, answers[here]] * f[here]  # (states, rows): f_i L[s, y_i]
