@@ -168,3 +168,19 @@ def test_aggregated_answers_cover_the_truth(rng: np.random.Generator) -> None:
         check = coverage_check(hits, replicates, 0.95, ALPHA, label=f"weighted glmer {name}")
         assert check, str(check)
     assert not coverage_check(int(np.sum(naive)), len(naive), 0.95, ALPHA), "no power: the cells unweighted"
+
+
+@pytest.mark.parametrize("key", ["dq_laplace", "warner_laplace"])
+def test_weights_and_an_offset_together_are_copies_with_the_offset(key: str) -> None:
+    """Both arguments at once: the integer-weighted fit with an offset is the fit to that many copies of each row
+    with its offset, and a constant offset moves the intercept alone."""
+    offset = 0.3 * DATA["z"].to_numpy() - 0.2
+    weighted = _fit(key, DATA.assign(w=WEIGHTS, o=offset), weights="w", offset="o")
+    copies = _fit(key, DATA.assign(o=offset).loc[DATA.index.repeat(WEIGHTS)], offset="o")
+    np.testing.assert_allclose(weighted.params, copies.params, atol=1e-7)
+    assert weighted.llf == pytest.approx(copies.llf, abs=1e-8)
+    np.testing.assert_allclose(weighted.bse, copies.bse, rtol=1e-5)
+    plain = _fit(key, DATA.assign(w=WEIGHTS), weights="w")
+    shifted = _fit(key, DATA.assign(w=WEIGHTS), weights="w", offset=np.full(len(DATA), 0.5))
+    np.testing.assert_allclose(shifted.params.to_numpy() - plain.params.to_numpy(), [-0.5, 0, 0], atol=1e-6)
+    assert shifted.llf == pytest.approx(plain.llf, abs=1e-8)
