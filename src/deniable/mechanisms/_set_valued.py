@@ -182,7 +182,7 @@ class SetValued(Mechanism):
     >>> m
     SetValued(4 items, max_items=2, ell=2, GRR, epsilon=2)
     >>> round(m.oracle_epsilon, 4)  # ln(2 (e^2 - 1) + 1)
-    2.6138
+    2.6231
     >>> [item for item, share, se in est.frequent(2)]
     ['mail', 'maps']
     """
