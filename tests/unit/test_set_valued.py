@@ -43,6 +43,8 @@ def test_bad_input_names_the_argument() -> None:
         dn.SetValued(ITEMS, epsilon=1.0, max_items=2, ell=3)
     with pytest.raises(ValueError, match="max_items must be an integer in 1..4"):
         dn.SetValued(ITEMS, epsilon=1.0, max_items=0)
+    with pytest.raises(ValueError, match=r"epsilon=43.0 with ell=2 runs GRR at .* = 43.69\d*, which it cannot"):
+        dn.SetValued(ITEMS, epsilon=43.0, max_items=2, oracle="grr")
 
 
 def test_the_planner_trades_truncation_bias_for_variance() -> None:

@@ -78,7 +78,12 @@ def set_oracle(cls: Any, k: int, ell: int, epsilon: float) -> FrequencyOracle:
     ``epsilon``-LDP (module docstring)."""
     cells = k + ell
     if issubclass(cls, GRR):
-        return cls(cells, epsilon=grr_oracle_epsilon(epsilon, ell))
+        budget = grr_oracle_epsilon(epsilon, ell)
+        try:
+            return cls(cells, epsilon=budget)
+        except ValueError as exc:
+            raise ValueError(f"epsilon={epsilon} with ell={ell} runs GRR at ln(ell (e^epsilon - 1) + 1) = "
+                             f"{budget:.6g}, which it cannot realise ({exc}); pass a smaller epsilon") from None
     oracle = cls(cells, epsilon=epsilon)
     if not issubclass(cls, LocalHashing) or amplified_epsilon(oracle, k, ell) >= oracle.epsilon:
         return oracle
