@@ -6,7 +6,8 @@ with deniable.js and posts one report each; at that epsilon each report is the t
 below 2e-7 per visit (6e-7 for the three): OUE sets no bit but the true node's (each other bit with
 probability ``1 / (e^20 + 1)``, at most 64 bits), HaarHRR keeps the true sign with probability
 ``1 - 1 / (e^20 + 1)``, and GRR reports the drawn entry of the padded set (the chosen options' positions or
-its padding's dummies) but with probability ``5 / (e^20 + 5)``.
+its padding's dummies) but with probability ``5 / (2 e^20 + 4)`` (its oracle runs at the amplified
+``ln(2 (e^20 - 1) + 1)``, so that the whole report is 20-LDP, as the page states).
 At two choices the other boxes of a two-choice question are disabled. Then 3,000 simulated devices answer a
 second survey at epsilon = 1, and its results page draws the CDF with its band, the quartiles with their
 intervals and the table of quantiles, and the options' shares, at 1280 and 390 px, with no script error
@@ -76,6 +77,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             for i in ticked:
                 page.check(f"#q2-o{i}")
             out["disabled"].append([page.is_disabled(f"#q2-o{i}") for i in range(len(OPTIONS))])
+            out.setdefault("apps_meta", []).append(page.inner_text("fieldset[data-question=apps] .meta"))
             if k < 2:
                 page.screenshot(path=str(tmp / f"survey-{width}.png"), full_page=True)
                 out.setdefault("survey_scroll", []).append(
@@ -131,6 +133,13 @@ def test_the_page_sends_each_answers_report(pages: dict[str, Any]) -> None:
         blanks = range(len(OPTIONS), len(OPTIONS) + max(len(ticked), apps.ell) - len(ticked))  # the padding
         entries = set(ticked) | set(blanks)
         assert reports["apps"] in entries
+
+
+def test_the_multiple_question_shows_the_whole_reports_epsilon(pages: dict[str, Any]) -> None:
+    """GRR runs at ln(2 (e^20 - 1) + 1) = 20.69; the page states the report's exact epsilon, 20."""
+    apps = load_survey(PAGE).questions[2].randomizer
+    assert apps.oracle_epsilon > 20.6 and apps.epsilon <= 20.0
+    assert all("ε = 20" in text and "20.6" not in text for text in pages["apps_meta"]), pages["apps_meta"]
 
 
 def test_a_two_choice_question_disables_the_other_boxes_at_two(pages: dict[str, Any]) -> None:

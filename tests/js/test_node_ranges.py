@@ -92,3 +92,14 @@ def test_bad_values_are_refused_naming_the_value() -> None:
     s = dn.SetValued(ITEMS, epsilon=1.0, max_items=2)
     with pytest.raises(Exception, match="max_items=2"):
         run_node(CLI, {"config": s.to_config(), "values": [["a", "b", "c"]]})
+
+
+def test_a_set_valued_olh_claim_is_bounded_by_its_oracle() -> None:
+    """OLH's exact amplified epsilon is the server's search; the device accepts a claim up to its oracle's
+    epsilon (a configuration of this amplified case) and refuses one above it."""
+    m = dn.SetValued(ITEMS[:3], epsilon=1.0, max_items=3, oracle="olh")
+    assert m.epsilon < 1.0 < m.oracle_epsilon  # 3 items padded to 3: the oracle runs above epsilon 1
+    config = m.to_config()
+    assert len(run_node(CLI, {"config": config, "values": [["a"]], "seed": "olh-claim"})) == 1
+    with pytest.raises(Exception, match="epsilon"):
+        run_node(CLI, {"config": {**config, "epsilon": m.oracle_epsilon * 1.01}, "values": [["a"]]})

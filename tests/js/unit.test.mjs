@@ -171,6 +171,16 @@ test('bad configs and values raise DeniableError naming the field', () => {
   bad({ params: { truth_numerator: 1.5, other_numerator: 1 } }, 'params.truth_numerator');
   bad({ params: { truth_numerator: 1, other_numerator: 2 } }, 'params');
   bad({ epsilon: 3 }, 'epsilon');
+  // set-valued: the whole report's exact epsilon (GRR's amplified, computed here), or the oracle's,
+  // which configurations stored before the amplified budget claim; anything else is refused
+  const sv = byName['set-valued-grr'].config;
+  const ell = Number(sv.params.ell);
+  const { truth_numerator: a, other_numerator: b } = sv.params.oracle.params;
+  const own = fromConfig({ ...sv, epsilon: undefined }).epsilon; // the device's ln, rounded up
+  assert.ok(own >= sv.epsilon && own - sv.epsilon < 1e-13, `${own} vs ${sv.epsilon}`);
+  assert.ok(Math.abs(sv.epsilon - Math.log1p((Number(a) / Number(b) - 1) / ell)) < 1e-9);
+  assert.equal(fromConfig({ ...sv, epsilon: sv.params.oracle.epsilon }).epsilon, sv.params.oracle.epsilon);
+  assert.throws(() => fromConfig({ ...sv, epsilon: sv.epsilon * 0.9 }), (e) => e.field === 'epsilon');
   const had = byName['hadamard-k6'].config;
   assert.throws(() => fromConfig({ ...had, params: { ...had.params, K: 16 } }), (e) => e.field === 'params.K');
   const m = fromConfig(good);

@@ -169,6 +169,25 @@ def test_a_stored_multiple_question_must_match_its_options() -> None:
     assert caught.value.field == "questions[2].mechanism"
 
 
+def test_a_multiple_question_states_the_whole_reports_epsilon(run: dict[str, Any]) -> None:
+    """Its oracle runs at the amplified budget; the public form, the results and the survey's budget show
+    the report's exact epsilon. A survey stored before (GRR at epsilon, claiming it) still loads, charged
+    its true, amplified epsilon."""
+    m = load_survey(SURVEY).questions[2].randomizer
+    assert m.mechanism.name == "GRR" and m.oracle_epsilon > 2.5 and 2.0 - 1e-8 < m.epsilon <= 2.0
+    assert run["public"]["questions"][2]["mechanism"]["epsilon"] == m.epsilon
+    assert run["results"]["questions"][2]["epsilon"] == m.epsilon
+    stored = load_survey(SURVEY).to_json()
+    oracle = dn.GRR(len(APPS["options"]) + 3, epsilon=2.0)
+    config = stored["questions"][2]["mechanism"]
+    stored["questions"][2]["mechanism"] = {**config, "epsilon": oracle.epsilon,
+                                           "params": {**config["params"], "oracle": oracle.to_config()}}
+    old = load_survey(stored)
+    amplified = float(np.log1p(np.expm1(oracle.epsilon) / 3))
+    assert old.questions[2].epsilon == pytest.approx(amplified, abs=1e-9)
+    assert old.epsilon_total == pytest.approx(2.0 + amplified)
+
+
 def test_bad_answers_are_refused_naming_the_answer(run: dict[str, Any]) -> None:
     public = run["public"]
     good = {"latency": 10.0, "age": 30.0, "apps": ["mail"]}

@@ -1,7 +1,8 @@
 """Frequent itemsets of set-valued answers: SVSM (Wang, Li & Jha, S&P 2018), on top of SVIM.
 
 The users are put in two parts (a uniformly random assignment, independent of the sets; shares
-``0.4, 0.12, 0.48`` as in the authors' code), each user reporting once at ``epsilon``:
+``0.4, 0.12, 0.48`` as in the authors' code), each user reporting once at ``epsilon`` (every phase's
+mechanism spends it and states its exact loss, as in SVIM):
 
 1. **Items.** The first ``0.4`` run :class:`~deniable.FrequentItems` (SVIM, its own three groups): the
    ``top_k`` items ``I`` with their shares ``f_i``.

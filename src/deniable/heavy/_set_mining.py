@@ -27,11 +27,11 @@ and ``f~_x`` is unbiased for the population share.
 (multinomial supports, plugged in at the observed rates). The estimates are for the population the
 users are drawn from; they do not include the bias of the proportionality assumption when ``L < M``.
 
-Difference from the paper: its GRR runs the padded-and-sampled value at the amplified
-``epsilon' = ln(ell (e^epsilon - 1) + 1)``; here each phase's oracle runs at ``epsilon`` itself (the
-privacy argument of :class:`~deniable.SetValued`), which is at least as private and somewhat noisier.
-The counting phase's exact loss is its mechanism's :attr:`~deniable.SetValued.amplified_epsilon`
-(``ln(1 + (e^epsilon - 1) / L)`` with GRR); the protocol's stays ``epsilon``, which phases 1 and 2 spend.
+**Privacy of each phase.** Each phase's mechanism is built at ``epsilon`` and its ``epsilon`` attribute
+is its report's exact loss, at most ``epsilon``: phase 1 and 3 are :class:`~deniable.SetValued`, whose
+oracle runs at the largest budget that keeps the whole report ``epsilon``-LDP (GRR, as in the paper, at
+the amplified ``ln(L (e^epsilon - 1) + 1)``; ``L = 1`` in phase 1, where that is ``epsilon``), phase 2 is
+GRR at ``epsilon``. A user reports in one phase only, so the protocol is ``epsilon``-LDP.
 """
 
 from __future__ import annotations

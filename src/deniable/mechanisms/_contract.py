@@ -134,6 +134,11 @@ class Mechanism(ABC):
     def epsilon(self) -> float:
         """Privacy parameter realised by the sampler's integers (rounded up)."""
 
+    def _claimable_epsilons(self) -> tuple[float, ...]:
+        """The epsilons a stored configuration may claim (:func:`deniable.wire.from_config` checks the claim):
+        :attr:`epsilon`, and what a mechanism stated in configurations written before it stated it exactly."""
+        return (self.epsilon,)
+
     @property
     def delta(self) -> float | None:
         """The delta of an (epsilon, delta) guarantee; None for pure epsilon-LDP."""

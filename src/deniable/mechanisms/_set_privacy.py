@@ -27,11 +27,27 @@ sets of at most ``max_items`` items (the empty set included). It is at most the 
   stops there and states the oracle's ``epsilon`` (never understated).
 
 Every value is a ratio of the oracle's integer weights, rounded up by :func:`deniable._privacy.ln_up`.
+
+**Spending a report's budget** (:func:`set_oracle`): a :class:`~deniable.SetValued` asked for ``epsilon``
+runs its oracle at the largest budget whose report is still ``epsilon``-LDP:
+
+* GRR at ``epsilon_o = ln(ell (e^epsilon - 1) + 1)`` (Wang et al.), computed to 60 digits and rounded
+  down to a float; its weights satisfy ``a / b <= e^epsilon_o`` (:func:`deniable._privacy.exp_ratio`), so
+  ``(a + (ell - 1) b) / (ell b) <= 1 + (e^epsilon_o - 1) / ell = e^epsilon``: the amplified epsilon is
+  ``epsilon`` to the weights' rounding and never above it.
+* OUE at ``epsilon`` (no amplification).
+* OLH at ``epsilon`` where that report is not amplified (a level set holds a whole padded set and misses
+  another: every domain but the smallest); otherwise the largest ``epsilon_o`` in
+  ``[epsilon, ln(ell (e^epsilon - 1) + 1)]`` whose exact amplified epsilon is at most ``epsilon``, by
+  bisection (:data:`_BISECTIONS` steps; each a search over a small family).
 """
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal, localcontext
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -41,10 +57,45 @@ from deniable.mechanisms._hashing import LocalHashing
 from deniable.mechanisms._kary import GRR
 from deniable.mechanisms._unary import UnaryEncoding
 
-__all__ = ["amplified_epsilon"]
+__all__ = ["amplified_epsilon", "set_oracle", "grr_oracle_epsilon"]
 
 _MAX_ENTRIES = 1 << 26  # the most (matrix, cell, level set) entries the OLH search goes through
 _ENTRIES_PER_BLOCK = 1 << 21  # ... at a time
+_BISECTIONS = 12  # OLH's oracle budget to within ln(ell) / 4096
+
+
+def grr_oracle_epsilon(epsilon: float, ell: int) -> float:
+    """``ln(ell (e^epsilon - 1) + 1)`` rounded down to a float: GRR's budget for an ``epsilon``-LDP report."""
+    with localcontext() as ctx:
+        ctx.prec = privacy._PREC
+        exact = (ell * (Decimal(epsilon).exp() - 1) + 1).ln()
+    value = float(exact)
+    return math.nextafter(value, 0.0) if Decimal(value) > exact else value
+
+
+def set_oracle(cls: Any, k: int, ell: int, epsilon: float) -> FrequencyOracle:
+    """The oracle ``cls`` over ``k + ell`` cells at the largest budget whose padded-and-sampled report is
+    ``epsilon``-LDP (module docstring)."""
+    cells = k + ell
+    if issubclass(cls, GRR):
+        budget = grr_oracle_epsilon(epsilon, ell)
+        try:
+            return cls(cells, epsilon=budget)
+        except ValueError as exc:
+            raise ValueError(f"epsilon={epsilon} with ell={ell} runs GRR at ln(ell (e^epsilon - 1) + 1) = "
+                             f"{budget:.6g}, which it cannot realise ({exc}); pass a smaller epsilon") from None
+    oracle = cls(cells, epsilon=epsilon)
+    if not issubclass(cls, LocalHashing) or amplified_epsilon(oracle, k, ell) >= oracle.epsilon:
+        return oracle
+    low, high = epsilon, grr_oracle_epsilon(epsilon, ell)
+    for _ in range(_BISECTIONS):
+        middle = (low + high) / 2
+        trial = cls(cells, epsilon=middle)
+        if amplified_epsilon(trial, k, ell) <= epsilon:
+            low, oracle = middle, trial
+        else:
+            high = middle
+    return oracle
 
 
 def amplified_epsilon(oracle: FrequencyOracle, k: int, ell: int) -> float:

@@ -3,14 +3,16 @@
 Each respondent holds a set ``V`` of at most ``max_items`` of the ``k`` items. **Padding and sampling**
 to length ``ell``: a set shorter than ``ell`` is padded with the dummy items ``k, k+1, ...`` (positions
 ``k .. k + ell - 1``) to ``ell`` entries, and one entry of the padded set is drawn uniformly (of the set
-itself when it is longer than ``ell``); a frequency oracle over the ``k + ell`` items and dummies at
-``epsilon`` randomizes it. The draw is a value-independent mixture of the oracle's rows, so a report is
-``epsilon``-LDP whatever the sets; :attr:`SetValued.amplified_epsilon` is its exact privacy loss, lower for
-GRR (``ln(1 + (e^epsilon - 1) / ell)``, the amplification of sampling; :mod:`deniable.mechanisms._set_privacy`).
+itself when it is longer than ``ell``); a frequency oracle over the ``k + ell`` items and dummies randomizes
+it. ``epsilon`` is the privacy loss of the whole report, spent in full: the oracle runs at the largest
+budget ``epsilon_o`` whose report is ``epsilon``-LDP (:func:`~deniable.mechanisms._set_privacy.set_oracle`),
+GRR at ``ln(ell (e^epsilon - 1) + 1)`` (the amplification of sampling, as Wang et al. run it), OUE at
+``epsilon`` (no amplification). :attr:`SetValued.epsilon` states the exact loss (the amplified epsilon of
+:mod:`deniable.mechanisms._set_privacy`), :attr:`SetValued.oracle_epsilon` the oracle's own.
 
 **Estimate.** When every set has at most ``ell`` items, item ``x`` is drawn with probability
 ``pi_x = f_x / ell`` (``f_x``: the share of respondents whose set holds ``x``), so
-``f^_x = ell pi^_x`` is unbiased, with the oracle's population variance times ``ell^2``:
+``f^_x = ell pi^_x`` is unbiased, with the oracle's population variance (at ``epsilon_o``) times ``ell^2``:
 ``Var(f^_x) = ell^2 lambda_x (1 - lambda_x) / (n (p* - q*)^2)``, ``lambda_x = q* + (p* - q*) f_x / ell``
 (plugged in at the observed support rate). Sets longer than ``ell`` (allowed up to ``max_items``) make
 ``f^_x`` an underestimate: the planner (:func:`best_set_length`) weighs that bias against the variance,
@@ -40,14 +42,15 @@ from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
 from deniable.mechanisms._hashing import OLH
 from deniable.mechanisms._kary import GRR
-from deniable.mechanisms._set_privacy import amplified_epsilon
+from deniable.mechanisms._set_privacy import amplified_epsilon, set_oracle
 from deniable.mechanisms._unary import OUE
 from deniable.mechanisms.registry import register
 
 __all__ = ["SetValued", "ItemEstimate", "best_set_length", "SET_ORACLES"]
 
 SET_ORACLES: dict[str, Any] = {"grr": GRR, "oue": OUE, "olh": OLH}
-"""The oracles a set-valued question may use over its items and dummies (``"auto"``: the lowest ``Var*``)."""
+"""The oracles a set-valued question may use over its items and dummies (``"auto"``: the lowest ``Var*``, each
+at its own budget)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,7 +140,8 @@ class SetValued(Mechanism):
     items : int or sequence
         ``k`` (the ints ``0 .. k-1``) or the list of items (at least 2).
     epsilon : float
-        The privacy loss of one report, ``> 0`` (keyword only, as all).
+        The privacy loss of one whole report, ``> 0`` (keyword only, as
+        all); the oracle runs at the largest budget that keeps it.
     max_items : int
         The most items a set may hold, ``1 .. k``.
     ell : int, optional
@@ -146,7 +150,8 @@ class SetValued(Mechanism):
         its lower variance.
     oracle : {"auto", "grr", "oue", "olh"}, default "auto"
         The frequency oracle over the ``k + ell`` items and dummies;
-        ``"auto"`` takes the one with the lowest :math:`V^*`.
+        ``"auto"`` takes the one with the lowest :math:`V^*` at its own
+        budget.
 
     Raises
     ------
@@ -160,7 +165,11 @@ class SetValued(Mechanism):
     with probability :math:`\pi_x = f_x / \ell`, so :math:`\hat f_x = \ell \hat\pi_x`
     is unbiased, with
     :math:`\operatorname{Var}(\hat f_x) = \ell^2 \lambda_x (1 - \lambda_x) / (n (p^* - q^*)^2)`,
-    :math:`\lambda_x = q^* + (p^* - q^*) f_x / \ell`.
+    :math:`\lambda_x = q^* + (p^* - q^*) f_x / \ell` (the oracle's rates at its
+    budget :math:`\epsilon_o`). GRR runs at
+    :math:`\epsilon_o = \ln(\ell (e^\epsilon - 1) + 1)`, rounded down, so that
+    the report's exact loss :math:`\ln(1 + (e^{\epsilon_o} - 1) / \ell)` is
+    :math:`\epsilon` and never above it; OUE runs at :math:`\epsilon`.
 
     Examples
     --------
@@ -172,6 +181,8 @@ class SetValued(Mechanism):
     >>> est = m.estimate(m.privatize_many(sets, rng=rng))
     >>> m
     SetValued(4 items, max_items=2, ell=2, GRR, epsilon=2)
+    >>> round(m.oracle_epsilon, 4)  # ln(2 (e^2 - 1) + 1)
+    2.6231
     >>> [item for item, share, se in est.frequent(2)]
     ['mail', 'maps']
     """
@@ -186,12 +197,12 @@ class SetValued(Mechanism):
         self.max_items = _positive(max_items, "max_items", self._items.k)
         self.ell = self.max_items if ell is None else _positive(ell, "ell", self.max_items)
         eps = check_epsilon(epsilon, owner="SetValued")
-        cells = self._items.k + self.ell
+        k = self._items.k
         if oracle == "auto":
-            built = [cls(cells, epsilon=eps) for cls in SET_ORACLES.values()]
+            built = [set_oracle(cls, k, self.ell, eps) for cls in SET_ORACLES.values()]
             self.mechanism: FrequencyOracle = min(built, key=lambda m: float(m.variance(1)[0]))
         elif oracle in SET_ORACLES:
-            self.mechanism = SET_ORACLES[oracle](cells, epsilon=eps)
+            self.mechanism = set_oracle(SET_ORACLES[oracle], k, self.ell, eps)
         else:
             raise ValueError(f"oracle must be one of {['auto', *SET_ORACLES]} for SetValued; got {oracle!r}")
 
@@ -202,28 +213,39 @@ class SetValued(Mechanism):
 
     @property
     def epsilon(self) -> float:
-        """The oracle's privacy loss: a bound on a report's (:attr:`amplified_epsilon` is the exact one)."""
+        """The exact privacy loss of a whole report (:attr:`amplified_epsilon`), ``<=`` the ``epsilon`` asked for."""
+        return self.amplified_epsilon
+
+    @property
+    def oracle_epsilon(self) -> float:
+        """The oracle's own privacy loss ``epsilon_o`` (a bound on a report's; ``>=`` :attr:`epsilon`)."""
         return float(self.mechanism.epsilon)
+
+    def _claimable_epsilons(self) -> tuple[float, ...]:
+        """A configuration stored before :attr:`epsilon` was the amplified loss claims the oracle's."""
+        return (self.epsilon, self.oracle_epsilon)
 
     @cached_property
     def amplified_epsilon(self) -> float:
         r"""The exact privacy loss of the whole report (padding, sampling, then the oracle), ``<= epsilon``.
 
         The largest log-ratio of two sets' report probabilities over every pair of sets of at most
-        ``max_items`` items (the empty set included), rounded up. GRR: ``ln(1 + (e^epsilon - 1) / ell)``,
-        the amplification of sampling one of ``ell`` entries (Wang et al.); OUE: ``epsilon`` (a set of ``ell``
-        items and the empty set have disjoint padded sets, which its bit vectors tell apart); OLH: the
-        largest ratio over its whole hash family, searched exactly (:mod:`deniable.mechanisms._set_privacy`).
+        ``max_items`` items (the empty set included), rounded up; :attr:`epsilon` states it. GRR:
+        ``ln(1 + (e^epsilon_o - 1) / ell)``, the amplification of sampling one of ``ell`` entries (Wang et
+        al.); OUE: ``epsilon_o`` (a set of ``ell`` items and the empty set have disjoint padded sets, which its
+        bit vectors tell apart); OLH: the largest ratio over its whole hash family, searched exactly
+        (:mod:`deniable.mechanisms._set_privacy`).
 
         Examples
         --------
         >>> import numpy as np
         >>> import deniable as dn
         >>> m = dn.SetValued(10, epsilon=2.0, max_items=4, oracle="grr")
-        >>> round(m.amplified_epsilon, 4), round(float(np.log1p(np.expm1(2.0) / 4)), 4)
-        (0.9545, 0.9545)
+        >>> a = m.amplified_epsilon
+        >>> a <= 2.0, round(a, 6), round(float(np.log1p(np.expm1(m.oracle_epsilon) / 4)), 6)
+        (True, 2.0, 2.0)
         >>> u = dn.SetValued(10, epsilon=2.0, max_items=4, oracle="oue")
-        >>> u.amplified_epsilon == u.epsilon
+        >>> u.amplified_epsilon == u.oracle_epsilon
         True
         """
         return amplified_epsilon(self.mechanism, self._items.k, self.ell)
@@ -398,7 +420,7 @@ def best_set_length(
     items : int
         The number of items ``k``.
     epsilon : float
-        The privacy loss of one report, ``> 0``.
+        The privacy loss of one whole report, ``> 0``.
     n : int
         The number of respondents.
     frequency : float, default 0.1

@@ -16,13 +16,18 @@ randomizes the chosen set with :class:`deniable.SetValued`::
 **Padding and sampling** (Wang et al., S&P 2018): the set is padded with
 dummy entries to ``max(|set|, ell)`` entries, one entry is drawn uniformly
 (an exact uniform integer), and the frequency oracle over the ``k + ell``
-options and dummies reports it at ``epsilon``: the draw does not depend on
-which options were chosen beyond the set's rows of the oracle, so a report
-is ``epsilon``-LDP whatever the set. A device answers with the list of its
-choices (``["mail", "chat"]``); the report is the oracle's.
+options and dummies reports it. ``epsilon`` is the privacy loss of the whole
+report: the oracle runs at the largest budget that keeps it (GRR at
+``ln(ell (e^epsilon - 1) + 1)``, the amplification of sampling), and the
+question's epsilon (what the page shows and the survey's budget counts) is
+the report's exact loss, :attr:`deniable.SetValued.epsilon`. A device answers
+with the list of its choices (``["mail", "chat"]``); the report is the
+oracle's.
 
 The stored form keeps the options, ``max_choices`` and the exact
-:class:`~deniable.SetValued` configuration.
+:class:`~deniable.SetValued` configuration; one stored before the oracle ran
+at the amplified budget (its configuration claims the oracle's epsilon) loads
+and counts its true, amplified epsilon.
 
 **Results** (:func:`items_json`): each option's share of respondents who
 chose it, ``f^_x = ell pi^_x``, unbiased when no set is longer than ``ell``

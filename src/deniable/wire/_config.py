@@ -115,8 +115,8 @@ def from_config(config: dict[str, Any] | str) -> Any:
     _check_params(name, params, mechanism._params(), getattr(cls, "param_defaults", {}))
     claimed = config.get("epsilon")
     if claimed is not None:
-        if not isinstance(claimed, (int, float)) or not math.isclose(
-            float(claimed), mechanism.epsilon, rel_tol=1e-12, abs_tol=0.0
+        if not isinstance(claimed, (int, float)) or not any(
+            math.isclose(float(claimed), e, rel_tol=1e-12, abs_tol=0.0) for e in mechanism._claimable_epsilons()
         ):
             raise ConfigError(
                 f"config field 'epsilon' says {claimed!r} but the parameters give "

@@ -100,6 +100,8 @@ const BUILDERS = {
     if (d > TWO64N) throw new DeniableError('params', 'grr denominator exceeds 2^64');
     return {
       epsilon: lnRatio(a, b),
+      // one of ell entries sampled then randomized: ln(1 + (a / b - 1) / ell) (docs/math/sets.md)
+      sampledEpsilon: (ell) => lnRatio(a + BigInt(ell - 1) * b, BigInt(ell) * b),
       words: 2,
       sample(pool, x) {
         const pos = kRR(pool, BigInt(x), a, b, d);
@@ -214,8 +216,10 @@ function unary(params, dom, name) {
   const nbytes = (k + 7) >> 3;
   const P = BigInt(p);
   const Q = BigInt(q);
+  const epsilon = lnRatio(P * (TWO32N - Q), (TWO32N - P) * Q);
   return {
-    epsilon: lnRatio(P * (TWO32N - Q), (TWO32N - P) * Q),
+    epsilon,
+    sampledEpsilon: () => epsilon, // no amplification: the bits tell two disjoint padded sets apart
     words: k,
     sample(pool, x) {
       const bytes = new Uint8Array(nbytes);
@@ -305,8 +309,10 @@ export function fromConfig(cfg, { randomBytes = secureRandomBytes } = {}) {
   const impl = BUILDERS[name](params, dom, name);
   const claimed = config.epsilon;
   if (claimed !== undefined && claimed !== null) {
-    // an infinite epsilon (an answer reveals the truth) is written null: no number matches it
-    const close = Math.abs(claimed - impl.epsilon) <= 1e-9 * Math.max(1, impl.epsilon);
+    // an infinite epsilon (an answer reveals the truth) is written null: no number matches it;
+    // impl.accepts: a mechanism that takes other claims (set-valued: earlier configurations, a bound)
+    const near = (e) => Math.abs(claimed - e) <= 1e-9 * Math.max(1, e);
+    const close = impl.accepts ? impl.accepts(claimed, near) : near(impl.epsilon);
     if (typeof claimed !== 'number' || !close || !Number.isFinite(impl.epsilon)) {
       throw new DeniableError('epsilon', `says ${stringify(claimed)} but the parameters give ${impl.epsilon}`);
     }

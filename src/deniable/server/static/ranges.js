@@ -95,8 +95,14 @@ export function setValued(params, dom, nested) {
     throw new DeniableError('params.oracle', `must configure grr, oue or olh on the ${k + ell} items and dummies`);
   }
   const items = dom.values === null ? Array.from({ length: k }, (_, i) => i) : dom.values;
+  // the whole report's exact epsilon (GRR, OUE); OLH's needs a search over its hash family, which the
+  // server does: here its oracle's epsilon bounds it, and the configuration's claim must not exceed that
+  const exact = oracle.impl.sampledEpsilon ? oracle.impl.sampledEpsilon(ell) : null;
   return {
-    epsilon: oracle.impl.epsilon,
+    epsilon: exact ?? oracle.impl.epsilon,
+    // a configuration written before the exact epsilon was stated claims the oracle's
+    accepts: (claimed, near) => near(oracle.impl.epsilon)
+      || (exact === null ? claimed > 0 && claimed <= oracle.impl.epsilon : near(exact)),
     words: oracle.impl.words + 2,
     position(value) {
       if (!Array.isArray(value)) throw new DeniableError('value', `must be an array of items; got ${stringify(value)}`);
