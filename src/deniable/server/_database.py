@@ -76,7 +76,8 @@ from sqlalchemy import (
     create_engine,
     event,
 )
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import RootTransaction, make_url
+from sqlalchemy.exc import OperationalError
 
 __all__ = [
     "metadata",
@@ -92,6 +93,7 @@ __all__ = [
     "normalize_url",
     "make_engine",
     "READ_ONLY",
+    "begin_at_once",
     "stat_bytes",
     "read_stat",
 ]
@@ -265,3 +267,23 @@ def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def begin_at_once(conn: Connection) -> RootTransaction | None:
+    """A SQLite write transaction (``BEGIN IMMEDIATE``) begun without waiting; None if another connection writes.
+
+    The busy timeout is off for the ``BEGIN`` alone: where another process
+    holds SQLite's write lock, this answers None at once instead of waiting
+    for it (nothing is begun). Every other error is raised.
+    """
+    driver = conn.connection.dbapi_connection
+    assert driver is not None
+    driver.execute("PRAGMA busy_timeout=0")
+    try:
+        return conn.begin()
+    except OperationalError as exc:
+        if "locked" not in str(exc.orig):
+            raise
+        return None
+    finally:
+        driver.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_S * 1000}")
