@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +79,7 @@ from sqlalchemy import (
     event,
 )
 from sqlalchemy.engine import RootTransaction, make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 __all__ = [
     "metadata",
@@ -94,6 +96,7 @@ __all__ = [
     "make_engine",
     "READ_ONLY",
     "begin_at_once",
+    "driver_cursor",
     "stat_bytes",
     "read_stat",
 ]
@@ -263,8 +266,9 @@ def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
-        read_only = conn.get_execution_options().get(READ_ONLY, False)
-        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        sql = "BEGIN" if conn.get_execution_options().get(READ_ONLY, False) else "BEGIN IMMEDIATE"
+        with driver_cursor(conn, sql) as cursor:
+            cursor.execute(sql)
 
     return engine
 
@@ -276,14 +280,33 @@ def begin_at_once(conn: Connection) -> RootTransaction | None:
     holds SQLite's write lock, this answers None at once instead of waiting
     for it (nothing is begun). Every other error is raised.
     """
-    driver = conn.connection.dbapi_connection
-    assert driver is not None
-    driver.execute("PRAGMA busy_timeout=0")
+    with driver_cursor(conn, "PRAGMA busy_timeout") as cursor:
+        cursor.execute("PRAGMA busy_timeout=0")
+        try:
+            return conn.begin()
+        except OperationalError as exc:
+            if "locked" not in str(exc.orig):
+                raise
+            return None
+        finally:
+            cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_S * 1000}")
+
+
+@contextmanager
+def driver_cursor(conn: Connection, sql: str) -> Iterator[Any]:
+    """A cursor of the transaction's own driver connection, its errors raised as SQLAlchemy's.
+
+    The driver's exception becomes the :class:`sqlalchemy.exc.DBAPIError`
+    subclass SQLAlchemy would raise (``IntegrityError``, ...), without the
+    parameters, so callers and the log's redaction treat it as any other.
+    """
+    dialect = conn.dialect
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
-        return conn.begin()
-    except OperationalError as exc:
-        if "locked" not in str(exc.orig):
-            raise
-        return None
+        yield cursor
+    except dialect.loaded_dbapi.Error as exc:
+        raise DBAPIError.instance(
+            sql, None, exc, dialect.loaded_dbapi.Error, hide_parameters=True, dialect=dialect
+        ) from exc
     finally:
-        driver.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_S * 1000}")
+        cursor.close()

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
@@ -127,7 +128,7 @@ def router(service: Service) -> APIRouter:
         "/surveys/{survey_id}/responses", status_code=201, response_model=Accepted,
         responses={**QUEUED, **errors(*BODY, 403, 404, 409, 415, 429)}, openapi_extra=openapi_body(ResponseIn),
     )
-    async def post_response(survey_id: str, request: Request) -> dict[str, Any]:
+    async def post_response(survey_id: str, request: Request) -> JSONResponse:
         """Store one respondent's privatized reports (a :class:`ResponseIn`; idempotent by ``idempotency_key``).
 
         A retry with the same key and body gets the identical answer; the same
@@ -155,8 +156,9 @@ def router(service: Service) -> APIRouter:
                 assert survey.policy.rate_limit is not None
                 service.limiter.give_back(survey.id, client, survey.policy.rate_limit)
         key = body["idempotency_key"]
-        return {"status": "accepted", "response_id": public_response_id(survey_id, key),
-                "idempotency_key": key}
+        # an Accepted (the OpenAPI document's model), answered as is: nothing to validate in what we built
+        return JSONResponse({"status": "accepted", "response_id": public_response_id(survey_id, key),
+                             "idempotency_key": key}, status_code=201)
 
     def decode_and_submit(survey_id: str, raw: bytes) -> SubmitResult:
         return store.submit(survey_id, _batch_items(raw), lambda i: f"responses[{i}].")
