@@ -73,6 +73,21 @@ def test_integer_columns_stay_integers() -> None:
     assert distinct[codes].tolist() == ["1", "", "2"]
 
 
+@pytest.mark.parametrize("values", [
+    [0, 3, 15, 3, 0, 7, 15],  # cells 0..15 are reports 0..15: the codes are counted as they are
+    [3, 5, 5, 3, 9],  # an offset range, some cells of it unused
+    [15, 0, 15],  # cells 1..14 unused
+    [2, 2, 2],
+])
+def test_integer_cells_aggregate_as_every_row(values: list[int]) -> None:
+    m = _mechanism("int")
+    distinct, codes = distinct_codes(pa.array(values, pa.int64()))
+    assert aggregate_codes(m, distinct, codes) == m.aggregate(from_text(m, np.array([str(v) for v in values])))
+    words = dn.GRR(["b", "a", "c"], epsilon=1.0)  # text cells in another order than the domain's
+    distinct, codes = distinct_codes(pa.array(["a", "b", "c", "a"]))
+    assert aggregate_codes(words, distinct, codes) == words.aggregate(["a", "b", "c", "a"])
+
+
 @pytest.mark.parametrize(("kind", "cells", "index"), [
     ("int", ["3", "17", "2", "-1", "17"], 1),
     ("str", ["A", "B", "D", "A", "E"], 2),
