@@ -32,6 +32,7 @@ __all__ = ["distinct_codes", "reports_from_codes", "aggregate_codes", "csv_conve
            "csv_parse_options"]
 
 _RANGE = 1 << 16  # an integer column spanning at most this many values is coded by offset (no hash)
+_FEW = 256  # distinct cells parsed all at once, used by some row or not (each parse costs a few us)
 
 
 def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
@@ -125,21 +126,36 @@ def _taken(
 ) -> tuple[Any, NDArray[np.intp]] | None:
     """The checked reports of the used distinct cells and each distinct cell's place among them (0 for
     an unused cell); None when the rows must be parsed one by one (no rows, a refused cell: the error
-    names the first bad row, or no mechanism's checked reports)."""
+    names the first bad row, or no mechanism's checked reports).
+
+    Up to :data:`_FEW` distinct cells are first parsed all together, with no pass over the rows to
+    find which are used; if one is refused (it may be a cell no row uses), the used ones alone."""
     if codes.size == 0 or distinct.size == 0:
         return None
+    if distinct.size <= _FEW:
+        parsed = _checked_cells(mechanism, np.ascontiguousarray(distinct))
+        if parsed is not None:
+            return parsed, np.arange(distinct.size)
     used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))  # a batch may not use its whole dictionary
-    try:
-        parsed = _bit_vectors(mechanism, distinct[used])
-        if parsed is None:
-            parsed = from_text(mechanism, distinct[used])
-    except ReportError:
-        return None
-    if type(parsed) is not CheckedReports or parsed.checked is None or parsed.fingerprint is None:
+    parsed = _checked_cells(mechanism, distinct[used])
+    if parsed is None:
         return None
     slot = np.zeros(distinct.size, dtype=np.intp)
     slot[used] = np.arange(used.size)
     return parsed, slot
+
+
+def _checked_cells(mechanism: Any, cells: NDArray[np.str_]) -> Any:
+    """The checked reports of ``cells``; None if one is refused or the mechanism has no checked reports."""
+    try:
+        parsed = _bit_vectors(mechanism, cells)
+        if parsed is None:
+            parsed = from_text(mechanism, cells)
+    except ReportError:
+        return None
+    if type(parsed) is not CheckedReports or parsed.checked is None or parsed.fingerprint is None:
+        return None
+    return parsed
 
 
 def _bit_vectors(mechanism: Any, cells: NDArray[np.str_]) -> Any:
