@@ -88,6 +88,17 @@ def test_integer_cells_aggregate_as_every_row(values: list[int]) -> None:
     assert aggregate_codes(words, distinct, codes) == words.aggregate(["a", "b", "c", "a"])
 
 
+def test_unused_cells_do_not_change_how_the_used_ones_read() -> None:
+    """Quoted cells are read as JSON when every row's cell is quoted (a server export): a dictionary cell
+    no row uses must not make them read as plain text."""
+    m = dn.GRR(['"x"', "x", "y"], epsilon=1.0)
+    distinct, codes = np.array(['"x"', "y"]), np.zeros(3, dtype=np.intp)
+    reference = m.aggregate(from_text(m, distinct[codes]))
+    assert reference.counts.tolist() == [0, 3, 0]
+    assert aggregate_codes(m, distinct, codes) == reference
+    np.testing.assert_array_equal(np.asarray(reports_from_codes(m, distinct, codes)), ["x"] * 3)
+
+
 @pytest.mark.parametrize(("kind", "cells", "index"), [
     ("int", ["3", "17", "2", "-1", "17"], 1),
     ("str", ["A", "B", "D", "A", "E"], 2),

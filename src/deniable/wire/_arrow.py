@@ -129,10 +129,12 @@ def _taken(
     names the first bad row, or no mechanism's checked reports).
 
     Up to :data:`_FEW` distinct cells are first parsed all together, with no pass over the rows to
-    find which are used; if one is refused (it may be a cell no row uses), the used ones alone."""
+    find which are used; if one is refused (it may be a cell no row uses), the used ones alone. Not
+    where a cell is quoted: whether quoted cells read as JSON depends on all the cells read together
+    (:func:`~deniable.wire._text.from_text`), so an unused one must not take part."""
     if codes.size == 0 or distinct.size == 0:
         return None
-    if distinct.size <= _FEW:
+    if distinct.size <= _FEW and not np.char.startswith(distinct, '"').any():
         parsed = _checked_cells(mechanism, np.ascontiguousarray(distinct))
         if parsed is not None:
             return parsed, np.arange(distinct.size)
