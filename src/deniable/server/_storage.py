@@ -329,13 +329,15 @@ class Storage:
         bodies: Sequence[Mapping[str, Any]],
         where: Callable[[int], str] = lambda i: "",
     ) -> SubmitResult | None:
-        """:meth:`submit`, where it can be done without waiting; else None, and nothing is checked or stored.
+        """:meth:`submit`, where it can be done without waiting; else None, and nothing is stored.
 
         It is done on SQLite at ``synchronous`` NORMAL (a commit does not wait
         for the disk), when no other thread of this process and no other
         process is writing: then a single response is stored on the calling
         thread (the service's event loop), where handing it to a worker thread
-        would cost more CPU than storing it. Refusals are raised as by :meth:`submit`.
+        would cost more CPU than storing it. Refusals are raised as by
+        :meth:`submit`. On None the caller calls :meth:`submit` (from a worker
+        thread), which waits its turn.
         """
         lock = self._sqlite_lock
         if lock is None or not self._at_once or not lock.acquire(blocking=False):
