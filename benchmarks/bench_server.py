@@ -5,6 +5,7 @@ off) in its own process and real HTTP clients in other processes::
 
     python benchmarks/bench_server.py            # full run (loads 10^7 reports)
     python benchmarks/bench_server.py --quick    # a few seconds, for CI smoke
+    python benchmarks/bench_server.py --only single --clients 2 --posts 3000   # single posts alone
 
 Figures (targets in brackets):
 
@@ -50,6 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 HONOR = ROOT / "examples" / "honor-code.yaml"
 MESSAGING = ROOT / "examples" / "messaging.yaml"
 
+
+PARTS = ("batches", "single", "flood", "results")
+"""The parts of the run (``--only``)."""
 
 RELAY_TOKEN = "benchmark-relay-token"
 """Batches to an open survey come from a trusted relay: the benchmark's client is one."""
@@ -263,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--posts", type=int, default=1000, help="posts per client")
     parser.add_argument("--stored", type=int, default=10_000_000, help="reports for results")
     parser.add_argument("--flood", type=int, default=10_000, help="posts of the one-address flood")
+    parser.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS), help="run these parts only")
     args = parser.parse_args(argv)
     if args.quick:
         args.batches, args.batch_size, args.clients, args.posts, args.stored = 2, 1000, 2, 50, 100_000
@@ -278,20 +283,24 @@ def main(argv: list[str] | None = None) -> int:
         surveys = [unlimited(HONOR, folder), unlimited(MESSAGING, folder), flood]
         server = Server(f"sqlite:///{folder / 'ingest.db'}", surveys, folder / "a.log")
         try:
-            for survey_id in ("honor-code", "messaging"):
+            for survey_id in ("honor-code", "messaging") if "batches" in args.only else ():
                 got = bench_batches(server, survey_id, args.batches, args.batch_size)
                 print(f"batched ingest  {survey_id:10s} {got['reports_per_s']:>10,.0f} reports/s "
                       f"({got['responses_per_s']:,.0f} responses/s; target >= 50,000 reports/s"
                       f"{got['cpu']})")
-            got = bench_single(server, args.clients, args.posts)
-            print(f"single posts    {args.clients} clients  {got['posts_per_s']:>10,.0f} posts/s "
-                  f"(target >= 1,000/s{got['cpu']})")
-            got = bench_flood(server, args.flood)
-            print(f"one-address flood of {args.flood:,} posts in {got['seconds']:.1f} s: "
-                  f"{got['codes'][201]} accepted, {got['codes'][429]:,} refused (429), {got['stored']} stored; "
-                  f"{got['per_s']:,.0f} requests/s{got['cpu']}")
+            if "single" in args.only:
+                got = bench_single(server, args.clients, args.posts)
+                print(f"single posts    {args.clients} clients  {got['posts_per_s']:>10,.0f} posts/s "
+                      f"(target >= 1,000/s{got['cpu']})")
+            if "flood" in args.only:
+                got = bench_flood(server, args.flood)
+                print(f"one-address flood of {args.flood:,} posts in {got['seconds']:.1f} s: "
+                      f"{got['codes'][201]} accepted, {got['codes'][429]:,} refused (429), {got['stored']} "
+                      f"stored; {got['per_s']:,.0f} requests/s{got['cpu']}")
         finally:
             server.stop()
+        if "results" not in args.only:
+            return 0
 
         start = time.perf_counter()
         bulk_load(folder / "results.db", args.stored, seed=1)

@@ -73,6 +73,32 @@ def test_integer_columns_stay_integers() -> None:
     assert distinct[codes].tolist() == ["1", "", "2"]
 
 
+@pytest.mark.parametrize("values", [
+    [0, 3, 15, 3, 0, 7, 15],  # cells 0..15 are reports 0..15: the codes are counted as they are
+    [3, 5, 5, 3, 9],  # an offset range, some cells of it unused
+    [15, 0, 15],  # cells 1..14 unused
+    [2, 2, 2],
+])
+def test_integer_cells_aggregate_as_every_row(values: list[int]) -> None:
+    m = _mechanism("int")
+    distinct, codes = distinct_codes(pa.array(values, pa.int64()))
+    assert aggregate_codes(m, distinct, codes) == m.aggregate(from_text(m, np.array([str(v) for v in values])))
+    words = dn.GRR(["b", "a", "c"], epsilon=1.0)  # text cells in another order than the domain's
+    distinct, codes = distinct_codes(pa.array(["a", "b", "c", "a"]))
+    assert aggregate_codes(words, distinct, codes) == words.aggregate(["a", "b", "c", "a"])
+
+
+def test_unused_cells_do_not_change_how_the_used_ones_read() -> None:
+    """Quoted cells are read as JSON when every row's cell is quoted (a server export): a dictionary cell
+    no row uses must not make them read as plain text."""
+    m = dn.GRR(['"x"', "x", "y"], epsilon=1.0)
+    distinct, codes = np.array(['"x"', "y"]), np.zeros(3, dtype=np.intp)
+    reference = m.aggregate(from_text(m, distinct[codes]))
+    assert reference.counts.tolist() == [0, 3, 0]
+    assert aggregate_codes(m, distinct, codes) == reference
+    np.testing.assert_array_equal(np.asarray(reports_from_codes(m, distinct, codes)), ["x"] * 3)
+
+
 @pytest.mark.parametrize(("kind", "cells", "index"), [
     ("int", ["3", "17", "2", "-1", "17"], 1),
     ("str", ["A", "B", "D", "A", "E"], 2),

@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +78,8 @@ from sqlalchemy import (
     create_engine,
     event,
 )
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import RootTransaction, make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 __all__ = [
     "metadata",
@@ -92,6 +95,8 @@ __all__ = [
     "normalize_url",
     "make_engine",
     "READ_ONLY",
+    "begin_at_once",
+    "driver_cursor",
     "stat_bytes",
     "read_stat",
 ]
@@ -261,7 +266,47 @@ def make_engine(db_url: str, sqlite_synchronous: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
-        read_only = conn.get_execution_options().get(READ_ONLY, False)
-        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        sql = "BEGIN" if conn.get_execution_options().get(READ_ONLY, False) else "BEGIN IMMEDIATE"
+        with driver_cursor(conn, sql) as cursor:
+            cursor.execute(sql)
 
     return engine
+
+
+def begin_at_once(conn: Connection) -> RootTransaction | None:
+    """A SQLite write transaction (``BEGIN IMMEDIATE``) begun without waiting; None if another connection writes.
+
+    The busy timeout is off for the ``BEGIN`` alone: where another process
+    holds SQLite's write lock, this answers None at once instead of waiting
+    for it (nothing is begun). Every other error is raised.
+    """
+    with driver_cursor(conn, "PRAGMA busy_timeout") as cursor:
+        cursor.execute("PRAGMA busy_timeout=0")
+        try:
+            return conn.begin()
+        except OperationalError as exc:
+            if "locked" not in str(exc.orig):
+                raise
+            return None
+        finally:
+            cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_S * 1000}")
+
+
+@contextmanager
+def driver_cursor(conn: Connection, sql: str) -> Iterator[Any]:
+    """A cursor of the transaction's own driver connection, its errors raised as SQLAlchemy's.
+
+    The driver's exception becomes the :class:`sqlalchemy.exc.DBAPIError`
+    subclass SQLAlchemy would raise (``IntegrityError``, ...), without the
+    parameters, so callers and the log's redaction treat it as any other.
+    """
+    dialect = conn.dialect
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        yield cursor
+    except dialect.loaded_dbapi.Error as exc:
+        raise DBAPIError.instance(
+            sql, None, exc, dialect.loaded_dbapi.Error, hide_parameters=True, dialect=dialect
+        ) from exc
+    finally:
+        cursor.close()

@@ -34,6 +34,7 @@ from deniable._aggregates import SupportCounts
 from deniable.server._database import (
     READ_ONLY,
     aggregates_table,
+    begin_at_once,
     device_salts_table,
     devices_table,
     invites_table,
@@ -52,7 +53,7 @@ from deniable.server._questions import Tally
 from deniable.server._refusal_counts import RefusalCounts
 from deniable.server._rounds import SALT_BYTES, load_rounds
 from deniable.server._schema import upgrade
-from deniable.server._submissions import prepare, token_hash
+from deniable.server._submissions import Prepared, prepare, token_hash
 from deniable.server._surveys import ID_PATTERN, Survey, load_survey
 from deniable.server._writes import AGGREGATE_SHARDS, KeyExists, SubmitResult, Writer, survey_status
 from deniable.wire import MAX_BATCH
@@ -88,6 +89,10 @@ def _without_settings(definition: str) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
+class _Busy(Exception):
+    """Another process holds SQLite's write lock (:meth:`Storage.submit_at_once` does not wait for it)."""
+
+
 # ------------------------------------------------------------------- storage
 class Storage:
     """Surveys, privatized reports and aggregates in SQLite or PostgreSQL.
@@ -113,9 +118,10 @@ class Storage:
         self.shards = 1 if self.dialect == "sqlite" else AGGREGATE_SHARDS
         mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
         self._writer = Writer(mark, self.shards, clock, self.engine.dialect)
-        self._write_lock: AbstractContextManager[Any] = (
-            threading.Lock() if self.dialect == "sqlite" else nullcontext()
-        )
+        self._sqlite_lock = threading.Lock() if self.dialect == "sqlite" else None
+        self._write_lock: AbstractContextManager[Any] = self._sqlite_lock or nullcontext()
+        # where a commit returns without waiting for the disk (SQLite's WAL at NORMAL): see submit_at_once
+        self._at_once = self._sqlite_lock is not None and sqlite_synchronous.upper() == "NORMAL"
         upgrade(self.engine)  # create or migrate the schema (deniable.server._schema)
         self._surveys: dict[str, Survey] = {}
         self.refusals = RefusalCounts(self._write, self._read, self.dialect)
@@ -131,6 +137,16 @@ class Storage:
         # the database over at once, where SQLite's busy handler would sleep and poll
         with self._write_lock, self.engine.begin() as conn:
             yield conn
+
+    @contextmanager
+    def _write_held(self) -> Iterator[Connection]:
+        # a write transaction with the write lock already held, begun without waiting (_Busy if it would wait)
+        with self.engine.connect() as conn:
+            begun = begin_at_once(conn)
+            if begun is None:
+                raise _Busy
+            with begun:
+                yield conn
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
@@ -305,15 +321,47 @@ class Storage:
         stored again); with a different body it is a :class:`Conflict`.
         """
         survey = self.survey(survey_id)
-        prepared = prepare(survey, bodies, where)
+        return self._store(survey, prepare(survey, bodies, where), where, self._write)
+
+    def submit_at_once(
+        self,
+        survey_id: str,
+        bodies: Sequence[Mapping[str, Any]],
+        where: Callable[[int], str] = lambda i: "",
+    ) -> SubmitResult | None:
+        """:meth:`submit`, where it can be done without waiting; else None, and nothing is stored.
+
+        It is done on SQLite at ``synchronous`` NORMAL (a commit does not wait
+        for the disk), when no other thread of this process and no other
+        process is writing: then a single response is stored on the calling
+        thread (the service's event loop), where handing it to a worker thread
+        would cost more CPU than storing it. Refusals are raised as by
+        :meth:`submit`. On None the caller calls :meth:`submit` (from a worker
+        thread), which waits its turn.
+        """
+        lock = self._sqlite_lock
+        if lock is None or not self._at_once or not lock.acquire(blocking=False):
+            return None
+        try:
+            survey = self.survey(survey_id)
+            return self._store(survey, prepare(survey, bodies, where), where, self._write_held)
+        except _Busy:
+            return None
+        finally:
+            lock.release()
+
+    def _store(
+        self, survey: Survey, prepared: Prepared, where: Callable[[int], str],
+        write: Callable[[], AbstractContextManager[Connection]],
+    ) -> SubmitResult:
         try:  # the common case first: every key is new
-            with self._write() as conn:
+            with write() as conn:
                 return self._writer.store_new(conn, survey, prepared, where)
         except KeyExists:
             pass  # rolled back; look the keys up
         for attempt in range(3):
             try:
-                with self._write() as conn:
+                with write() as conn:
                     return self._writer.store(conn, survey, prepared, where)
             except IntegrityError:
                 # the same key was stored concurrently (PostgreSQL); look again

@@ -17,17 +17,16 @@ rounds are charged then (:mod:`deniable.server._devices`).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Dialect, bindparam, func, select, update
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
 
 from deniable.server._database import (
     aggregates_table,
+    driver_cursor,
     invites_table,
     read_stat,
     responses_table,
@@ -83,26 +82,6 @@ _SELECT_INVITES = (
 _UPDATE_INVITE = (
     update(invites_table).where(_i.token_hash == bindparam("h")).values(used_by=bindparam("k"))
 )
-
-
-@contextmanager
-def driver_cursor(conn: Connection, sql: str) -> Iterator[Any]:
-    """A cursor of the transaction's own driver connection, its errors raised as SQLAlchemy's.
-
-    The driver's exception becomes the :class:`sqlalchemy.exc.DBAPIError`
-    subclass SQLAlchemy would raise (``IntegrityError``, ...), without the
-    parameters, so callers and the log's redaction treat it as any other.
-    """
-    dialect = conn.dialect
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
-        yield cursor
-    except dialect.loaded_dbapi.Error as exc:
-        raise DBAPIError.instance(
-            sql, None, exc, dialect.loaded_dbapi.Error, hide_parameters=True, dialect=dialect
-        ) from exc
-    finally:
-        cursor.close()
 
 
 class DriverStatement:

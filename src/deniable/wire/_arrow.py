@@ -32,6 +32,7 @@ __all__ = ["distinct_codes", "reports_from_codes", "aggregate_codes", "csv_conve
            "csv_parse_options"]
 
 _RANGE = 1 << 16  # an integer column spanning at most this many values is coded by offset (no hash)
+_FEW = 256  # distinct cells parsed all at once, used by some row or not (each parse costs a few us)
 
 
 def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
@@ -84,7 +85,7 @@ def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
         return np.zeros(0, dtype=str), np.zeros(0, dtype=np.intp)
     lo, hi = int(values.min()), int(values.max())
     if hi - lo < _RANGE:
-        codes = (values - values.dtype.type(lo)).astype(np.intp) if lo else values.astype(np.intp)
+        codes = (values - values.dtype.type(lo)).astype(np.intp) if lo else values.astype(np.intp, copy=False)
         return np.arange(lo, hi + 1).astype(str), codes
     encoded = pc.dictionary_encode(column)
     distinct = _integer_values(encoded.dictionary).astype(str)
@@ -100,7 +101,8 @@ def reports_from_codes(mechanism: Any, distinct: NDArray[np.str_], codes: NDArra
     taken = _taken(mechanism, distinct, codes)
     if taken is None:
         return from_text(mechanism, distinct[codes] if distinct.size else np.zeros(codes.size, dtype=str))
-    parsed, rows = taken
+    parsed, slot = taken
+    rows = slot[codes]
     return CheckedReports.wrap(np.asarray(parsed)[rows], parsed.checked[rows], parsed.fingerprint)
 
 
@@ -110,31 +112,52 @@ def aggregate_codes(mechanism: Any, distinct: NDArray[np.str_], codes: NDArray[n
     taken = _taken(mechanism, distinct, codes)
     if taken is None:
         return mechanism.aggregate(reports_from_codes(mechanism, distinct, codes))
-    parsed, rows = taken
-    checked = parsed.checked[rows]  # aggregate reads the checked form alone: no report form per row
+    parsed, slot = taken
+    by_cell = parsed.checked[slot]  # each distinct cell's checked report (an unused cell's: any)
+    if by_cell.dtype == codes.dtype and by_cell.ndim == 1 and np.array_equal(by_cell, np.arange(by_cell.size)):
+        checked = codes  # cell i is checked report i (integer categories 0..k-1 as read): no take at all
+    else:
+        checked = by_cell[codes]  # aggregate reads the checked form alone: no report form per row
     return mechanism.aggregate(CheckedReports.wrap(checked, checked, parsed.fingerprint))
 
 
 def _taken(
     mechanism: Any, distinct: NDArray[np.str_], codes: NDArray[np.integer]
 ) -> tuple[Any, NDArray[np.intp]] | None:
-    """The checked reports of the used distinct cells and each row's place among them; None when the
-    rows must be parsed one by one (no rows, a refused cell: the error names the first bad row, or no
-    mechanism's checked reports)."""
+    """The checked reports of the used distinct cells and each distinct cell's place among them (0 for
+    an unused cell); None when the rows must be parsed one by one (no rows, a refused cell: the error
+    names the first bad row, or no mechanism's checked reports).
+
+    Up to :data:`_FEW` distinct cells are first parsed all together, with no pass over the rows to
+    find which are used; if one is refused (it may be a cell no row uses), the used ones alone. Not
+    where a cell is quoted: whether quoted cells read as JSON depends on all the cells read together
+    (:func:`~deniable.wire._text.from_text`), so an unused one must not take part."""
     if codes.size == 0 or distinct.size == 0:
         return None
+    if distinct.size <= _FEW and not np.char.startswith(distinct, '"').any():
+        parsed = _checked_cells(mechanism, np.ascontiguousarray(distinct))
+        if parsed is not None:
+            return parsed, np.arange(distinct.size)
     used = np.flatnonzero(np.bincount(codes, minlength=distinct.size))  # a batch may not use its whole dictionary
+    parsed = _checked_cells(mechanism, distinct[used])
+    if parsed is None:
+        return None
+    slot = np.zeros(distinct.size, dtype=np.intp)
+    slot[used] = np.arange(used.size)
+    return parsed, slot
+
+
+def _checked_cells(mechanism: Any, cells: NDArray[np.str_]) -> Any:
+    """The checked reports of ``cells``; None if one is refused or the mechanism has no checked reports."""
     try:
-        parsed = _bit_vectors(mechanism, distinct[used])
+        parsed = _bit_vectors(mechanism, cells)
         if parsed is None:
-            parsed = from_text(mechanism, distinct[used])
+            parsed = from_text(mechanism, cells)
     except ReportError:
         return None
     if type(parsed) is not CheckedReports or parsed.checked is None or parsed.fingerprint is None:
         return None
-    slot = np.zeros(distinct.size, dtype=np.intp)
-    slot[used] = np.arange(used.size)
-    return parsed, slot[codes]
+    return parsed
 
 
 def _bit_vectors(mechanism: Any, cells: NDArray[np.str_]) -> Any:
