@@ -75,16 +75,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """``-n N`` (pytest-xdist's default ``--dist load``): a module with a module-scoped fixture runs on one worker.
+    """``-n N`` (pytest-xdist's default ``--dist load``): a test module that defines a module-scoped fixture
+    (its source says ``scope="module"``) runs whole on one worker.
 
     Such a fixture (a browser answering a survey, a server with its database, the docs site's build)
     is set up once in each worker that runs a test of its module, and ``load`` deals a module's tests
     out to every worker, so each would set it up again. Here each such module is one unit of work,
     sent whole to one worker (the fixture is set up once, as without xdist); every other test is dealt
-    out on its own, as ``load`` does. The units go out largest first (xdist's ``loadscope`` order),
-    single tests last, so the workers finish together. An explicit ``--dist`` mode is left alone.
-    (``--dist loadgroup`` would do this with marks, but it ignores them under pytest 9.2:
-    pytest-dev/pytest-xdist#1386.)
+    out on its own, as ``load`` does. The units go out most tests first (xdist's ``loadscope`` order),
+    single tests last, so the workers finish together. Another ``--dist`` mode (``loadfile``,
+    ``worksteal``...) is left alone. (``--dist loadgroup`` would do this with marks, but it ignores them
+    under pytest 9.2: pytest-dev/pytest-xdist#1386.)
     """
     if config.getoption("dist", "no") != "load":
         return None
@@ -95,7 +96,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     def has_module_fixture(path: str) -> bool:
         if path not in shared:
             source = config.rootpath / path
-            shared[path] = source.suffix == ".py" and 'scope="module"' in source.read_text(encoding="utf-8")
+            shared[path] = source.suffix == ".py" and source.is_file() and \
+                'scope="module"' in source.read_text(encoding="utf-8")
         return shared[path]
 
     class ModuleFixtureScheduling(LoadScopeScheduling):  # type: ignore[misc]
