@@ -74,6 +74,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = keep
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``-n N`` (pytest-xdist's default ``--dist load``): a test module that defines a module-scoped fixture
+    (its source says ``scope="module"``) runs whole on one worker.
+
+    Such a fixture (a browser answering a survey, a server with its database, the docs site's build)
+    is set up once in each worker that runs a test of its module, and ``load`` deals a module's tests
+    out to every worker, so each would set it up again. Here each such module is one unit of work,
+    sent whole to one worker (the fixture is set up once, as without xdist); every other test is dealt
+    out on its own, as ``load`` does. The units go out most tests first (xdist's ``loadscope`` order),
+    single tests last, so the workers finish together. Another ``--dist`` mode (``loadfile``,
+    ``worksteal``...) is left alone. (``--dist loadgroup`` would do this with marks, but it ignores them
+    under pytest 9.2: pytest-dev/pytest-xdist#1386.)
+    """
+    if config.getoption("dist", "no") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared: dict[str, bool] = {}
+
+    def has_module_fixture(path: str) -> bool:
+        if path not in shared:
+            source = config.rootpath / path
+            shared[path] = source.suffix == ".py" and source.is_file() and \
+                'scope="module"' in source.read_text(encoding="utf-8")
+        return shared[path]
+
+    class ModuleFixtureScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if has_module_fixture(path) else nodeid
+
+    return ModuleFixtureScheduling(config, log)
+
+
 def node_entropy(nodeid: str) -> int:
     """A stable 64-bit integer from a test id (Python's hash() is salted per process)."""
     return int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:8], "little")
