@@ -17,6 +17,7 @@ from deniable import errors
 # Exceptions that are not about the caller's input and never leave the server's storage.
 INTERNAL = {
     "deniable.server._writes.KeyExists",  # a rollback signal inside one storage transaction (caught by storage)
+    "deniable.server._storage._Busy",  # a single post that would wait for a lock: caught, it goes to the thread pool
 }
 
 
