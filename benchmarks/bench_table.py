@@ -56,10 +56,10 @@ oue = dn.OUE(1024, epsilon=1.0)
 rng = np.random.default_rng(0)
 packed = oue.privatize_many(rng.integers(0, 1024, n), rng=rng)
 
-def unpackbits_count():
+def unpackbits_count():  # the fastest plain variant tried: 4,096 rows a chunk, summed in uint16 (no overflow)
     total = np.zeros(1024, dtype=np.int64)
-    for start in range(0, n, 1 << 14):
-        total += np.unpackbits(packed[start:start + (1 << 14)], axis=1).sum(axis=0, dtype=np.int64)
+    for start in range(0, n, 1 << 12):
+        total += np.unpackbits(packed[start:start + (1 << 12)], axis=1).sum(axis=0, dtype=np.uint16)
     return total
 
 def least(fn):
