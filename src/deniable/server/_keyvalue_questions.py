@@ -51,8 +51,7 @@ from deniable.mechanisms._key_value_estimate import COLUMNS, columns_on_range
 from deniable.server._errors import SurveyError
 from deniable.server._numeric_questions import answer_range, units_of
 from deniable.server._questions import KEYVALUE, Question
-from deniable.server._set_questions import count_field, distinct_values
-from deniable.wire import from_config
+from deniable.server._set_questions import count_field, distinct_values, required_epsilon, stored_mechanism
 
 __all__ = ["KEYVALUE", "load_keyvalue_question", "keyvalue_json", "auto_variant"]
 
@@ -83,25 +82,20 @@ def load_keyvalue_question(data: Mapping[str, Any], qid: str, text: str, where: 
     units = units_of(data, where)
     max_pairs = count_field(data, "max_pairs", where, len(keys))
     if stored:
-        try:
-            m = from_config(dict(data["mechanism"]))
-        except (ValueError, TypeError) as exc:
-            raise SurveyError(f"{where}mechanism", str(exc)) from None
+        m = stored_mechanism(data, where)
         if not isinstance(m, PCKV) or list(m.keys) != keys or m.max_pairs != max_pairs:
             raise SurveyError(f"{where}mechanism", "must be the exact PCKV configuration of the keys and max_pairs")
         return Question(qid, text, KEYVALUE, m, units=units, bounds=(low, high))
-    epsilon = data.get("epsilon")
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
-        raise SurveyError(f"{where}epsilon", f"is required: a number > 0; got {epsilon!r:.60}")
+    epsilon = required_epsilon(data, where)
     ell = count_field(data, "ell", where, max_pairs) if "ell" in data else max_pairs
     variant = data.get("mechanism", "auto")
     if variant not in ("auto", *VARIANTS):
         raise SurveyError(f"{where}mechanism", f"must be one of {['auto', *VARIANTS]}; got {variant!r:.60}")
     try:
         if variant == "auto":
-            m = auto_variant(keys, float(epsilon), max_pairs, ell)
+            m = auto_variant(keys, epsilon, max_pairs, ell)
         else:
-            m = PCKV(keys, epsilon=float(epsilon), max_pairs=max_pairs, ell=ell, variant=variant)
+            m = PCKV(keys, epsilon=epsilon, max_pairs=max_pairs, ell=ell, variant=variant)
     except (ValueError, TypeError) as exc:
         raise SurveyError(f"{where}epsilon", str(exc)) from None
     return Question(qid, text, KEYVALUE, m, units=units, bounds=(low, high))

@@ -46,7 +46,8 @@ from deniable.server._errors import SurveyError
 from deniable.server._questions import Question
 from deniable.wire import from_config
 
-__all__ = ["MULTIPLE", "MAX_OPTIONS", "load_multiple_question", "items_json", "distinct_values", "count_field"]
+__all__ = ["MULTIPLE", "MAX_OPTIONS", "load_multiple_question", "items_json", "distinct_values", "count_field",
+           "stored_mechanism", "required_epsilon"]
 
 MULTIPLE = "multiple"
 MAX_OPTIONS = 1000
@@ -79,6 +80,23 @@ def count_field(data: Mapping[str, Any], key: str, where: str, most: int) -> int
     return value
 
 
+def stored_mechanism(data: Mapping[str, Any], where: str) -> Any:
+    """The mechanism of a question's stored form, ``from_config(data["mechanism"])``; :class:`SurveyError`
+    names the field."""
+    try:
+        return from_config(dict(data["mechanism"]))
+    except (ValueError, TypeError) as exc:
+        raise SurveyError(f"{where}mechanism", str(exc)) from None
+
+
+def required_epsilon(data: Mapping[str, Any], where: str) -> float:
+    """A question definition's ``epsilon`` (a number; its range is the mechanism's to check)."""
+    epsilon = data.get("epsilon")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
+        raise SurveyError(f"{where}epsilon", f"is required: a number > 0; got {epsilon!r:.60}")
+    return float(epsilon)
+
+
 def load_multiple_question(data: Mapping[str, Any], qid: str, text: str, where: str) -> Question:
     """A choose-several question from its definition or its stored form (``where``: the path prefix)."""
     if data.get("randomized", True) is not True:
@@ -91,23 +109,18 @@ def load_multiple_question(data: Mapping[str, Any], qid: str, text: str, where: 
     options = distinct_values(data.get("options"), where)
     max_choices = count_field(data, "max_choices", where, len(options))
     if stored:
-        try:
-            m = from_config(dict(data["mechanism"]))
-        except (ValueError, TypeError) as exc:
-            raise SurveyError(f"{where}mechanism", str(exc)) from None
+        m = stored_mechanism(data, where)
         if not isinstance(m, SetValued) or list(m.domain) != options or m.max_items != max_choices:
             raise SurveyError(f"{where}mechanism", "must be the exact set-valued configuration of the options "
                               "and max_choices")
         return Question(qid, text, MULTIPLE, m)
-    epsilon = data.get("epsilon")
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
-        raise SurveyError(f"{where}epsilon", f"is required: a number > 0; got {epsilon!r:.60}")
+    epsilon = required_epsilon(data, where)
     ell = count_field(data, "ell", where, max_choices) if "ell" in data else max_choices
     oracle = data.get("oracle", "auto")
     if oracle not in ("auto", *SET_ORACLES):
         raise SurveyError(f"{where}oracle", f"must be one of {['auto', *SET_ORACLES]}; got {oracle!r:.60}")
     try:
-        m = SetValued(options, epsilon=float(epsilon), max_items=max_choices, ell=ell, oracle=oracle)
+        m = SetValued(options, epsilon=epsilon, max_items=max_choices, ell=ell, oracle=oracle)
     except (ValueError, TypeError) as exc:
         raise SurveyError(f"{where}epsilon", str(exc)) from None
     return Question(qid, text, MULTIPLE, m)
