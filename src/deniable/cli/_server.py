@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -406,21 +407,13 @@ def estimate_db(
 def _other_line(result: dict[str, Any], level: float) -> str:
     """The text for a question the results JSON answers without an Estimate.
 
-    A design question's prevalence, a plain question's count, a number
-    question's mean, or a free-text question's discovered values (one line each).
+    A design question's prevalence (here), or the lines of its kind's
+    formatter (:data:`_LINES`): a plain question's count, a number question's
+    mean, a free-text question's discovered values, and so on.
     """
-    if result["kind"] == "plain":
-        return f"{result['id']}: {result['n']:,} answers, not randomized (see the results JSON)"
-    if result["kind"] == "mean":
-        return _mean_line(result, level)
-    if result["kind"] == "discovery":
-        return _discovery_lines(result, level)
-    if result["kind"] == "joint":
-        return _joint_lines(result, level)
-    if result["kind"] in ("range", "items"):
-        return _range_lines(result, level) if result["kind"] == "range" else _items_lines(result, level)
-    if result["kind"] == "keyvalue":
-        return _keyvalue_lines(result, level)
+    lines = _LINES.get(result["kind"])
+    if lines is not None:
+        return lines(result, level)
     pi = result["parameters"][0]
     eps = "infinite: an answer reveals the truth" if result["reveals_truth"] else f"{result['epsilon']:.4g}"
     head = f"{result['id']}: {result['design']['model']} design, n = {result['n']:,}, epsilon = {eps}"
@@ -518,6 +511,17 @@ def _discovery_lines(result: dict[str, Any], level: float) -> str:
         lines.append(f"  {escape(repr(v['value']))}{cut}: {v['count']:,.0f} +- {v['std_error']:,.0f}, "
                      f"{v['ci_low']:,.0f} .. {v['ci_high']:,.0f}")
     return "\n".join(lines)
+
+
+def _plain_line(result: dict[str, Any], level: float) -> str:
+    return f"{result['id']}: {result['n']:,} answers, not randomized (see the results JSON)"
+
+
+_LINES: dict[str, Callable[[dict[str, Any], float], str]] = {
+    "plain": _plain_line, "mean": _mean_line, "discovery": _discovery_lines, "joint": _joint_lines,
+    "range": _range_lines, "items": _items_lines, "keyvalue": _keyvalue_lines,
+}
+"""The text of each results kind answered without an Estimate (a design question's is ``_other_line``'s own)."""
 
 
 # ------------------------------------------------------------------------ db
