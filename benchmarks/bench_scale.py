@@ -12,11 +12,17 @@ For each number of workers ``w`` (the process's CPUs restricted to ``w`` with
   ``Generator.integers`` of the same size from an OS-seeded PCG64 on one core
   (a generator with no security claim: the floor, not a peer);
 * **aggregate, array**: ``deniable.scale.aggregate`` of a Dask array of GRR
-  reports made inside the workers (``da.random``), against the same chunks
-  counted by ``np.bincount`` in a process pool of ``w``;
+  reports made inside the workers (one seeded generator per chunk), against
+  the same chunks made and counted by ``np.bincount`` in a process pool of ``w``;
 * **aggregate, Parquet / CSV**: ``deniable.scale.aggregate_files`` on the same
   reports written as integer-coded files (one per chunk), against a process pool
   of ``w`` reading each file with pyarrow and counting with ``np.bincount``.
+
+Dask runs on ``w`` processes that stay up for the whole sweep step, as the
+reference pool does: its ``processes`` scheduler given that pool
+(``dask.config.set(pool=...)``; without one it starts a new pool for every
+``compute``), or with ``--scheduler distributed`` a ``distributed.LocalCluster``
+of ``w`` one-thread workers.
 
 Printed per row: seconds (wall, best of ``--repeat``), millions of reports per
 second, the speed-up over one worker, and the ratio to the reference at the
@@ -28,12 +34,14 @@ and pyarrow.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +91,24 @@ def count_file(path: str) -> np.ndarray:
     return np.bincount(table.column("answer").to_numpy(), minlength=K)
 
 
+@contextmanager
+def dask_workers(kind: str, w: int, pool: ProcessPoolExecutor) -> Iterator[Any]:
+    """The scheduler to hand ``scale``: ``w`` kept processes, warmed by one task each."""
+    import dask
+
+    if kind == "distributed":
+        from distributed import Client, LocalCluster
+
+        with LocalCluster(n_workers=w, threads_per_worker=1, dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            client.run(lambda: None)
+            yield client
+    else:
+        list(pool.map(abs, range(w)))  # start the processes
+        with dask.config.set(pool=pool):
+            yield "processes"
+
+
 def write_files(folder: Path, chunks: list[tuple[int, int]]) -> tuple[list[str], list[str]]:
     import pyarrow as pa
     import pyarrow.csv as pcsv
@@ -104,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reports", type=int, default=None, help="reports per workload (default 2**26)")
     parser.add_argument("--workers", type=int, nargs="*", default=None, help="worker counts to sweep")
     parser.add_argument("--repeat", type=int, default=None, help="runs per figure, the best kept (default 3)")
+    parser.add_argument("--scheduler", choices=["processes", "distributed"], default="processes",
+                        help="Dask's workers: the processes scheduler on a kept pool, or a LocalCluster")
     args = parser.parse_args(argv)
     n = args.reports or (1 << 16 if args.quick else 1 << 26)
     repeat = args.repeat or (1 if args.quick else 3)
@@ -138,24 +166,24 @@ def main(argv: list[str] | None = None) -> int:
             assert reports.shape == (n,) and reports.min() >= 0 and reports.max() < K
             row("privatize (secure)", w, seconds, ref)
 
-            with ProcessPoolExecutor(w) as pool:
+            with ProcessPoolExecutor(w, mp_context=multiprocessing.get_context("spawn")) as pool, \
+                    dask_workers(args.scheduler, w, pool) as scheduler:
                 ref, counts = best(lambda pool=pool: sum(pool.map(count_chunk, chunks)), repeat)
-            assert np.array_equal(counts, truth)
-            blocks = [da.from_delayed(dask.delayed(chunk_reports)(*c), shape=(c[1],), dtype=np.int64) for c in chunks]
-            array = da.concatenate(blocks)
-            with dask.config.set(scheduler="processes", num_workers=w):
-                seconds, stat = best(lambda array=array: scale.aggregate(m, array), repeat)
-            assert np.array_equal(stat.counts, truth)
-            row("aggregate, array", w, seconds, ref)
-
-            for name, files in (("aggregate, Parquet", parquet), ("aggregate, CSV", csv)):
-                with ProcessPoolExecutor(w) as pool:
-                    ref, counts = best(lambda pool=pool, files=files: sum(pool.map(count_file, files)), repeat)
                 assert np.array_equal(counts, truth)
-                with dask.config.set(scheduler="processes", num_workers=w):
-                    seconds, stat = best(lambda files=files: scale.aggregate_files(m, files, "answer"), repeat)
+                blocks = [da.from_delayed(dask.delayed(chunk_reports)(*c), shape=(c[1],), dtype=np.int64)
+                          for c in chunks]
+                array = da.concatenate(blocks)
+                seconds, stat = best(lambda array=array: scale.aggregate(m, array, scheduler=scheduler), repeat)
                 assert np.array_equal(stat.counts, truth)
-                row(name, w, seconds, ref)
+                row("aggregate, array", w, seconds, ref)
+
+                for name, files in (("aggregate, Parquet", parquet), ("aggregate, CSV", csv)):
+                    ref, counts = best(lambda pool=pool, files=files: sum(pool.map(count_file, files)), repeat)
+                    assert np.array_equal(counts, truth)
+                    seconds, stat = best(
+                        lambda files=files: scale.aggregate_files(m, files, "answer", scheduler=scheduler), repeat)
+                    assert np.array_equal(stat.counts, truth)
+                    row(name, w, seconds, ref)
         restrict(len(ALL_CPUS))
     print("speed-up: over the same workload on 1 worker; vs ref: deniable's seconds / the reference's "
           "(privatize: numpy's PCG64 integers on one core; aggregate: a process pool of w doing np.bincount)")

@@ -169,7 +169,9 @@ def uniform_below(bound: int, size: int, source: Source) -> NDArray[np.uint64]:
             fresh = uniform_words(bad.size, dtype, source)
             out[bad] = fresh
             bad = bad[fresh >= limit]
-    if bound & (bound - 1) == 0:
+    if limit == bound:  # bound > span / 2: every accepted word is already below it
+        pass
+    elif bound & (bound - 1) == 0:
         out &= dtype(bound - 1)
     else:
         out %= dtype(bound)

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from deniable._aggregates import Mergeable
 from deniable._estimate import Estimate, SupportCounts
 from deniable.errors import ReportError
 from deniable.wire._arrow import aggregate_codes, csv_convert_options, csv_parse_options, distinct_codes
@@ -43,12 +44,16 @@ from deniable.wire._arrow import aggregate_codes, csv_convert_options, csv_parse
 __all__ = ["aggregate", "aggregate_files", "estimate"]
 
 
-def _numpy_part(mechanism: Any, block: Any) -> SupportCounts:
-    return mechanism.aggregate(block)
+def _numpy_part(block: Any, mechanism: Any) -> Any:
+    """The aggregate of one block of a report array, as a one-element object array (a block of the
+    array of partial aggregates, so that Dask fuses it with the task that makes the block)."""
+    out = np.empty(1, dtype=object)
+    out[0] = mechanism.aggregate(block)
+    return out
 
 
-def _json_part(mechanism: Any, items: Any) -> SupportCounts:
-    return mechanism.aggregate(mechanism.reports_from_json(list(items)))
+def _json_part(items: Any, mechanism: Any) -> list[SupportCounts]:
+    return [mechanism.aggregate(mechanism.reports_from_json(list(items)))]
 
 
 def _text_part(mechanism: Any, column: Any) -> SupportCounts:
@@ -64,6 +69,13 @@ def _text_part(mechanism: Any, column: Any) -> SupportCounts:
     else:
         cells = pa.array(np.asarray(column.astype(str).to_numpy(), dtype=str))
     return _aggregate_cells(mechanism, cells, str(column.name), 0)
+
+
+def _series_part(column: Any, mechanism: Any) -> Any:
+    """:func:`_text_part` as a one-row Series (a partition of the Series of partial aggregates)."""
+    import pandas as pd
+
+    return pd.Series([_text_part(mechanism, column)], dtype=object)
 
 
 def _aggregate_cells(mechanism: Any, cells: Any, name: str, first: int) -> SupportCounts:
@@ -108,12 +120,14 @@ def _csv_part(mechanism: Any, path: str, column: str) -> SupportCounts | ReportE
 
 
 def _merge(parts: list[Any], identity: SupportCounts) -> SupportCounts:
-    """The sum of the partial aggregates; the first part's error, if any, in the order of the parts (so
-    that of the first bad row of the first file that has one, whichever task ran first)."""
-    error = next((p for p in parts if isinstance(p, ReportError)), None)
+    """The sum of the partial aggregates (each part a partial aggregate or a sequence of them); the first
+    part's error, if any, in the order of the parts (so that of the first bad row of the first file that
+    has one, whichever task ran first)."""
+    stats = [s for p in parts for s in ([p] if isinstance(p, (Mergeable, ReportError)) else list(p))]
+    error = next((s for s in stats if isinstance(s, ReportError)), None)
     if error is not None:
         raise error
-    return reduce(add, parts, identity)
+    return reduce(add, stats, identity)
 
 
 def aggregate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> SupportCounts:
@@ -129,13 +143,16 @@ def aggregate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Support
     from dask.delayed import delayed
 
     identity = mechanism.aggregate([])
+    # each partition's aggregate is computed by the task that makes the partition (the collection's
+    # own map, which Dask fuses), so only the partial aggregates travel between processes
     if isinstance(reports, da.Array):
         if reports.ndim > 1 and any(len(c) > 1 for c in reports.chunks[1:]):
             raise ValueError("chunk the report array along its first axis only")
-        blocks = reports.to_delayed().ravel().tolist()
-        parts = [delayed(_numpy_part)(mechanism, b) for b in blocks]
+        partial = reports.map_blocks(_numpy_part, mechanism, dtype=object, chunks=((1,) * reports.numblocks[0],),
+                                     drop_axis=list(range(1, reports.ndim)))
+        parts = partial.to_delayed().ravel().tolist()
     elif isinstance(reports, db.Bag):
-        parts = [delayed(_json_part)(mechanism, p) for p in reports.to_delayed()]
+        parts = reports.map_partitions(_json_part, mechanism).to_delayed()
     else:
         import dask.dataframe as dd
 
@@ -144,7 +161,7 @@ def aggregate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Support
                 "reports must be a dask Array, a dask Bag or a dask dataframe Series; "
                 f"got {type(reports).__name__}"
             )
-        parts = [delayed(_text_part)(mechanism, p) for p in reports.to_delayed()]
+        parts = reports.map_partitions(_series_part, mechanism, meta=(reports.name, object)).to_delayed()
     total = delayed(_merge)(parts, identity)
     kwargs = {} if scheduler is None else {"scheduler": scheduler}
     (result,) = compute(total, **kwargs)

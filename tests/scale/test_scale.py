@@ -53,6 +53,28 @@ def test_any_partitioning_gives_identical_counts(sizes) -> None:
     assert scale.aggregate(m, coll, scheduler="sync") == m.aggregate(reports)
 
 
+def _made(m, seed: int, size: int):
+    return _reports(m, size, seed)
+
+
+@pytest.mark.parametrize("m", [dn.GRR(16, epsilon=1.0), dn.OUE(100, epsilon=1.0)], ids=lambda m: m.name)
+def test_only_partial_aggregates_leave_the_tasks_that_make_the_blocks(m) -> None:
+    """Each block is counted by the task that makes it (Dask fuses the two), so no task hands a block of
+    reports to another: with the processes scheduler every task's result passes through the parent, and
+    a block of 10^7 reports would cost more to move than to count."""
+    from dask.callbacks import Callback
+
+    sizes = [2_000, 3_000, 1_500]
+    blocks = [da.from_delayed(dask.delayed(_made)(m, seed, size), shape=(size, *_reports(m, 1, 0).shape[1:]),
+                              dtype=_reports(m, 1, 0).dtype) for seed, size in enumerate(sizes)]
+    results: list = []
+    with Callback(posttask=lambda key, result, *rest: results.append(result)):
+        got = scale.aggregate(m, da.concatenate(blocks), scheduler="sync")
+    assert got == m.aggregate(np.concatenate([_made(m, seed, size) for seed, size in enumerate(sizes)]))
+    moved = [r for r in results if not (isinstance(r, type(got)) or (r.dtype == object and r.size == 1))]
+    assert moved == [], [(type(r), getattr(r, "shape", None)) for r in moved]
+
+
 def test_json_series_and_distributed_cluster(tmp_path) -> None:
     """Reports exported as JSON text, aggregated by a real dask.distributed cluster."""
     distributed = pytest.importorskip("distributed")

@@ -3,8 +3,10 @@
 A secure batch is sampled in one piece up to ``2**16`` reports; from there it is
 split over threads (after its first report, which fixes the report's shape
 and dtype): two, or one per core while each part keeps at least ``2**15``
-reports; a mechanism that sets ``_block_reports`` samples each part that
-many reports at a time. A seeded batch is never split, so a seed gives the same
+reports; each part is sampled ``2**16`` reports at a time, or
+``_block_reports`` where the mechanism sets it. A 1-D array of values is
+checked and encoded part by part in the threads; a bad value raises the error
+of the whole batch (the first bad value, its index in the batch). A seeded batch is never split, so a seed gives the same
 reports whatever the batch size. The split is checked exactly with a stand-in
 sampler that records its calls; no assertion depends on chance.
 """
@@ -124,6 +126,40 @@ def test_large_secure_batches_use_every_core(monkeypatch: pytest.MonkeyPatch, co
     others = [size for size, _, ident in recorder.calls if ident != main]
     assert len(others) == parts and sum(others) == n - 1 and max(others) - min(others) <= 1
     np.testing.assert_array_equal(reports, want)
+
+
+def test_parts_are_sampled_in_blocks_of_2_16_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cores, 2**18 reports: two parts of about 2**17, each in blocks of 2**16 (the last short), so a
+    block's working memory stays in the cache."""
+    from deniable.mechanisms import _frequency
+
+    monkeypatch.setattr(_frequency, "_cores", lambda: 2)
+    recorder, reports, want = batch(1 << 18)
+    assert recorder.sizes(threading.get_ident()) == [1]
+    assert sorted(recorder.sizes()) == [1, (1 << 16) - 1, 1 << 16, 1 << 16, 1 << 16]
+    np.testing.assert_array_equal(reports, want)
+
+
+@pytest.mark.parametrize("categories", [5, ["a", "b", "c", "d", "e"]])
+def test_a_bad_value_in_a_split_batch_is_the_batchs_first(monkeypatch: pytest.MonkeyPatch,
+                                                          categories: Any) -> None:
+    """Bad values in the second and the fourth of four parts: the error names the first, with its index in
+    the whole batch (not in its part), as an unsplit batch's does; nothing is returned."""
+    from deniable.mechanisms import _frequency
+
+    monkeypatch.setattr(_frequency, "_cores", lambda: 4)
+    m = dn.GRR(categories, epsilon=1.0)
+    bad = np.array([7]) if isinstance(categories, int) else np.array(["zz"])
+    values = np.array(m.domain, dtype=np.result_type(np.array(m.domain), bad))[np.arange(1 << 18) % 5]
+    values[[(1 << 16) + 3, 3 << 16]] = bad[0]
+    with pytest.raises(dn.errors.CategoryError) as info:
+        m.privatize_many(values)
+    assert info.value.index == (1 << 16) + 3
+    assert info.value.value == bad[0].item()
+    values[0] = bad[0]  # the first report, sampled on the caller's thread
+    with pytest.raises(dn.errors.CategoryError) as info:
+        m.privatize_many(values)
+    assert info.value.index == 0
 
 
 @pytest.mark.parametrize("block", [None, 100])

@@ -30,6 +30,7 @@ __all__ = ["FrequencyOracle"]
 
 _PARALLEL_FROM = 1 << 16  # secure batches at least this large are split over threads
 _PART = 1 << 15  # ... into parts of at least this many reports, one thread each, up to the cores
+_BLOCK = 1 << 16  # ... each sampled this many reports at a time unless the mechanism sets its own block
 
 
 def _cores() -> int:
@@ -79,7 +80,7 @@ class FrequencyOracle(Mechanism):
 
     stat_type: ClassVar[type[SupportCounts]] = SupportCounts
     _block_reports: int | None = None
-    """Secure batches are sampled this many reports at a time into one output array (None: all at once),
+    """Secure batches are sampled this many reports at a time into one output array (None: ``2**16``),
     so the working memory is a block's, not the batch's."""
 
     domain_obj: Domain
@@ -165,31 +166,44 @@ class FrequencyOracle(Mechanism):
 
         ``rng=None`` uses the OS CSPRNG; a seed or numpy Generator is for
         simulation only (its output is predictable, hence not private).
+
+        A secure batch is sampled ``_block_reports`` reports at a time (the
+        working memory stays in the cache) and, from ``2**16`` reports, split
+        over one thread per core; a 1-D array of values is also checked and
+        encoded part by part in those threads. Reports are independent, so the
+        law of the output is that of one draw of the whole batch.
         """
-        idx = self.domain_obj.encode(values)
         source = randomness.resolve(rng)
         if not source.secure:
-            return self._sample(idx, source)
-        block = self._block_reports or idx.size
+            return self._sample(self.domain_obj.encode(values), source)
+        split = isinstance(values, np.ndarray) and values.ndim == 1 and _threads(values.size) > 1
+        idx = values if split else self.domain_obj.encode(values)
+        block = self._block_reports or _BLOCK
         threads = _threads(idx.size)
         if threads == 1 and idx.size <= block:
             return self._sample(idx, source)
-        first = self._sample(idx[:1], source)  # the report's shape and dtype
+        first = self._sample(self.domain_obj.encode(idx[:1]) if split else idx[:1], source)  # shape and dtype
         out = np.empty((idx.size, *first.shape[1:]), dtype=first.dtype)
 
         def fill(part: slice) -> None:
-            for start in range(part.start, part.stop, block):
-                stop = min(start + block, part.stop)
-                out[start:stop] = self._sample(idx[start:stop], source)
+            positions = self.domain_obj.encode(idx[part]) if split else idx[part]
+            for start in range(0, positions.size, block):
+                stop = min(start + block, positions.size)
+                out[part.start + start:part.start + stop] = self._sample(positions[start:stop], source)
 
         out[:1] = first
         bounds = np.linspace(1, idx.size, threads + 1).astype(int)
         parts = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         if threads == 1:
             fill(parts[0])
-        else:  # the OS CSPRNG, numpy and the compiled sampler release the GIL: use every core
+            return out
+        try:  # the OS CSPRNG, numpy and the compiled sampler release the GIL: use every core
             with ThreadPoolExecutor(threads) as pool:
                 list(pool.map(fill, parts))
+        except ValueError:
+            if split:  # a bad value: raise the whole batch's error (the first bad value, its index in values)
+                self.domain_obj.encode(values)
+            raise
         return out
 
     # ------------------------------------------------------------- aggregate
