@@ -50,6 +50,7 @@ __all__ = [
     "Source",
     "SecureSource",
     "GeneratorSource",
+    "words_below",
     "resolve",
     "uniform_words",
     "uniform_below",
@@ -154,10 +155,16 @@ def uniform_below(bound: int, size: int, source: Source) -> NDArray[np.uint64]:
     words at or above the largest multiple of ``bound`` are rejected and drawn
     again, so every value has probability exactly ``1 / bound``.
     """
+    return words_below(bound, size, source).astype(np.uint64, copy=False)
+
+
+def words_below(bound: int, size: int, source: Source) -> NDArray[np.uint32] | NDArray[np.uint64]:
+    """:func:`uniform_below` in the words drawn: uint32 when ``bound <= 2**32``, else uint64 (the same
+    values, with no widening pass)."""
     if not 1 <= bound <= TWO64:
         raise ValueError(f"bound must be in [1, 2**64]; got {bound}")
     if bound == 1:
-        return np.zeros(size, dtype=np.uint64)
+        return np.zeros(size, dtype=np.uint32)
     wide = bound > _U32
     span = TWO64 if wide else _U32
     dtype = np.uint64 if wide else np.uint32
@@ -175,7 +182,7 @@ def uniform_below(bound: int, size: int, source: Source) -> NDArray[np.uint64]:
         out &= dtype(bound - 1)
     else:
         out %= dtype(bound)
-    return out.astype(np.uint64, copy=False)
+    return out
 
 
 def scalar_below(bound: int, source: Source) -> int:

@@ -28,7 +28,9 @@ Needs the ``deniable[dask]`` extra.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 from operator import add
 from pathlib import Path
@@ -42,6 +44,9 @@ from deniable.errors import ReportError
 from deniable.wire._arrow import aggregate_codes, csv_convert_options, csv_parse_options, distinct_codes
 
 __all__ = ["aggregate", "aggregate_files", "estimate"]
+
+_TASK_ROWS = 1 << 20  # Parquet row groups are read together, in order, until a task holds this many rows
+_TASK_BYTES = 1 << 24  # ... and CSV files until a task holds this many bytes
 
 
 def _numpy_part(block: Any, mechanism: Any) -> Any:
@@ -102,6 +107,40 @@ def _parquet_part(mechanism: Any, path: str, column: str, group: int, first: int
         return exc
 
 
+def _parquet_task(mechanism: Any, column: str, pieces: list[tuple[str, int, int]]) -> list[Any]:
+    """The aggregates of consecutive row groups ``(path, group, first row)``, up to the first error."""
+    out: list[Any] = []
+    for path, group, first in pieces:
+        out.append(_parquet_part(mechanism, path, column, group, first))
+        if isinstance(out[-1], ReportError):
+            break
+    return out
+
+
+def _csv_task(mechanism: Any, column: str, paths: list[str]) -> list[Any]:
+    """The aggregates of consecutive CSV files, up to the first error."""
+    out: list[Any] = []
+    for path in paths:
+        out.append(_csv_part(mechanism, path, column))
+        if isinstance(out[-1], ReportError):
+            break
+    return out
+
+
+def _batches(items: list[Any], sizes: list[int], target: int) -> list[list[Any]]:
+    """``items`` in order, cut into runs whose sizes add up to at least ``target`` (the last run may be
+    short): small files or row groups share a task, so that each task's work outweighs its scheduling."""
+    runs: list[list[Any]] = [[]]
+    total = 0
+    for item, size in zip(items, sizes, strict=True):
+        if total >= target:
+            runs.append([])
+            total = 0
+        runs[-1].append(item)
+        total += size
+    return [run for run in runs if run]
+
+
 def _csv_part(mechanism: Any, path: str, column: str) -> SupportCounts | ReportError:
     """The aggregate of the column of a CSV file, read by pyarrow batch by batch, or the error of its
     first bad row."""
@@ -148,8 +187,8 @@ def aggregate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Support
     if isinstance(reports, da.Array):
         if reports.ndim > 1 and any(len(c) > 1 for c in reports.chunks[1:]):
             raise ValueError("chunk the report array along its first axis only")
-        partial = reports.map_blocks(_numpy_part, mechanism, dtype=object, chunks=((1,) * reports.numblocks[0],),
-                                     drop_axis=list(range(1, reports.ndim)))
+        partial = da.map_blocks(_numpy_part, reports, mechanism, dtype=object, chunks=((1,) * reports.numblocks[0],),
+                                drop_axis=list(range(1, reports.ndim)))
         parts = partial.to_delayed().ravel().tolist()
     elif isinstance(reports, db.Bag):
         parts = reports.map_partitions(_json_part, mechanism).to_delayed()
@@ -194,10 +233,15 @@ def aggregate_files(
         raise ValueError("paths: no files given")
     suffixes = {Path(n).suffix.lower() for n in given}
     if suffixes == {".csv"}:
-        parts = [delayed(_csv_part)(mechanism, n, column) for n in names]
+        parts = [delayed(_csv_task)(mechanism, column, run)
+                 for run in _batches(names, [os.path.getsize(n) for n in names], _TASK_BYTES)]
     elif suffixes <= {".parquet", ".pq"}:
-        parts = [delayed(_parquet_part)(mechanism, n, column, group, first)
-                 for n in names for group, first in _row_groups(n, column)]
+        with ThreadPoolExecutor(min(32, len(names) or 1)) as pool:  # footers read side by side
+            groups = list(pool.map(lambda n: _row_groups(n, column), names))
+        pieces = [(n, group, first, rows) for n, found in zip(names, groups, strict=True)
+                  for group, first, rows in found]
+        parts = [delayed(_parquet_task)(mechanism, column, [piece[:3] for piece in run])
+                 for run in _batches(pieces, [piece[3] for piece in pieces], _TASK_ROWS)]
     else:
         raise ValueError(f"paths must all be .csv or all .parquet files; got {sorted(suffixes)}")
     if not names:
@@ -208,15 +252,16 @@ def aggregate_files(
     return result
 
 
-def _row_groups(path: str, column: str) -> list[tuple[int, int]]:
-    """Each row group of a Parquet file and the row it starts at; ValueError if it has no ``column``."""
+def _row_groups(path: str, column: str) -> list[tuple[int, int, int]]:
+    """Each row group of a Parquet file, the row it starts at and its rows; ValueError if it has no
+    ``column``."""
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(path).metadata
     if column not in meta.schema.names:
         raise ValueError(f"{path}: no column {column!r}; columns are {meta.schema.names}")
     starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
-    return [(i, int(starts[i])) for i in range(meta.num_row_groups)]
+    return [(i, int(starts[i]), int(starts[i + 1] - starts[i])) for i in range(meta.num_row_groups)]
 
 
 def estimate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Estimate:

@@ -112,6 +112,42 @@ def test_bad_files_are_refused(tmp_path: Path) -> None:
     assert scale.aggregate_files(oue, digits, "answer", scheduler="sync").n == 2  # read as text
 
 
+def test_small_pieces_share_a_task_in_order() -> None:
+    """Consecutive files or row groups are cut into runs of at least the target size (the last short)."""
+    from deniable.scale import _batches
+
+    assert _batches(list("abcdef"), [3, 3, 3, 10, 1, 1], 6) == [["a", "b"], ["c", "d"], ["e", "f"]]
+    assert _batches(list("ab"), [10, 10], 6) == [["a"], ["b"]]
+    assert _batches([], [], 6) == []
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("target", [1, 10**9])
+def test_the_first_bad_row_of_the_first_bad_file_whatever_the_tasks(tmp_path: Path, suffix: str, target: int,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Five files, the third and fifth with a bad row: each file its own task (target 1) or all in one
+    task (a target no file reaches), on threads: the error is the third file's, its row in that file;
+    without the bad files the aggregate is the files' sum."""
+    monkeypatch.setattr(scale, "_TASK_ROWS", target)
+    monkeypatch.setattr(scale, "_TASK_BYTES", target)
+    m = dn.GRR(16, epsilon=1.0)
+    paths = []
+    for i in range(5):
+        values = np.arange(300) % 16
+        if i in (2, 4):
+            values[[120 + i, 200]] = 99
+        path = tmp_path / f"part-{i}{suffix}"
+        frame = pd.DataFrame({"answer": values})
+        frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, row_group_size=100)
+        paths.append(path)
+    with pytest.raises(dn.ReportError, match="report '99' rejected") as exc:
+        scale.aggregate_files(m, paths, "answer", scheduler="threads")
+    assert exc.value.index == 122
+    good = [paths[0], paths[1], paths[3]]
+    one = m.aggregate(np.arange(300) % 16)
+    assert scale.aggregate_files(m, good, "answer", scheduler="threads") == one + one + one
+
+
 def test_estimate_dask_on_the_command_line(tmp_path: Path) -> None:
     """``deniable estimate GLOB --dask`` is in the help, and equals the estimate of the summed aggregates;
     files privatized with another mechanism are refused, naming the file."""

@@ -6,9 +6,10 @@ and dtype): two, or one per core while each part keeps at least ``2**15``
 reports; each part is sampled ``2**16`` reports at a time, or
 ``_block_reports`` where the mechanism sets it. A 1-D array of values is
 checked and encoded part by part in the threads; a bad value raises the error
-of the whole batch (the first bad value, its index in the batch). A seeded batch is never split, so a seed gives the same
-reports whatever the batch size. The split is checked exactly with a stand-in
-sampler that records its calls; no assertion depends on chance.
+of the whole batch (the first bad value, its index in the batch). A seeded
+batch is never split, so a seed gives the same reports whatever the batch size.
+The split is checked exactly with a stand-in sampler that records its calls; no
+assertion depends on chance.
 """
 
 from __future__ import annotations

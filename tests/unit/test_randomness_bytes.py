@@ -467,3 +467,21 @@ def test_two_tables_lane_by_lane(accelerator: str, count: int, block: int, monke
             assert src.data == b"" and packed.shape == ((count + 7) // 8,)
             np.testing.assert_array_equal(np.unpackbits(packed)[:count], want)
             assert not np.unpackbits(packed)[count:].any()  # padding bits are 0
+
+
+@pytest.mark.parametrize(("a", "b", "k"), [(10, 3, 4), ((1 << 31) + 5, (1 << 29) - 1, 4), (3 << 40, 5 << 30, 7)])
+def test_grr_maps_each_word_to_the_truth_or_the_rth_other(a: int, b: int, k: int) -> None:
+    """GRR's draw ``r`` below ``a + (k - 1) b``: the truth if ``r < a``, else the ``(r - a) // b``-th of
+    the other categories, read off scripted words (32-bit ones, the second bound above 2^31 where no word
+    is reduced, and 64-bit ones above 2^32), every truth against draws at the edges of each slot."""
+    from deniable.mechanisms._kary import randomize
+
+    bound = a + (k - 1) * b
+    draws = [0, a - 1] + [a + j * b + edge for j in range(k - 1) for edge in (0, b - 1)]
+    for truth in range(k):
+        wide = bound > U32
+        src = words64(*draws) if wide else words32(*draws)
+        got = randomize(np.full(len(draws), truth, dtype=np.int64), a, b, k, src)
+        others = [c for c in range(k) if c != truth]
+        assert got.tolist() == [truth, truth] + [others[j] for j in range(k - 1) for _ in (0, 1)]
+        assert got.dtype == np.int64 and src.data == b""

@@ -38,10 +38,11 @@ def randomize(
     One exact draw ``r`` below ``D = a + (k - 1) b`` per value: the truth if
     ``r < a``, otherwise the ``((r - a) // b)``-th of the other ``k - 1``.
     """
-    r = randomness.uniform_below(a + (k - 1) * b, truth.size, source).astype(np.int64)
-    other = (r - a) // b
+    r = randomness.words_below(a + (k - 1) * b, truth.size, source)
+    other = r - r.dtype.type(a)  # in the words drawn; wraps where r < a, rows that keep the truth
+    other //= r.dtype.type(b)
     other += other >= truth
-    return np.where(r < a, truth, other)
+    return np.where(r < a, truth, other.view(np.int64) if other.dtype == np.uint64 else other)
 
 
 @register(decode_cost="O(n + k)", candidate=True, browser=True, required=set(), optional={"prob", "epsilon"})
