@@ -83,7 +83,8 @@ def _integers(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
     values = _integer_values(column)
     if values.size == 0:
         return np.zeros(0, dtype=str), np.zeros(0, dtype=np.intp)
-    lo, hi = int(values.min()), int(values.max())
+    extremes = pc.min_max(column)  # one pass (numpy's min and max take two)
+    lo, hi = extremes["min"].as_py(), extremes["max"].as_py()
     if hi - lo < _RANGE:
         codes = (values - values.dtype.type(lo)).astype(np.intp) if lo else values.astype(np.intp, copy=False)
         return np.arange(lo, hi + 1).astype(str), codes
