@@ -28,7 +28,6 @@ Needs the ``deniable[dask]`` extra.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
@@ -46,7 +45,6 @@ from deniable.wire._arrow import aggregate_codes, csv_convert_options, csv_parse
 __all__ = ["aggregate", "aggregate_files", "estimate"]
 
 _TASK_ROWS = 1 << 20  # Parquet row groups are read together, in order, until a task holds this many rows
-_TASK_BYTES = 1 << 24  # ... and CSV files until a task holds this many bytes
 
 
 def _numpy_part(block: Any, mechanism: Any) -> Any:
@@ -117,19 +115,9 @@ def _parquet_task(mechanism: Any, column: str, pieces: list[tuple[str, int, int]
     return out
 
 
-def _csv_task(mechanism: Any, column: str, paths: list[str]) -> list[Any]:
-    """The aggregates of consecutive CSV files, up to the first error."""
-    out: list[Any] = []
-    for path in paths:
-        out.append(_csv_part(mechanism, path, column))
-        if isinstance(out[-1], ReportError):
-            break
-    return out
-
-
 def _batches(items: list[Any], sizes: list[int], target: int) -> list[list[Any]]:
     """``items`` in order, cut into runs whose sizes add up to at least ``target`` (the last run may be
-    short): small files or row groups share a task, so that each task's work outweighs its scheduling."""
+    short): small row groups share a task, so that each task's work outweighs its scheduling."""
     runs: list[list[Any]] = [[]]
     total = 0
     for item, size in zip(items, sizes, strict=True):
@@ -213,8 +201,9 @@ def aggregate_files(
     """Mergeable aggregate of the report column ``column`` of CSV or Parquet files.
 
     ``paths`` is a glob (``"reports/*.parquet"``), a file, or a list of them,
-    all CSV (``.csv``) or all Parquet (``.parquet``/``.pq``). Each Parquet row
-    group and each CSV file is one task: the column is read by pyarrow alone
+    all CSV (``.csv``) or all Parquet (``.parquet``/``.pq``). Each CSV file is
+    one task, and so are consecutive Parquet row groups up to ``2**20`` rows
+    (their footers read side by side first): the column is read by pyarrow alone
     (text as Arrow's dictionary of its distinct cells, integers as integers),
     each distinct cell parsed once, and the partial aggregates added as
     :func:`aggregate` does; ``scheduler`` as there. A bad cell raises
@@ -233,8 +222,7 @@ def aggregate_files(
         raise ValueError("paths: no files given")
     suffixes = {Path(n).suffix.lower() for n in given}
     if suffixes == {".csv"}:
-        parts = [delayed(_csv_task)(mechanism, column, run)
-                 for run in _batches(names, [os.path.getsize(n) for n in names], _TASK_BYTES)]
+        parts = [delayed(_csv_part)(mechanism, n, column) for n in names]  # a CSV file's parse outweighs its task
     elif suffixes <= {".parquet", ".pq"}:
         with ThreadPoolExecutor(min(32, len(names) or 1)) as pool:  # footers read side by side
             groups = list(pool.map(lambda n: _row_groups(n, column), names))

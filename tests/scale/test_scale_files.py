@@ -125,11 +125,10 @@ def test_small_pieces_share_a_task_in_order() -> None:
 @pytest.mark.parametrize("target", [1, 10**9])
 def test_the_first_bad_row_of_the_first_bad_file_whatever_the_tasks(tmp_path: Path, suffix: str, target: int,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Five files, the third and fifth with a bad row: each file its own task (target 1) or all in one
-    task (a target no file reaches), on threads: the error is the third file's, its row in that file;
-    without the bad files the aggregate is the files' sum."""
+    """Five files, the third and fifth with a bad row: each Parquet row group its own task (target 1) or
+    all in one task (a target no file reaches); each CSV file its own task; on threads: the error is the
+    third file's, its row in that file; without the bad files the aggregate is the files' sum."""
     monkeypatch.setattr(scale, "_TASK_ROWS", target)
-    monkeypatch.setattr(scale, "_TASK_BYTES", target)
     m = dn.GRR(16, epsilon=1.0)
     paths = []
     for i in range(5):
