@@ -3,8 +3,8 @@
 A secure batch is sampled in one piece up to ``2**16`` reports; from there it is
 split over threads (after its first report, which fixes the report's shape
 and dtype): two, or one per core while each part keeps at least ``2**15``
-reports; each part is sampled ``2**16`` reports at a time, or
-``_block_reports`` where the mechanism sets it. A 1-D array of values is
+reports; each part is sampled ``2**15`` reports per thread at a time (from
+``2**16`` to ``2**20``), or ``_block_reports`` where the mechanism sets it. A 1-D array of values is
 checked and encoded part by part in the threads; a bad value raises the error
 of the whole batch (the first bad value, its index in the batch). A seeded
 batch is never split, so a seed gives the same reports whatever the batch size.
@@ -129,16 +129,32 @@ def test_large_secure_batches_use_every_core(monkeypatch: pytest.MonkeyPatch, co
     np.testing.assert_array_equal(reports, want)
 
 
-def test_parts_are_sampled_in_blocks_of_2_16_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two cores, 2**18 reports: two parts of about 2**17, each in blocks of 2**16 (the last short), so a
-    block's working memory stays in the cache."""
+@pytest.mark.parametrize(("cores", "n", "block"), [(2, 1 << 18, 1 << 16), (1, 1 << 18, 1 << 16),
+                                                    (8, 1 << 22, 1 << 18)])
+def test_parts_are_sampled_in_blocks_of_2_15_per_thread(monkeypatch: pytest.MonkeyPatch, cores: int, n: int,
+                                                        block: int) -> None:
+    """Each thread's part is sampled in blocks of 2**15 reports per thread (each part's last block
+    short): a block's working memory stays in the cache, and with more threads taking turns at the GIL
+    each makes fewer calls."""
     from deniable.mechanisms import _frequency
 
-    monkeypatch.setattr(_frequency, "_cores", lambda: 2)
-    recorder, reports, want = batch(1 << 18)
-    assert recorder.sizes(threading.get_ident()) == [1]
-    assert sorted(recorder.sizes()) == [1, (1 << 16) - 1, 1 << 16, 1 << 16, 1 << 16]
+    monkeypatch.setattr(_frequency, "_cores", lambda: cores)
+    recorder, reports, want = batch(n)
+    main = threading.get_ident()
+    assert recorder.sizes(main) == [1]
+    parts = max(2, min(cores, n >> 15))
+    sizes = [(n - 1) // parts + (i < (n - 1) % parts) for i in range(parts)]  # differ by at most one
+    others = [size for size, _, ident in recorder.calls if ident != main]
+    assert max(others) == block and sum(others) == n - 1
+    assert len(others) == sum(-(-size // block) for size in sizes)
     np.testing.assert_array_equal(reports, want)
+
+
+def test_blocks_grow_with_the_threads_up_to_2_20() -> None:
+    from deniable.mechanisms._frequency import _block
+
+    assert [_block(t) for t in (1, 2, 3, 4, 8, 16, 32, 64, 256)] == [
+        1 << 16, 1 << 16, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 20, 1 << 20]
 
 
 @pytest.mark.parametrize("categories", [5, ["a", "b", "c", "d", "e"]])
