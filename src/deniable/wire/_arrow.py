@@ -45,8 +45,8 @@ def distinct_codes(column: Any) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    if isinstance(column, pa.ChunkedArray):  # one chunk (a row group as read) is taken as it is, not copied
+        column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     if not column.null_count and pa.types.is_integer(column.type):
         return _integers(column)
     if not column.null_count and pa.types.is_boolean(column.type):
