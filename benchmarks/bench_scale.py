@@ -20,8 +20,8 @@ For each number of workers ``w`` (the process's CPUs restricted to ``w`` with
 
 Dask runs on ``w`` processes that stay up for the whole sweep step, as the
 reference pool does: its ``processes`` scheduler given that pool
-(``dask.config.set(pool=...)``; without one it starts a new pool for every
-``compute``), or with ``--scheduler distributed`` a ``distributed.LocalCluster``
+(``dask.config.set(pool=..., num_workers=w)``; without one it starts a new pool
+for every ``compute``), or with ``--scheduler distributed`` a ``distributed.LocalCluster``
 of ``w`` one-thread workers.
 
 Printed per row: seconds (wall, best of ``--repeat``), millions of reports per
@@ -105,7 +105,7 @@ def dask_workers(kind: str, w: int, pool: ProcessPoolExecutor) -> Iterator[Any]:
             yield client
     else:
         list(pool.map(abs, range(w)))  # start the processes
-        with dask.config.set(pool=pool):
+        with dask.config.set(pool=pool, num_workers=w):
             yield "processes"
 
 

@@ -166,7 +166,6 @@ def aggregate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Support
     """
     import dask.array as da
     import dask.bag as db
-    from dask.base import compute
     from dask.delayed import delayed
 
     identity = mechanism.aggregate([])
@@ -189,10 +188,7 @@ def aggregate(mechanism: Any, reports: Any, *, scheduler: Any = None) -> Support
                 f"got {type(reports).__name__}"
             )
         parts = reports.map_partitions(_series_part, mechanism, meta=(reports.name, object)).to_delayed()
-    total = delayed(_merge)(parts, identity)
-    kwargs = {} if scheduler is None else {"scheduler": scheduler}
-    (result,) = compute(total, **kwargs)
-    return result
+    return _compute(delayed(_merge)(parts, identity), len(parts), scheduler)
 
 
 def aggregate_files(
@@ -213,7 +209,6 @@ def aggregate_files(
     """
     import glob
 
-    from dask.base import compute
     from dask.delayed import delayed
 
     given = [str(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
@@ -234,9 +229,22 @@ def aggregate_files(
         raise ValueError(f"paths must all be .csv or all .parquet files; got {sorted(suffixes)}")
     if not names:
         raise FileNotFoundError(f"no file matches {given}")
-    total = delayed(_merge)(parts, mechanism.aggregate([]))
-    kwargs = {} if scheduler is None else {"scheduler": scheduler}
-    (result,) = compute(total, **kwargs)
+    return _compute(delayed(_merge)(parts, mechanism.aggregate([])), len(parts), scheduler)
+
+
+def _compute(total: Any, tasks: int, scheduler: Any) -> Any:
+    """``total`` computed on ``scheduler`` (Dask's current one when None). Dask's local schedulers hand out
+    ready tasks in batches of ``chunksize`` (6 by default: with 64 tasks on 16 workers, 11 workers get
+    six each and five get none); unless the configuration sets one, the ``tasks`` independent partial
+    aggregates are dealt out evenly instead, one batch per worker."""
+    import dask
+    from dask.base import compute
+    from dask.system import CPU_COUNT
+
+    workers = dask.config.get("num_workers", None) or CPU_COUNT
+    chunk = dask.config.get("chunksize", None) or -(-tasks // workers)
+    with dask.config.set(chunksize=chunk):
+        (result,) = compute(total, **({} if scheduler is None else {"scheduler": scheduler}))
     return result
 
 

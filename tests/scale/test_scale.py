@@ -75,6 +75,19 @@ def test_only_partial_aggregates_leave_the_tasks_that_make_the_blocks(m) -> None
     assert moved == [], [(type(r), getattr(r, "shape", None)) for r in moved]
 
 
+def test_the_partial_aggregates_are_dealt_out_evenly() -> None:
+    """Dask's local schedulers send ready tasks in batches of ``chunksize`` (6 by default, which leaves
+    some of 16 workers idle with 64 tasks): the partial aggregates go in one batch per worker
+    (``ceil(tasks / workers)``), unless the configuration sets a chunksize."""
+    probe = dask.delayed(lambda: dask.config.get("chunksize"))()
+    with dask.config.set(num_workers=16):
+        assert scale._compute(probe, 64, "sync") == 4
+        assert scale._compute(probe, 65, "sync") == 5
+        assert scale._compute(probe, 3, "sync") == 1
+        with dask.config.set(chunksize=6):
+            assert scale._compute(probe, 64, "sync") == 6
+
+
 def test_json_series_and_distributed_cluster(tmp_path) -> None:
     """Reports exported as JSON text, aggregated by a real dask.distributed cluster."""
     distributed = pytest.importorskip("distributed")
