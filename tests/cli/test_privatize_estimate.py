@@ -294,6 +294,28 @@ def test_parquet_value_outside_the_categories_names_its_row(cli, tmp_path: Path)
     assert set(after.column("answer").to_pylist()) <= {"A", "B", "Z"}
 
 
+@pytest.mark.parametrize(("categories", "kind", "want"), [
+    ("0,1,2,3", pa.int8(), pa.int8()),     # integer answers stay integers of the column's type
+    ("0,1,2,3,300", pa.int8(), pa.string()),  # a category the type cannot hold: text
+    ("0,1,2,3,x", pa.int64(), pa.string()),  # a category that is no integer: text
+])
+def test_parquet_integer_answers_stay_integers(cli, tmp_path: Path, categories: str, kind: pa.DataType,
+                                               want: pa.DataType) -> None:
+    """An integer Parquet column privatized with integer categories keeps its type (each report the
+    category's integer); where some category is no integer of that type the reports are text. Either
+    way ``estimate`` reads the file back, and every report is one of the categories."""
+    data, private = tmp_path / "d.parquet", tmp_path / "o.parquet"
+    values = np.arange(3_000) % 4
+    pq.write_table(pa.table({"answer": pa.array(values, kind), "x": range(3_000)}), data)
+    assert cli("privatize", data, "-c", "answer", "-e", 2, "--categories", categories, "-o", private,
+               "--chunk-size", 700).exit_code == 0
+    after = pq.read_table(private)
+    assert after.schema.field("answer").type == want and after.column("x").to_pylist() == list(range(3_000))
+    assert {str(v) for v in after.column("answer").to_pylist()} <= set(categories.split(","))
+    out = json.loads(cli("estimate", private, "-c", "answer", "--json").stdout)
+    assert [r["category"] for r in out["categories"]] == categories.split(",") and out["n"] == 3_000
+
+
 def test_estimate_errors(cli, tmp_path: Path, small_csv: Path) -> None:
     _error(cli("estimate", small_csv, "-c", "answer"), "small.csv.deniable.json not found")
     _error(cli("estimate"), "give a privatized file and its --column")

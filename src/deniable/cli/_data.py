@@ -448,10 +448,34 @@ def report_column(mechanism: Any, reports: Any, labels: tuple[str, str] | None =
     return reports_to_text(mechanism, reports, labels)
 
 
-def category_text(mechanism: Any, positions: NDArray[np.int64]) -> Any:
-    """Category reports given as positions, as an Arrow string array of the categories (a take)."""
+def category_text(mechanism: Any, positions: NDArray[np.int64], like: Any = None) -> Any:
+    """Category reports given as positions, as an Arrow string array of the categories (a take); where
+    ``like`` (the input column, as Arrow read it) is an integer column and every category is the text of
+    an integer, as integers of its type instead (a Parquet file keeps integer answers integers)."""
+    import pyarrow as pa
 
-    return _arrow_words([str(v) for v in mechanism.domain]).take(_arrow_ints(positions))
+    labels = [str(v) for v in mechanism.domain]
+    if like is not None and pa.types.is_integer(like.type):
+        numbers = _integer_labels(labels)
+        if numbers is not None:
+            try:
+                return _arrow_ints(numbers[positions]).cast(like.type)
+            except (pa.ArrowInvalid, OverflowError):  # a category out of the column's type: text instead
+                pass
+    return _arrow_words(labels).take(_arrow_ints(positions))
+
+
+def _integer_labels(labels: list[str]) -> NDArray[np.int64] | None:
+    """The categories as int64 where each is an integer's canonical text (``"3"``, ``"-2"``; not ``"03"``
+    or ``"+3"``), else None."""
+    try:
+        numbers = [int(label) for label in labels]
+    except ValueError:
+        return None
+    if any(str(n) != label for n, label in zip(numbers, labels, strict=True)) or not all(
+            -(1 << 63) <= n < 1 << 63 for n in numbers):
+        return None
+    return np.array(numbers, dtype=np.int64)
 
 
 def _arrow_words(words: list[str]) -> Any:

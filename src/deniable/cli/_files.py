@@ -95,7 +95,8 @@ def privatize_cmd(
 
     Every value is randomized with the operating system's CSPRNG; the other
     columns are kept as they are. The reports replace the column (as text;
-    structured reports as compact JSON) and the mechanism config is written
+    structured reports as compact JSON; in Parquet, an integer column with
+    integer categories stays integer) and the mechanism config is written
     beside the output as OUTPUT.deniable.json for `deniable estimate`.
     Use --mechanism binary-rr for yes/no columns (true/false, 1/0, yes/no; the
     output keeps the spelling of the column's first answer, e.g. Yes/No),
@@ -184,8 +185,8 @@ def privatize_cmd(
                     reports_text = cli_data.report_column(m, m.privatize_many(values, rng=rng), labels)
                 else:  # positions of the chunk's distinct values: the one check of the values
                     reports = by_position.privatize_many(cli_data.category_positions(chunk, column, m), rng=rng)
-                    reports_text = (cli_data.category_text(m, reports) if m.report_kind == "category"
-                                    else cli_data.report_column(m, reports))
+                    reports_text = (cli_data.category_text(m, reports, chunk.block.column(column))
+                                    if m.report_kind == "category" else cli_data.report_column(m, reports))
                 writer.write(chunk, reports_text)
                 rows += len(chunk)
                 bar.update(task, completed=reader.position())
