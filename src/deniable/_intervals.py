@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Real
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,8 @@ __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
 ]
+
+_STANDARD_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
@@ -79,12 +82,12 @@ def _counts(successes: ArrayLike, trials: ArrayLike, name: str) -> tuple[NDArray
 
 def z_for(alpha: float, two_sided: bool = True) -> float:
     """The standard normal quantile a two-sided (``Phi^-1(1 - alpha/2)``) or
-    one-sided (``Phi^-1(1 - alpha)``) test at ``alpha`` uses: ``-ndtri(q)``, what
-    ``scipy.stats.norm.isf`` computes, without importing ``scipy.stats``."""
-    from scipy import special
-
+    one-sided (``Phi^-1(1 - alpha)``) test at ``alpha`` uses: ``-Phi^-1(q)``
+    from the lower tail, as ``scipy.stats.norm.isf`` computes it (to a few ulps:
+    the standard library's ``NormalDist.inv_cdf``, Wichura's AS 241, so that an
+    interval does not import ``scipy.special``)."""
     a = check_alpha(alpha)
-    return float(-special.ndtri(a / 2 if two_sided else a))
+    return -_STANDARD_NORMAL.inv_cdf(a / 2 if two_sided else a)
 
 
 def normal_interval(estimate: ArrayLike, std_error: ArrayLike, alpha: float) -> Interval:
@@ -100,14 +103,16 @@ def wilson_interval(successes: ArrayLike, trials: ArrayLike, alpha: float) -> In
 
     ``centre ± half`` with ``centre = (lambda + z^2/(2n)) / (1 + z^2/n)`` and
     ``half = z sqrt(lambda (1 - lambda)/n + z^2/(4n^2)) / (1 + z^2/n)``,
-    clipped to [0, 1] (it lies there up to rounding).
+    clipped to [0, 1] (it lies there up to rounding); exactly 0 at ``c = 0`` and
+    1 at ``c = n``, where the formula's end is 0 or 1 but rounds to either side.
     """
     z = z_for(alpha)
     c, n = _counts(successes, trials, "wilson_interval")
     lam = c / n
     centre = (lam + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(lam * (1 - lam) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    low, high = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    low = np.where(c == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    high = np.where(c == n, 1.0, np.clip(centre + half, 0.0, 1.0))
     return Interval(_out(low), _out(high), 1 - alpha)
 
 

@@ -203,11 +203,14 @@ def test_levels_are_one_minus_alpha() -> None:
 
 
 def test_wilson_clips_rounding_outside_the_unit_interval() -> None:
-    """At c = 0 (n = 77) and c = n (n = 38) the raw formula rounds just below 0 / above 1; the ends are clipped."""
+    """At c = 0 and c = n the formula's end is exactly 0 / 1 but rounds to either side of it (n = 77 and
+    n = 38 round outside); the ends are exactly 0 and 1, and never outside [0, 1]."""
     assert wilson_interval(0, 77, 0.05).low == 0.0
     assert wilson_interval(38, 38, 0.05).high == 1.0
     ci = wilson_interval(np.array([0, 38]), 38, 0.05)
     assert ci.low.min() >= 0.0 and ci.high.max() <= 1.0
+    for n in range(1, 200):
+        assert wilson_interval(0, n, 0.05).low == 0.0 and wilson_interval(n, n, 0.05).high == 1.0
 
 
 @pytest.mark.parametrize("alpha", [1.0, 1.5, -0.1, float("nan"), "0.05"])
