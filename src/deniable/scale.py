@@ -59,9 +59,11 @@ def _json_part(items: Any, mechanism: Any) -> list[SupportCounts]:
     return [mechanism.aggregate(mechanism.reports_from_json(list(items)))]
 
 
-def _text_part(mechanism: Any, column: Any) -> SupportCounts:
-    """The aggregate of one partition of report text (a pandas Series): integers and booleans as
-    Arrow arrays, other cells as their text; each distinct cell parsed once."""
+def _series_part(column: Any, mechanism: Any) -> Any:
+    """The aggregate of one partition of report text (a pandas Series), as a one-row Series (a partition
+    of the Series of partial aggregates): integers and booleans as Arrow arrays, other cells as their
+    text; each distinct cell parsed once."""
+    import pandas as pd
     import pyarrow as pa
 
     if mechanism.report_kind == "bits" and column.dtype.kind in "iuf":
@@ -71,14 +73,7 @@ def _text_part(mechanism: Any, column: Any) -> SupportCounts:
         cells = pa.array(column.to_numpy())
     else:
         cells = pa.array(np.asarray(column.astype(str).to_numpy(), dtype=str))
-    return _aggregate_cells(mechanism, cells, str(column.name), 0)
-
-
-def _series_part(column: Any, mechanism: Any) -> Any:
-    """:func:`_text_part` as a one-row Series (a partition of the Series of partial aggregates)."""
-    import pandas as pd
-
-    return pd.Series([_text_part(mechanism, column)], dtype=object)
+    return pd.Series([_aggregate_cells(mechanism, cells, str(column.name), 0)], dtype=object)
 
 
 def _aggregate_cells(mechanism: Any, cells: Any, name: str, first: int) -> SupportCounts:
@@ -93,24 +88,22 @@ def _aggregate_cells(mechanism: Any, cells: Any, name: str, first: int) -> Suppo
                           first + exc.index, exc.reason) from None
 
 
-def _parquet_part(mechanism: Any, path: str, column: str, group: int, first: int) -> SupportCounts | ReportError:
-    """The aggregate of one row group of a Parquet file (text as Arrow's dictionary, as read), or the
-    error of its first bad row (raised by :func:`_merge` in the order of the files)."""
+def _parquet_task(mechanism: Any, column: str, pieces: list[tuple[str, int, int]]) -> list[Any]:
+    """The aggregates of consecutive row groups ``(path, group, first row)`` (text as Arrow's dictionary,
+    as read; each file opened once), up to the first bad row's error, returned for :func:`_merge` to
+    raise in the order of the files."""
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path, read_dictionary=[column]).read_row_group(group, columns=[column])
-    try:
-        return _aggregate_cells(mechanism, table.column(column), column, first)
-    except ReportError as exc:
-        return exc
-
-
-def _parquet_task(mechanism: Any, column: str, pieces: list[tuple[str, int, int]]) -> list[Any]:
-    """The aggregates of consecutive row groups ``(path, group, first row)``, up to the first error."""
     out: list[Any] = []
+    opened: tuple[str, Any] = ("", None)
     for path, group, first in pieces:
-        out.append(_parquet_part(mechanism, path, column, group, first))
-        if isinstance(out[-1], ReportError):
+        if opened[0] != path:
+            opened = (path, pq.ParquetFile(path, read_dictionary=[column]))
+        table = opened[1].read_row_group(group, columns=[column])
+        try:
+            out.append(_aggregate_cells(mechanism, table.column(column), column, first))
+        except ReportError as exc:
+            out.append(exc)
             break
     return out
 
