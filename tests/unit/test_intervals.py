@@ -35,6 +35,16 @@ def test_z_for_textbook_values() -> None:
     assert z_for(0.05, two_sided=False) == pytest.approx(1.6448536269514722, rel=1e-14)
 
 
+def test_z_for_is_scipys_normal_quantile_from_the_far_tail_to_the_centre() -> None:
+    """The standard library's AS 241 against ``-scipy.special.ndtri(alpha / 2)`` (what
+    ``scipy.stats.norm.isf`` computes) for alpha from 1e-300 to 0.999: within 1e-14 relative."""
+    from scipy import special
+
+    for alpha in np.concatenate([np.logspace(-300, -1, 400), np.linspace(0.01, 0.999, 100)]):
+        assert z_for(alpha) == pytest.approx(-special.ndtri(alpha / 2), rel=1e-14), alpha
+        assert z_for(alpha, two_sided=False) == pytest.approx(-special.ndtri(alpha), rel=1e-14), alpha
+
+
 def test_normal_interval() -> None:
     ci = normal_interval(0.5, 0.1, 0.05)
     assert (ci.low, ci.high) == pytest.approx((0.5 - 0.1959963984540054, 0.5 + 0.1959963984540054), abs=1e-15)
