@@ -17,7 +17,13 @@ environment variable ``DENIABLE_ACCELERATOR``:
 
 * ``auto`` (the default): numba if it is installed, for batches of at least
   ``AUTO_FROM`` bits (or table entries; smaller ones, such as a single
-  report, stay in numpy and do not pay numba's import);
+  report, stay in numpy and do not pay numba's import). The run decoder
+  waits until numba pays: importing numba and loading its kernels from the
+  cache costs some 0.7-0.9 CPU seconds, which it earns back at 1.2-1.7 ns
+  per decoded bit, so the decoder stays in numpy until this process has
+  decoded ``PAYS_FROM`` bits (a call of that many, or calls adding up to
+  it), unless numba is loaded already (a deterministic rent-or-buy rule:
+  never more than twice the better choice's cost in hindsight);
 * ``numba``: numba for every batch (an ImportError if it is not installed);
 * ``numpy``: never numba.
 """
@@ -32,16 +38,20 @@ from types import ModuleType
 from typing import Any
 
 __all__ = [
-    "ACCELERATORS", "AUTO_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder", "skip_decoder",
-    "sketch_kernels",
+    "ACCELERATORS", "AUTO_FROM", "PAYS_FROM", "accelerator", "set_accelerator", "numba_available", "run_decoder",
+    "runs_compiled", "skip_decoder", "sketch_kernels",
 ]
 
 ACCELERATORS = ("auto", "numba", "numpy")
 """The accepted settings: ``auto`` (numba for large calls when installed), ``numba``, ``numpy``."""
 AUTO_FROM = 1 << 16
 """Bits per call from which ``auto`` uses numba (a single report of up to 65,535 bits stays in numpy)."""
+PAYS_FROM = 1 << 29
+"""Bits decoded in numpy after which ``auto`` loads numba for the run decoder (about 5.4 x 10^8: where
+numba's import and kernel loading, 0.7-0.9 CPU s, equal its saving at 1.2-1.7 ns per bit)."""
 
 _lock = threading.Lock()
+_decoded = 0  # bits the run decoder has decoded in numpy under ``auto`` in this process
 _kernel: Callable[..., Any] | None = None
 _sketch: ModuleType | None = None
 _skips: Callable[..., Any] | None = None
@@ -146,10 +156,31 @@ def _load() -> Callable[..., Any]:
 
 def run_decoder(bits: int) -> Callable[..., Any] | None:
     """For a call of ``bits`` output bits: None for numpy, or the compiled decoder's factory
-    (``factory(tables)`` gives ``decode(octets, carried, select, out, lane0, need) -> (decided, zeros)``)."""
+    (``factory(tables)`` gives ``decode(octets, carried, select, out, lane0, need) -> (decided, zeros)``).
+    Under ``auto``, numpy until numba pays (``PAYS_FROM``) or is loaded."""
+    global _decoded
     if not _use_numba(bits):
         return None
+    if _mode == "auto" and _kernel is None:
+        with _lock:
+            _decoded += bits
+            if _decoded < PAYS_FROM:
+                return None
     return _load()
+
+
+def runs_compiled(bits: int) -> bool:
+    """Whether a batch of ``bits`` run-decoded bits would be decoded compiled, by the setting: under
+    ``auto``, numba when it is loaded already or pays now (``PAYS_FROM``, counting what was decoded in
+    numpy so far; numba is then loaded, and the bits are counted by the decoder's calls, not here)."""
+    if not _use_numba(bits):
+        return False
+    if _mode == "auto" and _kernel is None:
+        with _lock:
+            if _decoded + bits < PAYS_FROM:
+                return False
+        _load()
+    return True
 
 
 def skip_decoder(bits: int) -> Callable[..., Any] | None:

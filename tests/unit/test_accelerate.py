@@ -182,10 +182,15 @@ PROBE = """
 import json, sys
 import numpy as np
 import deniable as dn
+from deniable import _accelerate as accelerate
 seen = ["numba" in sys.modules]
-dn.OUE(1024, epsilon=1.0).privatize(3)  # one report: 1,024 bits, below AUTO_FROM
+m = dn.OUE(1024, epsilon=1.0)
+m.privatize(3)  # one report: 1,024 bits, below AUTO_FROM
 seen.append("numba" in sys.modules)
-dn.OUE(1024, epsilon=1.0).privatize_many(np.zeros(64, dtype=int))  # 65,536 bits
+accelerate.PAYS_FROM = 1 << 17  # numba pays after two batches of 65,536 bits here (2**29 really)
+m.privatize_many(np.zeros(64, dtype=int))  # 65,536 bits: not yet
+seen.append("numba" in sys.modules)
+m.privatize_many(np.zeros(64, dtype=int))  # 131,072 in all
 seen.append("numba" in sys.modules)
 print(json.dumps(seen))
 """
@@ -209,7 +214,7 @@ def test_numba_is_imported_only_when_used(setting: str) -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=False)
     assert out.returncode == 0, out.stderr
     used = setting != "numpy" and accelerate.numba_available()
-    assert json.loads(out.stdout) == [False, False, used]
+    assert json.loads(out.stdout) == [False, False, False, used]
 
 
 def test_a_bad_environment_setting_is_refused() -> None:
@@ -246,7 +251,8 @@ def test_without_numba_auto_falls_back_and_numba_is_refused() -> None:
 )
 def test_each_setting_chooses_by_size(choose: Callable[[int], Any], restore_accelerator: None) -> None:
     """``numpy``: never compiled; ``numba``: compiled for any size; ``auto``: compiled from ``AUTO_FROM``
-    bits or entries on, when numba is installed. The same rule for the run decoder, the sketch loops and the
+    bits or entries on, when numba is installed (and loaded, here by the ``numba`` setting: before that, the
+    run decoder waits until numba pays, below). The same rule for the run decoder, the sketch loops and the
     gap decoder of the sparse sampler."""
     accelerate.set_accelerator("numpy")
     assert choose(1 << 30) is None
@@ -257,6 +263,31 @@ def test_each_setting_chooses_by_size(choose: Callable[[int], Any], restore_acce
     accelerate.set_accelerator("auto")
     assert choose(accelerate.AUTO_FROM - 1) is None
     assert choose(accelerate.AUTO_FROM) is not None and choose(1 << 30) is not None
+
+
+def test_the_run_decoder_loads_numba_once_it_pays(restore_accelerator: None,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto``, nothing loaded (as in a new process): the run decoder stays in numpy until the bits it
+    has decoded there reach ``PAYS_FROM``, in one call or adding up; numba loaded by anything (here the
+    sketch loops) is used from ``AUTO_FROM`` bits on."""
+    accelerate.set_accelerator("auto")
+    if not accelerate.numba_available():
+        pytest.skip("numba is not installed")
+    for loaded_by in (None, accelerate.sketch_kernels):
+        monkeypatch.setattr(accelerate, "_kernel", None)
+        monkeypatch.setattr(accelerate, "_decoded", 0)
+        if loaded_by is not None:
+            assert loaded_by(accelerate.AUTO_FROM) is not None
+            assert accelerate.run_decoder(accelerate.AUTO_FROM) is not None
+            continue
+        assert accelerate.run_decoder(accelerate.PAYS_FROM // 2) is None
+        assert accelerate.run_decoder(accelerate.PAYS_FROM // 2 - 1) is None
+        assert accelerate._kernel is None  # not imported: numpy decoded them
+        assert accelerate.run_decoder(accelerate.AUTO_FROM) is not None  # adds up to PAYS_FROM
+        assert accelerate.run_decoder(accelerate.AUTO_FROM - 1) is None  # small calls stay in numpy
+        monkeypatch.setattr(accelerate, "_kernel", None)
+        monkeypatch.setattr(accelerate, "_decoded", 0)
+        assert accelerate.run_decoder(accelerate.PAYS_FROM) is not None  # one call that pays
 
 
 def test_without_numba_in_this_process(restore_accelerator: None, monkeypatch: pytest.MonkeyPatch) -> None:

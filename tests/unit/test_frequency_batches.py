@@ -4,7 +4,8 @@ A secure batch is sampled in one piece up to ``2**16`` reports; from there it is
 split over threads (after its first report, which fixes the report's shape
 and dtype): two, or one per core while each part keeps at least ``2**15``
 reports; each part is sampled ``2**15`` reports per thread at a time (from
-``2**16`` to ``2**20``), or ``_block_reports`` where the mechanism sets it. A 1-D array of values is
+``2**16`` to ``2**20``), or ``_block_reports`` where the mechanism sets it; a sampler whose runs numpy
+decodes (it holds the GIL) takes one thread. A 1-D array of values is
 checked and encoded part by part in the threads; a bad value raises the error
 of the whole batch (the first bad value, its index in the batch). A seeded
 batch is never split, so a seed gives the same reports whatever the batch size.
@@ -57,14 +58,17 @@ class Recorder:
         return [size for size, _, ident in self.calls if thread is None or ident == thread]
 
 
-def batch(n: int, rng: Any = None, block: int | None = None) -> tuple[Recorder, np.ndarray, np.ndarray]:
-    """``privatize_many`` of ``n`` values of a 5-category GRR whose sampler is a Recorder.
+def batch(n: int, rng: Any = None, block: int | None = None,
+          run_bits: int = 0) -> tuple[Recorder, np.ndarray, np.ndarray]:
+    """``privatize_many`` of ``n`` values of a 5-category GRR whose sampler is a Recorder (standing in for
+    a run-decoding sampler of ``run_bits`` bits per report, if given).
 
     Returns the recorder, the reports and the reports the values should get.
     """
     m = dn.GRR(5, epsilon=1.0)
     recorder = Recorder()
     m._sample = recorder  # type: ignore[method-assign]  # instance attribute, this mechanism only
+    m._run_bits = run_bits
     if block is not None:
         m._block_reports = block
     positions = np.arange(n) % 5
@@ -126,6 +130,28 @@ def test_large_secure_batches_use_every_core(monkeypatch: pytest.MonkeyPatch, co
     assert recorder.sizes(main) == [1]
     others = [size for size, _, ident in recorder.calls if ident != main]
     assert len(others) == parts and sum(others) == n - 1 and max(others) - min(others) <= 1
+    np.testing.assert_array_equal(reports, want)
+
+
+@pytest.mark.parametrize(("setting", "decoded", "split"), [("numpy", 0, False), ("numba", 0, True),
+                                                          ("auto", 0, False), ("auto", 1 << 29, True)])
+def test_run_decoded_batches_take_one_thread_while_numpy_decodes(
+        monkeypatch: pytest.MonkeyPatch, restore_accelerator: None, setting: str, decoded: int,
+        split: bool) -> None:
+    """A sampler that decodes runs (``_run_bits`` per report: OUE, SUE, RAPPOR) is split over threads only
+    where the compiled decoder runs it (numba chosen, or under ``auto`` once it pays: here after 2**29
+    bits decoded in numpy, nothing loaded before); numpy's decoder holds the GIL, so it takes one thread."""
+    from deniable import _accelerate as accelerate
+
+    if split and not accelerate.numba_available():
+        pytest.skip("numba is not installed")
+    accelerate.set_accelerator(setting)
+    monkeypatch.setattr(accelerate, "_kernel", None)  # nothing loaded, as in a new process
+    monkeypatch.setattr(accelerate, "_decoded", decoded)
+    recorder, reports, want = batch(SPLIT_FROM, run_bits=17)
+    main = threading.get_ident()
+    assert recorder.sizes(main) == ([1] if split else [SPLIT_FROM])
+    assert sorted(recorder.sizes()) == ([1, SPLIT_FROM // 2 - 1, SPLIT_FROM // 2] if split else [SPLIT_FROM])
     np.testing.assert_array_equal(reports, want)
 
 

@@ -278,3 +278,19 @@ def test_simulated_support_counts_follow_the_binomials(cls: Any) -> None:
     z = z_for(1e-6 / 4)
     swapped = true_counts * q + (n - true_counts) * p
     assert abs(counts[0] - swapped[0]) > 20 * sd[0] and 20_000 * (p - q) > 20 * sd[0] + z * sd[0]
+
+
+@pytest.mark.parametrize("width", range(1, 10))
+def test_the_value_bit_is_set_in_words_and_bytes_alike(width: int, rng: np.random.Generator) -> None:
+    """The value's own bit (a word mask for reports of 1, 2, 4 and 8 bytes, a flat byte index
+    otherwise) is cleared or set as ``truth`` says, for every position, and no other bit moves."""
+    from deniable.mechanisms._unary import _set_bits
+
+    n = 4000
+    packed = rng.integers(0, 256, (n, width), dtype=np.uint8)
+    idx = rng.integers(0, 8 * width, n)
+    truth = rng.random(n) < 0.5
+    want = np.unpackbits(packed, axis=1)
+    want[np.arange(n), idx] = truth
+    _set_bits(packed, idx, truth)
+    np.testing.assert_array_equal(np.unpackbits(packed, axis=1), want)

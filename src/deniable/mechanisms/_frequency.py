@@ -18,6 +18,7 @@ from typing import Any, ClassVar, overload
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable import _accelerate as accelerate
 from deniable import _randomness as randomness
 from deniable._aggregates import Mergeable, SupportCounts
 from deniable._estimate import Estimate, Target, check_target, pure_variance
@@ -89,6 +90,7 @@ class FrequencyOracle(Mechanism):
 
     stat_type: ClassVar[type[SupportCounts]] = SupportCounts
     _block_reports: int | None = None
+    _run_bits = 0  # bits per report drawn by the run decoder of :func:`deniable._randomness.dyadic_packed`
     """Secure batches are sampled this many reports at a time into one output array (None: ``2**15`` per
     thread, from ``2**16`` to ``2**20``), so the working memory is a block's, not the batch's."""
 
@@ -179,16 +181,17 @@ class FrequencyOracle(Mechanism):
         A secure batch is sampled ``_block_reports`` reports at a time (by
         default ``2**15`` per thread, from ``2**16`` to ``2**20``: the working
         memory stays in the cache) and, from ``2**16`` reports, split over one
-        thread per core; a 1-D array of values is also checked and
+        thread per core (one thread where numpy decodes the sampler's runs:
+        :meth:`_parallel`); a 1-D array of values is also checked and
         encoded part by part in those threads. Reports are independent, so the
         law of the output is that of one draw of the whole batch.
         """
         source = randomness.resolve(rng)
         if not source.secure:
             return self._sample(self.domain_obj.encode(values), source)
-        split = isinstance(values, np.ndarray) and values.ndim == 1 and _threads(values.size) > 1
+        split = isinstance(values, np.ndarray) and values.ndim == 1 and self._parallel(values.size) > 1
         idx = values if split else self.domain_obj.encode(values)
-        threads = _threads(idx.size)
+        threads = self._parallel(idx.size)
         block = self._block_reports or _block(threads)
         if threads == 1 and idx.size <= block:
             return self._sample(idx, source)
@@ -215,6 +218,15 @@ class FrequencyOracle(Mechanism):
                 self.domain_obj.encode(values)
             raise
         return out
+
+    def _parallel(self, size: int) -> int:
+        """Threads for a secure batch of ``size`` reports: :func:`_threads`, but one where the sampler's
+        run decoder (``_run_bits`` bits per report) runs in numpy, whose many small calls per draw hold the
+        GIL (two threads took 1.3-1.9x the CPU of one, and more wall time)."""
+        threads = _threads(size)
+        if threads > 1 and self._run_bits and not accelerate.runs_compiled(size * self._run_bits):
+            return 1
+        return threads
 
     # ------------------------------------------------------------- aggregate
     def aggregate(self, reports: Any) -> SupportCounts:

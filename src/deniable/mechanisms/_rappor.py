@@ -226,6 +226,7 @@ class RAPPOR(FrequencyOracle):
         self.num_bits, self.num_hashes, self.num_cohorts = bits, hashes, cohorts
         self.hashing = hashing
         self._words = -(-bits // _WORD)
+        self._run_bits = _WORD * self._words  # one lazy comparison per bit of the report's words
         self._dtype = _report_dtype(self._words)
         keep = [(1 << _WORD) - 1] * self._words
         keep[-1] = (1 << (bits - _WORD * (self._words - 1))) - 1

@@ -62,6 +62,7 @@ class UnaryEncoding(FrequencyOracle):
         self.domain_obj = domain
         self.report_bytes = (domain.k + 7) // 8
         self._block_reports = max(1, _BLOCK_BITS // (8 * self.report_bytes))
+        self._run_bits = 8 * self.report_bytes + 1  # the noise bits and the value's own
         self._last_byte = np.uint8((0xFF << (-domain.k % 8)) & 0xFF)  # the real bits of a report's last byte
 
     def _check_realised(self, requested: float) -> None:
@@ -93,10 +94,8 @@ class UnaryEncoding(FrequencyOracle):
         n, width = idx.size, self.report_bytes
         packed = randomness.bernoulli_packed(self._q, _BITS, n * width * 8, source).reshape(n, width)
         packed[:, -1] &= self._last_byte
-        truth = randomness.bernoulli_bits(self._p, _BITS, n, source).view(np.uint8)
-        rows, col = np.arange(n), idx // 8
-        shift = (7 - idx % 8).astype(np.uint8)
-        packed[rows, col] = packed[rows, col] & ~(np.uint8(1) << shift) | (truth << shift)
+        truth = randomness.bernoulli_bits(self._p, _BITS, n, source)
+        _set_bits(packed, idx, truth)
         return packed
 
     # --------------------------------------------------------------- reports
@@ -298,6 +297,34 @@ class OUE(UnaryEncoding):
         eps = privacy.check_epsilon(epsilon, owner="OUE")
         self._setup(Domain(categories, "OUE"), _ONE // 2, oue_q_numerator(eps))
         self._check_realised(eps)
+
+
+_BIT = np.array([0x80 >> i for i in range(8)], dtype=np.uint8)  # position i's bit in its byte
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_MASKS = {width: np.packbits(np.eye(8 * width, dtype=np.uint8), axis=1).view(word).reshape(-1)
+          for width, word in _WORDS.items()}  # position i's one-hot report of `width` bytes, as a word
+
+
+def _set_bits(packed: NDArray[np.uint8], idx: NDArray[np.int64], truth: NDArray[np.bool_]) -> None:
+    """Set bit ``idx[r]`` of packed report ``r`` to ``truth[r]``, in place.
+
+    A report of 1, 2, 4 or 8 bytes is one machine word: its bit is cleared and set with the word's
+    one-hot mask (four passes over ``n`` words); wider reports through the flat index of the byte
+    holding the bit, ``r * width + idx // 8``.
+    """
+    n, width = packed.shape
+    ones = -truth.astype(_WORDS.get(width, np.uint8))  # all 1s where true
+    if width in _WORDS:
+        words = packed.view(_WORDS[width]).reshape(n)
+        masks = _MASKS[width][idx]
+        words &= ~masks
+        words |= masks & ones
+        return
+    flat = packed.reshape(-1)
+    at = np.arange(0, n * width, width)
+    at += idx >> 3
+    bit = _BIT[idx & 7]
+    flat[at] = flat[at] & ~bit | bit & ones
 
 
 def oue_q_numerator(epsilon: float) -> int:
