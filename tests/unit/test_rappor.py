@@ -276,6 +276,23 @@ def test_wide_reports_split_into_words() -> None:
     assert m.report_bits == 100 + 1 and RAPPOR(["a", "b"], epsilon=1.0, num_cohorts=64).report_bits == 16 + 6
 
 
+@pytest.mark.parametrize(("bits", "cohorts"), [(2, 1), (16, 64), (63, 3), (64, 64), (100, 8), (128, 1)])
+@pytest.mark.parametrize("n", [0, 1, 3_001])
+def test_bit_counts_are_each_cohorts_reports_with_each_bit_set(bits: int, cohorts: int, n: int,
+                                                                rng: np.random.Generator) -> None:
+    """The statistic ``[N_j, c_j0 .. c_j(b-1)]`` per cohort, from the words' bytes grouped by cohort, equals
+    the count bit by bit of Python integers, for filters of one and two words and every bit's byte."""
+    m = RAPPOR([str(v) for v in range(8)], epsilon=2.0, num_bits=bits, num_cohorts=cohorts)
+    reports = [{"cohort": int(c), "bits": int.from_bytes(rng.bytes(16), "little") & ((1 << bits) - 1)}
+               for c in rng.integers(0, cohorts, n)]
+    want = np.zeros((cohorts, bits + 1), dtype=np.int64)
+    for r in reports:
+        want[r["cohort"], 0] += 1
+        for i in range(bits):
+            want[r["cohort"], i + 1] += r["bits"] >> i & 1
+    np.testing.assert_array_equal(m.aggregate(reports).counts, want.ravel())
+
+
 # ------------------------------------------------ supports, audit, exact view
 
 

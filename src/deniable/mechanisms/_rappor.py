@@ -53,6 +53,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from deniable import _columns as columns
 from deniable import _privacy as privacy
 from deniable import _randomness as randomness
 from deniable._client_state import StateLike
@@ -352,14 +353,16 @@ class RAPPOR(FrequencyOracle):
         return arr
 
     def _bit_counts(self, reports: NDArray[np.void]) -> NDArray[np.int64]:
-        """``[N_j, c_j0 .. c_j(b-1)]`` per cohort, flattened (the mergeable statistic)."""
-        table = np.zeros((self.num_cohorts, self.num_bits + 1), dtype=np.int64)
+        """``[N_j, c_j0 .. c_j(b-1)]`` per cohort, flattened (the mergeable statistic): ``c_ji`` the reports
+        of cohort ``j`` with bit ``i`` set, counted by :func:`deniable._columns.column_counts` over the
+        words' little-endian bytes (bit ``i`` is bit ``i % 8`` of byte ``i // 8``), grouped by cohort."""
+        table = np.empty((self.num_cohorts, self.num_bits + 1), dtype=np.int64)
         cohorts = reports["cohort"].astype(np.int64)
         table[:, 0] = np.bincount(cohorts, minlength=self.num_cohorts)
-        words = self._bit_words(reports)
-        for i in range(self.num_bits):
-            bit = ((words[:, i // _WORD] >> np.uint64(i % _WORD)) & np.uint64(1)).astype(bool)
-            table[:, i + 1] = np.bincount(cohorts[bit], minlength=self.num_cohorts)
+        octets = np.ascontiguousarray(self._bit_words(reports), dtype="<u8").view(np.uint8)
+        octets = octets.reshape(len(reports), 8 * self._words)[:, : -(-self.num_bits // 8)]  # the bytes with bits
+        counts = columns.column_counts(octets, cohorts, self.num_cohorts, bitorder="little")
+        table[:, 1:] = counts[:, : self.num_bits]
         return table.ravel()
 
     _support_counts = _bit_counts
