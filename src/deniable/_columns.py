@@ -17,16 +17,19 @@ sort. Both give the same counts.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from deniable import _accelerate as accelerate
+from deniable._cores import cores, may_split
 
 __all__ = ["column_counts", "spread_table"]
 
 _LANES = 255  # reports a byte lane of a word can add before it could overflow
+_PART_BITS = 1 << 23  # report bits per thread at least (1 MiB of packed reports) when a count is split
 _BLOCK_BYTES = 1 << 19  # packed bytes unpacked at a time by numpy (4 MiB of bits, one to a byte)
 
 
@@ -44,8 +47,29 @@ def column_counts(
     bitorder: Literal["big", "little"] = "big",
 ) -> NDArray[np.int64]:
     """``C[g, c]``: the rows of ``packed`` in group ``g`` (``groups[i]`` in ``0..size-1``; None: all in
-    group 0) with bit ``c`` set, shape ``(size, 8 B)`` for ``B``-byte rows packed in ``bitorder``."""
+    group 0) with bit ``c`` set, shape ``(size, 8 B)`` for ``B``-byte rows packed in ``bitorder``.
+
+    A large call (at least ``2 * _PART_BITS`` bits) made from the main thread is counted in consecutive
+    parts of rows, one thread each up to the cores (:mod:`deniable._cores`), and the parts' counts
+    added: the same integers."""
     packed = np.asarray(packed, dtype=np.uint8)  # rows may be strided (a field of structured reports)
+    rows, width = packed.shape
+    parts = min(cores(), rows * width * 8 // _PART_BITS, rows) if may_split() else 1
+    if parts < 2:
+        return _counts(packed, groups, size, bitorder)
+    bounds = np.linspace(0, rows, parts + 1).astype(int)
+    cuts = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    with ThreadPoolExecutor(parts) as pool:  # numpy's unpacking and sums, and the compiled loop, release the GIL
+        counted = list(pool.map(lambda cut: _counts(packed[cut], None if groups is None else groups[cut], size,
+                                                     bitorder), cuts))
+    total: NDArray[np.int64] = np.sum(counted, axis=0)
+    return total
+
+
+def _counts(
+    packed: NDArray[np.uint8], groups: NDArray[np.int64] | None, size: int, bitorder: Literal["big", "little"],
+) -> NDArray[np.int64]:
+    """:func:`column_counts` in the calling thread."""
     rows, width = packed.shape
     out = np.zeros((size, 8 * width), dtype=np.int64)
     if rows == 0:

@@ -124,7 +124,7 @@ def test_large_secure_batches_use_every_core(monkeypatch: pytest.MonkeyPatch, co
     ``parts`` calls on other threads whose sizes differ by at most one; every report in its own row."""
     from deniable.mechanisms import _frequency
 
-    monkeypatch.setattr(_frequency, "_cores", lambda: cores)
+    monkeypatch.setattr(_frequency, "cores", lambda: cores)
     recorder, reports, want = batch(n)
     main = threading.get_ident()
     assert recorder.sizes(main) == [1]
@@ -164,7 +164,7 @@ def test_parts_are_sampled_in_blocks_of_2_15_per_thread(monkeypatch: pytest.Monk
     each makes fewer calls."""
     from deniable.mechanisms import _frequency
 
-    monkeypatch.setattr(_frequency, "_cores", lambda: cores)
+    monkeypatch.setattr(_frequency, "cores", lambda: cores)
     recorder, reports, want = batch(n)
     main = threading.get_ident()
     assert recorder.sizes(main) == [1]
@@ -190,7 +190,7 @@ def test_a_bad_value_in_a_split_batch_is_the_batchs_first(monkeypatch: pytest.Mo
     the whole batch (not in its part), as an unsplit batch's does; nothing is returned."""
     from deniable.mechanisms import _frequency
 
-    monkeypatch.setattr(_frequency, "_cores", lambda: 4)
+    monkeypatch.setattr(_frequency, "cores", lambda: 4)
     m = dn.GRR(categories, epsilon=1.0)
     bad = np.array([7]) if isinstance(categories, int) else np.array(["zz"])
     values = np.array(m.domain, dtype=np.result_type(np.array(m.domain), bad))[np.arange(1 << 18) % 5]

@@ -65,6 +65,63 @@ def test_column_counts_are_the_bit_sums(backend: str, bitorder: Any, rows: int, 
     assert np.array_equal(columns.column_counts(packed, bitorder=bitorder), expected.sum(axis=0)[None, :])
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("rows", "cores", "parts"), [(3000, 4, 4), (3000, 2, 2), (2, 8, 2), (3000, 1, 1)])
+def test_large_counts_are_split_over_threads_with_the_same_counts(
+        backend: str, rows: int, cores: int, parts: int, restore_accelerator: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Called from the main thread, a count of at least two parts' bits is split into consecutive parts
+    of rows, one thread each up to the cores (and the rows); the parts' counts add up to the same
+    integers, with groups and without. From another thread, never split."""
+    import threading
+
+    monkeypatch.setattr(columns, "_PART_BITS", 64)  # 8 rows of 8 bytes a part at least
+    monkeypatch.setattr(columns, "cores", lambda: cores)
+    seen: list[tuple[int, int]] = []
+    counts = columns._counts
+
+    def record(packed: np.ndarray, *args: Any) -> np.ndarray:
+        seen.append((packed.shape[0], threading.get_ident()))
+        return counts(packed, *args)
+
+    monkeypatch.setattr(columns, "_counts", record)
+    accelerate.set_accelerator(backend)
+    rng = np.random.default_rng(rows)
+    packed = rng.integers(0, 256, (rows, 8), dtype=np.uint8)
+    groups = rng.integers(0, 5, rows)
+    expected = naive_counts(packed, groups, 5, "little")
+    assert np.array_equal(columns.column_counts(packed, groups, 5, "little"), expected)
+    sizes = sorted(size for size, _ in seen)
+    assert len(sizes) == parts and sum(sizes) == rows and sizes[-1] - sizes[0] <= 1
+    assert (threading.get_ident() in {ident for _, ident in seen}) == (parts == 1)
+    seen.clear()
+    assert np.array_equal(columns.column_counts(packed, bitorder="little"), expected.sum(axis=0)[None, :])
+    assert len(seen) == parts
+    seen.clear()
+    out: list[np.ndarray] = []
+    worker = threading.Thread(target=lambda: out.append(columns.column_counts(packed, groups, 5, "little")))
+    worker.start()
+    worker.join()
+    assert np.array_equal(out[0], expected) and len(seen) == 1
+
+
+def test_only_the_main_thread_of_the_main_process_splits() -> None:
+    """A Dask or server worker (another thread, or a child process) already has its share of the cores."""
+    import multiprocessing
+    import threading
+
+    from deniable import _cores
+
+    assert _cores.may_split() and _cores.cores() >= 1
+    seen: list[bool] = []
+    worker = threading.Thread(target=lambda: seen.append(_cores.may_split()))
+    worker.start()
+    worker.join()
+    assert seen == [False]
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.apply(_cores.may_split) is False
+
+
 @needs_numba
 def test_column_counts_use_the_compiled_loop_as_the_setting_says(restore_accelerator: None,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,6 @@ here once.
 
 from __future__ import annotations
 
-import os
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
@@ -21,6 +20,7 @@ from numpy.typing import NDArray
 from deniable import _accelerate as accelerate
 from deniable import _randomness as randomness
 from deniable._aggregates import Mergeable, SupportCounts
+from deniable._cores import cores
 from deniable._estimate import Estimate, Target, check_target, pure_variance
 from deniable._randomness import Source
 from deniable._slices import SlicedEstimate, estimate_by
@@ -37,18 +37,10 @@ _BLOCK = 1 << 16  # ... each sampled this many reports at a time per two threads
 _BLOCK_MAX = 1 << 20
 
 
-def _cores() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def _threads(size: int) -> int:
     """Threads for a secure batch of ``size`` reports: 1 below ``2**16``, else parts of at least ``2**15``
     reports over every core (and at least two)."""
-    return 1 if size < _PARALLEL_FROM else max(2, min(_cores(), size // _PART))
+    return 1 if size < _PARALLEL_FROM else max(2, min(cores(), size // _PART))
 
 
 def _block(threads: int) -> int:
