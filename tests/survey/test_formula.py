@@ -63,6 +63,24 @@ def test_integer_codes_entering_as_a_number_warn() -> None:
         sv.logit("y ~ x + factor(region)", d, WARNER)
 
 
+@pytest.mark.parametrize(("column", "want"), [
+    (np.r_[np.tile([0.0, 1.0], 3000), 2.0], [0.0, 1.0, 2.0]),  # a third code after the first rows
+    (np.tile([1, 2, 3], 3000), [1, 2, 3]),
+    (np.r_[np.tile([1, 2, 3], 2000), np.arange(4, 8)], None),  # six values past the first rows
+    (np.linspace(0.0, 1.0, 9000), None),
+    (np.zeros(0), []),
+])
+def test_the_distinct_values_of_a_column_when_few(column: np.ndarray, want: list[float] | None) -> None:
+    """What the warning reads: the distinct values of a column when there are at most five, else None,
+    the same as ``np.unique`` of every row whichever rows hold them."""
+    from deniable.survey._formula import _distinct_if_few
+
+    got = _distinct_if_few(column, 5)
+    assert (got is None) == (want is None)
+    if want is not None:
+        assert got.tolist() == want and np.array_equal(got, np.unique(column))
+
+
 def test_drop1_is_the_likelihood_ratio_test_of_each_term() -> None:
     d = _data()
     full = sv.logit("y ~ x + factor(region) + log(income)", d, WARNER)

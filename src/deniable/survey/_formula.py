@@ -190,8 +190,27 @@ def warn_coded_numbers(formula: str, frame: Any, design_info: Any) -> None:
             if name not in getattr(frame, "columns", ()) or design_info.factor_infos[factor].type != "numerical":
                 continue
             values = frame[name].dropna()
-            distinct = np.unique(values.to_numpy()) if values.dtype.kind in "iuf" else np.array([])
-            if 2 < distinct.size <= 5 and np.all(distinct == np.round(distinct)) and distinct.min() >= 0:
+            distinct = _distinct_if_few(values.to_numpy(), 5) if values.dtype.kind in "iuf" else None
+            if distinct is not None and 2 < distinct.size and np.all(distinct == np.round(distinct)) \
+                    and distinct.min() >= 0:
                 warnings.warn(f"formula {formula!r}: column {name!r} has {distinct.size} integer codes "
                               f"({', '.join(str(int(v)) for v in distinct)}) and enters as a number (one slope); "
                               f"write factor({name}) if it is a category", DeniableWarning, stacklevel=4)
+
+
+_HEAD = 4096  # rows whose distinct values are found first
+
+
+def _distinct_if_few(values: Any, most: int) -> Any:
+    """The sorted distinct values of a numeric array when there are at most ``most``, else None.
+
+    The first ``_HEAD`` rows decide a column with more (a continuous covariate) without a sort of all
+    rows; otherwise every row is compared with those few values (one pass each), and only a row with
+    another value makes the whole column sorted (``np.unique``)."""
+    head = np.unique(values[:_HEAD])
+    if head.size > most:
+        return None
+    if np.isin(values[_HEAD:], head).all():
+        return head
+    distinct = np.unique(values)
+    return distinct if distinct.size <= most else None
