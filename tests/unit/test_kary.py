@@ -181,3 +181,26 @@ def check(observed: np.ndarray, law: list[float]) -> Any:
     from deniable.testing import chi_square_gof
 
     return chi_square_gof(observed, law, 1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+                                   np.uint64])
+def test_integer_report_arrays_are_counted_as_the_checked_way_counts_them(dtype: Any) -> None:
+    """An integer array over ``0..k-1`` is counted at once (no minimum pass); the counts, and for a bad
+    report the error naming the first bad report, are those of the checked way, for every integer type."""
+    from deniable.mechanisms import FrequencyOracle
+
+    m = dn.GRR(7, epsilon=1.0)
+    reports = (np.arange(1000) * 3 % 7).astype(dtype)
+    stat = m.aggregate(reports)
+    assert stat.counts.tolist() == FrequencyOracle.aggregate(m, reports).counts.tolist()
+    assert stat.counts.dtype == np.int64 and stat.n == 1000 and stat.fingerprint == m.fingerprint
+    bad_values = [7, np.iinfo(dtype).max] + ([-1, np.iinfo(dtype).min] if np.iinfo(dtype).min < 0 else [])
+    for bad in bad_values:
+        broken = reports.copy()
+        broken[[5, 9]] = bad
+        with pytest.raises(ValueError, match=rf"^GRR report rejected: value {bad} is not in the domain") as got:
+            m.aggregate(broken)
+        with pytest.raises(ValueError) as want:
+            FrequencyOracle.aggregate(m, broken)
+        assert str(got.value) == str(want.value)
