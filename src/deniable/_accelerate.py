@@ -114,7 +114,9 @@ def set_accelerator(name: str) -> str:
     ----------
     name : {"auto", "numba", "numpy"}
         ``auto``: numba, if installed, for calls of at least ``AUTO_FROM``
-        bits; ``numba``: numba for every call; ``numpy``: never numba.
+        bits (the samplers' run decoder once numba pays: after ``PAYS_FROM``
+        bits, or when it is loaded already); ``numba``: numba for every
+        call; ``numpy``: never numba.
 
     Returns
     -------
