@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     secure_privatize(100_000 if quick else 50_000_000, repeat)
     rappor_candidates(20_000 if quick else 1_000_000, repeat)
     numeric_checks(20_000 if quick else 10_000_000, repeat)
-    child_script("bench_files.py", ["--rows", "10000000", "--kinds", "int,str,bits", "--repeat", "2"], not quick)
+    child_script("bench_files.py", ["--rows", "10000000", "--kinds", "int,str,bits", "--repeat", "3"], not quick)
     child_script("bench_survey_fit.py", ["--repeat", "3"], not quick)
     child_script("bench_server.py", ["--batches", "2", "--clients", "2", "--posts", "2000", "--stored", "100000",
                                      "--flood", "200"], not quick)
