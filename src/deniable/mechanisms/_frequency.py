@@ -82,9 +82,9 @@ class FrequencyOracle(Mechanism):
 
     stat_type: ClassVar[type[SupportCounts]] = SupportCounts
     _block_reports: int | None = None
-    _run_bits = 0  # bits per report drawn by the run decoder of :func:`deniable._randomness.dyadic_packed`
     """Secure batches are sampled this many reports at a time into one output array (None: ``2**15`` per
     thread, from ``2**16`` to ``2**20``), so the working memory is a block's, not the batch's."""
+    _run_bits = 0  # bits per report drawn by the run decoder of :func:`deniable._randomness.dyadic_packed`
 
     domain_obj: Domain
 

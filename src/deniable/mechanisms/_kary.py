@@ -161,7 +161,7 @@ class GRR(FrequencyOracle):
         An integer array over the domain ``0..k-1`` whose maximum is below ``k`` is counted at once:
         ``np.bincount`` itself refuses a negative report, so the separate minimum pass of the check is
         not needed (three passes over the reports instead of four). Other reports, and a batch with a
-        bad report, are checked first (the same error: the first bad report, its index).
+        bad report, are checked first (the same error, naming the first bad report).
         """
         if (type(reports) is np.ndarray and reports.ndim == 1 and reports.size and reports.dtype.kind in "iu"
                 and self.domain_obj.is_range and reports.max() < self.k):
