@@ -160,14 +160,8 @@ def run_decoder(bits: int) -> Callable[..., Any] | None:
     """For a call of ``bits`` output bits: None for numpy, or the compiled decoder's factory
     (``factory(tables)`` gives ``decode(octets, carried, select, out, lane0, need) -> (decided, zeros)``).
     Under ``auto``, numpy until numba pays (``PAYS_FROM``) or is loaded."""
-    global _decoded
-    if not _use_numba(bits):
+    if not _use_numba(bits) or not _runs_pay(bits, count=True):
         return None
-    if _mode == "auto" and _kernel is None:
-        with _lock:
-            _decoded += bits
-            if _decoded < PAYS_FROM:
-                return None
     return _load()
 
 
@@ -175,14 +169,22 @@ def runs_compiled(bits: int) -> bool:
     """Whether a batch of ``bits`` run-decoded bits would be decoded compiled, by the setting: under
     ``auto``, numba when it is loaded already or pays now (``PAYS_FROM``, counting what was decoded in
     numpy so far; numba is then loaded, and the bits are counted by the decoder's calls, not here)."""
-    if not _use_numba(bits):
+    if not _use_numba(bits) or not _runs_pay(bits, count=False):
         return False
-    if _mode == "auto" and _kernel is None:
-        with _lock:
-            if _decoded + bits < PAYS_FROM:
-                return False
-        _load()
+    _load()
     return True
+
+
+def _runs_pay(bits: int, count: bool) -> bool:
+    """Whether numba pays for ``bits`` more run-decoded bits: always, but under ``auto`` before it is
+    loaded, once the bits decoded in numpy (with these, counted when ``count``) reach ``PAYS_FROM``."""
+    global _decoded
+    if _mode != "auto" or _kernel is not None:
+        return True
+    with _lock:
+        if count:
+            _decoded += bits
+        return _decoded + (0 if count else bits) >= PAYS_FROM
 
 
 def skip_decoder(bits: int) -> Callable[..., Any] | None:

@@ -186,8 +186,9 @@ def check(observed: np.ndarray, law: list[float]) -> Any:
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
                                    np.uint64])
 def test_integer_report_arrays_are_counted_as_the_checked_way_counts_them(dtype: Any) -> None:
-    """An integer array over ``0..k-1`` is counted at once (no minimum pass); the counts, and for a bad
-    report the error naming the first bad report, are those of the checked way, for every integer type."""
+    """An integer array over ``0..k-1`` is checked in one pass (its maximum read as unsigned, where a
+    negative report is huge); the counts, and for a bad report the error naming the first bad report, are
+    those of the base class's aggregate, for every integer type."""
     from deniable.mechanisms import FrequencyOracle
 
     m = dn.GRR(7, epsilon=1.0)

@@ -148,8 +148,8 @@ class Domain:
             return np.zeros(0, dtype=np.int64)
         kind = arr.dtype.kind
         if self.is_range and kind in "iu":
-            lo, hi = arr.min(), arr.max()
-            if lo < 0 or hi >= self.k:
+            # one pass: a negative value read as unsigned is at least 2**(bits - 1), so above any k
+            if arr.view(f"u{arr.dtype.itemsize}").max() >= self.k:
                 i = int(np.flatnonzero((arr < 0) | (arr >= self.k))[0])
                 raise self._not_in(arr[i].item(), i)
             return arr.astype(np.int64, copy=False)

@@ -22,7 +22,6 @@ from numpy.typing import NDArray
 
 from deniable import _privacy as privacy
 from deniable import _randomness as randomness
-from deniable._aggregates import SupportCounts
 from deniable._randomness import Source
 from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
@@ -154,24 +153,6 @@ class GRR(FrequencyOracle):
 
     def _support_counts(self, positions: NDArray[np.int64]) -> NDArray[np.int64]:
         return np.bincount(positions, minlength=self.k)
-
-    def aggregate(self, reports: Any) -> SupportCounts:
-        """Mergeable sufficient statistic (the count of each category, and ``n``) of a batch of reports.
-
-        An integer array over the domain ``0..k-1`` whose maximum is below ``k`` is counted at once:
-        ``np.bincount`` itself refuses a negative report, so the separate minimum pass of the check is
-        not needed (three passes over the reports instead of four). Other reports, and a batch with a
-        bad report, are checked first (the same error, naming the first bad report).
-        """
-        if (type(reports) is np.ndarray and reports.ndim == 1 and reports.size and reports.dtype.kind in "iu"
-                and self.domain_obj.is_range and reports.max() < self.k):
-            try:
-                counts = np.bincount(reports, minlength=self.k)
-            except (ValueError, TypeError):  # a negative report; uint64, which bincount does not take
-                pass
-            else:
-                return SupportCounts(self.fingerprint, counts.astype(np.int64, copy=False), reports.size)
-        return super().aggregate(reports)
 
     def _supports(self, positions: NDArray[np.int64], position: int) -> NDArray[np.bool_]:
         return positions == position
