@@ -131,9 +131,10 @@ def test_the_survey_page_through_a_shuffling_relay(tmp_path: Path) -> None:
         assert states == ["submitted"] * 3
         assert "mixed them in a random order with at least a batch of others" in texts[0]
         assert "queued at the relay" in said and "with at least 2 others" in said and "recorded." not in said
-        deadline = time.monotonic() + 30
-        while collector.storage.count_responses("honor-code") < 3 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30  # the batch is recorded after its responses are stored: wait for both
+        while not collector.storage.shuffled_batches("honor-code") and time.monotonic() < deadline:
             time.sleep(0.1)
+        assert collector.storage.count_responses("honor-code") == 3
         assert collector.storage.shuffled_batches("honor-code") == [3]
 
 
@@ -223,10 +224,11 @@ def test_the_embed_through_a_shuffling_relay_returns_its_queued_receipt(tmp_path
             BackgroundRelay(Relay(collector.url, TOKEN, shuffler=shuffler)) as relay:
         collector.storage.add_survey(_embedded_survey(relay.url, platform, shuffler=True))
         results, posts = _embed_posts(collector.url, platform, [True, False])
-        deadline = time.monotonic() + 30
-        while collector.storage.count_responses("honor-code") < 2 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30  # the batch is recorded after its responses are stored: wait for both
+        while not collector.storage.shuffled_batches("honor-code") and time.monotonic() < deadline:
             time.sleep(0.1)
         batches = collector.storage.shuffled_batches("honor-code")
+        assert collector.storage.count_responses("honor-code") == 2
     receipt = {"status": "queued", "stored": False, "threshold": 2, "max_delay": 0.2}
     assert [(r["ok"], r["status"], r["queued"], r["response"]) for r in results] == [(True, 202, True, receipt)] * 2
     assert not [url for url, _, _ in posts if url.startswith(collector.url)]
