@@ -147,6 +147,29 @@ def test_the_first_bad_row_of_the_first_bad_file_whatever_the_tasks(tmp_path: Pa
     assert scale.aggregate_files(m, good, "answer", scheduler="threads") == one + one + one
 
 
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_csv_file_in_blocks_names_its_first_bad_row(tmp_path: Path, whole: bool,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CSV file of several blocks (read at once: 1 MiB blocks parsed side by side; or streamed, here
+    in blocks of 64 KiB): the aggregate is every row's, and a bad row in a later block is named by its
+    row in the file."""
+    if not whole:
+        monkeypatch.setattr(scale, "_CSV_WHOLE", 0)
+        monkeypatch.setattr(scale, "_CSV_BLOCK", 1 << 16)
+    m = dn.GRR(16, epsilon=1.0)
+    n = 600_000
+    values = np.arange(n) % 16
+    path = tmp_path / "reports.csv"
+    pd.DataFrame({"answer": values}).to_csv(path, index=False)
+    assert len(list(scale._csv_blocks(str(path), "answer"))) >= 2
+    assert scale.aggregate_files(m, path, "answer", scheduler="sync") == m.aggregate(values)
+    values[[n - 7, n - 3]] = 99
+    pd.DataFrame({"answer": values}).to_csv(path, index=False)
+    with pytest.raises(dn.ReportError, match="report '99' rejected") as exc:
+        scale.aggregate_files(m, path, "answer", scheduler="sync")
+    assert exc.value.index == n - 7
+
+
 def test_estimate_dask_on_the_command_line(tmp_path: Path) -> None:
     """``deniable estimate GLOB --dask`` is in the help, and equals the estimate of the summed aggregates;
     files privatized with another mechanism are refused, naming the file."""
@@ -172,16 +195,20 @@ def test_estimate_dask_on_the_command_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_line_breaks_in_cells_across_read_blocks(tmp_path: Path) -> None:
-    """A quoted cell with line breaks in another column, in a file of several of the reader's 8 MiB
-    blocks: ``aggregate_files`` and ``deniable privatize`` then ``estimate`` read every row as written
-    (a reader splitting blocks at any line break would cut rows in two)."""
+def test_line_breaks_in_cells_across_read_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quoted cell with line breaks in another column, in a file of several of the readers' blocks
+    (1 MiB read at once, 8 MiB streamed): ``aggregate_files``, reading the file at once or block by
+    block, and ``deniable privatize`` then ``estimate`` read every row as written (a reader splitting
+    blocks at any line break would cut rows in two)."""
     m = dn.GRR(["A", "B", "C"], epsilon=1.0)
     n = 150_000
     reports = np.array(["A", "B", "C"])[np.arange(n) % 3]
     path = tmp_path / "notes.csv"
     pd.DataFrame({"note": ['x, "y"\n' * 8] * n, "answer": reports}).to_csv(path, index=False)
     assert path.stat().st_size > 1 << 23  # two blocks
+    assert scale.aggregate_files(m, path, "answer") == m.aggregate(reports)
+    monkeypatch.setattr(scale, "_CSV_WHOLE", 0)
+    assert len(list(scale._csv_blocks(str(path), "answer"))) >= 2
     assert scale.aggregate_files(m, path, "answer") == m.aggregate(reports)
     private = tmp_path / "private.csv"
     _cli("privatize", path, "-c", "answer", "-m", "grr", "-e", 1, "--categories", "A,B,C", "-o", private)
