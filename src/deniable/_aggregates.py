@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from deniable.errors import AggregateError
 
-__all__ = ["Packed", "Mergeable", "SupportCounts", "MeanStat", "BLOB_MAGIC", "BLOB_VERSION"]
+__all__ = ["Packed", "Mergeable", "SupportCounts", "MeanStat", "BLOB_MAGIC", "BLOB_VERSION", "tallied_counts"]
 
 BLOB_MAGIC = b"DNAG"
 """The first bytes of a stored aggregate (:meth:`Packed.to_bytes`)."""
@@ -158,6 +158,15 @@ def _counts(value: Any, n: int, field: str = "counts") -> NDArray[np.int64]:
     if not isinstance(value, list) or not all(type(c) is int and 0 <= c <= n for c in value):
         raise AggregateError(f"aggregate field {field!r} must be a list of integers in 0..n={n}")
     return np.asarray(value, dtype=np.int64).reshape(len(value))
+
+
+def tallied_counts(cells: NDArray[np.integer], codes: NDArray[np.integer], size: int) -> NDArray[np.int64]:
+    """``np.bincount(cells[codes], minlength=size)`` without the rows' values: each row's cell is
+    tallied (``t_j = #{i : codes_i = j}``) and ``counts[c] = sum of t_j over the cells j with
+    cells_j = c`` (two cells may be the same value). Exact integers; one pass over ``codes``."""
+    counts = np.zeros(size, dtype=np.int64)
+    np.add.at(counts, cells, np.bincount(codes, minlength=cells.size))
+    return counts
 
 
 @dataclass(frozen=True, eq=False)

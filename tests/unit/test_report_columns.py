@@ -88,6 +88,37 @@ def test_integer_cells_aggregate_as_every_row(values: list[int]) -> None:
     assert aggregate_codes(words, distinct, codes) == words.aggregate(["a", "b", "c", "a"])
 
 
+@pytest.mark.parametrize("m", [
+    dn.GRR(16, epsilon=1.0), dn.GRR(["b", "a", "c"], epsilon=1.0), dn.BinaryRR(epsilon=1.0),
+    dn.survey.design("FR", p=["1/6", "1/6"]), dn.OUE(11, epsilon=1.0), dn.OLH(8, epsilon=1.0),
+], ids=lambda m: m.name)
+def test_rows_given_by_code_aggregate_as_the_rows(m: Any) -> None:
+    """``_aggregate_coded(cells, codes)`` (GRR, BinaryRR and the survey designs add up the cells' tallies;
+    the others take the rows) equals the aggregate of the rows ``cells[codes]``: cells repeated (two
+    cells of one report), cells no row uses, one row, no row."""
+    rng = np.random.default_rng(11)
+    values = rng.choice(list(m.domain), 40) if hasattr(m, "domain") else rng.random(40) < 0.4
+    checked = m._checked(m.privatize_many(values, rng=rng))
+    cells = checked[[0, 1, 2, 0, 3, 1, 5]]
+    for codes in (rng.integers(0, 5, 2_000), np.array([6]), np.zeros(0, dtype=np.intp), np.arange(7)):
+        assert m._aggregate_coded(cells, codes) == m._aggregate_checked(cells[codes])
+
+
+@pytest.mark.parametrize("cells,codes,size", [
+    ([3, 1, 3, 0], [0, 1, 2, 2, 2, 3, 0], 5),  # two cells are 3; count 4 has no cell
+    ([2], [0, 0, 0], 3),
+    ([0, 1], [], 2),
+    ([4, 0, 2], [1], 6),  # cells no row uses
+])
+def test_tallied_counts_are_the_bincount_of_the_rows(cells: list[int], codes: list[int], size: int) -> None:
+    from deniable._aggregates import tallied_counts
+
+    cells_, codes_ = np.array(cells, dtype=np.int64), np.array(codes, dtype=np.intp)
+    got = tallied_counts(cells_, codes_, size)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.bincount(cells_[codes_], minlength=size))
+
+
 def test_unused_cells_do_not_change_how_the_used_ones_read() -> None:
     """Quoted cells are read as JSON when every row's cell is quoted (a server export): a dictionary cell
     no row uses must not make them read as plain text."""

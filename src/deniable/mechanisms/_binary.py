@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from deniable import _privacy as privacy
 from deniable import _randomness as randomness
+from deniable._aggregates import SupportCounts, tallied_counts
 from deniable._randomness import Source
 from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
@@ -213,6 +214,10 @@ class BinaryRR(FrequencyOracle):
     def _support_counts(self, reports: NDArray[np.bool_]) -> NDArray[np.int64]:
         yes = int(np.count_nonzero(reports))
         return np.array([reports.size - yes, yes], dtype=np.int64)
+
+    def _aggregate_coded(self, cells: NDArray[np.bool_], codes: NDArray[np.integer]) -> SupportCounts:
+        """``[no, yes]`` from the tallies of the cells that are no (0) and yes (1)."""
+        return SupportCounts(self.fingerprint, tallied_counts(cells.astype(np.intp), codes, 2), int(codes.size))
 
     def _supports(self, reports: NDArray[np.bool_], position: int) -> NDArray[np.bool_]:
         return reports if position == 1 else ~reports

@@ -316,6 +316,18 @@ class Mechanism(ABC):
         """Mergeable sufficient statistic of a batch of reports (``+`` merges them)."""
         return self._aggregate_checked(self._checked(reports))
 
+    def _aggregate_coded(self, cells: NDArray[Any], codes: NDArray[np.integer]) -> Any:
+        """``aggregate`` of rows given by code: ``cells`` are this mechanism's checked reports of a
+        column's distinct cells, ``codes`` each row's cell, so that the rows' checked reports are
+        ``cells[codes]``. Taken row by row here (no take when ``cells`` is ``0..len-1``, integer
+        categories as read); a mechanism whose statistic counts the checked values adds up the
+        cells' tallies instead (:func:`~deniable._aggregates.tallied_counts`)."""
+        if cells.dtype == codes.dtype and cells.ndim == 1 and np.array_equal(cells, np.arange(cells.size)):
+            checked = codes
+        else:
+            checked = cells[codes]
+        return self.aggregate(CheckedReports.wrap(checked, checked, self.fingerprint))
+
     def aggregate_from_json(self, data: Any) -> Any:
         """An aggregate of this mechanism from its ``to_json`` form.
 

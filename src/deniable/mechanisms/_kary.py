@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from deniable import _privacy as privacy
 from deniable import _randomness as randomness
+from deniable._aggregates import SupportCounts, tallied_counts
 from deniable._randomness import Source
 from deniable.mechanisms._domain import Domain
 from deniable.mechanisms._frequency import FrequencyOracle
@@ -153,6 +154,10 @@ class GRR(FrequencyOracle):
 
     def _support_counts(self, positions: NDArray[np.int64]) -> NDArray[np.int64]:
         return np.bincount(positions, minlength=self.k)
+
+    def _aggregate_coded(self, cells: NDArray[np.int64], codes: NDArray[np.integer]) -> SupportCounts:
+        """A report is its category: ``C_v`` adds up the tallies of the cells that are ``v``."""
+        return SupportCounts(self.fingerprint, tallied_counts(cells, codes, self.k), int(codes.size))
 
     def _supports(self, positions: NDArray[np.int64], position: int) -> NDArray[np.bool_]:
         return positions == position

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from deniable import _privacy as privacy
 from deniable import _randomness as randomness
-from deniable._aggregates import SupportCounts
+from deniable._aggregates import SupportCounts, tallied_counts
 from deniable.errors import FieldReportError, ReportError
 from deniable.mechanisms._binary import BinaryRR
 from deniable.mechanisms._contract import Mechanism
@@ -410,6 +410,11 @@ class Design(Mechanism):
         """Counts of the answer cells, ``counts[(g - 1) * R + r]``."""
         cells = self.groups * len(self.responses)
         return SupportCounts(self.fingerprint, np.bincount(checked, minlength=cells).astype(np.int64), checked.size)
+
+    def _aggregate_coded(self, cells: NDArray[np.int64], codes: NDArray[np.integer]) -> SupportCounts:
+        """The answer cells' counts from the tallies of the column's distinct cells."""
+        answers = self.groups * len(self.responses)
+        return SupportCounts(self.fingerprint, tallied_counts(cells, codes, answers), int(codes.size))
 
     def answer_counts(self, stat: SupportCounts) -> NDArray[np.int64]:
         """``counts[g - 1, r]`` of an aggregate (what :func:`~deniable.survey.prevalence_from_counts` takes)."""

@@ -114,12 +114,7 @@ def aggregate_codes(mechanism: Any, distinct: NDArray[np.str_], codes: NDArray[n
     if taken is None:
         return mechanism.aggregate(reports_from_codes(mechanism, distinct, codes))
     parsed, slot = taken
-    by_cell = parsed.checked[slot]  # each distinct cell's checked report (an unused cell's: any)
-    if by_cell.dtype == codes.dtype and by_cell.ndim == 1 and np.array_equal(by_cell, np.arange(by_cell.size)):
-        checked = codes  # cell i is checked report i (integer categories 0..k-1 as read): no take at all
-    else:
-        checked = by_cell[codes]  # aggregate reads the checked form alone: no report form per row
-    return mechanism.aggregate(CheckedReports.wrap(checked, checked, parsed.fingerprint))
+    return mechanism._aggregate_coded(parsed.checked[slot], codes)  # an unused cell's checked report: any
 
 
 def _taken(
