@@ -222,7 +222,8 @@ def aggregate_files(
         raise ValueError("paths: no files given")
     suffixes = {Path(n).suffix.lower() for n in given}
     if suffixes == {".csv"}:
-        tasks: list[tuple[Any, ...]] = [(_csv_part, mechanism, n, column) for n in names]  # a CSV file's parse outweighs its task
+        # a CSV file's parse outweighs its task
+        tasks: list[tuple[Any, ...]] = [(_csv_part, mechanism, n, column) for n in names]
     elif suffixes <= {".parquet", ".pq"}:
         groups = [_row_groups(n, column) for n in names]  # 40-80 us a file: threads would cost more
         pieces = [(n, group, first, rows) for n, found in zip(names, groups, strict=True)
