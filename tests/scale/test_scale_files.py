@@ -170,6 +170,33 @@ def test_a_csv_file_in_blocks_names_its_first_bad_row(tmp_path: Path, whole: boo
     assert exc.value.index == n - 7
 
 
+@pytest.mark.parametrize("data,breaks", [
+    (b'"answer"\n1\n2\n', False),  # pyarrow's header: its quotes pair up
+    (b"answer\r\n1\r\n2\r\n", False),
+    (b'"an""swer"\n1\n', False),  # a doubled quote inside a quoted name
+    (b"answer\n", False),
+    (b'"answer,\nx"\n1\n', True),  # a line break in the header's quoted name
+    (b'answer\n"a\nb"\n', True),
+    (b'answer\r"a\rb"\r', True),  # line breaks of one CR
+])
+def test_a_csv_file_without_quoted_cells_is_parsed_line_by_line(data: bytes, breaks: bool, tmp_path: Path) -> None:
+    """Only a quoted cell can hold a line break: a file with no quote past a header line whose quotes pair
+    up is parsed with rows ending at every line break, and gives the rows it gives read the careful way."""
+    from pyarrow import csv
+
+    from deniable.wire._arrow import csv_parse_options
+
+    assert scale._may_break_cells(data) is breaks
+    path = tmp_path / "cells.csv"
+    path.write_bytes(data)
+    careful = csv.read_csv(path, parse_options=csv_parse_options(),
+                           read_options=csv.ReadOptions(autogenerate_column_names=True))
+    column = careful.column(0)[0].as_py() if careful.num_rows else None
+    if column is not None:
+        got = sum(len(cells) for cells in scale._csv_blocks(str(path), column))
+        assert got == careful.num_rows - 1
+
+
 def test_estimate_dask_on_the_command_line(tmp_path: Path) -> None:
     """``deniable estimate GLOB --dask`` is in the help, and equals the estimate of the summed aggregates;
     files privatized with another mechanism are refused, naming the file."""
