@@ -14,7 +14,7 @@ import pytest
 
 import deniable as dn
 
-pytest.importorskip("dask", reason="needs the deniable[dask] extra")
+dask = pytest.importorskip("dask", reason="needs the deniable[dask] extra")
 pytest.importorskip("typer", reason="privatizes with the command line (deniable[cli])")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
@@ -119,6 +119,36 @@ def test_small_pieces_share_a_task_in_order() -> None:
     assert _batches(list("abcdef"), [3, 3, 3, 10, 1, 1], 6) == [["a", "b"], ["c", "d"], ["e", "f"]]
     assert _batches(list("ab"), [10, 10], 6) == [["a"], ["b"]]
     assert _batches([], [], 6) == []
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_any_dask_scheduler_runs_the_file_tasks(tmp_path: Path, suffix: str) -> None:
+    """The file tasks run as a graph of their own on whatever Dask would run: a named scheduler, an
+    executor, the configured one, or threads when none is: the same aggregate each way."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    m = dn.GRR(16, epsilon=1.0)
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"part-{i}{suffix}"
+        frame = pd.DataFrame({"answer": (np.arange(500) * (i + 1)) % 16})
+        frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+        paths.append(path)
+    want = m.aggregate(np.concatenate([(np.arange(500) * (i + 1)) % 16 for i in range(3)]))
+    class Counting(ThreadPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            Counting.submitted += 1
+            return super().submit(*args, **kwargs)
+
+    with Counting(2) as pool:
+        assert scale.aggregate_files(m, paths, "answer", scheduler=pool) == want
+    assert Counting.submitted >= 1  # the tasks went to the executor given
+    assert scale.aggregate_files(m, paths, "answer", scheduler="sync") == want
+    assert scale.aggregate_files(m, paths, "answer") == want
+    with dask.config.set(scheduler="synchronous"):
+        assert scale.aggregate_files(m, paths, "answer") == want
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
