@@ -138,7 +138,7 @@ def test_any_dask_scheduler_runs_the_file_tasks(tmp_path: Path, suffix: str) -> 
     class Counting(ThreadPoolExecutor):
         submitted = 0
 
-        def submit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def submit(self, *args, **kwargs):
             Counting.submitted += 1
             return super().submit(*args, **kwargs)
 
