@@ -280,21 +280,23 @@ def test_every_page_fits_a_desktop_and_a_phone_and_loads_only_from_the_site(site
             # off and load each page's scripts, styles and fonts afresh (this machine has no
             # route to other servers anyway; one asked for is in the list all the same)
             context.on("request", lambda request: requests.add(request.url))
-            page = context.new_page()
             for path in pages:
-                # each page is loaded once, checked at the desktop width, then resized to the phone's
-                # and checked again: the layout (style sheets' media queries, Material's scripts after
-                # two frames) is the one a fresh load at that width gets, to the pixel, for every block
-                # the check measures on every page of this site (compared when this was changed), at
-                # half the page loads
-                page.set_viewport_size({"width": first, "height": first_height})
+                # each page is loaded once, in a tab of its own at the desktop width, checked, then
+                # resized to the phone's and checked again: the layout (style sheets' media queries,
+                # Material's scripts after two frames) is the one a fresh load at that width gets, to
+                # the pixel, for every block the check measures on every page of this site (compared
+                # when this was changed), at half the page loads. (One tab for all pages, resized back
+                # to the desktop's before each, once hung in that resize for ten minutes under load.)
+                page = context.new_page()
                 page.goto(urljoin(served, path), wait_until="load")
                 page.wait_for_function("() => document.querySelectorAll('.arithmatex').length === 0"
                                        " || document.querySelector('.katex') !== null", timeout=10_000)
                 for width, height in [(first, first_height), *others]:
-                    page.set_viewport_size({"width": width, "height": height})
+                    if width != first:
+                        page.set_viewport_size({"width": width, "height": height})
                     page.evaluate(TWO_FRAMES)
                     problems += [f"{path} at {width} px: {p}" for p in page.evaluate(OVERFLOW)]
+                page.close()
             context.close()
         finally:
             browser.close()
