@@ -47,7 +47,7 @@ __all__ = ["aggregate", "aggregate_files", "estimate"]
 
 _TASK_ROWS = 1 << 20  # Parquet row groups are read together, in order, until a task holds this many rows
 _CSV_WHOLE = 1 << 26  # a CSV file of up to 64 MiB is read at once, on pyarrow's threads; a larger one in blocks
-_CSV_BLOCK = 1 << 23  # of 8 MiB
+_CSV_BLOCK = 1 << 23  # the block a larger CSV file is read in
 
 
 def _numpy_part(block: Any, mechanism: Any) -> Any:
